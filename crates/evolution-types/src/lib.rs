@@ -1,0 +1,49 @@
+//! Every data type the evolution kernel shares, and the ports it talks through.
+//!
+//! The kernel decides and never writes: diagnosis, evolution and the gate take
+//! plain values plus four ports ([`SkillStore`], [`PromptStore`], [`RunLog`],
+//! [`LlmProvider`]) and return values. This crate holds those values and ports
+//! and nothing else, so that any crate of the workspace, or a user's own
+//! harness, can depend on it without pulling in I/O.
+//!
+//! Design choices: what the original Python kept in loose dicts becomes typed
+//! structs with serde; string enums serialize to the seed's snake_case
+//! strings; records read from a run log keep unknown fields in a flattened
+//! `extra` map so that a round trip loses nothing.
+
+mod diagnosis;
+mod edit;
+mod evolution;
+mod gate;
+mod ports;
+mod profile;
+mod prompts;
+mod records;
+mod skill_file;
+mod validation;
+
+pub use crate::diagnosis::{
+    CaseMetrics, CaseSample, CauseCategory, ConfidenceCalibration, DiagnosisResult,
+    ErrorAttribution, ErrorType, QuestionMetrics, SkillCasePack, SkillStepAdherence, SpanMetrics,
+    SpanSample, Stats, SystemCasePack, ToolCasePack,
+};
+pub use crate::edit::{Edit, EditOp, EditReport, EditStatus, EditStatusKind};
+pub use crate::evolution::{
+    EvolutionRecord, EvolutionResult, EvolutionStatus, RejectedEdit, TargetType,
+};
+pub use crate::gate::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
+pub use crate::ports::llm::{
+    ChatMessage, ChatOptions, ChatRole, LlmError, LlmErrorClass, LlmErrorKind, LlmProvider,
+    LlmResponse,
+};
+pub use crate::ports::run_log::{RunLog, RunLogError};
+pub use crate::ports::store::{PromptStore, SkillStore, StoreError};
+pub use crate::profile::Profile;
+pub use crate::prompts::{DiagnosePrompts, EvolvePrompts};
+pub use crate::records::{GeneratedQuestion, Prediction, TraceStep};
+pub use crate::skill_file::{DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_name};
+pub use crate::validation::{PairResult, QuadrantClassification};
+
+/// A JSON object: the map type used for free-form fields that must survive a
+/// round trip unchanged.
+pub type JsonMap = serde_json::Map<String, serde_json::Value>;

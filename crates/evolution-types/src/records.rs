@@ -1,0 +1,104 @@
+//! Typed run-log records: what an agent run leaves behind.
+//!
+//! The kernel reads these through [`crate::RunLog`]. Each keeps every field it
+//! does not name in `extra`, so a record read from one log and written to
+//! another loses nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::JsonMap;
+
+/// One question of an evaluation set.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GeneratedQuestion {
+    /// Unique id of the question.
+    pub question_id: String,
+    /// The question's task type; selects the skill file (see [`crate::resolve_skill_file`]).
+    #[serde(default)]
+    pub task_type: String,
+    /// Id of the source the question is about (a video in the seed's agent).
+    #[serde(default)]
+    pub video_id: String,
+    /// The question text.
+    #[serde(default)]
+    pub question: String,
+    /// The reference answer.
+    #[serde(default)]
+    pub answer: String,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
+
+/// The final answer of one question in one run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Prediction {
+    /// The run this prediction belongs to.
+    #[serde(default)]
+    pub run_id: String,
+    /// The question answered.
+    pub question_id: String,
+    /// The question's task type.
+    #[serde(default)]
+    pub task_type: String,
+    /// Id of the source the question is about.
+    #[serde(default)]
+    pub video_id: String,
+    /// The agent's answer.
+    #[serde(default)]
+    pub prediction: String,
+    /// The reference answer, when the log has it.
+    #[serde(default)]
+    pub answer: String,
+    /// Whether the answer was judged correct.
+    #[serde(default)]
+    pub correct: bool,
+    /// Confidence the agent stated, when it stated one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_confidence: Option<f64>,
+    /// Steps the agent took.
+    #[serde(default)]
+    pub steps_used: u32,
+    /// Step budget the agent had.
+    #[serde(default)]
+    pub max_steps: u32,
+    /// Why the agent stopped (`submit`, `max_steps`, `error`, `parse_error`, ...).
+    #[serde(default)]
+    pub stop_reason: String,
+    /// Infrastructure error message, when the run failed for reasons outside the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
+
+/// One step of an agent's trajectory.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceStep {
+    /// The run this step belongs to.
+    #[serde(default)]
+    pub run_id: String,
+    /// The question being answered.
+    pub question_id: String,
+    /// 1-based step number within the question.
+    pub step: u32,
+    /// The tool called at this step (empty when the step called none).
+    #[serde(default)]
+    pub tool_name: String,
+    /// The tool's arguments as the agent wrote them.
+    #[serde(default)]
+    pub tool_input: serde_json::Value,
+    /// What the tool returned.
+    #[serde(default)]
+    pub tool_output: String,
+    /// The agent's reasoning before the call.
+    #[serde(default)]
+    pub thought: String,
+    /// The raw model output of the step (may hold a JSON action).
+    #[serde(default)]
+    pub raw_content: String,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
