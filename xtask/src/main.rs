@@ -1,4 +1,5 @@
 //! Project automation, run as `cargo xtask <command>`.
+#![allow(clippy::print_stderr)]
 
 fn main() {
     eprintln!("usage: cargo xtask <check-deps|ci>");

@@ -20,7 +20,7 @@ pub fn resolve_skill_file(
 ) -> Result<String, StoreError> {
     let wanted = skill_file_name(task_type);
     let files = store.list_skill_files()?;
-    if files.iter().any(|f| *f == wanted) {
+    if files.contains(&wanted) {
         Ok(wanted)
     } else {
         Ok(DEFAULT_SKILL_FILE.to_owned())

@@ -1,0 +1,5 @@
+//! Public-API tests of the test doubles.
+
+mod llm;
+mod run_log;
+mod store;

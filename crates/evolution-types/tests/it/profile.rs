@@ -1,0 +1,63 @@
+use evolution_types::{Profile, SkillStore, StoreError, resolve_skill_file, skill_file_name};
+
+#[test]
+fn default_profile_is_the_seeds() {
+    insta::assert_json_snapshot!(Profile::default());
+}
+
+#[test]
+fn partial_profile_fills_defaults() {
+    let p: Profile = serde_json::from_str(r#"{"min_pattern_count": 5}"#).unwrap();
+    assert_eq!(p.min_pattern_count, 5);
+    assert_eq!(p.infra_stop_reasons, Profile::default().infra_stop_reasons);
+}
+
+struct Files(Vec<&'static str>);
+
+impl SkillStore for Files {
+    fn read_skill(&self, filename: &str) -> Result<String, StoreError> {
+        Err(StoreError::NotFound {
+            name: filename.into(),
+        })
+    }
+    fn list_skill_files(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.0.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+#[test]
+fn resolves_skill_files_like_the_seed() {
+    let store = Files(vec!["action-reasoning.md", "default-strategy.md"]);
+    assert_eq!(
+        resolve_skill_file(&store, "Action Reasoning").unwrap(),
+        "action-reasoning.md"
+    );
+    assert_eq!(
+        resolve_skill_file(&store, "Unknown Type").unwrap(),
+        "default-strategy.md"
+    );
+    assert_eq!(skill_file_name("Temporal  Order"), "temporal--order.md");
+}
+
+struct Broken;
+
+impl SkillStore for Broken {
+    fn read_skill(&self, _: &str) -> Result<String, StoreError> {
+        unreachable_store()
+    }
+    fn list_skill_files(&self) -> Result<Vec<String>, StoreError> {
+        unreachable_store()
+    }
+}
+
+fn unreachable_store<T>() -> Result<T, StoreError> {
+    Err(StoreError::Backend {
+        message: "disk gone".into(),
+    })
+}
+
+#[test]
+fn store_errors_propagate() {
+    let err = resolve_skill_file(&Broken, "x").unwrap_err();
+    assert_eq!(err.to_string(), "store backend failed: disk gone");
+}
