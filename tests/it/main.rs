@@ -1,0 +1,4 @@
+//! Cross-crate end-to-end tests.
+
+mod repo;
+mod scripted_pipeline;
