@@ -1,7 +1,126 @@
-//! Project automation, run as `cargo xtask <command>`.
-#![allow(clippy::print_stderr)]
+//! Project automation, run as `cargo xtask <command>` (the alias lives in `.cargo/config.toml`).
+//!
+//! One small binary instead of shell scripts, so that the same checks run on every machine
+//! that has cargo. It stays lean on purpose (anyhow, serde_json to read `cargo metadata`,
+//! proc-macro2 to tokenize kernel sources), always calls the cargo that runs it (`$CARGO`)
+//! and works from the project root whatever the current directory.
+//!
+//! Commands:
+//! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
+//! - `ci`: format check, clippy, check-deps, tests, doctests, docs — stops at the first failure;
+//! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
+//! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed).
 
-fn main() {
-    eprintln!("usage: cargo xtask <check-deps|ci>");
-    std::process::exit(2);
+// A command-line tool talks to its user through stdout and stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod check_deps;
+mod source_scan;
+mod tasks;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  check-deps [--manifest-path <Cargo.toml>]
+                           check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
+  ci                       fmt check, clippy -D warnings, check-deps, tests, doctests, docs
+  bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
+  fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
+  help                     print this message";
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match run(&args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("xtask: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &[OsString]) -> Result<ExitCode> {
+    let Some((command, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return Ok(ExitCode::from(2));
+    };
+    let command = command
+        .to_str()
+        .with_context(|| format!("command {command:?} is not UTF-8"))?;
+    match command {
+        "check-deps" => {
+            let manifest = parse_check_deps_args(rest)?;
+            let report = check_deps::check(&manifest)?;
+            for line in &report.violations {
+                println!("{line}");
+            }
+            println!("{}", report.summary());
+            Ok(if report.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        "ci" => {
+            if let Some(extra) = rest.first() {
+                bail!("`ci` takes no arguments, got {extra:?}");
+            }
+            tasks::ci(&project_root()?)
+        }
+        "bench" => tasks::bench(&project_root()?, rest),
+        "fuzz" => tasks::fuzz(&project_root()?, rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            eprintln!("xtask: unknown command `{other}`\n\n{USAGE}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// Reads `[--manifest-path <path>]`; without it the project's root manifest is checked.
+fn parse_check_deps_args(args: &[OsString]) -> Result<PathBuf> {
+    let mut manifest = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let arg_str = arg.to_string_lossy();
+        if arg_str == "--manifest-path" {
+            let value = iter
+                .next()
+                .context("`--manifest-path` needs a path to a Cargo.toml")?;
+            manifest = Some(PathBuf::from(value));
+        } else if let Some(value) = arg_str.strip_prefix("--manifest-path=") {
+            manifest = Some(PathBuf::from(value));
+        } else {
+            bail!("unexpected argument `{arg_str}` for check-deps\n\n{USAGE}");
+        }
+    }
+    match manifest {
+        Some(path) => Ok(path),
+        None => Ok(project_root()?.join("Cargo.toml")),
+    }
+}
+
+/// The workspace root: the parent of this crate's directory.
+fn project_root() -> Result<PathBuf> {
+    let xtask_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = xtask_dir
+        .parent()
+        .context("xtask's manifest directory has no parent")?;
+    Ok(root.to_path_buf())
+}
+
+/// A `Command` for the cargo that runs us (`$CARGO`), falling back to `cargo` on the `PATH`.
+fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    Command::new(cargo)
 }
