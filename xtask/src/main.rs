@@ -7,7 +7,7 @@
 //!
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
-//! - `ci`: format check, clippy, check-deps, tests, doctests, docs — stops at the first failure;
+//! - `ci`: format check, clippy, check-deps, docs, doctests, tests (last, so their summary closes the log) — stops at the first failure;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed).
 
@@ -30,7 +30,7 @@ usage: cargo xtask <command>
 commands:
   check-deps [--manifest-path <Cargo.toml>]
                            check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
-  ci                       fmt check, clippy -D warnings, check-deps, tests, doctests, docs
+  ci                       fmt check, clippy -D warnings, check-deps, docs, doctests, tests
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
   help                     print this message";

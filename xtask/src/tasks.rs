@@ -41,12 +41,13 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
             &[],
         ),
         Step::CheckDeps,
-        Step::Cargo(tests, &[]),
-        Step::Cargo(&["test", "--workspace", "--doc"], &[]),
         Step::Cargo(
             &["doc", "--workspace", "--no-deps"],
             &[("RUSTDOCFLAGS", "-Dwarnings")],
         ),
+        Step::Cargo(&["test", "--workspace", "--doc"], &[]),
+        // The main test suite runs last so that its summary closes the CI log.
+        Step::Cargo(tests, &[]),
     ];
     let total = steps.len();
     for (index, step) in steps.iter().enumerate() {
