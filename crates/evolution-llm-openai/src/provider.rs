@@ -471,7 +471,6 @@ async fn read_stream(body: &mut BodyReader, sent_at: Instant) -> Result<Reply, L
     let mut reply = Reply::default();
     let mut last_token: Option<Instant> = None;
     let mut saw_choice = false;
-    let mut done = false;
     let not_utf8 = |_| {
         LlmError::new(
             LlmErrorKind::InvalidResponse,
@@ -479,37 +478,38 @@ async fn read_stream(body: &mut BodyReader, sent_at: Instant) -> Result<Reply, L
         )
         .with_possibly_billed(true)
     };
-    while !done {
-        let events = match body.next().await? {
-            Some(chunk) => decoder.feed(&chunk).map_err(not_utf8)?,
+    loop {
+        match body.next().await? {
+            Some(chunk) => {
+                let events = decoder.feed(&chunk).map_err(not_utf8)?;
+                if stream_events(
+                    &events,
+                    &mut reply,
+                    &mut last_token,
+                    &mut saw_choice,
+                    sent_at,
+                )? {
+                    break;
+                }
+            }
             None => {
                 let rest = decoder.finish().map_err(not_utf8)?;
-                done = true;
-                if !rest.iter().any(|e| e.trim() == "[DONE]") && reply.finish_reason.is_none() {
+                let done =
                     stream_events(&rest, &mut reply, &mut last_token, &mut saw_choice, sent_at)?;
-                    if reply.finish_reason.is_none() {
-                        return Err(LlmError::new(
-                            LlmErrorKind::Connection,
-                            format!(
-                                "the event stream ended after {} bytes without [DONE] or a finish reason",
-                                body.read
-                            ),
-                        )
-                        .with_possibly_billed(true));
-                    }
-                    continue;
+                // Some servers close the stream after the finish reason without
+                // `[DONE]`; a stream with neither was cut short.
+                if !done && reply.finish_reason.is_none() {
+                    return Err(LlmError::new(
+                        LlmErrorKind::Connection,
+                        format!(
+                            "the event stream ended after {} bytes without [DONE] or a finish reason",
+                            body.read
+                        ),
+                    )
+                    .with_possibly_billed(true));
                 }
-                rest
+                break;
             }
-        };
-        if stream_events(
-            &events,
-            &mut reply,
-            &mut last_token,
-            &mut saw_choice,
-            sent_at,
-        )? {
-            done = true;
         }
     }
     if !saw_choice && reply.content.is_empty() {

@@ -518,3 +518,49 @@ async fn unknown_model_surfaces_at_once() {
     );
     assert!(err.message().contains("gpt-9"), "{err}");
 }
+
+#[tokio::test]
+async fn retry_after_is_capped_by_the_policy() {
+    let server = TestServer::start(vec![
+        Step::status(429, "{}").with_header("Retry-After", "3"),
+        Step::ok(completion("ok")),
+    ])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.retry.max_retry_after_ms = 200;
+    let (result, elapsed) = measure(
+        "429 Retry-After: 3, capped at 200 ms",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    assert_eq!(result.expect("retried").content, "ok");
+    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    assert!(at[1] - at[0] >= ms(200), "{:?}", at[1] - at[0]);
+    assert!(
+        elapsed < ms(2_000),
+        "the 3 s request was capped: {elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn stream_closed_without_done_or_finish_reason_is_a_dropped_connection() {
+    let data = vec![delta("content", "half a sent")];
+    let server = TestServer::start(vec![Step::Sse {
+        events: events(data),
+        complete: true,
+    }])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "stream closed cleanly but unfinished",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    assert!(err.possibly_billed());
+    assert!(err.message().contains("without [DONE]"), "{err}");
+}
