@@ -754,4 +754,34 @@ mod tests {
         assert!(endpoint("not a url").is_err());
         assert!(endpoint("https://user:pw@h/v1").is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn reply_parsers_never_panic(text in "\\PC{0,200}", bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = parse_completion(text.as_bytes());
+            let _ = parse_completion(&bytes);
+            let _ = wire::status_error(500, &bytes);
+            let mut reply = Reply::default();
+            let (mut last, mut saw) = (None, false);
+            let _ = stream_events(std::slice::from_ref(&text), &mut reply, &mut last, &mut saw, Instant::now());
+            let mut h = HeaderMap::new();
+            if let Ok(v) = HeaderValue::from_str(&text) {
+                h.insert(RETRY_AFTER, v);
+            }
+            let _ = retry_after(&h, SystemTime::now());
+        }
+
+        #[test]
+        fn chunk_shaped_events_accumulate_content(parts in proptest::collection::vec("\\PC{0,20}", 1..10)) {
+            let events: Vec<String> = parts
+                .iter()
+                .map(|p| serde_json::json!({"choices": [{"delta": {"content": p}}]}).to_string())
+                .collect();
+            let mut reply = Reply::default();
+            let (mut last, mut saw) = (None, false);
+            let done = stream_events(&events, &mut reply, &mut last, &mut saw, Instant::now());
+            proptest::prop_assert!(matches!(done, Ok(false)));
+            proptest::prop_assert_eq!(reply.content, parts.concat());
+        }
+    }
 }

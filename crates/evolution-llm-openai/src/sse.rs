@@ -112,4 +112,54 @@ mod tests {
         let mut d = SseDecoder::default();
         assert_eq!(d.feed(b"data: \xff\n"), Err(NotUtf8));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_split_of_any_bytes_decodes_like_the_whole(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            cuts in proptest::collection::vec(0usize..400, 0..8),
+        ) {
+            let mut whole = SseDecoder::default();
+            let expected = whole.feed(&bytes).and_then(|mut e| { e.extend(whole.finish()?); Ok(e) });
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut split = SseDecoder::default();
+            let mut got = Ok(Vec::new());
+            let mut start = 0;
+            for end in cuts.into_iter().chain([bytes.len()]) {
+                if let Ok(events) = &mut got {
+                    match split.feed(&bytes[start..end]) {
+                        Ok(more) => events.extend(more),
+                        Err(e) => got = Err(e),
+                    }
+                }
+                start = end;
+            }
+            if let Ok(events) = &mut got {
+                match split.finish() {
+                    Ok(more) => events.extend(more),
+                    Err(e) => got = Err(e),
+                }
+            }
+            // Invalid UTF-8 is reported either way; valid input decodes identically.
+            proptest::prop_assert_eq!(expected.is_ok(), got.is_ok());
+            if let (Ok(a), Ok(b)) = (expected, got) {
+                proptest::prop_assert_eq!(a, b);
+            }
+        }
+
+        #[test]
+        fn data_lines_round_trip(payloads in proptest::collection::vec("[^\\r\\n]{0,40}", 0..6)) {
+            let mut text = String::new();
+            for p in &payloads {
+                text.push_str("data: ");
+                text.push_str(p);
+                text.push_str("\n\n");
+            }
+            let mut d = SseDecoder::default();
+            let mut events = d.feed(text.as_bytes()).unwrap_or_default();
+            events.extend(d.finish().unwrap_or_default());
+            proptest::prop_assert_eq!(events, payloads);
+        }
+    }
 }

@@ -564,3 +564,85 @@ async fn stream_closed_without_done_or_finish_reason_is_a_dropped_connection() {
     assert!(err.possibly_billed());
     assert!(err.message().contains("without [DONE]"), "{err}");
 }
+
+#[tokio::test]
+async fn the_call_deadline_stops_retries_that_would_run_past_it() {
+    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
+    let mut config = fast_config(&server.base_url());
+    config.timeouts.first_byte_ms = 300;
+    config.timeouts.total_ms = 1_000;
+    config.retry.max_retries = 10;
+    let (result, elapsed) = measure(
+        "slow first byte, 10 retries allowed, deadline 1 s",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = result.expect_err("deadline");
+    assert_eq!(err.kind(), LlmErrorKind::Timeout, "{err}");
+    assert_eq!(err.attempts() as usize, server.count());
+    assert!((2..=4).contains(&err.attempts()), "{err}");
+    assert!(elapsed >= ms(600) && elapsed < ms(1_500), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_trickling_stream_is_cut_at_the_attempt_limit() {
+    let script: Vec<_> = (0..100)
+        .map(|i| (ms(50), delta("content", &format!("t{i} "))))
+        .collect();
+    let server = TestServer::start(vec![Step::Sse {
+        events: script,
+        complete: true,
+    }])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    config.timeouts.attempt_ms = 500;
+    config.retry.max_retries = 0;
+    let (result, elapsed) = measure(
+        "trickling stream (attempt limit 500 ms)",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::Timeout,
+        1,
+        elapsed,
+        ms(3 * 500),
+    );
+    assert!(elapsed >= ms(500), "{elapsed:?}");
+    assert!(err.possibly_billed());
+}
+
+#[tokio::test]
+async fn connect_timeout_when_the_server_never_accepts() {
+    // A listener with a full accept queue: the kernel drops further SYNs, so
+    // connecting hangs until the connect limit.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind");
+    let listener = socket.listen(1).expect("listen");
+    let addr = listener.local_addr().expect("addr");
+    let mut fillers = Vec::new();
+    for _ in 0..4 {
+        if let Ok(Ok(s)) = tokio::time::timeout(ms(200), tokio::net::TcpStream::connect(addr)).await
+        {
+            fillers.push(s);
+        }
+    }
+    let mut config = fast_config(&format!("http://{addr}/v1"));
+    config.timeouts.connect_ms = 300;
+    let bound = hang_bound(&config);
+    let (result, elapsed) =
+        measure("connect timeout (300 ms)", config, &ChatOptions::default()).await;
+    let err = result.expect_err("never accepted");
+    assert_eq!(err.kind(), LlmErrorKind::Timeout, "{err}");
+    assert_eq!(err.attempts(), 3, "{err}");
+    assert!(!err.possibly_billed(), "nothing was sent: {err}");
+    assert!(elapsed >= ms(900) && elapsed < bound, "{elapsed:?}");
+    drop(fillers);
+}
