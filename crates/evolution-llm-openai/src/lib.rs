@@ -13,6 +13,24 @@
 //! [`Recorder`] wraps any provider with a JSONL cassette keyed by a SHA-256 of
 //! the model, messages and options, so that a run can be replayed offline and
 //! deterministically.
+//!
+//! ```no_run
+//! use evolution_llm_openai::{CassetteMode, OpenAiConfig, OpenAiProvider, Recorder};
+//! use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut config = OpenAiConfig::new("https://api.deepseek.com/v1", "deepseek-chat");
+//! config.api_key_env = Some("DEEPSEEK_API_KEY".into());
+//! config.stream = true;
+//! let llm = OpenAiProvider::new(config)?;
+//! let llm = Recorder::open(llm, "run.cassette.jsonl", CassetteMode::RecordIfMissing, "deepseek-chat").await?;
+//! let reply = llm
+//!     .chat(&[ChatMessage::user("Say hi")], &ChatOptions::default().with_tag("demo"))
+//!     .await?;
+//! println!("{} ({} ms to first token)", reply.content, reply.ttft_ms.unwrap_or(0));
+//! # Ok(())
+//! # }
+//! ```
 
 mod config;
 mod provider;

@@ -38,7 +38,8 @@ const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// default); the final error's `possibly_billed()` is then true, and a call
 /// that succeeds after one logs a warning naming the call. A 5xx or 429 answer
 /// counts as not billed (the server says it did not serve the request); an
-/// unusable 200 reply counts as billed.
+/// unusable 200 reply counts as billed, and so does a call its deadline cut
+/// off while an attempt was in flight (conservatively, even mid-connect).
 pub struct OpenAiProvider {
     config: OpenAiConfig,
     endpoint: reqwest::Url,
@@ -166,6 +167,7 @@ impl OpenAiProvider {
             }
         };
         state.attempts.fetch_add(1, Ordering::Relaxed);
+        state.sending.store(true, Ordering::Relaxed);
         let sent_at = Instant::now();
         let mut request = self
             .client
@@ -227,6 +229,9 @@ impl OpenAiProvider {
 struct CallState {
     attempts: AtomicU32,
     possibly_billed: AtomicBool,
+    /// An attempt is between sending and its outcome: if the call's deadline
+    /// cuts it off now, the server may be processing it.
+    sending: AtomicBool,
 }
 
 /// What an attempt read, before it becomes an [`LlmResponse`].
@@ -268,6 +273,7 @@ impl LlmProvider for OpenAiProvider {
 
         let attempts = (|| async {
             let result = self.attempt(&body, deadline, &state).await;
+            state.sending.store(false, Ordering::Relaxed);
             if let Err(e) = &result
                 && e.possibly_billed()
             {
@@ -306,7 +312,8 @@ impl LlmProvider for OpenAiProvider {
             )),
         };
         let attempts = state.attempts.load(Ordering::Relaxed);
-        let billed = state.possibly_billed.load(Ordering::Relaxed);
+        let billed = state.possibly_billed.load(Ordering::Relaxed)
+            || (outcome.is_err() && state.sending.load(Ordering::Relaxed));
         match outcome {
             Ok(reply) => {
                 let call_id = reply
