@@ -321,6 +321,13 @@ impl LlmProvider for OpenAiProvider {
                     .clone()
                     .filter(|id| !id.is_empty())
                     .unwrap_or_else(|| self.local_call_id());
+                tracing::debug!(
+                    model = %self.config.model, tag, call_id, attempts,
+                    latency_ms = millis(start.elapsed()),
+                    prompt_tokens = reply.usage.prompt_tokens,
+                    completion_tokens = reply.usage.completion_tokens,
+                    "LLM call done"
+                );
                 if billed {
                     tracing::warn!(
                         model = %self.config.model, tag, call_id, attempts,

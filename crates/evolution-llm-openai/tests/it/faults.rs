@@ -646,3 +646,18 @@ async fn connect_timeout_when_the_server_never_accepts() {
     assert!(elapsed >= ms(900) && elapsed < bound, "{elapsed:?}");
     drop(fillers);
 }
+
+#[tokio::test]
+async fn a_zero_call_timeout_fails_at_once() {
+    let server = TestServer::start(vec![Step::ok(completion("ok")).delayed(ms(1_000))]).await;
+    let config = fast_config(&server.base_url());
+    let options = ChatOptions {
+        timeout: Some(Duration::ZERO),
+        ..ChatOptions::default()
+    };
+    let (result, elapsed) = measure("call timeout 0", config, &options).await;
+    let err = result.expect_err("no time at all");
+    assert_eq!(err.kind(), LlmErrorKind::Timeout, "{err}");
+    assert!(err.attempts() <= 1, "{err}");
+    assert!(elapsed < ms(500), "{elapsed:?}");
+}
