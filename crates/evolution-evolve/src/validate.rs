@@ -225,7 +225,7 @@ fn check_length(original: &str, evolved: &str, label: &str, errors: &mut Vec<Str
     if !(MIN_LENGTH_RATIO..=MAX_LENGTH_RATIO).contains(&ratio) {
         errors.push(format!(
             "{label}length: the candidate has {after} characters for the original's {before} \
-             (ratio {ratio:.2}, allowed {MIN_LENGTH_RATIO}–{MAX_LENGTH_RATIO}), appendix and slow-update regions excluded"
+             (ratio {ratio:.2}, allowed {MIN_LENGTH_RATIO:.1}–{MAX_LENGTH_RATIO:.1}), appendix and slow-update regions excluded"
         ));
     }
 }

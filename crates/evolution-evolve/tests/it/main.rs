@@ -7,4 +7,6 @@ mod format;
 mod json;
 mod rank;
 mod rewrite;
+mod skill;
 mod support;
+mod validate;
