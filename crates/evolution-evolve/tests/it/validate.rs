@@ -18,12 +18,18 @@ fn skill_changed_frontmatter_fails_with_reason() {
     let orig = "---\nname: a\ndescription: d\ntask_type: t\n---\nbody";
     let evol = "---\nname: b\ndescription: d\ntask_type: t\n---\nbody";
     let report = validate_skill(orig, evol);
-    assert_eq!(report.errors, vec![r#"frontmatter: field `name` changed from "a" to "b""#]);
+    assert_eq!(
+        report.errors,
+        vec![r#"frontmatter: field `name` changed from "a" to "b""#]
+    );
     // Other keys may change; spacing and quoting that keep the values are fine.
     let evol = "---\nname: \"a\"\ndescription:   d\ntask_type: t\nversion: 2\n---\nbody";
     assert!(validate_skill(orig, evol).passed());
     let evol = "---\nname: a\ndescription: d\n---\nbody";
-    assert_eq!(validate_skill(orig, evol).errors, vec!["frontmatter: field `task_type` changed from \"t\" to (absent)"]);
+    assert_eq!(
+        validate_skill(orig, evol).errors,
+        vec!["frontmatter: field `task_type` changed from \"t\" to (absent)"]
+    );
 }
 
 #[test]
@@ -31,7 +37,13 @@ fn skill_broken_or_removed_frontmatter_fails() {
     let orig = skill("body");
     for evol in ["body", "---\nname: [a\n---\nbody", "---\nname: a\nbody"] {
         let report = validate_skill(&orig, evol);
-        assert!(report.errors.iter().any(|e| e.contains("missing or not valid YAML")), "{evol:?}: {report:?}");
+        assert!(
+            report
+                .errors
+                .iter()
+                .any(|e| e.contains("missing or not valid YAML")),
+            "{evol:?}: {report:?}"
+        );
     }
 }
 
@@ -71,10 +83,16 @@ fn appendix_strip_is_tolerant_momentum_strip_is_strict() {
     let lone_appendix = skill(&format!("{}\n<!-- APPENDIX_START -->\n", "x".repeat(100)));
     assert!(validate_skill(&orig, &lone_appendix).passed());
     // A lone momentum marker is an error (strict).
-    let lone_momentum = skill(&format!("{}\n<!-- SLOW_UPDATE_START -->\n", "x".repeat(100)));
+    let lone_momentum = skill(&format!(
+        "{}\n<!-- SLOW_UPDATE_START -->\n",
+        "x".repeat(100)
+    ));
     let report = validate_skill(&orig, &lone_momentum);
     assert_eq!(report.errors.len(), 1);
-    assert!(report.errors[0].contains("slow-update region is malformed"), "{report:?}");
+    assert!(
+        report.errors[0].contains("slow-update region is malformed"),
+        "{report:?}"
+    );
 }
 
 #[test]
@@ -100,9 +118,15 @@ fn system_identical_passes_and_frozen_sections_are_compared() {
     assert!(validate_system(content, content, &profile).passed());
     let orig = "intro\n## 能力边界\noriginal\n## other\nbody";
     let evol = "intro\n## 能力边界\nchanged\n## other\nbody";
-    assert_eq!(validate_system(orig, evol, &profile).errors, vec!["frozen section `## 能力边界` was changed"]);
+    assert_eq!(
+        validate_system(orig, evol, &profile).errors,
+        vec!["frozen section `## 能力边界` was changed"]
+    );
     let removed = "intro\n## other\nbody and more body text";
-    assert_eq!(validate_system(orig, removed, &profile).errors, vec!["frozen section `## 能力边界` was removed"]);
+    assert_eq!(
+        validate_system(orig, removed, &profile).errors,
+        vec!["frozen section `## 能力边界` was removed"]
+    );
     // Editing outside frozen sections is fine; so is a deeper heading inside one.
     let orig = "intro\n## 能力边界\nfrozen\n### sub\nx\n## other\nbody";
     let evol = "intro text\n## 能力边界\nfrozen\n### sub\nx\n## other\nbody, edited";
