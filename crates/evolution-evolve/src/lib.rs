@@ -60,11 +60,19 @@
 //!
 //! # LLM calls per branch
 //!
-//! With `k` = 1 when the appendix reaches the consolidation threshold, else 0:
-//! skill branch A (lapse notes only) `0 + k`; branch B (rewrite) `2 + k`;
-//! branch C (patch) `1 + k` at best, `4 + k` at worst (two rounds, each
-//! evolve + rank); system prompt 1 to 4; tool prompts 1 to 4. An empty pack
-//! makes no call.
+//! `k` is 1 when the skill's appendix (existing plus new lapse notes)
+//! reaches `consolidate_threshold` and there are at least two notes, else 0.
+//!
+//! | branch | best | worst |
+//! |---|---|---|
+//! | empty pack (any target) | 0 | 0 |
+//! | skill A, lapse notes only (no failure cases) | 0 + k | 0 + k |
+//! | skill B, rewrite | 1 + k (no edits proposed) | 2 + k |
+//! | skill C, patch (A takes over when C yields nothing) | 1 + k | 4 + k (two rounds × (evolve + rank)) |
+//! | system prompt | 1 | 4 |
+//! | tool prompts | 1 | 4 |
+//!
+//! A rank call happens only when a round proposes more edits than the budget.
 
 mod aggregate;
 mod budget;

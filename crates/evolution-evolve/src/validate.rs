@@ -41,6 +41,11 @@ pub fn validate_skill(original: &str, evolved: &str) -> ValidationReport {
             "frontmatter: the candidate's `---` block is missing or not valid YAML".to_owned(),
         );
     }
+    if before.is_none() && after.is_some() {
+        errors.push(
+            "frontmatter: the candidate adds a `---` block the original does not have".to_owned(),
+        );
+    }
     if let (Some(before), Some(after)) = (&before, &after) {
         for field in FROZEN_FRONTMATTER_FIELDS {
             if before.get(field) != after.get(field) {

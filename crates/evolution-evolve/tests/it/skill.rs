@@ -356,6 +356,7 @@ async fn branch_b_rewrite() {
     );
     assert_eq!(record.llm_calls, 2);
     assert_eq!(record.evolved_content, shorter);
+    insta::assert_snapshot!("skill_b_document", record.evolved_content);
     insta::assert_snapshot!("skill_b_rewrite_prompt", llm.requests()[1].last_user());
 }
 

@@ -48,6 +48,23 @@ fn skill_broken_or_removed_frontmatter_fails() {
 }
 
 #[test]
+fn skill_frontmatter_may_not_be_added() {
+    let body = "body text ".repeat(10);
+    let report = validate_skill(&body, &format!("---\nname: a\n---\n{body}"));
+    assert_eq!(report.errors.len(), 1);
+    assert!(report.errors[0].contains("adds a `---` block"));
+    assert!(validate_skill("body text", "body text!").passed());
+}
+
+#[test]
+fn crlf_frontmatter_parses() {
+    let orig = "---\r\nname: a\r\ndescription: d\r\ntask_type: t\r\n---\r\nbody";
+    assert!(validate_skill(orig, orig).passed());
+    let evol = orig.replace("name: a", "name: b");
+    assert_eq!(validate_skill(orig, &evol).errors.len(), 1);
+}
+
+#[test]
 fn yaml_alias_bomb_is_rejected_not_expanded() {
     let bomb = "---\nname: a\ndescription: d\ntask_type: t\nx1: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\nx2: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nx3: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nx4: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nx5: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nx6: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\nx7: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nx8: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\nx9: [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n---\nbody";
     let report = validate_skill(&skill("body"), bomb);
