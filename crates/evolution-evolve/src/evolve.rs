@@ -14,6 +14,7 @@ use evolution_types::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::SOURCE_TAG;
 use crate::consolidate::consolidate_appendix;
@@ -404,6 +405,22 @@ pub async fn evolve_single_skill(
     prompts: &EvolvePrompts,
     options: &EvolveOptions,
 ) -> Result<EvolutionRecord, EvolveError> {
+    let span =
+        tracing::info_span!("evolve_skill", task_type = %pack.task_type, file = %pack.target_file);
+    let record = skill_inner(llm, pack, store, prompts, options)
+        .instrument(span)
+        .await?;
+    tracing::info!(file = %record.target_file, status = ?record.status, calls = record.llm_calls, reason = %record.reason, "skill evolved");
+    Ok(record)
+}
+
+async fn skill_inner(
+    llm: &dyn LlmProvider,
+    pack: &SkillCasePack,
+    store: &dyn SkillStore,
+    prompts: &EvolvePrompts,
+    options: &EvolveOptions,
+) -> Result<EvolutionRecord, EvolveError> {
     let target_file = if pack.target_file.is_empty() {
         resolve_skill_file(store, &pack.task_type).map_err(|source| EvolveError::Store {
             file: format!("(skill for task type {:?})", pack.task_type),
@@ -749,6 +766,21 @@ pub async fn evolve_system_prompt(
     prompts: &EvolvePrompts,
     options: &EvolveOptions,
 ) -> Result<EvolutionRecord, EvolveError> {
+    let span = tracing::info_span!("evolve_system", file = %options.system_prompt_file);
+    let record = system_inner(llm, pack, store, prompts, options)
+        .instrument(span)
+        .await?;
+    tracing::info!(file = %record.target_file, status = ?record.status, calls = record.llm_calls, reason = %record.reason, "system prompt evolved");
+    Ok(record)
+}
+
+async fn system_inner(
+    llm: &dyn LlmProvider,
+    pack: &SystemCasePack,
+    store: &dyn PromptStore,
+    prompts: &EvolvePrompts,
+    options: &EvolveOptions,
+) -> Result<EvolutionRecord, EvolveError> {
     let file = options.system_prompt_file.clone();
     let original = store
         .read_prompt(&file)
@@ -950,6 +982,21 @@ pub fn tool_prompt_files(pack: &ToolCasePack) -> (String, String) {
 /// `{"extract": …, "verify": …}`; `target_file` is the extract file. A pack
 /// without failure spans is `Skipped` without a call.
 pub async fn evolve_single_tool(
+    llm: &dyn LlmProvider,
+    pack: &ToolCasePack,
+    store: &dyn PromptStore,
+    prompts: &EvolvePrompts,
+    options: &EvolveOptions,
+) -> Result<EvolutionRecord, EvolveError> {
+    let span = tracing::info_span!("evolve_tool", tool = %pack.tool_name);
+    let record = tool_inner(llm, pack, store, prompts, options)
+        .instrument(span)
+        .await?;
+    tracing::info!(file = %record.target_file, status = ?record.status, calls = record.llm_calls, reason = %record.reason, "tool prompts evolved");
+    Ok(record)
+}
+
+async fn tool_inner(
     llm: &dyn LlmProvider,
     pack: &ToolCasePack,
     store: &dyn PromptStore,
