@@ -527,6 +527,10 @@ async fn skill_inner(
     let lapse_only = body.is_none() && !lapse_notes.is_empty();
     if lapse_only {
         // Branch A: the body is unchanged; synthesize one applied report per note.
+        record.clip_info = JsonMap::new();
+        record
+            .clip_info
+            .insert("method".into(), json!("lapse_only"));
         record.edits = lapse_notes.iter().map(Edit::append).collect();
         record.apply_report = lapse_notes
             .iter()
