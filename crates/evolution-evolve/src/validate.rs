@@ -104,9 +104,28 @@ pub(crate) fn parse_frontmatter(text: &str) -> Option<JsonMap> {
     let yaml = text.get(block.clone())?;
     let inner = yaml.strip_prefix("---")?.trim_start_matches(['\r', '\n']);
     let inner = inner.rsplit_once("---").map_or(inner, |(body, _)| body);
-    match serde_saphyr::from_str::<serde_json::Value>(inner) {
+    match serde_saphyr::from_str_with_options::<serde_json::Value>(inner, frontmatter_options()) {
         Ok(serde_json::Value::Object(map)) => Some(map),
         _ => None,
+    }
+}
+
+/// Parser limits sized for a frontmatter block (a few fields), so that an
+/// adversarial block — an alias bomb, deep nesting — fails fast instead of
+/// costing seconds: the library's defaults are meant for large configs.
+fn frontmatter_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_events: 20_000,
+            max_aliases: 1_000,
+            max_anchors: 1_000,
+            max_nodes: 10_000,
+            max_depth: 32,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 10_000,
+            max_replay_stack_depth: 16,
+        },
     }
 }
 
@@ -244,5 +263,38 @@ fn check_code_fences(evolved: &str, label: &str, errors: &mut Vec<String>) {
         errors.push(format!(
             "{label}code fences: {fences} fence lines (```), so one code block is not closed"
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_aliases_parse_but_an_alias_bomb_does_not() {
+        let small = "---\nname: &n a\ndescription: *n\ntask_type: t\n---\nbody";
+        let parsed = parse_frontmatter(small);
+        assert_eq!(
+            parsed.and_then(|m| m.get("description").cloned()),
+            Some(serde_json::json!("a"))
+        );
+        let mut bomb = String::from("---\nname: a\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            bomb.push_str(&format!(
+                "l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
+            ));
+        }
+        bomb.push_str("---\nbody");
+        assert_eq!(parse_frontmatter(&bomb), None);
+    }
+
+    #[test]
+    fn sections_end_at_the_next_level_one_or_two_heading() {
+        let text = "a\n## X\nx1\n### sub\nx2\n## Y\ny\n# Z\nz";
+        assert_eq!(extract_section(text, "X"), Some("## X\nx1\n### sub\nx2\n"));
+        assert_eq!(extract_section(text, "Y"), Some("## Y\ny\n"));
+        assert_eq!(extract_section(text, "Z"), None);
+        assert_eq!(extract_section("## X", "X"), Some("## X"));
     }
 }
