@@ -3,7 +3,7 @@
 use evolution_types::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
 use crate::GateError;
-use crate::evalue::{ln_e_value, wald_lambda};
+use crate::evalue::{ln_e_lower_bound, ln_e_value, wald_lambda};
 
 /// Agresti–Coull pseudo-count of the reported `delta_shrunk`.
 const SHRINK_PSEUDO: f64 = 4.0;
@@ -52,7 +52,8 @@ pub fn gate_decision(
         GateDecision::AcceptConfirmed
     } else if lambda <= params.lambda_dir {
         GateDecision::RejectDirectional
-    } else if n_remaining > 0 && ln_e_value(w.saturating_add(n_remaining), l) < ln_confirm {
+    } else if n_remaining > 0 && best_case_falls_short(w.saturating_add(n_remaining), l, ln_confirm)
+    {
         GateDecision::RejectFutility
     } else if n_remaining == 0 {
         if ln_e >= params.e_provisional.ln() && net >= i128::from(params.w_net_min) {
@@ -72,6 +73,11 @@ pub fn gate_decision(
         delta_hat,
         delta_shrunk,
     })
+}
+
+/// True when `E(w_best, l) < e_confirm`; a cheap lower bound settles most calls.
+fn best_case_falls_short(w_best: u64, l: u64, ln_confirm: f64) -> bool {
+    ln_e_lower_bound(w_best, l) < ln_confirm && ln_e_value(w_best, l) < ln_confirm
 }
 
 /// Judge a provisionally accepted version from the pairs seen since.

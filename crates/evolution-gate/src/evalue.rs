@@ -60,6 +60,25 @@ pub fn compute_e_value(w: u64, l: u64) -> f64 {
     ln_e_value(w, l).exp()
 }
 
+/// A cheap lower bound of `ln E(W, L)`, used to skip exact evaluations
+/// whose outcome is already settled.
+///
+/// For `W > L`, `E ≥ 2^(M−1) / (C(M, L+1)·(L + 1))` (the subtracted tail is at
+/// most half of `2^M`) and `C(M, k) ≤ (e·M/k)^k`; for `W ≤ L`, `E ≥ 1/(L + 1)`.
+/// A relative margin covers the rounding of the three logarithms.
+pub(crate) fn ln_e_lower_bound(w: u64, l: u64) -> f64 {
+    let lf = l as f64;
+    let ln_l1 = lf.ln_1p();
+    if w <= l {
+        return -ln_l1;
+    }
+    let m = w as f64 + lf + 1.0;
+    let k = lf + 1.0;
+    let head = (m - 1.0) * std::f64::consts::LN_2;
+    let tail = k * (1.0 + m.ln() - ln_l1) + ln_l1;
+    head - tail - 1.0e-12 * (head.abs() + tail.abs() + 1.0)
+}
+
 /// `Σ_{i≥0} Π_{m<i} (a − m)/(b + m)` for `0 ≤ a < b − 1`, `a` integral.
 ///
 /// Every ratio is below one and the ratios decrease, so after term `t` with
@@ -214,6 +233,18 @@ mod tests {
             let rhs = (n + 1.0).ln() - (n + 1.5) * (n + 1.0).ln() + (n + 0.5) * n.ln() + 1.0;
             assert!((lhs - rhs).abs() < 1e-14, "n = {n}: {lhs} vs {rhs}");
         }
+    }
+
+    #[test]
+    fn lower_bound_is_below_the_value() {
+        for w in [0_u64, 1, 2, 5, 30, 200, 5_000, 1_000_000] {
+            for l in [0_u64, 1, 3, 10, 100, 4_000] {
+                let (b, v) = (ln_e_lower_bound(w, l), ln_e_value(w, l));
+                assert!(b <= v, "bound {b} above ln E({w}, {l}) = {v}");
+            }
+        }
+        // Tight enough to settle the common case: many wins, few losses.
+        assert!(ln_e_lower_bound(200, 3) > 20.0_f64.ln());
     }
 
     #[test]

@@ -87,3 +87,20 @@ proptest! {
         prop_assert!(ln_e_value(w, l + 1) < here);
     }
 }
+
+proptest! {
+    #[test]
+    fn futility_is_the_exact_best_case_check(w in 0_u64..400, l in 0_u64..400, ties in 1_u64..400, n_rem in 1_u64..3_000) {
+        let p = GateParams::default();
+        let n_used = w + l + ties;
+        let v = gate_decision(w, l, n_used, n_rem, &p);
+        prop_assert!(v.is_ok());
+        if let Ok(v) = v {
+            if v.decision == evolution_types::GateDecision::RejectFutility {
+                prop_assert!(ln_e_value(w + n_rem, l) < p.e_confirm.ln());
+            } else if v.decision == evolution_types::GateDecision::Continue {
+                prop_assert!(ln_e_value(w + n_rem, l) >= p.e_confirm.ln());
+            }
+        }
+    }
+}
