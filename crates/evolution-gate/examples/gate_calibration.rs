@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! cargo run --release -p evolution-gate --example gate_calibration -- [SEQUENCES]
-//!     [--tie-rate R] [--block B] [--seed S] [--budgets 200,2000] [--search]
+//!     [--tie-rate R] [--block B] [--seed S] [--budgets 200,2000] [--search | --throughput]
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -401,6 +401,7 @@ struct Args {
     seed: u64,
     budgets: Vec<u64>,
     search: bool,
+    throughput_only: bool,
 }
 
 fn parse_args() -> Args {
@@ -411,6 +412,7 @@ fn parse_args() -> Args {
         seed: 20_261_129,
         budgets: vec![200, 2000],
         search: false,
+        throughput_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -426,6 +428,7 @@ fn parse_args() -> Args {
                     .collect();
             }
             "--search" => a.search = true,
+            "--throughput" => a.throughput_only = true,
             other => a.sequences = other.parse().expect("number of sequences"),
         }
     }
@@ -446,6 +449,10 @@ fn main() {
     let args = parse_args();
     if args.search {
         search(&args);
+        return;
+    }
+    if args.throughput_only {
+        throughput();
         return;
     }
     let started = Instant::now();

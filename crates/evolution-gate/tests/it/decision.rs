@@ -257,4 +257,6 @@ fn calibrated_parameters_are_valid_and_differ_from_the_seed() {
     assert_ne!(c, GateParams::default());
     assert!(gate_decision(1, 0, 1, 1, &c).is_ok());
     assert!(c.lambda_dir < GateParams::default().lambda_dir);
+    // Every accept needs E ≥ e_confirm, so Ville's bound covers the provisional exit too.
+    assert!(c.e_provisional >= c.e_confirm);
 }
