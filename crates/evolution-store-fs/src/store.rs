@@ -79,6 +79,10 @@ impl Change {
 
 /// A versioned document store in one directory; serves skills and prompts alike.
 ///
+/// Layout: `manifest.json` (current version and history, replaced atomically), `.lock`
+/// (held exclusively by writers), `versions/v000001/…` (one directory of documents per
+/// version, never changed once in place) and `staging/` (versions being built).
+///
 /// Reads resolve the manifest pointer on every call, so a long-lived handle sees versions
 /// advanced by other handles or processes; use [`FsStore::snapshot`] to pin one version
 /// across several reads. Writers serialize on an exclusive file lock.

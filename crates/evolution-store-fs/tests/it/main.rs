@@ -4,6 +4,7 @@ mod basics;
 mod crash;
 mod damage;
 mod lock;
+mod model;
 mod names;
 
 use std::path::Path;
