@@ -43,6 +43,21 @@ async fn main() -> anyhow::Result<()> {
     let some = log.get_traces("bench", Some(&wanted)).await?;
     let read_filtered = started.elapsed();
 
+    // The JSON share of the work, measured on the same rows: each row is stored as JSON.
+    let started = Instant::now();
+    let encoded: Vec<String> = all
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()?;
+    let encode = started.elapsed();
+    let started = Instant::now();
+    let decoded: Vec<TraceStep> = encoded
+        .iter()
+        .map(|s| serde_json::from_str(s))
+        .collect::<Result<_, _>>()?;
+    let decode = started.elapsed();
+    anyhow::ensure!(decoded.len() == rows);
+
     let per_sec = |n: usize, d: std::time::Duration| n as f64 / d.as_secs_f64();
     println!("rows: {rows} trace steps, {ROWS_PER_TRANSACTION} per insert transaction");
     println!(
@@ -60,6 +75,11 @@ async fn main() -> anyhow::Result<()> {
         per_sec(some.len(), read_filtered),
         read_filtered.as_secs_f64(),
         some.len()
+    );
+    println!(
+        "JSON encode only: {:>10.0} rows/s; JSON decode only: {:.0} rows/s",
+        per_sec(rows, encode),
+        per_sec(rows, decode)
     );
     println!(
         "read/insert ratio: {:.1}x",

@@ -2,8 +2,10 @@
 //! read port, plus the write side the harness needs (runs, predictions, traces, diagnosis and
 //! evolution results, JSONL import).
 //!
-//! Key design choices: each record is stored whole as JSON beside the columns queries filter
-//! and sort on, so fields the kernel does not name (`extra`) survive a round trip; the file is
+//! Key design choices: fields the kernel does not name (`extra`) are stored as JSON, so a
+//! record survives a round trip whole (predictions as one JSON record beside the columns
+//! queries use; trace steps, the big table, as columns, which decode several times faster
+//! than a flattened record); the file is
 //! in WAL mode with one writer connection and a pool of read-only connections, so readers
 //! never block on a writer and see only whole transactions; the schema is versioned with
 //! `PRAGMA user_version` and migrated forward on open. SQLite calls are blocking, so the

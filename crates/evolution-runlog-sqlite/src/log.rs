@@ -8,9 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use evolution_types::{
-    DiagnosisResult, EvolutionResult, Prediction, RunLog, RunLogError, TraceStep,
+    DiagnosisResult, EvolutionResult, JsonMap, Prediction, RunLog, RunLogError, TraceStep,
 };
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -259,21 +259,25 @@ impl SqliteRunLog {
         .await
     }
 
-    async fn query_records<T: DeserializeOwned + Send + 'static>(
+    async fn query_records<T: Send + 'static>(
         &self,
         sql: &'static str,
         run_id: &str,
         question_ids: Option<&[String]>,
+        decode_row: fn(&str, &Row<'_>) -> Result<T>,
     ) -> Result<Vec<T>> {
         let run_id = run_id.to_owned();
         let filter = question_ids.map(encode).transpose()?;
         self.read(move |conn| {
             require_run(conn, &run_id)?;
             let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map(params![run_id, filter], |r| r.get::<_, String>(0))?;
+            let mut rows = match &filter {
+                Some(ids) => stmt.query(params![run_id, ids])?,
+                None => stmt.query(params![run_id])?,
+            };
             let mut out = Vec::new();
-            for row in rows {
-                out.push(decode(&run_id, &row?)?);
+            while let Some(row) = rows.next()? {
+                out.push(decode_row(&run_id, row)?);
             }
             Ok(out)
         })
@@ -331,6 +335,23 @@ impl SqliteRunLog {
     }
 }
 
+/// Selects of the read port: every row of a run, or only those of some questions. Two
+/// statements rather than one with `?2 IS NULL OR ...`, so that the filtered one can look
+/// each question up in the unique index instead of scanning the run.
+const PREDICTIONS_ALL: &str = "SELECT record FROM predictions WHERE run_id = ?1 ORDER BY id";
+const PREDICTIONS_SOME: &str = "SELECT record FROM predictions
+     WHERE run_id = ?1 AND question_id IN (SELECT value FROM json_each(?2))
+     ORDER BY id";
+const TRACES_ALL: &str = "SELECT run_id, question_id, step, tool_name, tool_input, tool_output,
+            thought, raw_content, extra
+     FROM traces WHERE run_id = ?1
+     ORDER BY question_id, step";
+const TRACES_SOME: &str = "SELECT run_id, question_id, step, tool_name, tool_input, tool_output,
+            thought, raw_content, extra
+     FROM traces
+     WHERE run_id = ?1 AND question_id IN (SELECT value FROM json_each(?2))
+     ORDER BY question_id, step";
+
 #[async_trait]
 impl RunLog for SqliteRunLog {
     async fn get_predictions(
@@ -338,15 +359,15 @@ impl RunLog for SqliteRunLog {
         run_id: &str,
         question_ids: Option<&[String]>,
     ) -> std::result::Result<Vec<Prediction>, RunLogError> {
+        let sql = if question_ids.is_some() {
+            PREDICTIONS_SOME
+        } else {
+            PREDICTIONS_ALL
+        };
         Ok(self
-            .query_records(
-                "SELECT record FROM predictions
-                 WHERE run_id = ?1
-                   AND (?2 IS NULL OR question_id IN (SELECT value FROM json_each(?2)))
-                 ORDER BY id",
-                run_id,
-                question_ids,
-            )
+            .query_records(sql, run_id, question_ids, |run_id, row| {
+                decode(run_id, &row.get::<_, String>(0)?)
+            })
             .await?)
     }
 
@@ -355,15 +376,13 @@ impl RunLog for SqliteRunLog {
         run_id: &str,
         question_ids: Option<&[String]>,
     ) -> std::result::Result<Vec<TraceStep>, RunLogError> {
+        let sql = if question_ids.is_some() {
+            TRACES_SOME
+        } else {
+            TRACES_ALL
+        };
         Ok(self
-            .query_records(
-                "SELECT record FROM traces
-                 WHERE run_id = ?1
-                   AND (?2 IS NULL OR question_id IN (SELECT value FROM json_each(?2)))
-                 ORDER BY question_id, step",
-                run_id,
-                question_ids,
-            )
+            .query_records(sql, run_id, question_ids, trace_from_row)
             .await?)
     }
 }
@@ -416,11 +435,11 @@ struct PredictionRow {
     json: String,
 }
 
-/// A trace step ready to insert.
+/// A trace step ready to insert: its fields as columns, the JSON ones encoded.
 struct TraceRow {
-    question_id: String,
-    step: u32,
-    json: String,
+    step: TraceStep,
+    tool_input: String,
+    extra: String,
 }
 
 /// Fills or checks each record's `run_id`.
@@ -454,15 +473,39 @@ fn prediction_rows(run_id: &str, records: Vec<Prediction>) -> Result<Vec<Predict
 fn trace_rows(run_id: &str, records: Vec<TraceStep>) -> Result<Vec<TraceRow>> {
     records
         .into_iter()
-        .map(|mut t| {
-            claim(run_id, &mut t.run_id)?;
+        .map(|mut step| {
+            claim(run_id, &mut step.run_id)?;
             Ok(TraceRow {
-                json: encode(&t)?,
-                question_id: t.question_id,
-                step: t.step,
+                tool_input: encode(&step.tool_input)?,
+                extra: encode(&step.extra)?,
+                step,
             })
         })
         .collect()
+}
+
+/// Rebuilds a trace step from its columns. Decoding the fields one by one is several times
+/// faster than decoding a whole record with a flattened `extra`, and traces are the big table.
+fn trace_from_row(run_id: &str, row: &Row<'_>) -> Result<TraceStep> {
+    let json = |index: usize| -> Result<String> { Ok(row.get(index)?) };
+    let tool_input = decode(run_id, &json(4)?)?;
+    let extra_text = json(8)?;
+    let extra = if extra_text == "{}" {
+        JsonMap::new()
+    } else {
+        decode(run_id, &extra_text)?
+    };
+    Ok(TraceStep {
+        run_id: row.get(0)?,
+        question_id: row.get(1)?,
+        step: row.get(2)?,
+        tool_name: row.get(3)?,
+        tool_input,
+        tool_output: row.get(5)?,
+        thought: row.get(6)?,
+        raw_content: row.get(7)?,
+        extra,
+    })
 }
 
 fn insert_prediction_rows(
@@ -488,15 +531,28 @@ fn insert_prediction_rows(
 fn insert_trace_rows(tx: &Transaction<'_>, run_id: &str, rows: &[TraceRow]) -> Result<usize> {
     require_run(tx, run_id)?;
     let mut stmt = tx.prepare_cached(
-        "INSERT INTO traces (run_id, question_id, step, record) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO traces (run_id, question_id, step, tool_name, tool_input, tool_output,
+                             thought, raw_content, extra)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for row in rows {
-        stmt.execute(params![run_id, row.question_id, row.step, row.json])
-            .map_err(|e| {
-                duplicate_or(e, run_id, || {
-                    format!("trace step {} of question {:?}", row.step, row.question_id)
-                })
-            })?;
+        let t = &row.step;
+        stmt.execute(params![
+            run_id,
+            t.question_id,
+            t.step,
+            t.tool_name,
+            row.tool_input,
+            t.tool_output,
+            t.thought,
+            t.raw_content,
+            row.extra
+        ])
+        .map_err(|e| {
+            duplicate_or(e, run_id, || {
+                format!("trace step {} of question {:?}", t.step, t.question_id)
+            })
+        })?;
     }
     Ok(rows.len())
 }

@@ -7,8 +7,9 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::SqliteRunLogError;
 
-/// Version 1: runs, predictions and traces. Each record is kept whole as JSON (so fields the
-/// kernel does not name survive), beside the columns queries filter and sort on.
+/// Version 1: runs, predictions and traces. A prediction is kept whole as JSON beside the
+/// columns queries use; a trace step (the big table) is kept as columns, with its JSON fields
+/// (`tool_input`, and `extra` holding every field the kernel does not name) as JSON text.
 const V1_RECORDS: &str = "
 CREATE TABLE runs (
     run_id          TEXT PRIMARY KEY NOT NULL,
@@ -27,7 +28,12 @@ CREATE TABLE traces (
     run_id      TEXT NOT NULL REFERENCES runs (run_id),
     question_id TEXT NOT NULL,
     step        INTEGER NOT NULL,
-    record      TEXT NOT NULL,
+    tool_name   TEXT NOT NULL,
+    tool_input  TEXT NOT NULL,
+    tool_output TEXT NOT NULL,
+    thought     TEXT NOT NULL,
+    raw_content TEXT NOT NULL,
+    extra       TEXT NOT NULL,
     UNIQUE (run_id, question_id, step)
 );
 ";
