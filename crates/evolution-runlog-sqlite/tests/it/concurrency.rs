@@ -71,3 +71,29 @@ async fn readers_see_whole_batches_while_a_writer_inserts() {
     // At least one reader observed the log mid-way, so reads did overlap the writes.
     assert!(overlapped > 0, "no read overlapped the writer");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_handles_on_one_file_write_in_turn() {
+    let (dir, first) = fresh_log();
+    let second =
+        evolution_runlog_sqlite::SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    first.create_run("r1", json!({})).await.unwrap();
+    let tasks: Vec<_> = [first.clone(), second.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(h, log)| {
+            tokio::spawn(async move {
+                for batch in 0..10 {
+                    let question = format!("h{h}-q{batch}");
+                    let steps = (1..=50).map(|s| step(&question, s)).collect();
+                    log.insert_traces("r1", steps).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(first.get_traces("r1", None).await.unwrap().len(), 1000);
+    assert_eq!(second.get_traces("r1", None).await.unwrap().len(), 1000);
+}

@@ -180,3 +180,46 @@ fn block_on<F: std::future::Future>(fut: F) -> F::Output {
         }
     }
 }
+
+#[tokio::test]
+async fn trace_steps_with_default_and_odd_fields_round_trip_exactly() {
+    let (_dir, log) = fresh_log();
+    log.create_run("r1", json!({})).await.unwrap();
+    let bare = evolution_types::TraceStep {
+        question_id: "q0".into(),
+        step: 1,
+        ..Default::default()
+    };
+    let mut odd = step("q0", 2);
+    odd.tool_input = json!("plain string input");
+    odd.extra.insert("empty_object".into(), json!({}));
+    odd.extra.insert("null".into(), json!(null));
+    let mut third = step("q0", 3);
+    third.tool_input = json!([1, "two", {"three": 3.5}]);
+    third.extra.clear();
+    let written = vec![bare, odd, third];
+    log.insert_traces("r1", written.clone()).await.unwrap();
+    let read = log.get_traces("r1", None).await.unwrap();
+    let expected: Vec<_> = written
+        .into_iter()
+        .map(|mut t| {
+            t.run_id = "r1".into();
+            t
+        })
+        .collect();
+    assert_eq!(read, expected);
+}
+
+#[tokio::test]
+async fn a_damaged_trace_column_is_reported_as_corrupt() {
+    let (dir, log) = fresh_log();
+    log.create_run("r1", json!({})).await.unwrap();
+    log.insert_traces("r1", vec![step("q1", 1)]).await.unwrap();
+    let raw = rusqlite::Connection::open(dir.path().join("runs.sqlite")).unwrap();
+    raw.execute("UPDATE traces SET extra = '[1, 2]'", [])
+        .unwrap();
+    assert!(matches!(
+        log.get_traces("r1", None).await,
+        Err(RunLogError::Corrupt { run_id, .. }) if run_id == "r1"
+    ));
+}
