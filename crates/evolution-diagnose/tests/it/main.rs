@@ -1,0 +1,2 @@
+//! Integration tests of evolution-diagnose.
+mod json;
