@@ -50,10 +50,10 @@ pub fn strip_think_blocks(text: &str) -> Cow<'_, str> {
     }
     let mut rest = text;
     // A leading close tag without an opening one.
-    if let (Some(close), open) = (rest.find(CLOSE), rest.find(OPEN)) {
-        if open.is_none_or(|open| close < open) {
-            rest = rest.get(close + CLOSE.len()..).unwrap_or_default();
-        }
+    if let (Some(close), open) = (rest.find(CLOSE), rest.find(OPEN))
+        && open.is_none_or(|open| close < open)
+    {
+        rest = rest.get(close + CLOSE.len()..).unwrap_or_default();
     }
     let mut out = String::with_capacity(rest.len());
     while let Some(open) = rest.find(OPEN) {

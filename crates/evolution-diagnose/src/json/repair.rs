@@ -248,7 +248,12 @@ impl Parser {
             }
             self.bump();
         }
-        let word: String = self.s.get(start..self.i).unwrap_or_default().iter().collect();
+        let word: String = self
+            .s
+            .get(start..self.i)
+            .unwrap_or_default()
+            .iter()
+            .collect();
         if self.i == start {
             // Nothing consumed: skip the character so the loop moves on.
             self.bump();
@@ -342,7 +347,7 @@ impl Parser {
         let next_at = self.skip_blank_from(at + 1);
         let next = self.raw(next_at).map(normalize_punct);
         let spaced = next_at > at + 1;
-        let even = inner_quotes % 2 == 0;
+        let even = inner_quotes.is_multiple_of(2);
         match (ctx, next) {
             (_, None) => true,
             (Ctx::Key, Some(c)) => {
@@ -480,16 +485,19 @@ impl Parser {
                     .unwrap_or_default()
                     .iter()
                     .collect();
-                match u32::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 4) {
+                match u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .filter(|_| hex.len() == 4)
+                {
                     Some(code) => {
                         self.i += 4;
                         // Surrogate pairs: combine with a following `\uDCxx`.
-                        if (0xD800..0xDC00).contains(&code) {
-                            if let Some(low) = self.low_surrogate() {
-                                let combined = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-                                out.push(char::from_u32(combined).unwrap_or('\u{FFFD}'));
-                                return;
-                            }
+                        if (0xD800..0xDC00).contains(&code)
+                            && let Some(low) = self.low_surrogate()
+                        {
+                            let combined = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+                            out.push(char::from_u32(combined).unwrap_or('\u{FFFD}'));
+                            return;
                         }
                         out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
                     }
@@ -542,7 +550,12 @@ impl Parser {
             self.i = start;
             return self.bare(ctx);
         }
-        let text: String = self.s.get(start..self.i).unwrap_or_default().iter().collect();
+        let text: String = self
+            .s
+            .get(start..self.i)
+            .unwrap_or_default()
+            .iter()
+            .collect();
         match parse_number(&text) {
             Some(n) => {
                 // A stray quote right after a number (`12345",`) is dropped.
@@ -563,7 +576,12 @@ impl Parser {
         while self.raw(self.i).is_some_and(|c| c.is_ascii_alphabetic()) {
             self.bump();
         }
-        let word: String = self.s.get(start..self.i).unwrap_or_default().iter().collect();
+        let word: String = self
+            .s
+            .get(start..self.i)
+            .unwrap_or_default()
+            .iter()
+            .collect();
         if Self::is_delimiter(self.raw(self.i)) {
             match word.to_ascii_lowercase().as_str() {
                 "true" => return Value::Bool(true),
@@ -613,9 +631,16 @@ impl Parser {
             }
             self.bump();
         }
-        let text: String = self.s.get(start..self.i).unwrap_or_default().iter().collect();
+        let text: String = self
+            .s
+            .get(start..self.i)
+            .unwrap_or_default()
+            .iter()
+            .collect();
         // A stray closing quote after a bare word (`abcdef",`) is dropped.
-        if self.raw(self.i) == Some('"') && self.quote_closes(self.i, ctx) && !self.starts_key(self.i)
+        if self.raw(self.i) == Some('"')
+            && self.quote_closes(self.i, ctx)
+            && !self.starts_key(self.i)
         {
             self.bump();
         }

@@ -13,6 +13,11 @@ fn yardstick_cases() {
             failed.push(format!("{i}: {input:?} => {got:?}"));
         }
     }
-    eprintln!("passed {}/{}\n{}", cases.len() - failed.len(), cases.len(), failed.join("\n"));
+    eprintln!(
+        "passed {}/{}\n{}",
+        cases.len() - failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
     assert!(failed.len() < 1000);
 }
