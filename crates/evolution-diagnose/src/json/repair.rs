@@ -351,7 +351,12 @@ impl Parser {
         match (ctx, next) {
             (_, None) => true,
             (Ctx::Key, Some(c)) => {
-                matches!(c, ':' | '}' | ',') || (spaced && even && is_open_quote(c))
+                matches!(c, ':' | '}' | ',')
+                    || (spaced
+                        && even
+                        && (is_open_quote(c)
+                            || c.is_alphanumeric()
+                            || matches!(c, '{' | '[' | '-')))
             }
             (Ctx::Value, Some(c)) => {
                 matches!(c, ',' | '}' | ']' | ':' | '`')
@@ -362,6 +367,17 @@ impl Parser {
             (Ctx::Array, Some(c)) => {
                 matches!(c, ',' | ']' | '}' | ')' | ':' | '`') || (spaced && even)
             }
+        }
+    }
+
+    /// True when a quote right after an opening quote closes an empty string
+    /// (`"": 1`) rather than doubling the opening one (`""key"`).
+    fn empty_string_closes(&self, at: usize, ctx: Ctx) -> bool {
+        let next = self.raw(self.skip_blank_from(at + 1)).map(normalize_punct);
+        match (ctx, next) {
+            (_, None) => true,
+            (Ctx::Key, Some(c)) => matches!(c, ':' | '}' | ','),
+            _ => self.quote_closes(at, ctx),
         }
     }
 
@@ -405,7 +421,7 @@ impl Parser {
         let close = closing_quote(open);
         self.bump();
         // A doubled opening quote (`""value"`) counts once.
-        if self.raw(self.i) == Some(close) && !self.quote_closes(self.i, ctx) {
+        if self.raw(self.i) == Some(close) && !self.empty_string_closes(self.i, ctx) {
             self.bump();
         }
         let mut out = String::new();
