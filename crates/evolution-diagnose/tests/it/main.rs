@@ -1,2 +1,6 @@
-//! Integration tests of evolution-diagnose.
+//! Integration tests of evolution-diagnose, through its public API.
+mod attribution;
+mod common;
 mod json;
+mod judges;
+mod rules;
