@@ -3,4 +3,6 @@ mod attribution;
 mod common;
 mod json;
 mod judges;
+mod packs;
+mod pipeline;
 mod rules;
