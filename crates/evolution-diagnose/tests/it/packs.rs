@@ -221,7 +221,10 @@ fn skill_packs_selection_rules() {
     let counting = &packs[0];
     assert_eq!(counting.target_file, "default-strategy.md");
     assert!(counting.failure_cases.is_empty());
-    assert_eq!(counting.lapse_notes, [profile.single_failure_note.clone()]);
+    assert_eq!(
+        counting.lapse_notes,
+        std::slice::from_ref(&profile.single_failure_note)
+    );
     assert_eq!(
         counting.lapse_notes[0],
         "复核该类已有规则，避免重复此类单例失败"
