@@ -1,6 +1,7 @@
 //! Stage 1 rule metrics: pure functions of a prediction and its trace.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use evolution_types::{ConfidenceCalibration, Prediction, Profile, SpanMetrics, TraceStep};
 use regex::Regex;
@@ -172,11 +173,25 @@ pub(crate) fn number(value: &Value) -> Option<f64> {
 }
 
 /// The profile's level pattern, compiled.
+///
+/// Compiling a regex costs far more than applying it (`\d` is a Unicode
+/// class), so compiled patterns are kept in a small process-wide cache.
 pub(crate) fn level_regex(profile: &Profile) -> Result<Regex, DiagnoseError> {
-    Regex::new(&profile.level_pattern).map_err(|e| DiagnoseError::InvalidProfile {
+    static CACHE: LazyLock<Mutex<Vec<(String, Regex)>>> = LazyLock::new(Mutex::default);
+    const CACHE_SIZE: usize = 8;
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, re)) = cache.iter().find(|(p, _)| *p == profile.level_pattern) {
+        return Ok(re.clone());
+    }
+    let re = Regex::new(&profile.level_pattern).map_err(|e| DiagnoseError::InvalidProfile {
         field: "level_pattern",
         message: e.to_string(),
-    })
+    })?;
+    if cache.len() >= CACHE_SIZE {
+        cache.remove(0);
+    }
+    cache.push((profile.level_pattern.clone(), re.clone()));
+    Ok(re)
 }
 
 /// The node a visit-tool call visited: the `node_id` field of its input (or
