@@ -690,3 +690,37 @@ fn parse_number(text: &str) -> Option<Number> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(text: &str) -> Option<String> {
+        parse_number(text).map(|n| n.to_string())
+    }
+
+    #[test]
+    fn numbers_as_models_write_them() {
+        assert_eq!(num("1_000").as_deref(), Some("1000"));
+        assert_eq!(num(".25").as_deref(), Some("0.25"));
+        assert_eq!(num("-.5").as_deref(), Some("-0.5"));
+        assert_eq!(num("1.").as_deref(), Some("1.0"));
+        assert_eq!(num("1e").as_deref(), Some("1"));
+        assert_eq!(num("+7").as_deref(), Some("7"));
+        assert_eq!(num("1.1.1"), None);
+        assert_eq!(num("-"), None);
+        assert_eq!(num(""), None);
+    }
+
+    #[test]
+    fn object_extraction_edges() {
+        assert_eq!(repair_object("no braces"), None);
+        assert_eq!(repair_object("{").map(|o| o.len()), Some(0));
+        let o = repair_object("{\"a\": 1}, \"b\": 2}").unwrap_or_default();
+        assert_eq!(o.len(), 2);
+        // Surrogate pairs combine; a lone surrogate becomes U+FFFD.
+        let o = repair_object(r#"{"e": "\ud83d\ude00", "l": "\ud800x"}"#).unwrap_or_default();
+        assert_eq!(o.get("e").and_then(Value::as_str), Some("😀"));
+        assert_eq!(o.get("l").and_then(Value::as_str), Some("\u{FFFD}x"));
+    }
+}
