@@ -266,6 +266,29 @@ fn skill_packs_selection_rules() {
         Some(ErrorType::ExtractionFailure)
     );
     assert_eq!(sample.trace.len(), 5, "case samples keep the whole trace");
+    let keys: Vec<String> = serde_json::to_value(&sample.metrics)
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "correct",
+            "error_type",
+            "budget_usage",
+            "confidence_calibration",
+            "repeat_visit_rate",
+            "tool_usage",
+            "missed_nodes",
+            "adherence_rate",
+            "confirmation_bias",
+            "evidence_sufficient"
+        ],
+        "the seed's fixed metric keys"
+    );
     assert!(temporal.stats["task"]["n"] == 10);
 }
 

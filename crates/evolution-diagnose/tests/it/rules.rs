@@ -200,3 +200,49 @@ fn soft_scores() {
     ));
     assert_eq!(aggregate_soft(&[None, None]), None);
 }
+
+mod properties {
+    use evolution_diagnose::{calc_search_keyword_repetition, extract_rule_metrics};
+    use evolution_testkit::fixtures;
+    use evolution_types::{Profile, TraceStep};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn unit(x: f64) -> bool {
+        (0.0..=1.0).contains(&x)
+    }
+
+    proptest! {
+        #[test]
+        fn rule_metrics_are_finite_and_in_range(
+            steps_used in any::<u32>(),
+            max_steps in any::<u32>(),
+            confidence in proptest::option::of(any::<f64>()),
+            correct in any::<bool>(),
+            raw in proptest::collection::vec(".{0,40}", 0..6),
+            nodes in proptest::collection::vec("(seg_L[0-9]{1,3}_[0-9]{3}|.{0,8})", 0..6),
+        ) {
+            let mut pred = fixtures::prediction("r", "q", "t", correct);
+            pred.steps_used = steps_used;
+            pred.max_steps = max_steps;
+            pred.answer_confidence = confidence;
+            let trace: Vec<TraceStep> = raw.iter().zip(nodes.iter().cycle()).enumerate().map(|(i, (r, n))| TraceStep {
+                tool_input: json!({"node_id": n, "query": n}),
+                raw_content: r.clone(),
+                ..fixtures::trace_step("r", "q", i as u32 + 1, if i % 2 == 0 { "view_node" } else { "search_similar" }, "o")
+            }).collect();
+            let m = extract_rule_metrics(&pred, &trace, &Profile::default()).unwrap();
+            prop_assert!(m.budget_usage.is_finite() && m.budget_usage >= 0.0);
+            prop_assert!(unit(m.format_compliance));
+            prop_assert!(unit(m.repeat_visit_rate));
+            prop_assert!(unit(m.search_keyword_repetition));
+            prop_assert!(!m.confidence.is_nan());
+        }
+
+        #[test]
+        fn keyword_repetition_is_a_similarity(queries in proptest::collection::vec(".{0,12}", 0..8)) {
+            let v = calc_search_keyword_repetition(&queries);
+            prop_assert!(unit(v));
+        }
+    }
+}
