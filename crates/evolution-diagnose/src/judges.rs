@@ -30,6 +30,16 @@ pub const JUDGE_OUTPUT_CHARS: usize = 200;
 /// Values are inserted as they are and never scanned again, so a value that
 /// itself contains `{question}` is not expanded.
 pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
+    render_lazy(template, &|name| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).to_owned())
+    })
+}
+
+/// [`render_template`] with values computed on demand, so that a template
+/// pays only for the placeholders it uses.
+fn render_lazy(template: &str, resolve: &dyn Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -41,12 +51,15 @@ pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
             .map_or(after.len(), |(i, _)| i);
         let name = after.get(..name_len).unwrap_or_default();
         let closed = after.get(name_len..).is_some_and(|r| r.starts_with('}'));
-        match vars.iter().find(|(k, _)| *k == name) {
-            Some((_, value)) if closed && !name.is_empty() => {
-                out.push_str(value);
+        match (closed && !name.is_empty())
+            .then(|| resolve(name))
+            .flatten()
+        {
+            Some(value) => {
+                out.push_str(&value);
                 rest = after.get(name_len + 1..).unwrap_or_default();
             }
-            _ => {
+            None => {
                 out.push('{');
                 rest = after;
             }
@@ -157,67 +170,60 @@ impl JudgeContext<'_> {
             .join(", ")
     }
 
-    /// The placeholders shared by every question-level judge.
-    fn vars(&self, trace_text: String) -> Vec<(&'static str, String)> {
-        let tree = self
-            .tree
-            .map(|t| serde_json::to_string_pretty(t).unwrap_or_default())
-            .unwrap_or_default();
-        vec![
-            ("question_id", self.prediction.question_id.clone()),
-            ("task_type", self.prediction.task_type.clone()),
-            ("question", self.question.to_owned()),
-            ("answer", self.answer.to_owned()),
-            ("prediction", self.prediction.prediction.clone()),
-            (
-                "correct",
-                if self.prediction.correct {
-                    "true"
-                } else {
-                    "false"
-                }
-                .to_owned(),
-            ),
-            ("trace", trace_text),
-            ("tool_outputs", self.tool_outputs()),
-            ("visited_nodes", self.visited_nodes()),
-            ("tree", tree),
-            ("skill", self.skill.to_owned()),
-        ]
+    /// The value of a placeholder shared by every question-level judge.
+    fn value(&self, name: &str, full_trace: bool) -> Option<String> {
+        let p = self.prediction;
+        Some(match name {
+            "question_id" => p.question_id.clone(),
+            "task_type" => p.task_type.clone(),
+            "question" => self.question.to_owned(),
+            "answer" => self.answer.to_owned(),
+            "prediction" => p.prediction.clone(),
+            "correct" => if p.correct { "true" } else { "false" }.to_owned(),
+            "trace" if full_trace => format_trace_full(self.trace),
+            "trace" => format_trace_for_judge(self.trace),
+            "tool_outputs" => self.tool_outputs(),
+            "visited_nodes" => self.visited_nodes(),
+            "tree" => self
+                .tree
+                .map(|t| serde_json::to_string_pretty(t).unwrap_or_default())
+                .unwrap_or_default(),
+            "skill" => self.skill.to_owned(),
+            _ => return None,
+        })
     }
 
     /// Renders a question-level judge template (judge trace format).
     pub fn render(&self, template: &str) -> String {
-        render_with(template, &self.vars(format_trace_for_judge(self.trace)))
+        render_lazy(template, &|name| self.value(name, false))
     }
 
     /// Renders a template with the full trace and extra placeholders.
     pub(crate) fn render_full(&self, template: &str, extra: &[(&'static str, String)]) -> String {
-        let mut vars = self.vars(format_trace_full(self.trace));
-        vars.extend(extra.iter().cloned());
-        render_with(template, &vars)
+        render_lazy(template, &|name| {
+            extra
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| self.value(name, true))
+        })
     }
 
     /// Renders the span judge's system and user prompts for one step.
     pub fn render_span(&self, prompts: &DiagnosePrompts, step: &TraceStep) -> [ChatMessage; 2] {
-        let mut vars = self.vars(format_trace_for_judge(self.trace));
-        vars.extend([
-            ("step", step.step.to_string()),
-            ("tool_name", step.tool_name.clone()),
-            ("tool_input", step.tool_input.to_string()),
-            ("tool_output", step.tool_output.clone()),
-            ("thought", step.thought.clone()),
-        ]);
+        let resolve = |name: &str| match name {
+            "step" => Some(step.step.to_string()),
+            "tool_name" => Some(step.tool_name.clone()),
+            "tool_input" => Some(step.tool_input.to_string()),
+            "tool_output" => Some(step.tool_output.clone()),
+            "thought" => Some(step.thought.clone()),
+            other => self.value(other, false),
+        };
         [
-            ChatMessage::system(render_with(&prompts.span_eval_system, &vars)),
-            ChatMessage::user(render_with(&prompts.span_eval_user, &vars)),
+            ChatMessage::system(render_lazy(&prompts.span_eval_system, &resolve)),
+            ChatMessage::user(render_lazy(&prompts.span_eval_user, &resolve)),
         ]
     }
-}
-
-fn render_with(template: &str, vars: &[(&'static str, String)]) -> String {
-    let borrowed: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    render_template(template, &borrowed)
 }
 
 /// Options of every judge call: JSON mode, temperature 0, tagged `judge.<name>`.

@@ -1,7 +1,7 @@
 //! Stage 1 rule metrics: pure functions of a prediction and its trace.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use evolution_types::{ConfidenceCalibration, Prediction, Profile, SpanMetrics, TraceStep};
 use regex::Regex;
@@ -176,21 +176,24 @@ pub(crate) fn number(value: &Value) -> Option<f64> {
 ///
 /// Compiling a regex costs far more than applying it (`\d` is a Unicode
 /// class), so compiled patterns are kept in a small process-wide cache.
-pub(crate) fn level_regex(profile: &Profile) -> Result<Regex, DiagnoseError> {
-    static CACHE: LazyLock<Mutex<Vec<(String, Regex)>>> = LazyLock::new(Mutex::default);
+/// They are shared through an `Arc` rather than cloned: a cloned `Regex`
+/// starts with an empty match cache, which would cost as much as compiling.
+pub(crate) fn level_regex(profile: &Profile) -> Result<Arc<Regex>, DiagnoseError> {
+    static CACHE: LazyLock<Mutex<Vec<(String, Arc<Regex>)>>> = LazyLock::new(Mutex::default);
     const CACHE_SIZE: usize = 8;
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((_, re)) = cache.iter().find(|(p, _)| *p == profile.level_pattern) {
-        return Ok(re.clone());
+        return Ok(Arc::clone(re));
     }
     let re = Regex::new(&profile.level_pattern).map_err(|e| DiagnoseError::InvalidProfile {
         field: "level_pattern",
         message: e.to_string(),
     })?;
+    let re = Arc::new(re);
     if cache.len() >= CACHE_SIZE {
         cache.remove(0);
     }
-    cache.push((profile.level_pattern.clone(), re.clone()));
+    cache.push((profile.level_pattern.clone(), Arc::clone(&re)));
     Ok(re)
 }
 
