@@ -179,7 +179,8 @@ pub(crate) fn number(value: &Value) -> Option<f64> {
 /// They are shared through an `Arc` rather than cloned: a cloned `Regex`
 /// starts with an empty match cache, which would cost as much as compiling.
 pub(crate) fn level_regex(profile: &Profile) -> Result<Arc<Regex>, DiagnoseError> {
-    static CACHE: LazyLock<Mutex<Vec<(String, Arc<Regex>)>>> = LazyLock::new(Mutex::default);
+    type Cache = Mutex<Vec<(String, Arc<Regex>)>>;
+    static CACHE: LazyLock<Cache> = LazyLock::new(Mutex::default);
     const CACHE_SIZE: usize = 8;
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((_, re)) = cache.iter().find(|(p, _)| *p == profile.level_pattern) {
