@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 use crate::DiagnoseError;
 use crate::aggregate::{aggregate_d2, aggregate_d3, aggregate_d4};
@@ -201,7 +202,8 @@ pub async fn run_diagnosis(
     let mut stage1 = futures_util::stream::iter(records.into_iter().enumerate())
         .map(|(index, mut record)| {
             let skills = &skills;
-            async move {
+            let span = tracing::info_span!("diagnose_question", question_id = %record.prediction.question_id);
+            let work = async move {
                 let ctx = JudgeContext {
                     prediction: &record.prediction,
                     question: &record.question,
@@ -228,7 +230,8 @@ pub async fn run_diagnosis(
                 record.metrics = metrics;
                 record.attribution = attribution;
                 Ok::<_, DiagnoseError>((index, record))
-            }
+            };
+            work.instrument(span)
         })
         .buffer_unordered(in_flight);
     let mut done: Vec<(usize, DiagnosedQuestion)> = Vec::new();
@@ -242,6 +245,8 @@ pub async fn run_diagnosis(
     let skills = &skills;
     // The reasoning sub-classification pass, after Stage 1 (bounded by the same limit).
     let subtypes = join_all(diagnosed.iter().map(|record| async move {
+        let _span =
+            tracing::debug_span!("reasoning_sub", question_id = %record.prediction.question_id);
         let attribution = record.attribution.as_ref()?;
         if attribution.error_type != ErrorType::ReasoningFailure {
             return None;

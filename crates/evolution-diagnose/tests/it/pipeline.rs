@@ -365,3 +365,69 @@ async fn concurrency_is_bounded_and_used() {
         assert_eq!(llm.max_in_flight(), concurrency, "the limit is reached");
     }
 }
+
+/// The seed's test: a run log with no predictions gives an empty result.
+struct EmptyLog;
+
+#[async_trait::async_trait]
+impl evolution_types::RunLog for EmptyLog {
+    async fn get_predictions(
+        &self,
+        _: &str,
+        _: Option<&[String]>,
+    ) -> Result<Vec<Prediction>, RunLogError> {
+        Ok(Vec::new())
+    }
+    async fn get_traces(
+        &self,
+        _: &str,
+        _: Option<&[String]>,
+    ) -> Result<Vec<evolution_types::TraceStep>, RunLogError> {
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test]
+async fn empty_run_log_gives_an_empty_result() {
+    let llm = ScriptedLlm::new();
+    let store = MemoryStore::new();
+    let prompts = DiagnosePrompts::default();
+    let options = DiagnoseOptions {
+        concurrency: 1,
+        ..DiagnoseOptions::default()
+    };
+    let result = run_diagnosis(
+        "run1",
+        &[],
+        &BTreeMap::new(),
+        &llm,
+        &EmptyLog,
+        &store,
+        &prompts,
+        &profile(),
+        &options,
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.run_id, "run1");
+    assert_eq!(result.n_questions, 0);
+    assert!(result.question_metrics.is_empty());
+}
+
+#[tokio::test]
+async fn dropping_the_diagnosis_midway_is_clean() {
+    let f = fixture();
+    let llm = ScriptedLlm::from_fn(fixture_reply).with_latency(Duration::from_millis(50));
+    let options = DiagnoseOptions {
+        concurrency: 2,
+        ..DiagnoseOptions::default()
+    };
+    let cut = tokio::time::timeout(Duration::from_millis(120), diagnose(&f, &llm, &options)).await;
+    assert!(cut.is_err(), "timed out before finishing");
+    let started = llm.call_count();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(llm.call_count(), started, "no call starts after the drop");
+    // The same provider serves a full run afterwards.
+    let result = diagnose(&f, &llm, &options).await.unwrap();
+    assert_eq!(result.n_diagnosed, 9);
+}
