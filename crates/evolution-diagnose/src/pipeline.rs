@@ -245,8 +245,6 @@ pub async fn run_diagnosis(
     let skills = &skills;
     // The reasoning sub-classification pass, after Stage 1 (bounded by the same limit).
     let subtypes = join_all(diagnosed.iter().map(|record| async move {
-        let _span =
-            tracing::debug_span!("reasoning_sub", question_id = %record.prediction.question_id);
         let attribution = record.attribution.as_ref()?;
         if attribution.error_type != ErrorType::ReasoningFailure {
             return None;
