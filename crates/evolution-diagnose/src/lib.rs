@@ -107,8 +107,8 @@ pub use crate::attribution::{
 };
 pub use crate::error::{DiagnoseError, JudgeError};
 pub use crate::json::{
-    JsonError, extract_json_from_response, parse_fenced_block, parse_json_object,
-    parse_outermost_braces, repair_json_object, strip_think_blocks,
+    JsonError, MAX_REPAIR_STARTS, extract_json_from_response, parse_fenced_block,
+    parse_json_object, parse_outermost_braces, repair_json_object, strip_think_blocks,
 };
 pub use crate::judges::{
     JUDGE_ATTEMPTS, JUDGE_OUTPUT_CHARS, JUDGE_THOUGHT_CHARS, JudgeContext, call_judge,

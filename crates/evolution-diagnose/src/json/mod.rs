@@ -95,9 +95,19 @@ pub fn parse_outermost_braces(text: &str) -> Option<JsonMap> {
 /// Fixes what models get wrong (see the crate docs); an object repaired to
 /// no members at all counts as a failure, so that noise is not read as an
 /// empty verdict.
+///
+/// When the first `{` opens nothing readable (a brace in prose, such as
+/// `the set {x} ...`), the next ones are tried, up to [`MAX_REPAIR_STARTS`].
 pub fn repair_json_object(text: &str) -> Option<JsonMap> {
-    repair::repair_object(text).filter(|object| !object.is_empty())
+    text.match_indices(['{', '｛'])
+        .take(MAX_REPAIR_STARTS)
+        .find_map(|(at, _)| {
+            repair::repair_object(text.get(at..)?).filter(|object| !object.is_empty())
+        })
 }
+
+/// Most opening braces [`repair_json_object`] tries as the object's start.
+pub const MAX_REPAIR_STARTS: usize = 8;
 
 fn strict_object(text: &str) -> Option<JsonMap> {
     match serde_json::from_str::<Value>(text.trim()) {
