@@ -1,5 +1,6 @@
 //! An in-memory run log.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -94,27 +95,19 @@ impl RunLog for MemoryRunLog {
     ) -> Result<Vec<TraceStep>, RunLogError> {
         let state = self.lock();
         MemoryRunLog::check(&state, run_id)?;
-        let mut order: Vec<&str> = Vec::new();
+        // Rank each question by its first appearance, then sort once: O(n log n).
+        let mut first_seen: HashMap<&str, usize> = HashMap::new();
         let mut steps: Vec<TraceStep> = state
             .traces
             .iter()
             .filter(|t| t.run_id == run_id && wanted(question_ids, &t.question_id))
             .inspect(|t| {
-                if !order.contains(&t.question_id.as_str()) {
-                    order.push(t.question_id.as_str());
-                }
+                let next = first_seen.len();
+                first_seen.entry(t.question_id.as_str()).or_insert(next);
             })
             .cloned()
             .collect();
-        steps.sort_by_key(|t| {
-            (
-                order
-                    .iter()
-                    .position(|q| *q == t.question_id)
-                    .unwrap_or(usize::MAX),
-                t.step,
-            )
-        });
+        steps.sort_by_key(|t| (first_seen.get(t.question_id.as_str()).copied(), t.step));
         Ok(steps)
     }
 }
