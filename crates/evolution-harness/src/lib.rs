@@ -1,0 +1,50 @@
+//! The app layer of the evolution kernel: it runs agents, gates candidates
+//! and keeps a whole run honest.
+//!
+//! The kernel crates decide; this crate orchestrates and does the I/O. Its
+//! key design choice is that every outside party sits behind a small trait
+//! with an in-memory implementation: the agent ([`AgentRunner`]), the write
+//! side of the stores ([`VersionedStore`]) and of the run log
+//! ([`RunRecorder`]), and the progress display ([`EventSink`]). The adapter
+//! crates implement them for real; tests run the same orchestration in
+//! memory.
+//!
+//! # The subprocess protocol
+//!
+//! [`SubprocessRunner`] lets an agent written in any language plug in. For
+//! each run it writes the workspace to a fresh temporary directory
+//! (`skills/<name>` and `prompts/<name>`), then talks to the agent program
+//! over its stdin and stdout, one JSON object per line (UTF-8, `\n`):
+//!
+//! - request, harness → agent:
+//!   `{"type":"question","run_id":"…","workspace":{"version":"v3","dir":"…","skills_dir":"…","prompts_dir":"…"},"question":{"question_id":"…","task_type":"…","question":"…","answer":"…",…}}`
+//! - zero or more trace steps, agent → harness:
+//!   `{"type":"step","tool_name":"…","tool_input":…,"tool_output":"…","thought":"…","raw_content":"…"}`
+//!   (`step` numbers are optional; they default to the position);
+//! - exactly one result, agent → harness:
+//!   `{"type":"result","prediction":"…","answer_confidence":0.8,"steps_used":3,"max_steps":15,"stop_reason":"submit"}`
+//!   (every field optional; unknown fields are kept in the prediction).
+//!
+//! Step and result lines may carry `"question_id"`; a mismatch is a protocol
+//! error. Stdout is reserved for the protocol: logs go to stderr, whose tail
+//! is quoted in error messages. In [`ProcessMode::PerQuestion`] the program
+//! gets one request and then end-of-file; in [`ProcessMode::Worker`] it gets
+//! one request after another and should exit at end-of-file.
+//!
+//! A crash, a hang past the per-question timeout, a non-JSON or unknown line,
+//! or an answer for another question makes that question an INFRA error
+//! (`stop_reason = "error"` with the reason in `error`); the child is killed
+//! and the next question gets a fresh one. The run goes on: whether too many
+//! INFRA errors invalidate a comparison is the validation guard's call. The
+//! harness scores answers itself ([`Scoring::ExactMatch`]) unless told to
+//! trust the agent's own `correct` field. `src/bin/rule-agent.rs` is a
+//! complete reference agent.
+
+mod runner;
+mod subprocess;
+
+pub use crate::runner::{
+    AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,
+    Scoring, Workspace,
+};
+pub use crate::subprocess::{ProcessMode, SubprocessConfig, SubprocessRunner};

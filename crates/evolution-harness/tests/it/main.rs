@@ -1,0 +1,4 @@
+//! Public-API tests of the harness.
+
+mod runner;
+mod subprocess;
