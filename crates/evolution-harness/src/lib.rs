@@ -40,8 +40,21 @@
 //! trust the agent's own `correct` field. `src/bin/rule-agent.rs` is a
 //! complete reference agent.
 
+mod budget;
+mod events;
+mod fdr;
+mod persist;
 mod runner;
 mod subprocess;
+
+pub use crate::budget::{
+    Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
+};
+pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
+pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
+pub use crate::persist::{
+    MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
+};
 
 pub use crate::runner::{
     AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,

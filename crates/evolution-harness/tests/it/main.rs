@@ -1,4 +1,6 @@
 //! Public-API tests of the harness.
 
+mod budget;
+mod persist;
 mod runner;
 mod subprocess;
