@@ -46,6 +46,7 @@ mod fdr;
 mod persist;
 mod runner;
 mod subprocess;
+mod validate;
 
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
@@ -61,3 +62,8 @@ pub use crate::runner::{
     Scoring, Workspace,
 };
 pub use crate::subprocess::{ProcessMode, SubprocessConfig, SubprocessRunner};
+pub use crate::validate::{
+    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,
+    ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
+    fixed_question_order, params_for_level, validate_candidate,
+};

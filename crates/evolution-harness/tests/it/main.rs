@@ -4,3 +4,4 @@ mod budget;
 mod persist;
 mod runner;
 mod subprocess;
+mod validate;
