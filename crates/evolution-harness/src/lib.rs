@@ -43,6 +43,7 @@
 mod budget;
 mod events;
 mod fdr;
+mod ingest;
 mod persist;
 mod runner;
 mod subprocess;
@@ -53,6 +54,11 @@ pub use crate::budget::{
 };
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
+pub use crate::ingest::{
+    FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
+    REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
+    parse_trajectories,
+};
 pub use crate::persist::{
     MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
 };
