@@ -47,6 +47,7 @@ mod ingest;
 mod persist;
 mod runner;
 mod subprocess;
+mod templates;
 mod validate;
 
 pub use crate::budget::{
@@ -68,6 +69,10 @@ pub use crate::runner::{
     Scoring, Workspace,
 };
 pub use crate::subprocess::{ProcessMode, SubprocessConfig, SubprocessRunner};
+pub use crate::templates::{
+    PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, placeholders_in,
+    render_template, template_spec,
+};
 pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,

@@ -292,10 +292,7 @@ fn to_u64(n: usize) -> u64 {
 
 /// Runs `questions` for one arm and checks one outcome came back per question.
 async fn run_arm(
-    runner: &dyn AgentRunner,
-    recorder: &dyn RunRecorder,
-    budget: &Budget,
-    events: &dyn EventSink,
+    ctx: ValidationContext<'_>,
     run_id: &str,
     workspace: &Workspace,
     questions: &[GeneratedQuestion],
@@ -304,18 +301,18 @@ async fn run_arm(
     if questions.is_empty() {
         return Ok(BTreeMap::new());
     }
-    if let Err(exceeded) = budget.reserve_rollouts(to_u64(questions.len())) {
-        events.emit(&HarnessEvent::BudgetStop {
+    if let Err(exceeded) = ctx.budget.reserve_rollouts(to_u64(questions.len())) {
+        ctx.events.emit(&HarnessEvent::BudgetStop {
             exceeded: exceeded.clone(),
-            usage: budget.usage(),
+            usage: ctx.budget.usage(),
         });
         return Err(exceeded.into());
     }
-    let outcomes: Vec<QuestionOutcome> = runner.run(run_id, workspace, questions).await?;
-    recorder.record(&outcomes).await?;
+    let outcomes: Vec<QuestionOutcome> = ctx.runner.run(run_id, workspace, questions).await?;
+    ctx.recorder.record(&outcomes).await?;
     let mut by_id: BTreeMap<String, Prediction> = BTreeMap::new();
     for outcome in outcomes {
-        events.emit(&HarnessEvent::QuestionDone {
+        ctx.events.emit(&HarnessEvent::QuestionDone {
             run_id: run_id.to_owned(),
             question_id: outcome.prediction.question_id.clone(),
             arm,
@@ -437,17 +434,7 @@ pub async fn validate_candidate(
                 });
             }
         }
-        let fresh = run_arm(
-            ctx.runner,
-            ctx.recorder,
-            ctx.budget,
-            ctx.events,
-            &baseline_run_id,
-            baseline,
-            &missing,
-            Arm::Baseline,
-        )
-        .await?;
+        let fresh = run_arm(ctx, &baseline_run_id, baseline, &missing, Arm::Baseline).await?;
         rollouts_run = rollouts_run.saturating_add(to_u64(missing.len()));
         let mut base: BTreeMap<String, Prediction> = BTreeMap::new();
         for q in items {
@@ -466,10 +453,7 @@ pub async fn validate_candidate(
 
         // Candidate arm: always runs.
         let cand = run_arm(
-            ctx.runner,
-            ctx.recorder,
-            ctx.budget,
-            ctx.events,
+            ctx,
             &candidate_run_id,
             &candidate.workspace,
             items,

@@ -5,4 +5,5 @@ mod ingest;
 mod persist;
 mod runner;
 mod subprocess;
+mod templates;
 mod validate;

@@ -113,7 +113,7 @@ async fn event_sinks_receive_typed_events() {
     let counter = |_: &HarnessEvent| *seen.lock().unwrap() += 1;
     counter.emit(&event);
     assert_eq!(*seen.lock().unwrap(), 1);
-    assert_eq!(log.events(), [event.clone()]);
+    assert_eq!(log.events(), std::slice::from_ref(&event));
     assert_eq!(
         serde_json::to_value(&event).unwrap(),
         serde_json::json!({"event": "run_started", "run_id": "r", "estimate": null})
