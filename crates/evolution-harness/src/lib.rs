@@ -45,7 +45,9 @@ mod events;
 mod fdr;
 mod ingest;
 mod persist;
+mod probation;
 mod runner;
+mod slow_update;
 mod subprocess;
 mod templates;
 mod validate;
@@ -64,9 +66,14 @@ pub use crate::persist::{
     MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
 };
 
+pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::runner::{
     AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,
     Scoring, Workspace,
+};
+pub use crate::slow_update::{
+    ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
+    SlowUpdate, SlowUpdateError, slow_update,
 };
 pub use crate::subprocess::{ProcessMode, SubprocessConfig, SubprocessRunner};
 pub use crate::templates::{

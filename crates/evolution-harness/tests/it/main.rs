@@ -4,6 +4,7 @@ mod budget;
 mod ingest;
 mod persist;
 mod runner;
+mod slow_update;
 mod subprocess;
 mod templates;
 mod validate;
