@@ -43,6 +43,7 @@
 mod budget;
 mod events;
 mod fdr;
+mod gatekeeper;
 mod ingest;
 mod persist;
 mod probation;
@@ -57,6 +58,7 @@ pub use crate::budget::{
 };
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
+pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
     REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,

@@ -195,6 +195,20 @@ pub enum ValidationError {
     /// The gate refused its input.
     #[error(transparent)]
     Gate(#[from] GateError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] evolution_types::StoreError),
+    /// The FDR controller refused the e-value.
+    #[error(transparent)]
+    Fdr(#[from] crate::fdr::FdrError),
+    /// The baseline given is not the store's current version.
+    #[error("baseline {baseline:?} is not the store's current version {current:?}")]
+    StaleBaseline {
+        /// The version given.
+        baseline: String,
+        /// The store's current version.
+        current: String,
+    },
 }
 
 /// Gate parameters for a proposal tested by e-LOND at `level`: `e_confirm`

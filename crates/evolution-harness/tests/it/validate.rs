@@ -13,7 +13,7 @@ use evolution_types::{GateDecision, GateParams, GeneratedQuestion, RunLog};
 /// A simulated agent: right on type `a` only when its skill says `fix:a`,
 /// right on type `b` unless its skill says `break:b`, right on type `c`
 /// on every other question. `infra:<version>` in the question text fails it.
-fn answer(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
+pub(crate) fn answer(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
     if q.question.contains(&format!("infra:{}", ws.version)) {
         return Err("sandbox died".into());
     }
@@ -37,7 +37,7 @@ fn answer(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
     })
 }
 
-fn questions() -> Vec<GeneratedQuestion> {
+pub(crate) fn questions() -> Vec<GeneratedQuestion> {
     let mut qs = Vec::new();
     for (t, n) in [("a", 30), ("b", 30), ("c", 20)] {
         for i in 0..n {
@@ -47,7 +47,7 @@ fn questions() -> Vec<GeneratedQuestion> {
     qs
 }
 
-fn baseline() -> Workspace {
+pub(crate) fn baseline() -> Workspace {
     Workspace::new("v1").with_skill("s.md", "base")
 }
 
