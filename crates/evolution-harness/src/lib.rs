@@ -9,6 +9,29 @@
 //! crates implement them for real; tests run the same orchestration in
 //! memory.
 //!
+//! # Map
+//!
+//! - Agents: [`AgentRunner`], [`InProcessRunner`], [`SubprocessRunner`]
+//!   (protocol below), [`Workspace`], [`QuestionOutcome`].
+//! - Validation (seed §7, §12.4): [`validate_candidate`] runs block after
+//!   block in a seed-fixed order ([`fixed_question_order`]) with a
+//!   [`BaselineCache`], the INFRA guard and the gate's `gate_decision`;
+//!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
+//!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
+//!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
+//!   on a provisional accept.
+//! - Error control over a run: [`ELond`] (online FDR with e-values) gives
+//!   each proposal its threshold; [`params_for_level`] turns it into gate
+//!   parameters.
+//! - Budgets: [`Budget`] (calls, tokens, money, rollouts), [`MeteredLlm`],
+//!   the pre-flight [`Estimate`].
+//! - Slow update: [`slow_update`] writes long-term guidance into the
+//!   skill's momentum region, regressions first.
+//! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
+//!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the default
+//!   prompt of every bundle, overridable from a directory.
+//! - Progress: [`HarnessEvent`] through an [`EventSink`].
+//!
 //! # The subprocess protocol
 //!
 //! [`SubprocessRunner`] lets an agent written in any language plug in. For

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_gate::{GateError, gate_decision, pair_block};
-use evolution_types::{GateDecision, GateParams, GateVerdict, GeneratedQuestion, Prediction};
+use evolution_types::{
+    GateDecision, GateParams, GateVerdict, GeneratedQuestion, Prediction, RunLog, RunLogError,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetExceeded};
@@ -195,6 +197,9 @@ pub enum ValidationError {
     /// The gate refused its input.
     #[error(transparent)]
     Gate(#[from] GateError),
+    /// The run log could not be read while resuming.
+    #[error(transparent)]
+    RunLog(#[from] RunLogError),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] evolution_types::StoreError),
@@ -311,30 +316,58 @@ async fn run_arm(
     workspace: &Workspace,
     questions: &[GeneratedQuestion],
     arm: Arm,
-) -> Result<BTreeMap<String, Prediction>, ValidationError> {
-    if questions.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    if let Err(exceeded) = ctx.budget.reserve_rollouts(to_u64(questions.len())) {
-        ctx.events.emit(&HarnessEvent::BudgetStop {
-            exceeded: exceeded.clone(),
-            usage: ctx.budget.usage(),
-        });
-        return Err(exceeded.into());
-    }
-    let outcomes: Vec<QuestionOutcome> = ctx.runner.run(run_id, workspace, questions).await?;
-    ctx.recorder.record(&outcomes).await?;
+) -> Result<(BTreeMap<String, Prediction>, u64), ValidationError> {
     let mut by_id: BTreeMap<String, Prediction> = BTreeMap::new();
-    for outcome in outcomes {
-        ctx.events.emit(&HarnessEvent::QuestionDone {
-            run_id: run_id.to_owned(),
-            question_id: outcome.prediction.question_id.clone(),
-            arm,
-            correct: outcome.prediction.correct,
-            infra_error: outcome.is_infra_error(),
-            cached: false,
-        });
-        by_id.insert(outcome.prediction.question_id.clone(), outcome.prediction);
+    if questions.is_empty() {
+        return Ok((by_id, 0));
+    }
+    // Resuming: answers already in the run log under this run id are reused.
+    if let Some(log) = ctx.resume_from {
+        let ids: Vec<String> = questions.iter().map(|q| q.question_id.clone()).collect();
+        let found = match log.get_predictions(run_id, Some(&ids)).await {
+            Ok(found) => found,
+            Err(RunLogError::RunNotFound { .. }) => Vec::new(),
+            Err(error) => return Err(error.into()),
+        };
+        for p in found.into_iter().filter(|p| !is_failure(p)) {
+            ctx.events.emit(&HarnessEvent::QuestionDone {
+                run_id: run_id.to_owned(),
+                question_id: p.question_id.clone(),
+                arm,
+                correct: p.correct,
+                infra_error: false,
+                cached: true,
+            });
+            by_id.insert(p.question_id.clone(), p);
+        }
+    }
+    let todo: Vec<GeneratedQuestion> = questions
+        .iter()
+        .filter(|q| !by_id.contains_key(&q.question_id))
+        .cloned()
+        .collect();
+    let ran = to_u64(todo.len());
+    if !todo.is_empty() {
+        if let Err(exceeded) = ctx.budget.reserve_rollouts(ran) {
+            ctx.events.emit(&HarnessEvent::BudgetStop {
+                exceeded: exceeded.clone(),
+                usage: ctx.budget.usage(),
+            });
+            return Err(exceeded.into());
+        }
+        let outcomes: Vec<QuestionOutcome> = ctx.runner.run(run_id, workspace, &todo).await?;
+        ctx.recorder.record(&outcomes).await?;
+        for outcome in outcomes {
+            ctx.events.emit(&HarnessEvent::QuestionDone {
+                run_id: run_id.to_owned(),
+                question_id: outcome.prediction.question_id.clone(),
+                arm,
+                correct: outcome.prediction.correct,
+                infra_error: outcome.is_infra_error(),
+                cached: false,
+            });
+            by_id.insert(outcome.prediction.question_id.clone(), outcome.prediction);
+        }
     }
     if let Some(missing) = questions
         .iter()
@@ -342,7 +375,7 @@ async fn run_arm(
     {
         return Err(ValidationError::MissingOutcome(missing.question_id.clone()));
     }
-    Ok(by_id)
+    Ok((by_id, ran))
 }
 
 /// The services validation uses.
@@ -356,6 +389,11 @@ pub struct ValidationContext<'a> {
     pub budget: &'a Budget,
     /// Receives progress.
     pub events: &'a dyn EventSink,
+    /// When set, answers already recorded under a gate run id are reused
+    /// instead of rolled out again, so a killed validation resumes where it
+    /// stopped (run ids and question order are deterministic). Usually the
+    /// read side of `recorder`.
+    pub resume_from: Option<&'a dyn RunLog>,
 }
 
 impl std::fmt::Debug for ValidationContext<'_> {
@@ -379,7 +417,10 @@ fn is_failure(p: &Prediction) -> bool {
 /// from `cache` (run id `<prefix>base_<version>`), the candidate arm runs
 /// them all (`<prefix>cand_<label>`), both are recorded, the INFRA guard is
 /// checked over everything so far, questions that failed in either arm are
-/// left out of the pairing, and `gate_decision` decides.
+/// left out of the pairing, and `gate_decision` decides. With
+/// [`ValidationContext::resume_from`] set, answers already recorded under
+/// the two run ids are reused, so a validation killed at any point resumes
+/// without repeating a rollout and reaches the same verdict.
 ///
 /// # Errors
 /// See [`ValidationError`]; a budget stop emits [`HarnessEvent::BudgetStop`].
@@ -448,8 +489,9 @@ pub async fn validate_candidate(
                 });
             }
         }
-        let fresh = run_arm(ctx, &baseline_run_id, baseline, &missing, Arm::Baseline).await?;
-        rollouts_run = rollouts_run.saturating_add(to_u64(missing.len()));
+        let (fresh, ran) =
+            run_arm(ctx, &baseline_run_id, baseline, &missing, Arm::Baseline).await?;
+        rollouts_run = rollouts_run.saturating_add(ran);
         let mut base: BTreeMap<String, Prediction> = BTreeMap::new();
         for q in items {
             let p = match fresh.get(&q.question_id) {
@@ -465,8 +507,8 @@ pub async fn validate_candidate(
             cache.insert(&baseline.version, p);
         }
 
-        // Candidate arm: always runs.
-        let cand = run_arm(
+        // Candidate arm: every question (unless resumed from the log).
+        let (cand, ran) = run_arm(
             ctx,
             &candidate_run_id,
             &candidate.workspace,
@@ -474,7 +516,7 @@ pub async fn validate_candidate(
             Arm::Candidate,
         )
         .await?;
-        rollouts_run = rollouts_run.saturating_add(to_u64(items.len()));
+        rollouts_run = rollouts_run.saturating_add(ran);
 
         // INFRA guard over both arms, cumulative.
         let mut usable = Vec::new();

@@ -84,6 +84,7 @@ impl World {
             recorder: &self.log,
             budget: &self.budget,
             events: &self.events,
+            resume_from: None,
         };
         let (candidate, writes) = proposal(label, text);
         keeper

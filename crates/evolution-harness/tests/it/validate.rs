@@ -64,6 +64,7 @@ struct Harness {
     log: MemoryRunRecorder,
     events: EventLog,
     budget: Budget,
+    resume: bool,
 }
 
 impl Harness {
@@ -73,6 +74,18 @@ impl Harness {
             log: MemoryRunRecorder::new(),
             events: EventLog::new(),
             budget,
+            resume: false,
+        }
+    }
+
+    /// A fresh process after a crash: same run log, new cache, no budget cap.
+    fn resumed(self) -> Self {
+        Harness {
+            calls: Mutex::new(BTreeMap::new()),
+            log: self.log,
+            events: EventLog::new(),
+            budget: Budget::unlimited(),
+            resume: true,
         }
     }
 
@@ -97,6 +110,7 @@ impl Harness {
             recorder: &self.log,
             budget: &self.budget,
             events: &self.events,
+            resume_from: if self.resume { Some(&self.log) } else { None },
         };
         validate_candidate(ctx, config, &baseline(), cand, qs, cache).await
     }
@@ -491,4 +505,56 @@ fn e_lond_levels_raise_e_confirm() {
     let mut done = ELond::new(0.1, GammaSequence::Horizon { proposals: 1 }).unwrap();
     done.test(0.0).unwrap();
     assert_eq!(params_for_level(&base, &done.next_level()), None);
+}
+
+#[tokio::test]
+async fn a_killed_validation_resumes_from_the_run_log_to_the_same_result() {
+    let cand = candidate("c1", "base fix:a");
+    let whole = Harness::new(Budget::unlimited());
+    let expected = whole
+        .validate(&config(), &cand, &questions(), &mut BaselineCache::new())
+        .await
+        .unwrap();
+    assert!(
+        expected.blocks_used >= 2,
+        "the test needs a validation longer than one block"
+    );
+
+    // Stop after the first block: its 20 rollouts fit the cap, the next baseline arm does not.
+    let capped = Budget::new(BudgetLimits {
+        max_rollouts: Some(25),
+        ..BudgetLimits::default()
+    })
+    .unwrap();
+    let first = Harness::new(capped);
+    let err = first
+        .validate(&config(), &cand, &questions(), &mut BaselineCache::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ValidationError::Budget(_)), "{err}");
+    assert_eq!(first.total_calls(), 20);
+
+    let second = first.resumed();
+    let resumed = second
+        .validate(&config(), &cand, &questions(), &mut BaselineCache::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        second.total_calls() + 20,
+        whole.total_calls(),
+        "finished rollouts were repeated"
+    );
+    assert_eq!(resumed.rollouts + 20, expected.rollouts);
+    let comparable = |o: &evolution_harness::ValidationOutcome| {
+        (
+            o.w,
+            o.l,
+            o.n_used,
+            o.n_remaining,
+            o.blocks_used,
+            o.verdict,
+            o.observed.clone(),
+        )
+    };
+    assert_eq!(comparable(&resumed), comparable(&expected));
 }
