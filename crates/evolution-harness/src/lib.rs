@@ -54,9 +54,10 @@
 //! gets one request and then end-of-file; in [`ProcessMode::Worker`] it gets
 //! one request after another and should exit at end-of-file.
 //!
-//! A crash, a hang past the per-question timeout, a non-JSON or unknown line,
-//! or an answer for another question makes that question an INFRA error
-//! (`stop_reason = "error"` with the reason in `error`); the child is killed
+//! A crash, a hang past the per-question timeout, a non-JSON or unknown
+//! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, or an answer for
+//! another question makes that question an INFRA error (`stop_reason =
+//! "error"` with the reason in `error`); the child is killed
 //! and the next question gets a fresh one. The run goes on: whether too many
 //! INFRA errors invalidate a comparison is the validation guard's call. The
 //! harness scores answers itself ([`Scoring::ExactMatch`]) unless told to
@@ -100,7 +101,7 @@ pub use crate::slow_update::{
     ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
     SlowUpdate, SlowUpdateError, slow_update,
 };
-pub use crate::subprocess::{ProcessMode, SubprocessConfig, SubprocessRunner};
+pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
 pub use crate::templates::{
     PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, placeholders_in,
     render_template, template_spec,

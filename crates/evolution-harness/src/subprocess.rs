@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use evolution_types::{GeneratedQuestion, JsonMap};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::runner::{
@@ -25,6 +25,8 @@ use crate::runner::{
 const STDERR_TAIL_CHARS: usize = 2000;
 /// Characters of an offending stdout line quoted in an error message.
 const LINE_PREVIEW_CHARS: usize = 200;
+/// Longest protocol line accepted, in bytes; a longer one is garbage output.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How long a per-question child may take to exit after answering.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -171,7 +173,7 @@ fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialize
 struct AgentProcess {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: Lines<BufReader<ChildStdout>>,
+    stdout: BufReader<ChildStdout>,
     stderr_tail: Arc<Mutex<String>>,
 }
 
@@ -218,7 +220,7 @@ impl AgentProcess {
         Ok(AgentProcess {
             child,
             stdin: Some(stdin),
-            stdout: BufReader::new(stdout).lines(),
+            stdout: BufReader::new(stdout),
             stderr_tail,
         })
     }
@@ -275,13 +277,13 @@ impl AgentProcess {
         }
         let mut steps = Vec::new();
         loop {
-            let line = match self.stdout.next_line().await {
+            let line = match read_line(&mut self.stdout).await {
                 Ok(Some(line)) => line,
                 Ok(None) => {
                     let note = self.exit_note().await;
                     return Err(format!("agent ended before answering: {note}"));
                 }
-                Err(e) => return Err(format!("could not read the agent's output: {e}")),
+                Err(e) => return Err(e),
             };
             if line.trim().is_empty() {
                 continue;
@@ -312,6 +314,48 @@ impl AgentProcess {
             }
         }
     }
+}
+
+/// One line of stdout without its newline; `None` at end of output. Lines
+/// over [`MAX_LINE_BYTES`] or not UTF-8 are errors, so a runaway agent
+/// cannot exhaust memory.
+async fn read_line(stdout: &mut BufReader<ChildStdout>) -> Result<Option<String>, String> {
+    let mut line = Vec::new();
+    loop {
+        let chunk = stdout
+            .fill_buf()
+            .await
+            .map_err(|e| format!("could not read the agent's output: {e}"))?;
+        if chunk.is_empty() {
+            if line.is_empty() {
+                return Ok(None);
+            }
+            break;
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (at.saturating_add(1), true),
+            None => (chunk.len(), false),
+        };
+        line.extend_from_slice(chunk.get(..take).unwrap_or_default());
+        stdout.consume(take);
+        if line.len() > MAX_LINE_BYTES.saturating_add(1) {
+            return Err(format!(
+                "garbage output: a line longer than {MAX_LINE_BYTES} bytes"
+            ));
+        }
+        if done {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    String::from_utf8(line)
+        .map(Some)
+        .map_err(|_| "garbage output: a line that is not UTF-8".to_owned())
 }
 
 fn preview(line: &str) -> String {

@@ -4,7 +4,7 @@
 //! It answers a question of task type `T` with `X` when some skill file of
 //! the workspace holds a line `RULE T => X`, and with `unknown` otherwise,
 //! after reporting one trace step. A question whose text is `crash`, `hang`,
-//! `garbage` or `wrong-id` makes it misbehave that way, to exercise the
+//! `garbage`, `flood`, `binary` or `wrong-id` makes it misbehave that way, to exercise the
 //! runner's failure handling. It serves requests until stdin closes.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -57,6 +57,22 @@ fn main() {
             }
             "garbage" => {
                 let _ = writeln!(out, "this is not json");
+                let _ = out.flush();
+                continue;
+            }
+            "flood" => {
+                // 17 MiB without a newline: over the runner's line limit.
+                let block = vec![b'x'; 1024 * 1024];
+                for _ in 0..17 {
+                    if out.write_all(&block).is_err() {
+                        return;
+                    }
+                }
+                let _ = out.flush();
+                continue;
+            }
+            "binary" => {
+                let _ = out.write_all(b"\xff\xfe{}\n");
                 let _ = out.flush();
                 continue;
             }

@@ -175,3 +175,22 @@ async fn bad_document_names_and_configs_are_errors() {
         Err(RunnerError::Config(_))
     ));
 }
+
+#[tokio::test]
+async fn overlong_and_non_utf8_lines_are_garbage() {
+    let runner = agent(ProcessMode::Worker, 1);
+    let qs = vec![
+        q("flood", "counting", "flood", "3"),
+        q("binary", "counting", "binary", "3"),
+        q("ok", "counting", "how many?", "3"),
+    ];
+    let out = runner.run("run-d", &workspace(), &qs).await.unwrap();
+    let error = |i: usize| out[i].prediction.error.clone().unwrap_or_default();
+    assert!(
+        error(0).contains("longer than 16777216 bytes"),
+        "{}",
+        error(0)
+    );
+    assert!(error(1).contains("not UTF-8"), "{}", error(1));
+    assert!(out[2].prediction.correct);
+}
