@@ -66,6 +66,7 @@
 
 mod budget;
 mod events;
+mod evolution;
 mod fdr;
 mod gatekeeper;
 mod ingest;
@@ -81,6 +82,10 @@ pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
+pub use crate::evolution::{
+    Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
+    Proposal, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+};
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{

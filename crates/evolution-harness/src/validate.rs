@@ -310,7 +310,7 @@ fn to_u64(n: usize) -> u64 {
 }
 
 /// Runs `questions` for one arm and checks one outcome came back per question.
-async fn run_arm(
+pub(crate) async fn run_arm(
     ctx: ValidationContext<'_>,
     run_id: &str,
     workspace: &Workspace,
@@ -402,7 +402,7 @@ impl std::fmt::Debug for ValidationContext<'_> {
     }
 }
 
-fn is_failure(p: &Prediction) -> bool {
+pub(crate) fn is_failure(p: &Prediction) -> bool {
     is_infra_stop(&p.stop_reason) || p.error.is_some()
 }
 

@@ -1,6 +1,7 @@
 //! Public-API tests of the harness.
 
 mod budget;
+mod evolution;
 mod gatekeeper;
 mod ingest;
 mod persist;
