@@ -1,0 +1,15 @@
+//! Integration tests of `evolution-evolve` through its public API.
+
+mod aggregate;
+mod budget;
+mod consolidate;
+mod format;
+mod json;
+mod props;
+mod rank;
+mod rewrite;
+mod skill;
+mod support;
+mod system;
+mod tool;
+mod validate;
