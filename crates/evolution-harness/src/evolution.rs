@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use evolution_types::{EvolutionRecord, GeneratedQuestion, LlmProvider, Prediction, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
+use crate::budget::BudgetExceeded;
 use crate::events::{Arm, HarnessEvent};
 use crate::gatekeeper::{GateRecord, Gatekeeper};
 use crate::persist::VersionedStore;
@@ -79,12 +80,17 @@ pub struct LoopConfig {
     pub prompt_files: BTreeSet<String>,
     /// The slow-update template, or `None` to skip the slow update.
     pub slow_update_template: Option<String>,
+    /// The pre-flight estimate, announced in [`HarnessEvent::RunStarted`].
+    pub estimate: Option<crate::budget::Estimate>,
 }
 
 /// Why the loop stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// A budget cap was reached. The checkpoint holds where the run was:
+    /// run again with a larger budget to continue.
+    Budget(BudgetExceeded),
     /// `max_epochs` epochs ran.
     MaxEpochs,
     /// Two consecutive epochs proposed the same edits.
@@ -310,6 +316,10 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// version. The run stops after `max_epochs`, or when two consecutive
 /// epochs proposed the same edits or did not raise training accuracy.
 ///
+/// A budget cap is a clean stop: the report says which cap
+/// ([`StopReason::Budget`]) and holds what was decided so far; running again
+/// with a larger budget and the same checkpoint continues the run.
+///
 /// # Errors
 /// [`LoopError`]; the checkpoint then holds the state to resume from.
 pub async fn run_evolution(
@@ -325,7 +335,6 @@ pub async fn run_evolution(
         &ids(&config.holdout),
     )?;
     let provenance: BTreeSet<String> = split.train().clone();
-    let save = |state: &LoopState| ctx.checkpoint.save(state).map_err(LoopError::Checkpoint);
     let vctx = ctx.validation;
     let mut state = match ctx.checkpoint.load().map_err(LoopError::Checkpoint)? {
         Some(state) => state,
@@ -333,7 +342,7 @@ pub async fn run_evolution(
             let initial_version = ctx.store.current_version().map_err(ValidationError::from)?;
             vctx.events.emit(&HarnessEvent::RunStarted {
                 run_id: config.run_name.clone(),
-                estimate: None,
+                estimate: config.estimate.clone(),
             });
             LoopState {
                 epoch: 0,
@@ -350,6 +359,52 @@ pub async fn run_evolution(
             }
         }
     };
+    let driven = drive(ctx, config, &provenance, &mut state).await;
+    let (holdout_before, holdout_after, stop_reason) = match driven {
+        Ok((before, after)) => (
+            before,
+            after,
+            state.stopped.clone().unwrap_or(StopReason::MaxEpochs),
+        ),
+        Err(error) => match budget_cause(&error, vctx) {
+            Some(exceeded) => (None, None, StopReason::Budget(exceeded)),
+            None => return Err(error),
+        },
+    };
+    vctx.events.emit(&HarnessEvent::RunFinished {
+        run_id: config.run_name.clone(),
+        usage: vctx.budget.usage(),
+    });
+    Ok(EvolutionReport {
+        stop_reason,
+        epochs: state.epoch,
+        initial_version: state.initial_version.clone(),
+        final_version: ctx.store.current_version().map_err(ValidationError::from)?,
+        records: state.records.clone(),
+        holdout_before,
+        holdout_after,
+    })
+}
+
+/// The budget cap behind `error`, if a cap caused it (directly, or through
+/// a proposer whose LLM calls the budget refused).
+fn budget_cause(error: &LoopError, vctx: ValidationContext<'_>) -> Option<BudgetExceeded> {
+    match error {
+        LoopError::Validation(ValidationError::Budget(exceeded)) => Some(exceeded.clone()),
+        LoopError::Propose(_) => vctx.budget.stopped(),
+        _ => None,
+    }
+}
+
+/// The epochs, then the holdout scores.
+async fn drive(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+) -> Result<(Option<f64>, Option<f64>), LoopError> {
+    let save = |state: &LoopState| ctx.checkpoint.save(state).map_err(LoopError::Checkpoint);
+    let vctx = ctx.validation;
     let mut previous_train: Option<(Workspace, BTreeMap<String, Prediction>)> = None;
 
     while state.stopped.is_none() {
@@ -388,7 +443,7 @@ pub async fn run_evolution(
             }
             state.proposals = Some(proposals);
             state.judged = 0;
-            save(&state)?;
+            save(state)?;
         }
         let proposals = state.proposals.clone().unwrap_or_default();
         while let Some(proposal) = proposals.get(state.judged) {
@@ -425,7 +480,7 @@ pub async fn run_evolution(
                 state.records.push(record);
             }
             state.judged = state.judged.saturating_add(1);
-            save(&state)?;
+            save(state)?;
         }
 
         // Slow update: compare with the previous epoch's training answers.
@@ -504,7 +559,7 @@ pub async fn run_evolution(
                 StopReason::NoImprovement
             });
         }
-        save(&state)?;
+        save(state)?;
     }
 
     let final_ws = workspace(ctx.store, config)?;
@@ -518,19 +573,7 @@ pub async fn run_evolution(
         let (after, _) = run_arm(vctx, &after_id, &final_ws, &config.holdout, Arm::Plain).await?;
         (accuracy(&before), accuracy(&after))
     };
-    vctx.events.emit(&HarnessEvent::RunFinished {
-        run_id: config.run_name.clone(),
-        usage: vctx.budget.usage(),
-    });
-    Ok(EvolutionReport {
-        stop_reason: state.stopped.clone().unwrap_or(StopReason::MaxEpochs),
-        epochs: state.epoch,
-        initial_version: state.initial_version.clone(),
-        final_version: final_ws.version,
-        records: state.records.clone(),
-        holdout_before,
-        holdout_after,
-    })
+    Ok((holdout_before, holdout_after))
 }
 
 /// The previous epoch's training answers, read back from the run log after a resume.

@@ -3,10 +3,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use evolution_harness::{
-    Budget, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper, InProcessRunner,
-    LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder, MemoryVersionedStore,
-    PromptTemplates, Proposal, ProposeError, ProposeRequest, Proposer, StopReason,
-    ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace, run_evolution,
+    Budget, BudgetExceeded, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper,
+    InProcessRunner, LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder,
+    MemoryVersionedStore, PromptTemplates, Proposal, ProposeError, ProposeRequest, Proposer,
+    StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace,
+    run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
@@ -144,6 +145,7 @@ impl World {
             holdout: set("h", 10),
             prompt_files: BTreeSet::new(),
             slow_update_template: Some(PromptTemplates::default().slow_update),
+            estimate: None,
         };
         let gate = ValidationConfig {
             gate_run_prefix: "e2e_gate_".into(),
@@ -232,11 +234,25 @@ async fn a_run_killed_mid_epoch_resumes_to_the_same_result_without_repeating_wor
         ..BudgetLimits::default()
     })
     .unwrap();
-    let err = world.run(&capped, true).await.unwrap_err();
+    // The cap is a clean stop with a partial report.
+    let stopped = world.run(&capped, true).await.unwrap();
     assert!(
-        matches!(err, LoopError::Validation(ValidationError::Budget(_))),
-        "{err}"
+        matches!(
+            stopped.stop_reason,
+            StopReason::Budget(BudgetExceeded::Rollouts { limit: 150, .. })
+        ),
+        "{:?}",
+        stopped.stop_reason
     );
+    assert_eq!(
+        (stopped.holdout_before, stopped.holdout_after),
+        (None, None)
+    );
+    assert!(stopped.records.len() < expected.records.len());
+    assert!(matches!(
+        world.events.events().last(),
+        Some(evolution_harness::HarnessEvent::RunFinished { .. })
+    ));
     let first = world.rollouts.load(Ordering::Relaxed);
     assert!(first > 0 && first < total);
     let resumed = world.run(&Budget::unlimited(), true).await.unwrap();
@@ -287,6 +303,7 @@ async fn overlapping_splits_fail_before_any_rollout() {
         holdout: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
+        estimate: None,
     };
     let err = run_evolution(ctx, &config, Gatekeeper::new(ValidationConfig::default()))
         .await
