@@ -104,6 +104,8 @@ pub enum StopReason {
 pub struct LoopState {
     /// The current epoch (0-based).
     pub epoch: u32,
+    /// The version this epoch's training run used, once chosen.
+    pub train_version: Option<String>,
     /// This epoch's proposals, once made.
     pub proposals: Option<Vec<Proposal>>,
     /// Proposals of this epoch already judged.
@@ -346,6 +348,7 @@ pub async fn run_evolution(
             });
             LoopState {
                 epoch: 0,
+                train_version: None,
                 proposals: None,
                 judged: 0,
                 gatekeeper,
@@ -409,21 +412,16 @@ async fn drive(
 
     while state.stopped.is_none() {
         let epoch = state.epoch;
-        let epoch_start = workspace(ctx.store, config)?;
-        // The epoch-start version is the one the training run used; after
-        // accepts within the epoch the current version moves on.
-        let train_version = match &state.proposals {
-            Some(proposals) => proposals.first().map_or_else(
-                || epoch_start.version.clone(),
-                |p| p.record.source_version.clone(),
-            ),
-            None => epoch_start.version.clone(),
+        let train_version = match &state.train_version {
+            Some(version) => version.clone(),
+            None => {
+                let version = ctx.store.current_version().map_err(ValidationError::from)?;
+                state.train_version = Some(version.clone());
+                save(state)?;
+                version
+            }
         };
-        let train_ws = if train_version == epoch_start.version {
-            epoch_start
-        } else {
-            workspace_at(ctx.store, config, &train_version)?
-        };
+        let train_ws = workspace_at(ctx.store, config, &train_version)?;
         let train_run_id = format!("{}_train_e{epoch}_{}", config.run_name, train_ws.version);
         let (train, _) = run_arm(vctx, &train_run_id, &train_ws, &config.train, Arm::Plain).await?;
 
@@ -456,8 +454,11 @@ async fn drive(
                     .or_else(|| train_ws.prompts.get(name));
                 now != then
             });
-            if !stale {
-                let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
+            let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
+            let replay = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
+                .map_err(ValidationError::from)?
+                .is_some();
+            if !stale || replay {
                 let candidate = Candidate {
                     label: label.clone(),
                     workspace: with_writes(&base, &label, &proposal.writes, config),
@@ -485,6 +486,16 @@ async fn drive(
 
         // Slow update: compare with the previous epoch's training answers.
         let prev_epoch_run = epoch.checked_sub(1);
+        // Idempotent across a crash: a slow update already written for this
+        // epoch is not asked for again.
+        let message = format!("{}: slow update after epoch {epoch}", config.run_name);
+        let done = ctx
+            .store
+            .history()
+            .map_err(ValidationError::from)?
+            .last()
+            .is_some_and(|h| h.message == message);
+        let prev_epoch_run = prev_epoch_run.filter(|_| !done);
         if let (Some(template), Some(prev)) = (&config.slow_update_template, prev_epoch_run) {
             let previous = match previous_train.take() {
                 Some(previous) => Some(previous),
@@ -528,7 +539,7 @@ async fn drive(
                 }
                 if !writes.is_empty() {
                     ctx.store
-                        .advance(&writes, &format!("slow update after epoch {epoch}"))
+                        .advance(&writes, &message)
                         .map_err(ValidationError::from)?;
                 }
             }
@@ -549,6 +560,7 @@ async fn drive(
         state.edit_history.push(edits);
         state.epoch = epoch.saturating_add(1);
         state.proposals = None;
+        state.train_version = None;
         state.judged = 0;
         if state.epoch >= config.max_epochs {
             state.stopped = Some(StopReason::MaxEpochs);

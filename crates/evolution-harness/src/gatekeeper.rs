@@ -107,6 +107,12 @@ impl Gatekeeper {
     /// Gates `candidate` against `baseline`, which must be the store's
     /// current version; on accept writes `writes` as a new store version.
     ///
+    /// Idempotent across a crash: when the store's current version was
+    /// written by accepting this same candidate label (its record lost), the
+    /// candidate is validated again against that version's parent (from the
+    /// run log, no rollouts when resuming) and the version is kept, not
+    /// written twice.
+    ///
     /// A confirmed accept needs `E ≥ max(e_confirm, 1/α_t)`; a provisional
     /// accept (at exhaustion) is accepted and put on [`Probation`]. Every
     /// proposal's final e-value is fed to e-LOND, whatever the decision.
@@ -124,12 +130,53 @@ impl Gatekeeper {
         questions: &[GeneratedQuestion],
     ) -> Result<GateRecord, ValidationError> {
         let current = store.current_version()?;
+        if let Some(parent) = accepted_earlier(store, &current, &candidate.label)? {
+            // A previous attempt accepted this candidate and wrote the store,
+            // but its record was lost (the run was killed before saving it).
+            // Validate again against the parent — the run log answers every
+            // question — and keep the version already written.
+            let mut parent_ws = baseline.clone();
+            parent_ws.version.clone_from(&parent);
+            for (name, text) in store.documents(&parent)? {
+                if baseline.prompts.contains_key(&name) {
+                    parent_ws.prompts.insert(name, text);
+                } else {
+                    parent_ws.skills.insert(name, text);
+                }
+            }
+            return self
+                .decide(
+                    ctx,
+                    store,
+                    &parent_ws,
+                    candidate,
+                    writes,
+                    questions,
+                    Some(current),
+                )
+                .await;
+        }
         if current != baseline.version {
             return Err(ValidationError::StaleBaseline {
                 baseline: baseline.version.clone(),
                 current,
             });
         }
+        self.decide(ctx, store, baseline, candidate, writes, questions, None)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn decide(
+        &mut self,
+        ctx: ValidationContext<'_>,
+        store: &dyn VersionedStore,
+        baseline: &Workspace,
+        candidate: &Candidate,
+        writes: &BTreeMap<String, String>,
+        questions: &[GeneratedQuestion],
+        written: Option<String>,
+    ) -> Result<GateRecord, ValidationError> {
         let level = self.fdr.as_ref().map(ELond::next_level);
         let mut config = self.config.clone();
         if let Some(level) = &level {
@@ -181,7 +228,10 @@ impl Gatekeeper {
                 outcome.verdict.e_value,
                 outcome.e_confirm
             );
-            let version = store.advance(writes, &message)?;
+            let version = match written {
+                Some(version) => version,
+                None => store.advance(writes, &message)?,
+            };
             if decision == evolution_types::GateDecision::AcceptProvisional {
                 record.probation = Some(Probation::new(&version, &baseline.version));
             }
@@ -202,4 +252,24 @@ impl Gatekeeper {
         record.validation = Some(outcome);
         Ok(record)
     }
+}
+
+/// The prefix of the store message an accept of `label` writes.
+pub(crate) fn accept_message_prefix(label: &str) -> String {
+    format!("{label}: accept")
+}
+
+/// The parent of `current` when `current` was written by accepting `label`.
+pub(crate) fn accepted_earlier(
+    store: &dyn VersionedStore,
+    current: &str,
+    label: &str,
+) -> Result<Option<String>, evolution_types::StoreError> {
+    let prefix = accept_message_prefix(label);
+    Ok(store
+        .history()?
+        .into_iter()
+        .find(|h| h.version == current)
+        .filter(|h| h.message.starts_with(&prefix))
+        .and_then(|h| h.parent))
 }

@@ -89,10 +89,31 @@ impl Proposer for Scripted {
     }
 }
 
+/// A checkpoint whose `fail_at`-th save fails, as if the process died there.
+#[derive(Default)]
+struct Flaky {
+    inner: MemoryCheckpoint,
+    saves: AtomicUsize,
+    fail_at: AtomicUsize,
+}
+
+impl Checkpoint for Flaky {
+    fn load(&self) -> Result<Option<evolution_harness::LoopState>, String> {
+        self.inner.load()
+    }
+    fn save(&self, state: &evolution_harness::LoopState) -> Result<(), String> {
+        let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
+        if n == self.fail_at.load(Ordering::Relaxed) {
+            return Err("killed".into());
+        }
+        self.inner.save(state)
+    }
+}
+
 struct World {
     store: MemoryVersionedStore,
     log: MemoryRunRecorder,
-    checkpoint: MemoryCheckpoint,
+    checkpoint: Flaky,
     events: EventLog,
     proposer: Scripted,
     llm: ScriptedLlm,
@@ -107,7 +128,7 @@ impl World {
                 "# Skill\n".to_owned(),
             )])),
             log: MemoryRunRecorder::new(),
-            checkpoint: MemoryCheckpoint::new(),
+            checkpoint: Flaky::default(),
             events: EventLog::new(),
             proposer: Scripted {
                 calls: AtomicUsize::new(0),
@@ -313,4 +334,50 @@ async fn overlapping_splits_fail_before_any_rollout() {
         "{err}"
     );
     assert_eq!(world.rollouts.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test]
+async fn a_run_killed_at_any_checkpoint_resumes_to_the_same_result() {
+    let whole = World::new();
+    let expected = whole.run(&Budget::unlimited(), false).await.unwrap();
+    let total_rollouts = whole.rollouts.load(Ordering::Relaxed);
+    let total_llm = whole.llm.requests().len();
+    let saves = whole.checkpoint.saves.load(Ordering::Relaxed);
+    assert!(saves >= 10, "{saves}");
+    for kill in 1..=saves {
+        let world = World::new();
+        world.checkpoint.fail_at.store(kill, Ordering::Relaxed);
+        let err = world.run(&Budget::unlimited(), true).await.unwrap_err();
+        assert!(
+            matches!(err, LoopError::Checkpoint(_)),
+            "kill {kill}: {err}"
+        );
+        world.checkpoint.fail_at.store(0, Ordering::Relaxed);
+        let resumed = world.run(&Budget::unlimited(), true).await.unwrap();
+        assert_eq!(summary(&resumed), summary(&expected), "kill {kill}");
+        assert_eq!(resumed.final_version, expected.final_version, "kill {kill}");
+        assert_eq!(
+            (resumed.holdout_before, resumed.holdout_after),
+            (expected.holdout_before, expected.holdout_after),
+            "kill {kill}"
+        );
+        // Rollouts are recorded as they finish, so none is ever repeated; only
+        // the one step whose save was lost may be asked of an LLM again.
+        assert_eq!(
+            world.rollouts.load(Ordering::Relaxed),
+            total_rollouts,
+            "kill {kill}"
+        );
+        assert!(
+            world.proposer.calls.load(Ordering::Relaxed) <= 4,
+            "kill {kill}"
+        );
+        assert!(world.llm.requests().len() <= total_llm + 1, "kill {kill}");
+        let history = world.store.history().unwrap().len();
+        assert_eq!(
+            history,
+            whole.store.history().unwrap().len(),
+            "kill {kill}: a version was written twice"
+        );
+    }
 }
