@@ -20,6 +20,10 @@
 //!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
 //!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
 //!   on a provisional accept.
+//! - The loop: [`run_evolution`] runs epochs of training rollouts →
+//!   [`Proposer`] → [`Gatekeeper`] → blacklist → slow update, stops by the
+//!   seed-004 rules or a budget cap, and resumes from a [`Checkpoint`] and
+//!   the run log after a kill at any point.
 //! - Error control over a run: [`ELond`] (online FDR with e-values) gives
 //!   each proposal its threshold; [`params_for_level`] turns it into gate
 //!   parameters.

@@ -302,6 +302,9 @@ fn check_config(config: &ValidationConfig) -> Result<(), ValidationError> {
     if !(0.0..=1.0).contains(&config.gate_guard_err) {
         return Err(ValidationError::InvalidGuard(config.gate_guard_err));
     }
+    // The gate checks its parameters first; asking it once about an empty
+    // record surfaces a bad threshold before any rollout is spent.
+    gate_decision(0, 0, 1, 0, &config.params)?;
     Ok(())
 }
 

@@ -322,6 +322,10 @@ async fn guards_fail_before_any_rollout() {
         refused_before_any_rollout(config(), cand(), vec![]).await,
         ValidationError::NoQuestions
     ));
+    let mut cfg = config();
+    cfg.params.e_confirm = f64::NAN;
+    let err = refused_before_any_rollout(cfg, cand(), questions()).await;
+    assert!(matches!(err, ValidationError::Gate(_)), "{err}");
     let mut dup = questions();
     dup.push(question("a00", "a", "v"));
     assert!(matches!(
