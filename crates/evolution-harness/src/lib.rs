@@ -44,7 +44,9 @@
 //! over its stdin and stdout, one JSON object per line (UTF-8, `\n`):
 //!
 //! - request, harness → agent:
-//!   `{"type":"question","run_id":"…","workspace":{"version":"v3","dir":"…","skills_dir":"…","prompts_dir":"…"},"question":{"question_id":"…","task_type":"…","question":"…","answer":"…",…}}`
+//!   `{"type":"question","run_id":"…","workspace":{"version":"v3","dir":"…","skills_dir":"…","prompts_dir":"…"},"question":{"question_id":"…","task_type":"…","question":"…",…}}`
+//!   (every field of the question except the reference `answer`, which
+//!   stays with the harness);
 //! - zero or more trace steps, agent → harness:
 //!   `{"type":"step","tool_name":"…","tool_input":…,"tool_output":"…","thought":"…","raw_content":"…"}`
 //!   (`step` numbers are optional; they default to the position);

@@ -374,11 +374,16 @@ async fn run_question(
     workspace: &Value,
     question: &GeneratedQuestion,
 ) -> QuestionOutcome {
+    // The reference answer stays with the harness, which does the scoring.
+    let mut shown = serde_json::to_value(question).unwrap_or_default();
+    if let Some(object) = shown.as_object_mut() {
+        object.remove("answer");
+    }
     let request = serde_json::json!({
         "type": "question",
         "run_id": run_id,
         "workspace": workspace,
-        "question": question,
+        "question": shown,
     });
     let request = match serde_json::to_string(&request) {
         Ok(request) => request,

@@ -5,7 +5,9 @@
 //! the workspace holds a line `RULE T => X`, and with `unknown` otherwise,
 //! after reporting one trace step. A question whose text is `crash`, `hang`,
 //! `garbage`, `flood`, `binary` or `wrong-id` makes it misbehave that way, to exercise the
-//! runner's failure handling. It serves requests until stdin closes.
+//! runner's failure handling; `peek` answers with the reference answer if
+//! the request carried one (it must not). It serves requests until stdin
+//! closes.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufRead, Write};
@@ -70,6 +72,14 @@ fn main() {
                 }
                 let _ = out.flush();
                 continue;
+            }
+            "peek" => {
+                // Reports whether the request leaked the reference answer.
+                let seen = question
+                    .get("answer")
+                    .and_then(Value::as_str)
+                    .unwrap_or("none");
+                json!({"type": "result", "question_id": qid, "prediction": seen})
             }
             "binary" => {
                 let _ = out.write_all(b"\xff\xfe{}\n");

@@ -194,3 +194,19 @@ async fn overlong_and_non_utf8_lines_are_garbage() {
     assert!(error(1).contains("not UTF-8"), "{}", error(1));
     assert!(out[2].prediction.correct);
 }
+
+#[tokio::test]
+async fn the_agent_never_sees_the_reference_answer() {
+    let runner = agent(ProcessMode::PerQuestion, 1);
+    let out = runner
+        .run(
+            "run-e",
+            &workspace(),
+            &[q("p", "counting", "peek", "secret")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(out[0].prediction.prediction, "none");
+    assert_eq!(out[0].prediction.answer, "secret");
+    assert!(!out[0].prediction.correct);
+}
