@@ -161,6 +161,16 @@ fn trajectory(
 }
 
 impl Ingested {
+    /// Sends one [`crate::HarnessEvent::InputSkipped`] per diagnostic to `events`.
+    pub fn report_to(&self, events: &dyn crate::events::EventSink) {
+        for d in &self.diagnostics {
+            events.emit(&crate::events::HarnessEvent::InputSkipped {
+                file: d.source.clone(),
+                reason: d.reason.clone(),
+            });
+        }
+    }
+
     fn skip(&mut self, source: impl Into<String>, reason: impl Into<String>) {
         self.diagnostics.push(IngestDiagnostic {
             source: source.into(),

@@ -292,7 +292,8 @@ pub(crate) fn check_unique(questions: &[GeneratedQuestion]) -> Result<(), Runner
 /// question to a reply (`Err` = an INFRA failure with that message).
 ///
 /// Meant for tests and simulations, where the "agent" is a rule over the
-/// workspace text.
+/// workspace text. The function sees the whole question, reference answer
+/// included; the subprocess protocol withholds it.
 pub struct InProcessRunner<F> {
     agent: F,
     scoring: Scoring,

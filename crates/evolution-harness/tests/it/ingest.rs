@@ -193,3 +193,20 @@ fn a_session_state_without_outcomes_is_reported() {
     assert_eq!(out.diagnostics.len(), 1);
     assert_eq!(out.diagnostics[0].reason, "no \"## Outcomes\" section");
 }
+
+#[test]
+fn skipped_inputs_become_events() {
+    let out = load_trajectory_dir("r", &data("trajectories")).unwrap();
+    let events = evolution_harness::EventLog::new();
+    out.report_to(&events);
+    let skipped: Vec<_> = events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            evolution_harness::HarnessEvent::InputSkipped { file, .. } => Some(file),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped.len(), out.diagnostics.len());
+    assert_eq!(skipped.last().map(String::as_str), Some("notes.txt"));
+}
