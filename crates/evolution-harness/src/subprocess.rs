@@ -78,7 +78,8 @@ impl SubprocessConfig {
     }
 }
 
-/// Runs an agent program as child processes (see the crate docs for the protocol).
+/// Runs an agent program as child processes (see the crate docs for the
+/// protocol). Must be driven by a Tokio runtime (it uses `tokio::process`).
 #[derive(Debug, Clone)]
 pub struct SubprocessRunner {
     config: Arc<SubprocessConfig>,
