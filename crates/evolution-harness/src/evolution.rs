@@ -216,7 +216,9 @@ pub struct LoopContext<'a> {
     pub store: &'a dyn VersionedStore,
     /// Makes proposals.
     pub proposer: &'a dyn Proposer,
-    /// For the slow update.
+    /// For the slow update. Wrap it (and the proposer's provider) in
+    /// [`crate::MeteredLlm`] over the same [`crate::Budget`] as `validation`
+    /// to cap LLM calls, tokens and money.
     pub llm: &'a dyn LlmProvider,
     /// Saves the loop state.
     pub checkpoint: &'a dyn Checkpoint,
