@@ -92,6 +92,17 @@ pub enum HarnessEvent {
         /// Its final e-value.
         e_value: f64,
     },
+    /// A provisionally accepted version was judged on later evidence.
+    ProbationSettled {
+        /// The version on probation.
+        version: String,
+        /// The verdict (`rollback` restores the previous version).
+        verdict: evolution_types::ProbationVerdict,
+        /// Wins so far.
+        w: u64,
+        /// Losses so far.
+        l: u64,
+    },
     /// A budget cap stopped the run.
     BudgetStop {
         /// Which cap.

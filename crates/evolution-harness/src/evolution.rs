@@ -20,6 +20,7 @@ use crate::budget::BudgetExceeded;
 use crate::events::{Arm, HarnessEvent};
 use crate::gatekeeper::{GateRecord, Gatekeeper};
 use crate::persist::VersionedStore;
+use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::slow_update::{ComparisonPair, slow_update};
 use crate::validate::{Candidate, DataSplit, ValidationContext, ValidationError, run_arm};
@@ -114,6 +115,8 @@ pub struct LoopState {
     pub gatekeeper: Gatekeeper,
     /// Every proposal judged so far.
     pub records: Vec<GateRecord>,
+    /// Provisionally accepted versions still watched.
+    pub probations: Vec<Probation>,
     /// The blacklist.
     pub rejected: Vec<RejectedEdit>,
     /// Training accuracy per finished epoch.
@@ -317,7 +320,11 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// against the old text); then, from the second epoch on, the slow update
 /// compares this epoch's training answers with the previous epoch's for
 /// every skill document that changed and writes the guidance as a new
-/// version. The run stops after `max_epochs`, or when two consecutive
+/// version. A provisionally accepted version is on [`Probation`]: the
+/// next epoch's training answers on it are paired with the previous
+/// epoch's on the version it replaced, and a `rollback` verdict restores
+/// that version and restarts the epoch on it; `confirmed` ends the watch.
+/// The run stops after `max_epochs`, or when two consecutive
 /// epochs proposed the same edits or did not raise training accuracy.
 ///
 /// A budget cap is a clean stop: the report says which cap
@@ -355,6 +362,7 @@ pub async fn run_evolution(
                 judged: 0,
                 gatekeeper,
                 records: Vec::new(),
+                probations: Vec::new(),
                 rejected: Vec::new(),
                 train_accuracy: Vec::new(),
                 edit_history: Vec::new(),
@@ -427,6 +435,16 @@ async fn drive(
         let train_run_id = format!("{}_train_e{epoch}_{}", config.run_name, train_ws.version);
         let (train, _) = run_arm(vctx, &train_run_id, &train_ws, &config.train, Arm::Plain).await?;
 
+        if state.proposals.is_none()
+            && !state.probations.is_empty()
+            && watch_probations(ctx, config, state, &train_ws, &train, &mut previous_train).await?
+        {
+            // A rollback changed the current version: restart the epoch on it.
+            state.train_version = None;
+            save(state)?;
+            continue;
+        }
+
         if state.proposals.is_none() {
             let mut proposals = ctx
                 .proposer
@@ -480,6 +498,7 @@ async fn drive(
                 state
                     .rejected
                     .extend(record.rejected_edits(&proposal.record));
+                state.probations.extend(record.probation.clone());
                 state.records.push(record);
             }
             state.judged = state.judged.saturating_add(1);
@@ -588,6 +607,79 @@ async fn drive(
         (accuracy(&before), accuracy(&after))
     };
     Ok((holdout_before, holdout_after))
+}
+
+/// Judges the watched versions on this epoch's training answers against
+/// the previous epoch's: a version is observed when this epoch ran on it
+/// (or on a slow update of it) and the previous epoch ran on the version it
+/// replaced. Returns whether a rollback happened.
+async fn watch_probations(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    state: &mut LoopState,
+    train_ws: &Workspace,
+    train: &BTreeMap<String, Prediction>,
+    previous_train: &mut Option<(Workspace, BTreeMap<String, Prediction>)>,
+) -> Result<bool, LoopError> {
+    if previous_train.is_none()
+        && let Some(prev) = state.epoch.checked_sub(1)
+    {
+        *previous_train = previous_epoch_train(ctx.validation, config, ctx.store, prev).await?;
+    }
+    let Some((prev_ws, prev_answers)) = previous_train.as_ref() else {
+        return Ok(false);
+    };
+    let history = ctx.store.history().map_err(ValidationError::from)?;
+    let runs_on = |version: &str| {
+        train_ws.version == version
+            || history.iter().any(|h| {
+                h.version == train_ws.version
+                    && h.parent.as_deref() == Some(version)
+                    && h.message.contains("slow update")
+            })
+    };
+    let params = *state.gatekeeper.params();
+    let mut rolled_back = false;
+    let mut keep = Vec::new();
+    for mut watch in std::mem::take(&mut state.probations) {
+        if rolled_back || !runs_on(&watch.version) || prev_ws.version != watch.previous_version {
+            keep.push(watch);
+            continue;
+        }
+        let observed: BTreeMap<String, (bool, bool)> = train
+            .iter()
+            .filter_map(|(id, now)| {
+                let before = prev_answers.get(id)?;
+                let usable =
+                    !crate::validate::is_failure(before) && !crate::validate::is_failure(now);
+                usable.then(|| (id.clone(), (before.correct, now.correct)))
+            })
+            .collect();
+        watch.observe(&observed);
+        let verdict = watch.verdict(&params);
+        ctx.validation.events.emit(&HarnessEvent::ProbationSettled {
+            version: watch.version.clone(),
+            verdict,
+            w: watch.w,
+            l: watch.l,
+        });
+        match verdict {
+            evolution_types::ProbationVerdict::Rollback => {
+                ctx.store
+                    .rollback(&watch.previous_version)
+                    .map_err(ValidationError::from)?;
+                rolled_back = true;
+            }
+            evolution_types::ProbationVerdict::Confirmed => {}
+            evolution_types::ProbationVerdict::Unverified => keep.push(watch),
+        }
+    }
+    state.probations = keep;
+    if rolled_back {
+        // The answers of the rolled-back version must not be compared again.
+        *previous_train = None;
+    }
+    Ok(rolled_back)
 }
 
 /// The previous epoch's training answers, read back from the run log after a resume.

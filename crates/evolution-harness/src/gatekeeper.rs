@@ -99,6 +99,11 @@ impl Gatekeeper {
         self.fdr.as_ref()
     }
 
+    /// The gate parameters before any FDR adjustment (probation uses them).
+    pub fn params(&self) -> &evolution_types::GateParams {
+        &self.config.params
+    }
+
     /// The baseline cache.
     pub fn cache(&self) -> &BaselineCache {
         &self.cache

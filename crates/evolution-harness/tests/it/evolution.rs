@@ -24,6 +24,25 @@ fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
 
 /// The agent of `validate.rs`, with a third rule: type `c` is right only with `fix:c`.
 fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::AgentReply, String> {
+    let skill = ws
+        .skills
+        .get("s.md")
+        .map(String::as_str)
+        .unwrap_or_default();
+    // A rule that games the gate: right on gate questions, wrong on training
+    // type b, no effect elsewhere.
+    let gamed = q.question_id.starts_with("g-") || q.question_id.starts_with("t-b");
+    if skill.contains("sneaky") && gamed {
+        let right = q.question_id.starts_with("g-");
+        return Ok(evolution_harness::AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            ..Default::default()
+        });
+    }
     if q.task_type == "c" {
         let skill = ws
             .skills
@@ -380,4 +399,111 @@ async fn a_run_killed_at_any_checkpoint_resumes_to_the_same_result() {
             "kill {kill}: a version was written twice"
         );
     }
+}
+
+struct Sneaky;
+
+#[async_trait]
+impl Proposer for Sneaky {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+        if request.epoch > 0 {
+            return Ok(Vec::new());
+        }
+        let skill = request
+            .workspace
+            .skills
+            .get("s.md")
+            .cloned()
+            .unwrap_or_default();
+        let text = format!("{skill}\nsneaky\n");
+        let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill, "");
+        record.edits = vec![Edit::append("sneaky")];
+        Ok(vec![Proposal {
+            label: "sneaky".into(),
+            writes: BTreeMap::from([("s.md".to_owned(), text)]),
+            record,
+        }])
+    }
+}
+
+#[tokio::test]
+async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
+    let world = World::new();
+    let runner = InProcessRunner::new(agent);
+    let budget = Budget::unlimited();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &world.log,
+            budget: &budget,
+            events: &world.events,
+            resume_from: None,
+        },
+        store: &world.store,
+        proposer: &Sneaky,
+        llm: &world.llm,
+        checkpoint: &world.checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "sn".into(),
+        max_epochs: 3,
+        train: set("t", 10),
+        // Six gate questions the baseline gets wrong: W = 6, E ≈ 18.1 < 20 at
+        // exhaustion, so the gate can only accept provisionally.
+        gate: set("g", 10)
+            .into_iter()
+            .filter(|q| q.task_type == "a")
+            .take(6)
+            .collect(),
+        holdout: vec![],
+        prompt_files: BTreeSet::new(),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "sn_gate_".into(),
+        ladder: vec![6],
+        seed: 1,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let record = &report.records[0];
+    assert!(record.accepted);
+    assert_eq!(
+        record.validation.as_ref().map(|v| v.decision()),
+        Some(evolution_types::GateDecision::AcceptProvisional)
+    );
+    assert_eq!(record.new_version.as_deref(), Some("v2"));
+    // Epoch 1 runs the training questions on v2: ten type-b losses, E(L, W) ≈ 186 ≥ 10.
+    let settled: Vec<_> = world
+        .events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            evolution_harness::HarnessEvent::ProbationSettled {
+                version,
+                verdict,
+                w,
+                l,
+            } => Some((version, verdict, w, l)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        settled,
+        [(
+            "v2".to_owned(),
+            evolution_types::ProbationVerdict::Rollback,
+            0,
+            10
+        )]
+    );
+    assert_eq!(report.final_version, "v1");
+    assert_eq!(world.store.current_version().unwrap(), "v1");
+    let state = world.checkpoint.load().unwrap().unwrap();
+    assert!(state.probations.is_empty());
+    assert_eq!(report.epochs, 3);
 }
