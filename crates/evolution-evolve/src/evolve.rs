@@ -98,7 +98,7 @@ struct Applied {
 }
 
 /// What a target must provide to the patch loop.
-trait Target {
+trait Target: Sync {
     /// The edits a reply proposes, or why the reply has the wrong shape.
     fn proposals(&self, reply: &JsonMap) -> Result<Vec<Edit>, String>;
     /// The text the ranker sees.

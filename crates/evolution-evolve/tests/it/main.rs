@@ -8,6 +8,7 @@ mod json;
 mod props;
 mod rank;
 mod rewrite;
+mod send;
 mod skill;
 mod support;
 mod system;
