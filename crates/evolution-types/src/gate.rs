@@ -36,6 +36,22 @@ impl Default for GateParams {
     }
 }
 
+impl GateParams {
+    /// A parameter set tuned by the gate's calibration benchmark.
+    ///
+    /// CALIBRATION-FIGURES
+    pub fn calibrated() -> Self {
+        GateParams {
+            e_confirm: 20.0,
+            e_provisional: 20.0,
+            w_net_min: 2,
+            delta_min: 0.0,
+            lambda_dir: -2.0,
+            e_rollback: 10.0,
+        }
+    }
+}
+
 /// The exit `gate_decision` took, in the seed's snake_case spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,0 +1,6 @@
+//! Integration tests of `evolution-gate` through its public API.
+
+mod decision;
+mod evalue;
+mod properties;
+mod validate;

@@ -1,0 +1,89 @@
+//! Property tests: the decisions are total and the e-value is ordered.
+
+use evolution_gate::{GateError, gate_decision, ln_e_value, probation_verdict};
+use evolution_types::GateParams;
+use proptest::prelude::*;
+
+/// Counts biased towards the edges of `u64` as well as small values.
+fn count() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0_u64..64,
+        0_u64..10_000_000,
+        any::<u64>(),
+        prop::sample::select(vec![0, 1, u64::MAX / 2, u64::MAX - 1, u64::MAX]),
+    ]
+}
+
+/// Any `f64` including NaN, infinities and the seed's values.
+fn threshold() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        any::<f64>(),
+        prop::sample::select(vec![
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            1.0,
+            3.0,
+            20.0,
+            -0.642
+        ]),
+    ]
+}
+
+fn params() -> impl Strategy<Value = GateParams> {
+    (
+        threshold(),
+        threshold(),
+        any::<i64>(),
+        threshold(),
+        threshold(),
+        threshold(),
+    )
+        .prop_map(
+            |(e_confirm, e_provisional, w_net_min, delta_min, lambda_dir, e_rollback)| GateParams {
+                e_confirm,
+                e_provisional,
+                w_net_min,
+                delta_min,
+                lambda_dir,
+                e_rollback,
+            },
+        )
+}
+
+proptest! {
+    #[test]
+    fn gate_decision_is_total(w in count(), l in count(), n_used in count(), n_rem in count(), p in params()) {
+        match gate_decision(w, l, n_used, n_rem, &p) {
+            Ok(v) => {
+                prop_assert!(v.ln_e_value.is_finite());
+                prop_assert!(!v.delta_hat.is_nan() && !v.wald_lambda.is_nan());
+            }
+            Err(GateError::NoQuestionsUsed) => prop_assert_eq!(n_used, 0),
+            Err(GateError::CountsExceedUsed { .. }) => {
+                prop_assert!(w.checked_add(l).is_none_or(|d| d > n_used));
+            }
+            Err(GateError::InvalidParams { .. }) => {}
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+        }
+    }
+
+    #[test]
+    fn probation_verdict_is_total(w in count(), l in count(), p in params()) {
+        let _verdict = probation_verdict(w, l, &p);
+    }
+
+    #[test]
+    fn default_params_decide_every_valid_input(w in 0_u64..5_000, l in 0_u64..5_000, ties in 0_u64..5_000, n_rem in count()) {
+        let v = gate_decision(w, l, w + l + ties.max(1), n_rem, &GateParams::default());
+        prop_assert!(v.is_ok());
+    }
+
+    #[test]
+    fn e_value_orders_wins_and_losses(w in 0_u64..10_000_000, l in 0_u64..10_000_000) {
+        let here = ln_e_value(w, l);
+        prop_assert!(ln_e_value(w + 1, l) > here);
+        prop_assert!(ln_e_value(w, l + 1) < here);
+    }
+}
