@@ -1,0 +1,125 @@
+//! `aggregate_patches`: seed 004 step ③, merging the patches of several
+//! reflection batches.
+
+use std::collections::HashMap;
+
+use evolution_types::{Edit, EditOp, JsonMap};
+use serde::{Deserialize, Serialize};
+
+/// One revision suggestion of a reflection (seed 004 step ②).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Suggestion {
+    /// `add_rule`, `modify_step`, `fix_context`, `rewrite_section`, …
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// Short title.
+    #[serde(default)]
+    pub title: String,
+    /// What to change.
+    #[serde(default)]
+    pub instruction: String,
+    /// `high`, `medium` or `low`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_hint: Option<String>,
+    /// How many failed trajectories support it (1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support_count: Option<u32>,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
+
+/// The suggestions and edits one reflection batch produced, or the merged
+/// result of several.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Patch {
+    /// Revision suggestions.
+    #[serde(default)]
+    pub suggestions: Vec<Suggestion>,
+    /// Concrete edits.
+    #[serde(default)]
+    pub edits: Vec<Edit>,
+    /// The reflections' reasoning, one paragraph per batch.
+    #[serde(default)]
+    pub reasoning: String,
+}
+
+/// Merges the patches of several batches into one.
+///
+/// Suggestions with the same type and title (compared case- and
+/// whitespace-insensitively; the instruction stands in for an empty title)
+/// are one suggestion; edits with the same operation and target are one edit
+/// (for `append`, whose target is empty, the same content). The first
+/// occurrence is kept, its `support_count` becomes the sum of the merged
+/// counts (each counting 1 when absent), and both lists are sorted by
+/// support, highest first, ties in first-seen order. Reasonings are joined
+/// with blank lines.
+pub fn aggregate_patches(batches: &[Patch]) -> Patch {
+    let mut suggestions: Vec<Suggestion> = Vec::new();
+    let mut suggestion_keys: HashMap<(String, String), usize> = HashMap::new();
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut edit_keys: HashMap<(String, String), usize> = HashMap::new();
+    let mut reasoning: Vec<&str> = Vec::new();
+    for batch in batches {
+        for s in &batch.suggestions {
+            let title = if s.title.trim().is_empty() {
+                &s.instruction
+            } else {
+                &s.title
+            };
+            let key = (normalize(&s.kind), normalize(title));
+            merge(&mut suggestions, &mut suggestion_keys, key, s, |s| {
+                &mut s.support_count
+            });
+        }
+        for e in &batch.edits {
+            let anchor = match e.op {
+                EditOp::Append => normalize(&e.content),
+                _ => e.target.clone(),
+            };
+            let key = (e.op.as_str().to_owned(), anchor);
+            merge(&mut edits, &mut edit_keys, key, e, |e| &mut e.support_count);
+        }
+        let text = batch.reasoning.trim();
+        if !text.is_empty() {
+            reasoning.push(text);
+        }
+    }
+    // Stable sorts keep first-seen order among equal supports.
+    suggestions.sort_by_key(|s| std::cmp::Reverse(s.support_count.unwrap_or(1)));
+    edits.sort_by_key(|e| std::cmp::Reverse(e.support_count.unwrap_or(1)));
+    Patch {
+        suggestions,
+        edits,
+        reasoning: reasoning.join("\n\n"),
+    }
+}
+
+fn merge<T: Clone>(
+    items: &mut Vec<T>,
+    keys: &mut HashMap<(String, String), usize>,
+    key: (String, String),
+    item: &T,
+    support: impl Fn(&mut T) -> &mut Option<u32>,
+) {
+    let mut incoming = item.clone();
+    let count = support(&mut incoming).unwrap_or(1);
+    match keys.get(&key).and_then(|&i| items.get_mut(i)) {
+        Some(existing) => {
+            let slot = support(existing);
+            *slot = Some(slot.unwrap_or(1).saturating_add(count));
+        }
+        None => {
+            *support(&mut incoming) = Some(count);
+            keys.insert(key, items.len());
+            items.push(incoming);
+        }
+    }
+}
+
+fn normalize(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}

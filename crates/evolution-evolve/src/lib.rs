@@ -1,0 +1,89 @@
+//! Candidate generation of the evolution kernel: turns diagnosis case packs
+//! into validated candidate documents — skills, the system prompt, tool
+//! prompts — by asking an LLM for small edits and applying them with the
+//! patch engine.
+//!
+//! Key design choice: the LLM only ever *proposes*. Every proposal goes
+//! through the same funnel — parse, clip to the edit budget, apply with
+//! protected regions, validate structurally — and a failure at any stage is
+//! fed back to the LLM as a new chat turn (at most two rounds) instead of
+//! being raised. Only provider failures (transient or permanent) and store
+//! failures are errors, and they leave nothing half-applied: the functions
+//! return an [`EvolutionRecord`](evolution_types::EvolutionRecord) value and
+//! never write anywhere.
+//!
+//! # Prompt templates
+//!
+//! The templates of [`EvolvePrompts`](evolution_types::EvolvePrompts) use
+//! `{{name}}` placeholders ([`render_template`]): one pass, values inserted
+//! verbatim and never re-scanned, unknown names left as they are. Each
+//! template is sent as a single user message (except `consolidate_system`,
+//! sent as the system message). Placeholders per template:
+//!
+//! | template | placeholders |
+//! |---|---|
+//! | `evolve_skill` | `task_type`, `target_file`, `skill_content`, `stats`, `failure_cases`, `success_cases`, `lapse_notes`, `rejected_edits`, `edit_budget` |
+//! | `evolve_system` | `system_prompt`, `frozen_sections`, `stats`, `failure_cases`, `success_cases`, `rejected_edits`, `edit_budget` |
+//! | `evolve_tool` | `tool_name`, `extract_file`, `extract_prompt`, `verify_file`, `verify_prompt`, `frozen_section`, `stats`, `failure_spans`, `success_spans`, `rejected_edits`, `edit_budget` |
+//! | `evolve_rank` | `document`, `edits`, `n_edits`, `max_edits` |
+//! | `consolidate_system` | `count`, `notes` |
+//! | `evolve_rewrite` | `document`, `suggestions`, `max_chars` |
+//!
+//! `stats` is pretty JSON; case and span lists are rendered by
+//! [`format_case_samples`] and [`format_spans`] (tool outputs cut to 500
+//! characters); `rejected_edits` by [`format_rejected_edits`]; an unlimited
+//! budget reads `unlimited`.
+//!
+//! # JSON contract of the replies
+//!
+//! Replies are read by [`parse_llm_json`]: a `` ```json `` fenced block, or
+//! the whole reply, must be one JSON object. Fields:
+//!
+//! - `evolve_skill`, `evolve_system`:
+//!   `{"suggestions": [any JSON, …], "edits": [{"op": "append" | "insert_after" | "replace" | "delete", "target": "…", "content": "…"}, …]}`.
+//!   `edits` is required (an empty list means "nothing to change");
+//!   `suggestions` is optional. Extra fields of an edit (a `reason`, say) are kept.
+//! - `evolve_tool`: `{"suggestions": […], "extract_edits": [edit, …], "verify_edits": [edit, …]}`;
+//!   at least one of the two edit lists is required.
+//! - `evolve_rank`: `{"ranking": [0-based index, …]}`, most important first;
+//!   only integers within range count, each once.
+//! - `consolidate_system`: `{"notes": ["…", …]}`, fewer notes than given.
+//! - `evolve_rewrite`: `{"rewritten": "<the whole new document>"}`, no longer
+//!   than the original.
+//!
+//! When a round fails, the next turn appends the model's reply and one of
+//! three feedback messages ([`feedback`]): the reply was not valid JSON of
+//! that shape; no edit could be applied (each edit's status listed, e.g. a
+//! target that does not occur or lies in a protected region); or the
+//! candidate failed validation (every failed check listed).
+//!
+//! # LLM calls per branch
+//!
+//! With `k` = 1 when the appendix reaches the consolidation threshold, else 0:
+//! skill branch A (lapse notes only) `0 + k`; branch B (rewrite) `2 + k`;
+//! branch C (patch) `1 + k` at best, `4 + k` at worst (two rounds, each
+//! evolve + rank); system prompt 1 to 4; tool prompts 1 to 4. An empty pack
+//! makes no call.
+
+mod aggregate;
+mod budget;
+mod consolidate;
+mod error;
+mod format;
+mod json;
+mod rank;
+mod rewrite;
+
+pub use crate::aggregate::{Patch, Suggestion, aggregate_patches};
+pub use crate::budget::{EditBudgetSchedule, edit_budget_at};
+pub use crate::consolidate::{Consolidation, consolidate_appendix};
+pub use crate::error::{BudgetError, EvolveError};
+pub use crate::format::{
+    TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans, render_template,
+};
+pub use crate::json::parse_llm_json;
+pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};
+pub use crate::rewrite::{Rewrite, rewrite_from_suggestions};
+
+/// The `extra` key that marks which file a pooled tool edit belongs to.
+pub(crate) const SOURCE_TAG: &str = "_src";

@@ -1,0 +1,79 @@
+//! `rewrite_from_suggestions`: whole-document rewrite, skill branch B.
+
+use evolution_types::{ChatMessage, ChatOptions, EvolvePrompts, LlmError, LlmProvider};
+use serde_json::Value;
+
+use crate::format::render_template;
+use crate::json::parse_llm_json;
+
+/// What [`rewrite_from_suggestions`] produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The rewritten document, or why there is none.
+    pub outcome: Result<String, String>,
+    /// LLM calls made (always 1).
+    pub llm_calls: u32,
+}
+
+/// Rewrites `document` following `suggestions` in one call.
+///
+/// The `evolve_rewrite` template gets `{{document}}`, `{{suggestions}}`
+/// (pretty JSON) and `{{max_chars}}` (the document's length in characters)
+/// and must answer `{"rewritten": "<the whole new document>"}`. The rewrite
+/// is declined — `outcome` is `Err(reason)` — when the reply is not a JSON
+/// object, `rewritten` is missing, not a string or blank, or the rewrite is
+/// longer than the original (in characters): the seed's rule that a
+/// rewrite may only tighten a document. A content failure of the provider
+/// declines too; transient and permanent provider errors propagate (the
+/// seed caught only `ValueError`, `KeyError`, `TypeError`, `AttributeError`).
+pub async fn rewrite_from_suggestions(
+    llm: &dyn LlmProvider,
+    prompts: &EvolvePrompts,
+    document: &str,
+    suggestions: &[Value],
+) -> Result<Rewrite, LlmError> {
+    let listed = serde_json::to_string_pretty(suggestions).unwrap_or_default();
+    let original_chars = document.chars().count();
+    let max_chars = original_chars.to_string();
+    let prompt = render_template(
+        &prompts.evolve_rewrite,
+        &[
+            ("document", document),
+            ("suggestions", &listed),
+            ("max_chars", &max_chars),
+        ],
+    );
+    let options = ChatOptions::json().with_tag("evolve.rewrite");
+    let declined = |reason: String| {
+        Ok(Rewrite {
+            outcome: Err(reason),
+            llm_calls: 1,
+        })
+    };
+    let reply = match llm.chat(&[ChatMessage::user(prompt)], &options).await {
+        Ok(reply) => reply,
+        Err(error) if error.is_content() => {
+            return declined(format!("the rewrite call failed: {error}"));
+        }
+        Err(error) => return Err(error),
+    };
+    let Some(map) = parse_llm_json(&reply.content) else {
+        return declined("the rewrite reply is not a JSON object".to_owned());
+    };
+    let text = match map.get("rewritten") {
+        Some(Value::String(text)) if !text.trim().is_empty() => text,
+        Some(Value::String(_)) => return declined("the rewrite is blank".to_owned()),
+        Some(_) => return declined("`rewritten` is not a string".to_owned()),
+        None => return declined("the rewrite reply has no `rewritten` key".to_owned()),
+    };
+    let chars = text.chars().count();
+    if chars > original_chars {
+        return declined(format!(
+            "the rewrite has {chars} characters, more than the original's {original_chars}"
+        ));
+    }
+    Ok(Rewrite {
+        outcome: Ok(text.clone()),
+        llm_calls: 1,
+    })
+}

@@ -1,0 +1,96 @@
+use evolution_evolve::{Patch, Suggestion, aggregate_patches};
+use evolution_types::Edit;
+
+fn suggestion(kind: &str, title: &str, support: Option<u32>) -> Suggestion {
+    Suggestion {
+        kind: kind.to_owned(),
+        title: title.to_owned(),
+        instruction: format!("do {title}"),
+        support_count: support,
+        ..Suggestion::default()
+    }
+}
+
+#[test]
+fn merges_by_type_and_target_sums_support_and_sorts() {
+    let batch1 = Patch {
+        suggestions: vec![
+            suggestion("add_rule", "Check units", None),
+            suggestion("fix_context", "Scope", Some(2)),
+        ],
+        edits: vec![
+            Edit::replace("step 1", "step one"),
+            Edit::append("Always cite."),
+            Edit::insert_after("## Steps", "- verify"),
+        ],
+        reasoning: "batch one".to_owned(),
+    };
+    let mut supported = Edit::append("always   CITE.");
+    supported.support_count = Some(3);
+    let batch2 = Patch {
+        suggestions: vec![
+            suggestion("add_rule", "check  UNITS", Some(4)),
+            suggestion("modify_step", "Check units", None),
+        ],
+        edits: vec![
+            Edit::replace("step 1", "another wording"),
+            supported,
+            Edit::delete("old rule"),
+        ],
+        reasoning: "  ".to_owned(),
+    };
+    let merged = aggregate_patches(&[batch1, batch2]);
+    let s: Vec<_> = merged
+        .suggestions
+        .iter()
+        .map(|s| (s.kind.as_str(), s.title.as_str(), s.support_count))
+        .collect();
+    assert_eq!(
+        s,
+        vec![
+            ("add_rule", "Check units", Some(5)),
+            ("fix_context", "Scope", Some(2)),
+            ("modify_step", "Check units", Some(1)),
+        ]
+    );
+    let e: Vec<_> = merged
+        .edits
+        .iter()
+        .map(|e| {
+            (
+                e.op.as_str(),
+                e.target.as_str(),
+                e.content.as_str(),
+                e.support_count,
+            )
+        })
+        .collect();
+    assert_eq!(
+        e,
+        vec![
+            ("append", "", "Always cite.", Some(4)),
+            ("replace", "step 1", "step one", Some(2)),
+            ("insert_after", "## Steps", "- verify", Some(1)),
+            ("delete", "old rule", "", Some(1)),
+        ]
+    );
+    assert_eq!(merged.reasoning, "batch one");
+}
+
+#[test]
+fn empty_input_gives_an_empty_patch() {
+    assert_eq!(aggregate_patches(&[]), Patch::default());
+}
+
+#[test]
+fn reads_seed_004_suggestion_json() {
+    let patch: Patch = serde_json::from_str(
+        r#"{"suggestions":[{"type":"add_rule","title":"t","instruction":"i","priority_hint":"high","support_count":2,"source":"x"}],
+            "edits":[{"op":"append","content":"c"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(patch.suggestions[0].kind, "add_rule");
+    assert_eq!(patch.suggestions[0].extra["source"], "x");
+    let back = serde_json::to_value(&patch.suggestions[0]).unwrap();
+    assert_eq!(back["type"], "add_rule");
+}

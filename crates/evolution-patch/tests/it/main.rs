@@ -1,0 +1,8 @@
+//! Integration tests of `evolution-patch` through its public API.
+
+mod adversarial;
+mod engine;
+mod properties;
+mod regions;
+mod seed_plan;
+mod snapshots;

@@ -1,0 +1,1 @@
+//! Realistic SKILL.md documents before and after edit sequences.
