@@ -1,0 +1,213 @@
+//! The provider's configuration, shaped for a TOML file.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything an [`OpenAiProvider`](crate::OpenAiProvider) needs, deserializable from TOML or JSON.
+///
+/// Only `base_url` and `model` are required; every other field has a default.
+/// The API key itself never appears here: `api_key_env` names the environment
+/// variable that holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenAiConfig {
+    /// Base URL of the API, up to and including the version segment
+    /// (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`). `/chat/completions` is appended.
+    pub base_url: String,
+    /// Model name sent with every request.
+    pub model: String,
+    /// Name of the environment variable holding the API key; `None` sends no
+    /// `Authorization` header (local servers).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Time limits.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+    /// Most requests in flight at once through this provider.
+    #[serde(default = "default_max_concurrency")]
+    pub max_concurrency: usize,
+    /// When and how often to retry.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    /// Temperature used when a call does not set one.
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    /// Token limit used when a call does not set one.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Ask for a JSON object reply on every call, whatever the call's options say.
+    #[serde(default)]
+    pub json_mode: bool,
+    /// Whether the server understands `response_format: {"type": "json_schema"}`;
+    /// when false a schema falls back to plain JSON mode.
+    #[serde(default = "default_true")]
+    pub supports_json_schema: bool,
+    /// Stream the reply (server-sent events); needed for time-to-first-token figures.
+    #[serde(default)]
+    pub stream: bool,
+    /// Accept a reply the server cut off at the token limit instead of failing
+    /// with a content error.
+    #[serde(default)]
+    pub allow_truncated: bool,
+}
+
+impl OpenAiConfig {
+    /// A configuration with every default, for `base_url` and `model`.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiConfig {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: None,
+            timeouts: Timeouts::default(),
+            max_concurrency: default_max_concurrency(),
+            retry: RetryPolicy::default(),
+            temperature: None,
+            max_tokens: None,
+            json_mode: false,
+            supports_json_schema: true,
+            stream: false,
+            allow_truncated: false,
+        }
+    }
+}
+
+fn default_max_concurrency() -> usize {
+    8
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// Time limits of a call, in milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    /// Limit on opening the TCP (and TLS) connection.
+    pub connect_ms: u64,
+    /// Limit from sending a request to receiving the response headers.
+    pub first_byte_ms: u64,
+    /// Limit on the silence between two pieces of a response body.
+    pub idle_ms: u64,
+    /// Limit on one attempt, from sending to the end of the body.
+    pub attempt_ms: u64,
+    /// Limit on the whole call, retries and backoff included. A call's
+    /// `ChatOptions::timeout` overrides it.
+    pub total_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect_ms: 10_000,
+            first_byte_ms: 60_000,
+            idle_ms: 60_000,
+            attempt_ms: 300_000,
+            total_ms: 600_000,
+        }
+    }
+}
+
+impl Timeouts {
+    pub(crate) fn connect(&self) -> Duration {
+        Duration::from_millis(self.connect_ms)
+    }
+    pub(crate) fn first_byte(&self) -> Duration {
+        Duration::from_millis(self.first_byte_ms)
+    }
+    pub(crate) fn idle(&self) -> Duration {
+        Duration::from_millis(self.idle_ms)
+    }
+    pub(crate) fn attempt(&self) -> Duration {
+        Duration::from_millis(self.attempt_ms)
+    }
+    pub(crate) fn total(&self) -> Duration {
+        Duration::from_millis(self.total_ms)
+    }
+}
+
+/// Which failures are retried, how often, and how long to wait in between.
+///
+/// Waits grow exponentially from `initial_backoff_ms` by `factor` up to
+/// `max_backoff_ms`, each with random jitter; a 429 waits what its
+/// `Retry-After` asks (capped at `max_retry_after_ms`). No wait ever runs past
+/// the call's overall deadline: when it would, the call fails at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables retrying).
+    pub max_retries: u32,
+    /// First wait.
+    pub initial_backoff_ms: u64,
+    /// Largest wait computed by the backoff.
+    pub max_backoff_ms: u64,
+    /// Growth factor of the wait.
+    pub factor: f32,
+    /// Largest `Retry-After` honoured; a longer request is waited this long.
+    pub max_retry_after_ms: u64,
+    /// Retry failures after which the server may already have processed (and
+    /// billed) the request: a timeout or dropped connection after the request
+    /// was sent. When false such a failure is returned at once; either way the
+    /// final error reports `possibly_billed`.
+    pub retry_possibly_billed: bool,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_backoff_ms: 500,
+            max_backoff_ms: 20_000,
+            factor: 2.0,
+            max_retry_after_ms: 60_000,
+            retry_possibly_billed: true,
+        }
+    }
+}
+
+/// An API key read from the environment. Its `Debug` never shows the key.
+#[derive(Clone)]
+pub(crate) struct ApiKey(String);
+
+impl ApiKey {
+    pub(crate) fn new(key: String) -> Self {
+        ApiKey(key)
+    }
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Why a provider could not be built from its configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `api_key_env` names a variable that is not set (or not valid Unicode).
+    #[error("environment variable {var} (api_key_env) is not set")]
+    MissingApiKey {
+        /// The variable's name.
+        var: String,
+    },
+    /// `base_url` is not an absolute http(s) URL.
+    #[error("base_url {url:?} is not an absolute http or https URL: {reason}")]
+    BadBaseUrl {
+        /// The configured value.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A value is out of range.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}

@@ -1,0 +1,566 @@
+//! Every injected fault: the error kind, the attempts (checked against the
+//! server's own request counter) and a bound on elapsed time. The bounds are
+//! generous: they catch hangs and runaway retries, they are not benchmarks.
+//!
+//! Run with `--nocapture` to see the measured attempts and times.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use evolution_llm_openai::OpenAiConfig;
+use evolution_types::{
+    ChatOptions, LlmError, LlmErrorClass, LlmErrorKind, LlmProvider, LlmResponse,
+};
+use serde_json::json;
+
+use crate::server::{Step, TestServer, completion, delta, events, stream_end};
+use crate::{fast_config, provider, question};
+
+/// Runs one call, prints what it measured, and returns it with the elapsed time.
+async fn measure(
+    name: &str,
+    config: OpenAiConfig,
+    options: &ChatOptions,
+) -> (Result<LlmResponse, LlmError>, Duration) {
+    let llm = provider(config);
+    let start = Instant::now();
+    let result = llm.chat(&question(), options).await;
+    let elapsed = start.elapsed();
+    #[allow(clippy::print_stderr)]
+    {
+        match &result {
+            Ok(_) => eprintln!("fault {name}: ok in {} ms", elapsed.as_millis()),
+            Err(e) => eprintln!(
+                "fault {name}: {:?} after {} attempts in {} ms, possibly_billed={}",
+                e.kind(),
+                e.attempts(),
+                elapsed.as_millis(),
+                e.possibly_billed()
+            ),
+        }
+    }
+    (result, elapsed)
+}
+
+/// Asserts an error's kind, its attempts against the server's counter, and the time bound.
+fn check_err(
+    result: Result<LlmResponse, LlmError>,
+    server: &TestServer,
+    kind: LlmErrorKind,
+    attempts: u32,
+    elapsed: Duration,
+    bound: Duration,
+) -> LlmError {
+    let err = result.expect_err("the fault must surface as an error");
+    assert_eq!(err.kind(), kind, "{err}");
+    assert_eq!(err.attempts(), attempts, "{err}");
+    assert_eq!(
+        server.count(),
+        attempts as usize,
+        "server-side request count; {err}"
+    );
+    assert!(elapsed < bound, "took {elapsed:?}, bound {bound:?}: {err}");
+    err
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Three times the configured overall limit: the hang bound of every fault.
+fn hang_bound(config: &OpenAiConfig) -> Duration {
+    ms(3 * config.timeouts.total_ms)
+}
+
+#[tokio::test]
+async fn rate_limited_without_retry_after_backs_off_and_gives_up() {
+    let server = TestServer::start(vec![Step::status(
+        429,
+        r#"{"error":{"message":"slow down"}}"#,
+    )])
+    .await;
+    let config = fast_config(&server.base_url());
+    let bound = hang_bound(&config);
+    let (result, elapsed) =
+        measure("429 without Retry-After", config, &ChatOptions::default()).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::RateLimited,
+        3,
+        elapsed,
+        bound,
+    );
+    assert_eq!(err.class(), LlmErrorClass::Transient);
+    assert_eq!((err.status(), err.retry_after()), (Some(429), None));
+    assert_eq!(err.message(), "slow down");
+    assert!(!err.possibly_billed());
+    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    // Backoff starts at 20 ms (jitter only adds): the retries did wait.
+    assert!(at[1] - at[0] >= ms(20) && at[2] - at[1] >= ms(20), "{at:?}");
+}
+
+#[tokio::test]
+async fn rate_limited_then_ok_succeeds() {
+    let server = TestServer::start(vec![Step::status(429, "{}"), Step::ok(completion("ok"))]).await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure("429 then 200", config, &ChatOptions::default()).await;
+    assert_eq!(result.expect("retried").content, "ok");
+    assert_eq!(server.count(), 2);
+    assert!(elapsed < ms(2_000), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn retry_after_in_seconds_is_honoured() {
+    let server = TestServer::start(vec![
+        Step::status(429, "{}").with_header("Retry-After", "1"),
+        Step::ok(completion("ok")),
+    ])
+    .await;
+    let config = fast_config(&server.base_url());
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure("429 Retry-After: 1", config, &ChatOptions::default()).await;
+    assert_eq!(result.expect("retried").content, "ok");
+    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    assert_eq!(at.len(), 2);
+    assert!(
+        at[1] - at[0] >= ms(1_000),
+        "waited only {:?}",
+        at[1] - at[0]
+    );
+    assert!(elapsed < bound, "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn retry_after_as_http_date_is_honoured() {
+    let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(2));
+    let server = TestServer::start(vec![
+        Step::status(429, "{}").with_header("Retry-After", &when),
+        Step::ok(completion("ok")),
+    ])
+    .await;
+    let config = fast_config(&server.base_url());
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "429 Retry-After: <date +2 s>",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    assert_eq!(result.expect("retried").content, "ok");
+    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    // The date has whole-second resolution, so the wait is between 1 and 2 s.
+    assert!(at[1] - at[0] >= ms(900), "waited only {:?}", at[1] - at[0]);
+    assert!(elapsed < bound, "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn retry_after_beyond_the_deadline_fails_at_once() {
+    let server = TestServer::start(vec![
+        Step::status(429, "{}").with_header("Retry-After", "30"),
+    ])
+    .await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure(
+        "429 Retry-After: 30 (deadline 5 s)",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::RateLimited,
+        1,
+        elapsed,
+        ms(1_000),
+    );
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(30)));
+}
+
+#[tokio::test]
+async fn server_error_is_retried_then_surfaced() {
+    let server =
+        TestServer::start(vec![Step::status(500, r#"{"error":{"message":"boom"}}"#)]).await;
+    let config = fast_config(&server.base_url());
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure("500", config, &ChatOptions::default()).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::ServerError,
+        3,
+        elapsed,
+        bound,
+    );
+    assert_eq!((err.status(), err.message()), (Some(500), "boom"));
+    assert!(!err.possibly_billed());
+    assert!(err.to_string().contains("after 3 attempts"), "{err}");
+}
+
+#[tokio::test]
+async fn slow_first_byte_times_out_each_attempt() {
+    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
+    let mut config = fast_config(&server.base_url());
+    config.timeouts.first_byte_ms = 300;
+    config.timeouts.total_ms = 3_000;
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "slow first byte (300 ms limit)",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(result, &server, LlmErrorKind::Timeout, 3, elapsed, bound);
+    assert!(
+        elapsed >= ms(900),
+        "three attempts of 300 ms each: {elapsed:?}"
+    );
+    assert!(err.possibly_billed(), "the requests were sent: {err}");
+    assert!(err.to_string().contains("may have been billed"), "{err}");
+}
+
+#[tokio::test]
+async fn slow_first_byte_is_not_retried_when_billing_forbids_it() {
+    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
+    let mut config = fast_config(&server.base_url());
+    config.timeouts.first_byte_ms = 300;
+    config.retry.retry_possibly_billed = false;
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "slow first byte, no billed retries",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(result, &server, LlmErrorKind::Timeout, 1, elapsed, bound);
+    assert!(err.possibly_billed());
+}
+
+#[tokio::test]
+async fn the_call_deadline_caps_attempts_and_backoff() {
+    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
+    let mut config = fast_config(&server.base_url());
+    config.timeouts.first_byte_ms = 60_000;
+    config.timeouts.attempt_ms = 60_000;
+    let options = ChatOptions {
+        timeout: Some(ms(400)),
+        ..ChatOptions::default()
+    };
+    let (result, elapsed) = measure("hung server, call timeout 400 ms", config, &options).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::Timeout,
+        1,
+        elapsed,
+        ms(3 * 400),
+    );
+    assert!(elapsed >= ms(400), "{elapsed:?}");
+    assert!(err.possibly_billed());
+}
+
+#[tokio::test]
+async fn dropped_connection_mid_stream_is_retried_and_flagged() {
+    let data = vec![delta("content", "partial an")];
+    let server = TestServer::start(vec![Step::Sse {
+        events: events(data),
+        complete: false,
+    }])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "connection dropped mid-stream",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    assert!(err.possibly_billed(), "{err}");
+}
+
+#[tokio::test]
+async fn dropped_stream_then_complete_stream_succeeds() {
+    let mut full = vec![delta("content", "whole")];
+    full.extend(stream_end(3, 1));
+    let server = TestServer::start(vec![
+        Step::Sse {
+            events: events(vec![delta("content", "par")]),
+            complete: false,
+        },
+        Step::Sse {
+            events: events(full),
+            complete: true,
+        },
+    ])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    let (result, _) = measure(
+        "dropped stream, then a good one",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let r = result.expect("second attempt succeeds");
+    assert_eq!(
+        r.content, "whole",
+        "nothing of the dropped attempt leaks in"
+    );
+    assert_eq!(server.count(), 2);
+}
+
+#[tokio::test]
+async fn stream_stalling_past_the_idle_limit_times_out() {
+    let script = vec![
+        (ms(0), delta("content", "a")),
+        (ms(10_000), delta("content", "b")),
+    ];
+    let server = TestServer::start(vec![Step::Sse {
+        events: script,
+        complete: true,
+    }])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    config.timeouts.idle_ms = 300;
+    config.retry.max_retries = 0;
+    let (result, elapsed) = measure(
+        "stream stalls (idle limit 300 ms)",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::Timeout,
+        1,
+        elapsed,
+        ms(3 * 300),
+    );
+    assert!(err.possibly_billed());
+}
+
+#[tokio::test]
+async fn connection_closed_before_the_reply_is_retried_and_flagged() {
+    let server = TestServer::start(vec![Step::Close]).await;
+    let config = fast_config(&server.base_url());
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "connection closed before the reply",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    assert!(err.possibly_billed(), "{err}");
+}
+
+#[tokio::test]
+async fn connection_refused_is_retried_and_not_billed() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    let config = fast_config(&format!("http://{addr}/v1"));
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure("connection refused", config, &ChatOptions::default()).await;
+    let err = result.expect_err("nobody listens");
+    assert_eq!(err.kind(), LlmErrorKind::Connection, "{err}");
+    assert_eq!(err.attempts(), 3);
+    assert!(!err.possibly_billed(), "nothing was sent: {err}");
+    assert!(elapsed < bound, "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_content_error_not_retried() {
+    let server = TestServer::start(vec![Step::status(200, "{\"choices\": [ {\"message\": ")]).await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure("malformed JSON", config, &ChatOptions::default()).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::InvalidResponse,
+        1,
+        elapsed,
+        ms(2_000),
+    );
+    assert_eq!(err.class(), LlmErrorClass::Content);
+    assert!(err.possibly_billed());
+}
+
+#[tokio::test]
+async fn malformed_stream_event_is_a_content_error() {
+    let server = TestServer::start(vec![Step::Sse {
+        events: events(vec!["{not json".to_owned()]),
+        complete: true,
+    }])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    let (result, elapsed) =
+        measure("malformed stream event", config, &ChatOptions::default()).await;
+    check_err(
+        result,
+        &server,
+        LlmErrorKind::InvalidResponse,
+        1,
+        elapsed,
+        ms(2_000),
+    );
+}
+
+#[tokio::test]
+async fn empty_choices_is_a_content_error() {
+    let body = json!({"id": "x", "model": "m", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0}});
+    let server = TestServer::start(vec![Step::ok(body)]).await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure("empty choices", config, &ChatOptions::default()).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::InvalidResponse,
+        1,
+        elapsed,
+        ms(2_000),
+    );
+    assert!(err.message().contains("choices"), "{err}");
+}
+
+#[tokio::test]
+async fn empty_and_cut_off_replies_are_content_errors() {
+    let mut empty = completion("");
+    empty["choices"][0]["message"]["reasoning_content"] = json!("thought only");
+    let mut cut = completion("{\"a\": [1, 2");
+    cut["choices"][0]["finish_reason"] = json!("length");
+    let server =
+        TestServer::start(vec![Step::ok(empty), Step::ok(cut.clone()), Step::ok(cut)]).await;
+    let config = fast_config(&server.base_url());
+    let (result, _) = measure("empty content", config.clone(), &ChatOptions::default()).await;
+    let err = result.expect_err("empty");
+    assert_eq!(err.kind(), LlmErrorKind::EmptyContent);
+    let (result, _) = measure(
+        "cut off at max_tokens",
+        config.clone(),
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = result.expect_err("cut off");
+    assert_eq!(err.kind(), LlmErrorKind::InvalidResponse);
+    assert!(err.message().contains("cut off"), "{err}");
+    let mut lenient = config;
+    lenient.allow_truncated = true;
+    let (result, _) = measure("cut off, allowed", lenient, &ChatOptions::default()).await;
+    assert_eq!(result.expect("allowed").content, "{\"a\": [1, 2");
+    assert_eq!(server.count(), 3, "content errors are never retried");
+}
+
+#[tokio::test]
+async fn unauthorized_surfaces_at_once_with_the_server_message() {
+    let server = TestServer::start(vec![Step::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+    )])
+    .await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure("401", config, &ChatOptions::default()).await;
+    let err = check_err(result, &server, LlmErrorKind::Auth, 1, elapsed, ms(2_000));
+    assert_eq!(
+        (err.status(), err.message()),
+        (Some(401), "Incorrect API key provided")
+    );
+    assert!(err.is_permanent());
+    assert!(!err.to_string().contains("sk-test-secret"));
+}
+
+#[tokio::test]
+async fn bad_request_surfaces_at_once_with_the_server_message() {
+    let server = TestServer::start(vec![Step::status(
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
+    )])
+    .await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure("400", config, &ChatOptions::default()).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::BadRequest,
+        1,
+        elapsed,
+        ms(2_000),
+    );
+    assert_eq!(
+        err.message(),
+        "This model's maximum context length is 8192 tokens"
+    );
+}
+
+#[tokio::test]
+async fn unknown_model_surfaces_at_once() {
+    let server = TestServer::start(vec![Step::status(
+        404,
+        r#"{"error":{"message":"The model `gpt-9` does not exist","code":"model_not_found"}}"#,
+    )])
+    .await;
+    let config = fast_config(&server.base_url());
+    let (result, elapsed) = measure("404 model not found", config, &ChatOptions::default()).await;
+    let err = check_err(
+        result,
+        &server,
+        LlmErrorKind::ModelNotFound,
+        1,
+        elapsed,
+        ms(2_000),
+    );
+    assert!(err.message().contains("gpt-9"), "{err}");
+}
+
+#[tokio::test]
+async fn retry_after_is_capped_by_the_policy() {
+    let server = TestServer::start(vec![
+        Step::status(429, "{}").with_header("Retry-After", "3"),
+        Step::ok(completion("ok")),
+    ])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.retry.max_retry_after_ms = 200;
+    let (result, elapsed) = measure(
+        "429 Retry-After: 3, capped at 200 ms",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    assert_eq!(result.expect("retried").content, "ok");
+    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    assert!(at[1] - at[0] >= ms(200), "{:?}", at[1] - at[0]);
+    assert!(
+        elapsed < ms(2_000),
+        "the 3 s request was capped: {elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn stream_closed_without_done_or_finish_reason_is_a_dropped_connection() {
+    let data = vec![delta("content", "half a sent")];
+    let server = TestServer::start(vec![Step::Sse {
+        events: events(data),
+        complete: true,
+    }])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.stream = true;
+    let bound = hang_bound(&config);
+    let (result, elapsed) = measure(
+        "stream closed cleanly but unfinished",
+        config,
+        &ChatOptions::default(),
+    )
+    .await;
+    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    assert!(err.possibly_billed());
+    assert!(err.message().contains("without [DONE]"), "{err}");
+}
