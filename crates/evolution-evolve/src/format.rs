@@ -22,21 +22,20 @@ pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
     while let Some(open) = rest.find("{{") {
         let (before, from_open) = rest.split_at(open);
         out.push_str(before);
-        let inner_start = &from_open[2..];
-        let Some(close) = inner_start.find("}}") else {
+        let after_open = from_open.strip_prefix("{{").unwrap_or(from_open);
+        let Some((inner, after_close)) = after_open.split_once("}}") else {
             out.push_str(from_open);
             return out;
         };
-        let name = inner_start[..close].trim();
-        match vars.iter().find(|(key, _)| *key == name) {
+        match vars.iter().find(|(key, _)| *key == inner.trim()) {
             Some((_, value)) => {
                 out.push_str(value);
-                rest = &inner_start[close + 2..];
+                rest = after_close;
             }
             None => {
                 // Keep the braces and continue after them, so `{{{{x}}` still finds `{{x}}`.
                 out.push_str("{{");
-                rest = inner_start;
+                rest = after_open;
             }
         }
     }
@@ -50,8 +49,8 @@ pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((cut, _)) => {
-            let dropped = text[cut..].chars().count();
-            format!("{}…[{dropped} more chars]", &text[..cut])
+            let (kept, rest) = text.split_at(cut);
+            format!("{kept}…[{} more chars]", rest.chars().count())
         }
     }
 }

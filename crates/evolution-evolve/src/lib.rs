@@ -52,38 +52,58 @@
 //!   than the original.
 //!
 //! When a round fails, the next turn appends the model's reply and one of
-//! three feedback messages ([`feedback`]): the reply was not valid JSON of
+//! three feedback messages ([`FEEDBACK_INVALID_JSON`],
+//! [`FEEDBACK_NOT_APPLIED`], [`FEEDBACK_INVALID_CANDIDATE`], each followed by details): the reply was not valid JSON of
 //! that shape; no edit could be applied (each edit's status listed, e.g. a
 //! target that does not occur or lies in a protected region); or the
 //! candidate failed validation (every failed check listed).
 //!
 //! # LLM calls per branch
 //!
-//! With `k` = 1 when the appendix reaches the consolidation threshold, else 0:
-//! skill branch A (lapse notes only) `0 + k`; branch B (rewrite) `2 + k`;
-//! branch C (patch) `1 + k` at best, `4 + k` at worst (two rounds, each
-//! evolve + rank); system prompt 1 to 4; tool prompts 1 to 4. An empty pack
-//! makes no call.
+//! `k` is 1 when the skill's appendix (existing plus new lapse notes)
+//! reaches `consolidate_threshold` and there are at least two notes, else 0.
+//!
+//! | branch | best | worst |
+//! |---|---|---|
+//! | empty pack (any target) | 0 | 0 |
+//! | skill A, lapse notes only (no failure cases) | 0 + k | 0 + k |
+//! | skill B, rewrite | 1 + k (no edits proposed) | 2 + k |
+//! | skill C, patch (A takes over when C yields nothing) | 1 + k | 4 + k (two rounds × (evolve + rank)) |
+//! | system prompt | 1 | 4 |
+//! | tool prompts | 1 | 4 |
+//!
+//! A rank call happens only when a round proposes more edits than the budget.
 
 mod aggregate;
 mod budget;
 mod consolidate;
 mod error;
+mod evolve;
 mod format;
 mod json;
 mod rank;
 mod rewrite;
+mod validate;
 
 pub use crate::aggregate::{Patch, Suggestion, aggregate_patches};
 pub use crate::budget::{EditBudgetSchedule, edit_budget_at};
 pub use crate::consolidate::{Consolidation, consolidate_appendix};
 pub use crate::error::{BudgetError, EvolveError};
+pub use crate::evolve::{
+    EvolveOptions, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED,
+    PATCH_ROUNDS, SkillUpdateMode, evolve_single_skill, evolve_single_tool, evolve_system_prompt,
+    tool_prompt_files,
+};
 pub use crate::format::{
     TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans, render_template,
 };
 pub use crate::json::parse_llm_json;
 pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};
 pub use crate::rewrite::{Rewrite, rewrite_from_suggestions};
+pub use crate::validate::{
+    FROZEN_FRONTMATTER_FIELDS, MAX_LENGTH_RATIO, MIN_LENGTH_RATIO, ValidationReport,
+    validate_skill, validate_system, validate_tool,
+};
 
 /// The `extra` key that marks which file a pooled tool edit belongs to.
 pub(crate) const SOURCE_TAG: &str = "_src";
