@@ -1,0 +1,8 @@
+//! End-to-end tests: they run the built `skill-evolve` binary.
+
+mod bad_input;
+mod doctor;
+mod evolve;
+mod fake_llm;
+mod gate;
+mod support;
