@@ -78,6 +78,25 @@ fn store_error(root: &Path, e: FsStoreError) -> anyhow::Error {
     }
 }
 
+/// `YYYY-MM-DD HH:MM:SS UTC` of a Unix time in milliseconds (civil-from-days).
+fn format_time(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02} {h:02}:{m:02}:{s:02} UTC")
+}
+
 fn parse_version(text: &str) -> anyhow::Result<VersionId> {
     let t = text.trim();
     let digits = t.strip_prefix('v').unwrap_or(t);
@@ -149,24 +168,29 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    for entry in &entries {
+    // The last move of the pointer is the one that made the current version current.
+    let last = entries.len().saturating_sub(1);
+    for (index, entry) in entries.iter().enumerate() {
         let kind = match entry.kind {
             HistoryKind::Init => "init",
             HistoryKind::Advance => "advance",
             HistoryKind::Rollback => "rollback",
             _ => "other",
         };
+        let from = entry
+            .previous
+            .map(|p| format!("from {p}"))
+            .unwrap_or_default();
+        let mark = if index == last && entry.version == current {
+            "  (current)"
+        } else {
+            ""
+        };
         println!(
-            "{} {:<8} {:<8} {}{}",
+            "{} {kind:<8} {from:<12} {}  {}{mark}",
             entry.version,
-            kind,
-            entry.previous.map(|p| format!("← {p}")).unwrap_or_default(),
-            entry.message,
-            if entry.version == current && std::ptr::eq(entry, entries.last().unwrap_or(entry)) {
-                "  (current)"
-            } else {
-                ""
-            }
+            format_time(entry.unix_ms),
+            entry.message
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -264,6 +288,13 @@ mod tests {
         assert_eq!(parse_version("12").unwrap(), VersionId::new(12));
         assert!(parse_version("v0").is_err());
         assert!(parse_version("latest").is_err());
+    }
+
+    #[test]
+    fn times_render_as_utc_dates() {
+        assert_eq!(format_time(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(format_time(951_782_400_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(format_time(1_795_997_959_375), "2026-11-30 00:19:19 UTC");
     }
 
     #[test]

@@ -651,3 +651,226 @@ fn show_candidate(out: Out, name: &str, original: &str, candidate: &str, summary
     }
     out.say(&format!("stopped: {}\n", summary.stop_reason));
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+    use evolution_testkit::ScriptedLlm;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    const DOC: &str = "---\nname: notes\ndescription: Release notes.\n---\n\n# Notes\n\n\
+                       1. Group changes by area.\n2. Lead with what users notice.\n\
+                       3. Name breaking changes.\n\n<!-- SLOW_UPDATE_START -->\nkeep\n\
+                       <!-- SLOW_UPDATE_END -->\n";
+
+    fn args(extra: &[&str]) -> EvolveArgs {
+        let mut argv = vec!["skill-evolve", "evolve", "SKILL.md", "--trajectories", "t"];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Evolve(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn failures() -> Vec<Trajectory> {
+        ["t1", "t2"]
+            .iter()
+            .map(|id| {
+                serde_json::from_value(json!({"id": id, "fail_reason": format!("{id} failed")}))
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    fn summary() -> Summary {
+        Summary {
+            skill: String::new(),
+            run_dir: String::new(),
+            provider: String::new(),
+            failures: 2,
+            passed_trajectories: 0,
+            rounds: Vec::new(),
+            stop_reason: String::new(),
+            llm_calls: 0,
+            changed: false,
+            written: false,
+            version: None,
+            candidate: None,
+        }
+    }
+
+    fn reflect_with(edits: Value) -> String {
+        json!({"suggestions": [], "edits": edits, "reasoning": "r"}).to_string()
+    }
+
+    fn meta(addressed: &[&str], open: &[&str]) -> String {
+        let open: Vec<Value> = open
+            .iter()
+            .map(|id| json!({"id": id, "why": "w"}))
+            .collect();
+        json!({"addressed": addressed, "unaddressed": open, "summary": "s"}).to_string()
+    }
+
+    fn run_loop(llm: &ScriptedLlm, extra: &[&str]) -> (String, Summary) {
+        let a = args(extra);
+        let mut s = summary();
+        let failures = failures();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let doc = rt
+            .block_on(evolve_loop(
+                llm,
+                DOC,
+                &failures,
+                &a,
+                &schedule_of(&a),
+                &mut s,
+            ))
+            .unwrap();
+        (doc, s)
+    }
+
+    #[test]
+    fn a_round_that_does_not_reduce_the_open_failures_stops_the_loop() {
+        let llm = ScriptedLlm::with_replies([
+            reflect_with(
+                json!([{"op": "replace", "target": "2. Lead with what users notice.",
+                                 "content": "2. Lead with user-reported fixes."}]),
+            ),
+            meta(&["t1"], &["t2"]),
+            reflect_with(
+                json!([{"op": "insert_after", "target": "3. Name breaking changes.",
+                                 "content": "4. List each change once."}]),
+            ),
+            meta(&[], &["t2"]),
+        ]);
+        let (doc, s) = run_loop(&llm, &["--rounds", "5"]);
+        assert_eq!(s.rounds.len(), 2);
+        assert!(
+            s.stop_reason.contains("round 2 did not reduce"),
+            "{}",
+            s.stop_reason
+        );
+        assert!(doc.contains("2. Lead with user-reported fixes.") && doc.contains("4. List each"));
+        assert_eq!(llm.call_count(), 4);
+        assert_eq!(s.llm_calls, 4);
+        // Round 2 reflects on the open failure only, against the round-1 candidate.
+        let second = llm.requests()[2].full_text();
+        assert!(
+            second.contains("`t2`") && !second.contains("`t1`"),
+            "{second}"
+        );
+        assert!(second.contains("user-reported fixes"));
+    }
+
+    #[test]
+    fn two_rounds_with_the_same_edits_stop_the_loop() {
+        let edits = json!([{"op": "append", "target": "", "content": "- Check twice."}]);
+        let llm = ScriptedLlm::with_replies([
+            reflect_with(edits.clone()),
+            meta(&["t1"], &["t2"]),
+            reflect_with(edits),
+        ]);
+        let (doc, s) = run_loop(&llm, &["--rounds", "3"]);
+        assert_eq!(s.rounds.len(), 1);
+        assert!(
+            s.stop_reason.contains("same edits as round 1"),
+            "{}",
+            s.stop_reason
+        );
+        assert_eq!(doc.matches("- Check twice.").count(), 1);
+        // Appended before the protected region, which is untouched.
+        assert!(doc.find("- Check twice.").unwrap() < doc.find("<!-- SLOW_UPDATE_START").unwrap());
+    }
+
+    #[test]
+    fn a_candidate_failing_validation_is_dropped() {
+        let llm = ScriptedLlm::with_replies([reflect_with(json!([
+            {"op": "replace", "target": "3. Name breaking changes.",
+             "content": "3. Name breaking changes:\n```text\n## Breaking"}
+        ]))]);
+        let (doc, s) = run_loop(&llm, &[]);
+        assert_eq!(doc, DOC);
+        assert!(
+            s.stop_reason.contains("failed structural validation"),
+            "{}",
+            s.stop_reason
+        );
+        assert!(!s.rounds[0].meta.validation_errors.is_empty());
+        assert_eq!(
+            llm.call_count(),
+            1,
+            "no meta-reflection for a dropped candidate"
+        );
+    }
+
+    #[test]
+    fn over_budget_edits_are_ranked_and_clipped() {
+        let llm = ScriptedLlm::with_replies([
+            reflect_with(json!([
+                {"op": "append", "target": "", "content": "- First."},
+                {"op": "append", "target": "", "content": "- Second."}
+            ])),
+            json!({"ranking": [1]}).to_string(),
+            meta(&["t1", "t2"], &[]),
+        ]);
+        let (doc, s) = run_loop(&llm, &["--max-edits", "1"]);
+        assert!(doc.contains("- Second.") && !doc.contains("- First."));
+        assert_eq!(s.rounds[0].budget, Some(1));
+        assert_eq!(s.rounds[0].clip["method"], "llm_rank");
+        assert_eq!(s.llm_calls, 3);
+        assert!(s.stop_reason.contains("every known failure addressed"));
+    }
+
+    #[test]
+    fn unreadable_reflections_are_retried_once_then_give_up() {
+        let llm = ScriptedLlm::with_replies(["not json", "still not json"]);
+        let (doc, s) = run_loop(&llm, &[]);
+        assert_eq!(doc, DOC);
+        assert!(
+            s.stop_reason.contains("proposed no edit"),
+            "{}",
+            s.stop_reason
+        );
+        assert_eq!(llm.call_count(), 2);
+        assert!(
+            llm.requests()[1]
+                .full_text()
+                .contains(FEEDBACK_INVALID_JSON)
+        );
+    }
+
+    #[test]
+    fn decaying_schedules_shrink_the_budget_per_round() {
+        let a = args(&[
+            "--schedule",
+            "linear",
+            "--max-edits",
+            "8",
+            "--min-edits",
+            "2",
+            "--rounds",
+            "4",
+        ]);
+        let s = schedule_of(&a);
+        let budgets: Vec<Option<usize>> = (0..4).map(|r| s.budget_at(r, 3).unwrap()).collect();
+        assert_eq!(budgets, [Some(8), Some(6), Some(4), Some(2)]);
+        let a = args(&["--schedule", "autonomous"]);
+        assert_eq!(schedule_of(&a).budget_at(0, 0).unwrap(), None);
+    }
+
+    #[test]
+    fn frontmatter_block_is_found_only_at_the_start() {
+        assert_eq!(
+            frontmatter_block(DOC),
+            Some("---\nname: notes\ndescription: Release notes.\n---")
+        );
+        assert_eq!(frontmatter_block("# T\n---\na\n---\n"), None);
+        assert_eq!(frontmatter_block("---\nunclosed\n"), None);
+    }
+}
