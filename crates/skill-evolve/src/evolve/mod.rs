@@ -309,7 +309,7 @@ fn default_run_dir(skill: &Path) -> PathBuf {
 }
 
 fn spinner() -> ProgressBar {
-    let bar = ProgressBar::new_spinner();
+    let bar = ProgressBar::new_spinner().with_message("starting");
     if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
         bar.set_style(style);
     }

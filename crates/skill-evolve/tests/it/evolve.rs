@@ -7,12 +7,12 @@ use std::sync::atomic::Ordering;
 use crate::fake_llm::{APPENDED, REPLACED, REPLACEMENT, start};
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
-const SKILL: &str = include_str!("fixtures/skill.md");
+pub(crate) const SKILL: &str = include_str!("fixtures/skill.md");
 const DUPLICATED: &str = include_str!("fixtures/duplicated_markers.md");
 const T1: &str = include_str!("fixtures/trajectories/failed_trajectory_001.json");
 const T2: &str = include_str!("fixtures/trajectories/failed_trajectory_002.json");
 
-fn workspace(skill: &str) -> tempfile::TempDir {
+pub(crate) fn workspace(skill: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("skill")).unwrap();
@@ -24,7 +24,7 @@ fn workspace(skill: &str) -> tempfile::TempDir {
 }
 
 /// Records a cassette of one evolve run (without --yes, so nothing is written).
-fn record(d: &Path) -> std::process::Output {
+pub(crate) fn record(d: &Path) -> std::process::Output {
     let fake = start();
     let out = skill_evolve(d)
         .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])

@@ -6,3 +6,5 @@ mod evolve;
 mod fake_llm;
 mod gate;
 mod support;
+#[cfg(unix)]
+mod terminal;
