@@ -1,0 +1,118 @@
+//! Wall time of `run_diagnosis` against the ideal `calls × latency / concurrency`.
+//!
+//! 500 questions (30 % wrong, each a reasoning failure, so every judge,
+//! the defect/lapse classifier and the reasoning pass all run), four
+//! span-judged tool calls per question, a scripted provider with 20 ms of
+//! latency per call, at concurrency 1, 8, 32 and 128. Concurrency 1 runs
+//! 25 questions only (the full run would take over a minute and tells
+//! nothing more); the row says so.
+//!
+//! Run with `cargo run --release -p evolution-diagnose --example diagnose_bench`.
+#![allow(clippy::print_stdout)]
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use evolution_diagnose::{DiagnoseOptions, run_diagnosis};
+use evolution_testkit::{MemoryRunLog, MemoryStore, ScriptedLlm, fixtures};
+use evolution_types::{DiagnosePrompts, Profile};
+use serde_json::json;
+
+const LATENCY: Duration = Duration::from_millis(20);
+
+fn reply(tag: &str) -> String {
+    match tag {
+        "judge.span" => r#"{"extraction_completeness": 0.9, "hallucination_rate": 0.0, "missed_info_tags": [], "hallucination_tags": []}"#,
+        "judge.missed_nodes" => r#"{"missed_nodes": []}"#,
+        "judge.skill_adherence" => r#"{"steps": [{"step": "scan", "followed": true, "reason": ""}]}"#,
+        "judge.confirmation_bias" => r#"{"confirmation_bias": false}"#,
+        "judge.evidence_sufficiency" => r#"{"evidence_sufficient": true}"#,
+        "judge.defect_vs_lapse" => r#"{"category": "defect"}"#,
+        _ => r#"{"type": "premise_error"}"#,
+    }
+    .to_owned()
+}
+
+fn run_log(run: &str, n: usize) -> MemoryRunLog {
+    let log = MemoryRunLog::new();
+    for i in 0..n {
+        let qid = format!("q{i:04}");
+        let task = ["temporal", "counting", "spatial"][i % 3];
+        log.insert_predictions([fixtures::prediction(run, &qid, task, i % 10 >= 3)]);
+        log.insert_traces((1..=5).map(|step| {
+            let tool = [
+                "view_node",
+                "search_similar",
+                "view_node",
+                "observe_frame",
+                "submit",
+            ][step as usize - 1];
+            fixtures::trace_step(run, &qid, step, tool, "tool output text")
+        }));
+    }
+    log
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let prompts = DiagnosePrompts {
+        defect_vs_lapse: "{question} {trace}".into(),
+        reasoning_sub: "{question} {trace}".into(),
+        span_eval_system: "judge {tool_name}".into(),
+        span_eval_user: "{question} {tool_output}".into(),
+        missed_nodes: "{question} {visited_nodes}".into(),
+        skill_adherence: "{skill} {trace}".into(),
+        confirmation_bias: "{question} {trace}".into(),
+        evidence_sufficiency: "{question} {tool_outputs}".into(),
+    };
+    let profile = Profile::default();
+    let store = MemoryStore::new().with("default-strategy.md", "1. scan");
+    let tree = BTreeMap::from([("video-1".to_owned(), json!({"id": "root"}))]);
+    println!("latency {LATENCY:?} per call; ideal = calls × latency / concurrency\n");
+    println!(
+        "{:>11} {:>9} {:>6} {:>10} {:>10} {:>7} {:>10}",
+        "concurrency", "questions", "calls", "wall", "ideal", "ratio", "in flight"
+    );
+    for (concurrency, n) in [(1, 25), (8, 500), (32, 500), (128, 500)] {
+        let log = run_log("bench", n);
+        let llm = ScriptedLlm::from_fn(|req| Ok(reply(req.options.tag.as_deref().unwrap_or(""))))
+            .with_latency(LATENCY);
+        let options = DiagnoseOptions {
+            concurrency,
+            ..DiagnoseOptions::default()
+        };
+        let started = Instant::now();
+        let result = run_diagnosis(
+            "bench",
+            &[],
+            &tree,
+            &llm,
+            &log,
+            &store,
+            &prompts,
+            &profile,
+            &options,
+        )
+        .await?;
+        let wall = started.elapsed();
+        let calls = llm.call_count();
+        let ideal = LATENCY.mul_f64(calls as f64 / concurrency as f64);
+        assert_eq!(result.n_diagnosed as usize, n);
+        println!(
+            "{:>11} {:>9} {:>6} {:>9.2}s {:>9.2}s {:>6.3}x {:>10}",
+            concurrency,
+            if n == 500 {
+                n.to_string()
+            } else {
+                format!("{n}*")
+            },
+            calls,
+            wall.as_secs_f64(),
+            ideal.as_secs_f64(),
+            wall.as_secs_f64() / ideal.as_secs_f64(),
+            llm.max_in_flight()
+        );
+    }
+    println!("\n* reduced question count at concurrency 1 (the ratio does not depend on it)");
+    Ok(())
+}

@@ -1,0 +1,508 @@
+//! Stage 1 LLM judges: prompt rendering, `call_judge`, the five judges and
+//! `compute_question_metrics`.
+
+use std::fmt::Write as _;
+
+use evolution_types::{
+    ChatMessage, ChatOptions, DiagnosePrompts, JsonMap, LlmProvider, Prediction, Profile,
+    QuestionMetrics, SkillStepAdherence, SpanMetrics, TraceStep,
+};
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use crate::error::{DiagnoseError, JudgeError};
+use crate::json::extract_json_from_response;
+use crate::rules::{RuleMetrics, clamp01, extract_rule_metrics, number, question_soft_score};
+
+/// Attempts [`call_judge`] makes before giving up (the seed's `max_retries=2`).
+pub const JUDGE_ATTEMPTS: u32 = 3;
+
+/// Characters of a step's thought kept in the judges' trace text.
+pub const JUDGE_THOUGHT_CHARS: usize = 100;
+/// Characters of a step's tool output kept in the judges' trace text.
+pub const JUDGE_OUTPUT_CHARS: usize = 200;
+
+/// Fills `{name}` placeholders of a template in one pass.
+///
+/// A placeholder is `{` + an identifier (`[A-Za-z_][A-Za-z0-9_]*`) + `}`.
+/// Names present in `vars` are replaced by their value; every other brace —
+/// unknown names, JSON examples such as `{"a": 1}` — is kept verbatim.
+/// Values are inserted as they are and never scanned again, so a value that
+/// itself contains `{question}` is not expanded.
+pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(rest.get(..open).unwrap_or_default());
+        let after = rest.get(open + 1..).unwrap_or_default();
+        let name_len = after
+            .char_indices()
+            .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
+            .map_or(after.len(), |(i, _)| i);
+        let name = after.get(..name_len).unwrap_or_default();
+        let closed = after.get(name_len..).is_some_and(|r| r.starts_with('}'));
+        match vars.iter().find(|(k, _)| *k == name) {
+            Some((_, value)) if closed && !name.is_empty() => {
+                out.push_str(value);
+                rest = after.get(name_len + 1..).unwrap_or_default();
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first `max` characters of `text`, with `…` when something was cut.
+fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text.to_owned(),
+    }
+}
+
+fn format_step(out: &mut String, step: &TraceStep, limits: Option<(usize, usize)>) {
+    let (thought, output) = match limits {
+        Some((t, o)) => (
+            truncate_chars(&step.thought, t),
+            truncate_chars(&step.tool_output, o),
+        ),
+        None => (step.thought.clone(), step.tool_output.clone()),
+    };
+    let tool = if step.tool_name.is_empty() {
+        "-"
+    } else {
+        step.tool_name.as_str()
+    };
+    let _ = writeln!(out, "Step {} [{}]", step.step, tool);
+    let _ = writeln!(out, "  thought: {thought}");
+    if !step.tool_input.is_null() {
+        let _ = writeln!(out, "  input: {}", step.tool_input);
+    }
+    let _ = writeln!(out, "  output: {output}");
+}
+
+/// The trace as the judges see it: one block per step, the thought cut to
+/// [`JUDGE_THOUGHT_CHARS`] and the tool output to [`JUDGE_OUTPUT_CHARS`]
+/// characters (the seed's metrics version; cuts are marked with `…`).
+pub fn format_trace_for_judge(trace: &[TraceStep]) -> String {
+    let mut out = String::new();
+    for step in trace {
+        format_step(
+            &mut out,
+            step,
+            Some((JUDGE_THOUGHT_CHARS, JUDGE_OUTPUT_CHARS)),
+        );
+    }
+    out
+}
+
+/// The trace untruncated (the seed's diagnose version, used by the
+/// defect-vs-lapse and reasoning classifiers).
+pub fn format_trace_full(trace: &[TraceStep]) -> String {
+    let mut out = String::new();
+    for step in trace {
+        format_step(&mut out, step, None);
+    }
+    out
+}
+
+/// Everything a judge may need to know about one question.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgeContext<'a> {
+    /// The prediction (question id, task type, answers, correctness).
+    pub prediction: &'a Prediction,
+    /// The question text.
+    pub question: &'a str,
+    /// The reference answer.
+    pub answer: &'a str,
+    /// The question's trace, in step order.
+    pub trace: &'a [TraceStep],
+    /// The text of the skill that served the question (empty when none).
+    pub skill: &'a str,
+    /// The source's tree (`tree_data[video_id]`), when known.
+    pub tree: Option<&'a Value>,
+    /// Domain constants.
+    pub profile: &'a Profile,
+}
+
+impl JudgeContext<'_> {
+    /// Outputs of every span-judged tool call, untruncated, one block each.
+    fn tool_outputs(&self) -> String {
+        let mut out = String::new();
+        for step in self
+            .trace
+            .iter()
+            .filter(|s| self.profile.span_eval_tools.contains(&s.tool_name))
+        {
+            let _ = writeln!(
+                out,
+                "[step {} {}] {}",
+                step.step, step.tool_name, step.tool_input
+            );
+            let _ = writeln!(out, "{}", step.tool_output);
+        }
+        out
+    }
+
+    fn visited_nodes(&self) -> String {
+        self.trace
+            .iter()
+            .filter(|s| s.tool_name == self.profile.visit_tool)
+            .filter_map(|s| crate::rules::input_field(s, "node_id"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The placeholders shared by every question-level judge.
+    fn vars(&self, trace_text: String) -> Vec<(&'static str, String)> {
+        let tree = self
+            .tree
+            .map(|t| serde_json::to_string_pretty(t).unwrap_or_default())
+            .unwrap_or_default();
+        vec![
+            ("question_id", self.prediction.question_id.clone()),
+            ("task_type", self.prediction.task_type.clone()),
+            ("question", self.question.to_owned()),
+            ("answer", self.answer.to_owned()),
+            ("prediction", self.prediction.prediction.clone()),
+            (
+                "correct",
+                if self.prediction.correct {
+                    "true"
+                } else {
+                    "false"
+                }
+                .to_owned(),
+            ),
+            ("trace", trace_text),
+            ("tool_outputs", self.tool_outputs()),
+            ("visited_nodes", self.visited_nodes()),
+            ("tree", tree),
+            ("skill", self.skill.to_owned()),
+        ]
+    }
+
+    /// Renders a question-level judge template (judge trace format).
+    pub fn render(&self, template: &str) -> String {
+        render_with(template, &self.vars(format_trace_for_judge(self.trace)))
+    }
+
+    /// Renders a template with the full trace and extra placeholders.
+    pub(crate) fn render_full(&self, template: &str, extra: &[(&'static str, String)]) -> String {
+        let mut vars = self.vars(format_trace_full(self.trace));
+        vars.extend(extra.iter().cloned());
+        render_with(template, &vars)
+    }
+
+    /// Renders the span judge's system and user prompts for one step.
+    pub fn render_span(&self, prompts: &DiagnosePrompts, step: &TraceStep) -> [ChatMessage; 2] {
+        let mut vars = self.vars(format_trace_for_judge(self.trace));
+        vars.extend([
+            ("step", step.step.to_string()),
+            ("tool_name", step.tool_name.clone()),
+            ("tool_input", step.tool_input.to_string()),
+            ("tool_output", step.tool_output.clone()),
+            ("thought", step.thought.clone()),
+        ]);
+        [
+            ChatMessage::system(render_with(&prompts.span_eval_system, &vars)),
+            ChatMessage::user(render_with(&prompts.span_eval_user, &vars)),
+        ]
+    }
+}
+
+fn render_with(template: &str, vars: &[(&'static str, String)]) -> String {
+    let borrowed: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    render_template(template, &borrowed)
+}
+
+/// Options of every judge call: JSON mode, temperature 0, tagged `judge.<name>`.
+pub fn judge_options(name: &str) -> ChatOptions {
+    ChatOptions::json()
+        .with_temperature(0.0)
+        .with_tag(format!("judge.{name}"))
+}
+
+/// Calls a judge and reads its verdict, retrying unusable replies.
+///
+/// Makes up to [`JUDGE_ATTEMPTS`] calls. A reply with no JSON object, or
+/// one that `interpret` rejects, or an [`evolution_types::LlmError`] of
+/// class `Content`, is retried; any other provider error is returned at once
+/// as [`JudgeError::Provider`] (the adapters already retried transient ones).
+pub async fn call_judge<T>(
+    llm: &dyn LlmProvider,
+    messages: &[ChatMessage],
+    options: &ChatOptions,
+    interpret: impl Fn(&JsonMap) -> Result<T, String>,
+) -> Result<T, JudgeError> {
+    let mut last = String::new();
+    for attempt in 1..=JUDGE_ATTEMPTS {
+        match llm.chat(messages, options).await {
+            Ok(response) => match extract_json_from_response(&response.content) {
+                Ok(object) => match interpret(&object) {
+                    Ok(verdict) => return Ok(verdict),
+                    Err(why) => last = why,
+                },
+                Err(e) => last = e.to_string(),
+            },
+            Err(e) if e.is_content() => last = e.to_string(),
+            Err(e) => return Err(JudgeError::Provider(e)),
+        }
+        tracing::debug!(attempt, tag = ?options.tag, reason = %last, "judge reply unusable");
+    }
+    Err(JudgeError::Unparseable {
+        attempts: JUDGE_ATTEMPTS,
+        last,
+    })
+}
+
+/// A list of strings from a JSON value: strings kept, other scalars
+/// rendered, anything but an array gives an empty list.
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A boolean from `true`/`false`, `"yes"`/`"no"`, `"true"`/`"false"` or 1/0.
+pub(crate) fn boolean(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_f64().map(|x| x != 0.0),
+        Value::String(s) => match s.trim().to_lowercase().as_str() {
+            "true" | "yes" | "y" | "1" | "是" => Some(true),
+            "false" | "no" | "n" | "0" | "否" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn required_bool(object: &JsonMap, key: &str) -> Result<bool, String> {
+    object
+        .get(key)
+        .and_then(boolean)
+        .ok_or_else(|| format!("reply lacks a boolean `{key}`"))
+}
+
+/// Span judge: how completely and faithfully the agent used one tool output.
+///
+/// Missing scores default to 0.0 and are clamped to `[0, 1]`; tags that are
+/// not a list become empty lists.
+pub async fn evaluate_span(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+    step: &TraceStep,
+) -> Result<SpanMetrics, JudgeError> {
+    let messages = ctx.render_span(prompts, step);
+    call_judge(llm, &messages, &judge_options("span"), |o| {
+        Ok(SpanMetrics {
+            step: step.step,
+            tool_name: step.tool_name.clone(),
+            extraction_completeness: clamp01(
+                o.get("extraction_completeness")
+                    .and_then(number)
+                    .unwrap_or(0.0),
+            ),
+            hallucination_rate: clamp01(
+                o.get("hallucination_rate").and_then(number).unwrap_or(0.0),
+            ),
+            missed_info_tags: string_list(o.get("missed_info_tags")),
+            hallucination_tags: string_list(o.get("hallucination_tags")),
+        })
+    })
+    .await
+}
+
+/// Missed-nodes judge: nodes the agent should have visited (`[]` when the
+/// reply's `missed_nodes` is not a list).
+pub async fn judge_missed_nodes(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+) -> Result<Vec<String>, JudgeError> {
+    let messages = [ChatMessage::user(ctx.render(&prompts.missed_nodes))];
+    call_judge(llm, &messages, &judge_options("missed_nodes"), |o| {
+        Ok(string_list(o.get("missed_nodes")))
+    })
+    .await
+}
+
+/// Skill-adherence judge: per-step adherence and the share followed.
+///
+/// The rate is computed from `steps` when the reply lists any, else taken
+/// from a numeric `adherence_rate`, else `None`.
+pub async fn judge_skill_adherence(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+) -> Result<(Vec<SkillStepAdherence>, Option<f64>), JudgeError> {
+    let messages = [ChatMessage::user(ctx.render(&prompts.skill_adherence))];
+    call_judge(llm, &messages, &judge_options("skill_adherence"), |o| {
+        let steps: Vec<SkillStepAdherence> = match o.get("steps") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|item| {
+                    let item = item.as_object()?;
+                    Some(SkillStepAdherence {
+                        step: match item.get("step") {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(other) => other.to_string(),
+                            None => String::new(),
+                        },
+                        followed: item.get("followed").and_then(boolean)?,
+                        reason: item
+                            .get("reason")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                    })
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let rate = if steps.is_empty() {
+            o.get("adherence_rate").and_then(number).map(clamp01)
+        } else {
+            Some(crate::rules::ratio(
+                steps.iter().filter(|s| s.followed).count(),
+                steps.len(),
+            ))
+        };
+        Ok((steps, rate))
+    })
+    .await
+}
+
+/// Confirmation-bias judge: `{"confirmation_bias": bool}` (a missing or
+/// non-boolean field is an unusable reply).
+pub async fn judge_confirmation_bias(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+) -> Result<bool, JudgeError> {
+    let messages = [ChatMessage::user(ctx.render(&prompts.confirmation_bias))];
+    call_judge(llm, &messages, &judge_options("confirmation_bias"), |o| {
+        required_bool(o, "confirmation_bias")
+    })
+    .await
+}
+
+/// Evidence-sufficiency judge: `{"evidence_sufficient": bool}`.
+pub async fn judge_evidence_sufficiency(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+) -> Result<bool, JudgeError> {
+    let messages = [ChatMessage::user(ctx.render(&prompts.evidence_sufficiency))];
+    call_judge(
+        llm,
+        &messages,
+        &judge_options("evidence_sufficiency"),
+        |o| required_bool(o, "evidence_sufficient"),
+    )
+    .await
+}
+
+/// Stage-1 metrics of a question with rule metrics only and `degraded = true`
+/// (the seed's `_make_degraded_metrics`).
+pub fn make_degraded_metrics(prediction: &Prediction, rules: RuleMetrics) -> QuestionMetrics {
+    let mut metrics = base_metrics(prediction, rules);
+    metrics.degraded = true;
+    metrics
+}
+
+fn base_metrics(prediction: &Prediction, rules: RuleMetrics) -> QuestionMetrics {
+    QuestionMetrics {
+        question_id: prediction.question_id.clone(),
+        task_type: prediction.task_type.clone(),
+        video_id: prediction.video_id.clone(),
+        correct: prediction.correct,
+        stop_reason: prediction.stop_reason.clone(),
+        confidence: rules.confidence,
+        format_compliance: rules.format_compliance,
+        budget_usage: rules.budget_usage,
+        confidence_calibration: rules.confidence_calibration,
+        repeat_visit_rate: rules.repeat_visit_rate,
+        search_keyword_repetition: rules.search_keyword_repetition,
+        level_jump_pattern: rules.level_jump_pattern,
+        tool_usage: rules.tool_usage,
+        ..QuestionMetrics::default()
+    }
+}
+
+/// All Stage-1 metrics of one question: the rule metrics plus the five judges.
+///
+/// The judges run concurrently (one span judge per call of a span-judged
+/// tool). If any judge's replies stay unusable, the question is degraded:
+/// rule metrics kept, judge fields empty, `degraded = true`. A provider
+/// error is returned as [`DiagnoseError::Llm`].
+pub async fn compute_question_metrics(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+) -> Result<QuestionMetrics, DiagnoseError> {
+    let rules = extract_rule_metrics(ctx.prediction, ctx.trace, ctx.profile)?;
+    let spans = join_all(
+        ctx.trace
+            .iter()
+            .filter(|s| ctx.profile.span_eval_tools.contains(&s.tool_name))
+            .map(|s| evaluate_span(llm, prompts, ctx, s)),
+    );
+    let (spans, missed, adherence, bias, sufficient) = futures_util::future::join5(
+        spans,
+        judge_missed_nodes(llm, prompts, ctx),
+        judge_skill_adherence(llm, prompts, ctx),
+        judge_confirmation_bias(llm, prompts, ctx),
+        judge_evidence_sufficiency(llm, prompts, ctx),
+    )
+    .await;
+    // A provider error wins over unusable replies: it aborts rather than degrades.
+    let provider_error = spans
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .chain(missed.as_ref().err())
+        .chain(adherence.as_ref().err())
+        .chain(bias.as_ref().err())
+        .chain(sufficient.as_ref().err())
+        .find_map(|e| match e {
+            JudgeError::Provider(e) => Some(e.clone()),
+            JudgeError::Unparseable { .. } => None,
+        });
+    if let Some(e) = provider_error {
+        return Err(DiagnoseError::Llm(e));
+    }
+    let spans: Result<Vec<SpanMetrics>, JudgeError> = spans.into_iter().collect();
+    let verdicts = (|| Ok::<_, JudgeError>((spans?, missed?, adherence?, bias?, sufficient?)))();
+    match verdicts {
+        Ok((span_metrics, missed_nodes, (skill_adherence, adherence_rate), bias, sufficient)) => {
+            let mut metrics = base_metrics(ctx.prediction, rules);
+            metrics.soft_score = question_soft_score(&span_metrics);
+            metrics.span_metrics = span_metrics;
+            metrics.missed_nodes = missed_nodes;
+            metrics.skill_adherence = skill_adherence;
+            metrics.adherence_rate = adherence_rate;
+            metrics.confirmation_bias = Some(bias);
+            metrics.evidence_sufficient = Some(sufficient);
+            Ok(metrics)
+        }
+        Err(JudgeError::Provider(e)) => Err(DiagnoseError::Llm(e)),
+        Err(e @ JudgeError::Unparseable { .. }) => {
+            tracing::warn!(question_id = %ctx.prediction.question_id, error = %e, "judges failed; degraded metrics");
+            Ok(make_degraded_metrics(ctx.prediction, rules))
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! `run_diagnosis`: the whole pipeline over one run.
+
+use std::collections::{BTreeMap, HashMap};
+
+use async_trait::async_trait;
+use evolution_types::{
+    ChatMessage, ChatOptions, DiagnosePrompts, DiagnosisResult, ErrorType, GeneratedQuestion,
+    LlmError, LlmErrorKind, LlmProvider, LlmResponse, Prediction, Profile, RunLog, SkillStore,
+    StoreError, TraceStep,
+};
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::DiagnoseError;
+use crate::aggregate::{aggregate_d2, aggregate_d3, aggregate_d4};
+use crate::attribution::{attribute_error, classify_defect_vs_lapse, classify_reasoning_failure};
+use crate::judges::{JudgeContext, compute_question_metrics};
+use crate::packs::{
+    DiagnosedQuestion, build_skill_case_packs, build_system_case_pack, build_tool_case_packs,
+    resolve_target_file,
+};
+use crate::rules::{aggregate_soft, level_regex, ratio};
+
+/// What to diagnose and how many LLM calls may run at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiagnoseOptions {
+    /// Most LLM calls in flight at once (≥ 1).
+    pub concurrency: usize,
+    /// Only these questions, when set.
+    pub question_ids: Option<Vec<String>>,
+    /// Only these task types, when set.
+    pub task_types: Option<Vec<String>>,
+    /// Diagnose wrong answers only (INFRA statistics still cover the whole scope).
+    pub only_incorrect: bool,
+}
+
+impl Default for DiagnoseOptions {
+    fn default() -> Self {
+        DiagnoseOptions {
+            concurrency: 8,
+            question_ids: None,
+            task_types: None,
+            only_incorrect: false,
+        }
+    }
+}
+
+/// An [`LlmProvider`] that lets at most as many calls through as it has permits.
+struct Limited<'a> {
+    inner: &'a dyn LlmProvider,
+    permits: Semaphore,
+}
+
+#[async_trait]
+impl LlmProvider for Limited<'_> {
+    async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| LlmError::new(LlmErrorKind::Cancelled, "diagnosis was shut down"))?;
+        self.inner.chat(messages, options).await
+    }
+}
+
+/// The skill text that served a task type: its resolved file, or empty when
+/// the store has neither it nor the default file.
+fn skill_text(
+    store: &dyn SkillStore,
+    task_type: &str,
+    profile: &Profile,
+) -> Result<String, StoreError> {
+    let file = resolve_target_file(store, task_type, profile)?;
+    match store.read_skill(&file) {
+        Ok(text) => Ok(text),
+        Err(StoreError::NotFound { .. }) => Ok(String::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Diagnoses one run: Stage 1 per question, the reasoning pass, Stage 2.
+///
+/// Scope: the run's predictions, narrowed by `question_ids` and
+/// `task_types`. Predictions whose stop reason is one of the profile's
+/// INFRA reasons are counted (`n_infra_errors`, `infra_error_rate` over the
+/// scope) and not diagnosed; `only_incorrect` then narrows what is
+/// diagnosed without changing those counts. A prediction's task type is its
+/// own, or its question's when empty; question text and reference answer
+/// come from `questions` (falling back to the prediction's answer).
+///
+/// At most `options.concurrency` LLM calls are in flight at once, across
+/// questions and the judges within a question. Results come back in the
+/// run log's question order. A provider error aborts the diagnosis with
+/// [`DiagnoseError::Llm`] (adapters retry transient errors first); unusable
+/// judge replies only degrade their question.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_diagnosis(
+    run_id: &str,
+    questions: &[GeneratedQuestion],
+    tree_data: &BTreeMap<String, Value>,
+    llm: &dyn LlmProvider,
+    run_log: &dyn RunLog,
+    skill_store: &dyn SkillStore,
+    prompts: &DiagnosePrompts,
+    profile: &Profile,
+    options: &DiagnoseOptions,
+) -> Result<DiagnosisResult, DiagnoseError> {
+    if options.concurrency == 0 {
+        return Err(DiagnoseError::InvalidOptions(
+            "concurrency must be at least 1".to_owned(),
+        ));
+    }
+    level_regex(profile)?;
+    let by_id: HashMap<&str, &GeneratedQuestion> = questions
+        .iter()
+        .map(|q| (q.question_id.as_str(), q))
+        .collect();
+
+    let mut scope: Vec<Prediction> = run_log
+        .get_predictions(run_id, options.question_ids.as_deref())
+        .await?;
+    for p in &mut scope {
+        if p.task_type.is_empty()
+            && let Some(q) = by_id.get(p.question_id.as_str())
+        {
+            p.task_type.clone_from(&q.task_type);
+        }
+    }
+    scope.retain(|p| {
+        options
+            .question_ids
+            .as_ref()
+            .is_none_or(|ids| ids.contains(&p.question_id))
+            && options
+                .task_types
+                .as_ref()
+                .is_none_or(|types| types.contains(&p.task_type))
+    });
+    let n_questions = scope.len();
+    let (infra, diagnosable): (Vec<Prediction>, Vec<Prediction>) = scope
+        .into_iter()
+        .partition(|p| profile.infra_stop_reasons.contains(&p.stop_reason));
+    let diagnosable: Vec<Prediction> = diagnosable
+        .into_iter()
+        .filter(|p| !(options.only_incorrect && p.correct))
+        .collect();
+
+    let mut traces: HashMap<String, Vec<TraceStep>> = HashMap::new();
+    if !diagnosable.is_empty() {
+        let ids: Vec<String> = diagnosable.iter().map(|p| p.question_id.clone()).collect();
+        for step in run_log.get_traces(run_id, Some(&ids)).await? {
+            traces
+                .entry(step.question_id.clone())
+                .or_default()
+                .push(step);
+        }
+        for steps in traces.values_mut() {
+            steps.sort_by_key(|s| s.step);
+        }
+    }
+    let mut skills: BTreeMap<String, String> = BTreeMap::new();
+    for p in &diagnosable {
+        if !skills.contains_key(&p.task_type) {
+            let text = skill_text(skill_store, &p.task_type, profile)?;
+            skills.insert(p.task_type.clone(), text);
+        }
+    }
+
+    let limited = Limited {
+        inner: llm,
+        permits: Semaphore::new(options.concurrency),
+    };
+    let llm: &dyn LlmProvider = &limited;
+    let records: Vec<DiagnosedQuestion> = diagnosable
+        .into_iter()
+        .map(|prediction| {
+            let q = by_id.get(prediction.question_id.as_str());
+            DiagnosedQuestion {
+                question: q.map(|q| q.question.clone()).unwrap_or_default(),
+                answer: q
+                    .map(|q| q.answer.clone())
+                    .filter(|a| !a.is_empty())
+                    .unwrap_or_else(|| prediction.answer.clone()),
+                trace: traces.remove(&prediction.question_id).unwrap_or_default(),
+                prediction,
+                ..DiagnosedQuestion::default()
+            }
+        })
+        .collect();
+
+    // Stage 1. Questions in flight are bounded too (twice the call limit,
+    // enough to keep every permit busy), so a huge run does not hold every
+    // question's futures at once.
+    let in_flight = options.concurrency.saturating_mul(2);
+    let mut stage1 = futures_util::stream::iter(records.into_iter().enumerate())
+        .map(|(index, mut record)| {
+            let skills = &skills;
+            async move {
+                let ctx = JudgeContext {
+                    prediction: &record.prediction,
+                    question: &record.question,
+                    answer: &record.answer,
+                    trace: &record.trace,
+                    skill: skills
+                        .get(&record.prediction.task_type)
+                        .map_or("", String::as_str),
+                    tree: tree_data.get(&record.prediction.video_id),
+                    profile,
+                };
+                let metrics = compute_question_metrics(llm, prompts, &ctx).await?;
+                let attribution = if metrics.correct {
+                    None
+                } else {
+                    let attribution = attribute_error(&metrics);
+                    if metrics.degraded {
+                        // No judge evidence: never classified, so never a defect.
+                        Some(attribution)
+                    } else {
+                        Some(classify_defect_vs_lapse(llm, prompts, &ctx, attribution).await?)
+                    }
+                };
+                record.metrics = metrics;
+                record.attribution = attribution;
+                Ok::<_, DiagnoseError>((index, record))
+            }
+        })
+        .buffer_unordered(in_flight);
+    let mut done: Vec<(usize, DiagnosedQuestion)> = Vec::new();
+    while let Some(result) = stage1.next().await {
+        done.push(result?);
+    }
+    drop(stage1);
+    done.sort_by_key(|(index, _)| *index);
+    let mut diagnosed: Vec<DiagnosedQuestion> = done.into_iter().map(|(_, r)| r).collect();
+
+    let skills = &skills;
+    // The reasoning sub-classification pass, after Stage 1 (bounded by the same limit).
+    let subtypes = join_all(diagnosed.iter().map(|record| async move {
+        let attribution = record.attribution.as_ref()?;
+        if attribution.error_type != ErrorType::ReasoningFailure {
+            return None;
+        }
+        let ctx = JudgeContext {
+            prediction: &record.prediction,
+            question: &record.question,
+            answer: &record.answer,
+            trace: &record.trace,
+            skill: skills
+                .get(&record.prediction.task_type)
+                .map_or("", String::as_str),
+            tree: tree_data.get(&record.prediction.video_id),
+            profile,
+        };
+        classify_reasoning_failure(llm, prompts, &ctx, attribution).await
+    }))
+    .await;
+    for (record, subtype) in diagnosed.iter_mut().zip(subtypes) {
+        if let Some(attribution) = record.attribution.as_mut() {
+            attribution.reasoning_failure_type = subtype;
+        }
+    }
+
+    // Stage 2.
+    let metrics: Vec<_> = diagnosed.iter().map(|r| r.metrics.clone()).collect();
+    let attributions: Vec<_> = diagnosed
+        .iter()
+        .filter_map(|r| r.attribution.clone())
+        .collect();
+    let mut error_type_counts = BTreeMap::new();
+    for a in &attributions {
+        *error_type_counts.entry(a.error_type).or_insert(0u64) += 1;
+    }
+    let tool_stats = aggregate_d2(&metrics);
+    let task_stats = aggregate_d3(&metrics, &attributions);
+    let adherence_stats = aggregate_d4(&metrics);
+    let behavior_stats = crate::aggregate::aggregate_d5(&metrics);
+    let skill_packs = build_skill_case_packs(
+        &diagnosed,
+        &task_stats,
+        &adherence_stats,
+        skill_store,
+        profile,
+    )?;
+    let system_pack = build_system_case_pack(&diagnosed, profile);
+    let tool_packs = build_tool_case_packs(&diagnosed, &tool_stats, profile);
+
+    let n_diagnosed = metrics.len();
+    let n_correct = metrics.iter().filter(|m| m.correct).count();
+    let soft: Vec<Option<f64>> = metrics.iter().map(|m| m.soft_score).collect();
+    Ok(DiagnosisResult {
+        run_id: run_id.to_owned(),
+        n_questions: n_questions as u64,
+        n_diagnosed: n_diagnosed as u64,
+        n_correct: n_correct as u64,
+        accuracy: (n_diagnosed > 0).then(|| ratio(n_correct, n_diagnosed)),
+        soft_score: aggregate_soft(&soft),
+        n_infra_errors: infra.len() as u64,
+        infra_error_rate: (n_questions > 0).then(|| ratio(infra.len(), n_questions)),
+        n_degraded: metrics.iter().filter(|m| m.degraded).count() as u64,
+        question_metrics: metrics,
+        attributions,
+        error_type_counts,
+        tool_stats,
+        task_stats,
+        adherence_stats,
+        behavior_stats,
+        skill_packs,
+        system_pack,
+        tool_packs,
+    })
+}

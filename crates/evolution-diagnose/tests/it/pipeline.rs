@@ -1,0 +1,367 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use evolution_diagnose::{DiagnoseError, DiagnoseOptions, run_diagnosis};
+use evolution_testkit::{MemoryRunLog, MemoryStore, RecordedRequest, ScriptedLlm, fixtures};
+use evolution_types::{
+    CauseCategory, DiagnosePrompts, ErrorType, GeneratedQuestion, LlmError, LlmErrorKind,
+    Prediction, RunLogError,
+};
+use serde_json::{Value, json};
+
+use crate::common::{good_reply, judge_of, profile, trace};
+
+const RUN: &str = "run-1";
+
+/// Templates that name the question (and the step, for spans) so the script can answer per question.
+fn prompts() -> DiagnosePrompts {
+    let mut p = crate::common::prompts();
+    for t in [
+        &mut p.defect_vs_lapse,
+        &mut p.reasoning_sub,
+        &mut p.missed_nodes,
+        &mut p.skill_adherence,
+        &mut p.confirmation_bias,
+        &mut p.evidence_sufficiency,
+    ] {
+        t.insert_str(0, "QID={question_id}\n");
+    }
+    p.span_eval_user
+        .insert_str(0, "QID={question_id} STEP={step}\n");
+    p
+}
+
+fn qid_of(req: &RecordedRequest) -> String {
+    let text = req.full_text();
+    let start = text.find("QID=").map_or(0, |i| i + 4);
+    text[start..]
+        .split([' ', '\n'])
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn step_of(req: &RecordedRequest) -> u32 {
+    let text = req.full_text();
+    text.find("STEP=")
+        .and_then(|i| text[i + 5..].split('\n').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// q01–q10 over three task types: q04 an INFRA error, q07's bias judge
+/// always replies broken JSON (degraded), q08's sufficiency judge replies
+/// JSON that needs repair.
+fn fixture_reply(req: &RecordedRequest) -> Result<String, LlmError> {
+    let qid = qid_of(req);
+    let judge = judge_of(req);
+    let reply = match (qid.as_str(), judge) {
+        ("q02", "span") if step_of(req) == 1 => {
+            r#"{"extraction_completeness": 0.2, "hallucination_rate": 0.1, "missed_info_tags": ["fridge contents"], "hallucination_tags": []}"#.to_owned()
+        }
+        ("q03", "missed_nodes") => r#"{"missed_nodes": ["seg_L2_004", "seg_L3_001"]}"#.to_owned(),
+        ("q03", "evidence_sufficiency") | ("q09", "evidence_sufficiency") => {
+            r#"{"evidence_sufficient": false}"#.to_owned()
+        }
+        ("q06", "defect_vs_lapse") => r#"{"category": "lapse", "lapse_note": "count the objects twice"}"#.to_owned(),
+        ("q02" | "q03" | "q09", "defect_vs_lapse") => r#"{"category": "defect", "lapse_note": ""}"#.to_owned(),
+        ("q07", "confirmation_bias") => r#"{"confirmation_bias": tru"#.replace("tru", "maybe, ###").to_owned(),
+        ("q08", "evidence_sufficiency") => "<think>let me see</think>Sure:\n```json\n{'evidence_sufficient': True, 'reason': '证据充分：看到了杯子',}\n```".to_owned(),
+        ("q10", "span") => r#"{"extraction_completeness": 1.0, "hallucination_rate": 0.0}"#.to_owned(),
+        _ => good_reply(judge),
+    };
+    Ok(reply)
+}
+
+struct Fixture {
+    questions: Vec<GeneratedQuestion>,
+    log: MemoryRunLog,
+    store: MemoryStore,
+    tree: BTreeMap<String, Value>,
+}
+
+fn fixture() -> Fixture {
+    let spec = [
+        ("q01", "temporal", true),
+        ("q02", "temporal", false),
+        ("q03", "temporal", false),
+        ("q04", "temporal", false),
+        ("q05", "counting", true),
+        ("q06", "counting", false),
+        ("q07", "counting", false),
+        ("q08", "spatial", true),
+        ("q09", "spatial", false),
+        ("q10", "spatial", true),
+    ];
+    let log = MemoryRunLog::new();
+    let mut questions = Vec::new();
+    for (i, (qid, task, correct)) in spec.into_iter().enumerate() {
+        questions.push(fixtures::question(qid, task, "video-1"));
+        let mut p: Prediction = fixtures::prediction(RUN, qid, task, correct);
+        p.steps_used = 3 + i as u32;
+        if qid == "q04" {
+            p.stop_reason = "error".into();
+            p.error = Some("sandbox crashed".into());
+        }
+        log.insert_predictions([p]);
+        log.insert_traces(trace(RUN, qid));
+    }
+    let store = MemoryStore::new()
+        .with(
+            "temporal.md",
+            "---\nname: temporal\n---\n1. scan the root\n2. verify",
+        )
+        .with("default-strategy.md", "---\nname: default\n---\n1. look");
+    let tree = BTreeMap::from([("video-1".to_owned(), json!({"id": "root"}))]);
+    Fixture {
+        questions,
+        log,
+        store,
+        tree,
+    }
+}
+
+async fn diagnose(
+    f: &Fixture,
+    llm: &ScriptedLlm,
+    options: &DiagnoseOptions,
+) -> Result<evolution_types::DiagnosisResult, DiagnoseError> {
+    run_diagnosis(
+        RUN,
+        &f.questions,
+        &f.tree,
+        llm,
+        &f.log,
+        &f.store,
+        &prompts(),
+        &profile(),
+        options,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn full_diagnosis_snapshot() {
+    let f = fixture();
+    let llm = ScriptedLlm::from_fn(fixture_reply);
+    let result = diagnose(
+        &f,
+        &llm,
+        &DiagnoseOptions {
+            concurrency: 4,
+            ..DiagnoseOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (
+            result.n_questions,
+            result.n_diagnosed,
+            result.n_infra_errors,
+            result.n_degraded
+        ),
+        (10, 9, 1, 1)
+    );
+    assert_eq!(result.infra_error_rate, Some(0.1));
+    assert!(
+        result
+            .question_metrics
+            .iter()
+            .all(|m| m.question_id != "q04")
+    );
+    let q07 = result
+        .question_metrics
+        .iter()
+        .find(|m| m.question_id == "q07")
+        .unwrap();
+    assert!(q07.degraded);
+    let q08 = result
+        .question_metrics
+        .iter()
+        .find(|m| m.question_id == "q08")
+        .unwrap();
+    assert_eq!(
+        q08.evidence_sufficient,
+        Some(true),
+        "repaired reply was read"
+    );
+    let by_id = |id: &str| {
+        result
+            .attributions
+            .iter()
+            .find(|a| a.question_id == id)
+            .unwrap()
+    };
+    assert_eq!(by_id("q02").error_type, ErrorType::ExtractionFailure);
+    assert_eq!(by_id("q03").error_type, ErrorType::SearchFailure);
+    assert_eq!(by_id("q06").error_type, ErrorType::ReasoningFailure);
+    assert_eq!(
+        by_id("q06").reasoning_failure_type.as_deref(),
+        Some("premise_error")
+    );
+    assert_eq!(
+        by_id("q07").cause_category,
+        None,
+        "degraded: never classified"
+    );
+    assert_eq!(by_id("q09").cause_category, Some(CauseCategory::Defect));
+    // Result order follows the run log, whatever the completion order.
+    let ids: Vec<_> = result
+        .question_metrics
+        .iter()
+        .map(|m| m.question_id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "q01", "q02", "q03", "q05", "q06", "q07", "q08", "q09", "q10"
+        ]
+    );
+    assert!(llm.max_in_flight() <= 4);
+    insta::assert_json_snapshot!(result);
+}
+
+#[tokio::test]
+async fn empty_scope_gives_an_empty_result() {
+    let f = fixture();
+    let llm = ScriptedLlm::new();
+    let options = DiagnoseOptions {
+        question_ids: Some(vec!["nope".into()]),
+        ..DiagnoseOptions::default()
+    };
+    let result = diagnose(&f, &llm, &options).await.unwrap();
+    assert_eq!((result.n_questions, result.n_diagnosed), (0, 0));
+    assert_eq!((result.accuracy, result.infra_error_rate), (None, None));
+    assert!(
+        result.skill_packs.is_empty()
+            && result.system_pack.is_none()
+            && result.tool_packs.is_empty()
+    );
+    assert_eq!(result.behavior_stats["early_submit_rate"], 0.0);
+    assert_eq!(llm.call_count(), 0);
+}
+
+#[tokio::test]
+async fn filters_and_infra_statistics() {
+    let f = fixture();
+    let llm = ScriptedLlm::from_fn(fixture_reply);
+    let options = DiagnoseOptions {
+        task_types: Some(vec!["temporal".into()]),
+        only_incorrect: true,
+        ..DiagnoseOptions::default()
+    };
+    let result = diagnose(&f, &llm, &options).await.unwrap();
+    // Scope: temporal (4 questions, q04 INFRA); diagnosed: the wrong non-INFRA ones.
+    assert_eq!(
+        (
+            result.n_questions,
+            result.n_infra_errors,
+            result.n_diagnosed
+        ),
+        (4, 1, 2)
+    );
+    assert_eq!(result.infra_error_rate, Some(0.25));
+    assert!(
+        result
+            .question_metrics
+            .iter()
+            .all(|m| !m.correct && m.task_type == "temporal")
+    );
+
+    let options = DiagnoseOptions {
+        question_ids: Some(vec!["q01".into(), "q04".into()]),
+        ..DiagnoseOptions::default()
+    };
+    let result = diagnose(&f, &llm, &options).await.unwrap();
+    assert_eq!(
+        (
+            result.n_questions,
+            result.n_infra_errors,
+            result.n_diagnosed,
+            result.n_correct
+        ),
+        (2, 1, 1, 1)
+    );
+    assert_eq!(result.accuracy, Some(1.0));
+}
+
+#[tokio::test]
+async fn errors() {
+    let f = fixture();
+    let llm = ScriptedLlm::from_fn(fixture_reply);
+    let zero = DiagnoseOptions {
+        concurrency: 0,
+        ..DiagnoseOptions::default()
+    };
+    assert!(matches!(
+        diagnose(&f, &llm, &zero).await,
+        Err(DiagnoseError::InvalidOptions(_))
+    ));
+
+    let err = run_diagnosis(
+        "other",
+        &f.questions,
+        &f.tree,
+        &llm,
+        &f.log,
+        &f.store,
+        &prompts(),
+        &profile(),
+        &DiagnoseOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, DiagnoseError::RunLog(RunLogError::RunNotFound { .. })),
+        "{err}"
+    );
+
+    let failing = ScriptedLlm::from_fn(|req| {
+        if qid_of(req) == "q05" {
+            Err(LlmError::new(LlmErrorKind::Auth, "bad key"))
+        } else {
+            fixture_reply(req)
+        }
+    });
+    let err = diagnose(&f, &failing, &DiagnoseOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DiagnoseError::Llm(ref e) if e.kind() == LlmErrorKind::Auth),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_is_bounded_and_used() {
+    let f = fixture();
+    for concurrency in [1, 3, 16] {
+        let llm =
+            Arc::new(ScriptedLlm::from_fn(fixture_reply).with_latency(Duration::from_millis(5)));
+        let options = DiagnoseOptions {
+            concurrency,
+            ..DiagnoseOptions::default()
+        };
+        let result = run_diagnosis(
+            RUN,
+            &f.questions,
+            &f.tree,
+            llm.as_ref(),
+            &f.log,
+            &f.store,
+            &prompts(),
+            &profile(),
+            &options,
+        )
+        .await
+        .unwrap();
+        assert_eq!(result.n_diagnosed, 9);
+        assert!(
+            llm.max_in_flight() <= concurrency,
+            "{} > {concurrency}",
+            llm.max_in_flight()
+        );
+        assert_eq!(llm.max_in_flight(), concurrency, "the limit is reached");
+    }
+}

@@ -1,0 +1,202 @@
+use evolution_diagnose::{
+    aggregate_soft, calc_budget_usage, calc_confidence_calibration, calc_format_compliance,
+    calc_level_jump_pattern, calc_repeat_visit_rate, calc_search_keyword_repetition,
+    calc_tool_usage, extract_last_confidence, extract_rule_metrics, question_soft_score,
+};
+use evolution_testkit::fixtures;
+use evolution_types::{ConfidenceCalibration, Profile, SpanMetrics, TraceStep};
+use regex::Regex;
+use serde_json::json;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+#[test]
+fn format_compliance() {
+    assert_eq!(calc_format_compliance::<&str>(&[]), 1.0);
+    assert_eq!(
+        calc_format_compliance(&["{\"a\": 1}", "not json", "{'b': 2,}", "[1]"]),
+        0.5
+    );
+}
+
+#[test]
+fn budget_usage_never_nan() {
+    assert!(close(calc_budget_usage(5, 15), 1.0 / 3.0));
+    assert_eq!(calc_budget_usage(16, 15), 16.0 / 15.0);
+    assert_eq!(calc_budget_usage(0, 0), 0.0);
+    assert_eq!(calc_budget_usage(3, 0), 1.0);
+}
+
+#[test]
+fn confidence_calibration_thresholds() {
+    let p = Profile::default();
+    let check = |c, ok, want| assert_eq!(calc_confidence_calibration(c, ok, &p), want, "{c} {ok}");
+    check(0.9, false, ConfidenceCalibration::HighConfWrong);
+    check(0.7, false, ConfidenceCalibration::HighConfWrong);
+    check(0.69, false, ConfidenceCalibration::Calibrated);
+    check(0.3, true, ConfidenceCalibration::LowConfRight);
+    check(0.5, true, ConfidenceCalibration::Calibrated);
+    check(0.49, true, ConfidenceCalibration::LowConfRight);
+    check(0.6, true, ConfidenceCalibration::Calibrated);
+    check(0.9, true, ConfidenceCalibration::Calibrated);
+    check(0.1, false, ConfidenceCalibration::Calibrated);
+    check(f64::NAN, false, ConfidenceCalibration::Calibrated);
+}
+
+#[test]
+fn repeat_visit_rate() {
+    assert_eq!(calc_repeat_visit_rate::<&str>(&[]), 0.0);
+    assert_eq!(calc_repeat_visit_rate(&["a", "b", "c"]), 0.0);
+    assert!(close(calc_repeat_visit_rate(&["a", "a", "a"]), 2.0 / 3.0));
+}
+
+#[test]
+fn keyword_repetition_is_char_trigram_max_jaccard() {
+    assert_eq!(calc_search_keyword_repetition(&["one"]), 0.0);
+    let v = calc_search_keyword_repetition(&["abcdef", "abcxyz"]);
+    assert!(v > 0.0 && v < 1.0);
+    // abcdef → {abc,bcd,cde,def}; abcxyz → {abc,bcx,cxy,xyz}: 1/7.
+    assert!(close(v, 1.0 / 7.0));
+    // MAX over pairs, not the mean: one identical pair dominates.
+    assert_eq!(
+        calc_search_keyword_repetition(&["red car", "zzzzqq", "red car"]),
+        1.0
+    );
+    // Character level: works without spaces, on CJK too.
+    assert!(calc_search_keyword_repetition(&["红色汽车停在", "红色汽车开走"]) > 0.0);
+    assert_eq!(calc_search_keyword_repetition(&["ab", "ab"]), 0.0);
+}
+
+#[test]
+fn level_jump_pattern() {
+    let re = Regex::new(&Profile::default().level_pattern).unwrap();
+    let p = calc_level_jump_pattern(&["seg_L1_000", "seg_L2_001"], &re);
+    assert!(p.contains("L1"));
+    assert_eq!(p, "L1→L2");
+    assert_eq!(
+        calc_level_jump_pattern(&["seg_L1_000", "root", "seg_L3_004", "seg_L3_005"], &re),
+        "L1→L3→L3"
+    );
+}
+
+#[test]
+fn tool_usage_counts() {
+    let usage = calc_tool_usage(&["view_node", "view_node", "search_similar", ""]);
+    assert_eq!(usage.len(), 2);
+    assert_eq!(usage["view_node"], 2);
+    assert_eq!(usage["search_similar"], 1);
+}
+
+#[test]
+fn last_confidence() {
+    let with = |raw: &str| extract_last_confidence(&["{}", raw], 0.8);
+    assert_eq!(with(r#"{"reflect": {"confidence": 0.9}}"#), 0.9);
+    assert_eq!(with(r#"{"reflect": {"confidence": "0.35"}}"#), 0.35);
+    // Present but unusable: 0.5 (the seed's "any exception").
+    assert_eq!(with(r#"{"reflect": {"confidence": "high"}}"#), 0.5);
+    assert_eq!(with(r#"{"reflect": {"confidence": null}}"#), 0.5);
+    // Absent: the fallback.
+    assert_eq!(with(r#"{"answer": "A"}"#), 0.8);
+    assert_eq!(with("no json here"), 0.8);
+    assert_eq!(extract_last_confidence::<&str>(&[], 0.8), 0.8);
+}
+
+fn step(n: u32, tool: &str, input: serde_json::Value, raw: &str) -> TraceStep {
+    TraceStep {
+        tool_input: input,
+        raw_content: raw.to_owned(),
+        ..fixtures::trace_step("r", "q1", n, tool, "out")
+    }
+}
+
+#[test]
+fn rule_metrics_from_prediction_and_trace() {
+    let mut pred = fixtures::prediction("r", "q1", "temporal", false);
+    pred.answer_confidence = Some(0.4);
+    let trace = vec![
+        step(
+            1,
+            "view_node",
+            json!({"node_id": "seg_L1_000"}),
+            r#"{"action": "view_node"}"#,
+        ),
+        step(
+            2,
+            "search_similar",
+            json!({"query": "red car"}),
+            "thinking...",
+        ),
+        step(
+            3,
+            "search_similar",
+            json!({"query": "red cars"}),
+            r#"{"action": "search"}"#,
+        ),
+        step(
+            4,
+            "view_node",
+            json!({"node_id": "seg_L2_003"}),
+            r#"{"a": 1}"#,
+        ),
+        step(
+            5,
+            "view_node",
+            json!({"node_id": "seg_L2_003"}),
+            r#"{"answer": "B", "reflect": {"confidence": 0.9}}"#,
+        ),
+    ];
+    let m = extract_rule_metrics(&pred, &trace, &Profile::default()).unwrap();
+    assert_eq!(m.confidence, 0.9);
+    assert_eq!(
+        m.confidence_calibration,
+        ConfidenceCalibration::HighConfWrong
+    );
+    assert_eq!(m.format_compliance, 0.8);
+    assert!(close(m.budget_usage, 5.0 / 15.0));
+    assert!(close(m.repeat_visit_rate, 1.0 / 3.0));
+    assert!(m.search_keyword_repetition > 0.5);
+    assert_eq!(m.level_jump_pattern, "L1→L2→L2");
+    assert_eq!(m.tool_usage["view_node"], 3);
+    // Without reflect.confidence in the last step: the prediction's confidence.
+    let m = extract_rule_metrics(&pred, &trace[..4], &Profile::default()).unwrap();
+    assert_eq!(m.confidence, 0.4);
+    // Without either: 0.5.
+    pred.answer_confidence = None;
+    let m = extract_rule_metrics(&pred, &trace[..4], &Profile::default()).unwrap();
+    assert_eq!(m.confidence, 0.5);
+}
+
+#[test]
+fn invalid_level_pattern_is_a_typed_error() {
+    let profile = Profile {
+        level_pattern: "(".to_owned(),
+        ..Profile::default()
+    };
+    let pred = fixtures::prediction("r", "q1", "t", true);
+    let err = extract_rule_metrics(&pred, &[], &profile).unwrap_err();
+    assert!(err.to_string().contains("level_pattern"), "{err}");
+}
+
+fn span(c: f64, h: f64) -> SpanMetrics {
+    SpanMetrics {
+        extraction_completeness: c,
+        hallucination_rate: h,
+        ..SpanMetrics::default()
+    }
+}
+
+#[test]
+fn soft_scores() {
+    assert_eq!(question_soft_score(&[]), None);
+    assert!(close(
+        question_soft_score(&[span(1.0, 0.0), span(0.5, 0.5)]).unwrap(),
+        0.625
+    ));
+    assert!(close(
+        aggregate_soft(&[Some(0.8), None, Some(0.6)]).unwrap(),
+        0.7
+    ));
+    assert_eq!(aggregate_soft(&[None, None]), None);
+}

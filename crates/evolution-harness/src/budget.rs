@@ -1,0 +1,458 @@
+//! Budgets: caps on LLM calls, tokens, money and agent rollouts, a meter
+//! shared by everything that spends, and a pre-flight estimate.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
+use serde::{Deserialize, Serialize};
+
+/// Price of one model, in money units per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Price {
+    /// Per million prompt tokens.
+    pub prompt_per_million: f64,
+    /// Per million completion tokens.
+    pub completion_per_million: f64,
+}
+
+impl Price {
+    /// The cost of a call with these token counts.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let (p, c) = (prompt_tokens as f64, completion_tokens as f64);
+        (p * self.prompt_per_million + c * self.completion_per_million) / 1_000_000.0
+    }
+}
+
+/// Caps of a run; `None` means unlimited.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BudgetLimits {
+    /// Most LLM calls.
+    pub max_llm_calls: Option<u64>,
+    /// Most tokens, prompt and completion together.
+    pub max_tokens: Option<u64>,
+    /// Most money, in the price table's unit.
+    pub max_cost: Option<f64>,
+    /// Most agent rollouts (one question answered once by one version).
+    pub max_rollouts: Option<u64>,
+    /// Model name → price. Every model called must be listed when `max_cost` is set.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// What a run has used so far.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// LLM calls made (failed calls that may have been billed included).
+    pub llm_calls: u64,
+    /// Prompt tokens billed.
+    pub prompt_tokens: u64,
+    /// Completion tokens billed.
+    pub completion_tokens: u64,
+    /// Money spent, per the price table (0 for unpriced models).
+    pub cost: f64,
+    /// Agent rollouts run.
+    pub rollouts: u64,
+}
+
+/// Which cap stopped the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case", tag = "cap")]
+#[non_exhaustive]
+pub enum BudgetExceeded {
+    /// The LLM call cap.
+    #[error("LLM call budget exhausted ({used} of {limit} calls)")]
+    LlmCalls {
+        /// Calls made.
+        used: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// The token cap.
+    #[error("token budget exhausted ({used} of {limit} tokens)")]
+    Tokens {
+        /// Tokens used.
+        used: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// The money cap.
+    #[error("money budget exhausted ({used:.4} of {limit:.4})")]
+    Cost {
+        /// Money spent.
+        used: f64,
+        /// The cap.
+        limit: f64,
+    },
+    /// The rollout cap: `requested` more would pass it.
+    #[error("rollout budget exhausted ({used} used, {requested} more requested, cap {limit})")]
+    Rollouts {
+        /// Rollouts run.
+        used: u64,
+        /// Rollouts asked for.
+        requested: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// A model without a price was called while money is capped.
+    #[error("model {model:?} has no price but the run has a money cap")]
+    UnpricedModel {
+        /// The model.
+        model: String,
+    },
+}
+
+/// Why a budget is unusable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BudgetError {
+    /// A money cap or price that is negative or not finite.
+    #[error("{what} = {value} must be a finite, non-negative number")]
+    InvalidAmount {
+        /// Which amount.
+        what: String,
+        /// Its value.
+        value: f64,
+    },
+}
+
+#[derive(Debug, Default)]
+struct MeterState {
+    usage: Usage,
+    stopped: Option<BudgetExceeded>,
+}
+
+/// The shared meter: checked before spending, fed after. Once a cap is hit
+/// it stays stopped, so every part of the run sees the same reason.
+#[derive(Debug)]
+pub struct Budget {
+    limits: BudgetLimits,
+    state: Mutex<MeterState>,
+}
+
+impl Budget {
+    /// A meter enforcing `limits`.
+    ///
+    /// # Errors
+    /// [`BudgetError::InvalidAmount`] for a negative or non-finite cap or price.
+    pub fn new(limits: BudgetLimits) -> Result<Self, BudgetError> {
+        let mut amounts: Vec<(String, f64)> = limits
+            .max_cost
+            .map(|c| ("max_cost".to_owned(), c))
+            .into_iter()
+            .collect();
+        for (model, price) in &limits.prices {
+            amounts.push((format!("prices.{model}.prompt"), price.prompt_per_million));
+            amounts.push((
+                format!("prices.{model}.completion"),
+                price.completion_per_million,
+            ));
+        }
+        if let Some((what, value)) = amounts
+            .into_iter()
+            .find(|(_, v)| !v.is_finite() || *v < 0.0)
+        {
+            return Err(BudgetError::InvalidAmount { what, value });
+        }
+        Ok(Budget {
+            limits,
+            state: Mutex::new(MeterState::default()),
+        })
+    }
+
+    /// A meter without caps.
+    pub fn unlimited() -> Self {
+        Budget {
+            limits: BudgetLimits::default(),
+            state: Mutex::new(MeterState::default()),
+        }
+    }
+
+    /// The caps.
+    pub fn limits(&self) -> &BudgetLimits {
+        &self.limits
+    }
+
+    /// What has been used.
+    pub fn usage(&self) -> Usage {
+        self.lock().usage.clone()
+    }
+
+    /// The cap that stopped the run, if one did.
+    pub fn stopped(&self) -> Option<BudgetExceeded> {
+        self.lock().stopped.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, MeterState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn stop(state: &mut MeterState, reason: BudgetExceeded) -> BudgetExceeded {
+        state.stopped.get_or_insert(reason).clone()
+    }
+
+    /// May one more LLM call be made?
+    ///
+    /// # Errors
+    /// The cap already reached.
+    pub fn check_llm_call(&self) -> Result<(), BudgetExceeded> {
+        let mut state = self.lock();
+        if let Some(reason) = &state.stopped {
+            return Err(reason.clone());
+        }
+        let usage = &state.usage;
+        let tokens = usage.prompt_tokens.saturating_add(usage.completion_tokens);
+        let reason = match (
+            &self.limits.max_llm_calls,
+            &self.limits.max_tokens,
+            &self.limits.max_cost,
+        ) {
+            (Some(limit), _, _) if usage.llm_calls >= *limit => Some(BudgetExceeded::LlmCalls {
+                used: usage.llm_calls,
+                limit: *limit,
+            }),
+            (_, Some(limit), _) if tokens >= *limit => Some(BudgetExceeded::Tokens {
+                used: tokens,
+                limit: *limit,
+            }),
+            (_, _, Some(limit)) if usage.cost >= *limit => Some(BudgetExceeded::Cost {
+                used: usage.cost,
+                limit: *limit,
+            }),
+            _ => None,
+        };
+        match reason {
+            Some(reason) => Err(Budget::stop(&mut state, reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a finished LLM call.
+    ///
+    /// # Errors
+    /// [`BudgetExceeded::UnpricedModel`] when money is capped and the model
+    /// has no price (the call is still counted, and the run stops).
+    pub fn record_llm_call(&self, response: &LlmResponse) -> Result<(), BudgetExceeded> {
+        let mut state = self.lock();
+        let usage = &mut state.usage;
+        usage.llm_calls = usage.llm_calls.saturating_add(1);
+        usage.prompt_tokens = usage.prompt_tokens.saturating_add(response.prompt_tokens);
+        usage.completion_tokens = usage
+            .completion_tokens
+            .saturating_add(response.completion_tokens);
+        match self.limits.prices.get(&response.model) {
+            Some(price) => {
+                usage.cost += price.cost(response.prompt_tokens, response.completion_tokens);
+                Ok(())
+            }
+            None if self.limits.max_cost.is_some() => {
+                let reason = BudgetExceeded::UnpricedModel {
+                    model: response.model.clone(),
+                };
+                Err(Budget::stop(&mut state, reason))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Records a failed LLM call that may have been billed (no token counts known).
+    pub fn record_failed_call(&self) {
+        let mut state = self.lock();
+        state.usage.llm_calls = state.usage.llm_calls.saturating_add(1);
+    }
+
+    /// Reserves `n` rollouts before running them: all or none.
+    ///
+    /// # Errors
+    /// [`BudgetExceeded::Rollouts`] when `n` more would pass the cap (nothing is reserved).
+    pub fn reserve_rollouts(&self, n: u64) -> Result<(), BudgetExceeded> {
+        let mut state = self.lock();
+        if let Some(reason) = &state.stopped {
+            return Err(reason.clone());
+        }
+        let used = state.usage.rollouts;
+        let after = used.saturating_add(n);
+        if let Some(limit) = self.limits.max_rollouts
+            && after > limit
+        {
+            let reason = BudgetExceeded::Rollouts {
+                used,
+                requested: n,
+                limit,
+            };
+            return Err(Budget::stop(&mut state, reason));
+        }
+        state.usage.rollouts = after;
+        Ok(())
+    }
+}
+
+/// An [`LlmProvider`] that checks the budget before each call and records it
+/// after. A call refused by the budget fails with [`LlmErrorKind::Cancelled`]
+/// and the message of the cap; [`Budget::stopped`] tells the loop why.
+#[derive(Debug, Clone)]
+pub struct MeteredLlm<P> {
+    inner: P,
+    budget: Arc<Budget>,
+}
+
+impl<P: LlmProvider> MeteredLlm<P> {
+    /// Wraps `inner`, charging `budget`.
+    pub fn new(inner: P, budget: Arc<Budget>) -> Self {
+        MeteredLlm { inner, budget }
+    }
+}
+
+#[async_trait]
+impl<P: LlmProvider> LlmProvider for MeteredLlm<P> {
+    async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
+        self.budget
+            .check_llm_call()
+            .map_err(|e| LlmError::new(LlmErrorKind::Cancelled, e.to_string()))?;
+        match self.inner.chat(messages, options).await {
+            Ok(response) => {
+                self.budget
+                    .record_llm_call(&response)
+                    .map_err(|e| LlmError::new(LlmErrorKind::Cancelled, e.to_string()))?;
+                Ok(response)
+            }
+            Err(error) => {
+                if error.possibly_billed() {
+                    self.budget.record_failed_call();
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+/// The shape of a planned run, for the pre-flight estimate.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunPlan {
+    /// Epochs at most.
+    pub epochs: u64,
+    /// Questions rolled out per epoch to collect evidence for diagnosis.
+    pub diagnosis_questions: u64,
+    /// Candidates (targets evolved) per epoch at most.
+    pub candidates_per_epoch: u64,
+    /// Questions a candidate's gate may use at most.
+    pub gate_questions: u64,
+    /// LLM calls of diagnosis per epoch.
+    pub diagnosis_calls_per_epoch: u64,
+    /// LLM calls per candidate (evolve attempts, ranking, consolidation).
+    pub calls_per_candidate: u64,
+    /// LLM calls of the slow update per epoch.
+    pub slow_update_calls_per_epoch: u64,
+    /// Average prompt tokens per call.
+    pub prompt_tokens_per_call: u64,
+    /// Average completion tokens per call.
+    pub completion_tokens_per_call: u64,
+    /// The model, for the price.
+    pub model: String,
+}
+
+/// Worst-case spending of a [`RunPlan`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Estimate {
+    /// LLM calls.
+    pub llm_calls: u64,
+    /// Prompt plus completion tokens.
+    pub tokens: u64,
+    /// Money, when the model has a price.
+    pub cost: Option<f64>,
+    /// Agent rollouts (both gate arms at full length, no cache hits).
+    pub rollouts: u64,
+    /// Caps the estimate passes, readable.
+    pub over_limits: Vec<String>,
+}
+
+impl Estimate {
+    /// The worst case of `plan` against `limits`.
+    pub fn of(plan: &RunPlan, limits: &BudgetLimits) -> Estimate {
+        let per_epoch_calls = plan
+            .diagnosis_calls_per_epoch
+            .saturating_add(
+                plan.candidates_per_epoch
+                    .saturating_mul(plan.calls_per_candidate),
+            )
+            .saturating_add(plan.slow_update_calls_per_epoch);
+        let llm_calls = plan.epochs.saturating_mul(per_epoch_calls);
+        let prompt = llm_calls.saturating_mul(plan.prompt_tokens_per_call);
+        let completion = llm_calls.saturating_mul(plan.completion_tokens_per_call);
+        let tokens = prompt.saturating_add(completion);
+        let cost = limits
+            .prices
+            .get(&plan.model)
+            .map(|p| p.cost(prompt, completion));
+        let gate = plan
+            .candidates_per_epoch
+            .saturating_mul(plan.gate_questions)
+            .saturating_mul(2);
+        let rollouts = plan
+            .epochs
+            .saturating_mul(plan.diagnosis_questions.saturating_add(gate));
+        let mut over_limits = Vec::new();
+        if let Some(limit) = limits.max_llm_calls
+            && llm_calls > limit
+        {
+            over_limits.push(format!("LLM calls {llm_calls} > cap {limit}"));
+        }
+        if let Some(limit) = limits.max_tokens
+            && tokens > limit
+        {
+            over_limits.push(format!("tokens {tokens} > cap {limit}"));
+        }
+        match (limits.max_cost, cost) {
+            (Some(limit), Some(cost)) if cost > limit => {
+                over_limits.push(format!("cost {cost:.4} > cap {limit:.4}"));
+            }
+            (Some(_), None) => over_limits.push(format!(
+                "model {:?} has no price but the run has a money cap",
+                plan.model
+            )),
+            _ => {}
+        }
+        if let Some(limit) = limits.max_rollouts
+            && rollouts > limit
+        {
+            over_limits.push(format!("rollouts {rollouts} > cap {limit}"));
+        }
+        Estimate {
+            llm_calls,
+            tokens,
+            cost,
+            rollouts,
+            over_limits,
+        }
+    }
+}
+
+impl fmt::Display for Estimate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "pre-flight estimate (worst case):")?;
+        writeln!(f, "  LLM calls: {}", self.llm_calls)?;
+        writeln!(f, "  tokens:    {}", self.tokens)?;
+        match self.cost {
+            Some(cost) => writeln!(f, "  cost:      {cost:.4}")?,
+            None => writeln!(f, "  cost:      unknown (model has no price)")?,
+        }
+        writeln!(f, "  rollouts:  {}", self.rollouts)?;
+        if self.over_limits.is_empty() {
+            write!(f, "  within every cap")
+        } else {
+            write!(
+                f,
+                "  over caps (the run will stop early): {}",
+                self.over_limits.join("; ")
+            )
+        }
+    }
+}

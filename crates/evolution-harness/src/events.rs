@@ -1,0 +1,175 @@
+//! A typed stream of progress events that a front end can render.
+
+use std::sync::{Mutex, PoisonError};
+
+use evolution_types::GateDecision;
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{BudgetExceeded, Usage};
+
+/// Which side of a paired comparison a rollout belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arm {
+    /// The current version.
+    Baseline,
+    /// The proposed version.
+    Candidate,
+    /// A plain run (diagnosis rollouts, held-out evaluation).
+    Plain,
+}
+
+/// Something that happened during a run. Serialized with an `event` tag in
+/// snake case, so a JSON-lines log of events is self-describing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HarnessEvent {
+    /// A run began.
+    RunStarted {
+        /// The run's id.
+        run_id: String,
+        /// The pre-flight estimate, when one was made.
+        estimate: Option<crate::budget::Estimate>,
+    },
+    /// One question of one arm finished.
+    QuestionDone {
+        /// The run-log run id of the rollout.
+        run_id: String,
+        /// The question.
+        question_id: String,
+        /// Which arm.
+        arm: Arm,
+        /// Whether the answer was correct.
+        correct: bool,
+        /// Whether it failed for infrastructure reasons.
+        infra_error: bool,
+        /// True when the result came from the baseline cache (no rollout).
+        cached: bool,
+    },
+    /// A validation block was paired and the gate decided.
+    BlockGated {
+        /// The candidate's label.
+        candidate: String,
+        /// 0-based block number.
+        block: usize,
+        /// Questions in this block.
+        block_size: usize,
+        /// Cumulative wins.
+        w: u64,
+        /// Cumulative losses.
+        l: u64,
+        /// Cumulative paired questions.
+        n_used: u64,
+        /// Questions not yet used.
+        n_remaining: u64,
+        /// The gate's decision.
+        decision: GateDecision,
+        /// `E(W, L)`.
+        e_value: f64,
+        /// The e-value a confirmed accept needed.
+        e_confirm: f64,
+        /// Cumulative INFRA errors over both arms.
+        infra_errors: u64,
+    },
+    /// A candidate passed the gate.
+    CandidateAccepted {
+        /// The candidate's label.
+        candidate: String,
+        /// How it was accepted.
+        decision: GateDecision,
+        /// Its final e-value.
+        e_value: f64,
+        /// The store version it became, once written.
+        version: Option<String>,
+    },
+    /// A candidate was rejected.
+    CandidateRejected {
+        /// The candidate's label.
+        candidate: String,
+        /// Why.
+        decision: GateDecision,
+        /// Its final e-value.
+        e_value: f64,
+    },
+    /// A budget cap stopped the run.
+    BudgetStop {
+        /// Which cap.
+        exceeded: BudgetExceeded,
+        /// What had been used.
+        usage: Usage,
+    },
+    /// An input file was skipped (with its reason).
+    InputSkipped {
+        /// The file.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+    /// A run ended.
+    RunFinished {
+        /// The run's id.
+        run_id: String,
+        /// What it used.
+        usage: Usage,
+    },
+}
+
+/// Receives events. Implemented for closures, for an unbounded tokio channel
+/// and for [`EventLog`]. Emitting never fails the run: a sink whose receiver
+/// is gone simply drops events.
+pub trait EventSink: Send + Sync {
+    /// Handles one event.
+    fn emit(&self, event: &HarnessEvent);
+}
+
+impl<F: Fn(&HarnessEvent) + Send + Sync> EventSink for F {
+    fn emit(&self, event: &HarnessEvent) {
+        self(event);
+    }
+}
+
+impl EventSink for tokio::sync::mpsc::UnboundedSender<HarnessEvent> {
+    fn emit(&self, event: &HarnessEvent) {
+        // A closed receiver means nobody watches; the run goes on.
+        let _ = self.send(event.clone());
+    }
+}
+
+/// A sink that discards everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoEvents;
+
+impl EventSink for NoEvents {
+    fn emit(&self, _event: &HarnessEvent) {}
+}
+
+/// A sink that keeps every event in memory, for tests and reports.
+#[derive(Debug, Default)]
+pub struct EventLog {
+    events: Mutex<Vec<HarnessEvent>>,
+}
+
+impl EventLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        EventLog::default()
+    }
+
+    /// A copy of the events so far.
+    pub fn events(&self) -> Vec<HarnessEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl EventSink for EventLog {
+    fn emit(&self, event: &HarnessEvent) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event.clone());
+    }
+}

@@ -1,0 +1,566 @@
+//! The epoch loop: roll out the training questions, ask a [`Proposer`] for
+//! candidates, gate each, keep the accepted, blacklist the rejected, write
+//! slow-update guidance, and stop by the rules of seed 004.
+//!
+//! Proposals come through a trait so the loop does not depend on how they
+//! are made: the kernel's diagnose → evolve pipeline is one proposer, a
+//! scripted list in a test is another. The loop state is checkpointed after
+//! every step, and every rollout is recorded under a deterministic run id,
+//! so a run killed at any point resumes without repeating a rollout or a
+//! proposer call.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use evolution_types::{EvolutionRecord, GeneratedQuestion, LlmProvider, Prediction, RejectedEdit};
+use serde::{Deserialize, Serialize};
+
+use crate::events::{Arm, HarnessEvent};
+use crate::gatekeeper::{GateRecord, Gatekeeper};
+use crate::persist::VersionedStore;
+use crate::runner::Workspace;
+use crate::slow_update::{ComparisonPair, slow_update};
+use crate::validate::{Candidate, DataSplit, ValidationContext, ValidationError, run_arm};
+
+/// One candidate change: whole documents to write, with the record of how
+/// they were made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Proposal {
+    /// A short label, unique within the epoch.
+    pub label: String,
+    /// Document name → full new text.
+    pub writes: BTreeMap<String, String>,
+    /// How the change was made (its edits feed the blacklist on rejection).
+    pub record: EvolutionRecord,
+}
+
+/// What a proposer gets to work from.
+#[derive(Debug, Clone, Copy)]
+pub struct ProposeRequest<'a> {
+    /// 0-based epoch.
+    pub epoch: u32,
+    /// Epochs at most.
+    pub max_epochs: u32,
+    /// Run id of this epoch's training rollouts (recorded in the run log).
+    pub train_run_id: &'a str,
+    /// The documents of the current version.
+    pub workspace: &'a Workspace,
+    /// Every edit rejected so far, with its gate evidence.
+    pub rejected: &'a [RejectedEdit],
+}
+
+/// Why a proposer failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("proposer failed: {0}")]
+pub struct ProposeError(pub String);
+
+/// Makes candidate changes from an epoch's evidence.
+#[async_trait]
+pub trait Proposer: Send + Sync {
+    /// Proposals for this epoch (none means nothing to change).
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError>;
+}
+
+/// Settings of the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopConfig {
+    /// Prefix of every run id of the loop (training, holdout).
+    pub run_name: String,
+    /// Epochs at most.
+    pub max_epochs: u32,
+    /// Questions diagnosis and evolution learn from.
+    pub train: Vec<GeneratedQuestion>,
+    /// Questions the gate validates on.
+    pub gate: Vec<GeneratedQuestion>,
+    /// Questions scored once before and once after, never learned from.
+    pub holdout: Vec<GeneratedQuestion>,
+    /// Document names that are prompts; every other document is a skill.
+    pub prompt_files: BTreeSet<String>,
+    /// The slow-update template, or `None` to skip the slow update.
+    pub slow_update_template: Option<String>,
+}
+
+/// Why the loop stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// `max_epochs` epochs ran.
+    MaxEpochs,
+    /// Two consecutive epochs proposed the same edits.
+    RepeatedEdits,
+    /// Two consecutive epochs did not improve training accuracy.
+    NoImprovement,
+}
+
+/// Where a run is: saved after every step, so a killed run resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopState {
+    /// The current epoch (0-based).
+    pub epoch: u32,
+    /// This epoch's proposals, once made.
+    pub proposals: Option<Vec<Proposal>>,
+    /// Proposals of this epoch already judged.
+    pub judged: usize,
+    /// The gate's state (FDR, baseline cache).
+    pub gatekeeper: Gatekeeper,
+    /// Every proposal judged so far.
+    pub records: Vec<GateRecord>,
+    /// The blacklist.
+    pub rejected: Vec<RejectedEdit>,
+    /// Training accuracy per finished epoch.
+    pub train_accuracy: Vec<f64>,
+    /// The proposals' edits per finished epoch (for the repeated-edits rule).
+    pub edit_history: Vec<Vec<String>>,
+    /// Epochs in a row without improvement or with repeated edits.
+    pub stale_epochs: u32,
+    /// The version the run started from.
+    pub initial_version: String,
+    /// Set once the loop has stopped.
+    pub stopped: Option<StopReason>,
+}
+
+/// Saves and restores the loop state.
+pub trait Checkpoint: Send + Sync {
+    /// The saved state, if any.
+    ///
+    /// # Errors
+    /// A backend failure, as text.
+    fn load(&self) -> Result<Option<LoopState>, String>;
+    /// Saves `state`, replacing the previous one.
+    ///
+    /// # Errors
+    /// A backend failure, as text.
+    fn save(&self, state: &LoopState) -> Result<(), String>;
+}
+
+/// A [`Checkpoint`] in memory.
+#[derive(Debug, Default)]
+pub struct MemoryCheckpoint {
+    state: Mutex<Option<LoopState>>,
+}
+
+impl MemoryCheckpoint {
+    /// Empty.
+    pub fn new() -> Self {
+        MemoryCheckpoint::default()
+    }
+}
+
+impl Checkpoint for MemoryCheckpoint {
+    fn load(&self) -> Result<Option<LoopState>, String> {
+        Ok(self
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone())
+    }
+    fn save(&self, state: &LoopState) -> Result<(), String> {
+        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
+        Ok(())
+    }
+}
+
+/// What a finished run reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvolutionReport {
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// Epochs run.
+    pub epochs: u32,
+    /// The version it started from.
+    pub initial_version: String,
+    /// The version it ended with.
+    pub final_version: String,
+    /// Every proposal with its gate record.
+    pub records: Vec<GateRecord>,
+    /// Holdout accuracy of the initial version (INFRA failures excluded).
+    pub holdout_before: Option<f64>,
+    /// Holdout accuracy of the final version.
+    pub holdout_after: Option<f64>,
+}
+
+/// Why the loop stopped without a report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoopError {
+    /// Validation, rollouts, store or budget (a budget stop is a clean stop:
+    /// rerun with a larger budget and the same checkpoint to continue).
+    #[error(transparent)]
+    Validation(#[from] ValidationError),
+    /// The proposer failed.
+    #[error(transparent)]
+    Propose(#[from] ProposeError),
+    /// The checkpoint failed.
+    #[error("checkpoint failed: {0}")]
+    Checkpoint(String),
+    /// The slow update failed on a malformed document.
+    #[error(transparent)]
+    SlowUpdate(#[from] crate::slow_update::SlowUpdateError),
+}
+
+/// The services of the loop.
+#[derive(Clone, Copy)]
+pub struct LoopContext<'a> {
+    /// Rollouts, recording, budget and events (its `resume_from` is used for resuming).
+    pub validation: ValidationContext<'a>,
+    /// The versioned documents.
+    pub store: &'a dyn VersionedStore,
+    /// Makes proposals.
+    pub proposer: &'a dyn Proposer,
+    /// For the slow update.
+    pub llm: &'a dyn LlmProvider,
+    /// Saves the loop state.
+    pub checkpoint: &'a dyn Checkpoint,
+}
+
+impl std::fmt::Debug for LoopContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopContext").finish_non_exhaustive()
+    }
+}
+
+fn workspace(
+    store: &dyn VersionedStore,
+    config: &LoopConfig,
+) -> Result<Workspace, ValidationError> {
+    let version = store.current_version()?;
+    workspace_at(store, config, &version)
+}
+
+fn workspace_at(
+    store: &dyn VersionedStore,
+    config: &LoopConfig,
+    version: &str,
+) -> Result<Workspace, ValidationError> {
+    let mut ws = Workspace::new(version);
+    for (name, text) in store.documents(version)? {
+        if config.prompt_files.contains(&name) {
+            ws.prompts.insert(name, text);
+        } else {
+            ws.skills.insert(name, text);
+        }
+    }
+    Ok(ws)
+}
+
+fn with_writes(
+    base: &Workspace,
+    label: &str,
+    writes: &BTreeMap<String, String>,
+    config: &LoopConfig,
+) -> Workspace {
+    let mut ws = base.clone();
+    ws.version = label.to_owned();
+    for (name, text) in writes {
+        if config.prompt_files.contains(name) {
+            ws.prompts.insert(name.clone(), text.clone());
+        } else {
+            ws.skills.insert(name.clone(), text.clone());
+        }
+    }
+    ws
+}
+
+fn accuracy(predictions: &BTreeMap<String, Prediction>) -> Option<f64> {
+    let usable: Vec<bool> = predictions
+        .values()
+        .filter(|p| !crate::validate::is_failure(p))
+        .map(|p| p.correct)
+        .collect();
+    if usable.is_empty() {
+        return None;
+    }
+    let right = usable.iter().filter(|c| **c).count();
+    #[allow(clippy::cast_precision_loss)]
+    Some(right as f64 / usable.len() as f64)
+}
+
+fn edit_key(proposals: &[Proposal]) -> Vec<String> {
+    let mut keys: Vec<String> = proposals
+        .iter()
+        .flat_map(|p| {
+            p.record.edits.iter().map(|e| {
+                format!(
+                    "{}|{}|{}|{}",
+                    p.record.target_file,
+                    e.op.as_str(),
+                    e.target,
+                    e.content
+                )
+            })
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Runs the loop to its end (or resumes it from `ctx.checkpoint`).
+///
+/// Before any rollout the train, gate and holdout questions must be
+/// disjoint ([`DataSplit`]), and every proposal's provenance is the training
+/// set, so no candidate is gated on its own evidence. Per epoch: the
+/// training questions run on the current version (run id
+/// `<run_name>_train_e<epoch>_<version>`); the proposer proposes; each
+/// proposal is gated (a proposal whose documents an earlier accept of the
+/// same epoch already changed is skipped as stale, since it was written
+/// against the old text); then, from the second epoch on, the slow update
+/// compares this epoch's training answers with the previous epoch's for
+/// every skill document that changed and writes the guidance as a new
+/// version. The run stops after `max_epochs`, or when two consecutive
+/// epochs proposed the same edits or did not raise training accuracy.
+///
+/// # Errors
+/// [`LoopError`]; the checkpoint then holds the state to resume from.
+pub async fn run_evolution(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    gatekeeper: Gatekeeper,
+) -> Result<EvolutionReport, LoopError> {
+    let ids =
+        |qs: &[GeneratedQuestion]| qs.iter().map(|q| q.question_id.clone()).collect::<Vec<_>>();
+    let split = DataSplit::new(
+        &ids(&config.train),
+        &ids(&config.gate),
+        &ids(&config.holdout),
+    )?;
+    let provenance: BTreeSet<String> = split.train().clone();
+    let save = |state: &LoopState| ctx.checkpoint.save(state).map_err(LoopError::Checkpoint);
+    let vctx = ctx.validation;
+    let mut state = match ctx.checkpoint.load().map_err(LoopError::Checkpoint)? {
+        Some(state) => state,
+        None => {
+            let initial_version = ctx.store.current_version().map_err(ValidationError::from)?;
+            vctx.events.emit(&HarnessEvent::RunStarted {
+                run_id: config.run_name.clone(),
+                estimate: None,
+            });
+            LoopState {
+                epoch: 0,
+                proposals: None,
+                judged: 0,
+                gatekeeper,
+                records: Vec::new(),
+                rejected: Vec::new(),
+                train_accuracy: Vec::new(),
+                edit_history: Vec::new(),
+                stale_epochs: 0,
+                initial_version,
+                stopped: None,
+            }
+        }
+    };
+    let mut previous_train: Option<(Workspace, BTreeMap<String, Prediction>)> = None;
+
+    while state.stopped.is_none() {
+        let epoch = state.epoch;
+        let epoch_start = workspace(ctx.store, config)?;
+        // The epoch-start version is the one the training run used; after
+        // accepts within the epoch the current version moves on.
+        let train_version = match &state.proposals {
+            Some(proposals) => proposals.first().map_or_else(
+                || epoch_start.version.clone(),
+                |p| p.record.source_version.clone(),
+            ),
+            None => epoch_start.version.clone(),
+        };
+        let train_ws = if train_version == epoch_start.version {
+            epoch_start
+        } else {
+            workspace_at(ctx.store, config, &train_version)?
+        };
+        let train_run_id = format!("{}_train_e{epoch}_{}", config.run_name, train_ws.version);
+        let (train, _) = run_arm(vctx, &train_run_id, &train_ws, &config.train, Arm::Plain).await?;
+
+        if state.proposals.is_none() {
+            let mut proposals = ctx
+                .proposer
+                .propose(ProposeRequest {
+                    epoch,
+                    max_epochs: config.max_epochs,
+                    train_run_id: &train_run_id,
+                    workspace: &train_ws,
+                    rejected: &state.rejected,
+                })
+                .await?;
+            for p in &mut proposals {
+                p.record.source_version.clone_from(&train_ws.version);
+            }
+            state.proposals = Some(proposals);
+            state.judged = 0;
+            save(&state)?;
+        }
+        let proposals = state.proposals.clone().unwrap_or_default();
+        while let Some(proposal) = proposals.get(state.judged) {
+            let base = workspace(ctx.store, config)?;
+            let stale = proposal.writes.iter().any(|(name, _)| {
+                let now = base.skills.get(name).or_else(|| base.prompts.get(name));
+                let then = train_ws
+                    .skills
+                    .get(name)
+                    .or_else(|| train_ws.prompts.get(name));
+                now != then
+            });
+            if !stale {
+                let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
+                let candidate = Candidate {
+                    label: label.clone(),
+                    workspace: with_writes(&base, &label, &proposal.writes, config),
+                    provenance: provenance.clone(),
+                };
+                let record = state
+                    .gatekeeper
+                    .judge(
+                        vctx,
+                        ctx.store,
+                        &base,
+                        &candidate,
+                        &proposal.writes,
+                        &config.gate,
+                    )
+                    .await?;
+                state
+                    .rejected
+                    .extend(record.rejected_edits(&proposal.record));
+                state.records.push(record);
+            }
+            state.judged = state.judged.saturating_add(1);
+            save(&state)?;
+        }
+
+        // Slow update: compare with the previous epoch's training answers.
+        let prev_epoch_run = epoch.checked_sub(1);
+        if let (Some(template), Some(prev)) = (&config.slow_update_template, prev_epoch_run) {
+            let previous = match previous_train.take() {
+                Some(previous) => Some(previous),
+                None => previous_epoch_train(vctx, config, ctx.store, prev).await?,
+            };
+            if let Some((prev_ws, prev_answers)) = previous {
+                let pairs: Vec<ComparisonPair> = config
+                    .train
+                    .iter()
+                    .filter_map(|q| {
+                        let before = prev_answers.get(&q.question_id)?;
+                        let now = train.get(&q.question_id)?;
+                        Some(ComparisonPair {
+                            question_id: q.question_id.clone(),
+                            question: q.question.clone(),
+                            answer: q.answer.clone(),
+                            previous_prediction: before.prediction.clone(),
+                            previous_correct: before.correct,
+                            current_prediction: now.prediction.clone(),
+                            current_correct: now.correct,
+                        })
+                    })
+                    .collect();
+                let current = workspace(ctx.store, config)?;
+                let mut writes = BTreeMap::new();
+                for (name, text) in &current.skills {
+                    let before = prev_ws.skills.get(name);
+                    if before.is_some_and(|b| b != text) {
+                        let update = slow_update(
+                            ctx.llm,
+                            template,
+                            before.map_or("", String::as_str),
+                            text,
+                            &pairs,
+                        )
+                        .await?;
+                        if update.updated {
+                            writes.insert(name.clone(), update.content);
+                        }
+                    }
+                }
+                if !writes.is_empty() {
+                    ctx.store
+                        .advance(&writes, &format!("slow update after epoch {epoch}"))
+                        .map_err(ValidationError::from)?;
+                }
+            }
+        }
+        previous_train = Some((train_ws.clone(), train.clone()));
+
+        // Stop rules.
+        let acc = accuracy(&train).unwrap_or(0.0);
+        let edits = edit_key(&proposals);
+        let repeated = state.edit_history.last() == Some(&edits);
+        let improved = state.train_accuracy.last().is_none_or(|last| acc > *last);
+        state.stale_epochs = if repeated || !improved {
+            state.stale_epochs.saturating_add(1)
+        } else {
+            0
+        };
+        state.train_accuracy.push(acc);
+        state.edit_history.push(edits);
+        state.epoch = epoch.saturating_add(1);
+        state.proposals = None;
+        state.judged = 0;
+        if state.epoch >= config.max_epochs {
+            state.stopped = Some(StopReason::MaxEpochs);
+        } else if state.stale_epochs >= 2 {
+            state.stopped = Some(if repeated {
+                StopReason::RepeatedEdits
+            } else {
+                StopReason::NoImprovement
+            });
+        }
+        save(&state)?;
+    }
+
+    let final_ws = workspace(ctx.store, config)?;
+    let (holdout_before, holdout_after) = if config.holdout.is_empty() {
+        (None, None)
+    } else {
+        let initial = workspace_at(ctx.store, config, &state.initial_version)?;
+        let before_id = format!("{}_holdout_{}", config.run_name, initial.version);
+        let after_id = format!("{}_holdout_{}", config.run_name, final_ws.version);
+        let (before, _) = run_arm(vctx, &before_id, &initial, &config.holdout, Arm::Plain).await?;
+        let (after, _) = run_arm(vctx, &after_id, &final_ws, &config.holdout, Arm::Plain).await?;
+        (accuracy(&before), accuracy(&after))
+    };
+    vctx.events.emit(&HarnessEvent::RunFinished {
+        run_id: config.run_name.clone(),
+        usage: vctx.budget.usage(),
+    });
+    Ok(EvolutionReport {
+        stop_reason: state.stopped.clone().unwrap_or(StopReason::MaxEpochs),
+        epochs: state.epoch,
+        initial_version: state.initial_version.clone(),
+        final_version: final_ws.version,
+        records: state.records.clone(),
+        holdout_before,
+        holdout_after,
+    })
+}
+
+/// The previous epoch's training answers, read back from the run log after a resume.
+async fn previous_epoch_train(
+    vctx: ValidationContext<'_>,
+    config: &LoopConfig,
+    store: &dyn VersionedStore,
+    epoch: u32,
+) -> Result<Option<(Workspace, BTreeMap<String, Prediction>)>, LoopError> {
+    let Some(log) = vctx.resume_from else {
+        return Ok(None);
+    };
+    let prefix = format!("{}_train_e{epoch}_", config.run_name);
+    for info in store
+        .history()
+        .map_err(ValidationError::from)?
+        .into_iter()
+        .rev()
+    {
+        let run_id = format!("{prefix}{}", info.version);
+        if let Ok(found) = log.get_predictions(&run_id, None).await
+            && !found.is_empty()
+        {
+            let ws = workspace_at(store, config, &info.version)?;
+            let answers = found
+                .into_iter()
+                .map(|p| (p.question_id.clone(), p))
+                .collect();
+            return Ok(Some((ws, answers)));
+        }
+    }
+    Ok(None)
+}

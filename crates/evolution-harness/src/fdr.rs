@@ -1,0 +1,293 @@
+//! Online false-discovery-rate control over a run's proposals: e-LOND.
+//!
+//! Every candidate the loop gates is one hypothesis test ("this edit does
+//! not help"). Gating each at a fixed threshold controls the error of each
+//! test, not of the run: fifty proposals at `1/20` each let a few harmful
+//! edits through on average. e-LOND (Xu & Ramdas, "Online multiple testing
+//! with e-values", AISTATS 2024) controls the false discovery rate of the
+//! whole stream, under arbitrary dependence between the tests, by testing
+//! proposal `t` at level
+//!
+//! ```text
+//! α_t = α · γ_t · (D_{t−1} + 1)
+//! ```
+//!
+//! where `D_{t−1}` is the number of discoveries before it and `γ` a fixed
+//! non-negative sequence with `Σ γ_t ≤ 1`; proposal `t` is a discovery when
+//! its e-value reaches `1/α_t`. The gate's e-process, stopped at any time,
+//! is a valid e-value, so the gate's final `E` is what is tested here.
+//! The module is pure and deterministic: the same e-values in the same order
+//! give the same thresholds, so a resumed run replays its history.
+
+use serde::{Deserialize, Serialize};
+
+/// Normalising constant of [`GammaSequence::Lord`] (Javanmard & Montanari's
+/// choice, which makes the infinite sum equal one).
+const LORD_GAMMA_CONSTANT: f64 = 0.077_208_38;
+
+/// The spending sequence `γ_t` (1-based `t`); each sums to at most one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum GammaSequence {
+    /// `γ_t = 1/n` for the first `n` proposals, then 0: best when the run's
+    /// number of proposals is bounded in advance (epochs × targets).
+    Horizon {
+        /// The most proposals the run can make.
+        proposals: u64,
+    },
+    /// `γ_t ∝ ln(max(t, 2)) / (t · e^{√ln t})`: no horizon needed, slowly
+    /// decaying (the LORD default).
+    Lord,
+    /// `γ_t = 6 / (π² t²)`: no horizon, front-loaded.
+    Quadratic,
+}
+
+impl GammaSequence {
+    /// `γ_t` for 1-based `t` (0 for `t = 0`).
+    pub fn gamma(self, t: u64) -> f64 {
+        if t == 0 {
+            return 0.0;
+        }
+        // u64 → f64 loses precision only beyond 2^53 proposals, far past any run.
+        #[allow(clippy::cast_precision_loss)]
+        let tf = t as f64;
+        match self {
+            GammaSequence::Horizon { proposals } => {
+                if t <= proposals {
+                    #[allow(clippy::cast_precision_loss)]
+                    let n = proposals as f64;
+                    1.0 / n
+                } else {
+                    0.0
+                }
+            }
+            GammaSequence::Lord => {
+                let ln_t = tf.ln();
+                LORD_GAMMA_CONSTANT * tf.max(2.0).ln() / (tf * ln_t.sqrt().exp())
+            }
+            GammaSequence::Quadratic => 6.0 / (std::f64::consts::PI.powi(2) * tf * tf),
+        }
+    }
+}
+
+/// Why an e-LOND controller could not be built or fed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FdrError {
+    /// The target FDR level is not in `(0, 1)`.
+    #[error("FDR level alpha = {0} must lie strictly between 0 and 1")]
+    InvalidAlpha(f64),
+    /// A horizon of zero proposals.
+    #[error("the horizon must allow at least one proposal")]
+    EmptyHorizon,
+    /// An e-value that is negative or NaN.
+    #[error("e-value {0} is not a non-negative number")]
+    InvalidEValue(f64),
+}
+
+/// The level and threshold proposal `index` will be tested at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TestLevel {
+    /// 1-based position of the proposal in the run.
+    pub index: u64,
+    /// `α_t`.
+    pub alpha_t: f64,
+    /// `1/α_t`: the e-value a discovery needs (`+∞` when `α_t = 0`).
+    pub threshold: f64,
+    /// Discoveries before this proposal.
+    pub discoveries_before: u64,
+}
+
+/// One tested proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FdrDecision {
+    /// Where and how it was tested.
+    pub level: TestLevel,
+    /// The e-value it brought.
+    pub e_value: f64,
+    /// Whether it is a discovery (`e_value ≥ threshold`).
+    pub discovery: bool,
+}
+
+/// The e-LOND controller: hands out each proposal's threshold and records
+/// the outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ELond {
+    alpha: f64,
+    gamma: GammaSequence,
+    history: Vec<FdrDecision>,
+}
+
+impl ELond {
+    /// A controller at FDR level `alpha` spending along `gamma`.
+    ///
+    /// # Errors
+    /// [`FdrError::InvalidAlpha`] unless `0 < alpha < 1`;
+    /// [`FdrError::EmptyHorizon`] for a zero horizon.
+    pub fn new(alpha: f64, gamma: GammaSequence) -> Result<Self, FdrError> {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(FdrError::InvalidAlpha(alpha));
+        }
+        if gamma == (GammaSequence::Horizon { proposals: 0 }) {
+            return Err(FdrError::EmptyHorizon);
+        }
+        Ok(ELond {
+            alpha,
+            gamma,
+            history: Vec::new(),
+        })
+    }
+
+    /// A controller that has already tested `e_values`, in order (for resuming a run).
+    ///
+    /// # Errors
+    /// As [`ELond::new`] and [`ELond::test`].
+    pub fn replay(
+        alpha: f64,
+        gamma: GammaSequence,
+        e_values: impl IntoIterator<Item = f64>,
+    ) -> Result<Self, FdrError> {
+        let mut controller = ELond::new(alpha, gamma)?;
+        for e in e_values {
+            controller.test(e)?;
+        }
+        Ok(controller)
+    }
+
+    /// The target FDR level.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// Discoveries so far.
+    pub fn discoveries(&self) -> u64 {
+        let count = self.history.iter().filter(|d| d.discovery).count();
+        u64::try_from(count).unwrap_or(u64::MAX)
+    }
+
+    /// Every tested proposal, in order.
+    pub fn history(&self) -> &[FdrDecision] {
+        &self.history
+    }
+
+    /// The level the next proposal will be tested at.
+    pub fn next_level(&self) -> TestLevel {
+        let index = u64::try_from(self.history.len())
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        let discoveries_before = self.discoveries();
+        #[allow(clippy::cast_precision_loss)]
+        let weight = discoveries_before.saturating_add(1) as f64;
+        let alpha_t = (self.alpha * self.gamma.gamma(index) * weight).min(1.0);
+        let threshold = if alpha_t > 0.0 {
+            1.0 / alpha_t
+        } else {
+            f64::INFINITY
+        };
+        TestLevel {
+            index,
+            alpha_t,
+            threshold,
+            discoveries_before,
+        }
+    }
+
+    /// Tests the next proposal with its e-value and records the outcome.
+    ///
+    /// # Errors
+    /// [`FdrError::InvalidEValue`] for a negative or NaN e-value (nothing is recorded).
+    pub fn test(&mut self, e_value: f64) -> Result<FdrDecision, FdrError> {
+        if e_value.is_nan() || e_value < 0.0 {
+            return Err(FdrError::InvalidEValue(e_value));
+        }
+        let level = self.next_level();
+        let decision = FdrDecision {
+            level,
+            e_value,
+            discovery: level.alpha_t > 0.0 && e_value >= level.threshold,
+        };
+        self.history.push(decision);
+        Ok(decision)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(gamma: GammaSequence, e_values: &[f64], expect: &[(f64, bool)]) {
+        let mut c = ELond::new(0.1, gamma).unwrap();
+        for (e, (threshold, discovery)) in e_values.iter().zip(expect) {
+            let d = c.test(*e).unwrap();
+            assert!(
+                d.level.threshold == *threshold
+                    || (d.level.threshold - threshold).abs() < 1e-9 * threshold.max(1.0),
+                "t={} threshold {} != {threshold}",
+                d.level.index,
+                d.level.threshold
+            );
+            assert_eq!(d.discovery, *discovery, "t={}", d.level.index);
+        }
+    }
+
+    #[test]
+    fn horizon_thresholds_shrink_with_each_discovery() {
+        // alpha 0.1, gamma 1/5: alpha_t = 0.02 (D+1) → thresholds 50, 25, 16.67.
+        check(
+            GammaSequence::Horizon { proposals: 5 },
+            &[60.0, 24.0, 30.0, 17.0, 1e9, 1e9],
+            &[
+                (50.0, true),
+                (25.0, false),
+                (25.0, true),
+                (50.0 / 3.0, true),
+                (12.5, true),
+                (f64::INFINITY, false),
+            ],
+        );
+    }
+
+    #[test]
+    fn quadratic_and_lord_sequences() {
+        let q = GammaSequence::Quadratic;
+        assert!((q.gamma(1) - 6.0 / std::f64::consts::PI.powi(2)).abs() < 1e-15);
+        assert!((q.gamma(3) * 9.0 - q.gamma(1)).abs() < 1e-15);
+        assert_eq!(GammaSequence::Lord.gamma(0), 0.0);
+        // Both sum to at most one (partial sums of a positive series).
+        for gamma in [GammaSequence::Lord, GammaSequence::Quadratic] {
+            let sum: f64 = (1..=1_000_000).map(|t| gamma.gamma(t)).sum();
+            assert!(sum > 0.4 && sum <= 1.0, "{gamma:?}: {sum}");
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_and_record_nothing() {
+        assert_eq!(
+            ELond::new(0.0, GammaSequence::Lord),
+            Err(FdrError::InvalidAlpha(0.0))
+        );
+        assert!(ELond::new(f64::NAN, GammaSequence::Lord).is_err());
+        assert!(ELond::new(1.0, GammaSequence::Lord).is_err());
+        assert_eq!(
+            ELond::new(0.1, GammaSequence::Horizon { proposals: 0 }),
+            Err(FdrError::EmptyHorizon)
+        );
+        let mut c = ELond::new(0.1, GammaSequence::Lord).unwrap();
+        assert!(c.test(f64::NAN).is_err());
+        assert!(c.test(-1.0).is_err());
+        assert!(c.history().is_empty());
+        assert_eq!(c.next_level().index, 1);
+    }
+
+    #[test]
+    fn replay_is_deterministic_and_infinite_e_values_count() {
+        // LORD at 0.05: thresholds ≈ 374, 1723, 4460, 1213 (the last doubled by one discovery).
+        let es = [3.0, f64::INFINITY, 0.0, 5000.0];
+        let a = ELond::replay(0.05, GammaSequence::Lord, es).unwrap();
+        let b = ELond::replay(0.05, GammaSequence::Lord, es).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.discoveries(), 2);
+        assert_eq!(a.history().len(), 4);
+        assert_eq!(a.next_level().discoveries_before, 2);
+    }
+}

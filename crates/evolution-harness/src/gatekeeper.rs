@@ -1,0 +1,205 @@
+//! One proposal after another: FDR level → block validation → accept
+//! (advance the store, start probation if provisional) or reject (with the
+//! evidence the blacklist needs).
+
+use std::collections::BTreeMap;
+
+use evolution_types::{EvolutionRecord, GeneratedQuestion, RejectedEdit};
+use serde::{Deserialize, Serialize};
+
+use crate::events::HarnessEvent;
+use crate::fdr::{ELond, FdrDecision, TestLevel};
+use crate::persist::VersionedStore;
+use crate::probation::Probation;
+use crate::runner::Workspace;
+use crate::validate::{
+    BaselineCache, Candidate, ValidationConfig, ValidationContext, ValidationError,
+    ValidationOutcome, params_for_level, validate_candidate,
+};
+
+/// What happened to one proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateRecord {
+    /// The candidate's label.
+    pub candidate: String,
+    /// The level e-LOND gave it (`None` without FDR control).
+    pub level: Option<TestLevel>,
+    /// The validation, or `None` when the FDR level was zero and no rollout was spent.
+    pub validation: Option<ValidationOutcome>,
+    /// The FDR test of its final e-value.
+    pub fdr: Option<FdrDecision>,
+    /// Whether it was accepted (confirmed or provisionally).
+    pub accepted: bool,
+    /// The store version it became.
+    pub new_version: Option<String>,
+    /// The watch started for a provisional accept.
+    pub probation: Option<Probation>,
+}
+
+impl GateRecord {
+    /// The blacklist entries for a rejected candidate: each edit of `record`
+    /// with the gate's W, L, E and δ̂. Empty for an accepted candidate.
+    pub fn rejected_edits(&self, record: &EvolutionRecord) -> Vec<RejectedEdit> {
+        if self.accepted {
+            return Vec::new();
+        }
+        let reason = match &self.validation {
+            Some(v) => format!(
+                "gate: {} (W={}, L={}, E={:.3})",
+                v.verdict.decision, v.w, v.l, v.verdict.e_value
+            ),
+            None => "gate: not tested (the run's error budget is spent)".to_owned(),
+        };
+        record
+            .edits
+            .iter()
+            .map(|edit| RejectedEdit {
+                target_file: record.target_file.clone(),
+                edit: edit.clone(),
+                reason: reason.clone(),
+                source_version: record.source_version.clone(),
+                gate_w: self.validation.as_ref().map(|v| v.w),
+                gate_l: self.validation.as_ref().map(|v| v.l),
+                gate_e: self.validation.as_ref().map(|v| v.verdict.e_value),
+                gate_delta_hat: self.validation.as_ref().map(|v| v.verdict.delta_hat),
+            })
+            .collect()
+    }
+}
+
+/// Gates a run's proposals in order, with the baseline cache and (optionally)
+/// e-LOND error control carried from one to the next. Serializable, so a
+/// run can save it and resume.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gatekeeper {
+    config: ValidationConfig,
+    fdr: Option<ELond>,
+    cache: BaselineCache,
+}
+
+impl Gatekeeper {
+    /// Gates each proposal on its own at `config.params`.
+    pub fn new(config: ValidationConfig) -> Self {
+        Gatekeeper {
+            config,
+            fdr: None,
+            cache: BaselineCache::new(),
+        }
+    }
+
+    /// Controls the false discovery rate over the proposals with `fdr`: each
+    /// proposal's `e_confirm` becomes at least its e-LOND threshold.
+    pub fn with_fdr(mut self, fdr: ELond) -> Self {
+        self.fdr = Some(fdr);
+        self
+    }
+
+    /// The e-LOND state, when enabled.
+    pub fn fdr(&self) -> Option<&ELond> {
+        self.fdr.as_ref()
+    }
+
+    /// The baseline cache.
+    pub fn cache(&self) -> &BaselineCache {
+        &self.cache
+    }
+
+    /// Gates `candidate` against `baseline`, which must be the store's
+    /// current version; on accept writes `writes` as a new store version.
+    ///
+    /// A confirmed accept needs `E ≥ max(e_confirm, 1/α_t)`; a provisional
+    /// accept (at exhaustion) is accepted and put on [`Probation`]. Every
+    /// proposal's final e-value is fed to e-LOND, whatever the decision.
+    ///
+    /// # Errors
+    /// [`ValidationError::StaleBaseline`] when `baseline` is not current,
+    /// every validation error, and the store's errors.
+    pub async fn judge(
+        &mut self,
+        ctx: ValidationContext<'_>,
+        store: &dyn VersionedStore,
+        baseline: &Workspace,
+        candidate: &Candidate,
+        writes: &BTreeMap<String, String>,
+        questions: &[GeneratedQuestion],
+    ) -> Result<GateRecord, ValidationError> {
+        let current = store.current_version()?;
+        if current != baseline.version {
+            return Err(ValidationError::StaleBaseline {
+                baseline: baseline.version.clone(),
+                current,
+            });
+        }
+        let level = self.fdr.as_ref().map(ELond::next_level);
+        let mut config = self.config.clone();
+        if let Some(level) = &level {
+            match params_for_level(&self.config.params, level) {
+                Some(params) => config.params = params,
+                None => {
+                    return Ok(GateRecord {
+                        candidate: candidate.label.clone(),
+                        level: Some(*level),
+                        validation: None,
+                        fdr: None,
+                        accepted: false,
+                        new_version: None,
+                        probation: None,
+                    });
+                }
+            }
+        }
+        let outcome = validate_candidate(
+            ctx,
+            &config,
+            baseline,
+            candidate,
+            questions,
+            &mut self.cache,
+        )
+        .await?;
+        let fdr = match self.fdr.as_mut() {
+            Some(fdr) => Some(fdr.test(outcome.verdict.e_value)?),
+            None => None,
+        };
+        let decision = outcome.decision();
+        let mut record = GateRecord {
+            candidate: candidate.label.clone(),
+            level,
+            validation: None,
+            fdr,
+            accepted: decision.is_accept(),
+            new_version: None,
+            probation: None,
+        };
+        if record.accepted {
+            let message = format!(
+                "{}: {} (W={}, L={}, E={:.3}, e_confirm={:.3})",
+                candidate.label,
+                decision,
+                outcome.w,
+                outcome.l,
+                outcome.verdict.e_value,
+                outcome.e_confirm
+            );
+            let version = store.advance(writes, &message)?;
+            if decision == evolution_types::GateDecision::AcceptProvisional {
+                record.probation = Some(Probation::new(&version, &baseline.version));
+            }
+            ctx.events.emit(&HarnessEvent::CandidateAccepted {
+                candidate: candidate.label.clone(),
+                decision,
+                e_value: outcome.verdict.e_value,
+                version: Some(version.clone()),
+            });
+            record.new_version = Some(version);
+        } else {
+            ctx.events.emit(&HarnessEvent::CandidateRejected {
+                candidate: candidate.label.clone(),
+                decision,
+                e_value: outcome.verdict.e_value,
+            });
+        }
+        record.validation = Some(outcome);
+        Ok(record)
+    }
+}

@@ -1,0 +1,118 @@
+//! The app layer of the evolution kernel: it runs agents, gates candidates
+//! and keeps a whole run honest.
+//!
+//! The kernel crates decide; this crate orchestrates and does the I/O. Its
+//! key design choice is that every outside party sits behind a small trait
+//! with an in-memory implementation: the agent ([`AgentRunner`]), the write
+//! side of the stores ([`VersionedStore`]) and of the run log
+//! ([`RunRecorder`]), and the progress display ([`EventSink`]). The adapter
+//! crates implement them for real; tests run the same orchestration in
+//! memory.
+//!
+//! # Map
+//!
+//! - Agents: [`AgentRunner`], [`InProcessRunner`], [`SubprocessRunner`]
+//!   (protocol below), [`Workspace`], [`QuestionOutcome`].
+//! - Validation (seed §7, §12.4): [`validate_candidate`] runs block after
+//!   block in a seed-fixed order ([`fixed_question_order`]) with a
+//!   [`BaselineCache`], the INFRA guard and the gate's `gate_decision`;
+//!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
+//!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
+//!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
+//!   on a provisional accept.
+//! - Error control over a run: [`ELond`] (online FDR with e-values) gives
+//!   each proposal its threshold; [`params_for_level`] turns it into gate
+//!   parameters.
+//! - Budgets: [`Budget`] (calls, tokens, money, rollouts), [`MeteredLlm`],
+//!   the pre-flight [`Estimate`].
+//! - Slow update: [`slow_update`] writes long-term guidance into the
+//!   skill's momentum region, regressions first.
+//! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
+//!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the default
+//!   prompt of every bundle, overridable from a directory.
+//! - Progress: [`HarnessEvent`] through an [`EventSink`].
+//!
+//! # The subprocess protocol
+//!
+//! [`SubprocessRunner`] lets an agent written in any language plug in. For
+//! each run it writes the workspace to a fresh temporary directory
+//! (`skills/<name>` and `prompts/<name>`), then talks to the agent program
+//! over its stdin and stdout, one JSON object per line (UTF-8, `\n`):
+//!
+//! - request, harness → agent:
+//!   `{"type":"question","run_id":"…","workspace":{"version":"v3","dir":"…","skills_dir":"…","prompts_dir":"…"},"question":{"question_id":"…","task_type":"…","question":"…","answer":"…",…}}`
+//! - zero or more trace steps, agent → harness:
+//!   `{"type":"step","tool_name":"…","tool_input":…,"tool_output":"…","thought":"…","raw_content":"…"}`
+//!   (`step` numbers are optional; they default to the position);
+//! - exactly one result, agent → harness:
+//!   `{"type":"result","prediction":"…","answer_confidence":0.8,"steps_used":3,"max_steps":15,"stop_reason":"submit"}`
+//!   (every field optional; unknown fields are kept in the prediction).
+//!
+//! Step and result lines may carry `"question_id"`; a mismatch is a protocol
+//! error. Stdout is reserved for the protocol: logs go to stderr, whose tail
+//! is quoted in error messages. In [`ProcessMode::PerQuestion`] the program
+//! gets one request and then end-of-file; in [`ProcessMode::Worker`] it gets
+//! one request after another and should exit at end-of-file.
+//!
+//! A crash, a hang past the per-question timeout, a non-JSON or unknown
+//! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, or an answer for
+//! another question makes that question an INFRA error (`stop_reason =
+//! "error"` with the reason in `error`); the child is killed
+//! and the next question gets a fresh one. The run goes on: whether too many
+//! INFRA errors invalidate a comparison is the validation guard's call. The
+//! harness scores answers itself ([`Scoring::ExactMatch`]) unless told to
+//! trust the agent's own `correct` field. `src/bin/rule-agent.rs` is a
+//! complete reference agent.
+
+mod budget;
+mod events;
+mod evolution;
+mod fdr;
+mod gatekeeper;
+mod ingest;
+mod persist;
+mod probation;
+mod runner;
+mod slow_update;
+mod subprocess;
+mod templates;
+mod validate;
+
+pub use crate::budget::{
+    Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
+};
+pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
+pub use crate::evolution::{
+    Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
+    Proposal, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+};
+pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
+pub use crate::gatekeeper::{GateRecord, Gatekeeper};
+pub use crate::ingest::{
+    FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
+    REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
+    parse_trajectories,
+};
+pub use crate::persist::{
+    MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
+};
+
+pub use crate::probation::{Probation, ProbationOutcome};
+pub use crate::runner::{
+    AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,
+    Scoring, Workspace,
+};
+pub use crate::slow_update::{
+    ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
+    SlowUpdate, SlowUpdateError, slow_update,
+};
+pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
+pub use crate::templates::{
+    PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, placeholders_in,
+    render_template, template_spec,
+};
+pub use crate::validate::{
+    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,
+    ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
+    fixed_question_order, params_for_level, validate_candidate,
+};

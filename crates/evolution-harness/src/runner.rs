@@ -1,0 +1,350 @@
+//! The agent boundary: run questions against a materialized workspace.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use evolution_types::{GeneratedQuestion, JsonMap, Prediction, TraceStep};
+use serde::{Deserialize, Serialize};
+
+/// Stop reason recorded for a question whose run failed for reasons outside
+/// the agent's reasoning (crash, hang, garbage output). The diagnosis and the
+/// INFRA guard treat it as an infrastructure error.
+pub const INFRA_STOP_REASON: &str = "error";
+
+/// Named versions of the documents an agent runs with: the skills and the
+/// prompts (system prompt, tool prompts) of one store version.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Workspace {
+    /// The store version these documents come from (for example `v3`).
+    pub version: String,
+    /// Skill file name → text.
+    #[serde(default)]
+    pub skills: BTreeMap<String, String>,
+    /// Prompt file name → text.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, String>,
+}
+
+impl Workspace {
+    /// An empty workspace named `version`.
+    pub fn new(version: impl Into<String>) -> Self {
+        Workspace {
+            version: version.into(),
+            ..Workspace::default()
+        }
+    }
+
+    /// The same workspace with one more skill file.
+    pub fn with_skill(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.skills.insert(name.into(), text.into());
+        self
+    }
+
+    /// The same workspace with one more prompt file.
+    pub fn with_prompt(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.prompts.insert(name.into(), text.into());
+        self
+    }
+}
+
+/// What an agent answers for one question, before the harness scores it.
+///
+/// This is both the return value of an in-process agent and the payload of
+/// the subprocess protocol's `result` line. Every field is optional on the
+/// wire; unknown fields are kept in `extra` and end up in the prediction.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentReply {
+    /// The answer.
+    #[serde(default)]
+    pub prediction: String,
+    /// The agent's own verdict; used only with [`Scoring::AgentReported`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct: Option<bool>,
+    /// Stated confidence in `[0, 1]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_confidence: Option<f64>,
+    /// Steps taken; defaults to the number of trace steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_used: Option<u32>,
+    /// Step budget the agent had.
+    #[serde(default)]
+    pub max_steps: u32,
+    /// Why the agent stopped; empty means `submit`.
+    #[serde(default)]
+    pub stop_reason: String,
+    /// An error the agent itself reports (the question then counts as INFRA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Trace steps given inline (the subprocess protocol may also stream them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<JsonMap>,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
+
+/// How the harness decides whether an answer is correct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scoring {
+    /// Answer and reference compared after trimming, case-insensitively.
+    /// The agent's own `correct` field is ignored, so an agent cannot grade itself.
+    #[default]
+    ExactMatch,
+    /// Trust the agent's `correct` field; fall back to exact match when absent.
+    AgentReported,
+}
+
+impl Scoring {
+    fn score(self, question: &GeneratedQuestion, reply: &AgentReply) -> bool {
+        let exact = || {
+            let reference = question.answer.trim();
+            !reference.is_empty()
+                && reply.prediction.trim().to_lowercase() == reference.to_lowercase()
+        };
+        match self {
+            Scoring::ExactMatch => exact(),
+            Scoring::AgentReported => reply.correct.unwrap_or_else(exact),
+        }
+    }
+}
+
+/// The record of one question of one run: the prediction and its trace.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct QuestionOutcome {
+    /// The scored prediction (`stop_reason == "error"` for an INFRA failure).
+    pub prediction: Prediction,
+    /// The agent's steps, numbered from 1.
+    pub trace: Vec<TraceStep>,
+}
+
+impl QuestionOutcome {
+    /// True when the question failed for infrastructure reasons.
+    pub fn is_infra_error(&self) -> bool {
+        is_infra_stop(&self.prediction.stop_reason) || self.prediction.error.is_some()
+    }
+
+    /// An INFRA outcome: the agent could not answer `question` because of `message`.
+    pub fn infra_error(
+        run_id: &str,
+        question: &GeneratedQuestion,
+        message: impl Into<String>,
+    ) -> Self {
+        QuestionOutcome {
+            prediction: Prediction {
+                run_id: run_id.to_owned(),
+                question_id: question.question_id.clone(),
+                task_type: question.task_type.clone(),
+                video_id: question.video_id.clone(),
+                answer: question.answer.clone(),
+                correct: false,
+                stop_reason: INFRA_STOP_REASON.to_owned(),
+                error: Some(message.into()),
+                ..Prediction::default()
+            },
+            trace: Vec::new(),
+        }
+    }
+
+    /// Scores `reply` to `question` and builds the run-log records.
+    ///
+    /// Trace steps without a `step` number are numbered by position; steps
+    /// whose fields have the wrong types make the whole question an INFRA
+    /// error (the agent broke the protocol).
+    pub fn from_reply(
+        run_id: &str,
+        question: &GeneratedQuestion,
+        mut reply: AgentReply,
+        streamed_steps: Vec<JsonMap>,
+        scoring: Scoring,
+    ) -> Self {
+        let mut raw_steps = streamed_steps;
+        raw_steps.append(&mut reply.steps);
+        let mut trace = Vec::with_capacity(raw_steps.len());
+        for (index, mut raw) in raw_steps.into_iter().enumerate() {
+            let position = u32::try_from(index).unwrap_or(u32::MAX).saturating_add(1);
+            raw.insert("run_id".to_owned(), run_id.into());
+            raw.insert(
+                "question_id".to_owned(),
+                question.question_id.clone().into(),
+            );
+            raw.entry("step").or_insert_with(|| position.into());
+            match serde_json::from_value::<TraceStep>(serde_json::Value::Object(raw)) {
+                Ok(step) => trace.push(step),
+                Err(error) => {
+                    return QuestionOutcome::infra_error(
+                        run_id,
+                        question,
+                        format!("trace step {position} is malformed: {error}"),
+                    );
+                }
+            }
+        }
+        let correct = reply.error.is_none() && scoring.score(question, &reply);
+        let steps_used = reply
+            .steps_used
+            .unwrap_or_else(|| u32::try_from(trace.len()).unwrap_or(u32::MAX));
+        let stop_reason = if reply.error.is_some() && !is_infra_stop(&reply.stop_reason) {
+            INFRA_STOP_REASON.to_owned()
+        } else if reply.stop_reason.is_empty() {
+            "submit".to_owned()
+        } else {
+            reply.stop_reason
+        };
+        QuestionOutcome {
+            prediction: Prediction {
+                run_id: run_id.to_owned(),
+                question_id: question.question_id.clone(),
+                task_type: question.task_type.clone(),
+                video_id: question.video_id.clone(),
+                prediction: reply.prediction,
+                answer: question.answer.clone(),
+                correct,
+                answer_confidence: reply.answer_confidence,
+                steps_used,
+                max_steps: reply.max_steps,
+                stop_reason,
+                error: reply.error,
+                extra: reply.extra,
+            },
+            trace,
+        }
+    }
+}
+
+/// True for the stop reasons that mark an infrastructure failure.
+pub(crate) fn is_infra_stop(stop_reason: &str) -> bool {
+    stop_reason == "error" || stop_reason == "parse_error"
+}
+
+/// Why a whole run could not start. Failures of single questions are not
+/// errors: they come back as INFRA outcomes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunnerError {
+    /// A document name cannot be written as a plain file name.
+    #[error("invalid document name {name:?} in workspace {version:?}: {reason}")]
+    InvalidDocumentName {
+        /// The workspace version.
+        version: String,
+        /// The offending name.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The workspace could not be written to disk.
+    #[error("could not materialize workspace {version:?}: {source}")]
+    Materialize {
+        /// The workspace version.
+        version: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The runner's configuration is unusable.
+    #[error("invalid runner configuration: {0}")]
+    Config(String),
+    /// Two questions of one request share an id.
+    #[error("question {0:?} appears twice in one run")]
+    DuplicateQuestion(String),
+}
+
+/// Runs a set of questions against a workspace and returns one outcome per
+/// question, in the order of `questions`.
+///
+/// A question that crashes, hangs or produces garbage comes back as an INFRA
+/// outcome (see [`QuestionOutcome::is_infra_error`]); only a failure that
+/// prevents the whole run (a bad workspace, a bad configuration) is an `Err`.
+#[async_trait]
+pub trait AgentRunner: Send + Sync {
+    /// Runs `questions` as run `run_id` with the documents of `workspace`.
+    async fn run(
+        &self,
+        run_id: &str,
+        workspace: &Workspace,
+        questions: &[GeneratedQuestion],
+    ) -> Result<Vec<QuestionOutcome>, RunnerError>;
+}
+
+#[async_trait]
+impl<T: AgentRunner + ?Sized> AgentRunner for std::sync::Arc<T> {
+    async fn run(
+        &self,
+        run_id: &str,
+        workspace: &Workspace,
+        questions: &[GeneratedQuestion],
+    ) -> Result<Vec<QuestionOutcome>, RunnerError> {
+        (**self).run(run_id, workspace, questions).await
+    }
+}
+
+pub(crate) fn check_unique(questions: &[GeneratedQuestion]) -> Result<(), RunnerError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for question in questions {
+        if !seen.insert(question.question_id.as_str()) {
+            return Err(RunnerError::DuplicateQuestion(question.question_id.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// An agent that runs in this process: a function from workspace and
+/// question to a reply (`Err` = an INFRA failure with that message).
+///
+/// Meant for tests and simulations, where the "agent" is a rule over the
+/// workspace text.
+pub struct InProcessRunner<F> {
+    agent: F,
+    scoring: Scoring,
+}
+
+impl<F> InProcessRunner<F>
+where
+    F: Fn(&Workspace, &GeneratedQuestion) -> Result<AgentReply, String> + Send + Sync,
+{
+    /// A runner calling `agent` for every question, scored by exact match.
+    pub fn new(agent: F) -> Self {
+        InProcessRunner {
+            agent,
+            scoring: Scoring::default(),
+        }
+    }
+
+    /// The same runner with another scoring rule.
+    pub fn with_scoring(mut self, scoring: Scoring) -> Self {
+        self.scoring = scoring;
+        self
+    }
+}
+
+impl<F> std::fmt::Debug for InProcessRunner<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcessRunner")
+            .field("scoring", &self.scoring)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl<F> AgentRunner for InProcessRunner<F>
+where
+    F: Fn(&Workspace, &GeneratedQuestion) -> Result<AgentReply, String> + Send + Sync,
+{
+    async fn run(
+        &self,
+        run_id: &str,
+        workspace: &Workspace,
+        questions: &[GeneratedQuestion],
+    ) -> Result<Vec<QuestionOutcome>, RunnerError> {
+        check_unique(questions)?;
+        Ok(questions
+            .iter()
+            .map(|question| match (self.agent)(workspace, question) {
+                Ok(reply) => {
+                    QuestionOutcome::from_reply(run_id, question, reply, Vec::new(), self.scoring)
+                }
+                Err(message) => QuestionOutcome::infra_error(run_id, question, message),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,504 @@
+//! An [`AgentRunner`] over child processes speaking JSON lines.
+//!
+//! The protocol is documented in the crate root. Each lane (up to
+//! `concurrency`) owns at most one child at a time; a question that fails in
+//! any way kills that child, becomes an INFRA outcome, and the lane starts a
+//! fresh child for its next question.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use evolution_types::{GeneratedQuestion, JsonMap};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::runner::{
+    AgentReply, AgentRunner, QuestionOutcome, RunnerError, Scoring, Workspace, check_unique,
+};
+
+/// Characters of a child's stderr kept for error messages (the tail).
+const STDERR_TAIL_CHARS: usize = 2000;
+/// Characters of an offending stdout line quoted in an error message.
+const LINE_PREVIEW_CHARS: usize = 200;
+/// Longest protocol line accepted, in bytes; a longer one is garbage output.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// How long a per-question child may take to exit after answering.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Whether a child serves one question or many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProcessMode {
+    /// A fresh process per question; its stdin is closed after the request.
+    #[default]
+    PerQuestion,
+    /// A long-lived worker per lane, sent one request after another. It is
+    /// replaced after any failed question.
+    Worker,
+}
+
+/// How to start and supervise the agent program.
+#[derive(Debug, Clone)]
+pub struct SubprocessConfig {
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// One process per question, or long-lived workers.
+    pub mode: ProcessMode,
+    /// Questions run at once (at least 1).
+    pub concurrency: usize,
+    /// Time limit of one question, from sending the request to the `result` line.
+    pub question_timeout: Duration,
+    /// How answers are scored.
+    pub scoring: Scoring,
+    /// Directory under which workspaces are materialized (system temp when `None`).
+    pub workspace_root: Option<PathBuf>,
+}
+
+impl SubprocessConfig {
+    /// Runs `program` once per question, one at a time, with a 10-minute limit.
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        SubprocessConfig {
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            mode: ProcessMode::default(),
+            concurrency: 1,
+            question_timeout: Duration::from_secs(600),
+            scoring: Scoring::default(),
+            workspace_root: None,
+        }
+    }
+}
+
+/// Runs an agent program as child processes (see the crate docs for the protocol).
+#[derive(Debug, Clone)]
+pub struct SubprocessRunner {
+    config: Arc<SubprocessConfig>,
+}
+
+impl SubprocessRunner {
+    /// A runner with `config`.
+    ///
+    /// # Errors
+    /// [`RunnerError::Config`] for a zero concurrency or a zero timeout.
+    pub fn new(config: SubprocessConfig) -> Result<Self, RunnerError> {
+        if config.concurrency == 0 {
+            return Err(RunnerError::Config("concurrency must be at least 1".into()));
+        }
+        if config.question_timeout.is_zero() {
+            return Err(RunnerError::Config(
+                "question_timeout must be positive".into(),
+            ));
+        }
+        Ok(SubprocessRunner {
+            config: Arc::new(config),
+        })
+    }
+}
+
+/// Where a workspace was written; removed when dropped.
+struct Materialized {
+    dir: tempfile::TempDir,
+}
+
+impl Materialized {
+    fn description(&self, version: &str) -> Value {
+        let dir = self.dir.path();
+        serde_json::json!({
+            "version": version,
+            "dir": dir,
+            "skills_dir": dir.join("skills"),
+            "prompts_dir": dir.join("prompts"),
+        })
+    }
+}
+
+fn check_name(version: &str, name: &str) -> Result<(), RunnerError> {
+    let reason = if name.is_empty() {
+        Some("empty")
+    } else if name == "." || name == ".." {
+        Some("a relative directory")
+    } else if name.contains(['/', '\\', '\0']) {
+        Some("contains a path separator or NUL")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(RunnerError::InvalidDocumentName {
+            version: version.to_owned(),
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialized, RunnerError> {
+    let io = |source| RunnerError::Materialize {
+        version: workspace.version.clone(),
+        source,
+    };
+    for name in workspace.skills.keys().chain(workspace.prompts.keys()) {
+        check_name(&workspace.version, name)?;
+    }
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("evolution-ws-");
+    let dir = match root {
+        Some(root) => builder.tempdir_in(root),
+        None => builder.tempdir(),
+    }
+    .map_err(io)?;
+    for (sub, docs) in [
+        ("skills", &workspace.skills),
+        ("prompts", &workspace.prompts),
+    ] {
+        let sub = dir.path().join(sub);
+        std::fs::create_dir(&sub).map_err(io)?;
+        for (name, text) in docs {
+            std::fs::write(sub.join(name), text).map_err(io)?;
+        }
+    }
+    Ok(Materialized { dir })
+}
+
+/// A running child with its pipes.
+struct AgentProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr_tail: Arc<Mutex<String>>,
+}
+
+impl AgentProcess {
+    fn spawn(config: &SubprocessConfig) -> Result<Self, String> {
+        let mut command = Command::new(&config.program);
+        command
+            .args(&config.args)
+            .envs(&config.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("could not start {}: {e}", config.program.display()))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err("the child's pipes were not available".to_owned());
+        };
+        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let tail = Arc::clone(&stderr_tail);
+        // Drain stderr so a chatty agent never blocks on a full pipe; keep the tail.
+        tokio::spawn(async move {
+            let mut stderr = stderr;
+            let mut buf = vec![0_u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                let Some(chunk) = buf.get(..n).filter(|c| !c.is_empty()) else {
+                    break;
+                };
+                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                tail.push_str(&String::from_utf8_lossy(chunk));
+                let excess = tail.chars().count().saturating_sub(STDERR_TAIL_CHARS);
+                if excess > 0 {
+                    let cut = tail
+                        .char_indices()
+                        .nth(excess)
+                        .map_or(tail.len(), |(i, _)| i);
+                    tail.replace_range(..cut, "");
+                }
+            }
+        });
+        Ok(AgentProcess {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            stderr_tail,
+        })
+    }
+
+    fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .trim()
+            .to_owned()
+    }
+
+    /// Why the child is gone, for an error message.
+    async fn exit_note(&mut self) -> String {
+        let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await
+        {
+            Ok(Ok(status)) => format!("exited with {status}"),
+            Ok(Err(e)) => format!("exit status unavailable: {e}"),
+            Err(_) => "closed its stdout but is still running".to_owned(),
+        };
+        // Give the stderr reader a moment to catch the last words.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}; stderr: {tail}")
+        }
+    }
+
+    /// Sends one request and reads until its `result` line.
+    async fn ask(
+        &mut self,
+        request: &str,
+        question_id: &str,
+        close_stdin: bool,
+    ) -> Result<(AgentReply, Vec<JsonMap>), String> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| "the agent's stdin is closed".to_owned())?;
+        let written = async {
+            stdin.write_all(request.as_bytes()).await?;
+            stdin.write_all(b"\n").await?;
+            stdin.flush().await
+        }
+        .await;
+        if let Err(e) = written {
+            let note = self.exit_note().await;
+            return Err(format!("could not send the request ({e}); agent {note}"));
+        }
+        if close_stdin {
+            self.stdin = None;
+        }
+        let mut steps = Vec::new();
+        loop {
+            let line = match read_line(&mut self.stdout).await {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    let note = self.exit_note().await;
+                    return Err(format!("agent ended before answering: {note}"));
+                }
+                Err(e) => return Err(e),
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut object = match serde_json::from_str::<Value>(&line) {
+                Ok(Value::Object(object)) => object,
+                _ => return Err(format!("garbage output line: {}", preview(&line))),
+            };
+            if let Some(id) = object.get("question_id").and_then(Value::as_str)
+                && id != question_id
+            {
+                return Err(format!(
+                    "answer for question {id:?} while {question_id:?} was asked"
+                ));
+            }
+            match object.remove("type").as_ref().and_then(Value::as_str) {
+                Some("step") => {
+                    object.remove("question_id");
+                    steps.push(object);
+                }
+                Some("result") => {
+                    object.remove("question_id");
+                    let reply = serde_json::from_value::<AgentReply>(Value::Object(object))
+                        .map_err(|e| format!("malformed result line: {e}"))?;
+                    return Ok((reply, steps));
+                }
+                _ => return Err(format!("unknown message: {}", preview(&line))),
+            }
+        }
+    }
+}
+
+/// One line of stdout without its newline; `None` at end of output. Lines
+/// over [`MAX_LINE_BYTES`] or not UTF-8 are errors, so a runaway agent
+/// cannot exhaust memory.
+async fn read_line(stdout: &mut BufReader<ChildStdout>) -> Result<Option<String>, String> {
+    let mut line = Vec::new();
+    loop {
+        let chunk = stdout
+            .fill_buf()
+            .await
+            .map_err(|e| format!("could not read the agent's output: {e}"))?;
+        if chunk.is_empty() {
+            if line.is_empty() {
+                return Ok(None);
+            }
+            break;
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (at.saturating_add(1), true),
+            None => (chunk.len(), false),
+        };
+        line.extend_from_slice(chunk.get(..take).unwrap_or_default());
+        stdout.consume(take);
+        if line.len() > MAX_LINE_BYTES.saturating_add(1) {
+            return Err(format!(
+                "garbage output: a line longer than {MAX_LINE_BYTES} bytes"
+            ));
+        }
+        if done {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    String::from_utf8(line)
+        .map(Some)
+        .map_err(|_| "garbage output: a line that is not UTF-8".to_owned())
+}
+
+fn preview(line: &str) -> String {
+    let mut out: String = line.chars().take(LINE_PREVIEW_CHARS).collect();
+    if line.chars().nth(LINE_PREVIEW_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// One question, sent to `slot`'s process (spawned when absent).
+async fn run_question(
+    config: &SubprocessConfig,
+    slot: &mut Option<AgentProcess>,
+    run_id: &str,
+    workspace: &Value,
+    question: &GeneratedQuestion,
+) -> QuestionOutcome {
+    let request = serde_json::json!({
+        "type": "question",
+        "run_id": run_id,
+        "workspace": workspace,
+        "question": question,
+    });
+    let request = match serde_json::to_string(&request) {
+        Ok(request) => request,
+        Err(e) => {
+            return QuestionOutcome::infra_error(run_id, question, format!("request: {e}"));
+        }
+    };
+    if slot.is_none() {
+        match AgentProcess::spawn(config) {
+            Ok(process) => *slot = Some(process),
+            Err(message) => return QuestionOutcome::infra_error(run_id, question, message),
+        }
+    }
+    let Some(process) = slot.as_mut() else {
+        return QuestionOutcome::infra_error(run_id, question, "no agent process");
+    };
+    let per_question = config.mode == ProcessMode::PerQuestion;
+    let asked = tokio::time::timeout(
+        config.question_timeout,
+        process.ask(&request, &question.question_id, per_question),
+    )
+    .await;
+    let outcome = match asked {
+        Ok(Ok((reply, steps))) => {
+            QuestionOutcome::from_reply(run_id, question, reply, steps, config.scoring)
+        }
+        Ok(Err(message)) => QuestionOutcome::infra_error(run_id, question, message),
+        Err(_) => QuestionOutcome::infra_error(
+            run_id,
+            question,
+            format!(
+                "no answer within {:.3} s; agent killed",
+                config.question_timeout.as_secs_f64()
+            ),
+        ),
+    };
+    let keep = !per_question && !outcome.is_infra_error();
+    if !keep && let Some(mut process) = slot.take() {
+        if per_question && !outcome.is_infra_error() {
+            // Answered: let it exit on its own, then make sure it is gone.
+            let _ = tokio::time::timeout(EXIT_GRACE, process.child.wait()).await;
+        }
+        let _ = process.child.kill().await;
+    }
+    outcome
+}
+
+#[async_trait]
+impl AgentRunner for SubprocessRunner {
+    async fn run(
+        &self,
+        run_id: &str,
+        workspace: &Workspace,
+        questions: &[GeneratedQuestion],
+    ) -> Result<Vec<QuestionOutcome>, RunnerError> {
+        check_unique(questions)?;
+        let ws = workspace.clone();
+        let root = self.config.workspace_root.clone();
+        let materialized = tokio::task::spawn_blocking(move || materialize(&ws, root.as_deref()))
+            .await
+            .map_err(|e| RunnerError::Materialize {
+                version: workspace.version.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })??;
+        let description = Arc::new(materialized.description(&workspace.version));
+        let queue: Arc<Mutex<VecDeque<(usize, GeneratedQuestion)>>> =
+            Arc::new(Mutex::new(questions.iter().cloned().enumerate().collect()));
+        let lanes = self.config.concurrency.min(questions.len().max(1));
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..lanes {
+            let config = Arc::clone(&self.config);
+            let queue = Arc::clone(&queue);
+            let description = Arc::clone(&description);
+            let run_id = run_id.to_owned();
+            tasks.spawn(async move {
+                let mut slot = None;
+                let mut done = Vec::new();
+                loop {
+                    let next = queue
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .pop_front();
+                    let Some((index, question)) = next else { break };
+                    let outcome =
+                        run_question(&config, &mut slot, &run_id, &description, &question).await;
+                    done.push((index, outcome));
+                }
+                if let Some(mut process) = slot.take() {
+                    // Closing stdin asks a worker to exit; kill it if it lingers.
+                    process.stdin = None;
+                    if tokio::time::timeout(EXIT_GRACE, process.child.wait())
+                        .await
+                        .is_err()
+                    {
+                        let _ = process.child.kill().await;
+                    }
+                }
+                done
+            });
+        }
+        let mut slots: Vec<Option<QuestionOutcome>> = vec![None; questions.len()];
+        while let Some(joined) = tasks.join_next().await {
+            // A lane that panicked loses its answers; they become INFRA below.
+            if let Ok(done) = joined {
+                for (index, outcome) in done {
+                    if let Some(slot) = slots.get_mut(index) {
+                        *slot = Some(outcome);
+                    }
+                }
+            }
+        }
+        drop(materialized);
+        Ok(slots
+            .into_iter()
+            .zip(questions)
+            .map(|(outcome, question)| {
+                outcome.unwrap_or_else(|| {
+                    QuestionOutcome::infra_error(run_id, question, "the runner lane failed")
+                })
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,667 @@
+//! Block-sequential validation of one candidate against its baseline
+//! (seed §7, §12.4): the orchestration around the gate's pure decisions.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use evolution_gate::{GateError, gate_decision, pair_block};
+use evolution_types::{
+    GateDecision, GateParams, GateVerdict, GeneratedQuestion, Prediction, RunLog, RunLogError,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{Budget, BudgetExceeded};
+use crate::events::{Arm, EventSink, HarnessEvent};
+use crate::fdr::TestLevel;
+use crate::persist::{RecordError, RunRecorder};
+use crate::runner::{AgentRunner, QuestionOutcome, RunnerError, Workspace, is_infra_stop};
+
+/// The marker every gate run id must contain, so diagnosis can tell gate
+/// rollouts from training rollouts and never learn from the gate's questions.
+pub const GATE_RUN_MARKER: &str = "_gate_";
+
+/// Settings of block-sequential validation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationConfig {
+    /// Prefix of the run ids both arms are recorded under; must contain `_gate_`.
+    pub gate_run_prefix: String,
+    /// Block sizes, in order; the last size repeats until the questions run out.
+    pub ladder: Vec<usize>,
+    /// Seed of the fixed question order.
+    pub seed: u64,
+    /// Largest tolerated INFRA error rate over both arms (checked from 10 rollouts on).
+    pub gate_guard_err: f64,
+    /// Gate thresholds.
+    pub params: GateParams,
+}
+
+impl Default for ValidationConfig {
+    fn default() -> Self {
+        ValidationConfig {
+            gate_run_prefix: "run_gate_".to_owned(),
+            ladder: vec![10, 20, 40],
+            seed: 0,
+            gate_guard_err: 0.2,
+            params: GateParams::default(),
+        }
+    }
+}
+
+/// Denominator (rollouts over both arms) from which the INFRA guard applies.
+pub const INFRA_GUARD_MIN_ROLLOUTS: u64 = 10;
+
+/// A version proposed to replace the baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// A label unique within the run (used in its gate run id).
+    pub label: String,
+    /// Its documents.
+    pub workspace: Workspace,
+    /// The questions it was diagnosed or written from; none may be gated on.
+    pub provenance: BTreeSet<String>,
+}
+
+/// Baseline results by (baseline version, question id), so the baseline arm
+/// of a version runs each question once however many candidates it faces.
+/// INFRA failures are not cached: they are retried next time.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct BaselineCache {
+    entries: BTreeMap<String, BTreeMap<String, Prediction>>,
+}
+
+impl BaselineCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        BaselineCache::default()
+    }
+
+    /// The cached prediction of `question_id` under `version`.
+    pub fn get(&self, version: &str, question_id: &str) -> Option<&Prediction> {
+        self.entries.get(version)?.get(question_id)
+    }
+
+    /// Caches `prediction` (not an INFRA failure) for `version`; returns whether it was kept.
+    pub fn insert(&mut self, version: &str, prediction: Prediction) -> bool {
+        if is_infra_stop(&prediction.stop_reason) || prediction.error.is_some() {
+            return false;
+        }
+        self.entries
+            .entry(version.to_owned())
+            .or_default()
+            .insert(prediction.question_id.clone(), prediction);
+        true
+    }
+
+    /// Cached entries over all versions.
+    pub fn len(&self) -> usize {
+        self.entries.values().map(BTreeMap::len).sum()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The result of validating one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationOutcome {
+    /// The candidate's label.
+    pub candidate: String,
+    /// The baseline's version.
+    pub baseline_version: String,
+    /// Run id of the baseline arm.
+    pub baseline_run_id: String,
+    /// Run id of the candidate arm.
+    pub candidate_run_id: String,
+    /// Baseline wrong, candidate right.
+    pub w: u64,
+    /// Baseline right, candidate wrong.
+    pub l: u64,
+    /// Paired questions (ties included, INFRA failures excluded).
+    pub n_used: u64,
+    /// Questions never reached.
+    pub n_remaining: u64,
+    /// Blocks run.
+    pub blocks_used: usize,
+    /// The final gate verdict.
+    pub verdict: GateVerdict,
+    /// The `e_confirm` the gate used.
+    pub e_confirm: f64,
+    /// Question id → (baseline correct, candidate correct), paired questions only.
+    pub observed: BTreeMap<String, (bool, bool)>,
+    /// INFRA failures over both arms.
+    pub infra_errors: u64,
+    /// Rollouts actually run (baseline cache hits excluded).
+    pub rollouts: u64,
+}
+
+impl ValidationOutcome {
+    /// The gate's decision.
+    pub fn decision(&self) -> GateDecision {
+        self.verdict.decision
+    }
+}
+
+/// Why validation stopped without a verdict.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValidationError {
+    /// The gate run prefix lacks the `_gate_` marker.
+    #[error("gate_run_prefix {0:?} must contain \"_gate_\"")]
+    PrefixWithoutMarker(String),
+    /// No block sizes.
+    #[error("the ladder is empty")]
+    EmptyLadder,
+    /// A block size of zero.
+    #[error("the ladder holds a block of size 0")]
+    ZeroBlock,
+    /// The guard rate is not in `[0, 1]`.
+    #[error("gate_guard_err = {0} must lie in [0, 1]")]
+    InvalidGuard(f64),
+    /// No questions to validate on.
+    #[error("no validation questions")]
+    NoQuestions,
+    /// Two validation questions share an id.
+    #[error("validation question {0:?} appears twice")]
+    DuplicateQuestion(String),
+    /// Gate questions the candidate was diagnosed or written from.
+    #[error("split violation: the candidate was derived from gate questions {0:?}")]
+    SplitOverlap(Vec<String>),
+    /// Too many INFRA failures to trust the comparison.
+    #[error("INFRA guard: {errors} of {rollouts} rollouts failed ({rate:.3} > {limit})")]
+    InfraGuard {
+        /// Failed rollouts over both arms.
+        errors: u64,
+        /// Rollouts over both arms.
+        rollouts: u64,
+        /// `errors / rollouts`.
+        rate: f64,
+        /// `gate_guard_err`.
+        limit: f64,
+    },
+    /// Every question failed in one arm or the other, so nothing was paired.
+    #[error("no question could be paired (all failed for infrastructure reasons)")]
+    NoPairs,
+    /// The runner returned no outcome for a question.
+    #[error("the runner returned no outcome for question {0:?}")]
+    MissingOutcome(String),
+    /// A budget cap was reached.
+    #[error("budget stop: {0}")]
+    Budget(#[from] BudgetExceeded),
+    /// The runner could not run.
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+    /// The run log could not be written.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The gate refused its input.
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    /// The run log could not be read while resuming.
+    #[error(transparent)]
+    RunLog(#[from] RunLogError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] evolution_types::StoreError),
+    /// The FDR controller refused the e-value.
+    #[error(transparent)]
+    Fdr(#[from] crate::fdr::FdrError),
+    /// The baseline given is not the store's current version.
+    #[error("baseline {baseline:?} is not the store's current version {current:?}")]
+    StaleBaseline {
+        /// The version given.
+        baseline: String,
+        /// The store's current version.
+        current: String,
+    },
+}
+
+/// Gate parameters for a proposal tested by e-LOND at `level`: `e_confirm`
+/// raised to the level's threshold. `None` when the level is zero (the
+/// proposal cannot be confirmed, so gating it would waste rollouts).
+pub fn params_for_level(base: &GateParams, level: &TestLevel) -> Option<GateParams> {
+    level.threshold.is_finite().then(|| GateParams {
+        e_confirm: base.e_confirm.max(level.threshold),
+        ..*base
+    })
+}
+
+/// Fails when any of `gate_questions` is among `provenance`, listing them sorted.
+///
+/// # Errors
+/// [`ValidationError::SplitOverlap`].
+pub fn check_split<'a>(
+    gate_questions: impl IntoIterator<Item = &'a str>,
+    provenance: &BTreeSet<String>,
+) -> Result<(), ValidationError> {
+    let overlap: BTreeSet<String> = gate_questions
+        .into_iter()
+        .filter(|id| provenance.contains(*id))
+        .map(str::to_owned)
+        .collect();
+    if overlap.is_empty() {
+        Ok(())
+    } else {
+        Err(ValidationError::SplitOverlap(overlap.into_iter().collect()))
+    }
+}
+
+/// SplitMix64: a tiny, fully specified generator. The question order must be
+/// the same in every build and every version of this crate (a resumed run
+/// replays it), which general-purpose RNG crates do not promise.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..bound` (`bound > 0`), by rejection so there is no modulo bias.
+    fn below(&mut self, bound: u64) -> u64 {
+        let zone = u64::MAX - (u64::MAX % bound);
+        loop {
+            let x = self.next();
+            if x < zone {
+                return x % bound;
+            }
+        }
+    }
+}
+
+/// The validation order of `questions` for `seed`: sorted by id, then a
+/// Fisher–Yates shuffle. It depends only on the set of ids and the seed,
+/// never on the order the caller listed them in.
+pub fn fixed_question_order(questions: &[GeneratedQuestion], seed: u64) -> Vec<GeneratedQuestion> {
+    let mut ordered = questions.to_vec();
+    ordered.sort_by(|a, b| a.question_id.cmp(&b.question_id));
+    let mut rng = SplitMix64(seed);
+    for i in (1..ordered.len()).rev() {
+        let bound = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
+        let j = usize::try_from(rng.below(bound)).unwrap_or(0);
+        ordered.swap(i, j);
+    }
+    ordered
+}
+
+fn check_config(config: &ValidationConfig) -> Result<(), ValidationError> {
+    if !config.gate_run_prefix.contains(GATE_RUN_MARKER) {
+        return Err(ValidationError::PrefixWithoutMarker(
+            config.gate_run_prefix.clone(),
+        ));
+    }
+    if config.ladder.is_empty() {
+        return Err(ValidationError::EmptyLadder);
+    }
+    if config.ladder.contains(&0) {
+        return Err(ValidationError::ZeroBlock);
+    }
+    if !(0.0..=1.0).contains(&config.gate_guard_err) {
+        return Err(ValidationError::InvalidGuard(config.gate_guard_err));
+    }
+    Ok(())
+}
+
+fn to_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// Runs `questions` for one arm and checks one outcome came back per question.
+pub(crate) async fn run_arm(
+    ctx: ValidationContext<'_>,
+    run_id: &str,
+    workspace: &Workspace,
+    questions: &[GeneratedQuestion],
+    arm: Arm,
+) -> Result<(BTreeMap<String, Prediction>, u64), ValidationError> {
+    let mut by_id: BTreeMap<String, Prediction> = BTreeMap::new();
+    if questions.is_empty() {
+        return Ok((by_id, 0));
+    }
+    // Resuming: answers already in the run log under this run id are reused.
+    if let Some(log) = ctx.resume_from {
+        let ids: Vec<String> = questions.iter().map(|q| q.question_id.clone()).collect();
+        let found = match log.get_predictions(run_id, Some(&ids)).await {
+            Ok(found) => found,
+            Err(RunLogError::RunNotFound { .. }) => Vec::new(),
+            Err(error) => return Err(error.into()),
+        };
+        for p in found.into_iter().filter(|p| !is_failure(p)) {
+            ctx.events.emit(&HarnessEvent::QuestionDone {
+                run_id: run_id.to_owned(),
+                question_id: p.question_id.clone(),
+                arm,
+                correct: p.correct,
+                infra_error: false,
+                cached: true,
+            });
+            by_id.insert(p.question_id.clone(), p);
+        }
+    }
+    let todo: Vec<GeneratedQuestion> = questions
+        .iter()
+        .filter(|q| !by_id.contains_key(&q.question_id))
+        .cloned()
+        .collect();
+    let ran = to_u64(todo.len());
+    if !todo.is_empty() {
+        if let Err(exceeded) = ctx.budget.reserve_rollouts(ran) {
+            ctx.events.emit(&HarnessEvent::BudgetStop {
+                exceeded: exceeded.clone(),
+                usage: ctx.budget.usage(),
+            });
+            return Err(exceeded.into());
+        }
+        let outcomes: Vec<QuestionOutcome> = ctx.runner.run(run_id, workspace, &todo).await?;
+        ctx.recorder.record(&outcomes).await?;
+        for outcome in outcomes {
+            ctx.events.emit(&HarnessEvent::QuestionDone {
+                run_id: run_id.to_owned(),
+                question_id: outcome.prediction.question_id.clone(),
+                arm,
+                correct: outcome.prediction.correct,
+                infra_error: outcome.is_infra_error(),
+                cached: false,
+            });
+            by_id.insert(outcome.prediction.question_id.clone(), outcome.prediction);
+        }
+    }
+    if let Some(missing) = questions
+        .iter()
+        .find(|q| !by_id.contains_key(&q.question_id))
+    {
+        return Err(ValidationError::MissingOutcome(missing.question_id.clone()));
+    }
+    Ok((by_id, ran))
+}
+
+/// The services validation uses.
+#[derive(Clone, Copy)]
+pub struct ValidationContext<'a> {
+    /// Runs the agent.
+    pub runner: &'a dyn AgentRunner,
+    /// Records both arms.
+    pub recorder: &'a dyn RunRecorder,
+    /// Counts rollouts.
+    pub budget: &'a Budget,
+    /// Receives progress.
+    pub events: &'a dyn EventSink,
+    /// When set, answers already recorded under a gate run id are reused
+    /// instead of rolled out again, so a killed validation resumes where it
+    /// stopped (run ids and question order are deterministic). Usually the
+    /// read side of `recorder`.
+    pub resume_from: Option<&'a dyn RunLog>,
+}
+
+impl std::fmt::Debug for ValidationContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValidationContext").finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn is_failure(p: &Prediction) -> bool {
+    is_infra_stop(&p.stop_reason) || p.error.is_some()
+}
+
+/// Validates `candidate` against `baseline` on `questions`, block by block,
+/// until the gate reaches a terminal decision or the questions run out.
+///
+/// Before any rollout: the configuration is checked (`_gate_` marker,
+/// non-empty ladder without zero blocks, guard in `[0, 1]`), the questions
+/// must be non-empty and unique, and none may be in the candidate's
+/// provenance. Then, per block in the fixed order of
+/// [`fixed_question_order`]: the baseline arm runs the questions missing
+/// from `cache` (run id `<prefix>base_<version>`), the candidate arm runs
+/// them all (`<prefix>cand_<label>`), both are recorded, the INFRA guard is
+/// checked over everything so far, questions that failed in either arm are
+/// left out of the pairing, and `gate_decision` decides. With
+/// [`ValidationContext::resume_from`] set, answers already recorded under
+/// the two run ids are reused, so a validation killed at any point resumes
+/// without repeating a rollout and reaches the same verdict.
+///
+/// # Errors
+/// See [`ValidationError`]; a budget stop emits [`HarnessEvent::BudgetStop`].
+pub async fn validate_candidate(
+    ctx: ValidationContext<'_>,
+    config: &ValidationConfig,
+    baseline: &Workspace,
+    candidate: &Candidate,
+    questions: &[GeneratedQuestion],
+    cache: &mut BaselineCache,
+) -> Result<ValidationOutcome, ValidationError> {
+    check_config(config)?;
+    if questions.is_empty() {
+        return Err(ValidationError::NoQuestions);
+    }
+    let mut seen = BTreeSet::new();
+    if let Some(dup) = questions
+        .iter()
+        .find(|q| !seen.insert(q.question_id.as_str()))
+    {
+        return Err(ValidationError::DuplicateQuestion(dup.question_id.clone()));
+    }
+    check_split(
+        questions.iter().map(|q| q.question_id.as_str()),
+        &candidate.provenance,
+    )?;
+
+    let order = fixed_question_order(questions, config.seed);
+    let baseline_run_id = format!("{}base_{}", config.gate_run_prefix, baseline.version);
+    let candidate_run_id = format!("{}cand_{}", config.gate_run_prefix, candidate.label);
+    let total = order.len();
+    let mut start = 0_usize;
+    let mut block = 0_usize;
+    let (mut w, mut l, mut n_used) = (0_u64, 0_u64, 0_u64);
+    let mut observed = BTreeMap::new();
+    let (mut infra_errors, mut arm_rollouts, mut rollouts_run) = (0_u64, 0_u64, 0_u64);
+
+    while start < total {
+        let size = config
+            .ladder
+            .get(block)
+            .or(config.ladder.last())
+            .copied()
+            .unwrap_or(1);
+        let end = start.saturating_add(size).min(total);
+        let items = order.get(start..end).unwrap_or_default();
+
+        // Baseline arm: cache first, then run what is missing.
+        let missing: Vec<GeneratedQuestion> = items
+            .iter()
+            .filter(|q| cache.get(&baseline.version, &q.question_id).is_none())
+            .cloned()
+            .collect();
+        for q in items
+            .iter()
+            .filter(|q| cache.get(&baseline.version, &q.question_id).is_some())
+        {
+            if let Some(p) = cache.get(&baseline.version, &q.question_id) {
+                ctx.events.emit(&HarnessEvent::QuestionDone {
+                    run_id: baseline_run_id.clone(),
+                    question_id: q.question_id.clone(),
+                    arm: Arm::Baseline,
+                    correct: p.correct,
+                    infra_error: false,
+                    cached: true,
+                });
+            }
+        }
+        let (fresh, ran) =
+            run_arm(ctx, &baseline_run_id, baseline, &missing, Arm::Baseline).await?;
+        rollouts_run = rollouts_run.saturating_add(ran);
+        let mut base: BTreeMap<String, Prediction> = BTreeMap::new();
+        for q in items {
+            let p = match fresh.get(&q.question_id) {
+                Some(p) => p.clone(),
+                None => cache
+                    .get(&baseline.version, &q.question_id)
+                    .cloned()
+                    .ok_or_else(|| ValidationError::MissingOutcome(q.question_id.clone()))?,
+            };
+            base.insert(q.question_id.clone(), p);
+        }
+        for p in fresh.into_values() {
+            cache.insert(&baseline.version, p);
+        }
+
+        // Candidate arm: every question (unless resumed from the log).
+        let (cand, ran) = run_arm(
+            ctx,
+            &candidate_run_id,
+            &candidate.workspace,
+            items,
+            Arm::Candidate,
+        )
+        .await?;
+        rollouts_run = rollouts_run.saturating_add(ran);
+
+        // INFRA guard over both arms, cumulative.
+        let mut usable = Vec::new();
+        let mut base_correct = BTreeMap::new();
+        let mut cand_correct = BTreeMap::new();
+        for q in items {
+            let (Some(b), Some(c)) = (base.get(&q.question_id), cand.get(&q.question_id)) else {
+                return Err(ValidationError::MissingOutcome(q.question_id.clone()));
+            };
+            infra_errors = infra_errors
+                .saturating_add(u64::from(is_failure(b)))
+                .saturating_add(u64::from(is_failure(c)));
+            arm_rollouts = arm_rollouts.saturating_add(2);
+            if !is_failure(b) && !is_failure(c) {
+                usable.push(q.question_id.as_str());
+                base_correct.insert(q.question_id.as_str(), b.correct);
+                cand_correct.insert(q.question_id.as_str(), c.correct);
+            }
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let rate = infra_errors as f64 / arm_rollouts.max(1) as f64;
+        if arm_rollouts >= INFRA_GUARD_MIN_ROLLOUTS && rate > config.gate_guard_err {
+            return Err(ValidationError::InfraGuard {
+                errors: infra_errors,
+                rollouts: arm_rollouts,
+                rate,
+                limit: config.gate_guard_err,
+            });
+        }
+
+        let pairs = pair_block(&base_correct, &cand_correct, &usable)?;
+        w = w.saturating_add(pairs.w);
+        l = l.saturating_add(pairs.l);
+        n_used = n_used.saturating_add(to_u64(usable.len()));
+        observed.extend(pairs.observed);
+        start = end;
+        block = block.saturating_add(1);
+        let n_remaining = to_u64(total.saturating_sub(start));
+        if n_used == 0 {
+            if n_remaining == 0 {
+                return Err(ValidationError::NoPairs);
+            }
+            continue;
+        }
+        let verdict = gate_decision(w, l, n_used, n_remaining, &config.params)?;
+        ctx.events.emit(&HarnessEvent::BlockGated {
+            candidate: candidate.label.clone(),
+            block: block.saturating_sub(1),
+            block_size: items.len(),
+            w,
+            l,
+            n_used,
+            n_remaining,
+            decision: verdict.decision,
+            e_value: verdict.e_value,
+            e_confirm: config.params.e_confirm,
+            infra_errors,
+        });
+        if verdict.decision.is_terminal() {
+            return Ok(ValidationOutcome {
+                candidate: candidate.label.clone(),
+                baseline_version: baseline.version.clone(),
+                baseline_run_id,
+                candidate_run_id,
+                w,
+                l,
+                n_used,
+                n_remaining,
+                blocks_used: block,
+                verdict,
+                e_confirm: config.params.e_confirm,
+                observed,
+                infra_errors,
+                rollouts: rollouts_run,
+            });
+        }
+    }
+    // gate_decision is terminal at n_remaining = 0, so the loop always returns.
+    Err(ValidationError::NoPairs)
+}
+
+/// The question sets of a run: evidence for diagnosis and writing (`train`),
+/// the gate's questions (`gate`), and questions only ever used to report
+/// the final score (`holdout`). Built only if the three are disjoint, so a
+/// run configured to gate on its own evidence fails before any rollout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataSplit {
+    train: BTreeSet<String>,
+    gate: BTreeSet<String>,
+    holdout: BTreeSet<String>,
+}
+
+impl DataSplit {
+    /// Checks and builds a split.
+    ///
+    /// # Errors
+    /// [`ValidationError::SplitOverlap`] listing every id in two sets;
+    /// [`ValidationError::DuplicateQuestion`] for an id listed twice in one set;
+    /// [`ValidationError::NoQuestions`] when the gate set is empty.
+    pub fn new<S: AsRef<str>>(
+        train: &[S],
+        gate: &[S],
+        holdout: &[S],
+    ) -> Result<Self, ValidationError> {
+        fn set<S: AsRef<str>>(ids: &[S]) -> Result<BTreeSet<String>, ValidationError> {
+            let mut out = BTreeSet::new();
+            for id in ids {
+                if !out.insert(id.as_ref().to_owned()) {
+                    return Err(ValidationError::DuplicateQuestion(id.as_ref().to_owned()));
+                }
+            }
+            Ok(out)
+        }
+        let (train, gate, holdout) = (set(train)?, set(gate)?, set(holdout)?);
+        if gate.is_empty() {
+            return Err(ValidationError::NoQuestions);
+        }
+        let overlap: BTreeSet<String> = train
+            .intersection(&gate)
+            .chain(train.intersection(&holdout))
+            .chain(gate.intersection(&holdout))
+            .cloned()
+            .collect();
+        if !overlap.is_empty() {
+            return Err(ValidationError::SplitOverlap(overlap.into_iter().collect()));
+        }
+        Ok(DataSplit {
+            train,
+            gate,
+            holdout,
+        })
+    }
+
+    /// Questions diagnosis and evolution may learn from.
+    pub fn train(&self) -> &BTreeSet<String> {
+        &self.train
+    }
+
+    /// Questions the gate validates on.
+    pub fn gate(&self) -> &BTreeSet<String> {
+        &self.gate
+    }
+
+    /// Questions kept for the final report.
+    pub fn holdout(&self) -> &BTreeSet<String> {
+        &self.holdout
+    }
+}

@@ -1,0 +1,299 @@
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use evolution_harness::{
+    Budget, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper, InProcessRunner,
+    LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder, MemoryVersionedStore,
+    PromptTemplates, Proposal, ProposeError, ProposeRequest, Proposer, StopReason,
+    ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace, run_evolution,
+};
+use evolution_testkit::ScriptedLlm;
+use evolution_testkit::fixtures::question;
+use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
+
+use crate::validate::answer;
+
+fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
+    ["a", "b", "c"]
+        .iter()
+        .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
+        .collect()
+}
+
+/// The agent of `validate.rs`, with a third rule: type `c` is right only with `fix:c`.
+fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::AgentReply, String> {
+    if q.task_type == "c" {
+        let skill = ws
+            .skills
+            .get("s.md")
+            .map(String::as_str)
+            .unwrap_or_default();
+        let right = skill.contains("fix:c");
+        return Ok(evolution_harness::AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            ..Default::default()
+        });
+    }
+    answer(ws, q)
+}
+
+/// Proposes appends to `s.md`, epoch by epoch: harmful first, then helpful, then neutral.
+struct Scripted {
+    calls: AtomicUsize,
+}
+
+const PLAN: [&[(&str, &str)]; 3] = [
+    &[
+        ("harm", "break:b"),
+        ("help-a", "fix:a"),
+        ("noop", "note: be careful"),
+    ],
+    &[("noop", "note: double-check"), ("help-c", "fix:c")],
+    &[],
+];
+
+#[async_trait]
+impl Proposer for Scripted {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let skill = request
+            .workspace
+            .skills
+            .get("s.md")
+            .cloned()
+            .unwrap_or_default();
+        let plan = PLAN
+            .get(request.epoch as usize)
+            .copied()
+            .unwrap_or_default();
+        Ok(plan
+            .iter()
+            .map(|(label, rule)| {
+                let text = format!("{skill}\n{rule}\n");
+                let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill.clone(), "");
+                record.edits = vec![Edit::append(*rule)];
+                record.evolved_content = text.clone();
+                Proposal {
+                    label: (*label).into(),
+                    writes: BTreeMap::from([("s.md".to_owned(), text)]),
+                    record,
+                }
+            })
+            .collect())
+    }
+}
+
+struct World {
+    store: MemoryVersionedStore,
+    log: MemoryRunRecorder,
+    checkpoint: MemoryCheckpoint,
+    events: EventLog,
+    proposer: Scripted,
+    llm: ScriptedLlm,
+    rollouts: AtomicUsize,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            store: MemoryVersionedStore::new(BTreeMap::from([(
+                "s.md".to_owned(),
+                "# Skill\n".to_owned(),
+            )])),
+            log: MemoryRunRecorder::new(),
+            checkpoint: MemoryCheckpoint::new(),
+            events: EventLog::new(),
+            proposer: Scripted {
+                calls: AtomicUsize::new(0),
+            },
+            llm: ScriptedLlm::from_fn(|_| {
+                Ok("Keep the rules that fixed earlier failures.".to_owned())
+            }),
+            rollouts: AtomicUsize::new(0),
+        }
+    }
+
+    async fn run(&self, budget: &Budget, resume: bool) -> Result<EvolutionReport, LoopError> {
+        let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+            self.rollouts.fetch_add(1, Ordering::Relaxed);
+            agent(ws, q)
+        });
+        let ctx = LoopContext {
+            validation: ValidationContext {
+                runner: &runner,
+                recorder: &self.log,
+                budget,
+                events: &self.events,
+                resume_from: if resume { Some(&self.log) } else { None },
+            },
+            store: &self.store,
+            proposer: &self.proposer,
+            llm: &self.llm,
+            checkpoint: &self.checkpoint,
+        };
+        let config = LoopConfig {
+            run_name: "e2e".into(),
+            max_epochs: 3,
+            train: set("t", 10),
+            gate: set("g", 30),
+            holdout: set("h", 10),
+            prompt_files: BTreeSet::new(),
+            slow_update_template: Some(PromptTemplates::default().slow_update),
+        };
+        let gate = ValidationConfig {
+            gate_run_prefix: "e2e_gate_".into(),
+            ladder: vec![10, 20],
+            seed: 11,
+            gate_guard_err: 0.2,
+            params: GateParams::default(),
+        };
+        run_evolution(ctx, &config, Gatekeeper::new(gate)).await
+    }
+}
+
+fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
+    report
+        .records
+        .iter()
+        .map(|r| (r.candidate.clone(), r.accepted, r.new_version.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
+    let world = World::new();
+    let report = world.run(&Budget::unlimited(), false).await.unwrap();
+    assert_eq!(report.stop_reason, StopReason::MaxEpochs);
+    assert_eq!(report.epochs, 3);
+    // Epoch 0: harm rejected, help-a accepted (v2), noop skipped as stale (its
+    // file changed under it). Epoch 1: noop rejected, help-c accepted (v3), then
+    // the slow update writes v4; epoch 2 proposes nothing and its slow update writes v5.
+    let rows = summary(&report);
+    let accepted: Vec<_> = rows.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
+    let rejected: Vec<_> = rows.iter().filter(|r| !r.1).map(|r| r.0.as_str()).collect();
+    assert_eq!(accepted, ["e2e_e0_help-a", "e2e_e1_help-c"]);
+    assert_eq!(rejected, ["e2e_e0_harm", "e2e_e1_noop"]);
+    let history: Vec<_> = world
+        .store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    assert_eq!(history, ["v1", "v2", "v3", "v4", "v5"]);
+    assert_eq!(report.final_version, "v5");
+    for row in rows.iter().filter(|r| r.1) {
+        assert!(
+            history.contains(row.2.as_ref().unwrap()),
+            "{row:?} not in {history:?}"
+        );
+    }
+    let final_skill = world.store.documents(&report.final_version).unwrap()["s.md"].clone();
+    assert!(
+        final_skill.contains("fix:a") && final_skill.contains("fix:c"),
+        "{final_skill}"
+    );
+    assert!(!final_skill.contains("break:b"));
+    assert!(
+        final_skill.contains("<!-- SLOW_UPDATE_START -->"),
+        "{final_skill}"
+    );
+    let (before, after) = (
+        report.holdout_before.unwrap(),
+        report.holdout_after.unwrap(),
+    );
+    assert!(after > before, "holdout {before} -> {after}");
+    assert!((before - 1.0 / 3.0).abs() < 1e-9 && (after - 1.0).abs() < 1e-9);
+    // The blacklist carries the rejected edits with their gate evidence.
+    let state = world.checkpoint.load().unwrap().unwrap();
+    let harm = state
+        .rejected
+        .iter()
+        .find(|r| r.edit.content == "break:b")
+        .unwrap();
+    assert!(harm.gate_l.unwrap_or(0) > 0 && harm.gate_w == Some(0));
+    assert_eq!(world.proposer.calls.load(Ordering::Relaxed), 3);
+}
+
+#[tokio::test]
+async fn a_run_killed_mid_epoch_resumes_to_the_same_result_without_repeating_work() {
+    let whole = World::new();
+    let expected = whole.run(&Budget::unlimited(), false).await.unwrap();
+    let total = whole.rollouts.load(Ordering::Relaxed);
+
+    let world = World::new();
+    let capped = Budget::new(BudgetLimits {
+        max_rollouts: Some(150),
+        ..BudgetLimits::default()
+    })
+    .unwrap();
+    let err = world.run(&capped, true).await.unwrap_err();
+    assert!(
+        matches!(err, LoopError::Validation(ValidationError::Budget(_))),
+        "{err}"
+    );
+    let first = world.rollouts.load(Ordering::Relaxed);
+    assert!(first > 0 && first < total);
+    let resumed = world.run(&Budget::unlimited(), true).await.unwrap();
+    assert_eq!(summary(&resumed), summary(&expected));
+    assert_eq!(resumed.final_version, expected.final_version);
+    assert_eq!(
+        (resumed.holdout_before, resumed.holdout_after),
+        (expected.holdout_before, expected.holdout_after)
+    );
+    assert_eq!(
+        world.rollouts.load(Ordering::Relaxed),
+        total,
+        "rollouts were repeated"
+    );
+    assert_eq!(
+        world.proposer.calls.load(Ordering::Relaxed),
+        3,
+        "proposer calls were repeated"
+    );
+}
+
+#[tokio::test]
+async fn overlapping_splits_fail_before_any_rollout() {
+    let world = World::new();
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        world.rollouts.fetch_add(1, Ordering::Relaxed);
+        agent(ws, q)
+    });
+    let budget = Budget::unlimited();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &world.log,
+            budget: &budget,
+            events: &world.events,
+            resume_from: None,
+        },
+        store: &world.store,
+        proposer: &world.proposer,
+        llm: &world.llm,
+        checkpoint: &world.checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "x".into(),
+        max_epochs: 1,
+        train: set("t", 3),
+        gate: set("t", 2),
+        holdout: vec![],
+        prompt_files: BTreeSet::new(),
+        slow_update_template: None,
+    };
+    let err = run_evolution(ctx, &config, Gatekeeper::new(ValidationConfig::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, LoopError::Validation(ValidationError::SplitOverlap(_))),
+        "{err}"
+    );
+    assert_eq!(world.rollouts.load(Ordering::Relaxed), 0);
+}

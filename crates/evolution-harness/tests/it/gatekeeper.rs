@@ -1,0 +1,260 @@
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use evolution_harness::{
+    Budget, Candidate, ELond, EventLog, GammaSequence, Gatekeeper, HarnessEvent, InProcessRunner,
+    MemoryRunRecorder, MemoryVersionedStore, ValidationConfig, ValidationContext, ValidationError,
+    VersionedStore, Workspace,
+};
+use evolution_types::{
+    Edit, EvolutionRecord, GateDecision, GateParams, GeneratedQuestion, ProbationVerdict,
+    TargetType,
+};
+
+use crate::validate::{answer, baseline, questions};
+
+fn config() -> ValidationConfig {
+    ValidationConfig {
+        gate_run_prefix: "e2e_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 3,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    }
+}
+
+fn proposal(label: &str, text: &str) -> (Candidate, BTreeMap<String, String>) {
+    let candidate = Candidate {
+        label: label.into(),
+        workspace: Workspace::new(label).with_skill("s.md", text),
+        provenance: BTreeSet::new(),
+    };
+    (
+        candidate,
+        BTreeMap::from([("s.md".to_owned(), text.to_owned())]),
+    )
+}
+
+struct World {
+    store: MemoryVersionedStore,
+    log: MemoryRunRecorder,
+    events: EventLog,
+    budget: Budget,
+    rollouts: AtomicUsize,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            store: MemoryVersionedStore::new(BTreeMap::from([(
+                "s.md".to_owned(),
+                "base".to_owned(),
+            )])),
+            log: MemoryRunRecorder::new(),
+            events: EventLog::new(),
+            budget: Budget::unlimited(),
+            rollouts: AtomicUsize::new(0),
+        }
+    }
+
+    fn current(&self) -> Workspace {
+        let version = self.store.current_version().unwrap();
+        let docs = self.store.documents(&version).unwrap();
+        Workspace {
+            version,
+            skills: docs,
+            prompts: BTreeMap::new(),
+        }
+    }
+
+    async fn judge(
+        &self,
+        keeper: &mut Gatekeeper,
+        base: &Workspace,
+        label: &str,
+        text: &str,
+        qs: &[GeneratedQuestion],
+    ) -> Result<evolution_harness::GateRecord, ValidationError> {
+        let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+            self.rollouts.fetch_add(1, Ordering::Relaxed);
+            answer(ws, q)
+        });
+        let ctx = ValidationContext {
+            runner: &runner,
+            recorder: &self.log,
+            budget: &self.budget,
+            events: &self.events,
+            resume_from: None,
+        };
+        let (candidate, writes) = proposal(label, text);
+        keeper
+            .judge(ctx, &self.store, base, &candidate, &writes, qs)
+            .await
+    }
+}
+
+#[tokio::test]
+async fn helpful_edits_advance_the_store_and_harmful_ones_feed_the_blacklist() {
+    let world = World::new();
+    let mut keeper = Gatekeeper::new(config());
+    assert_eq!(baseline().version, "v1");
+    let good = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p1",
+            "base fix:a",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert!(good.accepted);
+    assert_eq!(good.new_version.as_deref(), Some("v2"));
+    assert_eq!(world.store.documents("v2").unwrap()["s.md"], "base fix:a");
+    let history = world.store.history().unwrap();
+    assert!(
+        history[1].message.starts_with("p1: accept_confirmed (W="),
+        "{}",
+        history[1].message
+    );
+
+    // The old baseline is stale now.
+    let stale = world
+        .judge(&mut keeper, &baseline(), "p2", "x", &questions())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, ValidationError::StaleBaseline { ref current, .. } if current == "v2"),
+        "{stale}"
+    );
+
+    let bad = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p3",
+            "base fix:a break:b",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert!(!bad.accepted);
+    assert_eq!(bad.new_version, None);
+    assert_eq!(world.store.current_version().unwrap(), "v2");
+    let mut record = EvolutionRecord::new("s.md", TargetType::Skill, "base fix:a", "v2");
+    record.edits = vec![Edit::append("break:b")];
+    let blacklist = bad.rejected_edits(&record);
+    let v = bad.validation.as_ref().unwrap();
+    assert_eq!(blacklist.len(), 1);
+    assert_eq!(blacklist[0].gate_l, Some(v.l));
+    assert_eq!(blacklist[0].gate_w, Some(0));
+    assert_eq!(blacklist[0].gate_e, Some(v.verdict.e_value));
+    assert!(
+        blacklist[0].reason.starts_with("gate: reject_"),
+        "{}",
+        blacklist[0].reason
+    );
+    assert!(good.rejected_edits(&record).is_empty());
+
+    let kinds: Vec<_> = world
+        .events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            HarnessEvent::CandidateAccepted {
+                candidate, version, ..
+            } => Some(format!("+{candidate}@{}", version.unwrap_or_default())),
+            HarnessEvent::CandidateRejected { candidate, .. } => Some(format!("-{candidate}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["+p1@v2", "-p3"]);
+}
+
+#[tokio::test]
+async fn e_lond_raises_the_bar_reports_each_threshold_and_stops_spending_past_its_horizon() {
+    let world = World::new();
+    let fdr = ELond::new(0.05, GammaSequence::Horizon { proposals: 2 }).unwrap();
+    let mut keeper = Gatekeeper::new(config()).with_fdr(fdr);
+    // α_1 = 0.05 · 1/2 = 0.025: threshold 40 instead of the seed's 20.
+    let first = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p1",
+            "base fix:a",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    let level = first.level.unwrap();
+    assert_eq!((level.index, level.threshold), (1, 40.0));
+    let v = first.validation.as_ref().unwrap();
+    assert_eq!(v.e_confirm, 40.0);
+    assert_eq!(v.decision(), GateDecision::AcceptConfirmed);
+    assert!(v.verdict.e_value >= 40.0);
+    assert!(first.fdr.unwrap().discovery);
+    // One discovery doubles the next level: threshold 20.
+    let second = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p2",
+            "base fix:a, reworded",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(second.level.unwrap().threshold, 20.0);
+    assert!(!second.accepted);
+    assert_eq!(keeper.fdr().unwrap().history().len(), 2);
+    // Past the horizon no proposal can be confirmed: no rollout is spent.
+    let before = world.rollouts.load(Ordering::Relaxed);
+    let third = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p3",
+            "base fix:a again",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert!(third.validation.is_none() && !third.accepted);
+    assert_eq!(third.level.unwrap().threshold, f64::INFINITY);
+    assert_eq!(world.rollouts.load(Ordering::Relaxed), before);
+}
+
+#[tokio::test]
+async fn a_provisional_accept_starts_a_probation() {
+    // Six questions in one block, all won: E(6, 0) ≈ 18.1 is below e_confirm 20
+    // but above e_provisional 3 at exhaustion, so the accept is provisional.
+    let qs: Vec<_> = questions()
+        .into_iter()
+        .filter(|q| q.task_type == "a")
+        .take(6)
+        .collect();
+    let mut cfg = config();
+    cfg.ladder = vec![6];
+    let world = World::new();
+    let mut keeper = Gatekeeper::new(cfg);
+    let record = world
+        .judge(&mut keeper, &world.current(), "p1", "base fix:a", &qs)
+        .await
+        .unwrap();
+    let v = record.validation.as_ref().unwrap();
+    assert_eq!(v.decision(), GateDecision::AcceptProvisional, "{v:?}");
+    let mut watch = record.probation.clone().unwrap();
+    assert_eq!(
+        (watch.version.as_str(), watch.previous_version.as_str()),
+        ("v2", "v1")
+    );
+    // Later runs show the new version losing: roll back.
+    let losses = (0..6)
+        .map(|i| (format!("later{i}"), (true, false)))
+        .collect();
+    watch.observe(&losses);
+    let settled = watch.settle(&world.store, &GateParams::default()).unwrap();
+    assert_eq!(settled.verdict, ProbationVerdict::Rollback);
+    assert_eq!(world.store.current_version().unwrap(), "v1");
+}

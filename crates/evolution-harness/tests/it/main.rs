@@ -1,0 +1,12 @@
+//! Public-API tests of the harness.
+
+mod budget;
+mod evolution;
+mod gatekeeper;
+mod ingest;
+mod persist;
+mod runner;
+mod slow_update;
+mod subprocess;
+mod templates;
+mod validate;

@@ -1,0 +1,141 @@
+use evolution_harness::{
+    AgentReply, AgentRunner, InProcessRunner, RunnerError, Scoring, Workspace,
+};
+use evolution_testkit::fixtures::question;
+use serde_json::json;
+
+fn reply(prediction: &str) -> AgentReply {
+    AgentReply {
+        prediction: prediction.to_owned(),
+        ..AgentReply::default()
+    }
+}
+
+#[tokio::test]
+async fn in_process_runner_scores_by_exact_match_and_keeps_order() {
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &evolution_types::GeneratedQuestion| {
+        if q.question_id == "q2" {
+            return Err("tool server down".to_owned());
+        }
+        let answer = ws.skills.get("a.md").map_or("B", |_| " a ");
+        Ok(AgentReply {
+            correct: Some(false),
+            ..reply(answer)
+        })
+    });
+    let ws = Workspace::new("v1").with_skill("a.md", "rule");
+    let questions = vec![
+        question("q1", "t", "v"),
+        question("q2", "t", "v"),
+        question("q3", "t", "v"),
+    ];
+    let out = runner.run("r1", &ws, &questions).await.unwrap();
+    let ids: Vec<_> = out
+        .iter()
+        .map(|o| o.prediction.question_id.as_str())
+        .collect();
+    assert_eq!(ids, ["q1", "q2", "q3"]);
+    // " a " matches the reference "A" after trim and case folding; the agent's
+    // own `correct: false` is ignored under exact match.
+    assert!(out[0].prediction.correct);
+    assert_eq!(out[0].prediction.stop_reason, "submit");
+    assert_eq!(out[0].prediction.run_id, "r1");
+    assert!(out[1].is_infra_error());
+    assert_eq!(out[1].prediction.stop_reason, "error");
+    assert_eq!(out[1].prediction.error.as_deref(), Some("tool server down"));
+    assert!(!out[1].prediction.correct);
+}
+
+#[tokio::test]
+async fn agent_reported_scoring_trusts_the_agent_and_falls_back() {
+    let runner = InProcessRunner::new(|_: &Workspace, q: &evolution_types::GeneratedQuestion| {
+        Ok(AgentReply {
+            correct: (q.question_id == "q1").then_some(true),
+            ..reply("A")
+        })
+    })
+    .with_scoring(Scoring::AgentReported);
+    let qs = vec![question("q1", "t", "v"), question("q2", "t", "v")];
+    let mut wrong = question("q3", "t", "v");
+    wrong.answer = "Z".into();
+    let qs = [qs, vec![wrong]].concat();
+    let out = runner.run("r", &Workspace::new("v"), &qs).await.unwrap();
+    let correct: Vec<_> = out.iter().map(|o| o.prediction.correct).collect();
+    assert_eq!(correct, [true, true, false]);
+}
+
+#[tokio::test]
+async fn inline_steps_are_numbered_and_malformed_steps_are_infra() {
+    let runner = InProcessRunner::new(|_: &Workspace, q: &evolution_types::GeneratedQuestion| {
+        let steps = if q.question_id == "bad" {
+            vec![
+                json!({"tool_name": 7})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ]
+        } else {
+            vec![
+                json!({"tool_name": "search", "thought": "look"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                json!({"tool_name": "submit", "custom": 1})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ]
+        };
+        Ok(AgentReply {
+            steps,
+            ..reply("A")
+        })
+    });
+    let qs = vec![question("ok", "t", "v"), question("bad", "t", "v")];
+    let out = runner.run("r", &Workspace::new("v"), &qs).await.unwrap();
+    let trace = &out[0].trace;
+    assert_eq!(trace.len(), 2);
+    assert_eq!((trace[0].step, trace[1].step), (1, 2));
+    assert_eq!(trace[1].question_id, "ok");
+    assert_eq!(trace[1].extra.get("custom"), Some(&json!(1)));
+    assert_eq!(out[0].prediction.steps_used, 2);
+    assert!(out[1].is_infra_error());
+    assert!(
+        out[1]
+            .prediction
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("trace step 1")
+    );
+}
+
+#[tokio::test]
+async fn an_agent_reported_error_is_infra() {
+    let runner = InProcessRunner::new(|_: &Workspace, _: &evolution_types::GeneratedQuestion| {
+        Ok(AgentReply {
+            error: Some("rate limited".into()),
+            ..reply("A")
+        })
+    });
+    let out = runner
+        .run("r", &Workspace::new("v"), &[question("q", "t", "v")])
+        .await
+        .unwrap();
+    assert!(out[0].is_infra_error());
+    assert!(!out[0].prediction.correct);
+    assert_eq!(out[0].prediction.stop_reason, "error");
+}
+
+#[tokio::test]
+async fn duplicate_question_ids_are_refused() {
+    let runner = InProcessRunner::new(|_: &Workspace, _: &evolution_types::GeneratedQuestion| {
+        Ok(reply("A"))
+    });
+    let qs = vec![question("q", "t", "v"), question("q", "t", "v")];
+    let err = runner
+        .run("r", &Workspace::new("v"), &qs)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunnerError::DuplicateQuestion(id) if id == "q"));
+}

@@ -1,0 +1,196 @@
+use std::time::{Duration, Instant};
+
+use evolution_harness::{
+    AgentRunner, ProcessMode, QuestionOutcome, RunnerError, SubprocessConfig, SubprocessRunner,
+    Workspace,
+};
+use evolution_testkit::fixtures::question;
+use evolution_types::GeneratedQuestion;
+
+fn agent(mode: ProcessMode, concurrency: usize) -> SubprocessRunner {
+    let mut config = SubprocessConfig::new(env!("CARGO_BIN_EXE_rule-agent"));
+    config.mode = mode;
+    config.concurrency = concurrency;
+    config.question_timeout = Duration::from_secs(20);
+    SubprocessRunner::new(config).unwrap()
+}
+
+fn q(id: &str, task_type: &str, text: &str, answer: &str) -> GeneratedQuestion {
+    let mut q = question(id, task_type, "v");
+    q.question = text.into();
+    q.answer = answer.into();
+    q
+}
+
+fn workspace() -> Workspace {
+    Workspace::new("v7")
+        .with_skill("counting.md", "# Counting\nRULE counting => 3\n")
+        .with_skill("default-strategy.md", "RULE color => red\n")
+        .with_prompt("system.md", "You are an agent.")
+}
+
+fn pid(outcome: &QuestionOutcome) -> u64 {
+    outcome
+        .prediction
+        .extra
+        .get("pid")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn answers_from_the_materialized_workspace_with_streamed_steps() {
+    let runner = agent(ProcessMode::PerQuestion, 1);
+    let qs = vec![
+        q("q1", "counting", "how many?", "3"),
+        q("q2", "color", "which color?", "blue"),
+        q("q3", "shape", "which shape?", "round"),
+    ];
+    let out = runner.run("run-a", &workspace(), &qs).await.unwrap();
+    let answers: Vec<_> = out
+        .iter()
+        .map(|o| (o.prediction.prediction.as_str(), o.prediction.correct))
+        .collect();
+    assert_eq!(answers, [("3", true), ("red", false), ("unknown", false)]);
+    let first = &out[0];
+    assert_eq!(first.trace.len(), 1);
+    assert_eq!(first.trace[0].tool_name, "read_skill");
+    assert_eq!(
+        first.trace[0].tool_input,
+        serde_json::json!({"file": "counting.md"})
+    );
+    assert_eq!(first.trace[0].step, 1);
+    assert_eq!(first.trace[0].run_id, "run-a");
+    assert_eq!(first.prediction.steps_used, 1);
+    assert_eq!(first.prediction.max_steps, 5);
+    assert_eq!(first.prediction.answer_confidence, Some(0.9));
+    assert!(out.iter().all(|o| !o.is_infra_error()));
+    // One process per question.
+    assert_ne!(pid(&out[0]), pid(&out[1]));
+}
+
+#[tokio::test]
+async fn crash_hang_and_garbage_are_infra_errors_for_that_question_only() {
+    let mut config = SubprocessConfig::new(env!("CARGO_BIN_EXE_rule-agent"));
+    config.question_timeout = Duration::from_millis(1500);
+    config.concurrency = 2;
+    let runner = SubprocessRunner::new(config).unwrap();
+    let qs = vec![
+        q("ok1", "counting", "how many?", "3"),
+        q("crash", "counting", "crash", "3"),
+        q("hang", "counting", "hang", "3"),
+        q("garbage", "counting", "garbage", "3"),
+        q("wrong", "counting", "wrong-id", "3"),
+        q("ok2", "counting", "how many?", "3"),
+    ];
+    let started = Instant::now();
+    let out = runner.run("run-b", &workspace(), &qs).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the hung agent was not killed"
+    );
+    let infra: Vec<_> = out.iter().map(QuestionOutcome::is_infra_error).collect();
+    assert_eq!(infra, [false, true, true, true, true, false]);
+    let error = |i: usize| out[i].prediction.error.clone().unwrap_or_default();
+    assert!(
+        error(1).contains("ended before answering") && error(1).contains("boom"),
+        "{}",
+        error(1)
+    );
+    assert!(error(2).contains("no answer within"), "{}", error(2));
+    assert!(
+        error(3).contains("garbage output line: this is not json"),
+        "{}",
+        error(3)
+    );
+    assert!(error(4).contains("someone-else"), "{}", error(4));
+    assert!(out[5].prediction.correct);
+    assert!(out.iter().all(|o| o.prediction.stop_reason
+        == if o.is_infra_error() {
+            "error"
+        } else {
+            "submit"
+        }));
+}
+
+#[tokio::test]
+async fn a_worker_serves_many_questions_and_is_replaced_after_a_failure() {
+    let runner = agent(ProcessMode::Worker, 1);
+    let qs = vec![
+        q("a", "counting", "how many?", "3"),
+        q("b", "counting", "how many?", "3"),
+        q("boom", "counting", "crash", "3"),
+        q("c", "counting", "how many?", "3"),
+        q("d", "counting", "how many?", "3"),
+    ];
+    let out = runner.run("run-c", &workspace(), &qs).await.unwrap();
+    assert_eq!(pid(&out[0]), pid(&out[1]));
+    assert!(out[2].is_infra_error());
+    assert_eq!(pid(&out[3]), pid(&out[4]));
+    assert_ne!(pid(&out[1]), pid(&out[3]));
+    assert!([0, 1, 3, 4].iter().all(|&i| out[i].prediction.correct));
+}
+
+#[tokio::test]
+async fn a_missing_program_makes_every_question_infra() {
+    let runner =
+        SubprocessRunner::new(SubprocessConfig::new("/nonexistent/agent-program")).unwrap();
+    let out = runner
+        .run("r", &workspace(), &[q("a", "t", "x", "y")])
+        .await
+        .unwrap();
+    assert!(out[0].is_infra_error());
+    assert!(
+        out[0]
+            .prediction
+            .error
+            .clone()
+            .unwrap_or_default()
+            .contains("could not start")
+    );
+}
+
+#[tokio::test]
+async fn bad_document_names_and_configs_are_errors() {
+    let runner = agent(ProcessMode::PerQuestion, 1);
+    let ws = Workspace::new("v").with_skill("../escape.md", "x");
+    let err = runner
+        .run("r", &ws, &[q("a", "t", "x", "y")])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunnerError::InvalidDocumentName { ref name, .. } if name == "../escape.md"),
+        "{err}"
+    );
+    let mut config = SubprocessConfig::new("x");
+    config.concurrency = 0;
+    assert!(matches!(
+        SubprocessRunner::new(config),
+        Err(RunnerError::Config(_))
+    ));
+    let mut config = SubprocessConfig::new("x");
+    config.question_timeout = Duration::ZERO;
+    assert!(matches!(
+        SubprocessRunner::new(config),
+        Err(RunnerError::Config(_))
+    ));
+}
+
+#[tokio::test]
+async fn overlong_and_non_utf8_lines_are_garbage() {
+    let runner = agent(ProcessMode::Worker, 1);
+    let qs = vec![
+        q("flood", "counting", "flood", "3"),
+        q("binary", "counting", "binary", "3"),
+        q("ok", "counting", "how many?", "3"),
+    ];
+    let out = runner.run("run-d", &workspace(), &qs).await.unwrap();
+    let error = |i: usize| out[i].prediction.error.clone().unwrap_or_default();
+    assert!(
+        error(0).contains("longer than 16777216 bytes"),
+        "{}",
+        error(0)
+    );
+    assert!(error(1).contains("not UTF-8"), "{}", error(1));
+    assert!(out[2].prediction.correct);
+}
