@@ -122,9 +122,16 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let name = document_name(skill)?;
+    let run_dir = args
+        .run_dir
+        .clone()
+        .unwrap_or_else(|| default_run_dir(skill));
+    let run_id = run_dir
+        .file_name()
+        .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned());
     let loaded = match (&args.trajectories, &args.session_state) {
-        (Some(dir), _) => load_dir(dir)?,
-        (None, Some(file)) => load_session_state(file)?,
+        (Some(dir), _) => load_dir(&run_id, dir)?,
+        (None, Some(file)) => load_session_state(&run_id, file)?,
         (None, None) => {
             return Err(bad_option(
                 "give --trajectories DIR or --session-state FILE",
@@ -157,6 +164,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let llm = runtime.block_on(build_llm(&args.llm))?;
+    for note in &loaded.notes {
+        out.say(&format!("skipped {note}\n"));
+    }
     out.say(&format!(
         "evolving {} from {} failure trajectories ({} passed ones left out) with {}\n",
         skill.display(),
@@ -165,10 +175,6 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         llm.description
     ));
 
-    let run_dir = args
-        .run_dir
-        .clone()
-        .unwrap_or_else(|| default_run_dir(skill));
     let mut summary = Summary {
         skill: skill.display().to_string(),
         run_dir: run_dir.display().to_string(),
@@ -678,9 +684,14 @@ mod tests {
     fn failures() -> Vec<Trajectory> {
         ["t1", "t2"]
             .iter()
-            .map(|id| {
-                serde_json::from_value(json!({"id": id, "fail_reason": format!("{id} failed")}))
-                    .unwrap()
+            .map(|id| Trajectory {
+                id: (*id).to_owned(),
+                task_description: String::new(),
+                question: format!("question {id}"),
+                fail_reason: format!("{id} failed"),
+                predicted_answer: String::new(),
+                reference_text: String::new(),
+                feedback: String::new(),
             })
             .collect()
     }

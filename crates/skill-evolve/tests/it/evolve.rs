@@ -205,11 +205,11 @@ fn input_problems_exit_2_before_any_call() {
         ),
         (
             &["--trajectories", "temp"],
-            "temp/broken.json:3: not valid JSON",
+            "temp/broken.json:3: invalid JSON",
         ),
         (
             &["--session-state", "S.md"],
-            "S.md:2: soft_score must be a number from 0 to 1",
+            "S.md:1: soft_score must be a number in [0, 1]",
         ),
         (
             &["--session-state", "S.md", "--trajectories", "temp"],
@@ -221,7 +221,7 @@ fn input_problems_exit_2_before_any_call() {
         ),
         (
             &["--session-state", "S.md", "--config", "bad.toml"],
-            "S.md:2",
+            "S.md:1",
         ),
         (
             &[
