@@ -636,7 +636,7 @@ fn show_candidate(out: Out, name: &str, original: &str, candidate: &str, summary
     out.say(&table(
         &["round", "op", "target", "why", "support", "status"],
         &rows,
-        48,
+        36,
     ));
     for round in summary.rounds.iter().filter(|r| r.accepted) {
         let m = &round.meta;
