@@ -29,8 +29,8 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Ask the e-process gate for a verdict on paired evaluation counts.
     Gate(GateArgs),
-    /// Diagnose a recorded run (rule metrics, LLM judges). Not available in
-    /// this build yet.
+    /// Diagnose a recorded run: the rule metrics of every question
+    /// (`--no-llm`; the LLM judges are not wired in this build yet).
     Diagnose(DiagnoseArgs),
     /// List the versions of a skill's store.
     History(HistoryArgs),

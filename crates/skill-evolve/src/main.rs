@@ -17,6 +17,7 @@ use clap::error::ErrorKind;
 mod cli;
 mod config;
 mod confirm;
+mod diagnose;
 mod doctor;
 mod error;
 mod evolve;
@@ -87,12 +88,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
              loop is still being wired; use `skill-evolve evolve` for the seed-004 workflow",
             args.config.display()
         ))),
-        Command::Diagnose(args) => Err(error::bad_option(format!(
-            "`skill-evolve diagnose --runlog {} --run-id {}{}` is not available in this build \
-             yet: the SQLite run log and the diagnosis pipeline are still being wired",
-            args.runlog.display(),
-            args.run_id,
-            if args.no_llm { " --no-llm" } else { "" }
-        ))),
+        Command::Diagnose(args) => diagnose::run(&args),
     }
 }

@@ -93,7 +93,14 @@ fn commands_not_built_yet_say_so() {
     check(
         d,
         &["diagnose", "--runlog", "r.sqlite", "--run-id", "r1"],
-        "not available in this build yet",
+        "add --no-llm for the rule metrics",
+    );
+    check(
+        d,
+        &[
+            "diagnose", "--runlog", "r.sqlite", "--run-id", "r1", "--no-llm",
+        ],
+        "r.sqlite: no such run log file",
     );
 }
 

@@ -1,6 +1,7 @@
 //! End-to-end tests: they run the built `skill-evolve` binary.
 
 mod bad_input;
+mod diagnose;
 mod doctor;
 mod evolve;
 mod fake_llm;
