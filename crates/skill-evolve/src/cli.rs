@@ -251,7 +251,7 @@ pub(crate) struct DoctorArgs {
     /// With `--fix`: write the repair without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
-    /// Print the problems as JSON.
-    #[arg(long)]
+    /// Print the problems as JSON (without `--fix`).
+    #[arg(long, conflicts_with = "fix")]
     pub(crate) json: bool,
 }

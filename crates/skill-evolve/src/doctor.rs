@@ -362,7 +362,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let path = &args.file;
     let text = read_document(path)?;
     let problems = check(&text);
-    if args.json && !args.fix {
+    if args.json {
         #[derive(Serialize)]
         struct Report<'a> {
             file: String,

@@ -347,3 +347,78 @@ fn the_shipped_example_replays_offline() {
             .contains(APPENDED)
     );
 }
+
+#[test]
+fn hand_edits_are_kept_in_history_and_block_a_rollback() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let replay = [
+        "--provider",
+        "replay",
+        "--cassette",
+        "run.cassette",
+        "--yes",
+    ];
+    skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(replay)
+        .assert()
+        .success();
+    // A hand edit since the last version blocks a rollback, which writes nothing.
+    let edited = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap() + "\nhand edit\n";
+    std::fs::write(d.join("skill/SKILL.md"), &edited).unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["rollback", "skill/SKILL.md", "--to", "1", "--yes"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "skill/SKILL.md: the working copy was edited since its last version",
+    );
+    assert_eq!(snapshot(d), before);
+    // The next evolve records the hand edit as its own version first.
+    let fake = start();
+    skill_evolve(d)
+        .args([
+            "evolve",
+            "skill/SKILL.md",
+            "--trajectories",
+            "temp",
+            "--yes",
+        ])
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &fake.base_url,
+            "--model",
+            "fake-model",
+        ])
+        .assert()
+        .success();
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<&str> = history["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert_eq!(messages[2], "working copy as found before evolving");
+    assert_eq!(history["current"], "v000004");
+    let out = skill_evolve(d)
+        .args(["diff", "skill/SKILL.md", "v2", "v3"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("+hand edit")
+    );
+}
