@@ -22,8 +22,9 @@ use evolution_evolve::{
     EditBudgetSchedule, FEEDBACK_INVALID_JSON, Patch, aggregate_patches, parse_llm_json,
     rank_and_clip, render_template, validate_skill,
 };
+use evolution_harness::PromptTemplates;
 use evolution_patch::apply_patch_with_report;
-use evolution_types::{ChatMessage, ChatOptions, Edit, EditReport, EvolvePrompts, LlmProvider};
+use evolution_types::{ChatMessage, ChatOptions, Edit, EditReport, LlmProvider};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -39,7 +40,6 @@ use crate::store::{STATE_DIR, document_name, skill_dir, write_new_version};
 use self::trajectories::{Trajectory, load_dir, load_session_state, render};
 
 const REFLECT: &str = include_str!("../../templates/reflect.md");
-const RANK: &str = include_str!("../../templates/evolve_rank.md");
 const META: &str = include_str!("../../templates/meta_reflect.md");
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
@@ -332,10 +332,9 @@ async fn evolve_loop(
     schedule: &EditBudgetSchedule,
     summary: &mut Summary,
 ) -> anyhow::Result<String> {
-    let prompts = EvolvePrompts {
-        evolve_rank: RANK.to_owned(),
-        ..EvolvePrompts::default()
-    };
+    // The ranking prompt is the harness's default template; reflect and
+    // meta-reflect are this command's own (seed 004 steps ② and ⑥).
+    let prompts = PromptTemplates::default().evolve;
     let progress = spinner();
     let mut doc = original.to_owned();
     let mut pending: Vec<&Trajectory> = failures.iter().collect();
