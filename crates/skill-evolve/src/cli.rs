@@ -1,0 +1,257 @@
+//! The command line: every subcommand, its options and its `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Evolve agent skills from failure trajectories, without regressions.
+///
+/// Exit codes: 0 done, 1 a failure while working (LLM, disk), 2 bad input
+/// (printed as one line naming the file, the line and the problem; nothing
+/// is written).
+#[derive(Debug, Parser)]
+#[command(name = "skill-evolve", version, propagate_version = true)]
+pub(crate) struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Evolve one skill document from failure trajectories (seed 004's loop):
+    /// reflect, aggregate, select, update, meta-reflect, then show the diff
+    /// and ask before writing a new version.
+    Evolve(EvolveArgs),
+    /// Run the full harness loop from a run configuration (agent, questions,
+    /// budgets, gate). Not available in this build yet.
+    Run(RunArgs),
+    /// Ask the e-process gate for a verdict on paired evaluation counts.
+    Gate(GateArgs),
+    /// Diagnose a recorded run: the rule metrics of every question
+    /// (`--no-llm`; the LLM judges are not wired in this build yet).
+    Diagnose(DiagnoseArgs),
+    /// List the versions of a skill's store.
+    History(HistoryArgs),
+    /// Show the unified diff between two versions of a skill's store.
+    Diff(DiffArgs),
+    /// Make an earlier version current again (history is kept).
+    Rollback(RollbackArgs),
+    /// Check a skill document (frontmatter, region markers, code fences) and
+    /// optionally repair what is safe to repair.
+    Doctor(DoctorArgs),
+}
+
+/// How the number of edits per round changes across rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ScheduleArg {
+    /// The same budget (`--max-edits`) every round.
+    Constant,
+    /// Linear decay from `--max-edits` to `--min-edits`.
+    Linear,
+    /// Cosine annealing from `--max-edits` to `--min-edits`.
+    Cosine,
+    /// No limit: the model decides.
+    Autonomous,
+}
+
+/// Which LLM answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProviderArg {
+    /// Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek,
+    /// vLLM, Ollama, llama.cpp server).
+    Openai,
+    /// The embedded local model.
+    Local,
+    /// Answers from a recorded cassette; no network.
+    Replay,
+}
+
+/// LLM options, shared by the commands that call a model. Flags win over
+/// environment variables, which win over `skill-evolve.toml`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LlmArgs {
+    /// Configuration file (TOML). Default: `./skill-evolve.toml` when it exists.
+    #[arg(long, env = "SKILL_EVOLVE_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// LLM provider.
+    #[arg(long, env = "SKILL_EVOLVE_PROVIDER", value_enum)]
+    pub(crate) provider: Option<ProviderArg>,
+    /// Base URL of an OpenAI-compatible API, e.g. `https://api.deepseek.com/v1`.
+    #[arg(long, env = "SKILL_EVOLVE_BASE_URL", value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Model name.
+    #[arg(long, env = "SKILL_EVOLVE_MODEL")]
+    pub(crate) model: Option<String>,
+    /// Name of the environment variable that holds the API key.
+    #[arg(long, env = "SKILL_EVOLVE_API_KEY_ENV", value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+    /// Cassette to answer from (provider `replay`).
+    #[arg(long, env = "SKILL_EVOLVE_CASSETTE", value_name = "FILE")]
+    pub(crate) cassette: Option<PathBuf>,
+    /// Record every LLM call of this run into a cassette (replaced if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+}
+
+/// Options of `evolve`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["trajectories", "session_state"])))]
+pub(crate) struct EvolveArgs {
+    /// The skill document to evolve.
+    #[arg(value_name = "SKILL.md")]
+    pub(crate) skill: PathBuf,
+    /// Folder of failure trajectories, one JSON object (or array) per `.json` file.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) trajectories: Option<PathBuf>,
+    /// A SESSION-STATE.md whose `## Outcomes` sections are read as trajectories.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) session_state: Option<PathBuf>,
+    /// Edit-budget schedule across rounds.
+    #[arg(long, value_enum, default_value = "constant")]
+    pub(crate) schedule: ScheduleArg,
+    /// Most edits per round (the first round's budget for decaying schedules).
+    #[arg(long, default_value_t = 8)]
+    pub(crate) max_edits: usize,
+    /// Budget of the last round for `linear` and `cosine`.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) min_edits: usize,
+    /// Rounds of reflect-and-update, at most 5; stops early when the failure
+    /// modes are addressed, or two rounds propose the same edits.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub(crate) rounds: u8,
+    /// Trajectories per reflection call.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) batch_size: u16,
+    /// Write the new version without asking.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) store: Option<PathBuf>,
+    /// Where this run's candidate and report go. Default: `.skill-evolve/runs/<time>` beside the skill.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) run_dir: Option<PathBuf>,
+    /// Print the run summary as JSON on stdout (the diff and prompts go to stderr).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// LLM options.
+    #[command(flatten)]
+    pub(crate) llm: LlmArgs,
+}
+
+/// Options of `run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// Run configuration (agent command, question set, budgets, gate parameters).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: PathBuf,
+}
+
+/// Options of `gate`.
+#[derive(Debug, Args)]
+pub(crate) struct GateArgs {
+    /// Discordant pairs the candidate won (baseline wrong, candidate right).
+    #[arg(long, value_name = "W")]
+    pub(crate) wins: u64,
+    /// Discordant pairs the candidate lost (baseline right, candidate wrong).
+    #[arg(long, value_name = "L")]
+    pub(crate) losses: u64,
+    /// Questions paired so far, ties included.
+    #[arg(long, value_name = "N")]
+    pub(crate) used: u64,
+    /// Questions still available.
+    #[arg(long, value_name = "R")]
+    pub(crate) remaining: u64,
+    /// Use the parameters tuned by the calibration benchmark instead of the seed's.
+    #[arg(long)]
+    pub(crate) calibrated: bool,
+    /// Print the verdict as JSON (the library's `GateVerdict`).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Options of `diagnose`.
+#[derive(Debug, Args)]
+pub(crate) struct DiagnoseArgs {
+    /// The run log (SQLite file).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) runlog: PathBuf,
+    /// The run to diagnose.
+    #[arg(long, value_name = "ID")]
+    pub(crate) run_id: String,
+    /// Rule metrics only, no LLM judges.
+    #[arg(long)]
+    pub(crate) no_llm: bool,
+    /// Print the diagnosis as JSON instead of markdown.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Where a skill's version store is.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct StoreArgs {
+    /// The skill document.
+    #[arg(value_name = "SKILL.md")]
+    pub(crate) skill: PathBuf,
+    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) store: Option<PathBuf>,
+}
+
+/// Options of `history`.
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// The skill and its store.
+    #[command(flatten)]
+    pub(crate) target: StoreArgs,
+    /// Print the history as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Options of `diff`.
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The skill and its store.
+    #[command(flatten)]
+    pub(crate) target: StoreArgs,
+    /// Older version (`v3` or `3`). Default: the version before the current one.
+    #[arg(value_name = "FROM")]
+    pub(crate) from: Option<String>,
+    /// Newer version. Default: the current one.
+    #[arg(value_name = "TO")]
+    pub(crate) to: Option<String>,
+}
+
+/// Options of `rollback`.
+#[derive(Debug, Args)]
+pub(crate) struct RollbackArgs {
+    /// The skill and its store.
+    #[command(flatten)]
+    pub(crate) target: StoreArgs,
+    /// The version to make current (`v2` or `2`).
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) to: String,
+    /// Roll back without asking.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+}
+
+/// Options of `doctor`.
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// The skill or prompt document to check.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Repair what is safe to repair, after showing the diff.
+    #[arg(long)]
+    pub(crate) fix: bool,
+    /// With `--fix`: write the repair without asking.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Print the problems as JSON (without `--fix`).
+    #[arg(long, conflicts_with = "fix")]
+    pub(crate) json: bool,
+}

@@ -1,0 +1,271 @@
+//! LLM configuration: `skill-evolve.toml`, environment variables and flags
+//! (in rising order of precedence), turned into one provider.
+//!
+//! ```toml
+//! [llm]
+//! provider = "openai"          # openai | local | replay
+//! cassette = "run.cassette"    # for replay, relative to this file
+//!
+//! [llm.openai]                 # any field of evolution-llm-openai's OpenAiConfig
+//! base_url = "https://api.deepseek.com/v1"
+//! model = "deepseek-chat"
+//! api_key_env = "DEEPSEEK_API_KEY"
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use evolution_llm_openai::{
+    CassetteError, CassetteMode, ConfigError, OpenAiConfig, OpenAiProvider, Recorder,
+};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
+use serde::Deserialize;
+
+use crate::cli::{LlmArgs, ProviderArg};
+use crate::error::{bad_at, bad_option, line_of};
+
+/// The file read when `--config` is not given and it exists.
+pub(crate) const DEFAULT_CONFIG: &str = "skill-evolve.toml";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    llm: LlmSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LlmSection {
+    provider: Option<toml::Spanned<String>>,
+    cassette: Option<PathBuf>,
+    #[serde(default)]
+    openai: toml::Table,
+}
+
+/// The provider a command talks to, and a one-line description for the user.
+pub(crate) struct Llm {
+    /// The provider (wrapped in a recorder when `--record` is given).
+    pub(crate) provider: Arc<dyn LlmProvider>,
+    /// `openai deepseek-chat at https://…`, `replay of run.cassette`, …
+    pub(crate) description: String,
+}
+
+/// Reads the configuration and builds the provider. Every problem is a bad
+/// input (exit 2) found before any call is made.
+pub(crate) async fn build_llm(args: &LlmArgs) -> anyhow::Result<Llm> {
+    let (file, config_path) = read_file_config(args.config.as_deref())?;
+    let base_dir = config_path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let provider = match (&args.provider, &file.llm.provider) {
+        (Some(p), _) => *p,
+        (None, Some(spanned)) => {
+            parse_provider(spanned, config_path.as_deref().unwrap_or(Path::new("")))?
+        }
+        (None, None) if args.cassette.is_some() || file.llm.cassette.is_some() => {
+            ProviderArg::Replay
+        }
+        (None, None) => ProviderArg::Openai,
+    };
+    let mut openai = file.llm.openai.clone();
+    for (key, value) in [
+        ("base_url", &args.base_url),
+        ("model", &args.model),
+        ("api_key_env", &args.api_key_env),
+    ] {
+        if let Some(value) = value {
+            openai.insert(key.to_owned(), toml::Value::String(value.clone()));
+        }
+    }
+    match provider {
+        ProviderArg::Local => Err(bad_option(
+            "provider `local` (the embedded model) is not available in this build yet; use \
+             `--provider openai` with any OpenAI-compatible server (a local llama.cpp or Ollama \
+             server works offline) or `--provider replay --cassette FILE`",
+        )),
+        ProviderArg::Openai => {
+            let config = openai_config(openai, config_path.as_deref())?;
+            let description = format!("openai {} at {}", config.model, config.base_url);
+            let model = config.model.clone();
+            let live = OpenAiProvider::new(config).map_err(|e| match e {
+                ConfigError::MissingApiKey { var } => bad_option(format!(
+                    "environment variable {var} (api_key_env) is not set: export your API key \
+                     there, or set api_key_env to the variable that holds it"
+                )),
+                other => bad_option(other.to_string()),
+            })?;
+            match &args.record {
+                Some(path) => {
+                    let recorder = Recorder::open(live, path, CassetteMode::Record, model)
+                        .await
+                        .map_err(cassette_error)?;
+                    Ok(Llm {
+                        provider: Arc::new(recorder),
+                        description: format!("{description}, recording to {}", path.display()),
+                    })
+                }
+                None => Ok(Llm {
+                    provider: Arc::new(live),
+                    description,
+                }),
+            }
+        }
+        ProviderArg::Replay => {
+            if args.record.is_some() {
+                return Err(bad_option(
+                    "--record needs a live provider; a replay answers from its cassette only",
+                ));
+            }
+            let cassette = match (&args.cassette, &file.llm.cassette) {
+                (Some(path), _) => path.clone(),
+                (None, Some(path)) => base_dir.join(path),
+                (None, None) => {
+                    return Err(bad_option(
+                        "provider `replay` needs a cassette: --cassette FILE, \
+                         SKILL_EVOLVE_CASSETTE or [llm] cassette in skill-evolve.toml",
+                    ));
+                }
+            };
+            let model = match openai.get("model").and_then(toml::Value::as_str) {
+                Some(model) => model.to_owned(),
+                None => cassette_model(&cassette)?,
+            };
+            let recorder = Recorder::open(NoLiveProvider, &cassette, CassetteMode::Replay, &model)
+                .await
+                .map_err(cassette_error)?;
+            Ok(Llm {
+                provider: Arc::new(recorder),
+                description: format!("replay of {} (model {model})", cassette.display()),
+            })
+        }
+    }
+}
+
+fn read_file_config(explicit: Option<&Path>) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None => {
+            let default = PathBuf::from(DEFAULT_CONFIG);
+            if !default.is_file() {
+                return Ok((FileConfig::default(), None));
+            }
+            default
+        }
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| bad_at(&path, None, format!("cannot read the configuration: {e}")))?;
+    let config: FileConfig = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|span| line_of(&text, span.start));
+        bad_at(&path, line, e.message().to_owned())
+    })?;
+    Ok((config, Some(path)))
+}
+
+fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Result<ProviderArg> {
+    match spanned.get_ref().as_str() {
+        "openai" => Ok(ProviderArg::Openai),
+        "local" => Ok(ProviderArg::Local),
+        "replay" => Ok(ProviderArg::Replay),
+        other => {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            Err(bad_at(
+                path,
+                Some(line_of(&text, spanned.span().start)),
+                format!("unknown provider {other:?}: expected \"openai\", \"local\" or \"replay\""),
+            ))
+        }
+    }
+}
+
+fn openai_config(table: toml::Table, config_path: Option<&Path>) -> anyhow::Result<OpenAiConfig> {
+    let hint = "set --base-url and --model (or SKILL_EVOLVE_BASE_URL / SKILL_EVOLVE_MODEL, or \
+                [llm.openai] in skill-evolve.toml)";
+    for key in ["base_url", "model"] {
+        if !table.contains_key(key) {
+            return Err(bad_option(format!(
+                "provider `openai` needs a {key}: {hint}"
+            )));
+        }
+    }
+    toml::Value::Table(table)
+        .try_into::<OpenAiConfig>()
+        .map_err(|e| {
+            let problem = format!("[llm.openai]: {}", e.message());
+            match config_path {
+                Some(path) => bad_at(path, None, problem),
+                None => bad_option(problem),
+            }
+        })
+}
+
+/// The model of a cassette's first entry, so `--model` can be left out on replay.
+fn cassette_model(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_at(path, None, format!("cannot read the cassette: {e}")))?;
+    let Some((index, line)) = text
+        .lines()
+        .enumerate()
+        .find(|(_, line)| !line.trim().is_empty())
+    else {
+        return Err(bad_at(path, None, "the cassette is empty"));
+    };
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        bad_at(
+            path,
+            Some(index.saturating_add(1)),
+            format!("not a cassette entry: {e}"),
+        )
+    })?;
+    value
+        .get("model")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            bad_at(
+                path,
+                Some(index.saturating_add(1)),
+                "not a cassette entry: no \"model\" field",
+            )
+        })
+}
+
+fn cassette_error(e: CassetteError) -> anyhow::Error {
+    match e {
+        CassetteError::Io { path, source } => {
+            bad_at(&path, None, format!("cannot use the cassette: {source}"))
+        }
+        CassetteError::Parse { path, line, source } => {
+            bad_at(&path, Some(line), format!("not a cassette entry: {source}"))
+        }
+        CassetteError::KeyMismatch { path, line, .. } => bad_at(
+            &path,
+            Some(line),
+            "the stored key does not match its request (edited by hand, or written by another \
+             version)",
+        ),
+        other => bad_option(other.to_string()),
+    }
+}
+
+/// The live side of a replay: never called, since a replay answers from the
+/// cassette or fails with a miss.
+#[derive(Debug)]
+struct NoLiveProvider;
+
+#[async_trait]
+impl LlmProvider for NoLiveProvider {
+    async fn chat(
+        &self,
+        _messages: &[ChatMessage],
+        _options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
+        Err(LlmError::new(
+            LlmErrorKind::Other,
+            "a replay has no live provider to ask",
+        ))
+    }
+}

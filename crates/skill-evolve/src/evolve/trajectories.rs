@@ -1,0 +1,265 @@
+//! Step ① of seed 004: the failure trajectories, read by evolution-harness's
+//! ingestion (a folder of JSON files, Phase 1, or a SESSION-STATE.md, Phase 2)
+//! and held to the command line's bad-input contract.
+//!
+//! The harness's ingestion partly succeeds and names every skipped input; the
+//! command is stricter: an input that cannot be read as a trajectory stops the
+//! run with one line naming the file (and the line when known). Files that
+//! are not `.json` and sub-folders are only mentioned.
+
+use std::path::Path;
+
+use evolution_harness::{
+    FailureRules, IngestDiagnostic, IngestError, Ingested, load_trajectory_dir, parse_session_state,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::bad_at;
+
+/// One failed trajectory, as the prompts show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Trajectory {
+    /// Unique id.
+    pub(crate) id: String,
+    /// What the agent was asked to do.
+    pub(crate) task_description: String,
+    /// The question or user message.
+    pub(crate) question: String,
+    /// Why it failed.
+    pub(crate) fail_reason: String,
+    /// What the agent answered.
+    pub(crate) predicted_answer: String,
+    /// The expected answer.
+    pub(crate) reference_text: String,
+    /// What the user said about it.
+    pub(crate) feedback: String,
+}
+
+/// What the loader found.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// The failures, in input order.
+    pub(crate) failures: Vec<Trajectory>,
+    /// Trajectories that passed and were left out.
+    pub(crate) passed: usize,
+    /// Inputs that were not trajectory files (mentioned, not fatal).
+    pub(crate) notes: Vec<String>,
+}
+
+/// Reads every `.json` file directly in `dir` (sorted by name).
+pub(crate) fn load_dir(run_id: &str, dir: &Path) -> anyhow::Result<Loaded> {
+    let ingested = load_trajectory_dir(run_id, dir).map_err(|e| match e {
+        IngestError::Empty(_) => bad_at(
+            dir,
+            None,
+            "no .json trajectory files here: put failed trajectories (failed_trajectory_*.json \
+             with id, task_description, question, fail_reason, predicted_answer, \
+             reference_text) in this folder first",
+        ),
+        other => bad_at(dir, None, other.to_string()),
+    })?;
+    convert(ingested, |d| {
+        // Sources are file names, or `name[index]` for an array element.
+        let file = d.source.split('[').next().unwrap_or(&d.source);
+        (dir.join(file), element_note(&d.source))
+    })
+}
+
+/// Reads the `## Outcomes` sections of a SESSION-STATE.md.
+pub(crate) fn load_session_state(run_id: &str, path: &Path) -> anyhow::Result<Loaded> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_at(path, None, format!("cannot read: {e}")))?;
+    let source = path.display().to_string();
+    let ingested = parse_session_state(run_id, &source, &text, &FailureRules::default());
+    convert(ingested, |d| {
+        // Sources are `path:line` of the section heading, or the path itself.
+        let line = d
+            .source
+            .strip_prefix(source.as_str())
+            .and_then(|rest| rest.strip_prefix(':'))
+            .and_then(|n| n.parse::<usize>().ok());
+        (path.to_path_buf(), line.map(|l| format!("@{l}")))
+    })
+}
+
+/// `item 2: ` for `name[1]`.
+fn element_note(source: &str) -> Option<String> {
+    let index = source.split_once('[')?.1.strip_suffix(']')?;
+    let n: usize = index.parse().ok()?;
+    Some(format!("item {}", n.saturating_add(1)))
+}
+
+/// The line a serde_json message names (`… at line 3 column 5`).
+fn json_line(reason: &str) -> Option<usize> {
+    let rest = reason.rsplit_once(" at line ")?.1;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+fn convert(
+    ingested: Ingested,
+    locate: impl Fn(&IngestDiagnostic) -> (std::path::PathBuf, Option<String>),
+) -> anyhow::Result<Loaded> {
+    let mut notes = Vec::new();
+    for d in &ingested.diagnostics {
+        if d.reason == "not a .json file" || d.reason.starts_with("a folder") {
+            notes.push(format!("{}: {}", d.source, d.reason));
+            continue;
+        }
+        let (file, where_) = locate(d);
+        let (line, prefix) = match where_ {
+            Some(at) if at.starts_with('@') => (at[1..].parse().ok(), String::new()),
+            Some(item) => (json_line(&d.reason), format!("{item}: ")),
+            None => (json_line(&d.reason), String::new()),
+        };
+        return Err(bad_at(&file, line, format!("{prefix}{}", d.reason)));
+    }
+    let mut failures = Vec::new();
+    let mut passed = 0usize;
+    for (question, prediction) in ingested.questions.iter().zip(&ingested.predictions) {
+        if prediction.correct {
+            passed = passed.saturating_add(1);
+            continue;
+        }
+        let text = |key: &str| {
+            prediction
+                .extra
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut fail_reason = text("fail_reason");
+        if fail_reason.trim().is_empty()
+            && let Some(signals) = prediction
+                .extra
+                .get("failure_signals")
+                .and_then(Value::as_array)
+            && !signals.is_empty()
+        {
+            let names: Vec<&str> = signals.iter().filter_map(Value::as_str).collect();
+            fail_reason = format!(
+                "marked as failed by the session state ({})",
+                names.join(", ")
+            );
+        }
+        failures.push(Trajectory {
+            id: prediction.question_id.clone(),
+            task_description: text("task_description"),
+            question: question.question.clone(),
+            fail_reason,
+            predicted_answer: prediction.prediction.clone(),
+            reference_text: prediction.answer.clone(),
+            feedback: text("feedback"),
+        });
+    }
+    Ok(Loaded {
+        failures,
+        passed,
+        notes,
+    })
+}
+
+/// The trajectories as the prompts show them, long fields cut visibly.
+pub(crate) fn render(trajectories: &[&Trajectory]) -> String {
+    const MAX: usize = 1500;
+    let cut = |text: &str| -> String {
+        let text = text.trim();
+        let n = text.chars().count();
+        if n > MAX {
+            let head: String = text.chars().take(MAX).collect();
+            format!("{head} […{} more characters]", n.saturating_sub(MAX))
+        } else {
+            text.to_owned()
+        }
+    };
+    let mut out = String::new();
+    for t in trajectories {
+        out.push_str(&format!("### Trajectory `{}`\n", t.id));
+        for (label, value) in [
+            ("task", &t.task_description),
+            ("question", &t.question),
+            ("agent answered", &t.predicted_answer),
+            ("expected", &t.reference_text),
+            ("why it failed", &t.fail_reason),
+            ("user feedback", &t.feedback),
+        ] {
+            if !value.trim().is_empty() {
+                out.push_str(&format!("- {label}: {}\n", cut(value)));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#""task_description": "d", "question": "q", "predicted_answer": "p", "reference_text": "r""#;
+
+    #[test]
+    fn session_state_outcomes_become_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SESSION-STATE.md");
+        std::fs::write(
+            &path,
+            "# Session\n\n## Outcomes\n- hard_success: true\n- soft_score: 0.9\n- fail_reason: \"\"\n\
+             - task_description: \"write the blueprint\"\n\n## Outcomes\n- hard_success: false\n\
+             - soft_score: 0.4\n- fail_reason: \"wrong chip model\"\n- task_description: \"spec\"\n\n\
+             ## Outcomes\n- status: ❌ tool call\n",
+        )
+        .unwrap();
+        let loaded = load_session_state("r", &path).unwrap();
+        assert_eq!(loaded.passed, 1);
+        assert_eq!(loaded.failures.len(), 2);
+        assert_eq!(loaded.failures[0].fail_reason, "wrong chip model");
+        assert_eq!(loaded.failures[0].task_description, "spec");
+        assert!(
+            loaded.failures[1].fail_reason.contains("failed_status"),
+            "{:?}",
+            loaded.failures[1]
+        );
+    }
+
+    #[test]
+    fn session_state_bad_values_name_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("S.md");
+        std::fs::write(&path, "# S\n## Outcomes\n- hard_success: maybe\n").unwrap();
+        let err = load_session_state("r", &path).unwrap_err().to_string();
+        assert!(
+            err.ends_with("S.md:2: hard_success must be true or false, found \"maybe\""),
+            "{err}"
+        );
+        std::fs::write(&path, "# nothing\n").unwrap();
+        let err = load_session_state("r", &path).unwrap_err().to_string();
+        assert!(err.contains("S.md: no \"## Outcomes\" section"), "{err}");
+    }
+
+    #[test]
+    fn json_folder_keeps_failures_and_names_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.json"),
+            format!(r#"[{{"id": "t1", "fail_reason": "x", {FULL}}}, {{"id": "ok", "fail_reason": "", "hard": 1.0, {FULL}}}]"#),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not a trajectory").unwrap();
+        let loaded = load_dir("r", dir.path()).unwrap();
+        let ids: Vec<&str> = loaded.failures.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["t1"]);
+        assert_eq!(loaded.passed, 1);
+        assert_eq!(loaded.notes, ["notes.txt: not a .json file"]);
+        std::fs::write(dir.path().join("c.json"), "{\n  \"id\": \"x\",\n  oops\n}").unwrap();
+        let err = load_dir("r", dir.path()).unwrap_err().to_string();
+        assert!(err.contains("c.json:3: invalid JSON"), "{err}");
+        std::fs::write(dir.path().join("c.json"), r#"[{"id": "y"}]"#).unwrap();
+        let err = load_dir("r", dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("c.json: item 1: missing required fields"),
+            "{err}"
+        );
+    }
+}

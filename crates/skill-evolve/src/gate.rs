@@ -1,0 +1,107 @@
+//! `skill-evolve gate`: the e-process gate's verdict, explained.
+
+use std::process::ExitCode;
+
+use evolution_gate::{GateError, gate_decision};
+use evolution_types::{GateDecision, GateParams, GateVerdict};
+
+use crate::cli::GateArgs;
+use crate::error::bad_option;
+
+pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
+    let params = if args.calibrated {
+        GateParams::calibrated()
+    } else {
+        GateParams::default()
+    };
+    let verdict = gate_decision(args.wins, args.losses, args.used, args.remaining, &params)
+        .map_err(|e| match e {
+            GateError::NoQuestionsUsed => bad_option("--used must be at least 1"),
+            GateError::CountsExceedUsed { w, l, n_used } => bad_option(format!(
+                "--wins {w} plus --losses {l} exceeds --used {n_used}: wins and losses are \
+                 questions too"
+            )),
+            other => bad_option(other.to_string()),
+        })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&verdict)?);
+    } else {
+        print!("{}", explain(args, &params, &verdict));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The verdict and one line each for E, λ and δ̂.
+fn explain(args: &GateArgs, p: &GateParams, v: &GateVerdict) -> String {
+    let (w, l, n) = (args.wins, args.losses, args.used);
+    let cmp = |ok: bool| if ok { "≥" } else { "<" };
+    let e_line = format!(
+        "E  = {}  (ln E = {:.3}): evidence that the candidate wins more than half of the {} \
+         discordant pairs; {} e_confirm {} (false-accept risk ≤ 1/E)",
+        fmt_e(v.e_value),
+        v.ln_e_value,
+        w.saturating_add(l),
+        cmp(v.ln_e_value >= p.e_confirm.ln()),
+        p.e_confirm
+    );
+    let lambda_line = format!(
+        "λ  = {:.3}: Wald statistic W·ln1.4 + L·ln0.6 ({w} wins, {l} losses); {} lambda_dir {} \
+         ({})",
+        v.wald_lambda,
+        if v.wald_lambda <= p.lambda_dir {
+            "≤"
+        } else {
+            ">"
+        },
+        p.lambda_dir,
+        if v.wald_lambda <= p.lambda_dir {
+            "going the wrong way"
+        } else {
+            "not going the wrong way"
+        }
+    );
+    let delta_line = format!(
+        "δ̂  = {:+.4}: net wins per question (W − L)/n = ({w} − {l})/{n}; {} delta_min {} \
+         (shrunk (W − L)/(n + 4) = {:+.4}, reported only)",
+        v.delta_hat,
+        cmp(v.delta_hat >= p.delta_min),
+        p.delta_min,
+        v.delta_shrunk
+    );
+    format!(
+        "decision: {} — {}\n{e_line}\n{lambda_line}\n{delta_line}\nremaining questions: {}{}\n",
+        v.decision,
+        meaning(v.decision),
+        args.remaining,
+        if args.calibrated {
+            " (calibrated parameters)"
+        } else {
+            " (seed parameters)"
+        }
+    )
+}
+
+fn fmt_e(e: f64) -> String {
+    if !e.is_finite() {
+        "beyond f64".to_owned()
+    } else if e >= 1e6 || (e > 0.0 && e < 1e-3) {
+        format!("{e:.3e}")
+    } else {
+        format!("{e:.3}")
+    }
+}
+
+fn meaning(d: GateDecision) -> &'static str {
+    match d {
+        GateDecision::AcceptConfirmed => "accept: strong evidence and a large enough effect",
+        GateDecision::AcceptProvisional => {
+            "accept on probation: questions exhausted with moderate evidence"
+        }
+        GateDecision::RejectDirectional => "reject: the candidate is going the wrong way",
+        GateDecision::RejectFutility => {
+            "reject: even winning every remaining pair could not reach e_confirm"
+        }
+        GateDecision::RejectInertia => "reject: questions exhausted without enough evidence",
+        GateDecision::Continue => "continue: validate the next block",
+    }
+}

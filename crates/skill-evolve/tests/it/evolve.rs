@@ -1,0 +1,424 @@
+//! `skill-evolve evolve` end to end: record a cassette against a fake
+//! OpenAI-compatible server, replay it, and check what is (not) written.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use crate::fake_llm::{APPENDED, REPLACED, REPLACEMENT, start};
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+pub(crate) const SKILL: &str = include_str!("fixtures/skill.md");
+const DUPLICATED: &str = include_str!("fixtures/duplicated_markers.md");
+const T1: &str = include_str!("fixtures/trajectories/failed_trajectory_001.json");
+const T2: &str = include_str!("fixtures/trajectories/failed_trajectory_002.json");
+
+pub(crate) fn workspace(skill: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skill")).unwrap();
+    std::fs::write(d.join("skill/SKILL.md"), skill).unwrap();
+    std::fs::create_dir_all(d.join("temp")).unwrap();
+    std::fs::write(d.join("temp/failed_trajectory_001.json"), T1).unwrap();
+    std::fs::write(d.join("temp/failed_trajectory_002.json"), T2).unwrap();
+    dir
+}
+
+/// Records a cassette of one evolve run (without --yes, so nothing is written).
+pub(crate) fn record(d: &Path) -> std::process::Output {
+    let fake = start();
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &fake.base_url,
+            "--model",
+            "fake-model",
+        ])
+        .args(["--record", "run.cassette"])
+        .output()
+        .unwrap();
+    // One reflection (two failures, one batch) and one meta-reflection.
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2, "{out:?}");
+    out
+}
+
+#[test]
+fn without_yes_and_without_terminal_nothing_is_written() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    let out = record(d);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
+        SKILL
+    );
+    assert!(!d.join("skill/.skill-evolve/store").exists());
+    // The diff and the table were shown, and the candidate's path printed.
+    assert!(stdout.contains(&format!("+{REPLACEMENT}")), "{stdout}");
+    assert!(stdout.contains(&format!("-{REPLACED}")), "{stdout}");
+    assert!(stdout.contains("│ replace "), "{stdout}");
+    assert!(stdout.contains("applied_insert_after"), "{stdout}");
+    assert!(stdout.contains("t2: a change was listed twice"), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("not written:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let path = line.rsplit("The candidate is at ").next().unwrap();
+    let candidate = std::fs::read_to_string(d.join(path)).unwrap();
+    assert!(candidate.contains(REPLACEMENT) && candidate.contains(APPENDED));
+    // The protected region is byte-identical.
+    let region = |t: &str| t[t.find("<!-- SLOW_UPDATE_START -->").unwrap()..].to_owned();
+    assert_eq!(region(&candidate), region(SKILL));
+}
+
+#[test]
+fn replay_with_yes_writes_a_version_that_history_shows() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let before = snapshot(&d.join("skill"));
+    let out = skill_evolve(d)
+        .args([
+            "evolve",
+            "skill/SKILL.md",
+            "--trajectories",
+            "temp",
+            "--yes",
+        ])
+        .args([
+            "--provider",
+            "replay",
+            "--cassette",
+            "run.cassette",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["written"], true);
+    assert_eq!(summary["version"], "v000002");
+    assert_eq!(summary["failures"], 2);
+    assert_eq!(summary["passed_trajectories"], 1);
+    assert_eq!(summary["llm_calls"], 2);
+    assert!(
+        summary["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("every known failure addressed"),
+        "{summary}"
+    );
+    let written = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap();
+    assert_ne!(snapshot(&d.join("skill")), before);
+    assert!(written.contains(REPLACEMENT) && written.contains(APPENDED));
+    assert!(
+        written.find(APPENDED).unwrap() > written.find("3. Name breaking changes").unwrap(),
+        "insert_after lands after its target"
+    );
+
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(history["current"], "v000002");
+    let entries = history["history"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["kind"], "init");
+    assert_eq!(entries[1]["kind"], "advance");
+    assert!(
+        entries[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 edits from 2 failure")
+    );
+
+    let out = skill_evolve(d)
+        .args(["diff", "skill/SKILL.md"])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        diff.contains("--- SKILL.md@v000001") && diff.contains(&format!("+{APPENDED}")),
+        "{diff}"
+    );
+
+    // Rolling back restores the working copy and keeps the history.
+    skill_evolve(d)
+        .args(["rollback", "skill/SKILL.md", "--to", "v1", "--yes"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
+        SKILL
+    );
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(text.lines().last().unwrap().contains("rollback"), "{text}");
+}
+
+#[test]
+fn a_skill_with_duplicated_markers_is_refused_with_a_pointer_to_doctor() {
+    let dir = workspace(DUPLICATED);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "replay", "--cassette", "missing.cassette"])
+        .output()
+        .unwrap();
+    let line = DUPLICATED
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("SLOW_UPDATE_START"))
+        .nth(1)
+        .unwrap()
+        .0
+        + 1;
+    assert_one_line_error(&out, &format!("skill/SKILL.md:{line}: marker"));
+    assert_one_line_error(&out, "skill-evolve doctor --fix skill/SKILL.md");
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn input_problems_exit_2_before_any_call() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    std::fs::write(d.join("temp/broken.json"), "{\n  \"id\": \"b\",\n  ,\n}\n").unwrap();
+    std::fs::write(d.join("bad.toml"), "[llm]\nprovider = \"gpt\"\n").unwrap();
+    std::fs::write(d.join("worse.toml"), "[llm\n").unwrap();
+    std::fs::write(d.join("S.md"), "## Outcomes\n- soft_score: 7\n").unwrap();
+    let before = snapshot(d);
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["--trajectories", "empty"],
+            "empty: no .json trajectory files here",
+        ),
+        (
+            &["--trajectories", "temp"],
+            "temp/broken.json:3: invalid JSON",
+        ),
+        (
+            &["--session-state", "S.md"],
+            "S.md:1: soft_score must be a number in [0, 1]",
+        ),
+        (
+            &["--session-state", "S.md", "--trajectories", "temp"],
+            "cannot be used with",
+        ),
+        (
+            &["--session-state", "nowhere.md"],
+            "nowhere.md: cannot read",
+        ),
+        (
+            &["--session-state", "S.md", "--config", "bad.toml"],
+            "S.md:1",
+        ),
+        (
+            &[
+                "--trajectories",
+                "empty",
+                "--schedule",
+                "linear",
+                "--max-edits",
+                "1",
+                "--min-edits",
+                "3",
+            ],
+            "empty:",
+        ),
+        (
+            &["--trajectories", "empty", "--config", "worse.toml"],
+            "empty:",
+        ),
+        (
+            &["--trajectories", "empty", "--provider", "local"],
+            "empty:",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = skill_evolve(d)
+            .args(["evolve", "skill/SKILL.md"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+    }
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn configuration_problems_exit_2_with_file_and_line() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    std::fs::remove_file(d.join("temp/failed_trajectory_002.json")).unwrap();
+    std::fs::write(d.join("bad.toml"), "[llm]\nprovider = \"gpt\"\n").unwrap();
+    std::fs::write(d.join("worse.toml"), "[llm]\nmodel = 3\n").unwrap();
+    std::fs::write(d.join("skill-evolve.toml"), "[llm.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"SKILL_EVOLVE_TEST_NO_SUCH_KEY\"\n").unwrap();
+    let before = snapshot(d);
+    let base = ["evolve", "skill/SKILL.md", "--trajectories", "temp"];
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--config", "bad.toml"],
+            "bad.toml:2: unknown provider \"gpt\"",
+        ),
+        (
+            &["--config", "worse.toml"],
+            "worse.toml:2: unknown field `model`",
+        ),
+        (
+            &["--config", "none.toml"],
+            "none.toml: cannot read the configuration",
+        ),
+        (
+            &["--provider", "local"],
+            "provider `local` (the embedded model) is not available in this build yet",
+        ),
+        (
+            &["--provider", "replay"],
+            "provider `replay` needs a cassette",
+        ),
+        (
+            &["--provider", "replay", "--cassette", "skill/SKILL.md"],
+            "skill/SKILL.md:1: not a cassette entry",
+        ),
+        (
+            &[],
+            "SKILL_EVOLVE_TEST_NO_SUCH_KEY (api_key_env) is not set",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = skill_evolve(d).args(base).args(args).output().unwrap();
+        assert_one_line_error(&out, needle);
+    }
+    let out = skill_evolve(d)
+        .args(base)
+        .args([
+            "--config",
+            "bad.toml",
+            "--schedule",
+            "cosine",
+            "--max-edits",
+            "2",
+            "--min-edits",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--max-edits/--min-edits");
+    assert_eq!(snapshot(d), before);
+}
+
+/// The example shipped in `examples/release-notes` replays offline: its
+/// cassette matches the prompts this build sends.
+#[test]
+fn the_shipped_example_replays_offline() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/release-notes");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("temp")).unwrap();
+    for name in ["SKILL.md", "demo.cassette"] {
+        std::fs::copy(example.join(name), d.join(name)).unwrap();
+    }
+    for entry in std::fs::read_dir(example.join("temp")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, d.join("temp").join(path.file_name().unwrap())).unwrap();
+    }
+    let out = skill_evolve(d)
+        .args(["evolve", "SKILL.md", "--trajectories", "temp", "--yes"])
+        .args(["--provider", "replay", "--cassette", "demo.cassette"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("wrote SKILL.md as v000002"), "{stdout}");
+    assert!(
+        std::fs::read_to_string(d.join("SKILL.md"))
+            .unwrap()
+            .contains(APPENDED)
+    );
+}
+
+#[test]
+fn hand_edits_are_kept_in_history_and_block_a_rollback() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let replay = [
+        "--provider",
+        "replay",
+        "--cassette",
+        "run.cassette",
+        "--yes",
+    ];
+    skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(replay)
+        .assert()
+        .success();
+    // A hand edit since the last version blocks a rollback, which writes nothing.
+    let edited = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap() + "\nhand edit\n";
+    std::fs::write(d.join("skill/SKILL.md"), &edited).unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["rollback", "skill/SKILL.md", "--to", "1", "--yes"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "skill/SKILL.md: the working copy was edited since its last version",
+    );
+    assert_eq!(snapshot(d), before);
+    // The next evolve records the hand edit as its own version first.
+    let fake = start();
+    skill_evolve(d)
+        .args([
+            "evolve",
+            "skill/SKILL.md",
+            "--trajectories",
+            "temp",
+            "--yes",
+        ])
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &fake.base_url,
+            "--model",
+            "fake-model",
+        ])
+        .assert()
+        .success();
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<&str> = history["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert_eq!(messages[2], "working copy as found before evolving");
+    assert_eq!(history["current"], "v000004");
+    let out = skill_evolve(d)
+        .args(["diff", "skill/SKILL.md", "v2", "v3"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("+hand edit")
+    );
+}

@@ -1,0 +1,126 @@
+//! A tiny OpenAI-compatible chat-completions server for recording cassettes:
+//! it answers the reflect, rank and meta-reflect prompts with fixed JSON.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The replacement the fake reflection proposes.
+pub(crate) const REPLACED: &str = "2. Lead with what a user notices; internal refactors go last.";
+/// Its new text.
+pub(crate) const REPLACEMENT: &str = "2. Lead with what a user notices, starting with every fix a user reported; internal refactors go last.";
+/// The rule the fake reflection appends.
+pub(crate) const APPENDED: &str =
+    "- Before finishing, check that every merged change appears exactly once.";
+
+fn reflect_reply() -> String {
+    serde_json::json!({
+        "reasoning": "Fixes users reported were dropped and a change was listed twice.",
+        "suggestions": [
+            {"type": "modify_step", "title": "Lead with reported fixes",
+             "instruction": "Say that user-reported fixes come first.", "priority_hint": "high",
+             "support_count": 1},
+            {"type": "add_rule", "title": "No duplicates",
+             "instruction": "Check each change appears once.", "priority_hint": "medium",
+             "support_count": 1}
+        ],
+        "edits": [
+            {"op": "replace", "target": REPLACED, "content": REPLACEMENT,
+             "reason": "t1: a reported crash fix was left out", "support_count": 1},
+            {"op": "insert_after", "target": "3. Name breaking changes in a section of their own.",
+             "content": APPENDED, "reason": "t2: a change was listed twice", "support_count": 1}
+        ]
+    })
+    .to_string()
+}
+
+fn meta_reply() -> String {
+    serde_json::json!({
+        "addressed": ["t1", "t2"],
+        "unaddressed": [],
+        "summary": "Both failures are now covered by explicit steps."
+    })
+    .to_string()
+}
+
+fn completion(content: &str) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150}
+    })
+    .to_string()
+}
+
+/// A running fake server; its requests are counted.
+pub(crate) struct FakeLlm {
+    /// `http://127.0.0.1:PORT/v1`.
+    pub(crate) base_url: String,
+    /// Requests answered so far.
+    pub(crate) calls: Arc<AtomicUsize>,
+}
+
+/// Starts the server on a free port; it lives until the test process ends.
+pub(crate) fn start() -> FakeLlm {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let _ = answer(stream);
+        }
+    });
+    FakeLlm {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        calls,
+    }
+}
+
+fn answer(stream: TcpStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let prompt = request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    let content = if prompt.contains("## Known failures") {
+        meta_reply()
+    } else if prompt.contains("## Failed trajectories") {
+        reflect_reply()
+    } else {
+        serde_json::json!({"ranking": [0, 1]}).to_string()
+    };
+    let payload = completion(&content);
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        payload.len(),
+        payload
+    )?;
+    stream.flush()
+}

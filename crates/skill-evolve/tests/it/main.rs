@@ -1,0 +1,11 @@
+//! End-to-end tests: they run the built `skill-evolve` binary.
+
+mod bad_input;
+mod diagnose;
+mod doctor;
+mod evolve;
+mod fake_llm;
+mod gate;
+mod support;
+#[cfg(unix)]
+mod terminal;

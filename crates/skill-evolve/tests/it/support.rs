@@ -1,0 +1,52 @@
+//! Running the binary in a clean environment.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// The binary, run in `dir` with no terminal on stdin, no colour and none of
+/// the `SKILL_EVOLVE_*` variables of the caller's environment.
+pub(crate) fn skill_evolve(dir: &Path) -> Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("skill-evolve");
+    cmd.current_dir(dir).env("NO_COLOR", "1").write_stdin("");
+    for var in [
+        "SKILL_EVOLVE_CONFIG",
+        "SKILL_EVOLVE_PROVIDER",
+        "SKILL_EVOLVE_BASE_URL",
+        "SKILL_EVOLVE_MODEL",
+        "SKILL_EVOLVE_API_KEY_ENV",
+        "SKILL_EVOLVE_CASSETTE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Every file under `dir` with its bytes, sorted by path: to show that a
+/// command wrote nothing.
+pub(crate) fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Asserts that stderr is exactly one line starting with `error: ` and containing `needle`.
+pub(crate) fn assert_one_line_error(output: &std::process::Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(stderr.starts_with("error: "), "{stderr:?}");
+    assert!(stderr.contains(needle), "{needle:?} not in {stderr:?}");
+}

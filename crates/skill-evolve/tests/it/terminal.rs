@@ -1,0 +1,63 @@
+//! The confirmation on a pseudo-terminal: 「拒绝」 discards, 「确认改」 writes.
+//!
+//! rexpect decodes what it reads byte by byte, so the expectations stick to
+//! ASCII; the answers are sent as UTF-8.
+
+use std::path::Path;
+
+use rexpect::session::{PtySession, spawn_command};
+
+use crate::evolve::{SKILL, record, workspace};
+
+fn spawn_evolve(d: &Path) -> PtySession {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"));
+    cmd.current_dir(d)
+        .env("NO_COLOR", "1")
+        .env_remove("SKILL_EVOLVE_CONFIG")
+        .env_remove("SKILL_EVOLVE_PROVIDER")
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "replay", "--cassette", "run.cassette"]);
+    spawn_command(cmd, Some(60_000)).unwrap()
+}
+
+#[test]
+fn refusing_on_a_terminal_discards_the_candidate() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let mut p = spawn_evolve(d);
+    p.exp_string("Write this version of SKILL.md? [y/yes/")
+        .unwrap();
+    p.exp_string("| n/").unwrap();
+    // An answer that is neither yes nor no is asked again.
+    p.send_line("maybe").unwrap();
+    p.exp_string("answer y, yes, ").unwrap();
+    p.exp_string("| n/").unwrap();
+    p.send_line("拒绝").unwrap();
+    p.exp_string("discarded: skill/SKILL.md is unchanged")
+        .unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
+        SKILL
+    );
+    assert!(!d.join("skill/.skill-evolve/store").exists());
+}
+
+#[test]
+fn confirming_on_a_terminal_writes_a_new_version() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let mut p = spawn_evolve(d);
+    p.exp_string("Write this version of SKILL.md? [y/yes/")
+        .unwrap();
+    p.exp_string("| n/").unwrap();
+    p.send_line("确认改").unwrap();
+    p.exp_string("wrote skill/SKILL.md as v000002").unwrap();
+    p.exp_eof().unwrap();
+    assert_ne!(
+        std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
+        SKILL
+    );
+}
