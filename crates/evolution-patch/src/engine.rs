@@ -45,13 +45,15 @@ pub fn apply_patch_with_report(
     protected_spans: &[&str],
 ) -> (String, Vec<EditReport>) {
     let scanner = Scanner::new(protected_spans);
-    let newline = newline_of(content);
     let mut doc = content.to_owned();
     let mut ranges = Vec::new();
     let reports = edits
         .iter()
         .enumerate()
         .map(|(i, edit)| {
+            // The line-break style is read before every edit, like the
+            // protected ranges, so a patch equals its edits applied one by one.
+            let newline = newline_of(&doc);
             let status = apply_one(&mut doc, edit, &scanner, &mut ranges, newline);
             EditReport {
                 index: i.saturating_add(1),
