@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use evolution_types::{Edit, EditOp, EditReport, EditStatus};
 use memchr::memmem;
 
@@ -17,12 +17,14 @@ const PREVIEW_CHARS: usize = 200;
 /// Applies `edits` in order and reports what happened to each, one entry per
 /// edit.
 ///
-/// Before every edit the protected ranges are recomputed in one pass over
-/// the current document: every occurrence of every non-empty
-/// `protected_spans` entry, every marker literal, and for each marker pair
-/// the stretch from its first to its last marker (a well-formed appendix or
-/// momentum region is therefore protected even when the caller does not
-/// list it). Ranges are half-open.
+/// Before every edit the protected ranges are those of the current
+/// document: every occurrence of every non-empty `protected_spans` entry,
+/// every marker literal, and for each marker pair the stretch from its first
+/// to its last marker (a well-formed appendix or momentum region is
+/// therefore protected even when the caller does not list it). Ranges are
+/// half-open. They are found in one Aho-Corasick pass over the document and
+/// then kept exact across edits by rescanning only the window each edit
+/// can affect, which gives the same ranges as a full rescan per edit.
 ///
 /// - `append` puts the trimmed payload, after a blank line, just before the
 ///   earliest protected range that does not start at offset 0 (a
@@ -46,7 +48,7 @@ pub fn apply_patch_with_report(
 ) -> (String, Vec<EditReport>) {
     let scanner = Scanner::new(protected_spans);
     let mut doc = content.to_owned();
-    let mut ranges = Vec::new();
+    let mut protection = Protection::new(&scanner, &doc);
     let reports = edits
         .iter()
         .enumerate()
@@ -54,7 +56,7 @@ pub fn apply_patch_with_report(
             // The line-break style is read before every edit, like the
             // protected ranges, so a patch equals its edits applied one by one.
             let newline = newline_of(&doc);
-            let status = apply_one(&mut doc, edit, &scanner, &mut ranges, newline);
+            let status = apply_one(&mut doc, edit, &mut protection, newline);
             EditReport {
                 index: i.saturating_add(1),
                 op: edit.op.clone(),
@@ -70,8 +72,7 @@ pub fn apply_patch_with_report(
 fn apply_one(
     doc: &mut String,
     edit: &Edit,
-    scanner: &Scanner,
-    ranges: &mut Vec<Range<usize>>,
+    protection: &mut Protection<'_>,
     newline: &str,
 ) -> EditStatus {
     let payload = edit.content.trim();
@@ -84,9 +85,8 @@ fn apply_one(
             if first_marker_in(payload).is_some() {
                 return EditStatus::SkippedMarkerInPayload;
             }
-            scanner.ranges(doc, ranges);
             let payload = with_newline(payload, newline);
-            append(doc, &payload, ranges, newline, false)
+            append(doc, &payload, protection, newline, false)
         }
         EditOp::InsertAfter => {
             if payload.is_empty() {
@@ -99,20 +99,20 @@ fn apply_one(
                 return EditStatus::SkippedMarkerInPayload;
             }
             let payload = with_newline(payload, newline);
-            scanner.ranges(doc, ranges);
             let Some(found) = find_target(doc, target, newline) else {
-                return append(doc, &payload, ranges, newline, true);
+                return append(doc, &payload, protection, newline, true);
             };
-            if touches(ranges, &found) {
+            if touches(&protection.ranges, &found) {
                 return EditStatus::SkippedProtected;
             }
             let insert_at = line_end_after(doc, found.end);
-            if strictly_inside(ranges, insert_at) {
+            if strictly_inside(&protection.ranges, insert_at) {
                 return EditStatus::SkippedProtected;
             }
             let insertion = format!("{newline}{payload}{newline}");
             splice(
                 doc,
+                protection,
                 insert_at..insert_at,
                 &insertion,
                 EditStatus::AppliedInsertAfter,
@@ -137,15 +137,14 @@ fn apply_one(
                     EditStatus::SkippedDeleteTargetNotFound
                 };
             };
-            scanner.ranges(doc, ranges);
-            if touches(ranges, &found) {
+            if touches(&protection.ranges, &found) {
                 return EditStatus::SkippedProtected;
             }
             if replace {
                 let payload = with_newline(payload, newline);
-                splice(doc, found, &payload, EditStatus::AppliedReplace)
+                splice(doc, protection, found, &payload, EditStatus::AppliedReplace)
             } else {
-                splice(doc, found, "", EditStatus::AppliedDelete)
+                splice(doc, protection, found, "", EditStatus::AppliedDelete)
             }
         }
         EditOp::Other(_) => EditStatus::SkippedUnknownOp,
@@ -157,11 +156,11 @@ fn apply_one(
 fn append(
     doc: &mut String,
     payload: &str,
-    ranges: &[Range<usize>],
+    protection: &mut Protection<'_>,
     newline: &str,
     fallback: bool,
 ) -> EditStatus {
-    let at = append_point(ranges, doc.len());
+    let at = append_point(&protection.ranges, doc.len());
     let before = doc.get(..at).unwrap_or("");
     let separator = blank_line_separator(before, newline);
     if at == doc.len() {
@@ -171,7 +170,7 @@ fn append(
         } else {
             EditStatus::AppliedAppend
         };
-        splice(doc, at..at, &insertion, status)
+        splice(doc, protection, at..at, &insertion, status)
     } else {
         let insertion = format!("{separator}{payload}{newline}{newline}");
         let status = if fallback {
@@ -179,7 +178,7 @@ fn append(
         } else {
             EditStatus::AppliedAppendBeforeProtectedRegion
         };
-        splice(doc, at..at, &insertion, status)
+        splice(doc, protection, at..at, &insertion, status)
     }
 }
 
@@ -212,8 +211,15 @@ fn line_end_after(doc: &str, end: usize) -> usize {
 }
 
 /// Replaces `range` by `insertion` unless that would create or destroy a
-/// marker literal; returns `applied` or why the document was left alone.
-fn splice(doc: &mut String, range: Range<usize>, insertion: &str, applied: EditStatus) -> EditStatus {
+/// marker literal; returns `applied` or why the document was left alone, and
+/// brings the protected ranges up to date.
+fn splice(
+    doc: &mut String,
+    protection: &mut Protection<'_>,
+    range: Range<usize>,
+    insertion: &str,
+    applied: EditStatus,
+) -> EditStatus {
     let Some(removed) = doc.get(range.clone()).map(str::to_owned) else {
         // Every offset comes from a match of valid UTF-8 or a line feed, so
         // this cannot happen; leave the document untouched if it ever does.
@@ -228,6 +234,7 @@ fn splice(doc: &mut String, range: Range<usize>, insertion: &str, applied: EditS
     let new_high = new_end.saturating_add(reach).min(doc.len());
     let new_counts = marker_counts(doc.as_bytes().get(low..new_high).unwrap_or_default());
     if old_counts == new_counts {
+        protection.after_splice(doc, range, insertion.len());
         applied
     } else {
         doc.replace_range(range.start..new_end, &removed);
@@ -265,11 +272,26 @@ fn append_point(ranges: &[Range<usize>], len: usize) -> usize {
     len
 }
 
-/// Finds every protected range of a document in one pass.
+/// One occurrence of a pattern: its byte range and pattern id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Occurrence {
+    start: usize,
+    end: usize,
+    pattern: usize,
+}
+
+/// How many leading bytes of each pattern the automaton holds; candidates
+/// are then checked against the whole pattern. Short prefixes keep the
+/// automaton small, so building it costs little next to one patch.
+const PREFIX_BYTES: usize = 16;
+
+/// Finds every occurrence of the marker literals and protected spans.
 struct Scanner {
     /// Marker literals first (ids 0..4), then the non-empty protected spans.
     patterns: Vec<Vec<u8>>,
     automaton: Option<AhoCorasick>,
+    /// Length of the longest pattern.
+    longest: usize,
 }
 
 impl Scanner {
@@ -280,51 +302,145 @@ impl Scanner {
             .chain(protected_spans.iter().copied().filter(|s| !s.is_empty()))
             .map(|s| s.as_bytes().to_vec())
             .collect();
+        let prefixes = patterns
+            .iter()
+            .map(|p| p.get(..PREFIX_BYTES).unwrap_or(p.as_slice()));
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
-            .build(&patterns)
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .build(prefixes)
             .ok();
+        let longest = patterns.iter().map(Vec::len).max().unwrap_or(MAX_MARKER_LEN);
         Scanner {
             patterns,
             automaton,
+            longest,
         }
     }
 
-    /// Fills `out` with the protected ranges of `doc`, sorted by start.
-    fn ranges(&self, doc: &str, out: &mut Vec<Range<usize>>) {
-        out.clear();
-        let hay = doc.as_bytes();
-        // For each marker pair: the first start and last end of its markers.
-        let mut pairs: [Option<Range<usize>>; 2] = [None, None];
-        let mut record = |id: usize, range: Range<usize>, out: &mut Vec<Range<usize>>| {
-            if let Some(slot) = pairs.get_mut(id / 2).filter(|_| id < MARKERS.len()) {
-                *slot = Some(match slot.take() {
-                    Some(span) => span.start.min(range.start)..span.end.max(range.end),
-                    None => range.clone(),
+    /// Every (overlapping) occurrence of a pattern in `doc` that starts at
+    /// or after `window.start` and whose prefix ends by `window.end`, in one
+    /// pass over the window.
+    fn scan(&self, doc: &[u8], window: Range<usize>, out: &mut Vec<Occurrence>) {
+        let Some(hay) = doc.get(window.clone()) else {
+            return;
+        };
+        let mut push = |pattern: usize, start: usize| {
+            let Some(full) = self.patterns.get(pattern) else {
+                return;
+            };
+            let start = window.start.saturating_add(start);
+            if doc.get(start..).is_some_and(|rest| rest.starts_with(full)) {
+                out.push(Occurrence {
+                    start,
+                    end: start.saturating_add(full.len()),
+                    pattern,
                 });
             }
-            out.push(range);
         };
         match &self.automaton {
             Some(automaton) => {
                 for found in automaton.find_overlapping_iter(hay) {
-                    record(found.pattern().as_usize(), found.range(), out);
+                    push(found.pattern().as_usize(), found.start());
                 }
             }
             None => {
+                // Only if the automaton could not be built (pattern set too
+                // large): one memmem pass per pattern.
                 for (id, pattern) in self.patterns.iter().enumerate() {
-                    let finder = memmem::Finder::new(pattern);
+                    let prefix = pattern.get(..PREFIX_BYTES).unwrap_or(pattern.as_slice());
+                    let finder = memmem::Finder::new(prefix);
                     let mut from = 0;
                     while let Some(pos) = hay.get(from..).and_then(|rest| finder.find(rest)) {
                         let start = from.saturating_add(pos);
-                        record(id, start..start.saturating_add(pattern.len()), out);
+                        push(id, start);
                         from = start.saturating_add(1);
                     }
                 }
             }
         }
-        out.extend(pairs.into_iter().flatten());
-        out.sort_unstable_by_key(|r| (r.start, r.end));
+    }
+}
+
+/// The protected ranges of the current document, kept exact across edits.
+///
+/// The first pass scans the whole document. After an edit replaced bytes
+/// `a..b` by `c` new bytes, occurrences before the edit stay, those after it
+/// shift by the length change, and the only occurrences that can be new
+/// overlap the new bytes or the seam, so they lie in the window from
+/// `a - longest + 1` to `a + c`, which is scanned again. The
+/// result equals a full rescan before every edit, at the cost of a window.
+struct Protection<'s> {
+    scanner: &'s Scanner,
+    occurrences: Vec<Occurrence>,
+    /// Occurrence ranges plus the extent of each marker pair, sorted.
+    ranges: Vec<Range<usize>>,
+}
+
+impl<'s> Protection<'s> {
+    fn new(scanner: &'s Scanner, doc: &str) -> Self {
+        let mut occurrences = Vec::new();
+        scanner.scan(doc.as_bytes(), 0..doc.len(), &mut occurrences);
+        occurrences.sort_unstable();
+        let mut protection = Protection {
+            scanner,
+            occurrences,
+            ranges: Vec::new(),
+        };
+        protection.derive_ranges();
+        protection
+    }
+
+    /// Updates the occurrences after `old` was replaced by `new_len` bytes
+    /// (`doc` is the document after the edit).
+    fn after_splice(&mut self, doc: &str, old: Range<usize>, new_len: usize) {
+        let (a, b) = (old.start, old.end);
+        let new_end = a.saturating_add(new_len);
+        // Occurrences that lost bytes or were split are gone (the engine
+        // never edits protected bytes, so this removes nothing in practice).
+        self.occurrences.retain(|o| {
+            let damaged = if b > a {
+                o.start < b && o.end > a
+            } else {
+                o.start < a && o.end > a
+            };
+            !damaged
+        });
+        for o in &mut self.occurrences {
+            if o.start >= b {
+                o.start = o.start - b + new_end;
+                o.end = o.end - b + new_end;
+            }
+        }
+        // A new occurrence starts before `new_end` and ends after `a`.
+        let low = a.saturating_sub(self.scanner.longest.saturating_sub(1));
+        let high = new_end.saturating_add(PREFIX_BYTES - 1).min(doc.len());
+        let mut fresh = Vec::new();
+        self.scanner.scan(doc.as_bytes(), low..high, &mut fresh);
+        // New occurrences overlap the new bytes or straddle the seam.
+        self.occurrences
+            .extend(fresh.into_iter().filter(|o| o.start < new_end && o.end > a));
+        self.occurrences.sort_unstable();
+        self.derive_ranges();
+    }
+
+    fn derive_ranges(&mut self) {
+        // For each marker pair: from its first marker to the end of its last.
+        let mut pairs: [Option<Range<usize>>; 2] = [None, None];
+        self.ranges.clear();
+        for o in &self.occurrences {
+            if o.pattern < MARKERS.len()
+                && let Some(slot) = pairs.get_mut(o.pattern / 2)
+            {
+                *slot = Some(match slot.take() {
+                    Some(span) => span.start.min(o.start)..span.end.max(o.end),
+                    None => o.start..o.end,
+                });
+            }
+            self.ranges.push(o.start..o.end);
+        }
+        self.ranges.extend(pairs.into_iter().flatten());
+        self.ranges.sort_unstable_by_key(|r| (r.start, r.end));
     }
 }
 
@@ -351,8 +467,7 @@ mod tests {
     fn scanner_finds_overlapping_spans_and_marker_pairs() {
         let doc = format!("aaa x {} y {} z", MARKERS[0], MARKERS[1]);
         let scanner = Scanner::new(&["aa", ""]);
-        let mut ranges = Vec::new();
-        scanner.ranges(&doc, &mut ranges);
+        let ranges = Protection::new(&scanner, &doc).ranges;
         let start = doc.find(MARKERS[0]).unwrap_or_default();
         let end = doc.find(MARKERS[1]).unwrap_or_default() + MARKERS[1].len();
         assert!(ranges.contains(&(0..2)));
@@ -360,10 +475,43 @@ mod tests {
         assert!(ranges.contains(&(start..end)));
     }
 
+    /// The incremental update equals a full rescan after any splice,
+    /// including splices that damage, create or join occurrences.
+    #[test]
+    fn incremental_ranges_equal_a_full_rescan() {
+        let pieces = ["ab", "a", "b", "ba", "x", "<!-- APPENDIX_", "START -->", "é", ""];
+        let spans = ["ab", "aba", "b x", "é a"];
+        let scanner = Scanner::new(&spans);
+        let mut seed: u64 = 7;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n.max(1)
+        };
+        for _ in 0..300 {
+            let mut doc: String = (0..12).map(|_| pieces[next(pieces.len())]).collect();
+            let mut protection = Protection::new(&scanner, &doc);
+            for _ in 0..20 {
+                let bounds: Vec<usize> = (0..=doc.len()).filter(|&i| doc.is_char_boundary(i)).collect();
+                let x = bounds[next(bounds.len())];
+                let y = bounds[next(bounds.len())];
+                let (a, b) = (x.min(y), x.max(y).min(x.min(y) + 4));
+                let b = if doc.is_char_boundary(b) { b } else { a };
+                let insertion = pieces[next(pieces.len())];
+                doc.replace_range(a..b, insertion);
+                protection.after_splice(&doc, a..b, insertion.len());
+                let fresh = Protection::new(&scanner, &doc);
+                assert_eq!(protection.occurrences, fresh.occurrences, "{doc:?}");
+                assert_eq!(protection.ranges, fresh.ranges, "{doc:?}");
+            }
+        }
+    }
+
     #[test]
     fn splice_refuses_to_join_a_marker() {
         let mut doc = String::from("<!-- APPENDIX_X -->");
-        let status = splice(&mut doc, 14..15, "START", EditStatus::AppliedReplace);
+        let scanner = Scanner::new(&[]);
+        let mut protection = Protection::new(&scanner, &doc);
+        let status = splice(&mut doc, &mut protection, 14..15, "START", EditStatus::AppliedReplace);
         assert_eq!(status, EditStatus::SkippedMarkerInPayload);
         assert_eq!(doc, "<!-- APPENDIX_X -->");
     }
