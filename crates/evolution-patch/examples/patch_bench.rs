@@ -19,12 +19,16 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_HEADING, APPENDIX_START, MOMENTUM_END, MOMENTUM_HEADING,
-    MOMENTUM_START, apply_patch_with_report,
+    APPENDIX_END, APPENDIX_HEADING, APPENDIX_START, MOMENTUM_END, MOMENTUM_HEADING, MOMENTUM_START,
+    apply_patch_with_report,
 };
 use evolution_types::Edit;
 
-const SIZES: [(&str, usize); 3] = [("10 KB", 10 * 1024), ("100 KB", 100 * 1024), ("1 MB", 1024 * 1024)];
+const SIZES: [(&str, usize); 3] = [
+    ("10 KB", 10 * 1024),
+    ("100 KB", 100 * 1024),
+    ("1 MB", 1024 * 1024),
+];
 const EDIT_COUNTS: [usize; 3] = [10, 100, 1000];
 const PROTECTED_SPANS: usize = 50;
 /// Each measurement repeats until at least this much time has passed.
@@ -54,7 +58,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn below(&mut self, n: usize) -> usize {
@@ -63,8 +70,25 @@ impl Lcg {
 }
 
 const WORDS: &[&str] = &[
-    "check", "the", "evidence", "before", "answering", "cite", "sources", "units", "verify",
-    "question", "tool", "output", "carefully", "每个", "步骤", "检查", "node", "frame", "search",
+    "check",
+    "the",
+    "evidence",
+    "before",
+    "answering",
+    "cite",
+    "sources",
+    "units",
+    "verify",
+    "question",
+    "tool",
+    "output",
+    "carefully",
+    "每个",
+    "步骤",
+    "检查",
+    "node",
+    "frame",
+    "search",
 ];
 
 struct Case {
@@ -76,7 +100,9 @@ struct Case {
 
 fn build_document(size: usize, rng: &mut Lcg) -> (String, Vec<String>) {
     let mut body_lines = Vec::new();
-    let mut doc = String::from("---\nname: bench-skill\ndescription: Generated benchmark skill.\n---\n# Bench skill\n\n");
+    let mut doc = String::from(
+        "---\nname: bench-skill\ndescription: Generated benchmark skill.\n---\n# Bench skill\n\n",
+    );
     let frontmatter = doc[..doc.find("# Bench").unwrap_or(0)].to_owned();
     let mut section = 0;
     while doc.len() < size.saturating_sub(400) {
@@ -94,8 +120,10 @@ fn build_document(size: usize, rng: &mut Lcg) -> (String, Vec<String>) {
         doc.push('\n');
         body_lines.push(line);
     }
-    let momentum = format!("{MOMENTUM_START}\n{MOMENTUM_HEADING}\nPrefer primary evidence.\n{MOMENTUM_END}");
-    let appendix = format!("{APPENDIX_START}\n{APPENDIX_HEADING}\n- Re-read the question.\n{APPENDIX_END}");
+    let momentum =
+        format!("{MOMENTUM_START}\n{MOMENTUM_HEADING}\nPrefer primary evidence.\n{MOMENTUM_END}");
+    let appendix =
+        format!("{APPENDIX_START}\n{APPENDIX_HEADING}\n- Re-read the question.\n{APPENDIX_END}");
     doc.push_str(&format!("\n{momentum}\n\n{appendix}\n"));
     let mut spans = vec![frontmatter, momentum, appendix];
     let mut chosen = std::collections::BTreeSet::new();
@@ -136,7 +164,12 @@ fn cases() -> Vec<Case> {
         for count in EDIT_COUNTS {
             let edits = build_edits(count, &doc, &spans, &mut rng);
             let name = format!("{}_{count}", label.replace(' ', ""));
-            out.push(Case { name, doc: doc.clone(), spans: spans.clone(), edits });
+            out.push(Case {
+                name,
+                doc: doc.clone(),
+                spans: spans.clone(),
+                edits,
+            });
         }
     }
     out
@@ -172,13 +205,17 @@ fn python() -> Option<String> {
 fn time_python(py: &str, dir: &Path, cases: &[Case]) -> Result<serde_json::Value, String> {
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| e.to_string());
+    let write =
+        |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| e.to_string());
     for case in cases {
         write(&format!("{}.md", case.name), &case.doc)?;
         let edits = serde_json::to_string(&case.edits).map_err(|e| e.to_string())?;
         write(&format!("{}.json", case.name), &edits)?;
     }
-    write("cases.json", &serde_json::to_string(&names).map_err(|e| e.to_string())?)?;
+    write(
+        "cases.json",
+        &serde_json::to_string(&names).map_err(|e| e.to_string())?,
+    )?;
     write("driver.py", PY_DRIVER)?;
     let output = Command::new(py)
         .current_dir(dir)
@@ -194,7 +231,8 @@ fn time_python(py: &str, dir: &Path, cases: &[Case]) -> Result<serde_json::Value
 fn main() {
     let cases = cases();
     let py = python();
-    let dir: PathBuf = std::env::temp_dir().join(format!("evolution-patch-bench-{}", std::process::id()));
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("evolution-patch-bench-{}", std::process::id()));
     let py_times = match &py {
         Some(py) => match time_python(py, &dir, &cases) {
             Ok(times) => Some(times),
@@ -204,13 +242,17 @@ fn main() {
             }
         },
         None => {
-            eprintln!("SkillOpt column skipped: python3 with the `skillopt` package not found (pip install skillopt)");
+            eprintln!(
+                "SkillOpt column skipped: python3 with the `skillopt` package not found (pip install skillopt)"
+            );
             None
         }
     };
     let _ = std::fs::remove_dir_all(&dir);
 
-    println!("apply_patch_with_report: {PROTECTED_SPANS} protected spans, ranges recomputed before every edit");
+    println!(
+        "apply_patch_with_report: {PROTECTED_SPANS} protected spans, ranges recomputed before every edit"
+    );
     println!(
         "{:<8} {:>6} {:>8} {:>12} {:>12} {:>14} {:>14} {:>8}",
         "doc", "edits", "applied", "rust ms", "rust µs/edit", "rust edits/s", "py edits/s", "ratio"
@@ -220,7 +262,10 @@ fn main() {
         let (time, applied) = time_rust(case);
         let n = case.edits.len() as f64;
         let rust_rate = n / time.as_secs_f64();
-        let py_secs = py_times.as_ref().and_then(|t| t.get(&case.name)).and_then(serde_json::Value::as_f64);
+        let py_secs = py_times
+            .as_ref()
+            .and_then(|t| t.get(&case.name))
+            .and_then(serde_json::Value::as_f64);
         let (py_col, ratio_col) = match py_secs {
             Some(secs) => {
                 let py_rate = n / secs;

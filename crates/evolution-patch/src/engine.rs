@@ -204,7 +204,10 @@ fn line_end_after(doc: &str, end: usize) -> usize {
     if end > 0 && bytes.get(end - 1) == Some(&b'\n') {
         return end;
     }
-    match bytes.get(end..).and_then(|rest| memchr::memchr(b'\n', rest)) {
+    match bytes
+        .get(end..)
+        .and_then(|rest| memchr::memchr(b'\n', rest))
+    {
         Some(offset) => end.saturating_add(offset).saturating_add(1),
         None => doc.len(),
     }
@@ -310,7 +313,11 @@ impl Scanner {
             .kind(Some(AhoCorasickKind::NoncontiguousNFA))
             .build(prefixes)
             .ok();
-        let longest = patterns.iter().map(Vec::len).max().unwrap_or(MAX_MARKER_LEN);
+        let longest = patterns
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(MAX_MARKER_LEN);
         Scanner {
             patterns,
             automaton,
@@ -451,7 +458,7 @@ mod tests {
     #[test]
     fn append_point_skips_a_cluster_at_zero() {
         assert_eq!(append_point(&[], 10), 10);
-        assert_eq!(append_point(&[(0..4)], 10), 10);
+        assert_eq!(append_point(std::slice::from_ref(&(0..4)), 10), 10);
         assert_eq!(append_point(&[(0..4), (2..6), (6..8)], 10), 6);
         assert_eq!(append_point(&[(3..4), (5..6)], 10), 3);
     }
@@ -479,19 +486,33 @@ mod tests {
     /// including splices that damage, create or join occurrences.
     #[test]
     fn incremental_ranges_equal_a_full_rescan() {
-        let pieces = ["ab", "a", "b", "ba", "x", "<!-- APPENDIX_", "START -->", "é", ""];
+        let pieces = [
+            "ab",
+            "a",
+            "b",
+            "ba",
+            "x",
+            "<!-- APPENDIX_",
+            "START -->",
+            "é",
+            "",
+        ];
         let spans = ["ab", "aba", "b x", "é a"];
         let scanner = Scanner::new(&spans);
         let mut seed: u64 = 7;
         let mut next = |n: usize| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 33) as usize) % n.max(1)
         };
         for _ in 0..300 {
             let mut doc: String = (0..12).map(|_| pieces[next(pieces.len())]).collect();
             let mut protection = Protection::new(&scanner, &doc);
             for _ in 0..20 {
-                let bounds: Vec<usize> = (0..=doc.len()).filter(|&i| doc.is_char_boundary(i)).collect();
+                let bounds: Vec<usize> = (0..=doc.len())
+                    .filter(|&i| doc.is_char_boundary(i))
+                    .collect();
                 let x = bounds[next(bounds.len())];
                 let y = bounds[next(bounds.len())];
                 let (a, b) = (x.min(y), x.max(y).min(x.min(y) + 4));
@@ -511,7 +532,13 @@ mod tests {
         let mut doc = String::from("<!-- APPENDIX_X -->");
         let scanner = Scanner::new(&[]);
         let mut protection = Protection::new(&scanner, &doc);
-        let status = splice(&mut doc, &mut protection, 14..15, "START", EditStatus::AppliedReplace);
+        let status = splice(
+            &mut doc,
+            &mut protection,
+            14..15,
+            "START",
+            EditStatus::AppliedReplace,
+        );
         assert_eq!(status, EditStatus::SkippedMarkerInPayload);
         assert_eq!(doc, "<!-- APPENDIX_X -->");
     }

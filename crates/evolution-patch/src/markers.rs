@@ -146,10 +146,11 @@ fn region_bounds(
     }
 }
 
+/// The byte ranges of the appendix and the momentum region, if present.
+pub(crate) type Regions = (Option<Range<usize>>, Option<Range<usize>>);
+
 /// Both regions, strictly parsed, and checked not to overlap.
-pub(crate) fn both_regions(
-    text: &str,
-) -> Result<(Option<Range<usize>>, Option<Range<usize>>), RegionError> {
+pub(crate) fn both_regions(text: &str) -> Result<Regions, RegionError> {
     let appendix = appendix_region_bounds(text)?;
     let momentum = momentum_region_bounds(text)?;
     if let (Some(a), Some(m)) = (&appendix, &momentum)

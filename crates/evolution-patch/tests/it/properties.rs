@@ -47,9 +47,8 @@ fn piece() -> impl Strategy<Value = String> {
 }
 
 fn document() -> impl Strategy<Value = String> {
-    (prop::collection::vec(piece(), 0..24), any::<bool>()).prop_map(|(lines, crlf)| {
-        lines.join(if crlf { "\r\n" } else { "\n" })
-    })
+    (prop::collection::vec(piece(), 0..24), any::<bool>())
+        .prop_map(|(lines, crlf)| lines.join(if crlf { "\r\n" } else { "\n" }))
 }
 
 /// Where a target or span comes from: a slice of the document or a piece.
@@ -109,7 +108,11 @@ fn common_prefix(a: &str, b: &str) -> usize {
 }
 
 fn common_suffix(a: &str, b: &str) -> usize {
-    a.bytes().rev().zip(b.bytes().rev()).take_while(|(x, y)| x == y).count()
+    a.bytes()
+        .rev()
+        .zip(b.bytes().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// `text` with lone line feeds turned into CRLF.
@@ -127,7 +130,8 @@ fn to_crlf(text: &str) -> String {
 }
 
 fn is_crlf(doc: &str) -> bool {
-    doc.find('\n').is_some_and(|p| p > 0 && doc.as_bytes()[p - 1] == b'\r')
+    doc.find('\n')
+        .is_some_and(|p| p > 0 && doc.as_bytes()[p - 1] == b'\r')
 }
 
 /// The bytes of `target` as the engine matches it in `doc`, if present.
@@ -146,7 +150,11 @@ fn lcs(a: &[&str], b: &[&str]) -> usize {
         let mut diagonal = 0;
         for (j, y) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = if x == y { diagonal + 1 } else { above.max(row[j]) };
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
             diagonal = above;
         }
     }

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use evolution_patch::{
-    append_to_appendix, apply_patch_with_report, appendix_region_bounds, momentum_region_bounds,
+    append_to_appendix, appendix_region_bounds, apply_patch_with_report, momentum_region_bounds,
     replace_momentum,
 };
 use evolution_types::Edit;
@@ -56,7 +56,10 @@ fn render(doc: &str, edits: &[Edit]) -> String {
 
 fn step_edits() -> Vec<Edit> {
     vec![
-        Edit::insert_after("2. Draft three headlines.", "   2a. Test each headline against the audience.  "),
+        Edit::insert_after(
+            "2. Draft three headlines.",
+            "   2a. Test each headline against the audience.  ",
+        ),
         Edit::replace("Keep sentences short.", "Keep sentences under 20 words."),
         Edit::append("## Checks\n- Re-read the brief before submitting."),
         Edit::replace("name: copywriting", "name: hacked"),
@@ -85,8 +88,14 @@ fn fenced_code_with_marker_like_text() {
 #[test]
 fn cjk_document() {
     let edits = vec![
-        Edit::insert_after("2. 用 search_similar 查找相关片段。", "   2.1 结果少于三条时扩大检索范围。"),
-        Edit::replace("只回答视频中出现的内容。", "只回答视频中出现的内容，不做推测。"),
+        Edit::insert_after(
+            "2. 用 search_similar 查找相关片段。",
+            "   2.1 结果少于三条时扩大检索范围。",
+        ),
+        Edit::replace(
+            "只回答视频中出现的内容。",
+            "只回答视频中出现的内容，不做推测。",
+        ),
         Edit::replace("name: 视频问答", "name: 改名"),
         Edit::delete("答案 + "),
         Edit::append("## 常见错误\n- 过早提交答案。"),
@@ -103,7 +112,10 @@ fn crlf_document() {
 #[test]
 fn document_with_both_regions() {
     let edits = vec![
-        Edit::replace("1. Search for primary sources.\n2. Cite every claim.\n\n<!--", "x"),
+        Edit::replace(
+            "1. Search for primary sources.\n2. Cite every claim.\n\n<!--",
+            "x",
+        ),
         Edit::replace("Prefer primary sources over summaries.", "Ignore sources."),
         Edit::delete("- Re-read the question before answering."),
         Edit::insert_after("2. Cite every claim.", "3. Give the date of each source."),
@@ -112,9 +124,18 @@ fn document_with_both_regions() {
     ];
     let after_edits = render(BOTH_REGIONS, &edits);
     let (patched, _) = apply_patch_with_report(BOTH_REGIONS, &edits, &spans(BOTH_REGIONS));
-    let with_notes = append_to_appendix(&patched, &["Check the date of each source.", "re-read the question before answering"])
-        .expect("well-formed regions");
-    let with_guidance = replace_momentum(&with_notes, "Prefer primary sources.\nDate every source.")
-        .expect("well-formed regions");
-    insta::assert_snapshot!(format!("{after_edits}\n--- after appendix and guidance ---\n{with_guidance}"));
+    let with_notes = append_to_appendix(
+        &patched,
+        &[
+            "Check the date of each source.",
+            "re-read the question before answering",
+        ],
+    )
+    .expect("well-formed regions");
+    let with_guidance =
+        replace_momentum(&with_notes, "Prefer primary sources.\nDate every source.")
+            .expect("well-formed regions");
+    insta::assert_snapshot!(format!(
+        "{after_edits}\n--- after appendix and guidance ---\n{with_guidance}"
+    ));
 }
