@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use evolution_types::{Edit, EditOp, EditReport, EditStatus};
 use memchr::memmem;
 
@@ -22,9 +21,9 @@ const PREVIEW_CHARS: usize = 200;
 /// every marker literal, and for each marker pair the stretch from its first
 /// to its last marker (a well-formed appendix or momentum region is
 /// therefore protected even when the caller does not list it). Ranges are
-/// half-open. They are found in one Aho-Corasick pass over the document and
-/// then kept exact across edits by rescanning only the window each edit
-/// can affect, which gives the same ranges as a full rescan per edit.
+/// half-open. They are found in one pass over the document and then kept
+/// exact across edits by rescanning only the window each edit can affect,
+/// which gives the same ranges as a full rescan per edit.
 ///
 /// - `append` puts the trimmed payload, after a blank line, just before the
 ///   earliest protected range that does not start at offset 0 (a
@@ -246,6 +245,10 @@ fn splice(
 }
 
 fn marker_counts(window: &[u8]) -> [usize; 4] {
+    // Every marker starts with `<`: most windows need no marker search.
+    if memchr::memchr(b'<', window).is_none() {
+        return [0; 4];
+    }
     MARKERS.map(|marker| memmem::find_iter(window, marker.as_bytes()).count())
 }
 
@@ -283,18 +286,86 @@ struct Occurrence {
     pattern: usize,
 }
 
-/// How many leading bytes of each pattern the automaton holds; candidates
-/// are then checked against the whole pattern. Short prefixes keep the
-/// automaton small, so building it costs little next to one patch.
-const PREFIX_BYTES: usize = 16;
+/// Bytes of the key each pattern is indexed by: its first `KEY_BYTES` bytes
+/// (or all of a shorter pattern).
+const KEY_BYTES: usize = 8;
+
+/// Bits of the position filter; a set bit means "some key hashes here".
+const FILTER_BITS: u32 = 12;
+
+/// A multiplicative hash of a key (the keys are few, the table is tiny).
+fn hash(key: u64) -> u64 {
+    key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// `bytes` read as a little-endian integer, zero-extended (at most 8 bytes).
+fn key_of(bytes: &[u8]) -> u64 {
+    let mut buf = [0u8; KEY_BYTES];
+    for (slot, byte) in buf.iter_mut().zip(bytes) {
+        *slot = *byte;
+    }
+    u64::from_le_bytes(buf)
+}
+
+/// The patterns whose keys have one length, indexed by key.
+struct KeyTable {
+    /// Key length in bytes (1..=8).
+    len: usize,
+    /// One bit per hash bucket: a cheap first test for every position.
+    filter: Vec<u64>,
+    /// Sorted (key, pattern id) pairs.
+    entries: Vec<(u64, usize)>,
+}
+
+impl KeyTable {
+    fn new(len: usize) -> Self {
+        KeyTable {
+            len,
+            filter: vec![0; 1 << (FILTER_BITS - 6)],
+            entries: Vec::new(),
+        }
+    }
+
+    fn bucket(key: u64) -> (usize, u64) {
+        let bucket = usize::try_from(hash(key) >> (64 - FILTER_BITS)).unwrap_or(0);
+        (bucket >> 6, 1u64 << (bucket & 63))
+    }
+
+    fn insert(&mut self, key: u64, id: usize) {
+        let (word, bit) = Self::bucket(key);
+        if let Some(slot) = self.filter.get_mut(word) {
+            *slot |= bit;
+        }
+        self.entries.push((key, id));
+    }
+
+    /// Pattern ids whose key is `key`.
+    fn lookup(&self, key: u64) -> &[(u64, usize)] {
+        let (word, bit) = Self::bucket(key);
+        if self.filter.get(word).is_none_or(|w| w & bit == 0) {
+            return &[];
+        }
+        let from = self.entries.partition_point(|(k, _)| *k < key);
+        let to = self.entries.partition_point(|(k, _)| *k <= key);
+        self.entries.get(from..to).unwrap_or_default()
+    }
+}
 
 /// Finds every occurrence of the marker literals and protected spans.
+///
+/// Each pattern is indexed by its first eight bytes (shorter patterns by all
+/// of theirs); a scan reads the key at every candidate position, tests a
+/// small bit filter and checks the few candidate patterns in full. Building costs next
+/// to nothing, and the scan is one pass however many spans there are.
 struct Scanner {
     /// Marker literals first (ids 0..4), then the non-empty protected spans.
     patterns: Vec<Vec<u8>>,
-    automaton: Option<AhoCorasick>,
+    /// One table per key length present, longest first.
+    tables: Vec<KeyTable>,
     /// Length of the longest pattern.
     longest: usize,
+    /// The distinct first bytes of the patterns, sorted.
+    first_bytes: Vec<u8>,
 }
 
 impl Scanner {
@@ -305,64 +376,78 @@ impl Scanner {
             .chain(protected_spans.iter().copied().filter(|s| !s.is_empty()))
             .map(|s| s.as_bytes().to_vec())
             .collect();
-        let prefixes = patterns
-            .iter()
-            .map(|p| p.get(..PREFIX_BYTES).unwrap_or(p.as_slice()));
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
-            .build(prefixes)
-            .ok();
+        let mut tables: Vec<KeyTable> = Vec::new();
+        for (id, pattern) in patterns.iter().enumerate() {
+            let len = pattern.len().min(KEY_BYTES);
+            let key = key_of(pattern.get(..len).unwrap_or_default());
+            match tables.iter_mut().find(|t| t.len == len) {
+                Some(table) => table.insert(key, id),
+                None => {
+                    let mut table = KeyTable::new(len);
+                    table.insert(key, id);
+                    tables.push(table);
+                }
+            }
+        }
+        for table in &mut tables {
+            table.entries.sort_unstable();
+        }
+        tables.sort_by_key(|t| std::cmp::Reverse(t.len));
         let longest = patterns
             .iter()
             .map(Vec::len)
             .max()
             .unwrap_or(MAX_MARKER_LEN);
+        let mut first_bytes: Vec<u8> = patterns.iter().filter_map(|p| p.first().copied()).collect();
+        first_bytes.sort_unstable();
+        first_bytes.dedup();
         Scanner {
             patterns,
-            automaton,
+            tables,
             longest,
+            first_bytes,
         }
     }
 
-    /// Every (overlapping) occurrence of a pattern in `doc` that starts at
-    /// or after `window.start` and whose prefix ends by `window.end`, in one
-    /// pass over the window.
-    fn scan(&self, doc: &[u8], window: Range<usize>, out: &mut Vec<Occurrence>) {
-        let Some(hay) = doc.get(window.clone()) else {
+    /// Every (overlapping) occurrence in `doc` that starts in `starts`, in
+    /// one pass over those positions. When the patterns begin with at most
+    /// three distinct bytes (markers, frontmatter and headings usually do),
+    /// candidate positions come from a vectorised `memchr` search.
+    fn scan(&self, doc: &[u8], starts: Range<usize>, out: &mut Vec<Occurrence>) {
+        let end = starts.end.min(doc.len());
+        let Some(hay) = doc.get(starts.start..end) else {
             return;
         };
-        let mut push = |pattern: usize, start: usize| {
-            let Some(full) = self.patterns.get(pattern) else {
-                return;
-            };
-            let start = window.start.saturating_add(start);
-            if doc.get(start..).is_some_and(|rest| rest.starts_with(full)) {
-                out.push(Occurrence {
-                    start,
-                    end: start.saturating_add(full.len()),
-                    pattern,
-                });
-            }
+        let base = starts.start;
+        let mut check = |offset: usize| self.check(doc, base.saturating_add(offset), out);
+        match self.first_bytes.as_slice() {
+            [] => {}
+            [a] => memchr::memchr_iter(*a, hay).for_each(&mut check),
+            [a, b] => memchr::memchr2_iter(*a, *b, hay).for_each(&mut check),
+            [a, b, c] => memchr::memchr3_iter(*a, *b, *c, hay).for_each(&mut check),
+            _ => (0..hay.len()).for_each(&mut check),
+        }
+    }
+
+    /// Records every pattern that occurs at `start`.
+    fn check(&self, doc: &[u8], start: usize, out: &mut Vec<Occurrence>) {
+        let Some(rest) = doc.get(start..) else {
+            return;
         };
-        match &self.automaton {
-            Some(automaton) => {
-                for found in automaton.find_overlapping_iter(hay) {
-                    push(found.pattern().as_usize(), found.start());
-                }
-            }
-            None => {
-                // Only if the automaton could not be built (pattern set too
-                // large): one memmem pass per pattern.
-                for (id, pattern) in self.patterns.iter().enumerate() {
-                    let prefix = pattern.get(..PREFIX_BYTES).unwrap_or(pattern.as_slice());
-                    let finder = memmem::Finder::new(prefix);
-                    let mut from = 0;
-                    while let Some(pos) = hay.get(from..).and_then(|rest| finder.find(rest)) {
-                        let start = from.saturating_add(pos);
-                        push(id, start);
-                        from = start.saturating_add(1);
-                    }
+        for table in &self.tables {
+            let Some(head) = rest.get(..table.len) else {
+                continue;
+            };
+            for &(_, id) in table.lookup(key_of(head)) {
+                let Some(pattern) = self.patterns.get(id) else {
+                    continue;
+                };
+                if rest.starts_with(pattern) {
+                    out.push(Occurrence {
+                        start,
+                        end: start.saturating_add(pattern.len()),
+                        pattern: id,
+                    });
                 }
             }
         }
@@ -421,9 +506,8 @@ impl<'s> Protection<'s> {
         }
         // A new occurrence starts before `new_end` and ends after `a`.
         let low = a.saturating_sub(self.scanner.longest.saturating_sub(1));
-        let high = new_end.saturating_add(PREFIX_BYTES - 1).min(doc.len());
         let mut fresh = Vec::new();
-        self.scanner.scan(doc.as_bytes(), low..high, &mut fresh);
+        self.scanner.scan(doc.as_bytes(), low..new_end, &mut fresh);
         // New occurrences overlap the new bytes or straddle the seam.
         self.occurrences
             .extend(fresh.into_iter().filter(|o| o.start < new_end && o.end > a));
@@ -482,6 +566,54 @@ mod tests {
         assert!(ranges.contains(&(start..end)));
     }
 
+    /// Every occurrence of every pattern, found the slow way.
+    fn naive(scanner: &Scanner, doc: &str) -> Vec<Occurrence> {
+        let mut out = Vec::new();
+        for start in 0..doc.len() {
+            for (pattern, bytes) in scanner.patterns.iter().enumerate() {
+                if doc.as_bytes()[start..].starts_with(bytes) {
+                    out.push(Occurrence {
+                        start,
+                        end: start + bytes.len(),
+                        pattern,
+                    });
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn scanner_matches_naive_search_for_every_key_length() {
+        let spans = [
+            "a",
+            "ab",
+            "abc",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "bcdefghij",
+            "é",
+            "éé",
+        ];
+        let scanner = Scanner::new(&spans);
+        for doc in [
+            "",
+            "a",
+            "abcdefghij abcdefgh",
+            "xxabcdefghijabcdefghij",
+            "ééé a",
+            "<!-- APPENDIX_START -->ab",
+        ] {
+            assert_eq!(
+                Protection::new(&scanner, doc).occurrences,
+                naive(&scanner, doc),
+                "{doc:?}"
+            );
+        }
+    }
+
     /// The incremental update equals a full rescan after any splice,
     /// including splices that damage, create or join occurrences.
     #[test]
@@ -497,7 +629,7 @@ mod tests {
             "é",
             "",
         ];
-        let spans = ["ab", "aba", "b x", "é a"];
+        let spans = ["ab", "aba", "b x", "é a", "ab<!-- APPENDIX_START"];
         let scanner = Scanner::new(&spans);
         let mut seed: u64 = 7;
         let mut next = |n: usize| {
@@ -521,6 +653,7 @@ mod tests {
                 doc.replace_range(a..b, insertion);
                 protection.after_splice(&doc, a..b, insertion.len());
                 let fresh = Protection::new(&scanner, &doc);
+                assert_eq!(protection.occurrences, naive(&scanner, &doc), "{doc:?}");
                 assert_eq!(protection.occurrences, fresh.occurrences, "{doc:?}");
                 assert_eq!(protection.ranges, fresh.ranges, "{doc:?}");
             }

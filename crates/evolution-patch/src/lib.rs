@@ -9,10 +9,10 @@
 //! Key design choice: documents stay interchangeable with Microsoft
 //! SkillOpt's — the same marker literals, the same `## Execution Notes
 //! Appendix` heading and `- ` bullet notes, the same edit and report wire
-//! format — while the protected ranges are recomputed before every edit in a
-//! single Aho-Corasick pass over the document (all protected spans and all
-//! markers at once), so an edit costs one linear scan whatever the number of
-//! spans.
+//! format — while the protected ranges (all protected spans and all markers)
+//! are found in one pass over the document and then kept exact across edits
+//! by rescanning only the window each edit can affect, so a patch costs one
+//! linear scan plus a small window per edit, whatever the number of spans.
 
 mod engine;
 mod markers;

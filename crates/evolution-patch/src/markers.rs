@@ -172,6 +172,8 @@ pub(crate) fn both_regions(text: &str) -> Result<Regions, RegionError> {
 
 /// The first marker literal `text` contains, with its 1-based line.
 pub(crate) fn first_marker_in(text: &str) -> Option<(&'static str, usize)> {
+    // Every marker starts with `<`.
+    memchr::memchr(b'<', text.as_bytes())?;
     MARKERS
         .iter()
         .filter_map(|marker| memmem::find(text.as_bytes(), marker.as_bytes()).map(|p| (p, *marker)))
