@@ -287,8 +287,9 @@ struct Occurrence {
 }
 
 /// Bytes of the key each pattern is indexed by: its first `KEY_BYTES` bytes
-/// (or all of a shorter pattern).
-const KEY_BYTES: usize = 8;
+/// (or all of a shorter pattern). Sixteen bytes tell apart spans that share
+/// a short prefix, such as numbered list items.
+const KEY_BYTES: usize = 16;
 
 /// Bits of the position filter; a set bit means "some key hashes here".
 const FILTER_BITS: u32 = 12;
@@ -298,18 +299,27 @@ fn hash(key: u64) -> u64 {
     key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// `bytes` read as a little-endian integer, zero-extended (at most 8 bytes).
+/// A 64-bit digest of at most `KEY_BYTES` bytes (zero-extended). Equal
+/// bytes give equal keys; distinct bytes rarely collide, and a collision
+/// only costs one extra comparison.
 fn key_of(bytes: &[u8]) -> u64 {
     let mut buf = [0u8; KEY_BYTES];
-    for (slot, byte) in buf.iter_mut().zip(bytes) {
-        *slot = *byte;
+    let n = bytes.len().min(KEY_BYTES);
+    if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+        dst.copy_from_slice(src);
     }
-    u64::from_le_bytes(buf)
+    let (mut lo, mut hi) = ([0u8; 8], [0u8; 8]);
+    lo.copy_from_slice(&buf[..8]);
+    hi.copy_from_slice(&buf[8..]);
+    u64::from_le_bytes(lo)
+        ^ u64::from_le_bytes(hi)
+            .rotate_left(29)
+            .wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
 }
 
 /// The patterns whose keys have one length, indexed by key.
 struct KeyTable {
-    /// Key length in bytes (1..=8).
+    /// Key length in bytes (1..=`KEY_BYTES`).
     len: usize,
     /// One bit per hash bucket: a cheap first test for every position.
     filter: Vec<u64>,
@@ -353,8 +363,8 @@ impl KeyTable {
 
 /// Finds every occurrence of the marker literals and protected spans.
 ///
-/// Each pattern is indexed by its first eight bytes (shorter patterns by all
-/// of theirs); a scan reads the key at every candidate position, tests a
+/// Each pattern is indexed by its first sixteen bytes (shorter patterns by
+/// all of theirs); a scan reads the key at every candidate position, tests a
 /// small bit filter and checks the few candidate patterns in full. Building costs next
 /// to nothing, and the scan is one pass however many spans there are.
 struct Scanner {
