@@ -367,9 +367,9 @@ impl KeyTable {
 /// all of theirs); a scan reads the key at every candidate position, tests a
 /// small bit filter and checks the few candidate patterns in full. Building costs next
 /// to nothing, and the scan is one pass however many spans there are.
-struct Scanner {
+struct Scanner<'a> {
     /// Marker literals first (ids 0..4), then the non-empty protected spans.
-    patterns: Vec<Vec<u8>>,
+    patterns: Vec<&'a [u8]>,
     /// One table per key length present, longest first.
     tables: Vec<KeyTable>,
     /// Length of the longest pattern.
@@ -378,13 +378,13 @@ struct Scanner {
     first_bytes: Vec<u8>,
 }
 
-impl Scanner {
-    fn new(protected_spans: &[&str]) -> Self {
-        let patterns: Vec<Vec<u8>> = MARKERS
+impl<'a> Scanner<'a> {
+    fn new(protected_spans: &[&'a str]) -> Self {
+        let patterns: Vec<&'a [u8]> = MARKERS
             .iter()
             .copied()
             .chain(protected_spans.iter().copied().filter(|s| !s.is_empty()))
-            .map(|s| s.as_bytes().to_vec())
+            .map(str::as_bytes)
             .collect();
         let mut tables: Vec<KeyTable> = Vec::new();
         for (id, pattern) in patterns.iter().enumerate() {
@@ -405,7 +405,7 @@ impl Scanner {
         tables.sort_by_key(|t| std::cmp::Reverse(t.len));
         let longest = patterns
             .iter()
-            .map(Vec::len)
+            .map(|p| p.len())
             .max()
             .unwrap_or(MAX_MARKER_LEN);
         let mut first_bytes: Vec<u8> = patterns.iter().filter_map(|p| p.first().copied()).collect();
@@ -473,14 +473,14 @@ impl Scanner {
 /// `a - longest + 1` to `a + c`, which is scanned again. The
 /// result equals a full rescan before every edit, at the cost of a window.
 struct Protection<'s> {
-    scanner: &'s Scanner,
+    scanner: &'s Scanner<'s>,
     occurrences: Vec<Occurrence>,
     /// Occurrence ranges plus the extent of each marker pair, sorted.
     ranges: Vec<Range<usize>>,
 }
 
 impl<'s> Protection<'s> {
-    fn new(scanner: &'s Scanner, doc: &str) -> Self {
+    fn new(scanner: &'s Scanner<'s>, doc: &str) -> Self {
         let mut occurrences = Vec::new();
         scanner.scan(doc.as_bytes(), 0..doc.len(), &mut occurrences);
         occurrences.sort_unstable();
@@ -577,7 +577,7 @@ mod tests {
     }
 
     /// Every occurrence of every pattern, found the slow way.
-    fn naive(scanner: &Scanner, doc: &str) -> Vec<Occurrence> {
+    fn naive(scanner: &Scanner<'_>, doc: &str) -> Vec<Occurrence> {
         let mut out = Vec::new();
         for start in 0..doc.len() {
             for (pattern, bytes) in scanner.patterns.iter().enumerate() {
