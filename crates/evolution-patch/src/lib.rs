@@ -9,10 +9,34 @@
 //! Key design choice: documents stay interchangeable with Microsoft
 //! SkillOpt's — the same marker literals, the same `## Execution Notes
 //! Appendix` heading and `- ` bullet notes, the same edit and report wire
-//! format — while the protected ranges are recomputed before every edit in a
-//! single Aho-Corasick pass over the document (all protected spans and all
-//! markers at once), so an edit costs one linear scan whatever the number of
-//! spans.
+//! format — while the protected ranges (all protected spans and all markers)
+//! are found in one pass over the document and then kept exact across edits
+//! by rescanning only the window each edit can affect, so a patch costs one
+//! linear scan plus a small window per edit, whatever the number of spans.
+//!
+//! ```
+//! use evolution_patch::{APPENDIX_START, append_to_appendix, apply_patch_with_report};
+//! use evolution_types::{Edit, EditStatus};
+//!
+//! let doc = append_to_appendix("# Skill\n1. Read the question.\n", &["Cite a source."]).unwrap();
+//! let edits = [
+//!     Edit::insert_after("1. Read the question.", "2. Check the units."),
+//!     Edit::replace("Cite a source.", "anything"),
+//! ];
+//! let (out, reports) = apply_patch_with_report(&doc, &edits, &[]);
+//! assert_eq!(reports[0].status, EditStatus::AppliedInsertAfter);
+//! assert_eq!(reports[1].status, EditStatus::SkippedProtected);
+//! assert!(out.find("2. Check the units.") < out.find(APPENDIX_START));
+//! ```
+//!
+//! Where this engine differs from SkillOpt's on purpose: it never deletes
+//! user text around an insertion (SkillOpt strips trailing whitespace before
+//! appends); it skips an edit whose payload holds a marker, or that would
+//! assemble or split one, instead of silently removing markers; it checks the
+//! whole first occurrence of a target against protected ranges, not only its
+//! start; it takes the caller's protected spans besides the marker regions;
+//! `insert_after` with an empty target is skipped rather than appended; and
+//! region writers are strict about malformed markers.
 
 mod engine;
 mod markers;

@@ -146,10 +146,11 @@ fn region_bounds(
     }
 }
 
+/// The byte ranges of the appendix and the momentum region, if present.
+pub(crate) type Regions = (Option<Range<usize>>, Option<Range<usize>>);
+
 /// Both regions, strictly parsed, and checked not to overlap.
-pub(crate) fn both_regions(
-    text: &str,
-) -> Result<(Option<Range<usize>>, Option<Range<usize>>), RegionError> {
+pub(crate) fn both_regions(text: &str) -> Result<Regions, RegionError> {
     let appendix = appendix_region_bounds(text)?;
     let momentum = momentum_region_bounds(text)?;
     if let (Some(a), Some(m)) = (&appendix, &momentum)
@@ -171,6 +172,8 @@ pub(crate) fn both_regions(
 
 /// The first marker literal `text` contains, with its 1-based line.
 pub(crate) fn first_marker_in(text: &str) -> Option<(&'static str, usize)> {
+    // Every marker starts with `<`.
+    memchr::memchr(b'<', text.as_bytes())?;
     MARKERS
         .iter()
         .filter_map(|marker| memmem::find(text.as_bytes(), marker.as_bytes()).map(|p| (p, *marker)))

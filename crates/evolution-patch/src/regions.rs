@@ -7,8 +7,7 @@ use std::ops::Range;
 use crate::markers::{
     APPENDIX_END, APPENDIX_HEADING, APPENDIX_MAX_CHARS, APPENDIX_START, MOMENTUM_END,
     MOMENTUM_HEADING, MOMENTUM_MAX_CHARS, MOMENTUM_START, RegionError, appendix_region_bounds,
-    both_regions,
-    first_marker_in, momentum_region_bounds,
+    both_regions, first_marker_in, momentum_region_bounds,
 };
 use crate::text::{blank_line_separator, newline_of};
 
@@ -182,7 +181,8 @@ fn write_appendix(
 /// Puts `block` in place of `existing`, or at the end of the document after
 /// a blank line when there is no region yet.
 fn put_block(content: &str, existing: Option<Range<usize>>, block: &str, newline: &str) -> String {
-    let mut out = String::with_capacity(content.len().saturating_add(block.len()).saturating_add(4));
+    let mut out =
+        String::with_capacity(content.len().saturating_add(block.len()).saturating_add(4));
     match existing {
         Some(range) => {
             out.push_str(content.get(..range.start).unwrap_or(""));

@@ -25,9 +25,15 @@ fn single(doc: &str, edit: Edit, spans: &[&str]) -> (String, EditStatus) {
 fn empty_targets_are_skipped() {
     let doc = doc_with_regions();
     for (edit, status) in [
-        (Edit::replace("", "x"), EditStatus::SkippedReplaceMissingTarget),
+        (
+            Edit::replace("", "x"),
+            EditStatus::SkippedReplaceMissingTarget,
+        ),
         (Edit::delete(""), EditStatus::SkippedDeleteMissingTarget),
-        (Edit::insert_after("", "x"), EditStatus::SkippedInsertAfterMissingTarget),
+        (
+            Edit::insert_after("", "x"),
+            EditStatus::SkippedInsertAfterMissingTarget,
+        ),
     ] {
         assert_eq!(single(&doc, edit, &[]), (doc.clone(), status));
     }
@@ -37,8 +43,15 @@ fn empty_targets_are_skipped() {
 fn target_equal_to_a_marker_is_protected() {
     let doc = doc_with_regions();
     for marker in MARKERS {
-        for edit in [Edit::replace(marker, "x"), Edit::delete(marker), Edit::insert_after(marker, "x")] {
-            assert_eq!(single(&doc, edit, &[]), (doc.clone(), EditStatus::SkippedProtected));
+        for edit in [
+            Edit::replace(marker, "x"),
+            Edit::delete(marker),
+            Edit::insert_after(marker, "x"),
+        ] {
+            assert_eq!(
+                single(&doc, edit, &[]),
+                (doc.clone(), EditStatus::SkippedProtected)
+            );
         }
     }
 }
@@ -46,21 +59,33 @@ fn target_equal_to_a_marker_is_protected() {
 #[test]
 fn target_inside_an_unlisted_region_is_protected() {
     let doc = doc_with_regions();
-    assert_eq!(single(&doc, Edit::replace("keep", "x"), &[]).1, EditStatus::SkippedProtected);
-    assert_eq!(single(&doc, Edit::delete("- note"), &[]).1, EditStatus::SkippedProtected);
+    assert_eq!(
+        single(&doc, Edit::replace("keep", "x"), &[]).1,
+        EditStatus::SkippedProtected
+    );
+    assert_eq!(
+        single(&doc, Edit::delete("- note"), &[]).1,
+        EditStatus::SkippedProtected
+    );
 }
 
 #[test]
 fn target_spanning_into_a_protected_region_is_skipped() {
     let doc = doc_with_regions();
     let spanning = format!("body line\n\n{}", &MOMENTUM_START[..6]);
-    assert_eq!(single(&doc, Edit::replace(&spanning, "x"), &[]), (doc.clone(), EditStatus::SkippedProtected));
+    assert_eq!(
+        single(&doc, Edit::replace(&spanning, "x"), &[]),
+        (doc.clone(), EditStatus::SkippedProtected)
+    );
     let frontmatter = "---\nname: x\n---\n";
     assert_eq!(
         single(&doc, Edit::delete("x\n---\n# Skill"), &[frontmatter]),
         (doc.clone(), EditStatus::SkippedProtected)
     );
-    assert_eq!(single(&doc, Edit::delete("x\n---\n# Skill"), &[]).1, EditStatus::AppliedDelete);
+    assert_eq!(
+        single(&doc, Edit::delete("x\n---\n# Skill"), &[]).1,
+        EditStatus::AppliedDelete
+    );
 }
 
 #[test]
@@ -102,7 +127,10 @@ fn payloads_with_markers_are_skipped() {
             Edit::insert_after("body line", marker),
             Edit::replace("body line", format!("{marker} y")),
         ] {
-            assert_eq!(single(&doc, edit, &[]), (doc.clone(), EditStatus::SkippedMarkerInPayload));
+            assert_eq!(
+                single(&doc, edit, &[]),
+                (doc.clone(), EditStatus::SkippedMarkerInPayload)
+            );
         }
     }
 }
@@ -110,25 +138,51 @@ fn payloads_with_markers_are_skipped() {
 #[test]
 fn edits_that_would_assemble_a_marker_are_skipped() {
     let doc = "<!-- APPENDIX_ X START -->\n";
-    assert_eq!(single(doc, Edit::delete(" X "), &[]), (doc.to_owned(), EditStatus::SkippedMarkerInPayload));
+    assert_eq!(
+        single(doc, Edit::delete(" X "), &[]),
+        (doc.to_owned(), EditStatus::SkippedMarkerInPayload)
+    );
     let doc = "<!-- SLOW_UPDATE_?? -->";
-    assert_eq!(single(doc, Edit::replace("??", "END"), &[]), (doc.to_owned(), EditStatus::SkippedMarkerInPayload));
+    assert_eq!(
+        single(doc, Edit::replace("??", "END"), &[]),
+        (doc.to_owned(), EditStatus::SkippedMarkerInPayload)
+    );
 }
 
 #[test]
 fn duplicated_markers_are_errors_for_region_functions() {
     // The layout of seed 004's example document: both markers doubled.
-    let doc = format!("body\n{MOMENTUM_START}\n{MOMENTUM_START}\nguidance\n{MOMENTUM_END}\n{MOMENTUM_END}\n");
+    let doc = format!(
+        "body\n{MOMENTUM_START}\n{MOMENTUM_START}\nguidance\n{MOMENTUM_END}\n{MOMENTUM_END}\n"
+    );
     let err = momentum_region_bounds(&doc).unwrap_err();
-    assert_eq!(err, RegionError::Duplicated { marker: MOMENTUM_START, line: 3 });
+    assert_eq!(
+        err,
+        RegionError::Duplicated {
+            marker: MOMENTUM_START,
+            line: 3
+        }
+    );
     assert!(momentum_inner(&doc).is_err());
-    assert!(matches!(replace_momentum(&doc, "g"), Err(PatchError::Region(_))));
-    assert!(matches!(append_to_appendix(&doc, &["n"]), Err(PatchError::Region(_))));
-    assert!(matches!(replace_appendix_notes::<&str>(&doc, &[]), Err(PatchError::Region(_))));
+    assert!(matches!(
+        replace_momentum(&doc, "g"),
+        Err(PatchError::Region(_))
+    ));
+    assert!(matches!(
+        append_to_appendix(&doc, &["n"]),
+        Err(PatchError::Region(_))
+    ));
+    assert!(matches!(
+        replace_appendix_notes::<&str>(&doc, &[]),
+        Err(PatchError::Region(_))
+    ));
     // The appendix of such a document can still be read.
     assert_eq!(extract_appendix_notes(&doc).unwrap(), Vec::<String>::new());
     // The engine protects everything between the first and the last marker.
-    assert_eq!(single(&doc, Edit::replace("guidance", "x"), &[]).1, EditStatus::SkippedProtected);
+    assert_eq!(
+        single(&doc, Edit::replace("guidance", "x"), &[]).1,
+        EditStatus::SkippedProtected
+    );
     let (out, status) = single(&doc, Edit::append("new"), &[]);
     assert_eq!(status, EditStatus::AppliedAppendBeforeProtectedRegion);
     assert!(out.ends_with(&doc[5..]));
@@ -139,8 +193,14 @@ fn marker_text_in_fenced_code_counts_as_a_marker() {
     // Markers are recognised byte for byte anywhere, as SkillOpt does, so a
     // literal marker quoted in a code fence is still a marker.
     let doc = format!("```\n{APPENDIX_START}\n```\n");
-    assert!(matches!(appendix_region_bounds(&doc), Err(RegionError::Unpaired { line: 2, .. })));
-    assert_eq!(single(&doc, Edit::replace(APPENDIX_START, "x"), &[]).1, EditStatus::SkippedProtected);
+    assert!(matches!(
+        appendix_region_bounds(&doc),
+        Err(RegionError::Unpaired { line: 2, .. })
+    ));
+    assert_eq!(
+        single(&doc, Edit::replace(APPENDIX_START, "x"), &[]).1,
+        EditStatus::SkippedProtected
+    );
 }
 
 #[test]
@@ -170,7 +230,8 @@ fn ten_megabyte_document() {
             EditStatus::SkippedProtected,
         ]
     );
-    let tail = format!("changed tail\n\ninserted\n\nappended\n\n{APPENDIX_START}\n- n\n{APPENDIX_END}\n");
+    let tail =
+        format!("changed tail\n\ninserted\n\nappended\n\n{APPENDIX_START}\n- n\n{APPENDIX_END}\n");
     assert!(out.ends_with(&tail), "{:?}", &out[out.len() - 200..]);
     assert!(out.starts_with("# Big skill\n"));
     assert_eq!(extract_appendix_notes(&out).unwrap(), vec!["n"]);

@@ -1,6 +1,8 @@
 //! `apply_patch_with_report`: one case per line of behaviour.
 
-use evolution_patch::{APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, apply_patch_with_report};
+use evolution_patch::{
+    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, apply_patch_with_report,
+};
 use evolution_types::{Edit, EditOp, EditStatus};
 
 /// Applies one edit and checks the resulting document and status.
@@ -18,57 +20,196 @@ fn append() {
     check("a\n", &[], Edit::append("x"), "a\n\nx\n", AppliedAppend);
     check("a\n\n", &[], Edit::append("x"), "a\n\nx\n", AppliedAppend);
     check("", &[], Edit::append("x"), "x\n", AppliedAppend);
-    check("a\nP\n", &["P"], Edit::append("x"), "a\n\nx\n\nP\n", AppliedAppendBeforeProtectedRegion);
+    check(
+        "a\nP\n",
+        &["P"],
+        Edit::append("x"),
+        "a\n\nx\n\nP\n",
+        AppliedAppendBeforeProtectedRegion,
+    );
     // A protected span at offset 0 (frontmatter) stays first.
-    check("F\nb", &["F"], Edit::append("x"), "F\nb\n\nx\n", AppliedAppend);
-    check("F\nbP", &["F", "P"], Edit::append("x"), "F\nb\n\nx\n\nP", AppliedAppendBeforeProtectedRegion);
+    check(
+        "F\nb",
+        &["F"],
+        Edit::append("x"),
+        "F\nb\n\nx\n",
+        AppliedAppend,
+    );
+    check(
+        "F\nbP",
+        &["F", "P"],
+        Edit::append("x"),
+        "F\nb\n\nx\n\nP",
+        AppliedAppendBeforeProtectedRegion,
+    );
     check("a", &[], Edit::append("  "), "a", SkippedEmptyContent);
 }
 
 #[test]
 fn append_lands_before_the_earliest_region_even_unlisted() {
-    let doc = format!("body\n\n{MOMENTUM_START}\ng\n{MOMENTUM_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n");
-    let expect = format!("body\n\nnew\n\n{MOMENTUM_START}\ng\n{MOMENTUM_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n");
-    check(&doc, &[], Edit::append("new"), &expect, EditStatus::AppliedAppendBeforeProtectedRegion);
+    let doc = format!(
+        "body\n\n{MOMENTUM_START}\ng\n{MOMENTUM_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n"
+    );
+    let expect = format!(
+        "body\n\nnew\n\n{MOMENTUM_START}\ng\n{MOMENTUM_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n"
+    );
+    check(
+        &doc,
+        &[],
+        Edit::append("new"),
+        &expect,
+        EditStatus::AppliedAppendBeforeProtectedRegion,
+    );
     // Repeated appends stack without piling up blank lines.
     let (out, _) = apply_patch_with_report(&doc, &[Edit::append("one"), Edit::append("two")], &[]);
-    assert!(out.starts_with(&format!("body\n\none\n\ntwo\n\n{MOMENTUM_START}")), "{out:?}");
+    assert!(
+        out.starts_with(&format!("body\n\none\n\ntwo\n\n{MOMENTUM_START}")),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn insert_after() {
     use EditStatus::*;
-    check("a\nb\nc", &[], Edit::insert_after("a", "x"), "a\n\nx\nb\nc", AppliedInsertAfter);
-    check("aa\nb", &[], Edit::insert_after("a", "x"), "aa\n\nx\nb", AppliedInsertAfter);
-    check("a\nb", &[], Edit::insert_after("b", "x"), "a\nb\nx\n", AppliedInsertAfter);
-    check("a\nb\n", &[], Edit::insert_after("a\n", "x"), "a\n\nx\nb\n", AppliedInsertAfter);
-    check("a\nb", &[], Edit::insert_after("zz", "x"), "a\nb\n\nx\n", AppliedInsertAfterFallbackAppend);
-    check("a\nP", &["P"], Edit::insert_after("zz", "x"), "a\n\nx\n\nP", AppliedInsertAfterFallbackBeforeProtectedRegion);
-    check("a\nP", &["P"], Edit::insert_after("P", "x"), "a\nP", SkippedProtected);
-    check("a\nb", &[], Edit::insert_after("", "x"), "a\nb", SkippedInsertAfterMissingTarget);
-    check("a\nb", &[], Edit::insert_after("a", ""), "a\nb", SkippedEmptyContent);
+    check(
+        "a\nb\nc",
+        &[],
+        Edit::insert_after("a", "x"),
+        "a\n\nx\nb\nc",
+        AppliedInsertAfter,
+    );
+    check(
+        "aa\nb",
+        &[],
+        Edit::insert_after("a", "x"),
+        "aa\n\nx\nb",
+        AppliedInsertAfter,
+    );
+    check(
+        "a\nb",
+        &[],
+        Edit::insert_after("b", "x"),
+        "a\nb\nx\n",
+        AppliedInsertAfter,
+    );
+    check(
+        "a\nb\n",
+        &[],
+        Edit::insert_after("a\n", "x"),
+        "a\n\nx\nb\n",
+        AppliedInsertAfter,
+    );
+    check(
+        "a\nb",
+        &[],
+        Edit::insert_after("zz", "x"),
+        "a\nb\n\nx\n",
+        AppliedInsertAfterFallbackAppend,
+    );
+    check(
+        "a\nP",
+        &["P"],
+        Edit::insert_after("zz", "x"),
+        "a\n\nx\n\nP",
+        AppliedInsertAfterFallbackBeforeProtectedRegion,
+    );
+    check(
+        "a\nP",
+        &["P"],
+        Edit::insert_after("P", "x"),
+        "a\nP",
+        SkippedProtected,
+    );
+    check(
+        "a\nb",
+        &[],
+        Edit::insert_after("", "x"),
+        "a\nb",
+        SkippedInsertAfterMissingTarget,
+    );
+    check(
+        "a\nb",
+        &[],
+        Edit::insert_after("a", ""),
+        "a\nb",
+        SkippedEmptyContent,
+    );
     // The line holding the target continues into a protected span.
-    check("a P\nQ\n", &["P\nQ"], Edit::insert_after("a", "x"), "a P\nQ\n", SkippedProtected);
+    check(
+        "a P\nQ\n",
+        &["P\nQ"],
+        Edit::insert_after("a", "x"),
+        "a P\nQ\n",
+        SkippedProtected,
+    );
 }
 
 #[test]
 fn replace_and_delete() {
     use EditStatus::*;
-    check("a b a", &[], Edit::replace("a", " z "), "z b a", AppliedReplace);
+    check(
+        "a b a",
+        &[],
+        Edit::replace("a", " z "),
+        "z b a",
+        AppliedReplace,
+    );
     check("a b", &[], Edit::replace("b", ""), "a ", AppliedReplace);
-    check("a b", &[], Edit::replace("", "z"), "a b", SkippedReplaceMissingTarget);
-    check("a b", &[], Edit::replace("c", "z"), "a b", SkippedReplaceTargetNotFound);
+    check(
+        "a b",
+        &[],
+        Edit::replace("", "z"),
+        "a b",
+        SkippedReplaceMissingTarget,
+    );
+    check(
+        "a b",
+        &[],
+        Edit::replace("c", "z"),
+        "a b",
+        SkippedReplaceTargetNotFound,
+    );
     check("a b a", &[], Edit::delete("a "), "b a", AppliedDelete);
-    check("a b", &[], Edit::delete(""), "a b", SkippedDeleteMissingTarget);
-    check("a b", &[], Edit::delete("c"), "a b", SkippedDeleteTargetNotFound);
+    check(
+        "a b",
+        &[],
+        Edit::delete(""),
+        "a b",
+        SkippedDeleteMissingTarget,
+    );
+    check(
+        "a b",
+        &[],
+        Edit::delete("c"),
+        "a b",
+        SkippedDeleteTargetNotFound,
+    );
     // First occurrence protected: skipped even though a later one is free.
-    check("P x P", &["P x"], Edit::replace("P", "z"), "P x P", SkippedProtected);
+    check(
+        "P x P",
+        &["P x"],
+        Edit::replace("P", "z"),
+        "P x P",
+        SkippedProtected,
+    );
 }
 
 #[test]
 fn targets_are_not_trimmed_payloads_are() {
-    check("a b", &[], Edit::replace(" b", "  c  "), "ac", EditStatus::AppliedReplace);
-    check("a b", &[], Edit::replace("b ", "c"), "a b", EditStatus::SkippedReplaceTargetNotFound);
+    check(
+        "a b",
+        &[],
+        Edit::replace(" b", "  c  "),
+        "ac",
+        EditStatus::AppliedReplace,
+    );
+    check(
+        "a b",
+        &[],
+        Edit::replace("b ", "c"),
+        "a b",
+        EditStatus::SkippedReplaceTargetNotFound,
+    );
 }
 
 #[test]
@@ -88,7 +229,10 @@ fn one_report_per_edit_in_order_with_previews() {
     ];
     let (_, reports) = apply_patch_with_report("a", &edits, &[]);
     assert_eq!(reports.len(), 3);
-    assert_eq!(reports.iter().map(|r| r.index).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(
+        reports.iter().map(|r| r.index).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
     assert_eq!(reports[0].content_preview, "語".repeat(200));
     assert_eq!(reports[1].target, "t".repeat(200));
     assert_eq!(reports[1].op, EditOp::Replace);
@@ -97,7 +241,11 @@ fn one_report_per_edit_in_order_with_previews() {
 
 #[test]
 fn later_edits_see_earlier_ones() {
-    let edits = [Edit::replace("one", "two"), Edit::replace("two", "three"), Edit::delete("three")];
+    let edits = [
+        Edit::replace("one", "two"),
+        Edit::replace("two", "three"),
+        Edit::delete("three"),
+    ];
     let (out, reports) = apply_patch_with_report("one\n", &edits, &[]);
     assert_eq!(out, "\n");
     assert!(reports.iter().all(|r| r.status.is_applied()));
@@ -115,9 +263,27 @@ fn protected_ranges_follow_earlier_edits() {
 #[test]
 fn crlf_documents() {
     let doc = "a\r\nb\r\nc\r\n";
-    check(doc, &[], Edit::insert_after("a", "x\ny"), "a\r\n\r\nx\r\ny\r\nb\r\nc\r\n", EditStatus::AppliedInsertAfter);
-    check(doc, &[], Edit::replace("a\nb", "z"), "z\r\nc\r\n", EditStatus::AppliedReplace);
-    check(doc, &[], Edit::append("x"), "a\r\nb\r\nc\r\n\r\nx\r\n", EditStatus::AppliedAppend);
+    check(
+        doc,
+        &[],
+        Edit::insert_after("a", "x\ny"),
+        "a\r\n\r\nx\r\ny\r\nb\r\nc\r\n",
+        EditStatus::AppliedInsertAfter,
+    );
+    check(
+        doc,
+        &[],
+        Edit::replace("a\nb", "z"),
+        "z\r\nc\r\n",
+        EditStatus::AppliedReplace,
+    );
+    check(
+        doc,
+        &[],
+        Edit::append("x"),
+        "a\r\nb\r\nc\r\n\r\nx\r\n",
+        EditStatus::AppliedAppend,
+    );
 }
 
 #[test]

@@ -10,7 +10,11 @@ use evolution_patch::{
 /// Asserts the error of `appendix_region_bounds(text)`: its marker and line.
 fn check_appendix_error(text: &str, marker: &str, line: usize) {
     let err = appendix_region_bounds(text).unwrap_err();
-    assert_eq!((err.marker(), err.line()), (marker, line), "{text:?}: {err}");
+    assert_eq!(
+        (err.marker(), err.line()),
+        (marker, line),
+        "{text:?}: {err}"
+    );
     assert!(err.to_string().contains(marker));
     assert!(err.to_string().contains(&format!("line {line}")));
 }
@@ -29,7 +33,7 @@ fn strict_parsing_names_marker_and_line() {
 #[test]
 fn error_variants_are_typed() {
     assert!(matches!(
-        momentum_region_bounds(&format!("{MOMENTUM_START}")),
+        momentum_region_bounds(MOMENTUM_START),
         Err(RegionError::Unpaired { partner, .. }) if partner == MOMENTUM_END
     ));
     assert!(matches!(
@@ -60,12 +64,17 @@ fn momentum_layout_and_round_trip() {
             "# Skill\n\nbody\n\n{MOMENTUM_START}\n{MOMENTUM_HEADING}\nfirst guidance\nsecond line\n{MOMENTUM_END}\n"
         )
     );
-    assert_eq!(momentum_inner(&once), Ok(Some("first guidance\nsecond line")));
+    assert_eq!(
+        momentum_inner(&once),
+        Ok(Some("first guidance\nsecond line"))
+    );
     let twice = replace_momentum(&once, "new").unwrap();
     assert_eq!(twice.matches(MOMENTUM_START).count(), 1);
     assert_eq!(momentum_inner(&twice), Ok(Some("new")));
     let cleared = replace_momentum(&twice, "   ").unwrap();
-    assert!(cleared.contains(&format!("{MOMENTUM_START}\n{MOMENTUM_HEADING}\n{MOMENTUM_END}")));
+    assert!(cleared.contains(&format!(
+        "{MOMENTUM_START}\n{MOMENTUM_HEADING}\n{MOMENTUM_END}"
+    )));
     assert_eq!(momentum_inner(&cleared), Ok(Some("")));
     assert_eq!(momentum_inner("no region"), Ok(None));
 }
@@ -73,7 +82,9 @@ fn momentum_layout_and_round_trip() {
 #[test]
 fn momentum_written_by_skillopt_reads_whole() {
     // SkillOpt writes the guidance between the markers without our heading.
-    let text = format!("body\n\n{MOMENTUM_START}\n## Long-Term Guidance (Epoch 1)\n- keep\n{MOMENTUM_END}\n");
+    let text = format!(
+        "body\n\n{MOMENTUM_START}\n## Long-Term Guidance (Epoch 1)\n- keep\n{MOMENTUM_END}\n"
+    );
     assert_eq!(
         momentum_inner(&text),
         Ok(Some("## Long-Term Guidance (Epoch 1)\n- keep"))
@@ -86,7 +97,11 @@ fn momentum_guards() {
         let err = replace_momentum("c", &format!("ok\nevil {marker}")).unwrap_err();
         assert_eq!(
             err,
-            PatchError::MarkerInText { what: "guidance", marker, line: 2 }
+            PatchError::MarkerInText {
+                what: "guidance",
+                marker,
+                line: 2
+            }
         );
     }
     let long = "x".repeat(MOMENTUM_MAX_CHARS + 1);
@@ -105,21 +120,28 @@ fn momentum_guards() {
 
 #[test]
 fn appendix_is_written_in_skillopt_layout() {
-    let out = append_to_appendix("# Skill\nbody", &["check units", "  cite\n the  source "]).unwrap();
+    let out =
+        append_to_appendix("# Skill\nbody", &["check units", "  cite\n the  source "]).unwrap();
     assert_eq!(
         out,
         format!(
             "# Skill\nbody\n\n{APPENDIX_START}\n{APPENDIX_HEADING}\n- check units\n- cite the source\n{APPENDIX_END}\n"
         )
     );
-    assert_eq!(extract_appendix_notes(&out).unwrap(), vec!["check units", "cite the source"]);
+    assert_eq!(
+        extract_appendix_notes(&out).unwrap(),
+        vec!["check units", "cite the source"]
+    );
 }
 
 #[test]
 fn appendix_merges_and_dedupes() {
     let first = append_to_appendix("body", &["Check units."]).unwrap();
     let second = append_to_appendix(&first, &["check  units", "new note", ""]).unwrap();
-    assert_eq!(extract_appendix_notes(&second).unwrap(), vec!["Check units.", "new note"]);
+    assert_eq!(
+        extract_appendix_notes(&second).unwrap(),
+        vec!["Check units.", "new note"]
+    );
     assert_eq!(second.matches(APPENDIX_START).count(), 1);
     // Nothing new: the document is returned unchanged.
     assert_eq!(append_to_appendix(&second, &["NEW NOTE"]).unwrap(), second);
@@ -131,21 +153,36 @@ fn appendix_reads_skillopt_bullets() {
     let text = format!(
         "x\n{APPENDIX_START}\n{APPENDIX_HEADING}\n- a\n*b\n-c\n\nloose line\n{APPENDIX_END}\n"
     );
-    assert_eq!(extract_appendix_notes(&text).unwrap(), vec!["a", "b", "c", "loose line"]);
-    assert_eq!(extract_appendix_notes("no region").unwrap(), Vec::<String>::new());
+    assert_eq!(
+        extract_appendix_notes(&text).unwrap(),
+        vec!["a", "b", "c", "loose line"]
+    );
+    assert_eq!(
+        extract_appendix_notes("no region").unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
 fn replace_appendix_notes_cases() {
     let text = format!("head\n{APPENDIX_START}\n- old\n{APPENDIX_END}\ntail");
-    assert_eq!(replace_appendix_notes::<&str>(&text, &[]).unwrap(), "head\ntail");
+    assert_eq!(
+        replace_appendix_notes::<&str>(&text, &[]).unwrap(),
+        "head\ntail"
+    );
     let replaced = replace_appendix_notes(&text, &["n1", "n2"]).unwrap();
     assert_eq!(
         replaced,
         format!("head\n{APPENDIX_START}\n{APPENDIX_HEADING}\n- n1\n- n2\n{APPENDIX_END}\ntail")
     );
-    assert_eq!(replace_appendix_notes::<&str>("plain", &[]).unwrap(), "plain");
-    assert_eq!(replace_appendix_notes(&text, &["  ", ""]).unwrap(), "head\ntail");
+    assert_eq!(
+        replace_appendix_notes::<&str>("plain", &[]).unwrap(),
+        "plain"
+    );
+    assert_eq!(
+        replace_appendix_notes(&text, &["  ", ""]).unwrap(),
+        "head\ntail"
+    );
 }
 
 #[test]
@@ -153,12 +190,19 @@ fn appendix_guards() {
     let err = append_to_appendix("c", &[format!("a {APPENDIX_END}")]).unwrap_err();
     assert_eq!(
         err,
-        PatchError::MarkerInText { what: "appendix note", marker: APPENDIX_END, line: 1 }
+        PatchError::MarkerInText {
+            what: "appendix note",
+            marker: APPENDIX_END,
+            line: 1
+        }
     );
     let many: Vec<String> = (0..200).map(|i| format!("note number {i}")).collect();
     assert!(matches!(
         replace_appendix_notes("c", &many),
-        Err(PatchError::TooLong { max: APPENDIX_MAX_CHARS, .. })
+        Err(PatchError::TooLong {
+            max: APPENDIX_MAX_CHARS,
+            ..
+        })
     ));
     let interleaved =
         format!("{APPENDIX_START}\n{MOMENTUM_START}\n{APPENDIX_END}\n{MOMENTUM_END}\n");

@@ -91,7 +91,12 @@ fn replace_in_protected_skipped() {
 fn insert_after_fallback() {
     let edits = [Edit::insert_after("nonexistent", "new")];
     let (_, report) = apply_patch_with_report("line1\nline2", &edits, &[]);
-    assert!(report[0].status.as_str().contains("applied_insert_after_fallback"));
+    assert!(
+        report[0]
+            .status
+            .as_str()
+            .contains("applied_insert_after_fallback")
+    );
 }
 
 #[test]
