@@ -4,6 +4,7 @@ mod budget;
 mod evolution;
 mod gatekeeper;
 mod ingest;
+mod kernel;
 mod persist;
 mod runner;
 mod slow_update;
