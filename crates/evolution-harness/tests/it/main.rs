@@ -1,5 +1,6 @@
 //! Public-API tests of the harness.
 
+mod adapters;
 mod budget;
 mod evolution;
 mod gatekeeper;
