@@ -22,6 +22,7 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod questions;
 mod render;
 mod store;
 

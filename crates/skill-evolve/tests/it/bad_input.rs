@@ -93,7 +93,7 @@ fn commands_not_built_yet_say_so() {
     check(
         d,
         &["diagnose", "--runlog", "r.sqlite", "--run-id", "r1"],
-        "add --no-llm for the rule metrics",
+        "r.sqlite: no such run log file",
     );
     check(
         d,
