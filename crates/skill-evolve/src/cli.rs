@@ -25,7 +25,8 @@ pub(crate) enum Command {
     /// and ask before writing a new version.
     Evolve(EvolveArgs),
     /// Run the full harness loop from a run configuration (agent, questions,
-    /// budgets, gate). Not available in this build yet.
+    /// budgets, gate): `--dry-run` checks the configuration and prints the
+    /// pre-flight estimate; the loop itself is not wired in this build yet.
     Run(RunArgs),
     /// Ask the e-process gate for a verdict on paired evaluation counts.
     Gate(GateArgs),
@@ -147,6 +148,9 @@ pub(crate) struct RunArgs {
     /// Run configuration (agent command, question set, budgets, gate parameters).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: PathBuf,
+    /// Check the configuration and print the pre-flight estimate; run nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 /// Options of `gate`.

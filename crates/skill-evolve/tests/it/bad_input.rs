@@ -88,7 +88,7 @@ fn commands_not_built_yet_say_so() {
     check(
         d,
         &["run", "--config", "evolve.toml"],
-        "not available in this build yet",
+        "evolve.toml: cannot read the run configuration",
     );
     check(
         d,

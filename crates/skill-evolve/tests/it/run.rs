@@ -1,0 +1,164 @@
+//! `skill-evolve run --config`: the run configuration is checked in full
+//! (one line, exit 2, nothing written) and the pre-flight estimate printed.
+
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+/// A run configuration whose agent is the shell (always on PATH).
+pub(crate) const CONFIG: &str = r#"[run]
+name = "demo"
+skills = "skills"
+max_epochs = 2
+
+[agent]
+command = ["sh", "agent.sh"]
+concurrency = 1
+timeout_secs = 30
+
+[questions]
+file = "questions.jsonl"
+train = 0.5
+gate = 0.5
+seed = 3
+
+[gate]
+params = "calibrated"
+ladder = [2, 4]
+
+[budget]
+max_llm_calls = 10
+
+[llm]
+provider = "openai"
+
+[llm.openai]
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+api_key_env = "SKILL_EVOLVE_TEST_KEY"
+"#;
+
+pub(crate) fn run_workspace(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skills")).unwrap();
+    std::fs::write(d.join("skills/default-strategy.md"), "RULE qa => yes\n").unwrap();
+    let questions: String = (0..8)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"yes\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+    dir
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_the_estimate() {
+    let dir = run_workspace(CONFIG);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("questions: 4 train, 4 gate, 0 holdout"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gate: calibrated parameters, blocks [2, 4]"),
+        "{text}"
+    );
+    // 2 epochs × (4 questions × 6 judge calls + 1 candidate × 3 + 1 slow update).
+    assert!(text.contains("2 epoch(s)): 56 LLM calls"), "{text}");
+    // 2 epochs × (4 training + 1 candidate × 4 gate questions × 2 arms) rollouts.
+    assert!(text.contains("24 agent rollouts"), "{text}");
+    assert!(text.contains("note: "), "the 10-call cap is passed: {text}");
+    assert!(text.contains("nothing was run or written"), "{text}");
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn every_bad_run_configuration_is_one_line_exit_2() {
+    let cases: [(&str, &str, &str); 9] = [
+        (
+            "max_epochs = 2",
+            "max_epoch = 2",
+            "evolve.toml:4: unknown field `max_epoch`",
+        ),
+        (
+            "max_epochs = 2",
+            "max_epochs = 0",
+            "evolve.toml:4: [run] max_epochs must be 1 to 100",
+        ),
+        (
+            "gate = 0.5",
+            "gate = 0.4",
+            "train + gate + holdout must be 1",
+        ),
+        (
+            "train = 0.5",
+            "train = 1.5",
+            "evolve.toml:13: [questions] train must be a share",
+        ),
+        (
+            r#"["sh", "agent.sh"]"#,
+            r#"["./no-such-agent"]"#,
+            "evolve.toml:7: [agent] command: program \"./no-such-agent\" not found",
+        ),
+        (
+            "concurrency = 1",
+            "concurrency = 0",
+            "evolve.toml:8: [agent] concurrency must be 1 to 64",
+        ),
+        (
+            "ladder = [2, 4]",
+            "ladder = []",
+            "evolve.toml:19: [gate] ladder",
+        ),
+        (
+            r#"params = "calibrated""#,
+            r#"params = "tuned""#,
+            "evolve.toml:18: unknown variant `tuned`",
+        ),
+        (
+            r#"skills = "skills""#,
+            r#"skills = "nowhere""#,
+            "evolve.toml:3: [run] skills",
+        ),
+    ];
+    for (from, to, needle) in cases {
+        let config = CONFIG.replace(from, to);
+        assert_ne!(config, CONFIG, "{from}");
+        let dir = run_workspace(&config);
+        let d = dir.path();
+        let before = snapshot(d);
+        let out = skill_evolve(d)
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+        assert_eq!(snapshot(d), before);
+    }
+    // The question set's own problems name its file and line.
+    let dir = run_workspace(CONFIG);
+    std::fs::write(
+        dir.path().join("questions.jsonl"),
+        "{\"question_id\": \"a\"}\n{\n",
+    )
+    .unwrap();
+    let out = skill_evolve(dir.path())
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "questions.jsonl:2: not a question");
+    // A missing API key is found before anything runs.
+    let out = skill_evolve(dir.path())
+        .env_remove("SKILL_EVOLVE_TEST_KEY")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
