@@ -35,6 +35,35 @@
 //!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the default
 //!   prompt of every bundle, overridable from a directory.
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
+//! - The kernel and the adapters: [`KernelProposer`] (diagnose → case
+//!   packs → evolve every target), [`FsVersionedStore`] (the on-disk store),
+//!   the SQLite run log as [`RunRecorder`], [`FileCheckpoint`].
+//!
+//! # Wiring a real run
+//!
+//! A front end (`skill-evolve run`) builds these and calls
+//! [`run_evolution`]:
+//!
+//! ```text
+//! store      = FsVersionedStore::new(FsStore::open(dir)?)        // VersionedStore
+//! log        = SqliteRunLog::open(db)?                           // RunRecorder + RunLog
+//! checkpoint = FileCheckpoint::new(state_json)                   // Checkpoint (atomic)
+//! llm        = MeteredLlm over the provider and the Budget
+//! proposer   = KernelProposer { llm: &llm, run_log: &log, questions: train,
+//!                               tree_data, templates, profile, diagnose, evolve,
+//!                               schedule }
+//! validation = ValidationContext { runner, recorder: &log, budget, events,
+//!                                  resume_from: Some(&log) }
+//! ctx        = LoopContext { validation, store: &store, proposer: &proposer,
+//!                            llm: &llm, checkpoint: &checkpoint }
+//! report     = run_evolution(ctx, &loop_config, Gatekeeper::new(..)).await?
+//! ```
+//!
+//! Run it again with the same store, log and checkpoint after a kill: it
+//! continues where it stopped, without repeating a finished rollout or a
+//! proposer call. The proposer's LLM calls are not recorded, so a kill
+//! *during* a proposal repeats that proposal's calls (with a deterministic
+//! provider, to the same result).
 //!
 //! # The subprocess protocol
 //!
@@ -71,15 +100,19 @@
 //! complete reference agent.
 
 mod budget;
+mod checkpoint_file;
 mod events;
 mod evolution;
 mod fdr;
+mod fs_store;
 mod gatekeeper;
 mod ingest;
+mod kernel;
 mod persist;
 mod probation;
 mod runner;
 mod slow_update;
+mod sqlite_log;
 mod subprocess;
 mod templates;
 mod validate;
@@ -87,18 +120,21 @@ mod validate;
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
+pub use crate::checkpoint_file::FileCheckpoint;
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
     Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
     Proposal, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
+pub use crate::fs_store::FsVersionedStore;
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
     REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
     parse_trajectories,
 };
+pub use crate::kernel::KernelProposer;
 pub use crate::persist::{
     MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
 };

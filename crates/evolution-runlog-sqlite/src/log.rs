@@ -174,6 +174,54 @@ impl SqliteRunLog {
             .await
     }
 
+    /// Records the outcomes of rollouts in one transaction: all or none.
+    ///
+    /// Creates the run (with empty metadata) when it is new, then, for every question that has
+    /// a prediction in `predictions`, replaces what was stored for it before (its prediction
+    /// and every trace step) with the new prediction and the steps of `steps` for that
+    /// question (a question with steps but no prediction in the batch loses its old ones too).
+    /// This is the write the evolution harness makes after each batch of rollouts: a question
+    /// run again (an INFRA failure retried after a resume) replaces its old record. Same
+    /// `run_id` rule as [`SqliteRunLog::insert_predictions`]. Returns the number of predictions
+    /// stored.
+    pub async fn replace_outcomes(
+        &self,
+        run_id: &str,
+        predictions: Vec<Prediction>,
+        steps: Vec<TraceStep>,
+    ) -> Result<usize> {
+        let rows = prediction_rows(run_id, predictions)?;
+        let traces = trace_rows(run_id, steps)?;
+        let questions: std::collections::BTreeSet<String> = rows
+            .iter()
+            .map(|r| r.question_id.clone())
+            .chain(traces.iter().map(|t| t.step.question_id.clone()))
+            .collect();
+        let run_id = run_id.to_owned();
+        self.write(move |tx| {
+            tx.execute(
+                "INSERT INTO runs (run_id, created_unix_ms, metadata) VALUES (?1, ?2, '{}')
+                 ON CONFLICT (run_id) DO NOTHING",
+                params![run_id, now_unix_ms()],
+            )?;
+            {
+                let mut del_p = tx.prepare_cached(
+                    "DELETE FROM predictions WHERE run_id = ?1 AND question_id = ?2",
+                )?;
+                let mut del_t =
+                    tx.prepare_cached("DELETE FROM traces WHERE run_id = ?1 AND question_id = ?2")?;
+                for question_id in &questions {
+                    del_p.execute(params![run_id, question_id])?;
+                    del_t.execute(params![run_id, question_id])?;
+                }
+            }
+            let n = insert_prediction_rows(tx, &run_id, &rows)?;
+            insert_trace_rows(tx, &run_id, &traces)?;
+            Ok(n)
+        })
+        .await
+    }
+
     /// Imports predictions from a JSONL file (one JSON object a line, blank lines skipped) in
     /// one transaction. A bad line fails the import, naming the line, and stores nothing.
     pub async fn import_predictions_jsonl(

@@ -103,3 +103,55 @@ async fn data_survives_reopening_the_file() {
     assert_eq!(reopened.get_predictions("r1", None).await.unwrap().len(), 1);
     assert_eq!(reopened.run_metadata("r1").await.unwrap(), json!({"k": 1}));
 }
+
+#[tokio::test]
+async fn replace_outcomes_creates_the_run_and_replaces_a_question_whole() {
+    let (_dir, log) = fresh_log();
+    log.replace_outcomes(
+        "r",
+        vec![prediction("q1", false), prediction("q2", true)],
+        vec![step("q1", 1), step("q1", 2), step("q2", 1)],
+    )
+    .await
+    .unwrap();
+    // q1 again: its prediction and every old step are replaced, q2 untouched.
+    let n = log
+        .replace_outcomes("r", vec![prediction("q1", true)], vec![step("q1", 1)])
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let preds = log.get_predictions("r", None).await.unwrap();
+    assert_eq!(preds.len(), 2);
+    assert!(preds.iter().all(|p| p.correct));
+    let q1: Vec<_> = log
+        .get_traces("r", Some(&["q1".to_owned()]))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.step)
+        .collect();
+    assert_eq!(q1, [1]);
+    assert_eq!(
+        log.get_traces("r", Some(&["q2".to_owned()]))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    // A record of another run refuses the whole batch.
+    let mut foreign = prediction("q3", true);
+    foreign.run_id = "other".into();
+    assert!(matches!(
+        log.replace_outcomes("r", vec![prediction("q1", false), foreign], vec![])
+            .await,
+        Err(SqliteRunLogError::RunMismatch { .. })
+    ));
+    let after = log
+        .get_predictions("r", Some(&["q1".to_owned()]))
+        .await
+        .unwrap();
+    assert!(
+        after.iter().all(|p| p.correct),
+        "nothing of a refused batch is kept"
+    );
+}

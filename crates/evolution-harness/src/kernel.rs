@@ -1,0 +1,170 @@
+//! The kernel's proposer: diagnose the epoch's training run, then evolve
+//! every target that has a case pack (skills, the system prompt, tools).
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use evolution_diagnose::{DiagnoseOptions, run_diagnosis};
+use evolution_evolve::{
+    EditBudgetSchedule, EvolveOptions, evolve_single_skill, evolve_single_tool,
+    evolve_system_prompt, tool_prompt_files,
+};
+use evolution_types::{
+    EvolutionRecord, EvolutionStatus, GeneratedQuestion, LlmProvider, Profile, PromptStore, RunLog,
+    SkillStore, StoreError,
+};
+
+use crate::evolution::{Proposal, ProposeError, ProposeRequest, Proposer};
+use crate::runner::Workspace;
+use crate::templates::PromptTemplates;
+
+/// A workspace seen through the kernel's read ports.
+struct WorkspaceStore<'a>(&'a Workspace);
+
+fn lookup(docs: &BTreeMap<String, String>, name: &str) -> Result<String, StoreError> {
+    docs.get(name).cloned().ok_or_else(|| StoreError::NotFound {
+        name: name.to_owned(),
+    })
+}
+
+impl SkillStore for WorkspaceStore<'_> {
+    fn read_skill(&self, filename: &str) -> Result<String, StoreError> {
+        lookup(&self.0.skills, filename)
+    }
+    fn list_skill_files(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.0.skills.keys().cloned().collect())
+    }
+}
+
+impl PromptStore for WorkspaceStore<'_> {
+    fn read_prompt(&self, filename: &str) -> Result<String, StoreError> {
+        lookup(&self.0.prompts, filename)
+    }
+    fn list_prompt_files(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.0.prompts.keys().cloned().collect())
+    }
+}
+
+/// Diagnose → evolve, as a [`Proposer`] for [`crate::run_evolution`].
+///
+/// Each evolved target whose record is `accepted` (it changed and passed
+/// structural validation) becomes one proposal; skipped and rejected
+/// records are dropped. The edit budget follows `schedule` over the epochs;
+/// the blacklist of the loop is passed to every evolve call.
+pub struct KernelProposer<'a> {
+    /// The LLM for judges and edits.
+    pub llm: &'a dyn LlmProvider,
+    /// Where the training rollouts were recorded.
+    pub run_log: &'a dyn RunLog,
+    /// The training questions (text and reference answers).
+    pub questions: Vec<GeneratedQuestion>,
+    /// Per-source trees for the judges (`video_id` → tree); may be empty.
+    pub tree_data: BTreeMap<String, serde_json::Value>,
+    /// The prompt templates.
+    pub templates: PromptTemplates,
+    /// Domain constants.
+    pub profile: Profile,
+    /// Diagnosis settings.
+    pub diagnose: DiagnoseOptions,
+    /// Evolution settings; `source_version`, `edit_budget`, `rejected` and
+    /// `profile` are set per call.
+    pub evolve: EvolveOptions,
+    /// The edit budget over the epochs.
+    pub schedule: EditBudgetSchedule,
+}
+
+impl std::fmt::Debug for KernelProposer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelProposer")
+            .field("schedule", &self.schedule)
+            .finish_non_exhaustive()
+    }
+}
+
+fn failed(what: &str, error: impl std::fmt::Display) -> ProposeError {
+    ProposeError(format!("{what}: {error}"))
+}
+
+fn proposal(index: usize, record: EvolutionRecord, writes: BTreeMap<String, String>) -> Proposal {
+    Proposal {
+        label: format!("{index}-{}", record.target_file),
+        writes,
+        record,
+    }
+}
+
+#[async_trait]
+impl Proposer for KernelProposer<'_> {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+        let store = WorkspaceStore(request.workspace);
+        let diagnosis = run_diagnosis(
+            request.train_run_id,
+            &self.questions,
+            &self.tree_data,
+            self.llm,
+            self.run_log,
+            &store,
+            &self.templates.diagnose,
+            &self.profile,
+            &self.diagnose,
+        )
+        .await
+        .map_err(|e| failed("diagnosis", e))?;
+        let budget = self
+            .schedule
+            .budget_at(u64::from(request.epoch), u64::from(request.max_epochs))
+            .map_err(|e| failed("edit budget", e))?
+            .unwrap_or(usize::MAX);
+        let options = EvolveOptions {
+            source_version: request.workspace.version.clone(),
+            edit_budget: budget,
+            rejected: request.rejected.to_vec(),
+            profile: self.profile.clone(),
+            ..self.evolve.clone()
+        };
+        let prompts = &self.templates.evolve;
+        let mut records = Vec::new();
+        for pack in &diagnosis.skill_packs {
+            let record = evolve_single_skill(self.llm, pack, &store, prompts, &options)
+                .await
+                .map_err(|e| failed("evolve skill", e))?;
+            let writes =
+                BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
+            records.push((record, writes));
+        }
+        if let Some(pack) = &diagnosis.system_pack {
+            let record = evolve_system_prompt(self.llm, pack, &store, prompts, &options)
+                .await
+                .map_err(|e| failed("evolve system prompt", e))?;
+            let writes =
+                BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
+            records.push((record, writes));
+        }
+        for pack in &diagnosis.tool_packs {
+            let record = evolve_single_tool(self.llm, pack, &store, prompts, &options)
+                .await
+                .map_err(|e| failed("evolve tool", e))?;
+            let mut writes = BTreeMap::new();
+            if record.status == EvolutionStatus::Accepted {
+                // A tool record holds {"extract": …, "verify": …}.
+                let pair: serde_json::Value = serde_json::from_str(&record.evolved_content)
+                    .map_err(|e| failed("evolved tool prompts", e))?;
+                let (extract, verify) = tool_prompt_files(pack);
+                for (file, key) in [(extract, "extract"), (verify, "verify")] {
+                    if let Some(text) = pair.get(key).and_then(serde_json::Value::as_str) {
+                        writes.insert(file, text.to_owned());
+                    }
+                }
+            }
+            records.push((record, writes));
+        }
+        Ok(records
+            .into_iter()
+            .filter(|(record, writes)| {
+                record.status == EvolutionStatus::Accepted && !writes.is_empty()
+            })
+            .enumerate()
+            .map(|(i, (record, writes))| proposal(i, record, writes))
+            .collect())
+    }
+}

@@ -1,0 +1,37 @@
+//! [`RunRecorder`] on the SQLite run log of `evolution-runlog-sqlite`.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_types::{Prediction, TraceStep};
+
+use crate::persist::{RecordError, RunRecorder};
+use crate::runner::QuestionOutcome;
+
+/// Records each run's outcomes with [`SqliteRunLog::replace_outcomes`]: one
+/// transaction per run id, the run created on first use, a question
+/// recorded again replacing its earlier prediction and trace. The same
+/// value is the loop's [`evolution_types::RunLog`] (`resume_from`, the
+/// proposer's `run_log`).
+#[async_trait]
+impl RunRecorder for SqliteRunLog {
+    async fn record(&self, outcomes: &[QuestionOutcome]) -> Result<(), RecordError> {
+        let mut by_run: BTreeMap<&str, (Vec<Prediction>, Vec<TraceStep>)> = BTreeMap::new();
+        for outcome in outcomes {
+            let entry = by_run
+                .entry(outcome.prediction.run_id.as_str())
+                .or_default();
+            entry.0.push(outcome.prediction.clone());
+            entry.1.extend(outcome.trace.iter().cloned());
+        }
+        for (run_id, (predictions, steps)) in by_run {
+            self.replace_outcomes(run_id, predictions, steps)
+                .await
+                .map_err(|e| RecordError::Backend {
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(())
+    }
+}
