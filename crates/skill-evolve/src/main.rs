@@ -25,6 +25,7 @@ mod gate;
 mod questions;
 mod render;
 mod run;
+mod run_loop;
 mod store;
 
 use crate::cli::{Cli, Command};

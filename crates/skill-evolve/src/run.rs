@@ -52,6 +52,7 @@ use crate::cli::{LlmArgs, RunArgs};
 use crate::config::{LlmSection, build_llm_from};
 use crate::error::{bad_at, line_of};
 use crate::questions::load_questions;
+use crate::run_loop::{Ended, RunDir, run_loop};
 
 /// Assumed LLM calls of diagnosis per training question (five judges and
 /// the defect-vs-lapse call); spans add more, so the estimate is a floor
@@ -568,10 +569,31 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         println!("dry run: the configuration is valid; nothing was run or written");
         return Ok(ExitCode::SUCCESS);
     }
-    Err(crate::error::bad_option(
-        "the harness loop of `run` is not available in this build yet (the configuration above \
-         is valid: --dry-run checks it without this message)",
-    ))
+    let dir = RunDir::of(&args.config, &config.name);
+    let ended = runtime.block_on(run_loop(&config, &dir, llm.provider, estimate))?;
+    match ended {
+        Ended::Interrupted => {
+            println!(
+                "interrupted: the store is at a consistent version and {} holds where the run \
+                 was; run the same command to resume",
+                dir.root.join("checkpoint.json").display()
+            );
+            Ok(ExitCode::from(130))
+        }
+        Ended::Finished(report, path) => {
+            println!(
+                "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
+                report.stop_reason,
+                report.epochs,
+                report.initial_version,
+                report.final_version,
+                report.records.len(),
+                report.records.iter().filter(|r| r.accepted).count()
+            );
+            println!("report: {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 #[cfg(test)]

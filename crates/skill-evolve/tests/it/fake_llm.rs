@@ -87,6 +87,32 @@ fn evolve_reply(prompt: &str) -> String {
     }
 }
 
+/// Starts a server for the whole loop: the judges, then a skill edit that
+/// adds `RULE qa => yes` (what the reference `rule-agent` answers from), and
+/// the slow update's guidance.
+pub(crate) fn start_loop() -> FakeLlm {
+    start_with(loop_reply)
+}
+
+fn loop_reply(prompt: &str) -> String {
+    if prompt.contains("You improve a skill document") {
+        serde_json::json!({"suggestions": ["no rule answers qa questions"],
+            "edits": [{"op": "append", "content": "RULE qa => yes"}]})
+        .to_string()
+    } else if prompt.contains("long-term guidance") {
+        "Keep the qa rule: it fixed every qa failure.".to_owned()
+    } else if prompt.contains("for confirmation bias") {
+        // No cross-task pattern: the workspace has no system prompt to evolve.
+        serde_json::json!({"confirmation_bias": false}).to_string()
+    } else if prompt.contains("explored a source") {
+        serde_json::json!({"missed_nodes": []}).to_string()
+    } else if prompt.contains("Rank them by expected benefit") {
+        serde_json::json!({"ranking": [0]}).to_string()
+    } else {
+        judge_reply(prompt)
+    }
+}
+
 /// The judges' replies, told apart by each default template's opening.
 fn judge_reply(prompt: &str) -> String {
     let reply = if prompt.contains("Decide whether the failure comes") {

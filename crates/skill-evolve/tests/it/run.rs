@@ -37,11 +37,17 @@ api_key_env = "SKILL_EVOLVE_TEST_KEY"
 "#;
 
 pub(crate) fn run_workspace(config: &str) -> tempfile::TempDir {
+    run_workspace_with(config, 8)
+}
+
+/// A workspace with `n` qa questions whose answer is `yes`, and a skill
+/// with no rule for them (so the reference agent answers `unknown`).
+pub(crate) fn run_workspace_with(config: &str, n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("skills")).unwrap();
-    std::fs::write(d.join("skills/default-strategy.md"), "RULE qa => yes\n").unwrap();
-    let questions: String = (0..8)
+    std::fs::write(d.join("skills/default-strategy.md"), "RULE other => no\n").unwrap();
+    let questions: String = (0..n)
         .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"yes\"}}\n"))
         .collect();
     std::fs::write(d.join("questions.jsonl"), questions).unwrap();
@@ -161,4 +167,77 @@ fn every_bad_run_configuration_is_one_line_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The reference agent of evolution-harness, built next to this binary.
+fn rule_agent() -> std::path::PathBuf {
+    let bin = assert_cmd::cargo::cargo_bin("skill-evolve");
+    let debug_dir = bin.parent().unwrap().to_path_buf();
+    let target = debug_dir.parent().unwrap();
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "evolution-harness",
+            "--bin",
+            "rule-agent",
+        ])
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    debug_dir.join("rule-agent")
+}
+
+fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
+    CONFIG
+        .replace(
+            r#"["sh", "agent.sh"]"#,
+            &format!("[{:?}]", agent.display().to_string()),
+        )
+        .replace("max_llm_calls = 10", "max_llm_calls = 500")
+        .replace("train = 0.5", "train = 0.15")
+        .replace("gate = 0.5", "gate = 0.85")
+        .replace("max_epochs = 2", "max_epochs = 1")
+        .replace("ladder = [2, 4]", "ladder = [6, 12]")
+        .replace("http://127.0.0.1:9/v1", base_url)
+}
+
+#[test]
+fn the_loop_evolves_gates_and_accepts_with_the_reference_agent() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    // 2 training and 12 gate questions: 12 wins confirm (E ≥ 20). Two
+    // failures stay under the system pack's pattern threshold (3): the
+    // workspace has no system prompt to evolve.
+    let dir = run_workspace_with(&loop_config(&agent, &fake.base_url), 14);
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 candidate(s), 1 accepted"),
+        "{stdout}\n{stderr}"
+    );
+    let run = d.join(".skill-evolve/runs/demo");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("+RULE qa => yes"), "{report}");
+    assert!(report.contains("accept_confirmed"), "{report}");
+    assert!(stderr.contains("gate "), "{stderr}");
+    // The same command again resumes: the loop is done, nothing is rerun.
+    let calls = fake.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let again = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("resuming from"));
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
 }
