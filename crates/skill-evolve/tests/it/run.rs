@@ -241,3 +241,80 @@ fn the_loop_evolves_gates_and_accepts_with_the_reference_agent() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("resuming from"));
     assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
 }
+
+/// Ctrl-C (SIGINT) stops the run cleanly: exit code 130, a pointer to the
+/// checkpoint, the store at its first version (the hanging agent is killed
+/// with the runner).
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let dir = run_workspace_with(&loop_config(&agent, &fake.base_url), 14);
+    let d = dir.path();
+    // Every question makes the reference agent hang.
+    let questions: String = (0..14)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"hang\", \"answer\": \"yes\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skill-evolve"))
+        .args(["run", "--config", "evolve.toml"])
+        .current_dir(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the first rollout's workspace exists, then interrupt.
+    let workspaces = d.join(".skill-evolve/runs/demo/workspaces");
+    for _ in 0..200 {
+        if std::fs::read_dir(&workspaces).is_ok_and(|mut e| e.next().is_some()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("interrupted: the store is at a consistent version"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("run the same command to resume"),
+        "{stdout}"
+    );
+    assert!(!d.join(".skill-evolve/runs/demo/report.md").exists());
+    let history = skill_evolve(d)
+        .args([
+            "history",
+            "skills/default-strategy.md",
+            "--store",
+            ".skill-evolve/runs/demo/store",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(history.status.success(), "{history:?}");
+    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    assert_eq!(history["current"], "v000001", "{history}");
+    assert_eq!(
+        history["history"].as_array().map(Vec::len),
+        Some(1),
+        "{history}"
+    );
+}
