@@ -151,6 +151,9 @@ pub(crate) struct RunArgs {
     /// Check the configuration and print the pre-flight estimate; run nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// Record every LLM call of this run into a cassette (replaced if it exists).
+    #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
+    pub(crate) record: Option<PathBuf>,
 }
 
 /// Options of `gate`.

@@ -556,7 +556,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         model: None,
         api_key_env: None,
         cassette: None,
-        record: None,
+        record: args.record.clone(),
     };
     let llm = runtime.block_on(build_llm_from(
         &llm_args,

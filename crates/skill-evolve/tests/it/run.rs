@@ -318,3 +318,46 @@ fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
         "{history}"
     );
 }
+
+/// The shipped offline demo (`examples/rule-agent-demo`) replays from its
+/// cassette with the reference agent: one candidate, confirmed by the gate.
+#[test]
+fn the_shipped_demo_replays_offline() {
+    let agent = rule_agent();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rule-agent-demo");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skills")).unwrap();
+    for name in [
+        "evolve.toml",
+        "questions.jsonl",
+        "demo.cassette",
+        "skills/default-strategy.md",
+    ] {
+        std::fs::copy(example.join(name), d.join(name)).unwrap();
+    }
+    let path = std::env::join_paths(
+        std::iter::once(agent.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .env("PATH", path)
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(
+        report.contains("| yes | 9 | 0 | 14 | 0 | 102.30 |"),
+        "{report}"
+    );
+    assert!(report.contains("+RULE qa => yes"), "{report}");
+}
