@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use evolution_store_fs::{Change, FsStore, HistoryKind, VersionId};
+use evolution_store_fs::{Change, FsStore, FsStoreError, HistoryKind, VersionId};
 use evolution_types::StoreError;
 
 use crate::persist::{VersionInfo, VersionedStore};
@@ -37,6 +37,17 @@ fn version_id(version: &str) -> Result<VersionId, StoreError> {
     })
 }
 
+/// The port's error; an unknown version is [`StoreError::NotFound`], as the
+/// [`VersionedStore`] contract says.
+fn port_error(error: FsStoreError) -> StoreError {
+    match error {
+        FsStoreError::UnknownVersion { version } => StoreError::NotFound {
+            name: version.to_string(),
+        },
+        other => other.into(),
+    }
+}
+
 impl VersionedStore for FsVersionedStore {
     fn current_version(&self) -> Result<String, StoreError> {
         Ok(self.store.current_version()?.to_string())
@@ -45,8 +56,8 @@ impl VersionedStore for FsVersionedStore {
     fn documents(&self, version: &str) -> Result<BTreeMap<String, String>, StoreError> {
         let id = version_id(version)?;
         let mut docs = BTreeMap::new();
-        for name in self.store.list_at(id)? {
-            let text = self.store.read_at(id, &name)?;
+        for name in self.store.list_at(id).map_err(port_error)? {
+            let text = self.store.read_at(id, &name).map_err(port_error)?;
             docs.insert(name, text);
         }
         Ok(docs)
@@ -65,7 +76,7 @@ impl VersionedStore for FsVersionedStore {
     }
 
     fn rollback(&self, to: &str) -> Result<(), StoreError> {
-        Ok(self.store.rollback(version_id(to)?)?)
+        self.store.rollback(version_id(to)?).map_err(port_error)
     }
 
     fn history(&self) -> Result<Vec<VersionInfo>, StoreError> {

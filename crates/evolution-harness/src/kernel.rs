@@ -47,10 +47,22 @@ impl PromptStore for WorkspaceStore<'_> {
 
 /// Diagnose → evolve, as a [`Proposer`] for [`crate::run_evolution`].
 ///
-/// Each evolved target whose record is `accepted` (it changed and passed
-/// structural validation) becomes one proposal; skipped and rejected
-/// records are dropped. The edit budget follows `schedule` over the epochs;
-/// the blacklist of the loop is passed to every evolve call.
+/// Each epoch: [`run_diagnosis`] on the epoch's training run (read from
+/// `run_log`), then one evolve call per case pack — skills
+/// ([`evolve_single_skill`]), the system prompt ([`evolve_system_prompt`],
+/// only when the workspace holds `evolve.system_prompt_file` among its
+/// prompts) and tools ([`evolve_single_tool`], only when the workspace
+/// holds at least one of the tool's two prompt files). Each record whose
+/// status is `accepted` (it changed and passed structural validation)
+/// becomes one proposal labelled `<index>-<target file>`; skipped and
+/// rejected records are dropped. The edit budget follows `schedule` at
+/// step `epoch` of `max_epochs` ([`EditBudgetSchedule::budget_at`]); the
+/// loop's blacklist goes into every evolve call's
+/// [`EvolveOptions::rejected`]. The proposer writes nothing: the loop gates
+/// each proposal and advances the store.
+///
+/// Its LLM calls are not recorded: a run killed during a proposal repeats
+/// that proposal's calls when it resumes.
 pub struct KernelProposer<'a> {
     /// The LLM for judges and edits.
     pub llm: &'a dyn LlmProvider,
@@ -132,7 +144,9 @@ impl Proposer for KernelProposer<'_> {
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
         }
-        if let Some(pack) = &diagnosis.system_pack {
+        let system_file = &options.system_prompt_file;
+        let has_system = request.workspace.prompts.contains_key(system_file);
+        if let Some(pack) = diagnosis.system_pack.as_ref().filter(|_| has_system) {
             let record = evolve_system_prompt(self.llm, pack, &store, prompts, &options)
                 .await
                 .map_err(|e| failed("evolve system prompt", e))?;
@@ -141,6 +155,11 @@ impl Proposer for KernelProposer<'_> {
             records.push((record, writes));
         }
         for pack in &diagnosis.tool_packs {
+            let (extract, verify) = tool_prompt_files(pack);
+            let prompts_held = &request.workspace.prompts;
+            if !prompts_held.contains_key(&extract) && !prompts_held.contains_key(&verify) {
+                continue;
+            }
             let record = evolve_single_tool(self.llm, pack, &store, prompts, &options)
                 .await
                 .map_err(|e| failed("evolve tool", e))?;
@@ -149,7 +168,6 @@ impl Proposer for KernelProposer<'_> {
                 // A tool record holds {"extract": …, "verify": …}.
                 let pair: serde_json::Value = serde_json::from_str(&record.evolved_content)
                     .map_err(|e| failed("evolved tool prompts", e))?;
-                let (extract, verify) = tool_prompt_files(pack);
                 for (file, key) in [(extract, "extract"), (verify, "verify")] {
                     if let Some(text) = pair.get(key).and_then(serde_json::Value::as_str) {
                         writes.insert(file, text.to_owned());

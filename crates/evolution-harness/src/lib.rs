@@ -87,7 +87,8 @@
 //! error. Stdout is reserved for the protocol: logs go to stderr, whose tail
 //! is quoted in error messages. In [`ProcessMode::PerQuestion`] the program
 //! gets one request and then end-of-file; in [`ProcessMode::Worker`] it gets
-//! one request after another and should exit at end-of-file.
+//! one request after another and should exit at end-of-file; idle workers
+//! are kept for the runner's next run until [`SubprocessRunner::shutdown`].
 //!
 //! A crash, a hang past the per-question timeout, a non-JSON or unknown
 //! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, or an answer for

@@ -37,7 +37,12 @@ pub enum ProcessMode {
     #[default]
     PerQuestion,
     /// A long-lived worker per lane, sent one request after another. It is
-    /// replaced after any failed question.
+    /// replaced after any failed question. Workers stay alive across
+    /// [`AgentRunner::run`] calls of the same runner (and its clones), at
+    /// most `concurrency` of them, and get end-of-file when the runner is
+    /// shut down ([`SubprocessRunner::shutdown`]) or killed when it is
+    /// dropped. Each request names its workspace directory, which exists
+    /// only during its run: a worker must not cache paths across requests.
     Worker,
 }
 
@@ -80,9 +85,11 @@ impl SubprocessConfig {
 
 /// Runs an agent program as child processes (see the crate docs for the
 /// protocol). Must be driven by a Tokio runtime (it uses `tokio::process`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SubprocessRunner {
     config: Arc<SubprocessConfig>,
+    /// Idle workers kept for the next run ([`ProcessMode::Worker`] only).
+    idle: Arc<Mutex<Vec<AgentProcess>>>,
 }
 
 impl SubprocessRunner {
@@ -101,7 +108,45 @@ impl SubprocessRunner {
         }
         Ok(SubprocessRunner {
             config: Arc::new(config),
+            idle: Arc::new(Mutex::new(Vec::new())),
         })
+    }
+
+    /// Number of idle workers kept alive for the next run.
+    pub fn idle_workers(&self) -> usize {
+        self.idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Asks every idle worker to exit (end-of-file on its stdin) and kills
+    /// the ones still running after a grace period of 2 seconds.
+    pub async fn shutdown(&self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        for process in idle {
+            close(process).await;
+        }
+    }
+}
+
+impl std::fmt::Debug for SubprocessRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubprocessRunner")
+            .field("config", &self.config)
+            .field("idle_workers", &self.idle_workers())
+            .finish()
+    }
+}
+
+/// Closes a worker's stdin (asking it to exit) and kills it if it lingers.
+async fn close(mut process: AgentProcess) {
+    process.stdin = None;
+    if tokio::time::timeout(EXIT_GRACE, process.child.wait())
+        .await
+        .is_err()
+    {
+        let _ = process.child.kill().await;
     }
 }
 
@@ -367,6 +412,17 @@ fn preview(line: &str) -> String {
     out
 }
 
+/// An idle worker that is still running, if any; exited ones are dropped.
+fn take_idle(idle: &Mutex<Vec<AgentProcess>>) -> Option<AgentProcess> {
+    let mut idle = idle.lock().unwrap_or_else(PoisonError::into_inner);
+    while let Some(mut process) = idle.pop() {
+        if matches!(process.child.try_wait(), Ok(None)) {
+            return Some(process);
+        }
+    }
+    None
+}
+
 /// One question, sent to `slot`'s process (spawned when absent).
 async fn run_question(
     config: &SubprocessConfig,
@@ -459,8 +515,9 @@ impl AgentRunner for SubprocessRunner {
             let queue = Arc::clone(&queue);
             let description = Arc::clone(&description);
             let run_id = run_id.to_owned();
+            let idle = Arc::clone(&self.idle);
             tasks.spawn(async move {
-                let mut slot = None;
+                let mut slot = take_idle(&idle);
                 let mut done = Vec::new();
                 loop {
                     let next = queue
@@ -472,14 +529,21 @@ impl AgentRunner for SubprocessRunner {
                         run_question(&config, &mut slot, &run_id, &description, &question).await;
                     done.push((index, outcome));
                 }
-                if let Some(mut process) = slot.take() {
-                    // Closing stdin asks a worker to exit; kill it if it lingers.
-                    process.stdin = None;
-                    if tokio::time::timeout(EXIT_GRACE, process.child.wait())
-                        .await
-                        .is_err()
-                    {
-                        let _ = process.child.kill().await;
+                if let Some(process) = slot.take() {
+                    // A healthy worker waits for the next run.
+                    let spare = if config.mode == ProcessMode::Worker {
+                        let mut idle = idle.lock().unwrap_or_else(PoisonError::into_inner);
+                        if idle.len() < config.concurrency {
+                            idle.push(process);
+                            None
+                        } else {
+                            Some(process)
+                        }
+                    } else {
+                        Some(process)
+                    };
+                    if let Some(process) = spare {
+                        close(process).await;
                     }
                 }
                 done

@@ -1,9 +1,11 @@
 //! Public-API tests of the harness.
 
+mod adapters;
 mod budget;
 mod evolution;
 mod gatekeeper;
 mod ingest;
+mod kernel;
 mod persist;
 mod runner;
 mod slow_update;

@@ -210,3 +210,43 @@ async fn the_agent_never_sees_the_reference_answer() {
     assert_eq!(out[0].prediction.answer, "secret");
     assert!(!out[0].prediction.correct);
 }
+
+#[tokio::test]
+async fn workers_stay_alive_across_runs_until_shutdown() {
+    let runner = agent(ProcessMode::Worker, 2);
+    let qs = |tag: &str| {
+        (0..4)
+            .map(|i| q(&format!("{tag}{i}"), "counting", "how many?", "3"))
+            .collect::<Vec<_>>()
+    };
+    let first = runner.run("run-w1", &workspace(), &qs("a")).await.unwrap();
+    let pids = |out: &[QuestionOutcome]| {
+        out.iter()
+            .map(pid)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let workers = pids(&first).len();
+    assert!((1..=2).contains(&workers));
+    assert_eq!(runner.idle_workers(), workers);
+    let second = runner.run("run-w2", &workspace(), &qs("b")).await.unwrap();
+    assert!(first.iter().chain(&second).all(|o| o.prediction.correct));
+    assert!(
+        pids(&second).is_subset(&pids(&first)),
+        "the second run spawned new workers"
+    );
+    // A failure replaces its worker; the other idle one stays.
+    let boom = runner
+        .run(
+            "run-w3",
+            &workspace(),
+            &[q("boom", "counting", "crash", "3")],
+        )
+        .await
+        .unwrap();
+    assert!(boom[0].is_infra_error());
+    assert_eq!(runner.idle_workers(), workers - 1);
+    runner.shutdown().await;
+    assert_eq!(runner.idle_workers(), 0);
+    let after = runner.run("run-w4", &workspace(), &qs("c")).await.unwrap();
+    assert!(pids(&after).is_disjoint(&pids(&second)));
+}

@@ -1,0 +1,418 @@
+//! End to end through the real kernel and the real adapters: a simulated
+//! agent whose answers depend on rules in its skill files, a scripted LLM
+//! that judges and proposes helpful, harmful and neutral edits,
+//! [`KernelProposer`] (diagnose → case packs → evolve), the on-disk store,
+//! the SQLite run log and the checkpoint file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use evolution_diagnose::DiagnoseOptions;
+use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_harness::{
+    AgentReply, Budget, Checkpoint, EventLog, EvolutionReport, FileCheckpoint, FsVersionedStore,
+    Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError, LoopState,
+    PromptTemplates, StopReason, ValidationConfig, ValidationContext, VersionedStore, Workspace,
+    run_evolution,
+};
+use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_store_fs::FsStore;
+use evolution_testkit::ScriptedLlm;
+use evolution_testkit::fixtures::{question, skill_document};
+use evolution_types::{GateParams, GeneratedQuestion, Profile, RunLog};
+use serde_json::json;
+
+const HELP_A: &str = "Rule: read the a-clue before answering.";
+const HARM_B: &str = "Rule: skip the b-check to save time.";
+const HELP_B: &str = "Rule: always run the b-check twice.";
+const NEUTRAL_C: &str = "Note: stay calm on c questions.";
+
+fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
+    ["a", "b", "c"]
+        .iter()
+        .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
+        .collect()
+}
+
+/// Type `a` is right only with [`HELP_A`] in `a.md`; type `b` is right on
+/// even questions, on all with [`HELP_B`] and on none with [`HARM_B`] in
+/// `b.md`; type `c` is always wrong.
+fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
+    let skill = |name: &str| ws.skills.get(name).map(String::as_str).unwrap_or_default();
+    let even = q
+        .question_id
+        .chars()
+        .last()
+        .and_then(|c| c.to_digit(10))
+        .is_some_and(|d| d % 2 == 0);
+    let right = match q.task_type.as_str() {
+        "a" => skill("a.md").contains(HELP_A),
+        "b" if skill("b.md").contains(HARM_B) => false,
+        "b" => skill("b.md").contains(HELP_B) || even,
+        _ => false,
+    };
+    Ok(AgentReply {
+        prediction: if right {
+            q.answer.clone()
+        } else {
+            "wrong".into()
+        },
+        ..AgentReply::default()
+    })
+}
+
+fn edits(contents: &[&str]) -> String {
+    let edits: Vec<_> = contents
+        .iter()
+        .map(|c| json!({"op": "append", "target": "", "content": c}))
+        .collect();
+    json!({"suggestions": [], "edits": edits}).to_string()
+}
+
+/// Answers every judge with one object that satisfies them all (evidence
+/// sufficient, a defect), the slow update with guidance, and the evolve
+/// prompts per task type: `a` gets the helpful rule; `b` the harmful one
+/// until it shows up among the rejected edits, then the helpful one; `c` a
+/// neutral note, then nothing.
+fn scripted_llm() -> ScriptedLlm {
+    ScriptedLlm::from_fn(|request| {
+        let text = request.full_text();
+        if text.starts_with("You write the long-term guidance") {
+            return Ok("Keep the rules that fixed earlier failures.".to_owned());
+        }
+        if text.starts_with("You improve a skill document") {
+            let reply = if text.contains("task type `a`") {
+                edits(&[HELP_A])
+            } else if text.contains("task type `b`") {
+                edits(&[if text.contains(HARM_B) {
+                    HELP_B
+                } else {
+                    HARM_B
+                }])
+            } else if text.contains(NEUTRAL_C) {
+                edits(&[])
+            } else {
+                edits(&[NEUTRAL_C])
+            };
+            return Ok(reply);
+        }
+        Ok(json!({
+            "extraction_completeness": 1.0, "hallucination_rate": 0.0,
+            "missed_info_tags": [], "hallucination_tags": [], "missed_nodes": [],
+            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+            "adherence_rate": 1.0, "confirmation_bias": false, "evidence_sufficient": true,
+            "category": "defect", "lapse_note": "", "type": "logic_error"
+        })
+        .to_string())
+    })
+}
+
+/// A checkpoint file whose `kill_at`-th save fails, as if the process died
+/// just before it.
+struct Killing {
+    file: FileCheckpoint,
+    saves: AtomicUsize,
+    kill_at: usize,
+}
+
+impl Checkpoint for Killing {
+    fn load(&self) -> Result<Option<LoopState>, String> {
+        self.file.load()
+    }
+    fn save(&self, state: &LoopState) -> Result<(), String> {
+        let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
+        if n == self.kill_at {
+            return Err("killed".into());
+        }
+        self.file.save(state)
+    }
+}
+
+/// Everything a run leaves on disk, under one directory.
+fn init_store(dir: &Path) {
+    let body = |t: &str| {
+        format!(
+            "# Answering {t} questions\n\n1. Read the question and the options carefully.\n\
+             2. Look for the evidence the question needs before choosing.\n\
+             3. Answer with the option the evidence supports.\n"
+        )
+    };
+    let files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| (format!("{t}.md"), skill_document(t, t, &body(t))))
+        .collect();
+    FsStore::init(dir.join("store"), files, "initial skills").unwrap();
+}
+
+/// One process's worth of a run: opens the store, log and checkpoint in
+/// `dir`, runs until done or killed, and counts rollouts.
+async fn run_once(
+    dir: &Path,
+    kill_at: usize,
+    rollouts: &AtomicUsize,
+) -> (Result<EvolutionReport, LoopError>, usize) {
+    let store = FsVersionedStore::new(FsStore::open(dir.join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.join("runs.sqlite")).unwrap();
+    let checkpoint = Killing {
+        file: FileCheckpoint::new(dir.join("loop.json")),
+        saves: AtomicUsize::new(0),
+        kill_at,
+    };
+    let llm = scripted_llm();
+    let train = set("t", 10);
+    let templates = PromptTemplates::default();
+    let proposer = KernelProposer {
+        llm: &llm,
+        run_log: &log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: templates.clone(),
+        profile: Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Linear { start: 3, end: 1 },
+    };
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        rollouts.fetch_add(1, Ordering::Relaxed);
+        agent(ws, q)
+    });
+    let budget = Budget::unlimited();
+    let events = EventLog::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &events,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &proposer,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "k".into(),
+        max_epochs: 3,
+        train,
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::new(),
+        slow_update_template: Some(templates.slow_update.clone()),
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "k_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 11,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let result = run_evolution(ctx, &config, Gatekeeper::new(gate)).await;
+    (result, checkpoint.saves.load(Ordering::Relaxed))
+}
+
+fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
+    report
+        .records
+        .iter()
+        .map(|r| (r.candidate.clone(), r.accepted, r.new_version.clone()))
+        .collect()
+}
+
+fn final_documents(dir: &Path) -> BTreeMap<String, String> {
+    let store = FsVersionedStore::new(FsStore::open(dir.join("store")).unwrap());
+    store.documents(&store.current_version().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_holdout() {
+    let dir = tempfile::tempdir().unwrap();
+    init_store(dir.path());
+    let rollouts = AtomicUsize::new(0);
+    let (report, _) = run_once(dir.path(), 0, &rollouts).await;
+    let report = report.unwrap();
+    assert_eq!(report.stop_reason, StopReason::MaxEpochs);
+
+    let rows = summary(&report);
+    let accepted: Vec<_> = rows.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
+    let rejected: Vec<_> = rows.iter().filter(|r| !r.1).map(|r| r.0.as_str()).collect();
+    assert_eq!(accepted, ["k_e0_0-a.md", "k_e1_0-b.md"], "{rows:?}");
+    assert_eq!(rejected, ["k_e0_1-b.md", "k_e0_2-c.md"], "{rows:?}");
+
+    let docs = final_documents(dir.path());
+    assert!(docs["a.md"].contains(HELP_A), "{}", docs["a.md"]);
+    assert!(docs["b.md"].contains(HELP_B) && !docs["b.md"].contains(HARM_B));
+    assert!(!docs["c.md"].contains(NEUTRAL_C));
+    let (before, after) = (
+        report.holdout_before.unwrap(),
+        report.holdout_after.unwrap(),
+    );
+    assert!((before - 5.0 / 30.0).abs() < 1e-9, "{before}");
+    assert!((after - 20.0 / 30.0).abs() < 1e-9, "{after}");
+
+    // Every accepted version is in the on-disk history.
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let history: Vec<String> = store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    for row in rows.iter().filter(|r| r.1) {
+        assert!(
+            history.contains(row.2.as_ref().unwrap()),
+            "{row:?} {history:?}"
+        );
+    }
+    assert_eq!(report.final_version, *history.last().unwrap());
+
+    // The rollouts are in the SQLite log, both gate arms included.
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let runs: Vec<String> = log
+        .runs()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    assert!(
+        runs.iter().any(|r| r.starts_with("k_train_e0_")),
+        "{runs:?}"
+    );
+    assert!(
+        runs.iter().any(|r| r.starts_with("k_gate_cand_")),
+        "{runs:?}"
+    );
+    let train0 = runs.iter().find(|r| r.starts_with("k_train_e0_")).unwrap();
+    assert_eq!(log.get_predictions(train0, None).await.unwrap().len(), 30);
+
+    // The harmful edit is blacklisted with its gate evidence.
+    let state = FileCheckpoint::new(dir.path().join("loop.json"))
+        .load()
+        .unwrap()
+        .unwrap();
+    let harm = state
+        .rejected
+        .iter()
+        .find(|r| r.edit.content == HARM_B)
+        .unwrap();
+    assert!(harm.gate_l.unwrap_or(0) > 0, "{harm:?}");
+}
+
+#[tokio::test]
+async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
+    let dir = tempfile::tempdir().unwrap();
+    init_store(dir.path());
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let llm = scripted_llm();
+    let train = set("t", 10);
+    let proposer = KernelProposer {
+        llm: &llm,
+        run_log: &log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: PromptTemplates::default(),
+        profile: Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Linear { start: 3, end: 1 },
+    };
+    // A training run recorded through the harness's recorder.
+    let runner = InProcessRunner::new(agent);
+    let version = store.current_version().unwrap();
+    let mut ws = Workspace::new(&version);
+    ws.skills = store.documents(&version).unwrap();
+    let outcomes = evolution_harness::AgentRunner::run(&runner, "train", &ws, &train)
+        .await
+        .unwrap();
+    evolution_harness::RunRecorder::record(&log, &outcomes)
+        .await
+        .unwrap();
+    let rejected = vec![evolution_types::RejectedEdit {
+        edit: evolution_types::Edit::append(HARM_B),
+        target_file: "b.md".into(),
+        reason: "gate rejected".into(),
+        gate_w: Some(0),
+        gate_l: Some(7),
+        gate_e: None,
+        gate_delta_hat: None,
+        source_version: version.clone(),
+    }];
+    let request = |epoch| evolution_harness::ProposeRequest {
+        epoch,
+        max_epochs: 3,
+        train_run_id: "train",
+        workspace: &ws,
+        rejected: &rejected,
+    };
+    use evolution_harness::Proposer;
+    let first = proposer.propose(request(0)).await.unwrap();
+    let targets: Vec<_> = first
+        .iter()
+        .map(|p| p.record.target_file.as_str())
+        .collect();
+    assert_eq!(targets, ["a.md", "b.md", "c.md"]);
+    // With the harmful edit blacklisted, b gets the helpful one.
+    assert!(first[1].writes["b.md"].contains(HELP_B));
+    let evolve_prompts = |from: usize| -> Vec<String> {
+        llm.requests()
+            .into_iter()
+            .skip(from)
+            .map(|r| r.full_text())
+            .filter(|t| t.starts_with("You improve a skill document"))
+            .collect()
+    };
+    let prompts = evolve_prompts(0);
+    assert_eq!(prompts.len(), 3);
+    assert!(prompts.iter().all(|p| p.contains("At most 3 edits")));
+    assert!(prompts[1].contains(HARM_B) && prompts[1].contains("L=7"));
+    let seen = llm.requests().len();
+    proposer.propose(request(2)).await.unwrap();
+    let late = evolve_prompts(seen);
+    assert_eq!(late.len(), 3);
+    // Linear 3 → 1 over 3 epochs: 3 + (1 − 3)·2/3 ≈ 1.67, rounded to 2.
+    assert!(late.iter().all(|p| p.contains("At most 2 edits")));
+}
+
+#[tokio::test]
+async fn a_killed_run_resumes_from_disk_to_the_same_result() {
+    let whole = tempfile::tempdir().unwrap();
+    init_store(whole.path());
+    let total = AtomicUsize::new(0);
+    let (expected, saves) = run_once(whole.path(), 0, &total).await;
+    let expected = expected.unwrap();
+    let total = total.load(Ordering::Relaxed);
+    assert!(saves >= 10, "{saves}");
+    let expected_docs = final_documents(whole.path());
+
+    // Killed at every checkpoint save, mid-epoch included; each time everything is
+    // reopened from disk, as a new process would.
+    for kill in 1..=saves {
+        let dir = tempfile::tempdir().unwrap();
+        init_store(dir.path());
+        let rollouts = AtomicUsize::new(0);
+        let (killed, _) = run_once(dir.path(), kill, &rollouts).await;
+        assert!(
+            matches!(killed, Err(LoopError::Checkpoint(_))),
+            "kill {kill}: {killed:?}"
+        );
+        let (resumed, _) = run_once(dir.path(), 0, &rollouts).await;
+        let resumed = resumed.unwrap();
+        assert_eq!(summary(&resumed), summary(&expected), "kill {kill}");
+        assert_eq!(resumed.final_version, expected.final_version, "kill {kill}");
+        assert_eq!(
+            (resumed.holdout_before, resumed.holdout_after),
+            (expected.holdout_before, expected.holdout_after),
+            "kill {kill}"
+        );
+        assert_eq!(final_documents(dir.path()), expected_docs, "kill {kill}");
+        assert_eq!(
+            rollouts.load(Ordering::Relaxed),
+            total,
+            "kill {kill}: rollouts repeated"
+        );
+    }
+}
