@@ -273,6 +273,8 @@ pub(crate) async fn run_loop(
         _ = tokio::signal::ctrl_c() => None,
     };
     progress.questions.finish_and_clear();
+    // Workers (mode = "worker") get end-of-file and a grace period to exit.
+    runner.shutdown().await;
     let Some(result) = outcome else {
         return Ok(Ended::Interrupted);
     };
