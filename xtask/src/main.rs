@@ -9,7 +9,8 @@
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
 //! - `ci`: format check, clippy, check-deps, docs, doctests, tests (last, so their summary closes the log) — stops at the first failure;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
-//! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed).
+//! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
+//! - `demo`: the whole skill-evolve loop offline on the shipped example.
 
 // A command-line tool talks to its user through stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -33,6 +34,7 @@ commands:
   ci                       fmt check, clippy -D warnings, check-deps, docs, doctests, tests
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
+  demo                     run the whole skill-evolve loop offline on the shipped example
   help                     print this message";
 
 fn main() -> ExitCode {
@@ -76,6 +78,7 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
         }
         "bench" => tasks::bench(&project_root()?, rest),
         "fuzz" => tasks::fuzz(&project_root()?, rest),
+        "demo" => tasks::demo(&project_root()?),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -201,3 +201,70 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         None => ExitCode::FAILURE,
     }
 }
+
+/// `demo`: builds `skill-evolve` and the reference agent, copies the shipped
+/// example (`crates/skill-evolve/examples/rule-agent-demo`) to a fresh
+/// `<target>/demo`, runs the whole loop offline there and prints its report.
+pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
+    let status = cargo()
+        .current_dir(root)
+        .args([
+            "build",
+            "-p",
+            "skill-evolve",
+            "-p",
+            "evolution-harness",
+            "--bins",
+        ])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building skill-evolve and rule-agent failed");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    let bin = target.join("debug");
+    let example = root.join("crates/skill-evolve/examples/rule-agent-demo");
+    let demo = target.join("demo");
+    if demo.exists() {
+        std::fs::remove_dir_all(&demo)
+            .with_context(|| format!("cannot clear {}", demo.display()))?;
+    }
+    std::fs::create_dir_all(demo.join("skills"))?;
+    for name in [
+        "evolve.toml",
+        "questions.jsonl",
+        "demo.cassette",
+        "skills/default-strategy.md",
+    ] {
+        std::fs::copy(example.join(name), demo.join(name))
+            .with_context(|| format!("cannot copy {name}"))?;
+    }
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))?;
+    println!(
+        "\nThe demo: the agent is `rule-agent`, a deterministic program that answers from the \
+         `RULE <task> => <answer>` lines of its skill; the LLM's replies (judges, the proposed \
+         edit) are a scripted cassette, not a model's judgement. The rollouts, the gate \
+         (wins, losses, e-value), the versioned store and the report are real.\n"
+    );
+    let status = Command::new(bin.join("skill-evolve"))
+        .current_dir(&demo)
+        .env("PATH", path)
+        .args(["run", "--config", "evolve.toml"])
+        .status()
+        .context("cannot run skill-evolve")?;
+    if !status.success() {
+        bail!("the demo run failed");
+    }
+    let report = demo.join(".skill-evolve/runs/demo/report.md");
+    let text = std::fs::read_to_string(&report)
+        .with_context(|| format!("cannot read {}", report.display()))?;
+    println!(
+        "\n{text}\nReport: {}\nTo use a real model, set [llm] provider = \"openai\" with a base_url and model in {}.",
+        report.display(),
+        demo.join("evolve.toml").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

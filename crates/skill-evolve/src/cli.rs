@@ -25,12 +25,13 @@ pub(crate) enum Command {
     /// and ask before writing a new version.
     Evolve(EvolveArgs),
     /// Run the full harness loop from a run configuration (agent, questions,
-    /// budgets, gate). Not available in this build yet.
+    /// budgets, gate): `--dry-run` checks the configuration and prints the
+    /// pre-flight estimate; the loop itself is not wired in this build yet.
     Run(RunArgs),
     /// Ask the e-process gate for a verdict on paired evaluation counts.
     Gate(GateArgs),
-    /// Diagnose a recorded run: the rule metrics of every question
-    /// (`--no-llm`; the LLM judges are not wired in this build yet).
+    /// Diagnose a recorded run: rule metrics and LLM judges per question,
+    /// error attributions and case packs (`--no-llm`: rule metrics only).
     Diagnose(DiagnoseArgs),
     /// List the versions of a skill's store.
     History(HistoryArgs),
@@ -147,6 +148,12 @@ pub(crate) struct RunArgs {
     /// Run configuration (agent command, question set, budgets, gate parameters).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: PathBuf,
+    /// Check the configuration and print the pre-flight estimate; run nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Record every LLM call of this run into a cassette (replaced if it exists).
+    #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
+    pub(crate) record: Option<PathBuf>,
 }
 
 /// Options of `gate`.
@@ -184,9 +191,31 @@ pub(crate) struct DiagnoseArgs {
     /// Rule metrics only, no LLM judges.
     #[arg(long)]
     pub(crate) no_llm: bool,
+    /// The question set (JSON array or JSON lines of questions): gives the
+    /// judges the question text and reference answer.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_llm")]
+    pub(crate) questions: Option<PathBuf>,
+    /// Folder of the skill files the agent ran with (the adherence judge reads them).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_llm")]
+    pub(crate) skills: Option<PathBuf>,
+    /// Source trees for the missed-nodes judge: a JSON object, source id → tree.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_llm")]
+    pub(crate) tree: Option<PathBuf>,
+    /// Folder of prompt-template overrides (`<name>.md`, e.g. `skill_adherence.md`).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_llm")]
+    pub(crate) prompts: Option<PathBuf>,
+    /// Most LLM calls in flight at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) concurrency: u16,
+    /// Judge wrong answers only.
+    #[arg(long, conflicts_with = "no_llm")]
+    pub(crate) only_incorrect: bool,
     /// Print the diagnosis as JSON instead of markdown.
     #[arg(long)]
     pub(crate) json: bool,
+    /// LLM options.
+    #[command(flatten)]
+    pub(crate) llm: LlmArgs,
 }
 
 /// Where a skill's version store is.

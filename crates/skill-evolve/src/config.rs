@@ -35,13 +35,14 @@ struct FileConfig {
     llm: LlmSection,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// The `[llm]` section, shared by `skill-evolve.toml` and a run configuration.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LlmSection {
+pub(crate) struct LlmSection {
     provider: Option<toml::Spanned<String>>,
     cassette: Option<PathBuf>,
     #[serde(default)]
-    openai: toml::Table,
+    pub(crate) openai: toml::Table,
 }
 
 /// The provider a command talks to, and a one-line description for the user.
@@ -56,6 +57,19 @@ pub(crate) struct Llm {
 /// input (exit 2) found before any call is made.
 pub(crate) async fn build_llm(args: &LlmArgs) -> anyhow::Result<Llm> {
     let (file, config_path) = read_file_config(args.config.as_deref())?;
+    build_llm_from(args, &file.llm, config_path).await
+}
+
+/// Builds the provider from an `[llm]` section read from `config_path`
+/// (paths in it are relative to that file), with `args` taking precedence.
+pub(crate) async fn build_llm_from(
+    args: &LlmArgs,
+    section: &LlmSection,
+    config_path: Option<PathBuf>,
+) -> anyhow::Result<Llm> {
+    let file = FileConfig {
+        llm: section.clone(),
+    };
     let base_dir = config_path
         .as_deref()
         .and_then(Path::parent)

@@ -1,28 +1,30 @@
-//! `skill-evolve diagnose --no-llm`: the rule metrics (stage 1 of seed §8,
-//! no LLM) of every question of a recorded run, as a markdown report or JSON.
-//!
-//! The LLM judges and case packs need the full diagnosis wiring (question
-//! set, tree data, skill store, prompt templates); until then the command
-//! asks for `--no-llm` rather than pretending.
+//! `skill-evolve diagnose`: a recorded run's diagnosis as a markdown report
+//! or JSON. With an LLM it is the full two-stage diagnosis of
+//! `evolution_diagnose::run_diagnosis` (rule metrics, the five judges,
+//! attributions, case packs) with the harness's default prompt templates;
+//! with `--no-llm` only the rule metrics, which need no model.
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use evolution_diagnose::{RuleMetrics, extract_rule_metrics};
+use evolution_diagnose::{
+    DiagnoseError, DiagnoseOptions, RuleMetrics, extract_rule_metrics, run_diagnosis,
+};
+use evolution_harness::PromptTemplates;
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_types::{Prediction, Profile, RunLog, TraceStep};
+use evolution_types::{
+    DiagnosisResult, Prediction, Profile, RunLog, RunLogError, SkillStore, StoreError, TraceStep,
+};
 use serde_json::{Value, json};
 
 use crate::cli::DiagnoseArgs;
-use crate::error::{bad_at, bad_option};
+use crate::config::build_llm;
+use crate::error::bad_at;
+use crate::questions::load_questions;
 
 pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
-    if !args.no_llm {
-        return Err(bad_option(
-            "the LLM judges of `diagnose` are not wired in this build yet; add --no-llm for \
-             the rule metrics",
-        ));
-    }
     // Opening a missing path would create an empty database: refuse first.
     if !args.runlog.is_file() {
         return Err(bad_at(&args.runlog, None, "no such run log file"));
@@ -31,17 +33,279 @@ pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (predictions, traces) = runtime.block_on(async {
-        let log = SqliteRunLog::open(&args.runlog)
-            .map_err(|e| bad_at(&args.runlog, None, format!("not a run log: {e}")))?;
+    if args.no_llm {
+        rules_only(args, &runtime)
+    } else {
+        with_llm(args, &runtime)
+    }
+}
+
+fn open_log(path: &Path) -> anyhow::Result<SqliteRunLog> {
+    SqliteRunLog::open(path).map_err(|e| bad_at(path, None, format!("not a run log: {e}")))
+}
+
+fn log_error(path: &Path, e: RunLogError) -> anyhow::Error {
+    bad_at(path, None, e.to_string())
+}
+
+/// The full diagnosis: every input is read and checked before the first LLM call.
+fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+    let questions = match &args.questions {
+        Some(path) => load_questions(path)?,
+        None => Vec::new(),
+    };
+    let skills = match &args.skills {
+        Some(dir) => DirSkills::read(dir)?,
+        None => DirSkills::default(),
+    };
+    let tree_data = match &args.tree {
+        Some(path) => read_tree(path)?,
+        None => BTreeMap::new(),
+    };
+    let templates = match &args.prompts {
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(bad_at(dir, None, "no such prompt-template folder"));
+            }
+            PromptTemplates::with_overrides(dir)
+                .map_err(|e| bad_at(dir, None, e.to_string()))?
+                .0
+        }
+        None => PromptTemplates::default(),
+    };
+    let options = DiagnoseOptions {
+        concurrency: usize::from(args.concurrency),
+        only_incorrect: args.only_incorrect,
+        ..DiagnoseOptions::default()
+    };
+    let profile = Profile::default();
+    let result = runtime.block_on(async {
+        let log = open_log(&args.runlog)?;
+        // An unknown run or an empty one is bad input, found before any LLM call.
         let predictions = log
             .get_predictions(&args.run_id, None)
             .await
-            .map_err(|e| bad_at(&args.runlog, None, e.to_string()))?;
+            .map_err(|e| log_error(&args.runlog, e))?;
+        if predictions.is_empty() {
+            return Err(bad_at(
+                &args.runlog,
+                None,
+                format!("run {:?} has no predictions", args.run_id),
+            ));
+        }
+        let llm = build_llm(&args.llm).await?;
+        eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
+        run_diagnosis(
+            &args.run_id,
+            &questions,
+            &tree_data,
+            llm.provider.as_ref(),
+            &log,
+            &skills,
+            &templates.diagnose,
+            &profile,
+            &options,
+        )
+        .await
+        .map_err(|e| match e {
+            DiagnoseError::RunLog(e) => log_error(&args.runlog, e),
+            other => anyhow::Error::new(other).context("the diagnosis failed"),
+        })
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", full_markdown(&result));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_tree(path: &Path) -> anyhow::Result<BTreeMap<String, Value>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_at(path, None, format!("cannot read the tree data: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| {
+        bad_at(
+            path,
+            Some(e.line()),
+            format!("not a JSON object of source id → tree: {e}"),
+        )
+    })
+}
+
+/// The skill files of one folder, read once; the judges see them as the
+/// current version.
+#[derive(Debug, Default)]
+struct DirSkills {
+    files: BTreeMap<String, String>,
+}
+
+impl DirSkills {
+    fn read(dir: &Path) -> anyhow::Result<Self> {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| bad_at(dir, None, format!("cannot read the skills folder: {e}")))?;
+        let mut files = BTreeMap::new();
+        for entry in entries {
+            let path = entry
+                .map_err(|e| bad_at(dir, None, format!("cannot read the skills folder: {e}")))?
+                .path();
+            if !path.is_file() {
+                continue;
+            }
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| bad_at(&path, None, format!("cannot read the skill file: {e}")))?;
+            files.insert(name.to_owned(), text);
+        }
+        Ok(DirSkills { files })
+    }
+}
+
+impl SkillStore for DirSkills {
+    fn read_skill(&self, filename: &str) -> Result<String, StoreError> {
+        self.files
+            .get(filename)
+            .cloned()
+            .ok_or_else(|| StoreError::NotFound {
+                name: filename.to_owned(),
+            })
+    }
+
+    fn list_skill_files(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.files.keys().cloned().collect())
+    }
+}
+
+/// A serde enum's wire name (`"reasoning"`, `"defect"`, …).
+fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_owned(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn opt_bool(value: Option<bool>) -> &'static str {
+    match value {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "—",
+    }
+}
+
+/// The report of a full diagnosis.
+fn full_markdown(r: &DiagnosisResult) -> String {
+    let mut out = format!("# Diagnosis of run `{}`\n\n", cell(&r.run_id));
+    out.push_str(&format!(
+        "- questions in scope: {}, diagnosed: {}, correct: {} (accuracy {})\n\
+         - infrastructure errors: {} ({})\n\
+         - degraded (judges unusable, rule metrics only): {}\n",
+        r.n_questions,
+        r.n_diagnosed,
+        r.n_correct,
+        percent(r.accuracy),
+        r.n_infra_errors,
+        percent(r.infra_error_rate),
+        r.n_degraded,
+    ));
+    if !r.error_type_counts.is_empty() {
+        out.push_str("\n## Where wrong answers went wrong\n\n| error type | count |\n|---|---|\n");
+        for (kind, n) in &r.error_type_counts {
+            out.push_str(&format!("| {} | {n} |\n", wire_name(kind)));
+        }
+    }
+    if !r.attributions.is_empty() {
+        out.push_str(
+            "\n## Attributions\n\n| question | task type | error | cause | reasoning sub-type | evidence |\n\
+             |---|---|---|---|---|---|\n",
+        );
+        for a in &r.attributions {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                cell(&a.question_id),
+                cell(&a.task_type),
+                wire_name(&a.error_type),
+                a.cause_category.as_ref().map(wire_name).unwrap_or_default(),
+                cell(a.reasoning_failure_type.as_deref().unwrap_or("")),
+                cell(&a.evidence),
+            ));
+        }
+    }
+    out.push_str(
+        "\n## Questions\n\n| question | correct | calibration | adherence | confirmation bias | \
+         evidence sufficient | missed nodes | spans judged | degraded |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for m in &r.question_metrics {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            cell(&m.question_id),
+            if m.correct { "yes" } else { "no" },
+            wire_name(&m.confidence_calibration),
+            m.adherence_rate
+                .map_or_else(|| "—".to_owned(), |v| format!("{v:.2}")),
+            opt_bool(m.confirmation_bias),
+            opt_bool(m.evidence_sufficient),
+            m.missed_nodes.len(),
+            m.span_metrics.len(),
+            if m.degraded { "yes" } else { "no" },
+        ));
+    }
+    out.push_str("\n## Case packs (what evolution would work from)\n\n");
+    if r.skill_packs.is_empty() && r.system_pack.is_none() && r.tool_packs.is_empty() {
+        out.push_str("None: no defect with enough evidence.\n");
+    }
+    for pack in &r.skill_packs {
+        out.push_str(&format!(
+            "- skill `{}` (task type `{}`): {} failure case(s), {} success case(s), {} lapse note(s)\n",
+            cell(&pack.target_file),
+            cell(&pack.task_type),
+            pack.failure_cases.len(),
+            pack.success_cases.len(),
+            pack.lapse_notes.len(),
+        ));
+        for note in &pack.lapse_notes {
+            out.push_str(&format!("  - lapse: {}\n", note.replace('\n', " ")));
+        }
+    }
+    if r.system_pack.is_some() {
+        out.push_str("- system prompt: a cross-task behaviour pattern reached the threshold\n");
+    }
+    for pack in &r.tool_packs {
+        out.push_str(&format!(
+            "- tool `{}` ({}): {} poor span(s), {} clean span(s)\n",
+            cell(&pack.tool_name),
+            pack.target_files.join(", "),
+            pack.failure_spans.len(),
+            pack.success_spans.len(),
+        ));
+    }
+    out
+}
+
+/// Rule metrics only: no model, no prompts.
+fn rules_only(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+    let (predictions, traces) = runtime.block_on(async {
+        let log = open_log(&args.runlog)?;
+        let predictions = log
+            .get_predictions(&args.run_id, None)
+            .await
+            .map_err(|e| log_error(&args.runlog, e))?;
         let traces = log
             .get_traces(&args.run_id, None)
             .await
-            .map_err(|e| bad_at(&args.runlog, None, e.to_string()))?;
+            .map_err(|e| log_error(&args.runlog, e))?;
         anyhow::Ok((predictions, traces))
     })?;
     if predictions.is_empty() {

@@ -22,7 +22,10 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod questions;
 mod render;
+mod run;
+mod run_loop;
 mod store;
 
 use crate::cli::{Cli, Command};
@@ -83,11 +86,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(args) => store::history(&args),
         Command::Diff(args) => store::diff(&args),
         Command::Rollback(args) => store::rollback(&args),
-        Command::Run(args) => Err(error::bad_option(format!(
-            "`skill-evolve run --config {}` is not available in this build yet: the harness \
-             loop is still being wired; use `skill-evolve evolve` for the seed-004 workflow",
-            args.config.display()
-        ))),
+        Command::Run(args) => run::run(&args),
         Command::Diagnose(args) => diagnose::run(&args),
     }
 }

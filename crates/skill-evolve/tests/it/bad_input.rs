@@ -88,12 +88,12 @@ fn commands_not_built_yet_say_so() {
     check(
         d,
         &["run", "--config", "evolve.toml"],
-        "not available in this build yet",
+        "evolve.toml: cannot read the run configuration",
     );
     check(
         d,
         &["diagnose", "--runlog", "r.sqlite", "--run-id", "r1"],
-        "add --no-llm for the rule metrics",
+        "r.sqlite: no such run log file",
     );
     check(
         d,

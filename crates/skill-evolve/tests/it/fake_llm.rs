@@ -1,5 +1,6 @@
 //! A tiny OpenAI-compatible chat-completions server for recording cassettes:
-//! it answers the reflect, rank and meta-reflect prompts with fixed JSON.
+//! it answers the reflect, rank and meta-reflect prompts, and the diagnosis
+//! judges, with fixed JSON chosen by the prompt's wording.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -65,8 +66,80 @@ pub(crate) struct FakeLlm {
     pub(crate) calls: Arc<AtomicUsize>,
 }
 
-/// Starts the server on a free port; it lives until the test process ends.
+/// Starts the evolve server on a free port; it lives until the test process ends.
 pub(crate) fn start() -> FakeLlm {
+    start_with(evolve_reply)
+}
+
+/// Starts a server answering the diagnosis judges (default templates).
+pub(crate) fn start_judges() -> FakeLlm {
+    start_with(judge_reply)
+}
+
+/// The evolve prompts' replies.
+fn evolve_reply(prompt: &str) -> String {
+    if prompt.contains("## Known failures") {
+        meta_reply()
+    } else if prompt.contains("## Failed trajectories") {
+        reflect_reply()
+    } else {
+        serde_json::json!({"ranking": [0, 1]}).to_string()
+    }
+}
+
+/// Starts a server for the whole loop: the judges, then a skill edit that
+/// adds `RULE qa => yes` (what the reference `rule-agent` answers from), and
+/// the slow update's guidance.
+pub(crate) fn start_loop() -> FakeLlm {
+    start_with(loop_reply)
+}
+
+fn loop_reply(prompt: &str) -> String {
+    if prompt.contains("You improve a skill document") {
+        serde_json::json!({"suggestions": ["no rule answers qa questions"],
+            "edits": [{"op": "append", "content": "RULE qa => yes"}]})
+        .to_string()
+    } else if prompt.contains("long-term guidance") {
+        "Keep the qa rule: it fixed every qa failure.".to_owned()
+    } else if prompt.contains("for confirmation bias") {
+        // No cross-task pattern: the workspace has no system prompt to evolve.
+        serde_json::json!({"confirmation_bias": false}).to_string()
+    } else if prompt.contains("explored a source") {
+        serde_json::json!({"missed_nodes": []}).to_string()
+    } else if prompt.contains("Rank them by expected benefit") {
+        serde_json::json!({"ranking": [0]}).to_string()
+    } else {
+        judge_reply(prompt)
+    }
+}
+
+/// The judges' replies, told apart by each default template's opening.
+fn judge_reply(prompt: &str) -> String {
+    let reply = if prompt.contains("Decide whether the failure comes") {
+        serde_json::json!({"category": "defect"})
+    } else if prompt.contains("Classify it with one label") {
+        serde_json::json!({"type": "wrong_inference"})
+    } else if prompt.contains("strict evaluator of one tool call") {
+        serde_json::json!({"extraction_completeness": 0.95, "hallucination_rate": 0.0,
+                           "missed_info_tags": [], "hallucination_tags": []})
+    } else if prompt.contains("explored a source") {
+        serde_json::json!({"missed_nodes": ["n2"]})
+    } else if prompt.contains("followed the skill it was given") {
+        serde_json::json!({"steps": [
+            {"step": "List every merged change", "followed": true, "reason": "listed"},
+            {"step": "Lead with user-visible fixes", "followed": false, "reason": "buried"}]})
+    } else if prompt.contains("confirmation bias") {
+        serde_json::json!({"confirmation_bias": "yes"})
+    } else if prompt.contains("enough evidence") {
+        serde_json::json!({"evidence_sufficient": true})
+    } else {
+        serde_json::json!({"unexpected_prompt": true})
+    };
+    format!("```json\n{reply}\n```")
+}
+
+/// Starts a server whose reply content is `reply(all message contents)`.
+fn start_with(reply: fn(&str) -> String) -> FakeLlm {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let calls = Arc::new(AtomicUsize::new(0));
@@ -74,7 +147,7 @@ pub(crate) fn start() -> FakeLlm {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             counter.fetch_add(1, Ordering::SeqCst);
-            let _ = answer(stream);
+            let _ = answer(stream, reply);
         }
     });
     FakeLlm {
@@ -83,7 +156,7 @@ pub(crate) fn start() -> FakeLlm {
     }
 }
 
-fn answer(stream: TcpStream) -> std::io::Result<()> {
+fn answer(stream: TcpStream, reply: fn(&str) -> String) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
     loop {
@@ -104,16 +177,17 @@ fn answer(stream: TcpStream) -> std::io::Result<()> {
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
     let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let prompt = request["messages"][0]["content"]
-        .as_str()
+    let prompt: String = request["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
         .unwrap_or_default();
-    let content = if prompt.contains("## Known failures") {
-        meta_reply()
-    } else if prompt.contains("## Failed trajectories") {
-        reflect_reply()
-    } else {
-        serde_json::json!({"ranking": [0, 1]}).to_string()
-    };
+    let content = reply(&prompt);
     let payload = completion(&content);
     let mut stream = stream;
     write!(

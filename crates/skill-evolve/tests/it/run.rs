@@ -1,0 +1,363 @@
+//! `skill-evolve run --config`: the run configuration is checked in full
+//! (one line, exit 2, nothing written) and the pre-flight estimate printed.
+
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+/// A run configuration whose agent is the shell (always on PATH).
+pub(crate) const CONFIG: &str = r#"[run]
+name = "demo"
+skills = "skills"
+max_epochs = 2
+
+[agent]
+command = ["sh", "agent.sh"]
+concurrency = 1
+timeout_secs = 30
+
+[questions]
+file = "questions.jsonl"
+train = 0.5
+gate = 0.5
+seed = 3
+
+[gate]
+params = "calibrated"
+ladder = [2, 4]
+
+[budget]
+max_llm_calls = 10
+
+[llm]
+provider = "openai"
+
+[llm.openai]
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+api_key_env = "SKILL_EVOLVE_TEST_KEY"
+"#;
+
+pub(crate) fn run_workspace(config: &str) -> tempfile::TempDir {
+    run_workspace_with(config, 8)
+}
+
+/// A workspace with `n` qa questions whose answer is `yes`, and a skill
+/// with no rule for them (so the reference agent answers `unknown`).
+pub(crate) fn run_workspace_with(config: &str, n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skills")).unwrap();
+    std::fs::write(d.join("skills/default-strategy.md"), "RULE other => no\n").unwrap();
+    let questions: String = (0..n)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"yes\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+    dir
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_the_estimate() {
+    let dir = run_workspace(CONFIG);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("questions: 4 train, 4 gate, 0 holdout"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gate: calibrated parameters, blocks [2, 4]"),
+        "{text}"
+    );
+    // 2 epochs × (4 questions × 6 judge calls + 1 candidate × 3 + 1 slow update).
+    assert!(text.contains("2 epoch(s)): 56 LLM calls"), "{text}");
+    // 2 epochs × (4 training + 1 candidate × 4 gate questions × 2 arms) rollouts.
+    assert!(text.contains("24 agent rollouts"), "{text}");
+    assert!(text.contains("note: "), "the 10-call cap is passed: {text}");
+    assert!(text.contains("nothing was run or written"), "{text}");
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn every_bad_run_configuration_is_one_line_exit_2() {
+    let cases: [(&str, &str, &str); 9] = [
+        (
+            "max_epochs = 2",
+            "max_epoch = 2",
+            "evolve.toml:4: unknown field `max_epoch`",
+        ),
+        (
+            "max_epochs = 2",
+            "max_epochs = 0",
+            "evolve.toml:4: [run] max_epochs must be 1 to 100",
+        ),
+        (
+            "gate = 0.5",
+            "gate = 0.4",
+            "train + gate + holdout must be 1",
+        ),
+        (
+            "train = 0.5",
+            "train = 1.5",
+            "evolve.toml:13: [questions] train must be a share",
+        ),
+        (
+            r#"["sh", "agent.sh"]"#,
+            r#"["./no-such-agent"]"#,
+            "evolve.toml:7: [agent] command: program \"./no-such-agent\" not found",
+        ),
+        (
+            "concurrency = 1",
+            "concurrency = 0",
+            "evolve.toml:8: [agent] concurrency must be 1 to 64",
+        ),
+        (
+            "ladder = [2, 4]",
+            "ladder = []",
+            "evolve.toml:19: [gate] ladder",
+        ),
+        (
+            r#"params = "calibrated""#,
+            r#"params = "tuned""#,
+            "evolve.toml:18: unknown variant `tuned`",
+        ),
+        (
+            r#"skills = "skills""#,
+            r#"skills = "nowhere""#,
+            "evolve.toml:3: [run] skills",
+        ),
+    ];
+    for (from, to, needle) in cases {
+        let config = CONFIG.replace(from, to);
+        assert_ne!(config, CONFIG, "{from}");
+        let dir = run_workspace(&config);
+        let d = dir.path();
+        let before = snapshot(d);
+        let out = skill_evolve(d)
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+        assert_eq!(snapshot(d), before);
+    }
+    // The question set's own problems name its file and line.
+    let dir = run_workspace(CONFIG);
+    std::fs::write(
+        dir.path().join("questions.jsonl"),
+        "{\"question_id\": \"a\"}\n{\n",
+    )
+    .unwrap();
+    let out = skill_evolve(dir.path())
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "questions.jsonl:2: not a question");
+    // A missing API key is found before anything runs.
+    let out = skill_evolve(dir.path())
+        .env_remove("SKILL_EVOLVE_TEST_KEY")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The reference agent of evolution-harness, built next to this binary.
+fn rule_agent() -> std::path::PathBuf {
+    let bin = assert_cmd::cargo::cargo_bin("skill-evolve");
+    let debug_dir = bin.parent().unwrap().to_path_buf();
+    let target = debug_dir.parent().unwrap();
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "evolution-harness",
+            "--bin",
+            "rule-agent",
+        ])
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    debug_dir.join("rule-agent")
+}
+
+fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
+    CONFIG
+        .replace(
+            r#"["sh", "agent.sh"]"#,
+            &format!("[{:?}]", agent.display().to_string()),
+        )
+        .replace("max_llm_calls = 10", "max_llm_calls = 500")
+        .replace("train = 0.5", "train = 0.15")
+        .replace("gate = 0.5", "gate = 0.85")
+        .replace("max_epochs = 2", "max_epochs = 1")
+        .replace("ladder = [2, 4]", "ladder = [6, 12]")
+        .replace("http://127.0.0.1:9/v1", base_url)
+}
+
+#[test]
+fn the_loop_evolves_gates_and_accepts_with_the_reference_agent() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    // 2 training and 12 gate questions: 12 wins confirm (E ≥ 20). Two
+    // failures stay under the system pack's pattern threshold (3): the
+    // workspace has no system prompt to evolve.
+    let dir = run_workspace_with(&loop_config(&agent, &fake.base_url), 14);
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 candidate(s), 1 accepted"),
+        "{stdout}\n{stderr}"
+    );
+    let run = d.join(".skill-evolve/runs/demo");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("+RULE qa => yes"), "{report}");
+    assert!(report.contains("accept_confirmed"), "{report}");
+    assert!(stderr.contains("gate "), "{stderr}");
+    // The same command again resumes: the loop is done, nothing is rerun.
+    let calls = fake.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let again = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("resuming from"));
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
+}
+
+/// Ctrl-C (SIGINT) stops the run cleanly: exit code 130, a pointer to the
+/// checkpoint, the store at its first version (the hanging agent is killed
+/// with the runner).
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let dir = run_workspace_with(&loop_config(&agent, &fake.base_url), 14);
+    let d = dir.path();
+    // Every question makes the reference agent hang.
+    let questions: String = (0..14)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"hang\", \"answer\": \"yes\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skill-evolve"))
+        .args(["run", "--config", "evolve.toml"])
+        .current_dir(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the first rollout's workspace exists, then interrupt.
+    let workspaces = d.join(".skill-evolve/runs/demo/workspaces");
+    for _ in 0..200 {
+        if std::fs::read_dir(&workspaces).is_ok_and(|mut e| e.next().is_some()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("interrupted: the store is at a consistent version"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("run the same command to resume"),
+        "{stdout}"
+    );
+    assert!(!d.join(".skill-evolve/runs/demo/report.md").exists());
+    let history = skill_evolve(d)
+        .args([
+            "history",
+            "skills/default-strategy.md",
+            "--store",
+            ".skill-evolve/runs/demo/store",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(history.status.success(), "{history:?}");
+    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    assert_eq!(history["current"], "v000001", "{history}");
+    assert_eq!(
+        history["history"].as_array().map(Vec::len),
+        Some(1),
+        "{history}"
+    );
+}
+
+/// The shipped offline demo (`examples/rule-agent-demo`) replays from its
+/// cassette with the reference agent: one candidate, confirmed by the gate.
+#[test]
+fn the_shipped_demo_replays_offline() {
+    let agent = rule_agent();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rule-agent-demo");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skills")).unwrap();
+    for name in [
+        "evolve.toml",
+        "questions.jsonl",
+        "demo.cassette",
+        "skills/default-strategy.md",
+    ] {
+        std::fs::copy(example.join(name), d.join(name)).unwrap();
+    }
+    let path = std::env::join_paths(
+        std::iter::once(agent.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .env("PATH", path)
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(
+        report.contains("| yes | 9 | 0 | 14 | 0 | 102.30 |"),
+        "{report}"
+    );
+    assert!(report.contains("+RULE qa => yes"), "{report}");
+}
