@@ -9,12 +9,14 @@
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
 //! - `ci`: format check, clippy, check-deps, docs, doctests, tests (last, so their summary closes the log) — stops at the first failure;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
-//! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed).
+//! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
+//! - `fetch-model [--dir <directory>]`: downloads and verifies the default local model.
 
 // A command-line tool talks to its user through stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod check_deps;
+mod fetch_model;
 mod source_scan;
 mod tasks;
 
@@ -33,6 +35,7 @@ commands:
   ci                       fmt check, clippy -D warnings, check-deps, docs, doctests, tests
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
+  fetch-model [--dir <d>]  download the local model (SmolLM2-135M-Instruct GGUF) into the cache
   help                     print this message";
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
         }
         "bench" => tasks::bench(&project_root()?, rest),
         "fuzz" => tasks::fuzz(&project_root()?, rest),
+        "fetch-model" => fetch_model::fetch_model(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -107,12 +107,13 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 5] = [
+const BENCHES: [(&str, &str, &str); 6] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("patch", "evolution-patch", "patch_bench"),
     ("diagnose", "evolution-diagnose", "diagnose_bench"),
     ("json", "evolution-diagnose", "json_repair_bench"),
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
+    ("local", "evolution-llm-local", "local_bench"),
 ];
 
 fn bench_list() -> String {
