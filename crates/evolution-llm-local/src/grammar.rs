@@ -30,6 +30,9 @@ pub enum SchemaError {
     },
 }
 
+/// Largest repetition bound llama.cpp's grammar parser honours (larger maxima become unbounded).
+const MAX_BOUND: u64 = 2000;
+
 /// Shared rules: whitespace, strings, numbers and a generic JSON value.
 const BASE_RULES: &str = r#"ws ::= [ ]?
 char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])
@@ -293,13 +296,19 @@ fn string_expr(map: &Map<String, Value>, at: &str) -> Result<String, SchemaError
 }
 
 fn count(map: &Map<String, Value>, key: &str, at: &str) -> Result<Option<u64>, SchemaError> {
-    match map.get(key) {
-        None => Ok(None),
-        Some(value) => value
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| invalid(at, &format!("`{key}` must be a non-negative integer"))),
+    let Some(value) = map.get(key) else {
+        return Ok(None);
+    };
+    let n = value
+        .as_u64()
+        .ok_or_else(|| invalid(at, &format!("`{key}` must be a non-negative integer")))?;
+    if n > MAX_BOUND {
+        return Err(SchemaError::Unsupported {
+            keyword: format!("{key} above {MAX_BOUND}"),
+            at: at.to_owned(),
+        });
     }
+    Ok(Some(n))
 }
 
 fn invalid(at: &str, reason: &str) -> SchemaError {
@@ -369,6 +378,10 @@ mod tests {
         assert!(matches!(
             schema_grammar(&json!({"type": "object", "properties": {"a": 3}})),
             Err(SchemaError::Invalid { at, .. }) if at == "/properties/a"
+        ));
+        assert!(matches!(
+            schema_grammar(&json!({"type": "string", "maxLength": 5000})),
+            Err(SchemaError::Unsupported { keyword, .. }) if keyword == "maxLength above 2000"
         ));
         assert!(matches!(
             schema_grammar(&json!({"type": "array", "minItems": 2, "maxItems": 1})),

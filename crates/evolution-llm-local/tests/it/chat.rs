@@ -55,12 +55,19 @@ async fn stop_sequences_end_the_reply_before_them() {
     )];
     let base = ChatOptions::default().with_max_tokens(40);
     let full = llm.chat(&messages, &base).await.expect("full");
-    assert!(full.content.contains('5'), "{:?}", full.content);
+    // Stop at the fourth word of the free reply (greedy decoding repeats it exactly).
+    let stop = full
+        .content
+        .split_whitespace()
+        .nth(3)
+        .expect("a reply of at least four words")
+        .to_owned();
     let stopped = ChatOptions {
-        stop: vec!["5".to_owned()],
+        stop: vec![stop.clone()],
         ..base
     };
     let cut = llm.chat(&messages, &stopped).await.expect("cut");
-    assert!(!cut.content.contains('5'), "{:?}", cut.content);
+    assert!(!cut.content.contains(&stop), "{:?} / {stop:?}", cut.content);
     assert!(full.content.starts_with(&cut.content));
+    assert!(cut.content.len() < full.content.len());
 }

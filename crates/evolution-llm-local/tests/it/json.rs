@@ -11,13 +11,13 @@ fn evolve_edits_schema() -> Value {
             "edits": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": 3,
+                "maxItems": 2,
                 "items": {
                     "type": "object",
                     "properties": {
                         "op": {"enum": ["append", "insert_after", "replace", "delete"]},
-                        "target": {"type": "string", "maxLength": 80},
-                        "content": {"type": "string", "maxLength": 200}
+                        "target": {"type": "string", "maxLength": 60},
+                        "content": {"type": "string", "maxLength": 160}
                     },
                     "required": ["op", "target", "content"]
                 }
@@ -55,7 +55,7 @@ fn assert_edits_shape(reply: &str) {
     let obj = doc.as_object().expect("object");
     assert_eq!(obj.len(), 1, "{reply}");
     let edits = obj["edits"].as_array().expect("edits array");
-    assert!((1..=3).contains(&edits.len()), "{reply}");
+    assert!((1..=2).contains(&edits.len()), "{reply}");
     for edit in edits {
         let edit = edit.as_object().expect("edit object");
         assert_eq!(edit.len(), 3, "{reply}");
@@ -67,13 +67,13 @@ fn assert_edits_shape(reply: &str) {
         assert!(
             edit["target"]
                 .as_str()
-                .is_some_and(|t| t.chars().count() <= 80),
+                .is_some_and(|t| t.chars().count() <= 60),
             "{reply}"
         );
         assert!(
             edit["content"]
                 .as_str()
-                .is_some_and(|c| c.chars().count() <= 200),
+                .is_some_and(|c| c.chars().count() <= 160),
             "{reply}"
         );
     }
@@ -84,7 +84,7 @@ async fn evolve_edits_schema_gives_valid_json_for_20_prompts() {
     let llm = model(1).await;
     let options = ChatOptions::default()
         .with_json_schema(evolve_edits_schema())
-        .with_max_tokens(700);
+        .with_max_tokens(900);
     for prompt in PROMPTS {
         let messages = [
             ChatMessage::system(
