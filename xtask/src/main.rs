@@ -11,11 +11,13 @@
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
 //! - `demo`: the whole skill-evolve loop offline on the shipped example.
+//! - `fetch-model [--dir <directory>]`: downloads and verifies the default local model.
 
 // A command-line tool talks to its user through stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod check_deps;
+mod fetch_model;
 mod source_scan;
 mod tasks;
 
@@ -35,6 +37,7 @@ commands:
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
   demo                     run the whole skill-evolve loop offline on the shipped example
+  fetch-model [--dir <d>]  download the local model (SmolLM2-135M-Instruct GGUF) into the cache
   help                     print this message";
 
 fn main() -> ExitCode {
@@ -79,6 +82,7 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
         "bench" => tasks::bench(&project_root()?, rest),
         "fuzz" => tasks::fuzz(&project_root()?, rest),
         "demo" => tasks::demo(&project_root()?),
+        "fetch-model" => fetch_model::fetch_model(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -19,13 +19,20 @@ enum Step {
     CheckDeps,
 }
 
+/// The one member `ci` leaves out of clippy, docs and tests: `evolution-llm-local` compiles
+/// llama.cpp from source (about 38 minutes for a clean build on this 2-core machine under load)
+/// and its tests need the downloaded model, which would not fit CI's 90-minute budget from a
+/// cold cache. Run it by hand: `cargo xtask fetch-model && cargo test -p evolution-llm-local`.
+/// `fmt` and `check-deps` still cover it.
+const CI_EXCLUDED: &str = "evolution-llm-local";
+
 /// Runs the CI pipeline in order, stopping at the first failing step.
 pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
     let tests: &'static [&'static str] = if has_nextest(root) {
-        &["nextest", "run", "--workspace"]
+        &["nextest", "run", "--workspace", "--exclude", CI_EXCLUDED]
     } else {
         eprintln!("xtask ci: cargo-nextest not found, running the tests with `cargo test`");
-        &["test", "--workspace"]
+        &["test", "--workspace", "--exclude", CI_EXCLUDED]
     };
     let steps = [
         Step::Cargo(&["fmt", "--all", "--", "--check"], &[]),
@@ -33,6 +40,8 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
             &[
                 "clippy",
                 "--workspace",
+                "--exclude",
+                CI_EXCLUDED,
                 "--all-targets",
                 "--",
                 "-D",
@@ -42,10 +51,13 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
         ),
         Step::CheckDeps,
         Step::Cargo(
-            &["doc", "--workspace", "--no-deps"],
+            &["doc", "--workspace", "--exclude", CI_EXCLUDED, "--no-deps"],
             &[("RUSTDOCFLAGS", "-Dwarnings")],
         ),
-        Step::Cargo(&["test", "--workspace", "--doc"], &[]),
+        Step::Cargo(
+            &["test", "--workspace", "--exclude", CI_EXCLUDED, "--doc"],
+            &[],
+        ),
         // The main test suite runs last so that its summary closes the CI log.
         Step::Cargo(tests, &[]),
     ];
@@ -107,12 +119,13 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 5] = [
+const BENCHES: [(&str, &str, &str); 6] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("patch", "evolution-patch", "patch_bench"),
     ("diagnose", "evolution-diagnose", "diagnose_bench"),
     ("json", "evolution-diagnose", "json_repair_bench"),
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
+    ("local", "evolution-llm-local", "local_bench"),
 ];
 
 fn bench_list() -> String {

@@ -1,0 +1,21 @@
+//! `LlmProvider` on an embedded local GGUF model, so the kernel runs offline and in CI.
+//!
+//! Inference goes through llama.cpp (`llama-cpp-2`, built from vendored sources, CPU only).
+//! One loaded model is shared by all calls; each call takes one of a fixed number of slots
+//! (a blocking thread with its own context), so the configured slot count bounds both
+//! threads and memory. JSON replies are produced under a GBNF grammar derived from the
+//! call's JSON Schema, so even a tiny model returns parseable JSON of the requested shape.
+//! The default model (SmolLM2-135M-Instruct, Q4_1) is fetched once by `cargo xtask
+//! fetch-model`; nothing is downloaded at run time.
+
+mod error;
+mod grammar;
+mod model_file;
+mod provider;
+
+pub use error::LocalLlmError;
+pub use grammar::SchemaError;
+pub use model_file::{
+    DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FETCH_COMMAND, default_model_path, model_cache_dir,
+};
+pub use provider::{LocalConfig, LocalLlm};

@@ -1,0 +1,7 @@
+//! Integration tests against the real default model (run `cargo xtask fetch-model` first).
+
+mod cancel;
+mod chat;
+mod errors;
+mod json;
+mod support;

