@@ -366,6 +366,38 @@ fn stats_text(stats: &JsonMap) -> String {
     serde_json::to_string_pretty(stats).unwrap_or_default()
 }
 
+/// Records a patch loop's outcome for the system and tool targets; `evolved` renders the
+/// accepted documents as the record's `evolved_content`.
+fn finish_patch_record(
+    record: &mut EvolutionRecord,
+    result: LoopResult,
+    evolved: impl FnOnce(&[String]) -> String,
+) {
+    record.llm_calls = result.llm_calls;
+    record.suggestions = result.suggestions;
+    match result.outcome {
+        LoopOutcome::Success { applied, clip_info } => {
+            record.status = EvolutionStatus::Accepted;
+            record.evolved_content = evolved(&applied.docs);
+            record.reason = "patch applied and validated".to_owned();
+            fill_from_attempt(record, applied, clip_info);
+        }
+        LoopOutcome::NoEdits => record.reason = "the LLM proposed no edits".to_owned(),
+        LoopOutcome::Failed {
+            reason,
+            errors,
+            last,
+        } => {
+            record.status = EvolutionStatus::Rejected;
+            record.reason = format!("rejected after {PATCH_ROUNDS} rounds ({reason})");
+            record.validation_errors = errors;
+            if let Some((applied, clip_info)) = last {
+                fill_from_attempt(record, applied, clip_info);
+            }
+        }
+    }
+}
+
 fn fill_from_attempt(record: &mut EvolutionRecord, applied: Applied, clip_info: JsonMap) {
     record.edits = applied.edits;
     record.apply_report = applied.reports;
@@ -838,29 +870,9 @@ async fn system_inner(
         options.edit_budget,
     )
     .await?;
-    record.llm_calls = result.llm_calls;
-    record.suggestions = result.suggestions;
-    match result.outcome {
-        LoopOutcome::Success { applied, clip_info } => {
-            record.status = EvolutionStatus::Accepted;
-            record.evolved_content = applied.docs.first().cloned().unwrap_or_default();
-            record.reason = "patch applied and validated".to_owned();
-            fill_from_attempt(&mut record, applied, clip_info);
-        }
-        LoopOutcome::NoEdits => record.reason = "the LLM proposed no edits".to_owned(),
-        LoopOutcome::Failed {
-            reason,
-            errors,
-            last,
-        } => {
-            record.status = EvolutionStatus::Rejected;
-            record.reason = format!("rejected after {PATCH_ROUNDS} rounds ({reason})");
-            record.validation_errors = errors;
-            if let Some((applied, clip_info)) = last {
-                fill_from_attempt(&mut record, applied, clip_info);
-            }
-        }
-    }
+    finish_patch_record(&mut record, result, |docs| {
+        docs.first().cloned().unwrap_or_default()
+    });
     Ok(record)
 }
 
@@ -1065,29 +1077,9 @@ async fn tool_inner(
         options.edit_budget,
     )
     .await?;
-    record.llm_calls = result.llm_calls;
-    record.suggestions = result.suggestions;
-    match result.outcome {
-        LoopOutcome::Success { applied, clip_info } => {
-            record.status = EvolutionStatus::Accepted;
-            let doc = |i: usize| applied.docs.get(i).map_or("", String::as_str).to_owned();
-            record.evolved_content = tool_contents(&doc(0), &doc(1));
-            record.reason = "patch applied and validated".to_owned();
-            fill_from_attempt(&mut record, applied, clip_info);
-        }
-        LoopOutcome::NoEdits => record.reason = "the LLM proposed no edits".to_owned(),
-        LoopOutcome::Failed {
-            reason,
-            errors,
-            last,
-        } => {
-            record.status = EvolutionStatus::Rejected;
-            record.reason = format!("rejected after {PATCH_ROUNDS} rounds ({reason})");
-            record.validation_errors = errors;
-            if let Some((applied, clip_info)) = last {
-                fill_from_attempt(&mut record, applied, clip_info);
-            }
-        }
-    }
+    finish_patch_record(&mut record, result, |docs| {
+        let doc = |i: usize| docs.get(i).map_or("", String::as_str);
+        tool_contents(doc(0), doc(1))
+    });
     Ok(record)
 }
