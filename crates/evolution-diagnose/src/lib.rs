@@ -60,6 +60,9 @@
 //! | defect vs lapse | `{"category": "defect" \| "lapse", "lapse_note": ".."}` | unusable reply; after 3 attempts: lapse without note |
 //! | reasoning sub-type | `{"type": ".."}` | none |
 //!
+//! [`reply_schema`] gives each reply above as a JSON Schema keyed by the request tag
+//! (`judge.<name>`), for providers that can decode under one; the requests carry none.
+//!
 //! Booleans may also be `"yes"`/`"no"`, `"true"`/`"false"` or 1/0.
 //! [`call_judge`] makes 3 attempts; only unusable replies (and provider
 //! errors of class `Content`) are retried, other provider errors pass
@@ -96,6 +99,7 @@ mod judges;
 mod packs;
 mod pipeline;
 mod rules;
+mod schema;
 
 pub use crate::aggregate::{
     EARLY_SUBMIT_BUDGET, aggregate_d2, aggregate_d3, aggregate_d4, aggregate_d5, is_early_submit,
@@ -129,3 +133,4 @@ pub use crate::rules::{
     calc_repeat_visit_rate, calc_search_keyword_repetition, calc_tool_usage,
     extract_last_confidence, extract_rule_metrics, question_soft_score, span_quality,
 };
+pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

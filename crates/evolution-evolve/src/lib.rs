@@ -51,6 +51,11 @@
 //! - `evolve_rewrite`: `{"rewritten": "<the whole new document>"}`, no longer
 //!   than the original.
 //!
+//! [`reply_schema`] gives each of these contracts as a JSON Schema, keyed by the request's tag
+//! (`evolve.skill`, `evolve.system`, `evolve.tool`, `evolve.rank`, `evolve.consolidate`,
+//! `evolve.rewrite`), for providers that can decode under one. The requests themselves carry
+//! no schema: a provider wrapper attaches them where the provider supports it.
+//!
 //! When a round fails, the next turn appends the model's reply and one of
 //! three feedback messages ([`FEEDBACK_INVALID_JSON`],
 //! [`FEEDBACK_NOT_APPLIED`], [`FEEDBACK_INVALID_CANDIDATE`], each followed by details): the reply was not valid JSON of
@@ -83,6 +88,7 @@ mod format;
 mod json;
 mod rank;
 mod rewrite;
+mod schema;
 mod validate;
 
 pub use crate::aggregate::{Patch, Suggestion, aggregate_patches};
@@ -100,6 +106,7 @@ pub use crate::format::{
 pub use crate::json::parse_llm_json;
 pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};
 pub use crate::rewrite::{Rewrite, rewrite_from_suggestions};
+pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};
 pub use crate::validate::{
     FROZEN_FRONTMATTER_FIELDS, MAX_LENGTH_RATIO, MIN_LENGTH_RATIO, ValidationReport,
     validate_skill, validate_system, validate_tool,

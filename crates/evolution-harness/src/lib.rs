@@ -111,6 +111,7 @@ mod ingest;
 mod kernel;
 mod persist;
 mod probation;
+mod reply_schemas;
 mod runner;
 mod slow_update;
 mod sqlite_log;
@@ -141,6 +142,7 @@ pub use crate::persist::{
 };
 
 pub use crate::probation::{Probation, ProbationOutcome};
+pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
 pub use crate::runner::{
     AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,
     Scoring, Workspace,

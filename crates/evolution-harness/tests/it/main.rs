@@ -7,6 +7,7 @@ mod gatekeeper;
 mod ingest;
 mod kernel;
 mod persist;
+mod reply_schemas;
 mod runner;
 mod slow_update;
 mod subprocess;

@@ -1,0 +1,126 @@
+//! JSON Schemas of the replies this crate asks for, keyed by the request tag.
+//!
+//! Each schema describes a subset of what [`parse_llm_json`](crate::parse_llm_json) and the
+//! callers accept (see the crate docs, "JSON contract of the replies"): every document valid
+//! under the schema is a usable reply. A provider that decodes under a grammar (a local model)
+//! or honours `response_format: json_schema` can then only produce replies the pipeline reads.
+//! String and list bounds keep a small model from writing until its token limit; they are
+//! generous for real use.
+
+use serde_json::{Value, json};
+
+/// Tags of the requests this crate makes whose reply has a schema.
+pub const REPLY_SCHEMA_TAGS: [&str; 6] = [
+    "evolve.skill",
+    "evolve.system",
+    "evolve.tool",
+    "evolve.rank",
+    "evolve.consolidate",
+    "evolve.rewrite",
+];
+
+/// Longest edit anchor a schema admits, in characters.
+const TARGET_CHARS: u64 = 500;
+/// Longest edit payload a schema admits, in characters.
+const CONTENT_CHARS: u64 = 2000;
+/// Longest free-text note (reason, suggestion, consolidated note), in characters.
+const NOTE_CHARS: u64 = 400;
+/// Most edits one reply may list (the edit budget clips them further).
+const MAX_EDITS: u64 = 16;
+/// Most suggestions or notes one reply may list.
+const MAX_NOTES: u64 = 8;
+
+/// The JSON Schema of the reply to a request tagged `tag`, or `None` when this crate makes no
+/// request with that tag.
+///
+/// ```
+/// let schema = evolution_evolve::reply_schema("evolve.rank").unwrap();
+/// assert_eq!(schema["required"][0], "ranking");
+/// assert!(evolution_evolve::reply_schema("judge.span").is_none());
+/// ```
+pub fn reply_schema(tag: &str) -> Option<Value> {
+    let schema = match tag {
+        "evolve.skill" | "evolve.system" => json!({
+            "type": "object",
+            "properties": {
+                "suggestions": notes(),
+                "edits": edits(),
+            },
+            "required": ["edits"],
+        }),
+        "evolve.tool" => json!({
+            "type": "object",
+            "properties": {
+                "suggestions": notes(),
+                "extract_edits": edits(),
+                "verify_edits": edits(),
+            },
+            "required": ["extract_edits", "verify_edits"],
+        }),
+        "evolve.rank" => json!({
+            "type": "object",
+            "properties": {
+                "ranking": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_EDITS * 4},
+            },
+            "required": ["ranking"],
+        }),
+        "evolve.consolidate" => json!({
+            "type": "object",
+            "properties": {"notes": notes()},
+            "required": ["notes"],
+        }),
+        "evolve.rewrite" => json!({
+            "type": "object",
+            "properties": {"rewritten": {"type": "string", "minLength": 1}},
+            "required": ["rewritten"],
+        }),
+        _ => return None,
+    };
+    Some(schema)
+}
+
+/// A list of short free-text notes.
+fn notes() -> Value {
+    json!({
+        "type": "array",
+        "items": {"type": "string", "maxLength": NOTE_CHARS},
+        "maxItems": MAX_NOTES,
+    })
+}
+
+/// A list of edits in SkillOpt's wire format, with an optional reason each.
+fn edits() -> Value {
+    json!({
+        "type": "array",
+        "maxItems": MAX_EDITS,
+        "items": {
+            "type": "object",
+            "properties": {
+                "op": {"enum": ["append", "insert_after", "replace", "delete"]},
+                "target": {"type": "string", "maxLength": TARGET_CHARS},
+                "content": {"type": "string", "maxLength": CONTENT_CHARS},
+                "reason": {"type": "string", "maxLength": NOTE_CHARS},
+            },
+            "required": ["op", "target", "content"],
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_tag_has_an_object_schema_and_others_have_none() {
+        for tag in REPLY_SCHEMA_TAGS {
+            let schema = reply_schema(tag).unwrap_or_else(|| panic!("{tag}"));
+            assert_eq!(schema["type"], "object", "{tag}");
+            for name in schema["required"].as_array().into_iter().flatten() {
+                let name = name.as_str().unwrap_or_default();
+                assert!(schema["properties"].get(name).is_some(), "{tag}: {name}");
+            }
+        }
+        assert!(reply_schema("evolve.unknown").is_none());
+        assert!(reply_schema("").is_none());
+    }
+}
