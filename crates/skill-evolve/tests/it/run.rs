@@ -170,7 +170,7 @@ fn every_bad_run_configuration_is_one_line_exit_2() {
 }
 
 /// The reference agent of evolution-harness, built next to this binary.
-fn rule_agent() -> std::path::PathBuf {
+pub(crate) fn rule_agent() -> std::path::PathBuf {
     let bin = assert_cmd::cargo::cargo_bin("skill-evolve");
     let debug_dir = bin.parent().unwrap().to_path_buf();
     let target = debug_dir.parent().unwrap();
