@@ -168,7 +168,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         out.say(&format!("skipped {note}\n"));
     }
     out.say(&format!(
-        "evolving {} from {} failure trajectories ({} passed ones left out) with {}\n",
+        "evolving {} from {} failure trajectories (passing ones left out: {}) with {}\n",
         skill.display(),
         loaded.failures.len(),
         loaded.passed,
