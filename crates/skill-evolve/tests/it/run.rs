@@ -585,5 +585,5 @@ fn the_loop_evolves_the_system_prompt_with_the_chosen_schedule() {
             }
         }
     }
-    assert!(stored.iter().any(|t| *t == system_md), "{stored:?}");
+    assert!(stored.contains(&system_md), "{stored:?}");
 }
