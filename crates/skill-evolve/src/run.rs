@@ -375,6 +375,15 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
                     "[evolve] system_prompt must be a file name in the prompts folder".to_owned(),
                 ));
             }
+            if !prompt_files.is_empty() && !prompt_files.iter().any(|f| f == text) {
+                return Err(at(
+                    name.span(),
+                    format!(
+                        "[evolve] system_prompt {text:?} is not in the prompts folder (it holds {})",
+                        prompt_files.join(", ")
+                    ),
+                ));
+            }
             text.to_owned()
         }
         None => EvolveOptions::default().system_prompt_file,

@@ -436,6 +436,15 @@ fn prompts_tree_and_schedule_options_are_checked_and_shown() {
         "{text}"
     );
 
+    let misnamed = keyed.replace(
+        "system_prompt = \"system.md\"",
+        "system_prompt = \"sys.md\"",
+    );
+    std::fs::write(d.join("evolve.toml"), &misnamed).unwrap();
+    assert_one_line_error(
+        &dry_run(&[]),
+        "evolve.toml:9: [evolve] system_prompt \"sys.md\" is not in the prompts folder (it holds system.md)",
+    );
     std::fs::write(d.join("evolve.toml"), CONFIG).unwrap();
     std::fs::write(d.join("bad-tree.json"), "{\n  \"s1\": [\n").unwrap();
     std::fs::create_dir_all(d.join("clash")).unwrap();
