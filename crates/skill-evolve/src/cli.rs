@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use evolution_evolve::EditBudgetSchedule;
 
 /// Evolve agent skills from failure trajectories, without regressions.
 ///
@@ -25,8 +26,10 @@ pub(crate) enum Command {
     /// and ask before writing a new version.
     Evolve(EvolveArgs),
     /// Run the full harness loop from a run configuration (agent, questions,
-    /// budgets, gate): `--dry-run` checks the configuration and prints the
-    /// pre-flight estimate; the loop itself is not wired in this build yet.
+    /// budgets, gate): diagnose, evolve the skills (and the system and tool
+    /// prompts, with `--prompts`), gate every candidate, repeat. Ctrl-C
+    /// stops cleanly; the same command resumes. `--dry-run` checks the
+    /// configuration and prints the pre-flight estimate.
     Run(RunArgs),
     /// Ask the e-process gate for a verdict on paired evaluation counts.
     Gate(GateArgs),
@@ -45,7 +48,8 @@ pub(crate) enum Command {
 }
 
 /// How the number of edits per round changes across rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum ScheduleArg {
     /// The same budget (`--max-edits`) every round.
     Constant,
@@ -55,6 +59,25 @@ pub(crate) enum ScheduleArg {
     Cosine,
     /// No limit: the model decides.
     Autonomous,
+}
+
+impl ScheduleArg {
+    /// The kernel's schedule: `max` edits at the first step, decaying to
+    /// `min` at the last for `linear` and `cosine`.
+    pub(crate) fn schedule(self, max: usize, min: usize) -> EditBudgetSchedule {
+        match self {
+            ScheduleArg::Constant => EditBudgetSchedule::Constant { max_edits: max },
+            ScheduleArg::Linear => EditBudgetSchedule::Linear {
+                start: max,
+                end: min,
+            },
+            ScheduleArg::Cosine => EditBudgetSchedule::Cosine {
+                start: max,
+                end: min,
+            },
+            ScheduleArg::Autonomous => EditBudgetSchedule::Autonomous,
+        }
+    }
 }
 
 /// Which LLM answers.
@@ -154,6 +177,29 @@ pub(crate) struct RunArgs {
     /// Record every LLM call of this run into a cassette (replaced if it exists).
     #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
     pub(crate) record: Option<PathBuf>,
+    /// Folder of prompt documents evolved with the skills: the system prompt
+    /// (`system.md`, or `[evolve] system_prompt`) and tool prompt pairs
+    /// (`<tool>_extract.md`, `<tool>_verify.md`). The agent finds them in its
+    /// workspace's `prompts_dir`. Overrides `[run] prompts`; relative to the
+    /// current folder.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) prompts: Option<PathBuf>,
+    /// Source trees for the missed-nodes judge: a JSON object, source id
+    /// (a question's `video_id`) → tree. Overrides `[run] tree`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tree: Option<PathBuf>,
+    /// Edit-budget schedule across epochs. Overrides `[evolve] schedule`
+    /// (default `constant`).
+    #[arg(long, value_enum)]
+    pub(crate) schedule: Option<ScheduleArg>,
+    /// Most edits per candidate (the first epoch's budget for decaying
+    /// schedules). Overrides `[evolve] max_edits` (default 8).
+    #[arg(long)]
+    pub(crate) max_edits: Option<usize>,
+    /// Budget of the last epoch for `linear` and `cosine`. Overrides
+    /// `[evolve] min_edits` (default 2).
+    #[arg(long)]
+    pub(crate) min_edits: Option<usize>,
 }
 
 /// Options of `gate`.

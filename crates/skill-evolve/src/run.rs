@@ -5,7 +5,16 @@
 //! [run]
 //! name = "release-notes"          # prefix of every run id
 //! skills = "skills"               # folder of the starting skill documents
+//! prompts = "prompts"             # optional: prompt documents evolved too
+//!                                 # (system prompt, <tool>_extract.md / _verify.md)
+//! tree = "trees.json"             # optional: source id → tree, for the missed-nodes judge
 //! max_epochs = 3
+//!
+//! [evolve]                        # all optional; flags of the same name win
+//! schedule = "constant"           # constant | linear | cosine | autonomous
+//! max_edits = 8                   # the first epoch's edit budget
+//! min_edits = 2                   # the last epoch's, for linear and cosine
+//! system_prompt = "system.md"     # which prompt document is the system prompt
 //!
 //! [agent]                         # the SubprocessRunner's program
 //! command = ["rule-agent"]        # program (PATH or relative to this file) and arguments
@@ -43,14 +52,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_harness::{BudgetLimits, Estimate, RunPlan, fixed_question_order};
 use evolution_types::{GateParams, GeneratedQuestion};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::cli::{LlmArgs, RunArgs};
+use crate::cli::{LlmArgs, RunArgs, ScheduleArg};
 use crate::config::{LlmSection, build_llm_from};
-use crate::error::{bad_at, line_of};
+use crate::error::{bad_at, bad_option, line_of};
 use crate::questions::load_questions;
 use crate::run_loop::{Ended, RunDir, run_loop};
 
@@ -77,6 +87,17 @@ struct RunFile {
     budget: BudgetLimits,
     #[serde(default)]
     llm: LlmSection,
+    #[serde(default)]
+    evolve: EvolveSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvolveSection {
+    schedule: Option<ScheduleArg>,
+    max_edits: Option<usize>,
+    min_edits: Option<usize>,
+    system_prompt: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,6 +105,8 @@ struct RunFile {
 struct RunSection {
     name: Spanned<String>,
     skills: Spanned<PathBuf>,
+    prompts: Option<Spanned<PathBuf>>,
+    tree: Option<Spanned<PathBuf>>,
     #[serde(default = "default_epochs")]
     max_epochs: Spanned<u32>,
 }
@@ -235,10 +258,23 @@ pub(crate) struct RunConfig {
     pub(crate) model: String,
     /// Skill documents found in `skills`.
     pub(crate) skill_files: Vec<String>,
+    /// Folder of the starting prompt documents, when prompts are evolved too.
+    pub(crate) prompts: Option<PathBuf>,
+    /// Prompt documents found in `prompts`.
+    pub(crate) prompt_files: Vec<String>,
+    /// Source trees for the missed-nodes judge (source id → tree).
+    pub(crate) tree_data: BTreeMap<String, serde_json::Value>,
+    /// The edit budget over the epochs.
+    pub(crate) schedule: EditBudgetSchedule,
+    /// How the schedule was asked for, for the pre-flight line.
+    pub(crate) schedule_text: String,
+    /// Which prompt document is the system prompt.
+    pub(crate) system_prompt: String,
 }
 
-/// Reads and checks `path`; nothing is written.
-pub(crate) fn load(path: &Path) -> anyhow::Result<RunConfig> {
+/// Reads and checks `path`, with the flags of `args` winning over its keys;
+/// nothing is written.
+pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         bad_at(
             path,
@@ -281,6 +317,77 @@ pub(crate) fn load(path: &Path) -> anyhow::Result<RunConfig> {
             format!("[run] skills {}: {problem}", skills.display()),
         )
     })?;
+
+    // Flags are relative to the current folder, keys to the configuration.
+    let prompts = match (&args.prompts, &file.run.prompts) {
+        (Some(dir), _) => Some((dir.clone(), None)),
+        (None, Some(dir)) => Some((base.join(dir.get_ref()), Some(dir.span()))),
+        (None, None) => None,
+    };
+    let prompt_files = match &prompts {
+        Some((dir, span)) => {
+            let problem = |problem: String| match span {
+                Some(span) => at(
+                    span.clone(),
+                    format!("[run] prompts {}: {problem}", dir.display()),
+                ),
+                None => bad_option(format!("--prompts {}: {problem}", dir.display())),
+            };
+            let names = list_documents(dir)
+                .map_err(|p| problem(p.replace("skill document", "prompt document")))?;
+            if let Some(name) = names.iter().find(|n| skill_files.contains(n)) {
+                return Err(problem(format!(
+                    "{name} is also a skill document; skills and prompts share one store, \
+                     so their names must differ"
+                )));
+            }
+            names
+        }
+        None => Vec::new(),
+    };
+    let tree_data = match (&args.tree, &file.run.tree) {
+        (Some(tree), _) => read_tree(tree)?,
+        (None, Some(tree)) => read_tree(&base.join(tree.get_ref()))?,
+        (None, None) => BTreeMap::new(),
+    };
+    let schedule_arg = args
+        .schedule
+        .or(file.evolve.schedule)
+        .unwrap_or(ScheduleArg::Constant);
+    let max_edits = args.max_edits.or(file.evolve.max_edits).unwrap_or(8);
+    let min_edits = args.min_edits.or(file.evolve.min_edits).unwrap_or(2);
+    let schedule = schedule_arg.schedule(max_edits, min_edits);
+    schedule
+        .budget_at(0, u64::from(max_epochs))
+        .map_err(|e| bad_option(format!("max_edits/min_edits (flags or [evolve]): {e}")))?;
+    let schedule_text = match schedule_arg {
+        ScheduleArg::Constant => format!("constant, {max_edits} edits per candidate"),
+        ScheduleArg::Linear => format!("linear, {max_edits} → {min_edits} edits per candidate"),
+        ScheduleArg::Cosine => format!("cosine, {max_edits} → {min_edits} edits per candidate"),
+        ScheduleArg::Autonomous => "autonomous, no edit limit".to_owned(),
+    };
+    let system_prompt = match &file.evolve.system_prompt {
+        Some(name) => {
+            let text = name.get_ref().trim();
+            if text.is_empty() || text.contains(['/', '\\']) {
+                return Err(at(
+                    name.span(),
+                    "[evolve] system_prompt must be a file name in the prompts folder".to_owned(),
+                ));
+            }
+            if !prompt_files.is_empty() && !prompt_files.iter().any(|f| f == text) {
+                return Err(at(
+                    name.span(),
+                    format!(
+                        "[evolve] system_prompt {text:?} is not in the prompts folder (it holds {})",
+                        prompt_files.join(", ")
+                    ),
+                ));
+            }
+            text.to_owned()
+        }
+        None => EvolveOptions::default().system_prompt_file,
+    };
 
     let command = file.agent.command.get_ref();
     let Some((program, args)) = command.split_first() else {
@@ -416,6 +523,25 @@ pub(crate) fn load(path: &Path) -> anyhow::Result<RunConfig> {
         llm: file.llm,
         model,
         skill_files,
+        prompts: prompts.map(|(dir, _)| dir),
+        prompt_files,
+        tree_data,
+        schedule,
+        schedule_text,
+        system_prompt,
+    })
+}
+
+/// The source trees of a JSON file: an object, source id → tree.
+fn read_tree(path: &Path) -> anyhow::Result<BTreeMap<String, serde_json::Value>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_at(path, None, format!("cannot read the tree data: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| {
+        bad_at(
+            path,
+            Some(e.line()),
+            format!("not a JSON object of source id → tree: {e}"),
+        )
     })
 }
 
@@ -489,7 +615,11 @@ pub(crate) fn estimate(config: &RunConfig) -> Estimate {
     let plan = RunPlan {
         epochs: u64::from(config.max_epochs),
         diagnosis_questions: n(config.train.len()),
-        candidates_per_epoch: n(config.skill_files.len()),
+        // One candidate per skill, at most one per prompt document.
+        candidates_per_epoch: n(config
+            .skill_files
+            .len()
+            .saturating_add(config.prompt_files.len())),
         gate_questions: n(config.gate.len()),
         diagnosis_calls_per_epoch: n(config.train.len())
             .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
@@ -509,6 +639,7 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
          agent: {} {}\n\
          questions: {} train, {} gate, {} holdout\n\
          gate: {} parameters, blocks {:?}, INFRA guard {:.0}%\n\
+         evolve: {}; edit budget {}\n\
          llm: {llm}\n\
          pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
         config.name,
@@ -526,6 +657,16 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         },
         config.ladder,
         config.guard_err * 100.0,
+        match &config.prompts {
+            Some(dir) if !config.prompt_files.is_empty() => format!(
+                "skills and {} prompt document(s) in {} (system prompt {})",
+                config.prompt_files.len(),
+                dir.display(),
+                config.system_prompt
+            ),
+            _ => "skills only".to_owned(),
+        },
+        config.schedule_text,
         config.max_epochs,
         estimate.llm_calls,
         estimate.tokens,
@@ -544,7 +685,7 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
 }
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let config = load(&args.config)?;
+    let config = load(&args.config, args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use evolution_diagnose::DiagnoseOptions;
-use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_evolve::EvolveOptions;
 use evolution_harness::{
     Budget, EventSink, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper, HarnessEvent,
     KernelProposer, LoopConfig, LoopContext, MeteredLlm, ProcessMode, PromptTemplates, Scoring,
@@ -226,12 +226,15 @@ pub(crate) async fn run_loop(
         llm: &metered,
         run_log: &log,
         questions: config.train.clone(),
-        tree_data: std::collections::BTreeMap::new(),
+        tree_data: config.tree_data.clone(),
         templates: templates.clone(),
         profile: Profile::default(),
         diagnose: DiagnoseOptions::default(),
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Constant { max_edits: 8 },
+        evolve: EvolveOptions {
+            system_prompt_file: config.system_prompt.clone(),
+            ..EvolveOptions::default()
+        },
+        schedule: config.schedule,
     };
     let progress = Progress::new();
     let resume = dir.checkpoint().is_file();
@@ -257,7 +260,7 @@ pub(crate) async fn run_loop(
         train: config.train.clone(),
         gate: config.gate.clone(),
         holdout: config.holdout.clone(),
-        prompt_files: BTreeSet::new(),
+        prompt_files: config.prompt_files.iter().cloned().collect(),
         slow_update_template: Some(templates.slow_update.clone()),
         estimate: Some(estimate),
     };
@@ -289,11 +292,19 @@ fn open_or_init_store(config: &RunConfig, root: &Path) -> anyhow::Result<FsStore
         Ok(store) => Ok(store),
         Err(FsStoreError::NotAStore { .. }) => {
             let mut files = Vec::new();
-            for name in &config.skill_files {
-                let path = config.skills.join(name);
+            let skills = config.skill_files.iter().map(|n| config.skills.join(n));
+            let prompts = config
+                .prompts
+                .iter()
+                .flat_map(|dir| config.prompt_files.iter().map(|n| dir.join(n)));
+            for path in skills.chain(prompts) {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| crate::error::bad_at(&path, None, format!("cannot read: {e}")))?;
-                files.push((name.clone(), text));
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                files.push((name, text));
             }
             FsStore::init(root, files, "the skills the run started from")
                 .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", root.display()))

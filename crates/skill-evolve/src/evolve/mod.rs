@@ -29,7 +29,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{EvolveArgs, ScheduleArg};
+use crate::cli::EvolveArgs;
 use crate::config::build_llm;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
@@ -168,7 +168,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         out.say(&format!("skipped {note}\n"));
     }
     out.say(&format!(
-        "evolving {} from {} failure trajectories ({} passed ones left out) with {}\n",
+        "evolving {} from {} failure trajectories (passing ones left out: {}) with {}\n",
         skill.display(),
         loaded.failures.len(),
         loaded.passed,
@@ -287,20 +287,7 @@ fn finish(out: Out, run_dir: &Path, summary: &Summary) -> anyhow::Result<ExitCod
 }
 
 fn schedule_of(args: &EvolveArgs) -> EditBudgetSchedule {
-    match args.schedule {
-        ScheduleArg::Constant => EditBudgetSchedule::Constant {
-            max_edits: args.max_edits,
-        },
-        ScheduleArg::Linear => EditBudgetSchedule::Linear {
-            start: args.max_edits,
-            end: args.min_edits,
-        },
-        ScheduleArg::Cosine => EditBudgetSchedule::Cosine {
-            start: args.max_edits,
-            end: args.min_edits,
-        },
-        ScheduleArg::Autonomous => EditBudgetSchedule::Autonomous,
-    }
+    args.schedule.schedule(args.max_edits, args.min_edits)
 }
 
 fn default_run_dir(skill: &Path) -> PathBuf {

@@ -119,3 +119,106 @@ fn every_command_has_help() {
         assert!(text.contains("Usage: skill-evolve"), "{cmd}: {text}");
     }
 }
+
+/// The shipped release-notes example, evolved once (`v1` → `v2`) from its cassette.
+fn evolved_example() -> tempfile::TempDir {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/release-notes");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("temp")).unwrap();
+    for name in [
+        "SKILL.md",
+        "demo.cassette",
+        "temp/failed_trajectory_001.json",
+        "temp/failed_trajectory_002.json",
+    ] {
+        std::fs::copy(example.join(name), d.join(name)).unwrap();
+    }
+    skill_evolve(d)
+        .args(["evolve", "SKILL.md", "--trajectories", "temp", "--yes"])
+        .args(["--provider", "replay", "--cassette", "demo.cassette"])
+        .assert()
+        .success();
+    dir
+}
+
+#[test]
+fn store_and_skill_problems_are_one_line() {
+    let dir = evolved_example();
+    let d = dir.path();
+    check(
+        d,
+        &["diff", "SKILL.md", "v9"],
+        "version v000009 is not in this store's history",
+    );
+    check(
+        d,
+        &["diff", "SKILL.md", "x1"],
+        "\"x1\" is not a version: write v3 or 3",
+    );
+    check(
+        d,
+        &["rollback", "SKILL.md", "--to", "9", "--yes"],
+        "version v000009 is not in this store's history",
+    );
+    check(
+        d,
+        &["rollback", "SKILL.md", "--to", "abc", "--yes"],
+        "\"abc\" is not a version",
+    );
+    check(
+        d,
+        &["doctor", "SKILL.md", "--fix", "--json"],
+        "cannot be used with",
+    );
+    fn evolve(skill: &str) -> Vec<&str> {
+        let mut args = vec!["evolve", skill, "--trajectories", "temp"];
+        args.extend(["--provider", "replay", "--cassette", "demo.cassette"]);
+        args
+    }
+    check(
+        d,
+        &evolve("missing.md"),
+        "missing.md: cannot read: No such file",
+    );
+    // Reversed markers are refused like duplicated ones: line and a pointer to doctor.
+    std::fs::create_dir_all(d.join("rev")).unwrap();
+    std::fs::write(
+        d.join("rev/SKILL.md"),
+        "# Skill\n\n1. Step.\n\n<!-- SLOW_UPDATE_END -->\n- guidance\n<!-- SLOW_UPDATE_START -->\n",
+    )
+    .unwrap();
+    check(d, &evolve("rev/SKILL.md"), "rev/SKILL.md:5: end marker");
+    check(
+        d,
+        &evolve("rev/SKILL.md"),
+        "run `skill-evolve doctor --fix rev/SKILL.md`",
+    );
+}
+
+#[test]
+fn run_llm_problems_are_one_line() {
+    let replay = crate::run::CONFIG.replace(
+        "provider = \"openai\"",
+        "provider = \"replay\"\ncassette = \"nope.cassette\"",
+    );
+    let dir = crate::run::run_workspace(&replay);
+    let d = dir.path();
+    check(
+        d,
+        &["run", "--config", "evolve.toml", "--dry-run"],
+        "nope.cassette: cannot use the cassette",
+    );
+    std::fs::write(d.join("nope.cassette"), "").unwrap();
+    check(
+        d,
+        &["run", "--config", "evolve.toml", "--record", "new.cassette"],
+        "--record needs a live provider",
+    );
+    let dir = crate::run::run_workspace(crate::run::CONFIG);
+    check(
+        dir.path(),
+        &["run", "--config", "evolve.toml", "--dry-run"],
+        "SKILL_EVOLVE_TEST_KEY (api_key_env) is not set",
+    );
+}

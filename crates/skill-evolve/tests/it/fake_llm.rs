@@ -113,6 +113,28 @@ fn loop_reply(prompt: &str) -> String {
     }
 }
 
+/// The system prompt's added line, proposed by [`start_loop_system`].
+pub(crate) const SYSTEM_RULE: &str = "Read every RULE line before you answer.";
+
+/// Starts a server for the whole loop that also sees confirmation bias in
+/// every failure (so the system prompt gets a case pack) and answers the
+/// system prompt's evolve call with an appended line ([`SYSTEM_RULE`]).
+pub(crate) fn start_loop_system() -> FakeLlm {
+    start_with(loop_system_reply)
+}
+
+fn loop_system_reply(prompt: &str) -> String {
+    if prompt.contains("You improve the system prompt") {
+        serde_json::json!({"suggestions": ["the agent answers before reading its rules"],
+            "edits": [{"op": "append", "content": SYSTEM_RULE}]})
+        .to_string()
+    } else if prompt.contains("for confirmation bias") {
+        serde_json::json!({"confirmation_bias": true}).to_string()
+    } else {
+        loop_reply(prompt)
+    }
+}
+
 /// The judges' replies, told apart by each default template's opening.
 fn judge_reply(prompt: &str) -> String {
     let reply = if prompt.contains("Decide whether the failure comes") {

@@ -6,6 +6,7 @@ mod doctor;
 mod evolve;
 mod fake_llm;
 mod gate;
+mod resume;
 mod run;
 mod support;
 #[cfg(unix)]

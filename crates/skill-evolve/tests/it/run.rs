@@ -170,7 +170,7 @@ fn every_bad_run_configuration_is_one_line_exit_2() {
 }
 
 /// The reference agent of evolution-harness, built next to this binary.
-fn rule_agent() -> std::path::PathBuf {
+pub(crate) fn rule_agent() -> std::path::PathBuf {
     let bin = assert_cmd::cargo::cargo_bin("skill-evolve");
     let debug_dir = bin.parent().unwrap().to_path_buf();
     let target = debug_dir.parent().unwrap();
@@ -360,4 +360,239 @@ fn the_shipped_demo_replays_offline() {
         "{report}"
     );
     assert!(report.contains("+RULE qa => yes"), "{report}");
+}
+
+/// `--prompts`, `--tree` and `--schedule` (and their `[run]`/`[evolve]`
+/// keys) reach the pre-flight plan; their problems are one line, exit 2.
+#[test]
+fn prompts_tree_and_schedule_options_are_checked_and_shown() {
+    let dir = run_workspace(CONFIG);
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("prompts")).unwrap();
+    std::fs::write(d.join("prompts/system.md"), "You answer questions.\n").unwrap();
+    std::fs::write(d.join("trees.json"), r#"{"s1": {"id": "root"}}"#).unwrap();
+    let dry_run = |extra: &[&str]| {
+        skill_evolve(d)
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let help = skill_evolve(d).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for option in [
+        "--prompts <DIR>",
+        "--tree <FILE>",
+        "--schedule <SCHEDULE>",
+        "--max-edits",
+        "--min-edits",
+    ] {
+        assert!(help.contains(option), "{option} not in {help}");
+    }
+    let out = dry_run(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("evolve: skills only; edit budget constant, 8 edits per candidate"),
+        "{text}"
+    );
+    let out = dry_run(&[
+        "--prompts",
+        "prompts",
+        "--tree",
+        "trees.json",
+        "--schedule",
+        "cosine",
+        "--max-edits",
+        "6",
+        "--min-edits",
+        "1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "evolve: skills and 1 prompt document(s) in prompts (system prompt system.md); \
+             edit budget cosine, 6 → 1 edits per candidate"
+        ),
+        "{text}"
+    );
+    // One more candidate per epoch: 2 epochs × (4 × 6 + 2 × 3 + 1) calls.
+    assert!(text.contains("2 epoch(s)): 62 LLM calls"), "{text}");
+    // The same from the configuration's keys; flags win over them.
+    let keyed = CONFIG.replace(
+        "max_epochs = 2\n",
+        "max_epochs = 2\nprompts = \"prompts\"\n\n[evolve]\nschedule = \"autonomous\"\nsystem_prompt = \"system.md\"\n",
+    );
+    std::fs::write(d.join("evolve.toml"), &keyed).unwrap();
+    let text = String::from_utf8_lossy(&dry_run(&[]).stdout).into_owned();
+    assert!(
+        text.contains("(system prompt system.md); edit budget autonomous, no edit limit"),
+        "{text}"
+    );
+    let text = String::from_utf8_lossy(&dry_run(&["--schedule", "linear"]).stdout).into_owned();
+    assert!(
+        text.contains("edit budget linear, 8 → 2 edits per candidate"),
+        "{text}"
+    );
+
+    let misnamed = keyed.replace(
+        "system_prompt = \"system.md\"",
+        "system_prompt = \"sys.md\"",
+    );
+    std::fs::write(d.join("evolve.toml"), &misnamed).unwrap();
+    assert_one_line_error(
+        &dry_run(&[]),
+        "evolve.toml:9: [evolve] system_prompt \"sys.md\" is not in the prompts folder (it holds system.md)",
+    );
+    std::fs::write(d.join("evolve.toml"), CONFIG).unwrap();
+    std::fs::write(d.join("bad-tree.json"), "{\n  \"s1\": [\n").unwrap();
+    std::fs::create_dir_all(d.join("clash")).unwrap();
+    std::fs::write(d.join("clash/default-strategy.md"), "x\n").unwrap();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    let before = snapshot(d);
+    for (extra, needle) in [
+        (
+            &["--prompts", "nowhere"][..],
+            "--prompts nowhere: cannot read the folder",
+        ),
+        (
+            &["--prompts", "empty"][..],
+            "--prompts empty: holds no prompt document",
+        ),
+        (
+            &["--prompts", "clash"][..],
+            "default-strategy.md is also a skill document",
+        ),
+        (
+            &["--tree", "bad-tree.json"][..],
+            "bad-tree.json:3: not a JSON object",
+        ),
+        (
+            &[
+                "--schedule",
+                "linear",
+                "--max-edits",
+                "1",
+                "--min-edits",
+                "3",
+            ][..],
+            "max_edits/min_edits",
+        ),
+        (&["--schedule", "sideways"][..], "--schedule"),
+    ] {
+        assert_one_line_error(&dry_run(extra), needle);
+    }
+    assert_eq!(snapshot(d), before);
+}
+
+/// A real loop with `--prompts`, `--tree` and `--schedule`: the system
+/// prompt is stored, its case pack reaches the system prompt's evolve call
+/// and its candidate is gated; the missed-nodes judge sees the tree; the
+/// skill's evolve call carries the schedule's budget. The recorded
+/// cassette holds every prompt sent.
+#[test]
+fn the_loop_evolves_the_system_prompt_with_the_chosen_schedule() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop_system();
+    let config = loop_config(&agent, &fake.base_url)
+        .replace("train = 0.15", "train = 0.3")
+        .replace("gate = 0.85", "gate = 0.7");
+    let dir = run_workspace_with(&config, 18);
+    let d = dir.path();
+    let questions: String = (0..18)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"video_id\": \"s1\", \"question\": \"?\", \"answer\": \"yes\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    std::fs::create_dir_all(d.join("prompts")).unwrap();
+    // Long enough that one appended line stays within the length check.
+    let system_md = format!(
+        "# System\n\nYou answer support questions.\n\n{}",
+        "Answer in one word, from the rules of your skills; say unknown when no rule applies.\n"
+            .repeat(4)
+    );
+    std::fs::write(d.join("prompts/system.md"), &system_md).unwrap();
+    std::fs::write(
+        d.join("trees.json"),
+        r#"{"s1": {"id": "root", "children": [{"id": "region-table"}]}}"#,
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args([
+            "run",
+            "--config",
+            "evolve.toml",
+            "--prompts",
+            "prompts",
+            "--tree",
+            "trees.json",
+            "--schedule",
+            "cosine",
+            "--max-edits",
+            "3",
+            "--record",
+            "rec.cassette",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let cassette = std::fs::read_to_string(d.join("rec.cassette")).unwrap();
+    let prompts: Vec<String> = cassette
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["messages"][0]["content"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let openings: Vec<(&str, &str)> = cassette
+        .lines()
+        .zip(&prompts)
+        .map(|(l, p)| {
+            (
+                p.get(..50).unwrap_or(p),
+                l.get(l.len().saturating_sub(400)..).unwrap_or(l),
+            )
+        })
+        .collect();
+    assert!(
+        stdout.contains("2 candidate(s)"),
+        "{stdout}\n{stderr}\n{openings:#?}"
+    );
+    let find = |opening: &str| {
+        prompts
+            .iter()
+            .find(|p| p.contains(opening))
+            .unwrap_or_else(|| panic!("no {opening:?} call"))
+    };
+    // Cosine from 3 over one epoch: the first (only) epoch's budget is 3.
+    assert!(
+        find("You improve a skill document").contains("At most 3 edits."),
+        "{prompts:?}"
+    );
+    let system = find("You improve the system prompt");
+    assert!(system.contains("You answer support questions."), "{system}");
+    assert!(system.contains("At most 3 edits."), "{system}");
+    assert!(
+        find("explored a source").contains("region-table"),
+        "the tree reaches the missed-nodes judge"
+    );
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(report.contains("system.md"), "{report}");
+    // The system prompt is a document of the run's first stored version.
+    let mut stack = vec![d.join(".skill-evolve/runs/demo/store")];
+    let mut stored = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "system.md") {
+                stored.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    assert!(stored.contains(&system_md), "{stored:?}");
 }
