@@ -7,7 +7,7 @@
 //!
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
-//! - `ci`: format check, clippy, check-deps, docs, doctests, tests (last, so their summary closes the log) — stops at the first failure;
+//! - `ci`: installs cmake/libclang-dev when missing and fetches the local model, then format check, clippy, check-deps, docs, doctests, tests (last, so their summary closes the log) — stops at the first failure;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
 //! - `demo`: the whole skill-evolve loop offline on the shipped example.
@@ -18,6 +18,7 @@
 
 mod check_deps;
 mod fetch_model;
+mod prereqs;
 mod source_scan;
 mod tasks;
 

@@ -1,9 +1,10 @@
 //! Benchmark: prompt and generation tokens/s at 1 and 2 threads, and the grammar's overhead.
 //!
-//! Run with `cargo xtask bench local [runs]` (release build; needs `cargo xtask fetch-model`).
+//! Run with `cargo xtask bench local [runs]` (needs `cargo xtask fetch-model`; dev profile,
+//! since llama.cpp itself is optimised in every profile).
 //! Prompt speed is prompt tokens over the time to the first token; generation speed is the
 //! tokens after the first over the time after it. The grammar overhead compares generation
-//! speed under the evolve-edits JSON schema with free generation, in the same run.
+//! speed under the kernel's `evolve.skill` reply schema with free generation, in the same run.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -11,7 +12,6 @@ use std::time::Instant;
 
 use evolution_llm_local::{LocalConfig, LocalLlm};
 use evolution_types::{ChatMessage, ChatOptions, LlmProvider, LlmResponse};
-use serde_json::json;
 
 fn rates(r: &LlmResponse) -> (f64, f64) {
     let ttft = r.ttft_ms.unwrap_or(0).max(1) as f64 / 1000.0;
@@ -37,12 +37,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{context}\nPropose edits that make the release notes shorter."
         )),
     ];
-    let schema = json!({"type": "object", "properties": {"edits": {"type": "array",
-        "minItems": 1, "maxItems": 3, "items": {"type": "object", "properties": {
-        "op": {"enum": ["append", "insert_after", "replace", "delete"]},
-        "target": {"type": "string", "maxLength": 80},
-        "content": {"type": "string", "maxLength": 200}},
-        "required": ["op", "target", "content"]}}}, "required": ["edits"]});
+    // The schema the kernel attaches to its skill-evolve calls.
+    let schema = evolution_evolve::reply_schema("evolve.skill").ok_or("no evolve.skill schema")?;
     let free = ChatOptions::default().with_max_tokens(96);
     let constrained = ChatOptions::default()
         .with_json_schema(schema)

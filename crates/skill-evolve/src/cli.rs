@@ -86,7 +86,7 @@ pub(crate) enum ProviderArg {
     /// Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek,
     /// vLLM, Ollama, llama.cpp server).
     Openai,
-    /// The embedded local model.
+    /// The embedded local model (`[llm.local]`; default: SmolLM2-135M from `cargo xtask fetch-model`).
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,

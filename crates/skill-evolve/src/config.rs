@@ -43,6 +43,10 @@ pub(crate) struct LlmSection {
     cassette: Option<PathBuf>,
     #[serde(default)]
     pub(crate) openai: toml::Table,
+    /// `[llm.local]`: the embedded model's settings (see `local.rs`).
+    #[serde(default)]
+    #[cfg_attr(not(feature = "local"), allow(dead_code))]
+    pub(crate) local: toml::Table,
 }
 
 /// The provider a command talks to, and a one-line description for the user.
@@ -96,10 +100,17 @@ pub(crate) async fn build_llm_from(
         }
     }
     match provider {
+        #[cfg(feature = "local")]
+        ProviderArg::Local => {
+            let (live, description, model) =
+                crate::local::local_provider(&file.llm.local, config_path.as_deref()).await?;
+            with_recording(live, description, args.record.as_deref(), model).await
+        }
+        #[cfg(not(feature = "local"))]
         ProviderArg::Local => Err(bad_option(
-            "provider `local` (the embedded model) is not available in this build yet; use \
-             `--provider openai` with any OpenAI-compatible server (a local llama.cpp or Ollama \
-             server works offline) or `--provider replay --cassette FILE`",
+            "provider `local` (the embedded model) is not in this build: rebuild skill-evolve \
+             with its default `local` feature, or use `--provider openai` with any \
+             OpenAI-compatible server (a local llama.cpp or Ollama server works offline)",
         )),
         ProviderArg::Openai => {
             let config = openai_config(openai, config_path.as_deref())?;
@@ -112,21 +123,7 @@ pub(crate) async fn build_llm_from(
                 )),
                 other => bad_option(other.to_string()),
             })?;
-            match &args.record {
-                Some(path) => {
-                    let recorder = Recorder::open(live, path, CassetteMode::Record, model)
-                        .await
-                        .map_err(cassette_error)?;
-                    Ok(Llm {
-                        provider: Arc::new(recorder),
-                        description: format!("{description}, recording to {}", path.display()),
-                    })
-                }
-                None => Ok(Llm {
-                    provider: Arc::new(live),
-                    description,
-                }),
-            }
+            with_recording(Arc::new(live), description, args.record.as_deref(), model).await
         }
         ProviderArg::Replay => {
             if args.record.is_some() {
@@ -156,6 +153,30 @@ pub(crate) async fn build_llm_from(
                 description: format!("replay of {} (model {model})", cassette.display()),
             })
         }
+    }
+}
+
+/// The live provider, behind a recorder writing to `record` when one is given.
+async fn with_recording(
+    live: Arc<dyn LlmProvider>,
+    description: String,
+    record: Option<&Path>,
+    model: String,
+) -> anyhow::Result<Llm> {
+    match record {
+        Some(path) => {
+            let recorder = Recorder::open(live, path, CassetteMode::Record, model)
+                .await
+                .map_err(cassette_error)?;
+            Ok(Llm {
+                provider: Arc::new(recorder),
+                description: format!("{description}, recording to {}", path.display()),
+            })
+        }
+        None => Ok(Llm {
+            provider: live,
+            description,
+        }),
     }
 }
 

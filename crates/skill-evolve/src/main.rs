@@ -22,6 +22,8 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+#[cfg(feature = "local")]
+mod local;
 mod questions;
 mod render;
 mod run;

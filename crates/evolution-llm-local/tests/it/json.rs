@@ -187,3 +187,54 @@ async fn an_unsupported_schema_is_a_bad_request() {
     assert_eq!(err.kind(), evolution_types::LlmErrorKind::BadRequest);
     assert!(err.message().contains("pattern"), "{err}");
 }
+
+/// One request per kernel JSON contract, with the kernel's own schema for its tag: the reply
+/// must be one the kernel reads (parsed by its JSON reader, required fields present).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kernel_reply_schema_gives_a_reply_the_kernel_reads() {
+    let llm = model(1).await;
+    let tags = evolution_evolve::REPLY_SCHEMA_TAGS
+        .iter()
+        .chain(evolution_diagnose::REPLY_SCHEMA_TAGS.iter());
+    for tag in tags {
+        let schema = evolution_evolve::reply_schema(tag)
+            .or_else(|| evolution_diagnose::reply_schema(tag))
+            .unwrap_or_else(|| panic!("{tag} has no schema"));
+        let prompt = format!(
+            "Task `{tag}`. The skill says: '# Dates\\nAlways answer with ISO 8601 dates.' \
+             The agent answered '03/04/2024' where '2024-04-03' was expected. \
+             Reply with one short JSON object for this task."
+        );
+        let options = ChatOptions::default()
+            .with_json_schema(schema.clone())
+            .with_tag(*tag)
+            .with_max_tokens(1024);
+        let reply = llm
+            .chat(&[ChatMessage::user(prompt)], &options)
+            .await
+            .unwrap_or_else(|err| panic!("{tag}: {err}"));
+        let doc = evolution_evolve::parse_llm_json(&reply.content)
+            .unwrap_or_else(|| panic!("{tag}: the kernel cannot read {:?}", reply.content));
+        for name in schema["required"].as_array().into_iter().flatten() {
+            let name = name.as_str().unwrap_or_default();
+            assert!(
+                doc.contains_key(name),
+                "{tag}: `{name}` missing in {}",
+                reply.content
+            );
+        }
+        for key in ["edits", "extract_edits", "verify_edits"] {
+            if let Some(edits) = doc.get(key) {
+                let edits: Vec<evolution_types::Edit> = serde_json::from_value(edits.clone())
+                    .unwrap_or_else(|e| panic!("{tag}: {e}: {}", reply.content));
+                assert!(
+                    edits
+                        .iter()
+                        .all(|e| !matches!(e.op, evolution_types::EditOp::Other(_))),
+                    "{}",
+                    reply.content
+                );
+            }
+        }
+    }
+}

@@ -6,6 +6,8 @@ mod doctor;
 mod evolve;
 mod fake_llm;
 mod gate;
+#[cfg(feature = "local")]
+mod local;
 mod resume;
 mod run;
 mod support;

@@ -1,0 +1,77 @@
+//! `--provider local`: the embedded model (SmolLM2-135M from `cargo xtask fetch-model`).
+
+use crate::evolve::{SKILL, workspace};
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+#[test]
+fn a_missing_model_file_is_one_line_naming_fetch_model_and_writes_nothing() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .env("EVOLUTION_MODEL_DIR", d.join("no-models"))
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "local", "--yes"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "cargo xtask fetch-model");
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn an_unknown_local_setting_is_one_line_naming_the_file() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[llm]\nprovider = \"local\"\n\n[llm.local]\nthreads = 2\ntemperature = 3\n",
+    )
+    .unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args([
+            "evolve",
+            "skill/SKILL.md",
+            "--trajectories",
+            "temp",
+            "--yes",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "skill-evolve.toml");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("temperature"));
+    assert_eq!(snapshot(d), before);
+}
+
+/// The real model runs the whole `evolve` workflow: every call's reply parses (the schemas
+/// hold), and whatever it proposes goes through the same checks as any model's edits.
+#[test]
+fn the_local_model_runs_evolve_end_to_end_with_parseable_replies() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "local", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("{e}: {stdout}");
+    });
+    assert!(
+        report["provider"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("local ")),
+        "{report}"
+    );
+    assert!(
+        report["llm_calls"].as_u64().is_some_and(|n| n >= 1),
+        "{report}"
+    );
+    // Without --yes and without a terminal, nothing is written to the skill.
+    assert_eq!(
+        std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
+        SKILL
+    );
+}
