@@ -61,8 +61,10 @@ impl PromptStore for WorkspaceStore<'_> {
 /// [`EvolveOptions::rejected`]. The proposer writes nothing: the loop gates
 /// each proposal and advances the store.
 ///
-/// Its LLM calls are not recorded: a run killed during a proposal repeats
-/// that proposal's calls when it resumes.
+/// Give it an [`crate::LlmJournal`] as `llm` so that a run killed during a
+/// proposal does not send that proposal's finished calls again when it
+/// resumes: the proposal is made again from the same inputs, and the
+/// journal answers every call that finished before the kill.
 pub struct KernelProposer<'a> {
     /// The LLM for judges and edits.
     pub llm: &'a dyn LlmProvider,

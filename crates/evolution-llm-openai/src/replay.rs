@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
@@ -142,7 +143,9 @@ struct Recorded {
 ///
 /// Every recorded call is appended as one line, flushed and synced to disk
 /// before its answer is returned, so a process killed at any point loses at
-/// most the call in flight. In [`CassetteMode::RecordIfMissing`] the
+/// most the call in flight. Identical requests made at the same time in
+/// [`CassetteMode::RecordIfMissing`] reach the provider once: the others
+/// wait and get the recorded answer. In [`CassetteMode::RecordIfMissing`] the
 /// cassette is therefore a journal a resumed run can answer from: reopening
 /// it drops a torn last line (a write the kill cut short) and replays every
 /// finished call without asking the provider again.
@@ -154,6 +157,9 @@ pub struct Recorder<P> {
     path: PathBuf,
     recorded: std::sync::Mutex<HashMap<String, Recorded>>,
     file: tokio::sync::Mutex<Option<tokio::fs::File>>,
+    /// One lock per request key in flight (`RecordIfMissing`), so identical
+    /// concurrent requests reach the provider once.
+    in_flight: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl<P: LlmProvider> Recorder<P> {
@@ -215,6 +221,7 @@ impl<P: LlmProvider> Recorder<P> {
             path,
             recorded: std::sync::Mutex::new(recorded),
             file: tokio::sync::Mutex::new(file),
+            in_flight: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -397,6 +404,40 @@ impl<P: LlmProvider> LlmProvider for Recorder<P> {
         options: &ChatOptions,
     ) -> Result<LlmResponse, LlmError> {
         let key = cassette_key(&self.model, messages, options);
+        if self.mode == CassetteMode::RecordIfMissing {
+            // Identical requests in flight at once wait for the first: it
+            // asks the provider, the others get its recorded answer.
+            let slot = {
+                let mut in_flight = self
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                Arc::clone(in_flight.entry(key.clone()).or_default())
+            };
+            let guard = slot.lock().await;
+            let result = self.answer(key.clone(), messages, options).await;
+            drop(guard);
+            let mut in_flight = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Only the map and this call hold the slot: nobody else waits.
+            if Arc::strong_count(&slot) == 2 {
+                in_flight.remove(&key);
+            }
+            return result;
+        }
+        self.answer(key, messages, options).await
+    }
+}
+
+impl<P: LlmProvider> Recorder<P> {
+    async fn answer(
+        &self,
+        key: String,
+        messages: &[ChatMessage],
+        options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
         if self.mode != CassetteMode::Record
             && let Some(response) = self.take(&key)
         {

@@ -23,12 +23,12 @@ use evolution_testkit::fixtures::{question, skill_document};
 use evolution_types::{GateParams, GeneratedQuestion, Profile, RunLog};
 use serde_json::json;
 
-const HELP_A: &str = "Rule: read the a-clue before answering.";
-const HARM_B: &str = "Rule: skip the b-check to save time.";
-const HELP_B: &str = "Rule: always run the b-check twice.";
-const NEUTRAL_C: &str = "Note: stay calm on c questions.";
+pub(crate) const HELP_A: &str = "Rule: read the a-clue before answering.";
+pub(crate) const HARM_B: &str = "Rule: skip the b-check to save time.";
+pub(crate) const HELP_B: &str = "Rule: always run the b-check twice.";
+pub(crate) const NEUTRAL_C: &str = "Note: stay calm on c questions.";
 
-fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
+pub(crate) fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
     ["a", "b", "c"]
         .iter()
         .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
@@ -38,7 +38,7 @@ fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
 /// Type `a` is right only with [`HELP_A`] in `a.md`; type `b` is right on
 /// even questions, on all with [`HELP_B`] and on none with [`HARM_B`] in
 /// `b.md`; type `c` is always wrong.
-fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
+pub(crate) fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
     let skill = |name: &str| ws.skills.get(name).map(String::as_str).unwrap_or_default();
     let even = q
         .question_id
@@ -75,7 +75,7 @@ fn edits(contents: &[&str]) -> String {
 /// prompts per task type: `a` gets the helpful rule; `b` the harmful one
 /// until it shows up among the rejected edits, then the helpful one; `c` a
 /// neutral note, then nothing.
-fn scripted_llm() -> ScriptedLlm {
+pub(crate) fn scripted_llm() -> ScriptedLlm {
     ScriptedLlm::from_fn(|request| {
         let text = request.full_text();
         if text.starts_with("You write the long-term guidance") {
@@ -130,7 +130,7 @@ impl Checkpoint for Killing {
 }
 
 /// Everything a run leaves on disk, under one directory.
-fn init_store(dir: &Path) {
+pub(crate) fn init_store(dir: &Path) {
     let body = |t: &str| {
         format!(
             "# Answering {t} questions\n\n1. Read the question and the options carefully.\n\
@@ -213,7 +213,7 @@ async fn run_once(
     (result, checkpoint.saves.load(Ordering::Relaxed))
 }
 
-fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
+pub(crate) fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
     report
         .records
         .iter()
@@ -221,7 +221,7 @@ fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
         .collect()
 }
 
-fn final_documents(dir: &Path) -> BTreeMap<String, String> {
+pub(crate) fn final_documents(dir: &Path) -> BTreeMap<String, String> {
     let store = FsVersionedStore::new(FsStore::open(dir.join("store")).unwrap());
     store.documents(&store.current_version().unwrap()).unwrap()
 }

@@ -5,6 +5,7 @@ mod budget;
 mod evolution;
 mod gatekeeper;
 mod ingest;
+mod journal;
 mod kernel;
 mod persist;
 mod runner;

@@ -287,6 +287,7 @@ impl LlmProvider for Counting {
         _options: &ChatOptions,
     ) -> Result<evolution_types::LlmResponse, evolution_types::LlmError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         let last = messages
             .last()
             .map(|m| m.content.clone())
@@ -452,4 +453,28 @@ async fn a_bad_line_before_the_last_is_still_an_error() {
         matches!(r, Err(CassetteError::Parse { line: 1, .. })),
         "{r:?}"
     );
+}
+
+#[tokio::test]
+async fn identical_requests_in_flight_at_once_reach_the_provider_once() {
+    let path = temp_cassette("single-flight");
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open");
+    let opts = ChatOptions::default();
+    let (same, other) = (ask("same"), ask("other"));
+    let (x, y, z) = tokio::join!(
+        rec.chat(&same, &opts),
+        rec.chat(&same, &opts),
+        rec.chat(&other, &opts),
+    );
+    let (x, y, z) = (x.expect("x"), y.expect("y"), z.expect("z"));
+    assert_eq!(x.content, "echo: same");
+    assert_eq!(y.content, "echo: same");
+    assert_eq!(z.content, "echo: other");
+    assert_eq!(u8::from(x.cache_hit) + u8::from(y.cache_hit), 1);
+    assert_eq!(inner.calls.load(Ordering::SeqCst), 2);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(text.lines().count(), 2);
 }
