@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
-use evolution_types::{EvolutionRecord, GeneratedQuestion, LlmProvider, Prediction, RejectedEdit};
+use evolution_types::{
+    DiagnosisResult, EvolutionRecord, EvolutionResult, GeneratedQuestion, LlmProvider, Prediction,
+    RejectedEdit,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::BudgetExceeded;
@@ -52,6 +55,26 @@ pub struct ProposeRequest<'a> {
     pub rejected: &'a [RejectedEdit],
 }
 
+/// What a proposer made for an epoch: the candidates and, when it
+/// diagnosed the training run, the diagnosis they came from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Proposals {
+    /// The candidates, in the order to gate them (none means nothing to change).
+    pub proposals: Vec<Proposal>,
+    /// The diagnosis of the epoch's training run, stored in the run log by
+    /// the loop ([`crate::RunRecorder::record_diagnosis`]).
+    pub diagnosis: Option<DiagnosisResult>,
+}
+
+impl From<Vec<Proposal>> for Proposals {
+    fn from(proposals: Vec<Proposal>) -> Self {
+        Proposals {
+            proposals,
+            diagnosis: None,
+        }
+    }
+}
+
 /// Why a proposer failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("proposer failed: {0}")]
@@ -60,8 +83,8 @@ pub struct ProposeError(pub String);
 /// Makes candidate changes from an epoch's evidence.
 #[async_trait]
 pub trait Proposer: Send + Sync {
-    /// Proposals for this epoch (none means nothing to change).
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError>;
+    /// Proposals for this epoch.
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError>;
 }
 
 /// Settings of the loop.
@@ -328,6 +351,12 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// The run stops after `max_epochs`, or when two consecutive
 /// epochs proposed the same edits or did not raise training accuracy.
 ///
+/// The run log keeps the evidence: the proposer's diagnosis of each epoch
+/// ([`crate::RunRecorder::record_diagnosis`]) and each gated proposal's
+/// [`EvolutionRecord`], with `result_version` set to the version its accept
+/// wrote ([`crate::RunRecorder::record_evolution`]), both under the
+/// epoch's training run id.
+///
 /// A budget cap is a clean stop: the report says which cap
 /// ([`StopReason::Budget`]) and holds what was decided so far; running again
 /// with a larger budget and the same checkpoint continues the run.
@@ -447,7 +476,10 @@ async fn drive(
         }
 
         if state.proposals.is_none() {
-            let mut proposals = ctx
+            let Proposals {
+                mut proposals,
+                diagnosis,
+            } = ctx
                 .proposer
                 .propose(ProposeRequest {
                     epoch,
@@ -459,6 +491,12 @@ async fn drive(
                 .await?;
             for p in &mut proposals {
                 p.record.source_version.clone_from(&train_ws.version);
+            }
+            if let Some(diagnosis) = &diagnosis {
+                vctx.recorder
+                    .record_diagnosis(diagnosis)
+                    .await
+                    .map_err(ValidationError::from)?;
             }
             state.proposals = Some(proposals);
             state.judged = 0;
@@ -500,6 +538,16 @@ async fn drive(
                     .rejected
                     .extend(record.rejected_edits(&proposal.record));
                 state.probations.extend(record.probation.clone());
+                let mut evolution = proposal.record.clone();
+                evolution.result_version.clone_from(&record.new_version);
+                vctx.recorder
+                    .record_evolution(&EvolutionResult {
+                        run_id: train_run_id.clone(),
+                        source_version: train_ws.version.clone(),
+                        records: vec![evolution],
+                    })
+                    .await
+                    .map_err(ValidationError::from)?;
                 state.records.push(record);
             }
             state.judged = state.judged.saturating_add(1);

@@ -127,7 +127,7 @@ pub use crate::checkpoint_file::FileCheckpoint;
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
     Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
-    Proposal, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::fs_store::FsVersionedStore;

@@ -5,9 +5,9 @@ use async_trait::async_trait;
 use evolution_harness::{
     Budget, BudgetExceeded, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper,
     InProcessRunner, LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder,
-    MemoryVersionedStore, PromptTemplates, Proposal, ProposeError, ProposeRequest, Proposer,
-    StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace,
-    run_evolution,
+    MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError, ProposeRequest,
+    Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore,
+    Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
@@ -79,7 +79,7 @@ const PLAN: [&[(&str, &str)]; 3] = [
 
 #[async_trait]
 impl Proposer for Scripted {
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let skill = request
             .workspace
@@ -104,7 +104,8 @@ impl Proposer for Scripted {
                     record,
                 }
             })
-            .collect())
+            .collect::<Vec<_>>()
+            .into())
     }
 }
 
@@ -260,6 +261,43 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
         .unwrap();
     assert!(harm.gate_l.unwrap_or(0) > 0 && harm.gate_w == Some(0));
     assert_eq!(world.proposer.calls.load(Ordering::Relaxed), 3);
+    // Each gated proposal's record is in the run log under its epoch's
+    // training run, with the version its accept wrote.
+    let stored = |run_id: &str| -> Vec<(String, String, Option<String>)> {
+        world
+            .log
+            .evolutions(run_id)
+            .into_iter()
+            .flat_map(|e| {
+                let source = e.source_version.clone();
+                e.records.into_iter().map(move |r| {
+                    let edit = r
+                        .edits
+                        .first()
+                        .map(|e| e.content.clone())
+                        .unwrap_or_default();
+                    (source.clone(), edit, r.result_version)
+                })
+            })
+            .collect()
+    };
+    let v = |s: &str| s.to_owned();
+    assert_eq!(
+        stored("e2e_train_e0_v1"),
+        [
+            (v("v1"), v("break:b"), None),
+            (v("v1"), v("fix:a"), Some(v("v2")))
+        ]
+    );
+    assert_eq!(
+        stored("e2e_train_e1_v2"),
+        [
+            (v("v2"), v("note: double-check"), None),
+            (v("v2"), v("fix:c"), Some(v("v3")))
+        ]
+    );
+    // The scripted proposer does not diagnose.
+    assert!(world.log.diagnoses("e2e_train_e0_v1").is_empty());
 }
 
 #[tokio::test]
@@ -392,6 +430,13 @@ async fn a_run_killed_at_any_checkpoint_resumes_to_the_same_result() {
             "kill {kill}"
         );
         assert!(world.llm.requests().len() <= total_llm + 1, "kill {kill}");
+        for run in ["e2e_train_e0_v1", "e2e_train_e1_v2"] {
+            assert_eq!(
+                world.log.evolutions(run),
+                whole.log.evolutions(run),
+                "kill {kill}: evolution results stored twice or lost"
+            );
+        }
         let history = world.store.history().unwrap().len();
         assert_eq!(
             history,
@@ -405,9 +450,9 @@ struct Sneaky;
 
 #[async_trait]
 impl Proposer for Sneaky {
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         if request.epoch > 0 {
-            return Ok(Vec::new());
+            return Ok(Proposals::default());
         }
         let skill = request
             .workspace
@@ -422,7 +467,8 @@ impl Proposer for Sneaky {
             label: "sneaky".into(),
             writes: BTreeMap::from([("s.md".to_owned(), text)]),
             record,
-        }])
+        }]
+        .into())
     }
 }
 

@@ -210,5 +210,13 @@ async fn a_run_killed_in_the_middle_of_a_proposal_resumes_without_repeating_llm_
         // Across both processes the LLM got each distinct request exactly
         // once: the same requests as the uninterrupted run, none repeated.
         assert_eq!(request_counts(&llm), expected_requests, "live {live}");
+        // The diagnosis the kill interrupted is stored once.
+        let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+        for run in log.runs().await.unwrap() {
+            if run.run_id.starts_with("j_train_") {
+                let n = log.diagnoses(&run.run_id).await.unwrap().len();
+                assert_eq!(n, 1, "live {live}: {}", run.run_id);
+            }
+        }
     }
 }

@@ -288,6 +288,29 @@ async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_h
     let train0 = runs.iter().find(|r| r.starts_with("k_train_e0_")).unwrap();
     assert_eq!(log.get_predictions(train0, None).await.unwrap().len(), 30);
 
+    // Each epoch's diagnosis and each gated proposal's record are stored
+    // under the epoch's training run, and read back.
+    let diagnoses = log.diagnoses(train0).await.unwrap();
+    assert_eq!(diagnoses.len(), 1, "{diagnoses:?}");
+    assert_eq!(diagnoses[0].run_id, *train0);
+    assert_eq!(diagnoses[0].n_questions, 30);
+    assert!(!diagnoses[0].attributions.is_empty());
+    let evolutions = log.evolutions(train0).await.unwrap();
+    let stored: Vec<(&str, Option<&str>)> = evolutions
+        .iter()
+        .flat_map(|e| &e.records)
+        .map(|r| (r.target_file.as_str(), r.result_version.as_deref()))
+        .collect();
+    let a_version = rows[0].2.as_deref();
+    assert_eq!(
+        stored,
+        [("a.md", a_version), ("b.md", None), ("c.md", None)],
+        "{rows:?}"
+    );
+    for train in runs.iter().filter(|r| r.starts_with("k_train_")) {
+        assert_eq!(log.diagnoses(train).await.unwrap().len(), 1, "{train}");
+    }
+
     // The harmful edit is blacklisted with its gate evidence.
     let state = FileCheckpoint::new(dir.path().join("loop.json"))
         .load()
@@ -349,7 +372,7 @@ async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
         rejected: &rejected,
     };
     use evolution_harness::Proposer;
-    let first = proposer.propose(request(0)).await.unwrap();
+    let first = proposer.propose(request(0)).await.unwrap().proposals;
     let targets: Vec<_> = first
         .iter()
         .map(|p| p.record.target_file.as_str())
