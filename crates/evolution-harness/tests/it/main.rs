@@ -8,6 +8,7 @@ mod ingest;
 mod journal;
 mod kernel;
 mod persist;
+mod prompts;
 mod runner;
 mod slow_update;
 mod subprocess;
