@@ -299,6 +299,42 @@ fn with_writes(
     ws
 }
 
+fn document<'w>(ws: &'w Workspace, name: &str) -> Option<&'w String> {
+    ws.skills.get(name).or_else(|| ws.prompts.get(name))
+}
+
+/// A stale proposal's change carried over to the current documents: when
+/// it writes one document, its record's target, its edits are its whole
+/// change (re-applied to the text it was written against they give its
+/// text) and each of them still applies where it asked on the current
+/// text, the result is the new write. `None` otherwise: the proposal is
+/// skipped.
+fn rebase(
+    proposal: &Proposal,
+    then: &Workspace,
+    now: &Workspace,
+) -> Option<BTreeMap<String, String>> {
+    let mut writes = proposal.writes.iter();
+    let (name, written) = writes.next()?;
+    let record = &proposal.record;
+    if writes.next().is_some() || *name != record.target_file || record.edits.is_empty() {
+        return None;
+    }
+    let applied = |text: &str| {
+        let (out, reports) = evolution_patch::apply_patch_with_report(text, &record.edits, &[]);
+        let clean = reports
+            .iter()
+            .all(|r| r.status.kind() == evolution_types::EditStatusKind::Applied);
+        clean.then_some(out)
+    };
+    if applied(document(then, name)?)? != *written {
+        return None;
+    }
+    let current = document(now, name)?;
+    let rebased = applied(current)?;
+    (rebased != *current).then(|| BTreeMap::from([(name.clone(), rebased)]))
+}
+
 fn accuracy(predictions: &BTreeMap<String, Prediction>) -> Option<f64> {
     let usable: Vec<bool> = predictions
         .values()
@@ -340,8 +376,11 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// training questions run on the current version (run id
 /// `<run_name>_train_e<epoch>_<version>`); the proposer proposes; each
 /// proposal is gated (a proposal whose documents an earlier accept of the
-/// same epoch already changed is skipped as stale, since it was written
-/// against the old text); then, from the second epoch on, the slow update
+/// same epoch already changed is stale, since it was written against the
+/// old text: it is rebased — its edits re-applied to the current text with
+/// the patch engine — when it writes one document, its edits are its whole
+/// change and each still applies where it asked; otherwise it is skipped);
+/// then, from the second epoch on, the slow update
 /// compares this epoch's training answers with the previous epoch's for
 /// every skill document that changed and writes the guidance as a new
 /// version. A provisionally accepted version is on [`Probation`]: the
@@ -514,31 +553,52 @@ async fn drive(
                 now != then
             });
             let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
-            let replay = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
-                .map_err(ValidationError::from)?
-                .is_some();
-            if !stale || replay {
+            let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
+                .map_err(ValidationError::from)?;
+            // The documents the proposal is gated against.
+            let against = match &parent {
+                Some(parent) => workspace_at(ctx.store, config, parent)?,
+                None => base.clone(),
+            };
+            let writes = if parent.is_some() {
+                // Accepted before a kill: the current version holds what
+                // was accepted (the proposal's writes, rebased or not).
+                Some(
+                    proposal
+                        .writes
+                        .keys()
+                        .filter_map(|name| Some((name.clone(), document(&base, name)?.clone())))
+                        .collect(),
+                )
+            } else if stale {
+                rebase(proposal, &train_ws, &base)
+            } else {
+                Some(proposal.writes.clone())
+            };
+            if let Some(writes) = writes {
                 let candidate = Candidate {
                     label: label.clone(),
-                    workspace: with_writes(&base, &label, &proposal.writes, config),
+                    workspace: with_writes(&base, &label, &writes, config),
                     provenance: provenance.clone(),
                 };
                 let record = state
                     .gatekeeper
-                    .judge(
-                        vctx,
-                        ctx.store,
-                        &base,
-                        &candidate,
-                        &proposal.writes,
-                        &config.gate,
-                    )
+                    .judge(vctx, ctx.store, &base, &candidate, &writes, &config.gate)
                     .await?;
                 state
                     .rejected
                     .extend(record.rejected_edits(&proposal.record));
                 state.probations.extend(record.probation.clone());
                 let mut evolution = proposal.record.clone();
+                if writes != proposal.writes
+                    && let Some(text) = writes.get(&evolution.target_file)
+                {
+                    // Rebased: the record says what was gated.
+                    evolution.original_content = document(&against, &evolution.target_file)
+                        .cloned()
+                        .unwrap_or_default();
+                    evolution.evolved_content.clone_from(text);
+                }
                 evolution.result_version.clone_from(&record.new_version);
                 vctx.recorder
                     .record_evolution(&EvolutionResult {
