@@ -232,3 +232,167 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
         state.rejected
     );
 }
+
+const KERNEL_SYS_RULE: &str =
+    "Before answering, look for evidence that contradicts your first guess.";
+
+/// Through the kernel: the judges see confirmation bias on every question,
+/// so diagnosis builds the system pack; the evolve-system reply appends
+/// [`KERNEL_SYS_RULE`], which makes type `a` right for the agent. Skills get
+/// no edits.
+#[tokio::test]
+async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
+    use evolution_diagnose::DiagnoseOptions;
+    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+    use evolution_harness::{FsVersionedStore, KernelProposer, PromptTemplates};
+    use evolution_runlog_sqlite::SqliteRunLog;
+    use evolution_store_fs::FsStore;
+    use serde_json::json;
+
+    let dir = tempfile::tempdir().unwrap();
+    let system = "# Agent\n\nYou answer questions about documents.\n\n## Method\n\n\
+                  1. Read the question.\n2. Find the passage that answers it.\n\
+                  3. Answer with the option the passage supports.\n"
+        .to_owned();
+    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+            (
+                format!("{t}.md"),
+                evolution_testkit::fixtures::skill_document(t, t, &body),
+            )
+        })
+        .collect();
+    files.push(("system.md".to_owned(), system));
+    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let edits = |contents: &[&str]| {
+        let edits: Vec<_> = contents
+            .iter()
+            .map(|c| json!({"op": "append", "target": "", "content": c}))
+            .collect();
+        json!({"suggestions": [], "edits": edits}).to_string()
+    };
+    let llm = ScriptedLlm::from_fn(move |request| {
+        let text = request.full_text();
+        if text.starts_with("You improve the system prompt") {
+            return Ok(if text.contains(KERNEL_SYS_RULE) {
+                edits(&[])
+            } else {
+                edits(&[KERNEL_SYS_RULE])
+            });
+        }
+        if text.starts_with("You improve a skill document") {
+            return Ok(edits(&[]));
+        }
+        Ok(json!({
+            "extraction_completeness": 1.0, "hallucination_rate": 0.0,
+            "missed_info_tags": [], "hallucination_tags": [], "missed_nodes": [],
+            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+            "adherence_rate": 1.0, "confirmation_bias": true, "evidence_sufficient": true,
+            "category": "defect", "lapse_note": "", "type": "logic_error"
+        })
+        .to_string())
+    });
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        let right = match q.task_type.as_str() {
+            "a" => ws
+                .prompts
+                .get("system.md")
+                .is_some_and(|s| s.contains(KERNEL_SYS_RULE)),
+            "b" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
+            _ => false,
+        };
+        Ok(AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            ..AgentReply::default()
+        })
+    });
+    let train = set("t", 10);
+    let proposer = KernelProposer {
+        llm: &llm,
+        run_log: &log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: PromptTemplates::default(),
+        profile: evolution_types::Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
+    };
+    let budget = Budget::unlimited();
+    let checkpoint = MemoryCheckpoint::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &NoEvents,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &proposer,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "ks".into(),
+        max_epochs: 2,
+        train,
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::from(["system.md".to_owned()]),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "ks_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 3,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let accepted: Vec<&str> = report
+        .records
+        .iter()
+        .filter(|r| r.accepted)
+        .map(|r| r.candidate.as_str())
+        .collect();
+    assert_eq!(accepted, ["ks_e0_0-system.md"], "{:?}", report.records);
+    let version = report.records[0].new_version.clone().unwrap();
+    let history: Vec<String> = store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    assert!(history.contains(&version), "{history:?}");
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(
+        docs["system.md"].contains(KERNEL_SYS_RULE),
+        "{}",
+        docs["system.md"]
+    );
+    assert!(report.holdout_after.unwrap() > report.holdout_before.unwrap());
+    // The diagnosis and the system record are in the SQLite log.
+    let train0 = format!("ks_train_e0_{}", report.initial_version);
+    assert_eq!(log.diagnoses(&train0).await.unwrap().len(), 1);
+    let stored: Vec<(TargetType, Option<String>)> = log
+        .evolutions(&train0)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| e.records)
+        .map(|r| (r.target_type, r.result_version))
+        .collect();
+    assert_eq!(stored, [(TargetType::System, Some(version))]);
+}
