@@ -396,3 +396,184 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
         .collect();
     assert_eq!(stored, [(TargetType::System, Some(version))]);
 }
+
+const KERNEL_TOOL_RULE: &str = "Copy every date in the passage into the extraction.";
+
+/// Through the kernel: type `b` answers call the `search_similar` tool; the
+/// span judge finds its extraction incomplete, so diagnosis builds the
+/// tool's pack; the evolve-tool reply appends [`KERNEL_TOOL_RULE`] to the
+/// extract prompt, which makes type `b` right for the agent.
+#[tokio::test]
+async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
+    use evolution_diagnose::DiagnoseOptions;
+    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+    use evolution_harness::{FsVersionedStore, KernelProposer, PromptTemplates};
+    use evolution_runlog_sqlite::SqliteRunLog;
+    use evolution_store_fs::FsStore;
+    use serde_json::json;
+
+    const TOOL_EXTRACT: &str = "search_similar_extract.md";
+    const TOOL_VERIFY: &str = "search_similar_verify.md";
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+            (
+                format!("{t}.md"),
+                evolution_testkit::fixtures::skill_document(t, t, &body),
+            )
+        })
+        .collect();
+    files.push((
+        TOOL_EXTRACT.to_owned(),
+        "# Extract\n\nPull out of the passage what the query asks for.\nKeep names exact.\n"
+            .to_owned(),
+    ));
+    files.push((
+        TOOL_VERIFY.to_owned(),
+        "# Verify\n\nCheck each extracted item against the passage.\nDrop what is not there.\n"
+            .to_owned(),
+    ));
+    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let llm = ScriptedLlm::from_fn(move |request| {
+        let text = request.full_text();
+        if text.starts_with("You improve the two prompts") {
+            let extract: Vec<_> = if text.contains(KERNEL_TOOL_RULE) {
+                Vec::new()
+            } else {
+                vec![json!({"op": "append", "target": "", "content": KERNEL_TOOL_RULE})]
+            };
+            return Ok(
+                json!({"suggestions": [], "extract_edits": extract, "verify_edits": []})
+                    .to_string(),
+            );
+        }
+        if text.starts_with("You improve a skill document") {
+            return Ok(json!({"suggestions": [], "edits": []}).to_string());
+        }
+        let span = request.options.tag.as_deref() == Some("judge.span");
+        Ok(json!({
+            "extraction_completeness": if span { 0.2 } else { 1.0 },
+            "hallucination_rate": 0.0,
+            "missed_info_tags": if span { vec!["date"] } else { Vec::new() },
+            "hallucination_tags": [], "missed_nodes": [],
+            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+            "adherence_rate": 1.0, "confirmation_bias": false, "evidence_sufficient": true,
+            "category": "defect", "lapse_note": "", "type": "logic_error"
+        })
+        .to_string())
+    });
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        let mut steps = Vec::new();
+        let right = match q.task_type.as_str() {
+            "a" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
+            "b" => {
+                let step = json!({"tool_name": "search_similar", "tool_input": {"query": "when"},
+                                  "tool_output": "Released on 2024-05-01.", "thought": "search"});
+                if let serde_json::Value::Object(map) = step {
+                    steps.push(map);
+                }
+                ws.prompts
+                    .get(TOOL_EXTRACT)
+                    .is_some_and(|s| s.contains(KERNEL_TOOL_RULE))
+            }
+            _ => false,
+        };
+        Ok(AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            steps,
+            ..AgentReply::default()
+        })
+    });
+    let train = set("t", 10);
+    let proposer = KernelProposer {
+        llm: &llm,
+        run_log: &log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: PromptTemplates::default(),
+        profile: evolution_types::Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
+    };
+    let budget = Budget::unlimited();
+    let checkpoint = MemoryCheckpoint::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &NoEvents,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &proposer,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "kt".into(),
+        max_epochs: 2,
+        train,
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::from([TOOL_EXTRACT.to_owned(), TOOL_VERIFY.to_owned()]),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "kt_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 3,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let accepted: Vec<&str> = report
+        .records
+        .iter()
+        .filter(|r| r.accepted)
+        .map(|r| r.candidate.as_str())
+        .collect();
+    assert_eq!(accepted.len(), 1, "{:?}", report.records);
+    let version = report
+        .records
+        .iter()
+        .find(|r| r.accepted)
+        .and_then(|r| r.new_version.clone())
+        .unwrap();
+    let history: Vec<String> = store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    assert!(history.contains(&version), "{history:?}");
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(
+        docs[TOOL_EXTRACT].contains(KERNEL_TOOL_RULE),
+        "{}",
+        docs[TOOL_EXTRACT]
+    );
+    assert!(report.holdout_after.unwrap() > report.holdout_before.unwrap());
+    let train0 = format!("kt_train_e0_{}", report.initial_version);
+    let stored: Vec<(TargetType, Option<String>)> = log
+        .evolutions(&train0)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| e.records)
+        .map(|r| (r.target_type, r.result_version))
+        .collect();
+    assert_eq!(stored, [(TargetType::Tool, Some(version))]);
+}
