@@ -1,4 +1,4 @@
-//! The arena: many simulated proposals gated three ways, side by side.
+//! The arena: many simulated proposals gated four ways, side by side.
 //!
 //! A simulated agent's answer to a question depends on the rules in its
 //! skill. Each proposal adds one rule; on 70 % of questions the rule changes
@@ -8,6 +8,7 @@
 //! and are judged by
 //!
 //! - the seed gate: [`Gatekeeper`] with the seed's parameters and ladder;
+//! - the calibrated gate: the same with [`GateParams::calibrated`];
 //! - the FDR-controlled gate: the same with e-LOND over the run (α = 0.05);
 //! - greedy: accept when the candidate beats the baseline on a 10-question
 //!   minibatch.
@@ -23,7 +24,7 @@ use evolution_harness::{
     InProcessRunner, MemoryRunRecorder, MemoryVersionedStore, NoEvents, ValidationConfig,
     ValidationContext, VersionedStore, Workspace, fixed_question_order,
 };
-use evolution_types::GeneratedQuestion;
+use evolution_types::{GateParams, GeneratedQuestion};
 
 const PROPOSALS: usize = 60;
 const TIE_RATE: f64 = 0.7;
@@ -124,6 +125,7 @@ struct Tally {
 #[derive(Clone, Copy)]
 enum Rule {
     Seed,
+    Calibrated,
     Fdr,
     Greedy,
 }
@@ -158,6 +160,10 @@ async fn replicate(seed: u64, rule: Rule) -> Tally {
     let config = ValidationConfig {
         gate_run_prefix: format!("arena{seed}_gate_"),
         seed,
+        params: match rule {
+            Rule::Calibrated => GateParams::calibrated(),
+            Rule::Seed | Rule::Fdr | Rule::Greedy => GateParams::default(),
+        },
         ..ValidationConfig::default()
     };
     let mut keeper = Gatekeeper::new(config.clone());
@@ -191,7 +197,7 @@ async fn replicate(seed: u64, rule: Rule) -> Tally {
             provenance: BTreeSet::new(),
         };
         let accept = match rule {
-            Rule::Seed | Rule::Fdr => {
+            Rule::Seed | Rule::Calibrated | Rule::Fdr => {
                 let writes = [("s.md".to_owned(), text_of(&with_rule))].into();
                 let record = keeper
                     .judge(ctx, &store, &baseline, &candidate, &writes, &gate)
@@ -278,6 +284,7 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     for (name, rule) in [
         ("seed gate", Rule::Seed),
+        ("calibrated gate", Rule::Calibrated),
         ("seed gate + e-LOND (α = 0.05)", Rule::Fdr),
         ("greedy minibatch (10)", Rule::Greedy),
     ] {

@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
-use evolution_types::{EvolutionRecord, GeneratedQuestion, LlmProvider, Prediction, RejectedEdit};
+use evolution_types::{
+    DiagnosisResult, EvolutionRecord, EvolutionResult, GeneratedQuestion, LlmProvider, Prediction,
+    RejectedEdit,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::BudgetExceeded;
@@ -52,6 +55,26 @@ pub struct ProposeRequest<'a> {
     pub rejected: &'a [RejectedEdit],
 }
 
+/// What a proposer made for an epoch: the candidates and, when it
+/// diagnosed the training run, the diagnosis they came from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Proposals {
+    /// The candidates, in the order to gate them (none means nothing to change).
+    pub proposals: Vec<Proposal>,
+    /// The diagnosis of the epoch's training run, stored in the run log by
+    /// the loop ([`crate::RunRecorder::record_diagnosis`]).
+    pub diagnosis: Option<DiagnosisResult>,
+}
+
+impl From<Vec<Proposal>> for Proposals {
+    fn from(proposals: Vec<Proposal>) -> Self {
+        Proposals {
+            proposals,
+            diagnosis: None,
+        }
+    }
+}
+
 /// Why a proposer failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("proposer failed: {0}")]
@@ -60,8 +83,8 @@ pub struct ProposeError(pub String);
 /// Makes candidate changes from an epoch's evidence.
 #[async_trait]
 pub trait Proposer: Send + Sync {
-    /// Proposals for this epoch (none means nothing to change).
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError>;
+    /// Proposals for this epoch.
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError>;
 }
 
 /// Settings of the loop.
@@ -221,7 +244,8 @@ pub struct LoopContext<'a> {
     pub proposer: &'a dyn Proposer,
     /// For the slow update. Wrap it (and the proposer's provider) in
     /// [`crate::MeteredLlm`] over the same [`crate::Budget`] as `validation`
-    /// to cap LLM calls, tokens and money.
+    /// to cap LLM calls, tokens and money, and give both the same
+    /// [`crate::LlmJournal`] so that a resumed run repeats no finished call.
     pub llm: &'a dyn LlmProvider,
     /// Saves the loop state.
     pub checkpoint: &'a dyn Checkpoint,
@@ -275,6 +299,42 @@ fn with_writes(
     ws
 }
 
+fn document<'w>(ws: &'w Workspace, name: &str) -> Option<&'w String> {
+    ws.skills.get(name).or_else(|| ws.prompts.get(name))
+}
+
+/// A stale proposal's change carried over to the current documents: when
+/// it writes one document, its record's target, its edits are its whole
+/// change (re-applied to the text it was written against they give its
+/// text) and each of them still applies where it asked on the current
+/// text, the result is the new write. `None` otherwise: the proposal is
+/// skipped.
+fn rebase(
+    proposal: &Proposal,
+    then: &Workspace,
+    now: &Workspace,
+) -> Option<BTreeMap<String, String>> {
+    let mut writes = proposal.writes.iter();
+    let (name, written) = writes.next()?;
+    let record = &proposal.record;
+    if writes.next().is_some() || *name != record.target_file || record.edits.is_empty() {
+        return None;
+    }
+    let applied = |text: &str| {
+        let (out, reports) = evolution_patch::apply_patch_with_report(text, &record.edits, &[]);
+        let clean = reports
+            .iter()
+            .all(|r| r.status.kind() == evolution_types::EditStatusKind::Applied);
+        clean.then_some(out)
+    };
+    if applied(document(then, name)?)? != *written {
+        return None;
+    }
+    let current = document(now, name)?;
+    let rebased = applied(current)?;
+    (rebased != *current).then(|| BTreeMap::from([(name.clone(), rebased)]))
+}
+
 fn accuracy(predictions: &BTreeMap<String, Prediction>) -> Option<f64> {
     let usable: Vec<bool> = predictions
         .values()
@@ -316,8 +376,11 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// training questions run on the current version (run id
 /// `<run_name>_train_e<epoch>_<version>`); the proposer proposes; each
 /// proposal is gated (a proposal whose documents an earlier accept of the
-/// same epoch already changed is skipped as stale, since it was written
-/// against the old text); then, from the second epoch on, the slow update
+/// same epoch already changed is stale, since it was written against the
+/// old text: it is rebased — its edits re-applied to the current text with
+/// the patch engine — when it writes one document, its edits are its whole
+/// change and each still applies where it asked; otherwise it is skipped);
+/// then, from the second epoch on, the slow update
 /// compares this epoch's training answers with the previous epoch's for
 /// every skill document that changed and writes the guidance as a new
 /// version. A provisionally accepted version is on [`Probation`]: the
@@ -326,6 +389,12 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// that version and restarts the epoch on it; `confirmed` ends the watch.
 /// The run stops after `max_epochs`, or when two consecutive
 /// epochs proposed the same edits or did not raise training accuracy.
+///
+/// The run log keeps the evidence: the proposer's diagnosis of each epoch
+/// ([`crate::RunRecorder::record_diagnosis`]) and each gated proposal's
+/// [`EvolutionRecord`], with `result_version` set to the version its accept
+/// wrote ([`crate::RunRecorder::record_evolution`]), both under the
+/// epoch's training run id.
 ///
 /// A budget cap is a clean stop: the report says which cap
 /// ([`StopReason::Budget`]) and holds what was decided so far; running again
@@ -446,7 +515,10 @@ async fn drive(
         }
 
         if state.proposals.is_none() {
-            let mut proposals = ctx
+            let Proposals {
+                mut proposals,
+                diagnosis,
+            } = ctx
                 .proposer
                 .propose(ProposeRequest {
                     epoch,
@@ -458,6 +530,12 @@ async fn drive(
                 .await?;
             for p in &mut proposals {
                 p.record.source_version.clone_from(&train_ws.version);
+            }
+            if let Some(diagnosis) = &diagnosis {
+                vctx.recorder
+                    .record_diagnosis(diagnosis)
+                    .await
+                    .map_err(ValidationError::from)?;
             }
             state.proposals = Some(proposals);
             state.judged = 0;
@@ -475,30 +553,61 @@ async fn drive(
                 now != then
             });
             let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
-            let replay = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
-                .map_err(ValidationError::from)?
-                .is_some();
-            if !stale || replay {
+            let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
+                .map_err(ValidationError::from)?;
+            // The documents the proposal is gated against.
+            let against = match &parent {
+                Some(parent) => workspace_at(ctx.store, config, parent)?,
+                None => base.clone(),
+            };
+            let writes = if parent.is_some() {
+                // Accepted before a kill: the current version holds what
+                // was accepted (the proposal's writes, rebased or not).
+                Some(
+                    proposal
+                        .writes
+                        .keys()
+                        .filter_map(|name| Some((name.clone(), document(&base, name)?.clone())))
+                        .collect(),
+                )
+            } else if stale {
+                rebase(proposal, &train_ws, &base)
+            } else {
+                Some(proposal.writes.clone())
+            };
+            if let Some(writes) = writes {
                 let candidate = Candidate {
                     label: label.clone(),
-                    workspace: with_writes(&base, &label, &proposal.writes, config),
+                    workspace: with_writes(&base, &label, &writes, config),
                     provenance: provenance.clone(),
                 };
                 let record = state
                     .gatekeeper
-                    .judge(
-                        vctx,
-                        ctx.store,
-                        &base,
-                        &candidate,
-                        &proposal.writes,
-                        &config.gate,
-                    )
+                    .judge(vctx, ctx.store, &base, &candidate, &writes, &config.gate)
                     .await?;
                 state
                     .rejected
                     .extend(record.rejected_edits(&proposal.record));
                 state.probations.extend(record.probation.clone());
+                let mut evolution = proposal.record.clone();
+                if writes != proposal.writes
+                    && let Some(text) = writes.get(&evolution.target_file)
+                {
+                    // Rebased: the record says what was gated.
+                    evolution.original_content = document(&against, &evolution.target_file)
+                        .cloned()
+                        .unwrap_or_default();
+                    evolution.evolved_content.clone_from(text);
+                }
+                evolution.result_version.clone_from(&record.new_version);
+                vctx.recorder
+                    .record_evolution(&EvolutionResult {
+                        run_id: train_run_id.clone(),
+                        source_version: train_ws.version.clone(),
+                        records: vec![evolution],
+                    })
+                    .await
+                    .map_err(ValidationError::from)?;
                 state.records.push(record);
             }
             state.judged = state.judged.saturating_add(1);

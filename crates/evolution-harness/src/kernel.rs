@@ -14,7 +14,7 @@ use evolution_types::{
     SkillStore, StoreError,
 };
 
-use crate::evolution::{Proposal, ProposeError, ProposeRequest, Proposer};
+use crate::evolution::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
 use crate::runner::Workspace;
 use crate::templates::PromptTemplates;
 
@@ -59,10 +59,13 @@ impl PromptStore for WorkspaceStore<'_> {
 /// step `epoch` of `max_epochs` ([`EditBudgetSchedule::budget_at`]); the
 /// loop's blacklist goes into every evolve call's
 /// [`EvolveOptions::rejected`]. The proposer writes nothing: the loop gates
-/// each proposal and advances the store.
+/// each proposal and advances the store, and stores the diagnosis (returned
+/// in [`Proposals::diagnosis`]) and the gated records in the run log.
 ///
-/// Its LLM calls are not recorded: a run killed during a proposal repeats
-/// that proposal's calls when it resumes.
+/// Give it an [`crate::LlmJournal`] as `llm` so that a run killed during a
+/// proposal does not send that proposal's finished calls again when it
+/// resumes: the proposal is made again from the same inputs, and the
+/// journal answers every call that finished before the kill.
 pub struct KernelProposer<'a> {
     /// The LLM for judges and edits.
     pub llm: &'a dyn LlmProvider,
@@ -107,7 +110,7 @@ fn proposal(index: usize, record: EvolutionRecord, writes: BTreeMap<String, Stri
 
 #[async_trait]
 impl Proposer for KernelProposer<'_> {
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         let store = WorkspaceStore(request.workspace);
         let diagnosis = run_diagnosis(
             request.train_run_id,
@@ -176,13 +179,17 @@ impl Proposer for KernelProposer<'_> {
             }
             records.push((record, writes));
         }
-        Ok(records
+        let proposals = records
             .into_iter()
             .filter(|(record, writes)| {
                 record.status == EvolutionStatus::Accepted && !writes.is_empty()
             })
             .enumerate()
             .map(|(i, (record, writes))| proposal(i, record, writes))
-            .collect())
+            .collect();
+        Ok(Proposals {
+            proposals,
+            diagnosis: Some(diagnosis),
+        })
     }
 }

@@ -37,7 +37,8 @@
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
 //! - The kernel and the adapters: [`KernelProposer`] (diagnose → case
 //!   packs → evolve every target), [`FsVersionedStore`] (the on-disk store),
-//!   the SQLite run log as [`RunRecorder`], [`FileCheckpoint`].
+//!   the SQLite run log as [`RunRecorder`], [`FileCheckpoint`], and
+//!   [`LlmJournal`], the run's content-addressed record of LLM calls.
 //!
 //! # Wiring a real run
 //!
@@ -48,7 +49,8 @@
 //! store      = FsVersionedStore::new(FsStore::open(dir)?)        // VersionedStore
 //! log        = SqliteRunLog::open(db)?                           // RunRecorder + RunLog
 //! checkpoint = FileCheckpoint::new(state_json)                   // Checkpoint (atomic)
-//! llm        = MeteredLlm over the provider and the Budget
+//! llm        = LlmJournal::open(MeteredLlm::new(provider, budget),
+//!                               run_dir, model).await?           // journaled, metered
 //! proposer   = KernelProposer { llm: &llm, run_log: &log, questions: train,
 //!                               tree_data, templates, profile, diagnose, evolve,
 //!                               schedule }
@@ -59,11 +61,10 @@
 //! report     = run_evolution(ctx, &loop_config, Gatekeeper::new(..)).await?
 //! ```
 //!
-//! Run it again with the same store, log and checkpoint after a kill: it
-//! continues where it stopped, without repeating a finished rollout or a
-//! proposer call. The proposer's LLM calls are not recorded, so a kill
-//! *during* a proposal repeats that proposal's calls (with a deterministic
-//! provider, to the same result).
+//! Run it again with the same store, log, checkpoint and run directory
+//! after a kill: it continues where it stopped, without repeating a
+//! finished rollout (the run log answers) or a finished LLM call (the
+//! [`LlmJournal`] answers, even for a proposal the kill interrupted).
 //!
 //! # The subprocess protocol
 //!
@@ -108,6 +109,7 @@ mod fdr;
 mod fs_store;
 mod gatekeeper;
 mod ingest;
+mod journal;
 mod kernel;
 mod persist;
 mod probation;
@@ -126,7 +128,7 @@ pub use crate::checkpoint_file::FileCheckpoint;
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
     Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
-    Proposal, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::fs_store::FsVersionedStore;
@@ -136,10 +138,12 @@ pub use crate::ingest::{
     REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
     parse_trajectories,
 };
+pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::kernel::KernelProposer;
 pub use crate::persist::{
     MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
 };
+pub use evolution_llm_openai::CassetteError;
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use evolution_types::{Prediction, RunLog, RunLogError, StoreError, TraceStep};
+use evolution_types::{
+    DiagnosisResult, EvolutionResult, Prediction, RunLog, RunLogError, StoreError, TraceStep,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::runner::QuestionOutcome;
@@ -188,7 +190,8 @@ pub enum RecordError {
     },
 }
 
-/// Write side of the run log: appends the outcomes of rollouts.
+/// Write side of the run log: the outcomes of rollouts, and the diagnosis
+/// and evolution results the loop made from them.
 #[async_trait]
 pub trait RunRecorder: Send + Sync {
     /// Records `outcomes` (predictions and traces). A question recorded
@@ -197,12 +200,29 @@ pub trait RunRecorder: Send + Sync {
     /// # Errors
     /// A backend failure; nothing of the batch is kept then.
     async fn record(&self, outcomes: &[QuestionOutcome]) -> Result<(), RecordError>;
+
+    /// Stores a diagnosis under its `run_id` (a run already recorded). A
+    /// result equal to one the run already holds is not stored again, so a
+    /// resumed run that diagnoses again from the same evidence adds nothing.
+    ///
+    /// # Errors
+    /// A backend failure (an unknown run included).
+    async fn record_diagnosis(&self, diagnosis: &DiagnosisResult) -> Result<(), RecordError>;
+
+    /// Stores evolution records under `result.run_id` (the run they were
+    /// made from), with the same rule for an equal result.
+    ///
+    /// # Errors
+    /// A backend failure (an unknown run included).
+    async fn record_evolution(&self, result: &EvolutionResult) -> Result<(), RecordError>;
 }
 
 #[derive(Debug, Default)]
 struct LogState {
     predictions: Vec<Prediction>,
     traces: Vec<TraceStep>,
+    diagnoses: Vec<DiagnosisResult>,
+    evolutions: Vec<EvolutionResult>,
 }
 
 /// An in-memory run log with both sides: [`RunRecorder`] to write and
@@ -226,13 +246,63 @@ impl MemoryRunRecorder {
         ids.into_iter().collect()
     }
 
+    /// The diagnoses stored under `run_id`, oldest first.
+    pub fn diagnoses(&self, run_id: &str) -> Vec<DiagnosisResult> {
+        let state = self.lock();
+        state
+            .diagnoses
+            .iter()
+            .filter(|d| d.run_id == run_id)
+            .cloned()
+            .collect()
+    }
+
+    /// The evolution results stored under `run_id`, oldest first.
+    pub fn evolutions(&self, run_id: &str) -> Vec<EvolutionResult> {
+        let state = self.lock();
+        state
+            .evolutions
+            .iter()
+            .filter(|e| e.run_id == run_id)
+            .cloned()
+            .collect()
+    }
+
     fn lock(&self) -> MutexGuard<'_, LogState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn require_run(state: &LogState, run_id: &str) -> Result<(), RecordError> {
+        if state.predictions.iter().any(|p| p.run_id == run_id) {
+            Ok(())
+        } else {
+            Err(RecordError::Backend {
+                message: format!("run {run_id:?} not found"),
+            })
+        }
     }
 }
 
 #[async_trait]
 impl RunRecorder for MemoryRunRecorder {
+    async fn record_diagnosis(&self, diagnosis: &DiagnosisResult) -> Result<(), RecordError> {
+        let mut state = self.lock();
+        MemoryRunRecorder::require_run(&state, &diagnosis.run_id)?;
+        if !state.diagnoses.contains(diagnosis) {
+            state.diagnoses.push(diagnosis.clone());
+        }
+        Ok(())
+    }
+
+    async fn record_evolution(&self, result: &EvolutionResult) -> Result<(), RecordError> {
+        let mut state = self.lock();
+        MemoryRunRecorder::require_run(&state, &result.run_id)?;
+        if !state.evolutions.contains(result) {
+            state.evolutions.push(result.clone());
+        }
+        Ok(())
+    }
+
     async fn record(&self, outcomes: &[QuestionOutcome]) -> Result<(), RecordError> {
         let mut state = self.lock();
         for outcome in outcomes {

@@ -4,14 +4,18 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_types::{Prediction, TraceStep};
+use evolution_types::{DiagnosisResult, EvolutionResult, Prediction, TraceStep};
 
 use crate::persist::{RecordError, RunRecorder};
 use crate::runner::QuestionOutcome;
 
 /// Records each run's outcomes with [`SqliteRunLog::replace_outcomes`]: one
 /// transaction per run id, the run created on first use, a question
-/// recorded again replacing its earlier prediction and trace. The same
+/// recorded again replacing its earlier prediction and trace. Diagnoses and
+/// evolution results go to [`SqliteRunLog::store_diagnosis`] and
+/// [`SqliteRunLog::store_evolution`] (read back with
+/// [`SqliteRunLog::diagnoses`] and [`SqliteRunLog::evolutions`]), unless the
+/// run already holds an equal one. The same
 /// value is the loop's [`evolution_types::RunLog`] (`resume_from`, the
 /// proposer's `run_log`).
 #[async_trait]
@@ -33,5 +37,27 @@ impl RunRecorder for SqliteRunLog {
                 })?;
         }
         Ok(())
+    }
+
+    async fn record_diagnosis(&self, diagnosis: &DiagnosisResult) -> Result<(), RecordError> {
+        let stored = self.diagnoses(&diagnosis.run_id).await.map_err(backend)?;
+        if !stored.contains(diagnosis) {
+            self.store_diagnosis(diagnosis).await.map_err(backend)?;
+        }
+        Ok(())
+    }
+
+    async fn record_evolution(&self, result: &EvolutionResult) -> Result<(), RecordError> {
+        let stored = self.evolutions(&result.run_id).await.map_err(backend)?;
+        if !stored.contains(result) {
+            self.store_evolution(result).await.map_err(backend)?;
+        }
+        Ok(())
+    }
+}
+
+fn backend(error: impl std::fmt::Display) -> RecordError {
+    RecordError::Backend {
+        message: error.to_string(),
     }
 }

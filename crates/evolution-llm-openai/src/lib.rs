@@ -12,7 +12,10 @@
 //!
 //! [`Recorder`] wraps any provider with a JSONL cassette keyed by a SHA-256 of
 //! the model, messages and options, so that a run can be replayed offline and
-//! deterministically.
+//! deterministically. Each recorded call is synced to disk before it returns;
+//! in `RecordIfMissing` mode a torn last line is dropped on reopen and
+//! identical concurrent requests reach the provider once, so the cassette also
+//! serves as a killed run's journal of finished calls.
 //!
 //! ```no_run
 //! use evolution_llm_openai::{CassetteMode, OpenAiConfig, OpenAiProvider, Recorder};

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
@@ -139,6 +140,15 @@ struct Recorded {
 /// Identical requests (same key) recorded several times are replayed in the
 /// order they were recorded; once they run out the last one repeats. Replayed
 /// responses have `cache_hit = true`. Failed calls are not recorded.
+///
+/// Every recorded call is appended as one line, flushed and synced to disk
+/// before its answer is returned, so a process killed at any point loses at
+/// most the call in flight. Identical requests made at the same time in
+/// [`CassetteMode::RecordIfMissing`] reach the provider once: the others
+/// wait and get the recorded answer. In [`CassetteMode::RecordIfMissing`] the
+/// cassette is therefore a journal a resumed run can answer from: reopening
+/// it drops a torn last line (a write the kill cut short) and replays every
+/// finished call without asking the provider again.
 #[derive(Debug)]
 pub struct Recorder<P> {
     inner: P,
@@ -147,6 +157,9 @@ pub struct Recorder<P> {
     path: PathBuf,
     recorded: std::sync::Mutex<HashMap<String, Recorded>>,
     file: tokio::sync::Mutex<Option<tokio::fs::File>>,
+    /// One lock per request key in flight (`RecordIfMissing`), so identical
+    /// concurrent requests reach the provider once.
+    in_flight: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl<P: LlmProvider> Recorder<P> {
@@ -171,17 +184,33 @@ impl<P: LlmProvider> Recorder<P> {
                 None
             }
             CassetteMode::RecordIfMissing => {
-                match tokio::fs::metadata(&path).await {
-                    Ok(_) => load(&path, &mut recorded).await?,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                let tail = match tokio::fs::metadata(&path).await {
+                    Ok(_) => Some(load(&path, &mut recorded).await?),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                     Err(e) => return Err(io(e)),
-                }
-                let file = tokio::fs::OpenOptions::new()
+                };
+                let mut file = tokio::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(&path)
                     .await
                     .map_err(io)?;
+                match tail {
+                    Some(Tail::Torn { keep }) => {
+                        tracing::warn!(
+                            cassette = %path.display(),
+                            "dropping a torn last line (a write cut short by a crash)"
+                        );
+                        file.set_len(keep).await.map_err(io)?;
+                        file.sync_data().await.map_err(io)?;
+                    }
+                    Some(Tail::Unterminated) => {
+                        file.write_all(b"\n").await.map_err(io)?;
+                        file.flush().await.map_err(io)?;
+                        file.sync_data().await.map_err(io)?;
+                    }
+                    Some(Tail::Clean) | None => {}
+                }
                 Some(file)
             }
         };
@@ -192,6 +221,7 @@ impl<P: LlmProvider> Recorder<P> {
             path,
             recorded: std::sync::Mutex::new(recorded),
             file: tokio::sync::Mutex::new(file),
+            in_flight: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -261,9 +291,13 @@ impl<P: LlmProvider> Recorder<P> {
         };
         let mut file = self.file.lock().await;
         if let Some(file) = file.as_mut() {
-            // One write per line, so a crash leaves whole lines behind.
+            // One write per line, flushed and synced before the answer is
+            // returned: a finished call survives a crash, and a crash in the
+            // middle leaves at most a torn last line, which the next open in
+            // `RecordIfMissing` drops.
             file.write_all(line.as_bytes()).await.map_err(io)?;
             file.flush().await.map_err(io)?;
+            file.sync_data().await.map_err(io)?;
         }
         drop(file);
         if self.mode == CassetteMode::RecordIfMissing {
@@ -280,31 +314,78 @@ impl<P: LlmProvider> Recorder<P> {
     }
 }
 
-async fn load(path: &Path, recorded: &mut HashMap<String, Recorded>) -> Result<(), CassetteError> {
-    let text = tokio::fs::read_to_string(path)
+/// How a cassette file ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    /// Every line ends with a newline.
+    Clean,
+    /// The last line is a whole entry without its newline.
+    Unterminated,
+    /// The last line is a partial entry (a write cut short); the file's
+    /// first `keep` bytes are its whole lines.
+    Torn {
+        /// Length of the whole lines.
+        keep: u64,
+    },
+}
+
+fn parse_entry(path: &Path, line_no: usize, line: &[u8]) -> Result<Entry, CassetteError> {
+    let entry: Entry = serde_json::from_slice(line).map_err(|source| CassetteError::Parse {
+        path: path.to_path_buf(),
+        line: line_no,
+        source,
+    })?;
+    let computed = cassette_key(&entry.model, &entry.messages, &entry.options);
+    if computed != entry.key {
+        return Err(CassetteError::KeyMismatch {
+            path: path.to_path_buf(),
+            line: line_no,
+            stored: entry.key,
+            computed,
+        });
+    }
+    Ok(entry)
+}
+
+/// Reads every entry of the cassette into `recorded`. A last line without
+/// its newline that is not a whole entry is a write cut short by a crash:
+/// it is skipped and reported as [`Tail::Torn`]. Any other bad line is an
+/// error.
+async fn load(
+    path: &Path,
+    recorded: &mut HashMap<String, Recorded>,
+) -> Result<Tail, CassetteError> {
+    let bytes = tokio::fs::read(path)
         .await
         .map_err(|source| CassetteError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-    for (index, line) in text.lines().enumerate() {
+    let mut tail = Tail::Clean;
+    let mut offset: usize = 0;
+    for (index, piece) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
         let line_no = index.saturating_add(1);
-        if line.trim().is_empty() {
+        let start = offset;
+        offset = offset.saturating_add(piece.len());
+        let (line, terminated) = match piece.strip_suffix(b"\n") {
+            Some(line) => (line, true),
+            None => (piece, false),
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let entry: Entry = serde_json::from_str(line).map_err(|source| CassetteError::Parse {
-            path: path.to_path_buf(),
-            line: line_no,
-            source,
-        })?;
-        let computed = cassette_key(&entry.model, &entry.messages, &entry.options);
-        if computed != entry.key {
-            return Err(CassetteError::KeyMismatch {
-                path: path.to_path_buf(),
-                line: line_no,
-                stored: entry.key,
-                computed,
-            });
+        let entry = match parse_entry(path, line_no, line) {
+            Ok(entry) => entry,
+            Err(CassetteError::Parse { .. }) if !terminated => {
+                tail = Tail::Torn {
+                    keep: u64::try_from(start).unwrap_or(u64::MAX),
+                };
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if !terminated {
+            tail = Tail::Unterminated;
         }
         recorded
             .entry(entry.key)
@@ -312,7 +393,7 @@ async fn load(path: &Path, recorded: &mut HashMap<String, Recorded>) -> Result<(
             .responses
             .push(entry.response);
     }
-    Ok(())
+    Ok(tail)
 }
 
 #[async_trait]
@@ -323,6 +404,40 @@ impl<P: LlmProvider> LlmProvider for Recorder<P> {
         options: &ChatOptions,
     ) -> Result<LlmResponse, LlmError> {
         let key = cassette_key(&self.model, messages, options);
+        if self.mode == CassetteMode::RecordIfMissing {
+            // Identical requests in flight at once wait for the first: it
+            // asks the provider, the others get its recorded answer.
+            let slot = {
+                let mut in_flight = self
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                Arc::clone(in_flight.entry(key.clone()).or_default())
+            };
+            let guard = slot.lock().await;
+            let result = self.answer(key.clone(), messages, options).await;
+            drop(guard);
+            let mut in_flight = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Only the map and this call hold the slot: nobody else waits.
+            if Arc::strong_count(&slot) == 2 {
+                in_flight.remove(&key);
+            }
+            return result;
+        }
+        self.answer(key, messages, options).await
+    }
+}
+
+impl<P: LlmProvider> Recorder<P> {
+    async fn answer(
+        &self,
+        key: String,
+        messages: &[ChatMessage],
+        options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
         if self.mode != CassetteMode::Record
             && let Some(response) = self.take(&key)
         {

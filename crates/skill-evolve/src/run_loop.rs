@@ -3,9 +3,10 @@
 //! proposer, progress from the harness's events, and a clean stop on Ctrl-C.
 //!
 //! Everything of a run lives under `<config dir>/.skill-evolve/runs/<name>/`:
-//! `store/` (the versions), `runlog.sqlite`, `checkpoint.json` and, at the
-//! end, `report.md` and `report.json`. Running the same command again
-//! resumes from the checkpoint: recorded rollouts are reused, not rerun.
+//! `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
+//! `llm-journal.jsonl` (every finished LLM call) and, at the end,
+//! `report.md` and `report.json`. Running the same command again resumes
+//! from the checkpoint: recorded rollouts and LLM calls are reused, not rerun.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal as _;
@@ -18,9 +19,9 @@ use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
     Budget, EventSink, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper, HarnessEvent,
-    KernelProposer, LoopConfig, LoopContext, MeteredLlm, ProcessMode, PromptTemplates, Scoring,
-    SubprocessConfig, SubprocessRunner, ValidationConfig, ValidationContext, VersionedStore as _,
-    run_evolution,
+    KernelProposer, LlmJournal, LoopConfig, LoopContext, MeteredLlm, ProcessMode, PromptTemplates,
+    Scoring, SubprocessConfig, SubprocessRunner, ValidationConfig, ValidationContext,
+    VersionedStore as _, run_evolution,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FsStore, FsStoreError};
@@ -199,7 +200,10 @@ pub(crate) async fn run_loop(
     let budget = Arc::new(
         Budget::new(config.budget.clone()).map_err(|e| bad_option(format!("[budget]: {e}")))?,
     );
-    let metered = MeteredLlm::new(llm, Arc::clone(&budget));
+    // The journal belongs to this run's directory, so its key names the run, not a model.
+    let metered = LlmJournal::open(MeteredLlm::new(llm, Arc::clone(&budget)), &dir.root, "run")
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the LLM journal: {e}"))?;
     let runner = SubprocessRunner::new(SubprocessConfig {
         program: config.program.clone(),
         args: config.args.clone(),

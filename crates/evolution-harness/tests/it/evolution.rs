@@ -5,9 +5,9 @@ use async_trait::async_trait;
 use evolution_harness::{
     Budget, BudgetExceeded, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper,
     InProcessRunner, LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder,
-    MemoryVersionedStore, PromptTemplates, Proposal, ProposeError, ProposeRequest, Proposer,
-    StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace,
-    run_evolution,
+    MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError, ProposeRequest,
+    Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore,
+    Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
@@ -79,7 +79,7 @@ const PLAN: [&[(&str, &str)]; 3] = [
 
 #[async_trait]
 impl Proposer for Scripted {
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let skill = request
             .workspace
@@ -104,7 +104,8 @@ impl Proposer for Scripted {
                     record,
                 }
             })
-            .collect())
+            .collect::<Vec<_>>()
+            .into())
     }
 }
 
@@ -212,14 +213,14 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     let report = world.run(&Budget::unlimited(), false).await.unwrap();
     assert_eq!(report.stop_reason, StopReason::MaxEpochs);
     assert_eq!(report.epochs, 3);
-    // Epoch 0: harm rejected, help-a accepted (v2), noop skipped as stale (its
-    // file changed under it). Epoch 1: noop rejected, help-c accepted (v3), then
+    // Epoch 0: harm rejected, help-a accepted (v2), noop (written against v1)
+    // rebased on v2 and rejected. Epoch 1: noop rejected, help-c accepted (v3), then
     // the slow update writes v4; epoch 2 proposes nothing and its slow update writes v5.
     let rows = summary(&report);
     let accepted: Vec<_> = rows.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
     let rejected: Vec<_> = rows.iter().filter(|r| !r.1).map(|r| r.0.as_str()).collect();
     assert_eq!(accepted, ["e2e_e0_help-a", "e2e_e1_help-c"]);
-    assert_eq!(rejected, ["e2e_e0_harm", "e2e_e1_noop"]);
+    assert_eq!(rejected, ["e2e_e0_harm", "e2e_e0_noop", "e2e_e1_noop"]);
     let history: Vec<_> = world
         .store
         .history()
@@ -260,6 +261,44 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
         .unwrap();
     assert!(harm.gate_l.unwrap_or(0) > 0 && harm.gate_w == Some(0));
     assert_eq!(world.proposer.calls.load(Ordering::Relaxed), 3);
+    // Each gated proposal's record is in the run log under its epoch's
+    // training run, with the version its accept wrote.
+    let stored = |run_id: &str| -> Vec<(String, String, Option<String>)> {
+        world
+            .log
+            .evolutions(run_id)
+            .into_iter()
+            .flat_map(|e| {
+                let source = e.source_version.clone();
+                e.records.into_iter().map(move |r| {
+                    let edit = r
+                        .edits
+                        .first()
+                        .map(|e| e.content.clone())
+                        .unwrap_or_default();
+                    (source.clone(), edit, r.result_version)
+                })
+            })
+            .collect()
+    };
+    let v = |s: &str| s.to_owned();
+    assert_eq!(
+        stored("e2e_train_e0_v1"),
+        [
+            (v("v1"), v("break:b"), None),
+            (v("v1"), v("fix:a"), Some(v("v2"))),
+            (v("v1"), v("note: be careful"), None)
+        ]
+    );
+    assert_eq!(
+        stored("e2e_train_e1_v2"),
+        [
+            (v("v2"), v("note: double-check"), None),
+            (v("v2"), v("fix:c"), Some(v("v3")))
+        ]
+    );
+    // The scripted proposer does not diagnose.
+    assert!(world.log.diagnoses("e2e_train_e0_v1").is_empty());
 }
 
 #[tokio::test]
@@ -392,6 +431,13 @@ async fn a_run_killed_at_any_checkpoint_resumes_to_the_same_result() {
             "kill {kill}"
         );
         assert!(world.llm.requests().len() <= total_llm + 1, "kill {kill}");
+        for run in ["e2e_train_e0_v1", "e2e_train_e1_v2"] {
+            assert_eq!(
+                world.log.evolutions(run),
+                whole.log.evolutions(run),
+                "kill {kill}: evolution results stored twice or lost"
+            );
+        }
         let history = world.store.history().unwrap().len();
         assert_eq!(
             history,
@@ -405,9 +451,9 @@ struct Sneaky;
 
 #[async_trait]
 impl Proposer for Sneaky {
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Vec<Proposal>, ProposeError> {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         if request.epoch > 0 {
-            return Ok(Vec::new());
+            return Ok(Proposals::default());
         }
         let skill = request
             .workspace
@@ -422,7 +468,8 @@ impl Proposer for Sneaky {
             label: "sneaky".into(),
             writes: BTreeMap::from([("s.md".to_owned(), text)]),
             record,
-        }])
+        }]
+        .into())
     }
 }
 
@@ -506,4 +553,159 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
     let state = world.checkpoint.load().unwrap().unwrap();
     assert!(state.probations.is_empty());
     assert_eq!(report.epochs, 3);
+}
+
+/// Three edits of `s.md` written against the same text, as the patch
+/// engine applies them: `help-a` rewrites the first line, `help-c` appends
+/// (still applies after `help-a`), `lost` inserts after the line `help-a`
+/// rewrote (no longer applies).
+struct SameFile;
+
+#[async_trait]
+impl Proposer for SameFile {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
+        if request.epoch > 0 {
+            return Ok(Proposals::default());
+        }
+        let skill = request
+            .workspace
+            .skills
+            .get("s.md")
+            .cloned()
+            .unwrap_or_default();
+        let plan = [
+            (
+                "help-a",
+                Edit::replace("1. Read the question.", "1. Read the question, fix:a."),
+            ),
+            ("help-c", Edit::append("fix:c")),
+            (
+                "lost",
+                Edit::insert_after("1. Read the question.", "x: never"),
+            ),
+        ];
+        Ok(plan
+            .into_iter()
+            .map(|(label, edit)| {
+                let edits = vec![edit];
+                let (text, _) = evolution_patch::apply_patch_with_report(&skill, &edits, &[]);
+                let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill.clone(), "");
+                record.edits = edits;
+                record.evolved_content = text.clone();
+                Proposal {
+                    label: label.into(),
+                    writes: BTreeMap::from([("s.md".to_owned(), text)]),
+                    record,
+                }
+            })
+            .collect::<Vec<_>>()
+            .into())
+    }
+}
+
+async fn run_same_file(
+    store: &MemoryVersionedStore,
+    log: &MemoryRunRecorder,
+    checkpoint: &Flaky,
+) -> Result<EvolutionReport, LoopError> {
+    let runner = InProcessRunner::new(agent);
+    let budget = Budget::unlimited();
+    let llm = ScriptedLlm::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: log,
+            budget: &budget,
+            events: &EventLog::new(),
+            resume_from: Some(log),
+        },
+        store,
+        proposer: &SameFile,
+        llm: &llm,
+        checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "r".into(),
+        max_epochs: 1,
+        train: set("t", 10),
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::new(),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "r_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 11,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    run_evolution(ctx, &config, Gatekeeper::new(gate)).await
+}
+
+fn same_file_store() -> MemoryVersionedStore {
+    MemoryVersionedStore::new(BTreeMap::from([(
+        "s.md".to_owned(),
+        "# Skill\n1. Read the question.\n".to_owned(),
+    )]))
+}
+
+#[tokio::test]
+async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
+    let store = same_file_store();
+    let log = MemoryRunRecorder::new();
+    let checkpoint = Flaky::default();
+    let report = run_same_file(&store, &log, &checkpoint).await.unwrap();
+    // help-c was written against v1 but gated (and accepted) on v2, with its
+    // append re-applied; lost's anchor is gone, so it is skipped.
+    assert_eq!(
+        summary(&report),
+        [
+            ("r_e0_help-a".to_owned(), true, Some("v2".to_owned())),
+            ("r_e0_help-c".to_owned(), true, Some("v3".to_owned())),
+        ]
+    );
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(docs["s.md"].contains("1. Read the question, fix:a."));
+    assert!(docs["s.md"].contains("fix:c"));
+    assert!(!docs["s.md"].contains("x: never"));
+    assert!((report.holdout_after.unwrap() - 1.0).abs() < 1e-9);
+    // The stored record says what was gated: v2's text and the rebased text.
+    let stored = log.evolutions("r_train_e0_v1");
+    let help_c = &stored[1].records[0];
+    assert_eq!(
+        help_c.original_content,
+        store.documents("v2").unwrap()["s.md"]
+    );
+    assert_eq!(help_c.evolved_content, docs["s.md"]);
+    assert_eq!(help_c.result_version.as_deref(), Some("v3"));
+
+    // Killed at any checkpoint save, it resumes to the same result, with
+    // no version written twice and the records stored once.
+    let saves = checkpoint.saves.load(Ordering::Relaxed);
+    for kill in 1..=saves {
+        let (world_store, world_log, world_checkpoint) = (
+            same_file_store(),
+            MemoryRunRecorder::new(),
+            Flaky::default(),
+        );
+        world_checkpoint.fail_at.store(kill, Ordering::Relaxed);
+        let killed = run_same_file(&world_store, &world_log, &world_checkpoint).await;
+        assert!(
+            matches!(killed, Err(LoopError::Checkpoint(_))),
+            "kill {kill}"
+        );
+        world_checkpoint.fail_at.store(0, Ordering::Relaxed);
+        let resumed = run_same_file(&world_store, &world_log, &world_checkpoint)
+            .await
+            .unwrap();
+        assert_eq!(summary(&resumed), summary(&report), "kill {kill}");
+        assert_eq!(
+            world_store.history().unwrap().len(),
+            store.history().unwrap().len(),
+            "kill {kill}"
+        );
+        assert_eq!(world_log.evolutions("r_train_e0_v1"), stored, "kill {kill}");
+    }
 }

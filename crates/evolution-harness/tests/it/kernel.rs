@@ -23,12 +23,12 @@ use evolution_testkit::fixtures::{question, skill_document};
 use evolution_types::{GateParams, GeneratedQuestion, Profile, RunLog};
 use serde_json::json;
 
-const HELP_A: &str = "Rule: read the a-clue before answering.";
-const HARM_B: &str = "Rule: skip the b-check to save time.";
-const HELP_B: &str = "Rule: always run the b-check twice.";
-const NEUTRAL_C: &str = "Note: stay calm on c questions.";
+pub(crate) const HELP_A: &str = "Rule: read the a-clue before answering.";
+pub(crate) const HARM_B: &str = "Rule: skip the b-check to save time.";
+pub(crate) const HELP_B: &str = "Rule: always run the b-check twice.";
+pub(crate) const NEUTRAL_C: &str = "Note: stay calm on c questions.";
 
-fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
+pub(crate) fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
     ["a", "b", "c"]
         .iter()
         .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
@@ -38,7 +38,7 @@ fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
 /// Type `a` is right only with [`HELP_A`] in `a.md`; type `b` is right on
 /// even questions, on all with [`HELP_B`] and on none with [`HARM_B`] in
 /// `b.md`; type `c` is always wrong.
-fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
+pub(crate) fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
     let skill = |name: &str| ws.skills.get(name).map(String::as_str).unwrap_or_default();
     let even = q
         .question_id
@@ -75,7 +75,7 @@ fn edits(contents: &[&str]) -> String {
 /// prompts per task type: `a` gets the helpful rule; `b` the harmful one
 /// until it shows up among the rejected edits, then the helpful one; `c` a
 /// neutral note, then nothing.
-fn scripted_llm() -> ScriptedLlm {
+pub(crate) fn scripted_llm() -> ScriptedLlm {
     ScriptedLlm::from_fn(|request| {
         let text = request.full_text();
         if text.starts_with("You write the long-term guidance") {
@@ -130,7 +130,7 @@ impl Checkpoint for Killing {
 }
 
 /// Everything a run leaves on disk, under one directory.
-fn init_store(dir: &Path) {
+pub(crate) fn init_store(dir: &Path) {
     let body = |t: &str| {
         format!(
             "# Answering {t} questions\n\n1. Read the question and the options carefully.\n\
@@ -213,7 +213,7 @@ async fn run_once(
     (result, checkpoint.saves.load(Ordering::Relaxed))
 }
 
-fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
+pub(crate) fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
     report
         .records
         .iter()
@@ -221,7 +221,7 @@ fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
         .collect()
 }
 
-fn final_documents(dir: &Path) -> BTreeMap<String, String> {
+pub(crate) fn final_documents(dir: &Path) -> BTreeMap<String, String> {
     let store = FsVersionedStore::new(FsStore::open(dir.join("store")).unwrap());
     store.documents(&store.current_version().unwrap()).unwrap()
 }
@@ -288,6 +288,29 @@ async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_h
     let train0 = runs.iter().find(|r| r.starts_with("k_train_e0_")).unwrap();
     assert_eq!(log.get_predictions(train0, None).await.unwrap().len(), 30);
 
+    // Each epoch's diagnosis and each gated proposal's record are stored
+    // under the epoch's training run, and read back.
+    let diagnoses = log.diagnoses(train0).await.unwrap();
+    assert_eq!(diagnoses.len(), 1, "{diagnoses:?}");
+    assert_eq!(diagnoses[0].run_id, *train0);
+    assert_eq!(diagnoses[0].n_questions, 30);
+    assert!(!diagnoses[0].attributions.is_empty());
+    let evolutions = log.evolutions(train0).await.unwrap();
+    let stored: Vec<(&str, Option<&str>)> = evolutions
+        .iter()
+        .flat_map(|e| &e.records)
+        .map(|r| (r.target_file.as_str(), r.result_version.as_deref()))
+        .collect();
+    let a_version = rows[0].2.as_deref();
+    assert_eq!(
+        stored,
+        [("a.md", a_version), ("b.md", None), ("c.md", None)],
+        "{rows:?}"
+    );
+    for train in runs.iter().filter(|r| r.starts_with("k_train_")) {
+        assert_eq!(log.diagnoses(train).await.unwrap().len(), 1, "{train}");
+    }
+
     // The harmful edit is blacklisted with its gate evidence.
     let state = FileCheckpoint::new(dir.path().join("loop.json"))
         .load()
@@ -349,7 +372,7 @@ async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
         rejected: &rejected,
     };
     use evolution_harness::Proposer;
-    let first = proposer.propose(request(0)).await.unwrap();
+    let first = proposer.propose(request(0)).await.unwrap().proposals;
     let targets: Vec<_> = first
         .iter()
         .map(|p| p.record.target_file.as_str())

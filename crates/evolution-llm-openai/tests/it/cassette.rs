@@ -272,3 +272,209 @@ async fn bad_cassettes_are_typed_errors() {
         "{r:?}"
     );
 }
+
+/// A provider that answers `echo: <last message>` and counts its calls.
+#[derive(Debug, Default)]
+struct Counting {
+    calls: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl LlmProvider for Counting {
+    async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        _options: &ChatOptions,
+    ) -> Result<evolution_types::LlmResponse, evolution_types::LlmError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let last = messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        Ok(evolution_types::LlmResponse {
+            content: format!("echo: {last}"),
+            model: "m".into(),
+            provider: "counting".into(),
+            ..evolution_types::LlmResponse::default()
+        })
+    }
+}
+
+fn ask(text: &str) -> Vec<ChatMessage> {
+    vec![ChatMessage::user(text)]
+}
+
+#[tokio::test]
+async fn each_finished_call_is_on_disk_before_its_answer_returns() {
+    let path = temp_cassette("durable");
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open");
+    for (n, text) in ["a", "b", "c"].into_iter().enumerate() {
+        rec.chat(&ask(text), &ChatOptions::default())
+            .await
+            .expect("live");
+        let on_disk = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(on_disk.lines().count(), n + 1, "{on_disk}");
+        assert!(on_disk.ends_with('\n'));
+    }
+}
+
+#[tokio::test]
+async fn a_torn_last_line_is_dropped_and_the_journal_goes_on() {
+    let path = temp_cassette("torn");
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open");
+    for text in ["a", "b", "c"] {
+        rec.chat(&ask(text), &ChatOptions::default())
+            .await
+            .expect("live");
+    }
+    drop(rec);
+    // A kill in the middle of the third write: its line is cut short.
+    let text = std::fs::read_to_string(&path).expect("read");
+    let third_start = text
+        .match_indices('\n')
+        .nth(1)
+        .map(|(i, _)| i + 1)
+        .expect("3 lines");
+    let torn = &text.as_bytes()[..third_start + 25];
+    std::fs::write(&path, torn).expect("write torn");
+
+    // Replay tolerates it read-only.
+    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m")
+        .await
+        .expect("replay opens a torn cassette");
+    let miss = replay.chat(&ask("c"), &ChatOptions::default()).await;
+    assert!(miss.is_err(), "the torn call is not recorded: {miss:?}");
+
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("reopen");
+    for text in ["a", "b"] {
+        let reply = rec
+            .chat(&ask(text), &ChatOptions::default())
+            .await
+            .expect("hit");
+        assert!(reply.cache_hit);
+        assert_eq!(reply.content, format!("echo: {text}"));
+    }
+    assert_eq!(inner.calls.load(Ordering::SeqCst), 0);
+    let again = rec
+        .chat(&ask("c"), &ChatOptions::default())
+        .await
+        .expect("asked again");
+    assert!(!again.cache_hit);
+    assert_eq!(inner.calls.load(Ordering::SeqCst), 1);
+    drop(rec);
+
+    // The torn bytes are gone: the file is whole lines again.
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(text.lines().count(), 3);
+    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m")
+        .await
+        .expect("replay");
+    for text in ["a", "b", "c"] {
+        replay
+            .chat(&ask(text), &ChatOptions::default())
+            .await
+            .expect("recorded");
+    }
+}
+
+#[tokio::test]
+async fn a_whole_last_line_without_its_newline_is_kept() {
+    let path = temp_cassette("unterminated");
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open");
+    rec.chat(&ask("a"), &ChatOptions::default())
+        .await
+        .expect("live");
+    drop(rec);
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, text.trim_end_matches('\n')).expect("write");
+
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("reopen");
+    assert!(
+        rec.chat(&ask("a"), &ChatOptions::default())
+            .await
+            .expect("hit")
+            .cache_hit
+    );
+    rec.chat(&ask("b"), &ChatOptions::default())
+        .await
+        .expect("live");
+    assert_eq!(inner.calls.load(Ordering::SeqCst), 1);
+    drop(rec);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m")
+        .await
+        .expect("replay");
+    for text in ["a", "b"] {
+        replay
+            .chat(&ask(text), &ChatOptions::default())
+            .await
+            .expect("recorded");
+    }
+}
+
+#[tokio::test]
+async fn a_bad_line_before_the_last_is_still_an_error() {
+    let path = temp_cassette("bad-middle");
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open");
+    rec.chat(&ask("a"), &ChatOptions::default())
+        .await
+        .expect("live");
+    drop(rec);
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, format!("{{\"key\": \n{text}")).expect("write");
+    let r = Recorder::open(
+        Counting::default(),
+        &path,
+        CassetteMode::RecordIfMissing,
+        "m",
+    )
+    .await;
+    assert!(
+        matches!(r, Err(CassetteError::Parse { line: 1, .. })),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn identical_requests_in_flight_at_once_reach_the_provider_once() {
+    let path = temp_cassette("single-flight");
+    let inner = Counting::default();
+    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open");
+    let opts = ChatOptions::default();
+    let (same, other) = (ask("same"), ask("other"));
+    let (x, y, z) = tokio::join!(
+        rec.chat(&same, &opts),
+        rec.chat(&same, &opts),
+        rec.chat(&other, &opts),
+    );
+    let (x, y, z) = (x.expect("x"), y.expect("y"), z.expect("z"));
+    assert_eq!(x.content, "echo: same");
+    assert_eq!(y.content, "echo: same");
+    assert_eq!(z.content, "echo: other");
+    assert_eq!(u8::from(x.cache_hit) + u8::from(y.cache_hit), 1);
+    assert_eq!(inner.calls.load(Ordering::SeqCst), 2);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert_eq!(text.lines().count(), 2);
+}

@@ -1,0 +1,579 @@
+//! The loop evolves prompts, not only skills: a system prompt and a tool's
+//! prompt pair are proposed, gated, accepted into the store's history, and
+//! their records land in the run log.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use async_trait::async_trait;
+use evolution_harness::{
+    AgentReply, Budget, Gatekeeper, InProcessRunner, LoopConfig, LoopContext, MemoryCheckpoint,
+    MemoryRunRecorder, MemoryVersionedStore, NoEvents, Proposal, Proposals, ProposeError,
+    ProposeRequest, Proposer, StopReason, ValidationConfig, ValidationContext, VersionedStore,
+    Workspace, run_evolution,
+};
+use evolution_testkit::ScriptedLlm;
+use evolution_testkit::fixtures::question;
+use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
+
+const SYSTEM: &str = "system.md";
+const EXTRACT: &str = "search_extract.md";
+const VERIFY: &str = "search_verify.md";
+const SYS_HELP: &str = "SYS: cite the evidence before answering.";
+const SYS_HARM: &str = "SYS: answer at once, never look.";
+const TOOL_HELP: &str = "TOOL: quote the matching span verbatim.";
+
+fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
+    ["a", "b", "c"]
+        .iter()
+        .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
+        .collect()
+}
+
+/// Reads only the prompts: type `a` is right with [`SYS_HELP`] in the
+/// system prompt, type `b` with [`TOOL_HELP`] in the search tool's extract
+/// prompt, type `c` unless [`SYS_HARM`] is in the system prompt.
+fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
+    let prompt = |name: &str| ws.prompts.get(name).map(String::as_str).unwrap_or_default();
+    let right = match q.task_type.as_str() {
+        "a" => prompt(SYSTEM).contains(SYS_HELP),
+        "b" => prompt(EXTRACT).contains(TOOL_HELP),
+        _ => !prompt(SYSTEM).contains(SYS_HARM),
+    };
+    Ok(AgentReply {
+        prediction: if right {
+            q.answer.clone()
+        } else {
+            "wrong".into()
+        },
+        ..AgentReply::default()
+    })
+}
+
+/// Epoch 0: a helpful system-prompt edit and a helpful tool-prompt edit;
+/// epoch 1: a harmful system-prompt edit.
+struct PromptProposer;
+
+fn append(
+    ws: &Workspace,
+    file: &str,
+    target_type: TargetType,
+    rule: &str,
+) -> (EvolutionRecord, String) {
+    let before = ws.prompts.get(file).cloned().unwrap_or_default();
+    let after = format!("{before}\n{rule}\n");
+    let mut record = EvolutionRecord::new(file, target_type, before, "");
+    record.edits = vec![Edit::append(rule)];
+    record.evolved_content = after.clone();
+    (record, after)
+}
+
+#[async_trait]
+impl Proposer for PromptProposer {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
+        let ws = request.workspace;
+        let proposals = match request.epoch {
+            0 => {
+                let (system, system_text) = append(ws, SYSTEM, TargetType::System, SYS_HELP);
+                let (tool, extract_text) = append(ws, EXTRACT, TargetType::Tool, TOOL_HELP);
+                let verify_text = format!(
+                    "{}\nTOOL: check the quote is in the source.\n",
+                    ws.prompts.get(VERIFY).cloned().unwrap_or_default()
+                );
+                vec![
+                    Proposal {
+                        label: "system".into(),
+                        writes: BTreeMap::from([(SYSTEM.to_owned(), system_text)]),
+                        record: system,
+                    },
+                    Proposal {
+                        label: "tool".into(),
+                        writes: BTreeMap::from([
+                            (EXTRACT.to_owned(), extract_text),
+                            (VERIFY.to_owned(), verify_text),
+                        ]),
+                        record: tool,
+                    },
+                ]
+            }
+            1 => {
+                let (harm, text) = append(ws, SYSTEM, TargetType::System, SYS_HARM);
+                vec![Proposal {
+                    label: "system-harm".into(),
+                    writes: BTreeMap::from([(SYSTEM.to_owned(), text)]),
+                    record: harm,
+                }]
+            }
+            _ => Vec::new(),
+        };
+        Ok(proposals.into())
+    }
+}
+
+#[tokio::test]
+async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
+    let store = MemoryVersionedStore::new(BTreeMap::from([
+        ("s.md".to_owned(), "# Skill\n".to_owned()),
+        (SYSTEM.to_owned(), "You answer questions.\n".to_owned()),
+        (
+            EXTRACT.to_owned(),
+            "Extract what the query asks.\n".to_owned(),
+        ),
+        (VERIFY.to_owned(), "Verify the extraction.\n".to_owned()),
+    ]));
+    let log = MemoryRunRecorder::new();
+    let checkpoint = MemoryCheckpoint::new();
+    let llm = ScriptedLlm::new();
+    let runner = InProcessRunner::new(agent);
+    let budget = Budget::unlimited();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &NoEvents,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &PromptProposer,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "p".into(),
+        max_epochs: 2,
+        train: set("t", 10),
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::from([SYSTEM.to_owned(), EXTRACT.to_owned(), VERIFY.to_owned()]),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "p_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 5,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    assert_eq!(report.stop_reason, StopReason::MaxEpochs);
+    let rows: Vec<(&str, bool)> = report
+        .records
+        .iter()
+        .map(|r| (r.candidate.as_str(), r.accepted))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("p_e0_system", true),
+            ("p_e0_tool", true),
+            ("p_e1_system-harm", false)
+        ]
+    );
+
+    // Both accepts are versions in the store's history, and the final
+    // documents hold the prompt edits (and not the harmful one).
+    let history: Vec<String> = store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    for record in report.records.iter().filter(|r| r.accepted) {
+        assert!(history.contains(record.new_version.as_ref().unwrap()));
+    }
+    assert_eq!(history.last(), Some(&report.final_version));
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(docs[SYSTEM].contains(SYS_HELP) && !docs[SYSTEM].contains(SYS_HARM));
+    assert!(docs[EXTRACT].contains(TOOL_HELP));
+    assert!(docs[VERIFY].contains("check the quote"));
+    assert_eq!(docs["s.md"], "# Skill\n");
+    let (before, after) = (
+        report.holdout_before.unwrap(),
+        report.holdout_after.unwrap(),
+    );
+    assert!((before - 1.0 / 3.0).abs() < 1e-9, "{before}");
+    assert!((after - 1.0).abs() < 1e-9, "{after}");
+
+    // The records, with their target types and resulting versions, are in the run log.
+    let stored: Vec<(TargetType, String, Option<String>)> = log
+        .evolutions("p_train_e0_v1")
+        .into_iter()
+        .flat_map(|e| e.records)
+        .map(|r| (r.target_type, r.target_file, r.result_version))
+        .collect();
+    assert_eq!(
+        stored,
+        [
+            (
+                TargetType::System,
+                SYSTEM.to_owned(),
+                report.records[0].new_version.clone()
+            ),
+            (
+                TargetType::Tool,
+                EXTRACT.to_owned(),
+                report.records[1].new_version.clone()
+            ),
+        ]
+    );
+    // The harmful system edit is blacklisted against the system prompt.
+    let state = evolution_harness::Checkpoint::load(&checkpoint)
+        .unwrap()
+        .unwrap();
+    assert!(
+        state
+            .rejected
+            .iter()
+            .any(|r| r.target_file == SYSTEM && r.edit.content == SYS_HARM),
+        "{:?}",
+        state.rejected
+    );
+}
+
+const KERNEL_SYS_RULE: &str =
+    "Before answering, look for evidence that contradicts your first guess.";
+
+/// Through the kernel: the judges see confirmation bias on every question,
+/// so diagnosis builds the system pack; the evolve-system reply appends
+/// [`KERNEL_SYS_RULE`], which makes type `a` right for the agent. Skills get
+/// no edits.
+#[tokio::test]
+async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
+    use evolution_diagnose::DiagnoseOptions;
+    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+    use evolution_harness::{FsVersionedStore, KernelProposer, PromptTemplates};
+    use evolution_runlog_sqlite::SqliteRunLog;
+    use evolution_store_fs::FsStore;
+    use serde_json::json;
+
+    let dir = tempfile::tempdir().unwrap();
+    let system = "# Agent\n\nYou answer questions about documents.\n\n## Method\n\n\
+                  1. Read the question.\n2. Find the passage that answers it.\n\
+                  3. Answer with the option the passage supports.\n"
+        .to_owned();
+    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+            (
+                format!("{t}.md"),
+                evolution_testkit::fixtures::skill_document(t, t, &body),
+            )
+        })
+        .collect();
+    files.push(("system.md".to_owned(), system));
+    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let edits = |contents: &[&str]| {
+        let edits: Vec<_> = contents
+            .iter()
+            .map(|c| json!({"op": "append", "target": "", "content": c}))
+            .collect();
+        json!({"suggestions": [], "edits": edits}).to_string()
+    };
+    let llm = ScriptedLlm::from_fn(move |request| {
+        let text = request.full_text();
+        if text.starts_with("You improve the system prompt") {
+            return Ok(if text.contains(KERNEL_SYS_RULE) {
+                edits(&[])
+            } else {
+                edits(&[KERNEL_SYS_RULE])
+            });
+        }
+        if text.starts_with("You improve a skill document") {
+            return Ok(edits(&[]));
+        }
+        Ok(json!({
+            "extraction_completeness": 1.0, "hallucination_rate": 0.0,
+            "missed_info_tags": [], "hallucination_tags": [], "missed_nodes": [],
+            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+            "adherence_rate": 1.0, "confirmation_bias": true, "evidence_sufficient": true,
+            "category": "defect", "lapse_note": "", "type": "logic_error"
+        })
+        .to_string())
+    });
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        let right = match q.task_type.as_str() {
+            "a" => ws
+                .prompts
+                .get("system.md")
+                .is_some_and(|s| s.contains(KERNEL_SYS_RULE)),
+            "b" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
+            _ => false,
+        };
+        Ok(AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            ..AgentReply::default()
+        })
+    });
+    let train = set("t", 10);
+    let proposer = KernelProposer {
+        llm: &llm,
+        run_log: &log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: PromptTemplates::default(),
+        profile: evolution_types::Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
+    };
+    let budget = Budget::unlimited();
+    let checkpoint = MemoryCheckpoint::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &NoEvents,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &proposer,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "ks".into(),
+        max_epochs: 2,
+        train,
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::from(["system.md".to_owned()]),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "ks_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 3,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let accepted: Vec<&str> = report
+        .records
+        .iter()
+        .filter(|r| r.accepted)
+        .map(|r| r.candidate.as_str())
+        .collect();
+    assert_eq!(accepted, ["ks_e0_0-system.md"], "{:?}", report.records);
+    let version = report.records[0].new_version.clone().unwrap();
+    let history: Vec<String> = store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    assert!(history.contains(&version), "{history:?}");
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(
+        docs["system.md"].contains(KERNEL_SYS_RULE),
+        "{}",
+        docs["system.md"]
+    );
+    assert!(report.holdout_after.unwrap() > report.holdout_before.unwrap());
+    // The diagnosis and the system record are in the SQLite log.
+    let train0 = format!("ks_train_e0_{}", report.initial_version);
+    assert_eq!(log.diagnoses(&train0).await.unwrap().len(), 1);
+    let stored: Vec<(TargetType, Option<String>)> = log
+        .evolutions(&train0)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| e.records)
+        .map(|r| (r.target_type, r.result_version))
+        .collect();
+    assert_eq!(stored, [(TargetType::System, Some(version))]);
+}
+
+const KERNEL_TOOL_RULE: &str = "Copy every date in the passage into the extraction.";
+
+/// Through the kernel: type `b` answers call the `search_similar` tool; the
+/// span judge finds its extraction incomplete, so diagnosis builds the
+/// tool's pack; the evolve-tool reply appends [`KERNEL_TOOL_RULE`] to the
+/// extract prompt, which makes type `b` right for the agent.
+#[tokio::test]
+async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
+    use evolution_diagnose::DiagnoseOptions;
+    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+    use evolution_harness::{FsVersionedStore, KernelProposer, PromptTemplates};
+    use evolution_runlog_sqlite::SqliteRunLog;
+    use evolution_store_fs::FsStore;
+    use serde_json::json;
+
+    const TOOL_EXTRACT: &str = "search_similar_extract.md";
+    const TOOL_VERIFY: &str = "search_similar_verify.md";
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+            (
+                format!("{t}.md"),
+                evolution_testkit::fixtures::skill_document(t, t, &body),
+            )
+        })
+        .collect();
+    files.push((
+        TOOL_EXTRACT.to_owned(),
+        "# Extract\n\nPull out of the passage what the query asks for.\nKeep names exact.\n"
+            .to_owned(),
+    ));
+    files.push((
+        TOOL_VERIFY.to_owned(),
+        "# Verify\n\nCheck each extracted item against the passage.\nDrop what is not there.\n"
+            .to_owned(),
+    ));
+    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let llm = ScriptedLlm::from_fn(move |request| {
+        let text = request.full_text();
+        if text.starts_with("You improve the two prompts") {
+            let extract: Vec<_> = if text.contains(KERNEL_TOOL_RULE) {
+                Vec::new()
+            } else {
+                vec![json!({"op": "append", "target": "", "content": KERNEL_TOOL_RULE})]
+            };
+            return Ok(
+                json!({"suggestions": [], "extract_edits": extract, "verify_edits": []})
+                    .to_string(),
+            );
+        }
+        if text.starts_with("You improve a skill document") {
+            return Ok(json!({"suggestions": [], "edits": []}).to_string());
+        }
+        let span = request.options.tag.as_deref() == Some("judge.span");
+        Ok(json!({
+            "extraction_completeness": if span { 0.2 } else { 1.0 },
+            "hallucination_rate": 0.0,
+            "missed_info_tags": if span { vec!["date"] } else { Vec::new() },
+            "hallucination_tags": [], "missed_nodes": [],
+            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+            "adherence_rate": 1.0, "confirmation_bias": false, "evidence_sufficient": true,
+            "category": "defect", "lapse_note": "", "type": "logic_error"
+        })
+        .to_string())
+    });
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        let mut steps = Vec::new();
+        let right = match q.task_type.as_str() {
+            "a" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
+            "b" => {
+                let step = json!({"tool_name": "search_similar", "tool_input": {"query": "when"},
+                                  "tool_output": "Released on 2024-05-01.", "thought": "search"});
+                if let serde_json::Value::Object(map) = step {
+                    steps.push(map);
+                }
+                ws.prompts
+                    .get(TOOL_EXTRACT)
+                    .is_some_and(|s| s.contains(KERNEL_TOOL_RULE))
+            }
+            _ => false,
+        };
+        Ok(AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            steps,
+            ..AgentReply::default()
+        })
+    });
+    let train = set("t", 10);
+    let proposer = KernelProposer {
+        llm: &llm,
+        run_log: &log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: PromptTemplates::default(),
+        profile: evolution_types::Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
+    };
+    let budget = Budget::unlimited();
+    let checkpoint = MemoryCheckpoint::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &NoEvents,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &proposer,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "kt".into(),
+        max_epochs: 2,
+        train,
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::from([TOOL_EXTRACT.to_owned(), TOOL_VERIFY.to_owned()]),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "kt_gate_".into(),
+        ladder: vec![10, 20],
+        seed: 3,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let accepted: Vec<&str> = report
+        .records
+        .iter()
+        .filter(|r| r.accepted)
+        .map(|r| r.candidate.as_str())
+        .collect();
+    assert_eq!(accepted.len(), 1, "{:?}", report.records);
+    let version = report
+        .records
+        .iter()
+        .find(|r| r.accepted)
+        .and_then(|r| r.new_version.clone())
+        .unwrap();
+    let history: Vec<String> = store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect();
+    assert!(history.contains(&version), "{history:?}");
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(
+        docs[TOOL_EXTRACT].contains(KERNEL_TOOL_RULE),
+        "{}",
+        docs[TOOL_EXTRACT]
+    );
+    assert!(report.holdout_after.unwrap() > report.holdout_before.unwrap());
+    let train0 = format!("kt_train_e0_{}", report.initial_version);
+    let stored: Vec<(TargetType, Option<String>)> = log
+        .evolutions(&train0)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| e.records)
+        .map(|r| (r.target_type, r.result_version))
+        .collect();
+    assert_eq!(stored, [(TargetType::Tool, Some(version))]);
+}
