@@ -266,7 +266,7 @@ fn configuration_problems_exit_2_with_file_and_line() {
     std::fs::write(d.join("skill-evolve.toml"), "[llm.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"SKILL_EVOLVE_TEST_NO_SUCH_KEY\"\n").unwrap();
     let before = snapshot(d);
     let base = ["evolve", "skill/SKILL.md", "--trajectories", "temp"];
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--config", "bad.toml"],
             "bad.toml:2: unknown provider \"gpt\"",
@@ -278,10 +278,6 @@ fn configuration_problems_exit_2_with_file_and_line() {
         (
             &["--config", "none.toml"],
             "none.toml: cannot read the configuration",
-        ),
-        (
-            &["--provider", "local"],
-            "provider `local` (the embedded model) is not available in this build yet",
         ),
         (
             &["--provider", "replay"],
@@ -420,5 +416,22 @@ fn hand_edits_are_kept_in_history_and_block_a_rollback() {
         String::from_utf8(out.stdout)
             .unwrap()
             .contains("+hand edit")
+    );
+}
+
+/// Without the `local` feature, asking for the embedded model is bad input naming the feature.
+#[cfg(not(feature = "local"))]
+#[test]
+fn provider_local_without_the_feature_is_one_line() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "local"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "rebuild skill-evolve with its default `local` feature",
     );
 }
