@@ -242,9 +242,7 @@ const KERNEL_SYS_RULE: &str =
 /// no edits.
 #[tokio::test]
 async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
-    use evolution_diagnose::DiagnoseOptions;
-    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
-    use evolution_harness::{FsVersionedStore, KernelProposer, PromptTemplates};
+    use evolution_harness::FsVersionedStore;
     use evolution_runlog_sqlite::SqliteRunLog;
     use evolution_store_fs::FsStore;
     use serde_json::json;
@@ -314,53 +312,7 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
             ..AgentReply::default()
         })
     });
-    let train = set("t", 10);
-    let proposer = KernelProposer {
-        llm: &llm,
-        run_log: &log,
-        questions: train.clone(),
-        tree_data: BTreeMap::new(),
-        templates: PromptTemplates::default(),
-        profile: evolution_types::Profile::default(),
-        diagnose: DiagnoseOptions::default(),
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
-    };
-    let budget = Budget::unlimited();
-    let checkpoint = MemoryCheckpoint::new();
-    let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &log,
-            budget: &budget,
-            events: &NoEvents,
-            resume_from: Some(&log),
-        },
-        store: &store,
-        proposer: &proposer,
-        llm: &llm,
-        checkpoint: &checkpoint,
-    };
-    let config = LoopConfig {
-        run_name: "ks".into(),
-        max_epochs: 2,
-        train,
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        prompt_files: BTreeSet::from(["system.md".to_owned()]),
-        slow_update_template: None,
-        estimate: None,
-    };
-    let gate = ValidationConfig {
-        gate_run_prefix: "ks_gate_".into(),
-        ladder: vec![10, 20],
-        seed: 3,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
-    };
-    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
-        .await
-        .unwrap();
+    let report = run_kernel_loop(&llm, &log, &store, &runner, "ks", ["system.md".to_owned()]).await;
     let accepted: Vec<&str> = report
         .records
         .iter()
@@ -405,9 +357,7 @@ const KERNEL_TOOL_RULE: &str = "Copy every date in the passage into the extracti
 /// extract prompt, which makes type `b` right for the agent.
 #[tokio::test]
 async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
-    use evolution_diagnose::DiagnoseOptions;
-    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
-    use evolution_harness::{FsVersionedStore, KernelProposer, PromptTemplates};
+    use evolution_harness::FsVersionedStore;
     use evolution_runlog_sqlite::SqliteRunLog;
     use evolution_store_fs::FsStore;
     use serde_json::json;
@@ -492,53 +442,15 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
             ..AgentReply::default()
         })
     });
-    let train = set("t", 10);
-    let proposer = KernelProposer {
-        llm: &llm,
-        run_log: &log,
-        questions: train.clone(),
-        tree_data: BTreeMap::new(),
-        templates: PromptTemplates::default(),
-        profile: evolution_types::Profile::default(),
-        diagnose: DiagnoseOptions::default(),
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
-    };
-    let budget = Budget::unlimited();
-    let checkpoint = MemoryCheckpoint::new();
-    let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &log,
-            budget: &budget,
-            events: &NoEvents,
-            resume_from: Some(&log),
-        },
-        store: &store,
-        proposer: &proposer,
-        llm: &llm,
-        checkpoint: &checkpoint,
-    };
-    let config = LoopConfig {
-        run_name: "kt".into(),
-        max_epochs: 2,
-        train,
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        prompt_files: BTreeSet::from([TOOL_EXTRACT.to_owned(), TOOL_VERIFY.to_owned()]),
-        slow_update_template: None,
-        estimate: None,
-    };
-    let gate = ValidationConfig {
-        gate_run_prefix: "kt_gate_".into(),
-        ladder: vec![10, 20],
-        seed: 3,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
-    };
-    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
-        .await
-        .unwrap();
+    let report = run_kernel_loop(
+        &llm,
+        &log,
+        &store,
+        &runner,
+        "kt",
+        [TOOL_EXTRACT.to_owned(), TOOL_VERIFY.to_owned()],
+    )
+    .await;
     let accepted: Vec<&str> = report
         .records
         .iter()
@@ -576,4 +488,67 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
         .map(|r| (r.target_type, r.result_version))
         .collect();
     assert_eq!(stored, [(TargetType::Tool, Some(version))]);
+}
+
+/// Two epochs of the loop with the real `KernelProposer` over `llm`: 10 training, 30 gate and
+/// 10 holdout questions per task type, the seed's gate on blocks of 10 and 20.
+async fn run_kernel_loop<const N: usize>(
+    llm: &ScriptedLlm,
+    log: &evolution_runlog_sqlite::SqliteRunLog,
+    store: &dyn VersionedStore,
+    runner: &dyn evolution_harness::AgentRunner,
+    name: &str,
+    prompt_files: [String; N],
+) -> evolution_harness::EvolutionReport {
+    use evolution_diagnose::DiagnoseOptions;
+    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+    use evolution_harness::{KernelProposer, PromptTemplates};
+
+    let train = set("t", 10);
+    let proposer = KernelProposer {
+        llm,
+        run_log: log,
+        questions: train.clone(),
+        tree_data: BTreeMap::new(),
+        templates: PromptTemplates::default(),
+        profile: evolution_types::Profile::default(),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions::default(),
+        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
+    };
+    let budget = Budget::unlimited();
+    let checkpoint = MemoryCheckpoint::new();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner,
+            recorder: log,
+            budget: &budget,
+            events: &NoEvents,
+            resume_from: Some(log),
+        },
+        store,
+        proposer: &proposer,
+        llm,
+        checkpoint: &checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: name.into(),
+        max_epochs: 2,
+        train,
+        gate: set("g", 30),
+        holdout: set("h", 10),
+        prompt_files: BTreeSet::from(prompt_files),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: format!("{name}_gate_"),
+        ladder: vec![10, 20],
+        seed: 3,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap()
 }
