@@ -108,19 +108,32 @@ fn edits() -> Value {
 
 #[cfg(test)]
 mod tests {
+    use evolution_types::EditOp;
+
     use super::*;
 
     #[test]
-    fn every_listed_tag_has_an_object_schema_and_others_have_none() {
-        for tag in REPLY_SCHEMA_TAGS {
-            let schema = reply_schema(tag).unwrap_or_else(|| panic!("{tag}"));
-            assert_eq!(schema["type"], "object", "{tag}");
-            for name in schema["required"].as_array().into_iter().flatten() {
-                let name = name.as_str().unwrap_or_default();
-                assert!(schema["properties"].get(name).is_some(), "{tag}: {name}");
-            }
+    fn edit_lists_admit_exactly_the_engine_ops_and_unknown_tags_have_none() {
+        let ops: Vec<&str> = [
+            EditOp::Append,
+            EditOp::InsertAfter,
+            EditOp::Replace,
+            EditOp::Delete,
+        ]
+        .iter()
+        .map(|op| op.as_str())
+        .collect();
+        for (tag, list) in [
+            ("evolve.skill", "edits"),
+            ("evolve.system", "edits"),
+            ("evolve.tool", "extract_edits"),
+            ("evolve.tool", "verify_edits"),
+        ] {
+            let schema = reply_schema(tag).unwrap_or(Value::Null);
+            let listed = &schema["properties"][list]["items"]["properties"]["op"]["enum"];
+            assert_eq!(*listed, json!(ops), "{tag}/{list}");
         }
+        assert!(REPLY_SCHEMA_TAGS.iter().all(|t| reply_schema(t).is_some()));
         assert!(reply_schema("evolve.unknown").is_none());
-        assert!(reply_schema("").is_none());
     }
 }
