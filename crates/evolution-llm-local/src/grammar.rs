@@ -178,7 +178,17 @@ impl Builder {
         match ty {
             "object" => self.object(map, at),
             "array" => self.array(map, at),
-            "string" => string_expr(map, at),
+            // A bounded string gets a rule of its own, so that a repetition of it (an array's
+            // items) refers to one symbol instead of copying the bounded expansion; llama.cpp
+            // rejects grammars whose copies grow too large.
+            "string" => {
+                let expr = string_expr(map, at)?;
+                Ok(if expr == "string" {
+                    expr
+                } else {
+                    self.rule(expr)
+                })
+            }
             "integer" => Ok("integer".to_owned()),
             "number" => Ok("number".to_owned()),
             "boolean" => Ok("boolean".to_owned()),
