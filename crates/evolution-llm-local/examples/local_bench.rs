@@ -42,7 +42,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let free = ChatOptions::default().with_max_tokens(96);
     let constrained = ChatOptions::default()
         .with_json_schema(schema)
-        .with_max_tokens(400);
+        .with_max_tokens(1024);
     println!("runs per figure: {runs} (median)");
     let mut plain_two = 0.0;
     for threads in [1u32, 2] {
