@@ -7,7 +7,7 @@ use evolution_gate::probation_verdict;
 use evolution_types::{GateParams, ProbationVerdict, StoreError};
 use serde::{Deserialize, Serialize};
 
-use crate::persist::VersionedStore;
+use evolution_types::VersionedStore;
 
 /// The watch over one provisionally accepted version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

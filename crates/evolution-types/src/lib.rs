@@ -1,10 +1,13 @@
 //! Every data type the evolution kernel shares, and the ports it talks through.
 //!
 //! The kernel decides and never writes: diagnosis, evolution and the gate take
-//! plain values plus four ports ([`SkillStore`], [`PromptStore`], [`RunLog`],
-//! [`LlmProvider`]) and return values. This crate holds those values and ports
-//! and nothing else, so that any crate of the workspace, or a user's own
-//! harness, can depend on it without pulling in I/O.
+//! plain values plus four read ports ([`SkillStore`], [`PromptStore`],
+//! [`RunLog`], [`LlmProvider`]) and return values. The app layer persists
+//! them through three write ports ([`VersionedStore`], [`RunRecorder`],
+//! [`Checkpoint`]). This crate holds those values and ports and nothing
+//! else, so that any crate of the workspace, or a user's own harness, can
+//! depend on it without pulling in I/O; the adapter crates implement the
+//! ports.
 //!
 //! Design choices: what the original Python kept in loose dicts becomes typed
 //! structs with serde; string enums serialize to the seed's snake_case
@@ -32,15 +35,21 @@ pub use crate::evolution::{
     EvolutionRecord, EvolutionResult, EvolutionStatus, RejectedEdit, TargetType,
 };
 pub use crate::gate::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
+pub use crate::ports::checkpoint::{Checkpoint, CheckpointError};
 pub use crate::ports::llm::{
     ChatMessage, ChatOptions, ChatRole, LlmError, LlmErrorClass, LlmErrorKind, LlmProvider,
     LlmResponse,
 };
+pub use crate::ports::recorder::{RecordError, RunRecorder};
 pub use crate::ports::run_log::{RunLog, RunLogError};
 pub use crate::ports::store::{PromptStore, SkillStore, StoreError};
+pub use crate::ports::versioned::{VersionInfo, VersionedStore};
 pub use crate::profile::Profile;
 pub use crate::prompts::{DiagnosePrompts, EvolvePrompts};
-pub use crate::records::{GeneratedQuestion, Prediction, TraceStep};
+pub use crate::records::{
+    GeneratedQuestion, INFRA_STOP_REASON, Prediction, QuestionOutcome, TraceStep,
+    is_infra_stop_reason,
+};
 pub use crate::skill_file::{DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_name};
 pub use crate::validation::{PairResult, QuadrantClassification};
 
