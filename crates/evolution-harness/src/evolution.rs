@@ -10,7 +10,6 @@
 //! proposer call.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use evolution_types::{
@@ -212,33 +211,6 @@ impl LoopState {
             message: format!("loop state not serialisable: {e}"),
         })?;
         checkpoint.save(&value)
-    }
-}
-
-/// A [`Checkpoint`] in memory.
-#[derive(Debug, Default)]
-pub struct MemoryCheckpoint {
-    state: Mutex<Option<serde_json::Value>>,
-}
-
-impl MemoryCheckpoint {
-    /// Empty.
-    pub fn new() -> Self {
-        MemoryCheckpoint::default()
-    }
-}
-
-impl Checkpoint for MemoryCheckpoint {
-    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
-        Ok(self
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone())
-    }
-    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
-        Ok(())
     }
 }
 

@@ -4,13 +4,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use evolution_harness::{
     Budget, BudgetExceeded, BudgetLimits, Checkpoint, CheckpointError, EventLog, EvolutionReport,
-    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
-    MemoryRunRecorder, MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError,
-    ProposeRequest, Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError,
-    VersionedStore, Workspace, run_evolution,
+    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, PromptTemplates,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
+    ValidationContext, ValidationError, VersionedStore, Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
+use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
 
 use crate::validate::answer;
@@ -134,7 +134,7 @@ impl Checkpoint for Flaky {
 
 struct World {
     store: MemoryVersionedStore,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     checkpoint: Flaky,
     events: EventLog,
     proposer: Scripted,
@@ -149,7 +149,7 @@ impl World {
                 "s.md".to_owned(),
                 "# Skill\n".to_owned(),
             )])),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             checkpoint: Flaky::default(),
             events: EventLog::new(),
             proposer: Scripted {
@@ -607,7 +607,7 @@ impl Proposer for SameFile {
 
 async fn run_same_file(
     store: &MemoryVersionedStore,
-    log: &MemoryRunRecorder,
+    log: &MemoryRunLog,
     checkpoint: &Flaky,
 ) -> Result<EvolutionReport, LoopError> {
     let runner = InProcessRunner::new(agent);
@@ -656,7 +656,7 @@ fn same_file_store() -> MemoryVersionedStore {
 #[tokio::test]
 async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
     let store = same_file_store();
-    let log = MemoryRunRecorder::new();
+    let log = MemoryRunLog::new();
     let checkpoint = Flaky::default();
     let report = run_same_file(&store, &log, &checkpoint).await.unwrap();
     // help-c was written against v1 but gated (and accepted) on v2, with its
@@ -687,11 +687,8 @@ async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
     // no version written twice and the records stored once.
     let saves = checkpoint.saves.load(Ordering::Relaxed);
     for kill in 1..=saves {
-        let (world_store, world_log, world_checkpoint) = (
-            same_file_store(),
-            MemoryRunRecorder::new(),
-            Flaky::default(),
-        );
+        let (world_store, world_log, world_checkpoint) =
+            (same_file_store(), MemoryRunLog::new(), Flaky::default());
         world_checkpoint.fail_at.store(kill, Ordering::Relaxed);
         let killed = run_same_file(&world_store, &world_log, &world_checkpoint).await;
         assert!(

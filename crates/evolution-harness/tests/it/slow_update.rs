@@ -1,9 +1,9 @@
 use std::collections::BTreeMap;
 
 use evolution_harness::{
-    ComparisonPair, MemoryVersionedStore, Probation, PromptTemplates, SlowUpdateError,
-    VersionedStore, slow_update,
+    ComparisonPair, Probation, PromptTemplates, SlowUpdateError, VersionedStore, slow_update,
 };
+use evolution_testkit::MemoryVersionedStore;
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{GateParams, LlmError, LlmErrorKind, ProbationVerdict};
 
