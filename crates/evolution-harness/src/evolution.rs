@@ -264,7 +264,8 @@ pub struct LoopContext<'a> {
     /// For the slow update. Wrap it (and the proposer's provider) in
     /// [`crate::MeteredLlm`] over the same [`crate::Budget`] as `validation`
     /// to cap LLM calls, tokens and money, and give both the same
-    /// [`crate::LlmJournal`] so that a resumed run repeats no finished call.
+    /// `LlmJournal` (from `evolution-llm-cassette`) so that a resumed run
+    /// repeats no finished call.
     pub llm: &'a dyn LlmProvider,
     /// Saves the loop state.
     pub checkpoint: &'a dyn Checkpoint,

@@ -39,8 +39,7 @@
 //!   prompt of every bundle, overridable from a directory.
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
 //! - The kernel: [`KernelProposer`] (diagnose → case packs → evolve every
-//!   target), and [`LlmJournal`], the run's content-addressed record of LLM
-//!   calls.
+//!   target).
 //!
 //! # Wiring a real run
 //!
@@ -52,7 +51,7 @@
 //! log        = SqliteRunLog::open(db)?                           // RunRecorder + RunLog (runlog-sqlite)
 //! checkpoint = FileCheckpoint::new(state_json)                   // Checkpoint, atomic (store-fs)
 //! llm        = LlmJournal::open(MeteredLlm::new(provider, budget),
-//!                               run_dir, model).await?           // journaled, metered
+//!                               run_dir, model).await?           // journaled (llm-cassette), metered
 //! proposer   = KernelProposer { llm: &llm, run_log: &log, questions: train,
 //!                               tree_data, templates, profile, diagnose, evolve,
 //!                               schedule }
@@ -66,7 +65,8 @@
 //! Run it again with the same store, log, checkpoint and run directory
 //! after a kill: it continues where it stopped, without repeating a
 //! finished rollout (the run log answers) or a finished LLM call (the
-//! [`LlmJournal`] answers, even for a proposal the kill interrupted).
+//! `evolution-llm-cassette`'s `LlmJournal` answers, even for a proposal the
+//! kill interrupted).
 //!
 //! # The subprocess protocol
 //!
@@ -109,7 +109,6 @@ mod evolution;
 mod fdr;
 mod gatekeeper;
 mod ingest;
-mod journal;
 mod kernel;
 mod probation;
 mod reply_schemas;
@@ -134,9 +133,7 @@ pub use crate::ingest::{
     REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
     parse_trajectories,
 };
-pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::kernel::KernelProposer;
-pub use evolution_llm_openai::CassetteError;
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
