@@ -8,6 +8,7 @@ use evolution_types::{
     TraceStep,
 };
 
+use crate::error::SqliteRunLogError;
 use crate::log::SqliteRunLog;
 
 /// Records each run's outcomes with [`SqliteRunLog::replace_outcomes`]: one
@@ -33,9 +34,7 @@ impl RunRecorder for SqliteRunLog {
         for (run_id, (predictions, steps)) in by_run {
             self.replace_outcomes(run_id, predictions, steps)
                 .await
-                .map_err(|e| RecordError::Backend {
-                    message: e.to_string(),
-                })?;
+                .map_err(backend)?;
         }
         Ok(())
     }
@@ -57,8 +56,13 @@ impl RunRecorder for SqliteRunLog {
     }
 }
 
-fn backend(error: impl std::fmt::Display) -> RecordError {
-    RecordError::Backend {
-        message: error.to_string(),
+/// The port's error: an unknown run is [`RecordError::RunNotFound`], as the
+/// [`RunRecorder`] contract says; anything else a backend failure.
+fn backend(error: SqliteRunLogError) -> RecordError {
+    match error {
+        SqliteRunLogError::RunNotFound { run_id } => RecordError::RunNotFound { run_id },
+        other => RecordError::Backend {
+            message: other.to_string(),
+        },
     }
 }

@@ -143,3 +143,31 @@ async fn the_sqlite_log_records_outcomes_and_a_rerun_replaces_them() {
     flags.sort_unstable();
     assert_eq!(flags, [("q1", true), ("q2", false)]);
 }
+
+#[tokio::test]
+async fn both_run_recorders_refuse_results_of_an_unknown_run_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let memory = evolution_testkit::MemoryRunLog::new();
+    let recorders: [&dyn RunRecorder; 2] = [&sqlite, &memory];
+    for recorder in recorders {
+        let diagnosis = evolution_types::DiagnosisResult {
+            run_id: "nowhere".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            recorder.record_diagnosis(&diagnosis).await,
+            Err(evolution_types::RecordError::RunNotFound {
+                run_id: "nowhere".into()
+            })
+        );
+        let evolution = evolution_types::EvolutionResult {
+            run_id: "nowhere".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            recorder.record_evolution(&evolution).await,
+            Err(evolution_types::RecordError::RunNotFound { .. })
+        ));
+    }
+}
