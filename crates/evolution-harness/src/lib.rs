@@ -15,7 +15,7 @@
 //!   (protocol below), [`Workspace`], [`QuestionOutcome`].
 //! - Validation (seed §7, §12.4): [`validate_candidate`] runs block after
 //!   block in a seed-fixed order ([`fixed_question_order`]) with a
-//!   [`BaselineCache`], the INFRA guard and the gate's `gate_decision`;
+//!   [`BaselineCache`], the INFRA guard and the gate's `Gate::decide`;
 //!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
 //!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
 //!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]

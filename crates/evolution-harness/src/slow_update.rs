@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use evolution_gate::classify_quadrants;
+use evolution_gate::{QuadrantClassification, classify_quadrants};
 use evolution_patch::{PatchError, RegionError, momentum_inner, replace_momentum};
-use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider, QuadrantClassification};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider};
 use serde::{Deserialize, Serialize};
 
 use crate::templates::{PlaceholderStyle, render_template};

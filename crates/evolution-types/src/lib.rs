@@ -1,8 +1,10 @@
 //! Every data type the evolution kernel shares, and the ports it talks through.
 //!
-//! The kernel decides and never writes: diagnosis, evolution and the gate take
-//! plain values plus four ports ([`SkillStore`], [`PromptStore`], [`RunLog`],
-//! [`LlmProvider`]) and return values. This crate holds those values and ports
+//! The kernel decides and never writes: diagnosis and evolution take plain
+//! values plus four ports ([`SkillStore`], [`PromptStore`], [`RunLog`],
+//! [`LlmProvider`]) and return values. (The gate is arithmetic on counts and
+//! needs no port: its types live in `evolution-gate`, which depends on no
+//! other crate of the workspace.) This crate holds those values and ports
 //! and nothing else, so that any crate of the workspace, or a user's own
 //! harness, can depend on it without pulling in I/O.
 //!
@@ -14,13 +16,11 @@
 mod diagnosis;
 mod edit;
 mod evolution;
-mod gate;
 mod ports;
 mod profile;
 mod prompts;
 mod records;
 mod skill_file;
-mod validation;
 
 pub use crate::diagnosis::{
     CaseMetrics, CaseSample, CauseCategory, ConfidenceCalibration, DiagnosisResult,
@@ -31,7 +31,6 @@ pub use crate::edit::{Edit, EditOp, EditReport, EditStatus, EditStatusKind};
 pub use crate::evolution::{
     EvolutionRecord, EvolutionResult, EvolutionStatus, RejectedEdit, TargetType,
 };
-pub use crate::gate::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
 pub use crate::ports::llm::{
     ChatMessage, ChatOptions, ChatRole, LlmError, LlmErrorClass, LlmErrorKind, LlmProvider,
     LlmResponse,
@@ -42,7 +41,6 @@ pub use crate::profile::Profile;
 pub use crate::prompts::{DiagnosePrompts, EvolvePrompts};
 pub use crate::records::{GeneratedQuestion, Prediction, TraceStep};
 pub use crate::skill_file::{DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_name};
-pub use crate::validation::{PairResult, QuadrantClassification};
 
 /// A JSON object: the map type used for free-form fields that must survive a
 /// round trip unchanged.

@@ -1,6 +1,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
+use evolution_gate::{GateDecision, GateParams};
 use evolution_harness::{
     AgentReply, Arm, BaselineCache, Budget, BudgetExceeded, BudgetLimits, Candidate, DataSplit,
     ELond, EventLog, GammaSequence, HarnessEvent, InProcessRunner, MemoryRunRecorder,
@@ -8,7 +9,7 @@ use evolution_harness::{
     params_for_level, validate_candidate,
 };
 use evolution_testkit::fixtures::question;
-use evolution_types::{GateDecision, GateParams, GeneratedQuestion, RunLog};
+use evolution_types::{GeneratedQuestion, RunLog};
 
 /// A simulated agent: right on type `a` only when its skill says `fix:a`,
 /// right on type `b` unless its skill says `break:b`, right on type `c`
