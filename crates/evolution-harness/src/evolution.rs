@@ -14,15 +14,14 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use evolution_types::{
-    DiagnosisResult, EvolutionRecord, EvolutionResult, GeneratedQuestion, LlmProvider, Prediction,
-    RejectedEdit,
+    Checkpoint, CheckpointError, DiagnosisResult, EvolutionRecord, EvolutionResult,
+    GeneratedQuestion, LlmProvider, Prediction, RejectedEdit, VersionedStore,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::budget::BudgetExceeded;
 use crate::events::{Arm, HarnessEvent};
 use crate::gatekeeper::{GateRecord, Gatekeeper};
-use crate::persist::VersionedStore;
 use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::slow_update::{ComparisonPair, slow_update};
@@ -76,9 +75,41 @@ impl From<Vec<Proposal>> for Proposals {
 }
 
 /// Why a proposer failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("proposer failed: {0}")]
-pub struct ProposeError(pub String);
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProposeError {
+    /// Diagnosing the training run failed (its LLM, run log or store, or
+    /// unusable settings).
+    #[error("proposer failed: diagnosis: {0}")]
+    Diagnosis(#[from] evolution_diagnose::DiagnoseError),
+    /// The edit-budget schedule cannot give a budget for this epoch.
+    #[error("proposer failed: edit budget: {0}")]
+    EditBudget(#[from] evolution_evolve::BudgetError),
+    /// An evolve call failed (its LLM or its store).
+    #[error("proposer failed: evolve {target}: {source}")]
+    Evolve {
+        /// What was being evolved: `skill`, `system prompt` or `tool`.
+        target: &'static str,
+        /// The engine's error.
+        #[source]
+        source: evolution_evolve::EvolveError,
+    },
+    /// An evolved record's content is not what its kind promises (a tool
+    /// record that is not a JSON object of its two prompts).
+    #[error("proposer failed: unreadable {what}: {message}")]
+    Unreadable {
+        /// What could not be read.
+        what: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// A proposer of another kind (not the kernel's) failed.
+    #[error("proposer failed: {message}")]
+    Other {
+        /// What went wrong.
+        message: String,
+    },
+}
 
 /// Makes candidate changes from an epoch's evidence.
 #[async_trait]
@@ -154,24 +185,40 @@ pub struct LoopState {
     pub stopped: Option<StopReason>,
 }
 
-/// Saves and restores the loop state.
-pub trait Checkpoint: Send + Sync {
-    /// The saved state, if any.
+impl LoopState {
+    /// The state saved in `checkpoint`, if any.
     ///
     /// # Errors
-    /// A backend failure, as text.
-    fn load(&self) -> Result<Option<LoopState>, String>;
-    /// Saves `state`, replacing the previous one.
+    /// The checkpoint's own error, or [`CheckpointError::Corrupt`] when the
+    /// saved value is not a loop state.
+    pub fn load(checkpoint: &dyn Checkpoint) -> Result<Option<LoopState>, CheckpointError> {
+        checkpoint
+            .load()?
+            .map(|value| {
+                serde_json::from_value(value).map_err(|e| CheckpointError::Corrupt {
+                    message: format!("not a loop state: {e}"),
+                })
+            })
+            .transpose()
+    }
+
+    /// Saves this state in `checkpoint`, replacing the previous one.
     ///
     /// # Errors
-    /// A backend failure, as text.
-    fn save(&self, state: &LoopState) -> Result<(), String>;
+    /// The checkpoint's own error, or [`CheckpointError::Corrupt`] when the
+    /// state cannot be turned into JSON.
+    pub fn save(&self, checkpoint: &dyn Checkpoint) -> Result<(), CheckpointError> {
+        let value = serde_json::to_value(self).map_err(|e| CheckpointError::Corrupt {
+            message: format!("loop state not serialisable: {e}"),
+        })?;
+        checkpoint.save(&value)
+    }
 }
 
 /// A [`Checkpoint`] in memory.
 #[derive(Debug, Default)]
 pub struct MemoryCheckpoint {
-    state: Mutex<Option<LoopState>>,
+    state: Mutex<Option<serde_json::Value>>,
 }
 
 impl MemoryCheckpoint {
@@ -182,14 +229,14 @@ impl MemoryCheckpoint {
 }
 
 impl Checkpoint for MemoryCheckpoint {
-    fn load(&self) -> Result<Option<LoopState>, String> {
+    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
         Ok(self
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone())
     }
-    fn save(&self, state: &LoopState) -> Result<(), String> {
+    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
         *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
         Ok(())
     }
@@ -227,7 +274,7 @@ pub enum LoopError {
     Propose(#[from] ProposeError),
     /// The checkpoint failed.
     #[error("checkpoint failed: {0}")]
-    Checkpoint(String),
+    Checkpoint(#[from] CheckpointError),
     /// The slow update failed on a malformed document.
     #[error(transparent)]
     SlowUpdate(#[from] crate::slow_update::SlowUpdateError),
@@ -416,7 +463,7 @@ pub async fn run_evolution(
     )?;
     let provenance: BTreeSet<String> = split.train().clone();
     let vctx = ctx.validation;
-    let mut state = match ctx.checkpoint.load().map_err(LoopError::Checkpoint)? {
+    let mut state = match LoopState::load(ctx.checkpoint)? {
         Some(state) => state,
         None => {
             let initial_version = ctx.store.current_version().map_err(ValidationError::from)?;
@@ -485,7 +532,7 @@ async fn drive(
     provenance: &BTreeSet<String>,
     state: &mut LoopState,
 ) -> Result<(Option<f64>, Option<f64>), LoopError> {
-    let save = |state: &LoopState| ctx.checkpoint.save(state).map_err(LoopError::Checkpoint);
+    let save = |state: &LoopState| state.save(ctx.checkpoint).map_err(LoopError::Checkpoint);
     let vctx = ctx.validation;
     let mut previous_train: Option<(Workspace, BTreeMap<String, Prediction>)> = None;
 

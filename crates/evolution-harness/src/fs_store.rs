@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 
 use evolution_store_fs::{Change, FsStore, FsStoreError, HistoryKind, VersionId};
-use evolution_types::StoreError;
-
-use crate::persist::{VersionInfo, VersionedStore};
+use evolution_types::{StoreError, VersionInfo, VersionedStore};
 
 /// The harness's [`VersionedStore`] over an [`FsStore`]: versions are the
 /// store's ids (`v000001`, …), `advance` is the store's atomic

@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::HarnessEvent;
 use crate::fdr::{ELond, FdrDecision, TestLevel};
-use crate::persist::VersionedStore;
 use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::validate::{
     BaselineCache, Candidate, ValidationConfig, ValidationContext, ValidationError,
     ValidationOutcome, params_for_level, validate_candidate,
 };
+use evolution_types::VersionedStore;
 
 /// What happened to one proposal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

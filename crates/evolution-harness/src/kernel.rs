@@ -96,10 +96,6 @@ impl std::fmt::Debug for KernelProposer<'_> {
     }
 }
 
-fn failed(what: &str, error: impl std::fmt::Display) -> ProposeError {
-    ProposeError(format!("{what}: {error}"))
-}
-
 fn proposal(index: usize, record: EvolutionRecord, writes: BTreeMap<String, String>) -> Proposal {
     Proposal {
         label: format!("{index}-{}", record.target_file),
@@ -123,12 +119,10 @@ impl Proposer for KernelProposer<'_> {
             &self.profile,
             &self.diagnose,
         )
-        .await
-        .map_err(|e| failed("diagnosis", e))?;
+        .await?;
         let budget = self
             .schedule
-            .budget_at(u64::from(request.epoch), u64::from(request.max_epochs))
-            .map_err(|e| failed("edit budget", e))?
+            .budget_at(u64::from(request.epoch), u64::from(request.max_epochs))?
             .unwrap_or(usize::MAX);
         let options = EvolveOptions {
             source_version: request.workspace.version.clone(),
@@ -142,7 +136,10 @@ impl Proposer for KernelProposer<'_> {
         for pack in &diagnosis.skill_packs {
             let record = evolve_single_skill(self.llm, pack, &store, prompts, &options)
                 .await
-                .map_err(|e| failed("evolve skill", e))?;
+                .map_err(|source| ProposeError::Evolve {
+                    target: "skill",
+                    source,
+                })?;
             let writes =
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
@@ -152,7 +149,10 @@ impl Proposer for KernelProposer<'_> {
         if let Some(pack) = diagnosis.system_pack.as_ref().filter(|_| has_system) {
             let record = evolve_system_prompt(self.llm, pack, &store, prompts, &options)
                 .await
-                .map_err(|e| failed("evolve system prompt", e))?;
+                .map_err(|source| ProposeError::Evolve {
+                    target: "system prompt",
+                    source,
+                })?;
             let writes =
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
@@ -165,12 +165,18 @@ impl Proposer for KernelProposer<'_> {
             }
             let record = evolve_single_tool(self.llm, pack, &store, prompts, &options)
                 .await
-                .map_err(|e| failed("evolve tool", e))?;
+                .map_err(|source| ProposeError::Evolve {
+                    target: "tool",
+                    source,
+                })?;
             let mut writes = BTreeMap::new();
             if record.status == EvolutionStatus::Accepted {
                 // A tool record holds {"extract": …, "verify": …}.
                 let pair: serde_json::Value = serde_json::from_str(&record.evolved_content)
-                    .map_err(|e| failed("evolved tool prompts", e))?;
+                    .map_err(|e| ProposeError::Unreadable {
+                        what: "evolved tool prompts",
+                        message: e.to_string(),
+                    })?;
                 for (file, key) in [(extract, "extract"), (verify, "verify")] {
                     if let Some(text) = pair.get(key).and_then(serde_json::Value::as_str) {
                         writes.insert(file, text.to_owned());

@@ -116,7 +116,6 @@ mod probation;
 mod reply_schemas;
 mod runner;
 mod slow_update;
-mod sqlite_log;
 mod subprocess;
 mod templates;
 mod validate;
@@ -127,8 +126,8 @@ pub use crate::budget::{
 pub use crate::checkpoint_file::FileCheckpoint;
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
-    Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
-    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::fs_store::FsVersionedStore;
@@ -140,17 +139,15 @@ pub use crate::ingest::{
 };
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::kernel::KernelProposer;
-pub use crate::persist::{
-    MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
-};
+pub use crate::persist::{MemoryRunRecorder, MemoryVersionedStore};
 pub use evolution_llm_openai::CassetteError;
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
 pub use crate::runner::{
-    AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,
-    Scoring, Workspace,
+    AgentReply, AgentRunner, InProcessRunner, RunnerError, Scoring, Workspace,
 };
+// The ports and records the loop writes through, defined in `evolution-types`.
 pub use crate::slow_update::{
     ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
     SlowUpdate, SlowUpdateError, slow_update,
@@ -164,4 +161,8 @@ pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
+};
+pub use evolution_types::{
+    Checkpoint, CheckpointError, INFRA_STOP_REASON, QuestionOutcome, RecordError, RunRecorder,
+    VersionInfo, VersionedStore,
 };

@@ -1,66 +1,15 @@
-//! The write side the loop needs: a versioned document store and a run
-//! recorder, with in-memory implementations. The adapter crates implement
-//! the same traits on disk and in SQLite.
+//! In-memory implementations of the write ports the loop needs (a
+//! versioned document store and a run recorder). The adapter crates
+//! implement the same ports on disk and in SQLite.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use evolution_types::{
-    DiagnosisResult, EvolutionResult, Prediction, RunLog, RunLogError, StoreError, TraceStep,
+    DiagnosisResult, EvolutionResult, Prediction, QuestionOutcome, RecordError, RunLog,
+    RunLogError, RunRecorder, StoreError, TraceStep, VersionInfo, VersionedStore,
 };
-use serde::{Deserialize, Serialize};
-
-use crate::runner::QuestionOutcome;
-
-/// One entry of a store's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VersionInfo {
-    /// The version's id.
-    pub version: String,
-    /// The version it was derived from (`None` for the first).
-    pub parent: Option<String>,
-    /// Why it was written (for example the gate evidence of an accept).
-    pub message: String,
-}
-
-/// A store of immutable document versions with a movable "current" pointer.
-pub trait VersionedStore: Send + Sync {
-    /// The current version's id.
-    ///
-    /// # Errors
-    /// A backend failure.
-    fn current_version(&self) -> Result<String, StoreError>;
-
-    /// Every document of `version`.
-    ///
-    /// # Errors
-    /// [`StoreError::NotFound`] for an unknown version; a backend failure.
-    fn documents(&self, version: &str) -> Result<BTreeMap<String, String>, StoreError>;
-
-    /// Writes a new version: the current documents with `writes` applied,
-    /// makes it current, and returns its id. All or nothing.
-    ///
-    /// # Errors
-    /// [`StoreError::InvalidName`] for a bad document name; a backend failure.
-    fn advance(
-        &self,
-        writes: &BTreeMap<String, String>,
-        message: &str,
-    ) -> Result<String, StoreError>;
-
-    /// Makes an earlier version current again (its history entry stays).
-    ///
-    /// # Errors
-    /// [`StoreError::NotFound`] for an unknown version; a backend failure.
-    fn rollback(&self, to: &str) -> Result<(), StoreError>;
-
-    /// Every version ever written, oldest first.
-    ///
-    /// # Errors
-    /// A backend failure.
-    fn history(&self) -> Result<Vec<VersionInfo>, StoreError>;
-}
 
 #[derive(Debug, Default)]
 struct StoreState {
@@ -178,45 +127,6 @@ impl VersionedStore for MemoryVersionedStore {
     }
 }
 
-/// Why the run recorder could not write.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RecordError {
-    /// The backing storage failed.
-    #[error("run recorder backend failed: {message}")]
-    Backend {
-        /// The underlying error, rendered.
-        message: String,
-    },
-}
-
-/// Write side of the run log: the outcomes of rollouts, and the diagnosis
-/// and evolution results the loop made from them.
-#[async_trait]
-pub trait RunRecorder: Send + Sync {
-    /// Records `outcomes` (predictions and traces). A question recorded
-    /// again under the same run id replaces the earlier record.
-    ///
-    /// # Errors
-    /// A backend failure; nothing of the batch is kept then.
-    async fn record(&self, outcomes: &[QuestionOutcome]) -> Result<(), RecordError>;
-
-    /// Stores a diagnosis under its `run_id` (a run already recorded). A
-    /// result equal to one the run already holds is not stored again, so a
-    /// resumed run that diagnoses again from the same evidence adds nothing.
-    ///
-    /// # Errors
-    /// A backend failure (an unknown run included).
-    async fn record_diagnosis(&self, diagnosis: &DiagnosisResult) -> Result<(), RecordError>;
-
-    /// Stores evolution records under `result.run_id` (the run they were
-    /// made from), with the same rule for an equal result.
-    ///
-    /// # Errors
-    /// A backend failure (an unknown run included).
-    async fn record_evolution(&self, result: &EvolutionResult) -> Result<(), RecordError>;
-}
-
 #[derive(Debug, Default)]
 struct LogState {
     predictions: Vec<Prediction>,
@@ -276,8 +186,8 @@ impl MemoryRunRecorder {
         if state.predictions.iter().any(|p| p.run_id == run_id) {
             Ok(())
         } else {
-            Err(RecordError::Backend {
-                message: format!("run {run_id:?} not found"),
+            Err(RecordError::RunNotFound {
+                run_id: run_id.to_owned(),
             })
         }
     }

@@ -7,7 +7,7 @@ use evolution_gate::{Gate, ProbationVerdict};
 use evolution_types::StoreError;
 use serde::{Deserialize, Serialize};
 
-use crate::persist::VersionedStore;
+use evolution_types::VersionedStore;
 
 /// The watch over one provisionally accepted version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,14 +12,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use evolution_types::{GeneratedQuestion, JsonMap};
+use evolution_types::{GeneratedQuestion, JsonMap, QuestionOutcome};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::runner::{
-    AgentReply, AgentRunner, QuestionOutcome, RunnerError, Scoring, Workspace, check_unique,
-};
+use crate::runner::{AgentReply, AgentRunner, RunnerError, Scoring, Workspace, check_unique};
 
 /// Characters of a child's stderr kept for error messages (the tail).
 const STDERR_TAIL_CHARS: usize = 2000;
@@ -464,9 +462,7 @@ async fn run_question(
     )
     .await;
     let outcome = match asked {
-        Ok(Ok((reply, steps))) => {
-            QuestionOutcome::from_reply(run_id, question, reply, steps, config.scoring)
-        }
+        Ok(Ok((reply, steps))) => reply.into_outcome(run_id, question, steps, config.scoring),
         Ok(Err(message)) => QuestionOutcome::infra_error(run_id, question, message),
         Err(_) => QuestionOutcome::infra_error(
             run_id,

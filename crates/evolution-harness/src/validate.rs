@@ -4,14 +4,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, pair_block};
-use evolution_types::{GeneratedQuestion, Prediction, RunLog, RunLogError};
+use evolution_types::{
+    GeneratedQuestion, Prediction, QuestionOutcome, RecordError, RunLog, RunLogError, RunRecorder,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetExceeded};
 use crate::events::{Arm, EventSink, HarnessEvent};
 use crate::fdr::TestLevel;
-use crate::persist::{RecordError, RunRecorder};
-use crate::runner::{AgentRunner, QuestionOutcome, RunnerError, Workspace, is_infra_stop};
+use crate::runner::{AgentRunner, RunnerError, Workspace, is_infra_stop};
 
 /// The marker every gate run id must contain, so diagnosis can tell gate
 /// rollouts from training rollouts and never learn from the gate's questions.

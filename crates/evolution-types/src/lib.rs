@@ -1,8 +1,10 @@
 //! Every data type the evolution kernel shares, and the ports it talks through.
 //!
 //! The kernel decides and never writes: diagnosis and evolution take plain
-//! values plus four ports ([`SkillStore`], [`PromptStore`], [`RunLog`],
-//! [`LlmProvider`]) and return values. (The gate is arithmetic on counts and
+//! values plus four read ports ([`SkillStore`], [`PromptStore`], [`RunLog`],
+//! [`LlmProvider`]) and return values; the app layer persists them through
+//! three write ports ([`VersionedStore`], [`RunRecorder`], [`Checkpoint`]),
+//! which the adapter crates implement. (The gate is arithmetic on counts and
 //! needs no port: its types live in `evolution-gate`, which depends on no
 //! other crate of the workspace.) This crate holds those values and ports
 //! and nothing else, so that any crate of the workspace, or a user's own
@@ -31,15 +33,21 @@ pub use crate::edit::{Edit, EditOp, EditReport, EditStatus, EditStatusKind};
 pub use crate::evolution::{
     EvolutionRecord, EvolutionResult, EvolutionStatus, RejectedEdit, TargetType,
 };
+pub use crate::ports::checkpoint::{Checkpoint, CheckpointError};
 pub use crate::ports::llm::{
     ChatMessage, ChatOptions, ChatRole, LlmError, LlmErrorClass, LlmErrorKind, LlmProvider,
     LlmResponse,
 };
+pub use crate::ports::recorder::{RecordError, RunRecorder};
 pub use crate::ports::run_log::{RunLog, RunLogError};
 pub use crate::ports::store::{PromptStore, SkillStore, StoreError};
+pub use crate::ports::versioned::{VersionInfo, VersionedStore};
 pub use crate::profile::Profile;
 pub use crate::prompts::{DiagnosePrompts, EvolvePrompts};
-pub use crate::records::{GeneratedQuestion, Prediction, TraceStep};
+pub use crate::records::{
+    GeneratedQuestion, INFRA_STOP_REASON, Prediction, QuestionOutcome, TraceStep,
+    is_infra_stop_reason,
+};
 pub use crate::skill_file::{DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_name};
 
 /// A JSON object: the map type used for free-form fields that must survive a

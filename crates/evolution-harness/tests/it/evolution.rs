@@ -4,11 +4,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use evolution_gate::GateParams;
 use evolution_harness::{
-    Budget, BudgetExceeded, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper,
-    InProcessRunner, LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder,
-    MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError, ProposeRequest,
-    Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore,
-    Workspace, run_evolution,
+    Budget, BudgetExceeded, BudgetLimits, Checkpoint, CheckpointError, EventLog, EvolutionReport,
+    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
+    MemoryRunRecorder, MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError,
+    ProposeRequest, Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError,
+    VersionedStore, Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
@@ -119,13 +119,15 @@ struct Flaky {
 }
 
 impl Checkpoint for Flaky {
-    fn load(&self) -> Result<Option<evolution_harness::LoopState>, String> {
+    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
         self.inner.load()
     }
-    fn save(&self, state: &evolution_harness::LoopState) -> Result<(), String> {
+    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
         let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
         if n == self.fail_at.load(Ordering::Relaxed) {
-            return Err("killed".into());
+            return Err(CheckpointError::Backend {
+                message: "killed".into(),
+            });
         }
         self.inner.save(state)
     }
@@ -254,7 +256,7 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     assert!(after > before, "holdout {before} -> {after}");
     assert!((before - 1.0 / 3.0).abs() < 1e-9 && (after - 1.0).abs() < 1e-9);
     // The blacklist carries the rejected edits with their gate evidence.
-    let state = world.checkpoint.load().unwrap().unwrap();
+    let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     let harm = state
         .rejected
         .iter()
@@ -551,7 +553,7 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
     );
     assert_eq!(report.final_version, "v1");
     assert_eq!(world.store.current_version().unwrap(), "v1");
-    let state = world.checkpoint.load().unwrap().unwrap();
+    let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     assert!(state.probations.is_empty());
     assert_eq!(report.epochs, 3);
 }

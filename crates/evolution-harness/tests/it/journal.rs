@@ -10,10 +10,9 @@ use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
 use evolution_harness::{
-    Budget, Checkpoint, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper,
-    InProcessRunner, KernelProposer, LLM_JOURNAL_FILE, LlmJournal, LoopConfig, LoopContext,
-    LoopError, NoEvents, PromptTemplates, ValidationConfig, ValidationContext, Workspace,
-    run_evolution,
+    Budget, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper, InProcessRunner,
+    KernelProposer, LLM_JOURNAL_FILE, LlmJournal, LoopConfig, LoopContext, LoopError, NoEvents,
+    PromptTemplates, ValidationConfig, ValidationContext, Workspace, run_evolution,
 };
 use evolution_llm_openai::cassette_key;
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -192,10 +191,10 @@ async fn a_run_killed_in_the_middle_of_a_proposal_resumes_without_repeating_llm_
         );
         assert_eq!(llm.call_count(), live, "live {live}");
         // Killed mid-proposal: the epoch's proposals are not yet saved.
-        let state = FileCheckpoint::new(dir.path().join("loop.json"))
-            .load()
-            .unwrap()
-            .unwrap();
+        let state =
+            evolution_harness::LoopState::load(&FileCheckpoint::new(dir.path().join("loop.json")))
+                .unwrap()
+                .unwrap();
         assert!(state.proposals.is_none(), "live {live}: {state:?}");
 
         let resumed = done(run(dir.path(), &llm, usize::MAX, 1).await);

@@ -221,7 +221,7 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
         ]
     );
     // The harmful system edit is blacklisted against the system prompt.
-    let state = evolution_harness::Checkpoint::load(&checkpoint)
+    let state = evolution_harness::LoopState::load(&checkpoint)
         .unwrap()
         .unwrap();
     assert!(
