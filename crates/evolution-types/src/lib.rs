@@ -20,6 +20,7 @@ mod profile;
 mod prompts;
 mod records;
 mod skill_file;
+pub mod template;
 mod validation;
 
 pub use crate::diagnosis::{

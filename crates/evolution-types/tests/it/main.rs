@@ -5,3 +5,4 @@ mod gate;
 mod ports;
 mod profile;
 mod records;
+mod template;
