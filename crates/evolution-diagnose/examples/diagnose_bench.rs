@@ -97,14 +97,14 @@ fn run_log(run: &str, n: usize) -> IndexedLog {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prompts = DiagnosePrompts {
-        defect_vs_lapse: "{question} {trace}".into(),
-        reasoning_sub: "{question} {trace}".into(),
-        span_eval_system: "judge {tool_name}".into(),
-        span_eval_user: "{question} {tool_output}".into(),
-        missed_nodes: "{question} {visited_nodes}".into(),
-        skill_adherence: "{skill} {trace}".into(),
-        confirmation_bias: "{question} {trace}".into(),
-        evidence_sufficiency: "{question} {tool_outputs}".into(),
+        defect_vs_lapse: "{{question}} {{trace}}".into(),
+        reasoning_sub: "{{question}} {{trace}}".into(),
+        span_eval_system: "judge {{tool_name}}".into(),
+        span_eval_user: "{{question}} {{tool_output}}".into(),
+        missed_nodes: "{{question}} {{visited_nodes}}".into(),
+        skill_adherence: "{{skill}} {{trace}}".into(),
+        confirmation_bias: "{{question}} {{trace}}".into(),
+        evidence_sufficiency: "{{question}} {{tool_outputs}}".into(),
     };
     let profile = Profile::default();
     let store = MemoryStore::new().with("default-strategy.md", "1. scan");

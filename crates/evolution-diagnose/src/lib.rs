@@ -25,25 +25,25 @@
 //! # Prompt templates
 //!
 //! [`evolution_types::DiagnosePrompts`] holds the templates. A placeholder is
-//! `{name}` with an identifier inside; known names are replaced in one pass
-//! ([`render_template`]) and everything else, JSON examples included, is
-//! kept verbatim (no `{{` escaping needed). Every judge sees:
+//! `{{name}}` (the workspace's one template syntax,
+//! [`evolution_types::template`]); known names are replaced in one pass and
+//! everything else, JSON examples included, is kept verbatim. Every judge sees:
 //!
 //! | placeholder | value |
 //! |---|---|
-//! | `{question_id}`, `{task_type}` | from the prediction |
-//! | `{question}`, `{answer}` | question text and reference answer |
-//! | `{prediction}`, `{correct}` | the agent's answer, `true`/`false` |
-//! | `{trace}` | the trace, thought cut to 100 and tool output to 200 characters (cuts marked `…`); untruncated for `defect_vs_lapse` and `reasoning_sub` |
-//! | `{tool_outputs}` | every output of a span-judged tool, untruncated |
-//! | `{visited_nodes}` | node ids the visit tool opened, comma-separated |
-//! | `{tree}` | the source's tree (`tree_data[video_id]`) as pretty JSON |
-//! | `{skill}` | the skill file that serves the task type |
+//! | `{{question_id}}`, `{{task_type}}` | from the prediction |
+//! | `{{question}}`, `{{answer}}` | question text and reference answer |
+//! | `{{prediction}}`, `{{correct}}` | the agent's answer, `true`/`false` |
+//! | `{{trace}}` | the trace, thought cut to 100 and tool output to 200 characters (cuts marked `…[N more chars]`); untruncated for `defect_vs_lapse` and `reasoning_sub` |
+//! | `{{tool_outputs}}` | every output of a span-judged tool, untruncated |
+//! | `{{visited_nodes}}` | node ids the visit tool opened, comma-separated |
+//! | `{{tree}}` | the source's tree (`tree_data[video_id]`) as pretty JSON |
+//! | `{{skill}}` | the skill file that serves the task type |
 //!
 //! The span judge (`span_eval_system` as system message, `span_eval_user` as
-//! user message) also gets `{step}`, `{tool_name}`, `{tool_input}`,
-//! `{tool_output}` (untruncated) and `{thought}`; `defect_vs_lapse` and
-//! `reasoning_sub` also get `{error_type}` and `{evidence}`. Other judges
+//! user message) also gets `{{step}}`, `{{tool_name}}`, `{{tool_input}}`,
+//! `{{tool_output}}` (untruncated) and `{{thought}}`; `defect_vs_lapse` and
+//! `reasoning_sub` also get `{{error_type}}` and `{{evidence}}`. Other judges
 //! send their rendered template as one user message.
 //!
 //! # What each judge must reply
@@ -118,7 +118,7 @@ pub use crate::judges::{
     JUDGE_ATTEMPTS, JUDGE_OUTPUT_CHARS, JUDGE_THOUGHT_CHARS, JudgeContext, call_judge,
     compute_question_metrics, evaluate_span, format_trace_for_judge, format_trace_full,
     judge_confirmation_bias, judge_evidence_sufficiency, judge_missed_nodes, judge_options,
-    judge_skill_adherence, make_degraded_metrics, render_template,
+    judge_skill_adherence, make_degraded_metrics,
 };
 pub use crate::packs::{
     BEHAVIOR_PATTERNS, CALM_BUDGET, CLEAN_COMPLETENESS, DiagnosedQuestion, LOW_ACCURACY,

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use evolution_types::{ChatMessage, ChatOptions, EvolvePrompts, LlmProvider};
 use serde_json::Value;
 
-use crate::format::render_template;
 use crate::json::parse_llm_json;
+use evolution_types::template::render as render_template;
 
 /// What [`consolidate_appendix`] returned and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use evolution_patch::{
     append_to_appendix, appendix_region_bounds, apply_patch_with_report, extract_appendix_notes,
     momentum_region_bounds, replace_appendix_notes,
 };
+use evolution_types::template::render as render_template;
 use evolution_types::{
     ChatMessage, ChatOptions, Edit, EditOp, EditReport, EditStatus, EvolutionRecord,
     EvolutionStatus, EvolvePrompts, JsonMap, LlmProvider, Profile, PromptStore, RejectedEdit,
@@ -19,9 +20,7 @@ use tracing::Instrument as _;
 use crate::SOURCE_TAG;
 use crate::consolidate::consolidate_appendix;
 use crate::error::EvolveError;
-use crate::format::{
-    budget_text, format_case_samples, format_rejected_edits, format_spans, render_template,
-};
+use crate::format::{budget_text, format_case_samples, format_rejected_edits, format_spans};
 use crate::json::parse_llm_json;
 use crate::rank::rank_and_clip;
 use crate::rewrite::rewrite_from_suggestions;

@@ -15,7 +15,8 @@
 //! # Prompt templates
 //!
 //! The templates of [`EvolvePrompts`](evolution_types::EvolvePrompts) use
-//! `{{name}}` placeholders ([`render_template`]): one pass, values inserted
+//! `{{name}}` placeholders (the workspace's one template engine,
+//! [`evolution_types::template`]): one pass, values inserted
 //! verbatim and never re-scanned, unknown names left as they are. Each
 //! template is sent as a single user message (except `consolidate_system`,
 //! sent as the system message). Placeholders per template:
@@ -101,7 +102,7 @@ pub use crate::evolve::{
     tool_prompt_files,
 };
 pub use crate::format::{
-    TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans, render_template,
+    TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans,
 };
 pub use crate::json::parse_llm_json;
 pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};

@@ -6,7 +6,9 @@ use evolution_types::{
 };
 use serde_json::{Value, json};
 
-use crate::format::{budget_text, render_template};
+use evolution_types::template::render as render_template;
+
+use crate::format::budget_text;
 use crate::json::parse_llm_json;
 
 /// The edits kept by [`rank_and_clip`] and what it did.

@@ -3,8 +3,8 @@
 use evolution_types::{ChatMessage, ChatOptions, EvolvePrompts, LlmError, LlmProvider};
 use serde_json::Value;
 
-use crate::format::render_template;
 use crate::json::parse_llm_json;
+use evolution_types::template::render as render_template;
 
 /// What [`rewrite_from_suggestions`] produced.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -154,8 +154,7 @@ pub use crate::slow_update::{
 };
 pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
 pub use crate::templates::{
-    PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, placeholders_in,
-    render_template, template_spec,
+    PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, template_spec,
 };
 pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,

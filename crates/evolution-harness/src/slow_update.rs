@@ -10,7 +10,7 @@ use evolution_patch::{PatchError, RegionError, momentum_inner, replace_momentum}
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider};
 use serde::{Deserialize, Serialize};
 
-use crate::templates::{PlaceholderStyle, render_template};
+use evolution_types::template::render as render_template;
 
 /// Label of wrong-before, right-now questions.
 pub const IMPROVED: &str = "improved";
@@ -167,7 +167,6 @@ pub async fn slow_update(
     let stable = quadrants.stable_successes.len().to_string();
     let prompt = render_template(
         template,
-        PlaceholderStyle::Single,
         &[
             ("previous_skill", previous_skill),
             ("current_skill", current_skill),

@@ -1,35 +1,30 @@
 //! Default prompt templates for every bundle, as markdown files compiled in,
 //! with per-file overrides from a directory.
 //!
-//! Placeholder syntax follows the crate that renders each template: the
-//! diagnosis judges use `{name}` (evolution-diagnose), the evolution
-//! templates `{{name}}` (evolution-evolve), and the slow update, rendered
-//! here, `{name}`. The placeholder lists below mirror those crates' docs.
+//! Every template uses the workspace's one placeholder syntax, `{{name}}`
+//! ([`evolution_types::template`]). The placeholder lists below mirror the
+//! docs of the crates that render them.
+//!
+//! Override files written for the older `{name}` syntax of the diagnosis
+//! judges and the slow update keep working: an override of one of those
+//! templates that has no `{{name}}` placeholder is read in the old syntax
+//! and converted (see [`TemplateSpec::legacy_single_brace`]).
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
+use evolution_types::template;
 use evolution_types::{DiagnosePrompts, EvolvePrompts};
 use serde::{Deserialize, Serialize};
 
-/// How a template marks its placeholders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlaceholderStyle {
-    /// `{name}`.
-    Single,
-    /// `{{name}}`.
-    Double,
-}
-
-/// One template: its file name stem, syntax, the placeholders its renderer
+/// One template: its file name stem, the placeholders its renderer
 /// provides, and the built-in text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TemplateSpec {
     /// Name of the bundle field, and of the override file (`<name>.md`).
     pub name: &'static str,
-    /// Placeholder syntax.
-    pub style: PlaceholderStyle,
+    /// Whether the template once used `{name}` placeholders: an override
+    /// with no `{{name}}` placeholder is then read in that older syntax.
+    pub legacy_single_brace: bool,
     /// Placeholders the renderer fills.
     pub placeholders: &'static [&'static str],
     /// The built-in text.
@@ -84,10 +79,10 @@ const CLASSIFIER: &[&str] = &[
 ];
 
 macro_rules! spec {
-    ($name:literal, $style:ident, $placeholders:expr) => {
+    ($name:literal, $legacy:literal, $placeholders:expr) => {
         TemplateSpec {
             name: $name,
-            style: PlaceholderStyle::$style,
+            legacy_single_brace: $legacy,
             placeholders: $placeholders,
             default_text: include_str!(concat!("../templates/", $name, ".md")),
         }
@@ -95,19 +90,20 @@ macro_rules! spec {
 }
 
 /// Every template, in bundle order: the diagnosis bundle, the evolution
-/// bundle, then the slow update.
+/// bundle, then the slow update. The flag says whether the template once used
+/// the older `{name}` syntax.
 pub const TEMPLATES: [TemplateSpec; 15] = [
-    spec!("defect_vs_lapse", Single, CLASSIFIER),
-    spec!("reasoning_sub", Single, CLASSIFIER),
-    spec!("span_eval_system", Single, SPAN_USER),
-    spec!("span_eval_user", Single, SPAN_USER),
-    spec!("missed_nodes", Single, JUDGE),
-    spec!("skill_adherence", Single, JUDGE),
-    spec!("confirmation_bias", Single, JUDGE),
-    spec!("evidence_sufficiency", Single, JUDGE),
+    spec!("defect_vs_lapse", true, CLASSIFIER),
+    spec!("reasoning_sub", true, CLASSIFIER),
+    spec!("span_eval_system", true, SPAN_USER),
+    spec!("span_eval_user", true, SPAN_USER),
+    spec!("missed_nodes", true, JUDGE),
+    spec!("skill_adherence", true, JUDGE),
+    spec!("confirmation_bias", true, JUDGE),
+    spec!("evidence_sufficiency", true, JUDGE),
     spec!(
         "evolve_skill",
-        Double,
+        false,
         &[
             "task_type",
             "target_file",
@@ -122,7 +118,7 @@ pub const TEMPLATES: [TemplateSpec; 15] = [
     ),
     spec!(
         "evolve_system",
-        Double,
+        false,
         &[
             "system_prompt",
             "frozen_sections",
@@ -135,7 +131,7 @@ pub const TEMPLATES: [TemplateSpec; 15] = [
     ),
     spec!(
         "evolve_tool",
-        Double,
+        false,
         &[
             "tool_name",
             "extract_file",
@@ -152,18 +148,18 @@ pub const TEMPLATES: [TemplateSpec; 15] = [
     ),
     spec!(
         "evolve_rank",
-        Double,
+        false,
         &["document", "edits", "n_edits", "max_edits"]
     ),
-    spec!("consolidate_system", Double, &["count", "notes"]),
+    spec!("consolidate_system", false, &["count", "notes"]),
     spec!(
         "evolve_rewrite",
-        Double,
+        false,
         &["document", "suggestions", "max_chars"]
     ),
     spec!(
         "slow_update",
-        Single,
+        true,
         &[
             "previous_skill",
             "current_skill",
@@ -179,76 +175,6 @@ pub const TEMPLATES: [TemplateSpec; 15] = [
 /// The spec of template `name`.
 pub fn template_spec(name: &str) -> Option<&'static TemplateSpec> {
     TEMPLATES.iter().find(|t| t.name == name)
-}
-
-fn identifier_len(text: &str) -> usize {
-    text.char_indices()
-        .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
-        .map_or(text.len(), |(i, _)| i)
-}
-
-/// Walks `text`, calling `found(name)` for each placeholder; returns the
-/// text with each placeholder replaced by `found`'s answer (kept when `None`).
-fn scan(
-    text: &str,
-    style: PlaceholderStyle,
-    mut found: impl FnMut(&str) -> Option<String>,
-) -> String {
-    let (open, close) = match style {
-        PlaceholderStyle::Single => ("{", "}"),
-        PlaceholderStyle::Double => ("{{", "}}"),
-    };
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(open) {
-        out.push_str(rest.get(..at).unwrap_or_default());
-        let after = rest
-            .get(at.saturating_add(open.len())..)
-            .unwrap_or_default();
-        let len = identifier_len(after);
-        let name = after.get(..len).unwrap_or_default();
-        let closed = after.get(len..).is_some_and(|r| r.starts_with(close));
-        let replacement = if closed && !name.is_empty() {
-            found(name)
-        } else {
-            None
-        };
-        match replacement {
-            Some(value) => {
-                out.push_str(&value);
-                rest = after
-                    .get(len.saturating_add(close.len())..)
-                    .unwrap_or_default();
-            }
-            None => {
-                // Keep one character of the opener and rescan from the next.
-                out.push_str(open.get(..1).unwrap_or_default());
-                rest = rest.get(at.saturating_add(1)..).unwrap_or_default();
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The placeholder names used in `text`, sorted.
-pub fn placeholders_in(text: &str, style: PlaceholderStyle) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    scan(text, style, |name| {
-        names.insert(name.to_owned());
-        None
-    });
-    names
-}
-
-/// Replaces the placeholders named in `vars` in one pass; values are
-/// inserted verbatim and never rescanned, unknown names stay as written.
-pub fn render_template(text: &str, style: PlaceholderStyle, vars: &[(&str, &str)]) -> String {
-    scan(text, style, |name| {
-        vars.iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| (*v).to_owned())
-    })
 }
 
 /// Why a template directory could not be used.
@@ -364,7 +290,10 @@ impl PromptTemplates {
         })
     }
 
-    /// Replaces template `name` with `text` after checking it.
+    /// Replaces template `name` with `text` after checking it. An override
+    /// of a template whose spec has `legacy_single_brace` set, and that uses
+    /// no `{{name}}` placeholder, is read in the older `{name}` syntax and
+    /// stored converted.
     ///
     /// # Errors
     /// [`TemplateError::UnknownTemplate`], [`TemplateError::Empty`] or
@@ -379,16 +308,21 @@ impl PromptTemplates {
         if text.trim().is_empty() {
             return Err(TemplateError::Empty(name.to_owned()));
         }
-        if let Some(unknown) = placeholders_in(&text, spec.style)
-            .into_iter()
-            .find(|p| !spec.placeholders.contains(&p.as_str()))
-        {
-            return Err(TemplateError::UnknownPlaceholder {
-                template: name.to_owned(),
-                placeholder: unknown,
-                known: spec.placeholders.join(", "),
-            });
-        }
+        let unknown = |error| match error {
+            template::TemplateError::UnknownPlaceholder { placeholder, known } => {
+                TemplateError::UnknownPlaceholder {
+                    template: name.to_owned(),
+                    placeholder,
+                    known,
+                }
+            }
+        };
+        let text = if spec.legacy_single_brace && template::placeholders(&text).is_empty() {
+            template::upgrade_legacy(&text, spec.placeholders).map_err(unknown)?
+        } else {
+            template::check(&text, spec.placeholders).map_err(unknown)?;
+            text
+        };
         if let Some(slot) = self.slot(name) {
             *slot = text;
         }

@@ -23,6 +23,7 @@ mod profile;
 mod prompts;
 mod records;
 mod skill_file;
+pub mod template;
 
 pub use crate::diagnosis::{
     CaseMetrics, CaseSample, CauseCategory, ConfidenceCalibration, DiagnosisResult,

@@ -25,10 +25,10 @@ fn prompts() -> DiagnosePrompts {
         &mut p.confirmation_bias,
         &mut p.evidence_sufficiency,
     ] {
-        t.insert_str(0, "QID={question_id}\n");
+        t.insert_str(0, "QID={{question_id}}\n");
     }
     p.span_eval_user
-        .insert_str(0, "QID={question_id} STEP={step}\n");
+        .insert_str(0, "QID={{question_id}} STEP={{step}}\n");
     p
 }
 

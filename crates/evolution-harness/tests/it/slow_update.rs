@@ -65,7 +65,7 @@ async fn guidance_is_asked_with_regressions_first_and_written_into_the_region() 
     assert!(prompt.contains("Stable successes: right in both (2 questions)"));
     assert!(prompt.contains("Old guidance."));
     assert!(prompt.contains("previous skill"));
-    assert!(!prompt.contains("{regressions}"));
+    assert!(!prompt.contains("{{regressions}}"));
 }
 
 #[tokio::test]
@@ -112,7 +112,7 @@ async fn a_bad_comparison_or_document_is_an_error_before_any_call() {
 #[tokio::test]
 async fn a_skill_without_a_region_gets_one() {
     let llm = ScriptedLlm::with_replies(["Keep counting twice."]);
-    let out = slow_update(&llm, "{regressions}", "", "# Skill\n", &pairs())
+    let out = slow_update(&llm, "{{regressions}}", "", "# Skill\n", &pairs())
         .await
         .unwrap();
     assert!(out.updated);

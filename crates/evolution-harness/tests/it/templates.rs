@@ -1,13 +1,18 @@
 use std::collections::BTreeSet;
 
-use evolution_harness::{
-    PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, placeholders_in, render_template,
-};
+use evolution_harness::{PromptTemplates, TEMPLATES, TemplateError};
+use evolution_types::template::{legacy_placeholders, placeholders, render};
 
 #[test]
 fn every_default_uses_only_placeholders_its_renderer_fills() {
     for spec in &TEMPLATES {
-        let used = placeholders_in(spec.default_text, spec.style);
+        let used = placeholders(spec.default_text);
+        let blanks: Vec<(&str, &str)> = spec.placeholders.iter().map(|p| (*p, "")).collect();
+        assert!(
+            legacy_placeholders(&render(spec.default_text, &blanks)).is_empty(),
+            "{} still uses the older {{name}} syntax",
+            spec.name
+        );
         let known: BTreeSet<String> = spec.placeholders.iter().map(|p| (*p).to_owned()).collect();
         let unknown: Vec<_> = used.difference(&known).collect();
         assert!(
@@ -16,7 +21,7 @@ fn every_default_uses_only_placeholders_its_renderer_fills() {
             spec.name
         );
         // Evolution and slow-update renderers fill exactly what their template needs.
-        if spec.style == PlaceholderStyle::Double || spec.name == "slow_update" {
+        if !spec.legacy_single_brace || spec.name == "slow_update" {
             assert_eq!(
                 used, known,
                 "{} leaves documented placeholders unused",
@@ -76,35 +81,14 @@ fn rendered_defaults_snapshot() {
             .zip(&values)
             .map(|(k, v)| (*k, v.as_str()))
             .collect();
-        let rendered = render_template(spec.default_text, spec.style, &vars);
+        let rendered = render(spec.default_text, &vars);
         assert!(
-            placeholders_in(&rendered, spec.style).is_empty(),
+            placeholders(&rendered).is_empty(),
             "{} left a placeholder",
             spec.name
         );
         insta::assert_snapshot!(spec.name, rendered);
     }
-}
-
-#[test]
-fn rendering_is_one_pass_and_keeps_json_and_unknown_names() {
-    let single = render_template(
-        r#"{a} and {b} and {unknown} and {"k": 1} and {{a}}"#,
-        PlaceholderStyle::Single,
-        &[("a", "{b}"), ("b", "B")],
-    );
-    assert_eq!(single, r#"{b} and B and {unknown} and {"k": 1} and {{b}}"#);
-    let double = render_template(
-        r#"{{a}} {a} {{ a }} {"edits": []} {{x}}"#,
-        PlaceholderStyle::Double,
-        &[("a", "ä{{x}}")],
-    );
-    assert_eq!(double, r#"ä{{x}} {a} {{ a }} {"edits": []} {{x}}"#);
-    assert_eq!(render_template("{", PlaceholderStyle::Single, &[]), "{");
-    assert_eq!(
-        render_template("tail {a", PlaceholderStyle::Single, &[("a", "x")]),
-        "tail {a"
-    );
 }
 
 fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -122,13 +106,13 @@ fn a_directory_overrides_single_templates() {
             "evolve_rank.md",
             "Rank {{n_edits}} edits of {{document}}: {{edits}}, keep {{max_edits}}.",
         ),
-        ("slow_update.md", "Regressions first: {regressions}"),
+        ("slow_update.md", "Regressions first: {{ regressions }}"),
         ("README.txt", "ignored"),
     ]);
     let (t, overridden) = PromptTemplates::with_overrides(dir.path()).unwrap();
     assert_eq!(overridden, ["evolve_rank", "slow_update"]);
     assert!(t.evolve.evolve_rank.starts_with("Rank {{n_edits}}"));
-    assert_eq!(t.slow_update, "Regressions first: {regressions}");
+    assert_eq!(t.slow_update, "Regressions first: {{ regressions }}");
     assert_eq!(
         t.evolve.evolve_skill,
         PromptTemplates::default().evolve.evolve_skill
@@ -148,7 +132,7 @@ fn bad_overrides_are_errors() {
         PromptTemplates::with_overrides(empty.path()),
         Err(TemplateError::Empty(_))
     ));
-    let typo = dir_with(&[("defect_vs_lapse.md", "Classify {qestion}.")]);
+    let typo = dir_with(&[("defect_vs_lapse.md", "Classify {{qestion}}.")]);
     let err = PromptTemplates::with_overrides(typo.path()).unwrap_err();
     assert!(
         matches!(err, TemplateError::UnknownPlaceholder { ref placeholder, .. } if placeholder == "qestion"),
@@ -158,4 +142,32 @@ fn bad_overrides_are_errors() {
         PromptTemplates::with_overrides(&unknown.path().join("missing")),
         Err(TemplateError::Io { .. })
     ));
+}
+
+#[test]
+fn overrides_in_the_older_single_brace_syntax_still_work() {
+    let dir = dir_with(&[
+        (
+            "confirmation_bias.md",
+            "Q: {question} A: {prediction}. Reply {\"confirmation_bias\": false}",
+        ),
+        ("slow_update.md", "Regressions first: {regressions}"),
+    ]);
+    let (t, _) = PromptTemplates::with_overrides(dir.path()).unwrap();
+    assert_eq!(
+        t.diagnose.confirmation_bias,
+        "Q: {{question}} A: {{prediction}}. Reply {\"confirmation_bias\": false}"
+    );
+    assert_eq!(t.slow_update, "Regressions first: {{regressions}}");
+    // An unknown name is still an error in the older syntax.
+    let typo = dir_with(&[("defect_vs_lapse.md", "Classify {qestion}.")]);
+    let err = PromptTemplates::with_overrides(typo.path()).unwrap_err();
+    assert!(
+        matches!(err, TemplateError::UnknownPlaceholder { ref placeholder, .. } if placeholder == "qestion"),
+        "{err}"
+    );
+    // Templates that always used `{{name}}` are not converted.
+    let evolve = dir_with(&[("evolve_rank.md", "Rank {document} {{edits}}")]);
+    let (t, _) = PromptTemplates::with_overrides(evolve.path()).unwrap();
+    assert_eq!(t.evolve.evolve_rank, "Rank {document} {{edits}}");
 }

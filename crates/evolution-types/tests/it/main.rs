@@ -4,3 +4,4 @@ mod edit;
 mod ports;
 mod profile;
 mod records;
+mod template;

@@ -20,10 +20,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use evolution_evolve::{
     EditBudgetSchedule, FEEDBACK_INVALID_JSON, Patch, aggregate_patches, parse_llm_json,
-    rank_and_clip, render_template, validate_skill,
+    rank_and_clip, validate_skill,
 };
 use evolution_harness::PromptTemplates;
 use evolution_patch::apply_patch_with_report;
+use evolution_types::template::render as render_template;
 use evolution_types::{ChatMessage, ChatOptions, Edit, EditReport, LlmProvider};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
