@@ -13,7 +13,7 @@
 //! protected spans (it protects its two marker regions only), so it gets the
 //! same document and edits without them. The Python column is skipped with a
 //! message when python3 or the `skillopt` package is missing.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
