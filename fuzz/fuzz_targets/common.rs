@@ -3,7 +3,12 @@
 
 use evolution_patch::{APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START};
 
-pub const MARKERS: [&str; 4] = [APPENDIX_START, APPENDIX_END, SLOW_UPDATE_START, SLOW_UPDATE_END];
+pub const MARKERS: [&str; 4] = [
+    APPENDIX_START,
+    APPENDIX_END,
+    SLOW_UPDATE_START,
+    SLOW_UPDATE_END,
+];
 
 pub fn expand(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

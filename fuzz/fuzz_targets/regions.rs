@@ -6,8 +6,8 @@ mod common;
 
 use evolution_patch::{
     APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START, append_to_appendix,
-    appendix_region_bounds, extract_appendix_notes, slow_update_inner, slow_update_region_bounds,
-    replace_appendix_notes, replace_slow_update,
+    appendix_region_bounds, extract_appendix_notes, replace_appendix_notes, replace_slow_update,
+    slow_update_inner, slow_update_region_bounds,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -18,7 +18,11 @@ fuzz_target!(|input: (String, String, Vec<String>)| {
 
     for (bounds, start, end) in [
         (appendix_region_bounds(&doc), APPENDIX_START, APPENDIX_END),
-        (slow_update_region_bounds(&doc), SLOW_UPDATE_START, SLOW_UPDATE_END),
+        (
+            slow_update_region_bounds(&doc),
+            SLOW_UPDATE_START,
+            SLOW_UPDATE_END,
+        ),
     ] {
         match bounds {
             Ok(Some(range)) => {
