@@ -14,7 +14,7 @@
 //! cargo run --release -p evolution-gate --example gate_calibration -- [SEQUENCES]
 //!     [--tie-rate R] [--block B] [--seed S] [--budgets 200,2000] [--search | --throughput]
 //! ```
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(clippy::print_stdout, clippy::print_stderr)]
 
 use std::time::Instant;
 

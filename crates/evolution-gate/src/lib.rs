@@ -27,6 +27,13 @@
 //! The crate depends on no other crate of this workspace: every type its
 //! functions take or return is defined here.
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod decision;
 mod error;
 mod evalue;

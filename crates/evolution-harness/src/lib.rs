@@ -30,7 +30,7 @@
 //! - Budgets: [`Budget`] (calls, tokens, money, rollouts), [`MeteredLlm`],
 //!   the pre-flight [`Estimate`].
 //! - Slow update: [`slow_update`] writes long-term guidance into the
-//!   skill's momentum region, regressions first.
+//!   skill's slow-update region, regressions first.
 //! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
 //!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the default
 //!   prompt of every bundle, overridable from a directory.

@@ -222,7 +222,7 @@ pub struct PromptTemplates {
     pub diagnose: DiagnosePrompts,
     /// The evolution bundle.
     pub evolve: EvolvePrompts,
-    /// The slow-update (momentum) prompt.
+    /// The slow-update prompt.
     pub slow_update: String,
 }
 
