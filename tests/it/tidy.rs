@@ -167,3 +167,37 @@ fn the_path_finder_sees_links_and_code_spans_but_not_placeholders() {
         .collect();
     assert_eq!(cited, ["docs/gate.md", "crates/a/src/lib.rs"]);
 }
+
+/// The `layer` a member's manifest declares under `[package.metadata.evolution]`.
+fn layer_of(member: &str) -> Option<String> {
+    let manifest = std::fs::read_to_string(root().join(member).join("Cargo.toml")).ok()?;
+    let line = manifest
+        .lines()
+        .find(|line| line.trim_start().starts_with("layer"))?;
+    Some(line.split('"').nth(1)?.to_owned())
+}
+
+#[test]
+fn every_kernel_crate_refuses_io_calls() {
+    let kernel: Vec<String> = members()
+        .into_iter()
+        .filter(|member| layer_of(member).as_deref() == Some("kernel"))
+        .collect();
+    assert!(
+        kernel.len() >= 5,
+        "expected the kernel crates, found {kernel:?}"
+    );
+    let attribute =
+        "#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]";
+    let lax: Vec<&String> = kernel
+        .iter()
+        .filter(|member| {
+            let lib = std::fs::read_to_string(root().join(member).join("src/lib.rs"));
+            !lib.is_ok_and(|text| text.contains(attribute))
+        })
+        .collect();
+    assert!(
+        lax.is_empty(),
+        "kernel crates whose root does not deny clippy.toml's I/O calls: {lax:?}"
+    );
+}

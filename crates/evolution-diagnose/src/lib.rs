@@ -91,6 +91,9 @@
 //! - The reasoning pass runs after Stage 1 like the seed's serial pass but
 //!   under the same concurrency limit; results are identical, only faster.
 
+// The kernel performs no I/O: the calls clippy.toml lists are refused here.
+#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
+
 mod aggregate;
 mod attribution;
 mod error;
