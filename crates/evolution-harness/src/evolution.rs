@@ -10,7 +10,6 @@
 //! proposer call.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use evolution_types::{
@@ -215,33 +214,6 @@ impl LoopState {
     }
 }
 
-/// A [`Checkpoint`] in memory.
-#[derive(Debug, Default)]
-pub struct MemoryCheckpoint {
-    state: Mutex<Option<serde_json::Value>>,
-}
-
-impl MemoryCheckpoint {
-    /// Empty.
-    pub fn new() -> Self {
-        MemoryCheckpoint::default()
-    }
-}
-
-impl Checkpoint for MemoryCheckpoint {
-    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
-        Ok(self
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone())
-    }
-    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
-        Ok(())
-    }
-}
-
 /// What a finished run reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvolutionReport {
@@ -292,7 +264,8 @@ pub struct LoopContext<'a> {
     /// For the slow update. Wrap it (and the proposer's provider) in
     /// [`crate::MeteredLlm`] over the same [`crate::Budget`] as `validation`
     /// to cap LLM calls, tokens and money, and give both the same
-    /// [`crate::LlmJournal`] so that a resumed run repeats no finished call.
+    /// `LlmJournal` (from `evolution-llm-cassette`) so that a resumed run
+    /// repeats no finished call.
     pub llm: &'a dyn LlmProvider,
     /// Saves the loop state.
     pub checkpoint: &'a dyn Checkpoint,

@@ -62,10 +62,10 @@ impl PromptStore for WorkspaceStore<'_> {
 /// each proposal and advances the store, and stores the diagnosis (returned
 /// in [`Proposals::diagnosis`]) and the gated records in the run log.
 ///
-/// Give it an [`crate::LlmJournal`] as `llm` so that a run killed during a
-/// proposal does not send that proposal's finished calls again when it
-/// resumes: the proposal is made again from the same inputs, and the
-/// journal answers every call that finished before the kill.
+/// Give it an `LlmJournal` (from `evolution-llm-cassette`) as `llm` so that
+/// a run killed during a proposal does not send that proposal's finished
+/// calls again when it resumes: the proposal is made again from the same
+/// inputs, and the journal answers every call that finished before the kill.
 pub struct KernelProposer<'a> {
     /// The LLM for judges and edits.
     pub llm: &'a dyn LlmProvider,

@@ -201,8 +201,13 @@ pub enum RunnerError {
         source: std::io::Error,
     },
     /// The runner's configuration is unusable.
-    #[error("invalid runner configuration: {0}")]
-    Config(String),
+    #[error("invalid runner configuration: {field} {reason}")]
+    Config {
+        /// The setting.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// Two questions of one request share an id.
     #[error("question {0:?} appears twice in one run")]
     DuplicateQuestion(String),

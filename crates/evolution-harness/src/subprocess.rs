@@ -97,12 +97,16 @@ impl SubprocessRunner {
     /// [`RunnerError::Config`] for a zero concurrency or a zero timeout.
     pub fn new(config: SubprocessConfig) -> Result<Self, RunnerError> {
         if config.concurrency == 0 {
-            return Err(RunnerError::Config("concurrency must be at least 1".into()));
+            return Err(RunnerError::Config {
+                field: "concurrency",
+                reason: "must be at least 1",
+            });
         }
         if config.question_timeout.is_zero() {
-            return Err(RunnerError::Config(
-                "question_timeout must be positive".into(),
-            ));
+            return Err(RunnerError::Config {
+                field: "question_timeout",
+                reason: "must be positive",
+            });
         }
         Ok(SubprocessRunner {
             config: Arc::new(config),

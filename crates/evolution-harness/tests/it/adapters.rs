@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 
 use evolution_harness::{
-    CheckpointError, FileCheckpoint, FsVersionedStore, InProcessRunner, LoopState, QuestionOutcome,
-    RunRecorder, VersionedStore, Workspace,
+    CheckpointError, InProcessRunner, LoopState, QuestionOutcome, RunRecorder, VersionedStore,
+    Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsStore;
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_testkit::fixtures::question;
 use evolution_types::{RunLog, StoreError};
 

@@ -5,13 +5,13 @@ use async_trait::async_trait;
 use evolution_gate::GateParams;
 use evolution_harness::{
     Budget, BudgetExceeded, BudgetLimits, Checkpoint, CheckpointError, EventLog, EvolutionReport,
-    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
-    MemoryRunRecorder, MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError,
-    ProposeRequest, Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError,
-    VersionedStore, Workspace, run_evolution,
+    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, PromptTemplates,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
+    ValidationContext, ValidationError, VersionedStore, Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
+use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::answer;
@@ -135,7 +135,7 @@ impl Checkpoint for Flaky {
 
 struct World {
     store: MemoryVersionedStore,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     checkpoint: Flaky,
     events: EventLog,
     proposer: Scripted,
@@ -150,7 +150,7 @@ impl World {
                 "s.md".to_owned(),
                 "# Skill\n".to_owned(),
             )])),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             checkpoint: Flaky::default(),
             events: EventLog::new(),
             proposer: Scripted {
@@ -608,7 +608,7 @@ impl Proposer for SameFile {
 
 async fn run_same_file(
     store: &MemoryVersionedStore,
-    log: &MemoryRunRecorder,
+    log: &MemoryRunLog,
     checkpoint: &Flaky,
 ) -> Result<EvolutionReport, LoopError> {
     let runner = InProcessRunner::new(agent);
@@ -657,7 +657,7 @@ fn same_file_store() -> MemoryVersionedStore {
 #[tokio::test]
 async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
     let store = same_file_store();
-    let log = MemoryRunRecorder::new();
+    let log = MemoryRunLog::new();
     let checkpoint = Flaky::default();
     let report = run_same_file(&store, &log, &checkpoint).await.unwrap();
     // help-c was written against v1 but gated (and accepted) on v2, with its
@@ -688,11 +688,8 @@ async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
     // no version written twice and the records stored once.
     let saves = checkpoint.saves.load(Ordering::Relaxed);
     for kill in 1..=saves {
-        let (world_store, world_log, world_checkpoint) = (
-            same_file_store(),
-            MemoryRunRecorder::new(),
-            Flaky::default(),
-        );
+        let (world_store, world_log, world_checkpoint) =
+            (same_file_store(), MemoryRunLog::new(), Flaky::default());
         world_checkpoint.fail_at.store(kill, Ordering::Relaxed);
         let killed = run_same_file(&world_store, &world_log, &world_checkpoint).await;
         assert!(

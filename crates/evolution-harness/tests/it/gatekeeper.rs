@@ -4,9 +4,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use evolution_gate::{Gate, GateDecision, GateParams, ProbationVerdict};
 use evolution_harness::{
     Budget, Candidate, ELond, EventLog, GammaSequence, Gatekeeper, HarnessEvent, InProcessRunner,
-    MemoryRunRecorder, MemoryVersionedStore, ValidationConfig, ValidationContext, ValidationError,
-    VersionedStore, Workspace,
+    ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace,
 };
+use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::{answer, baseline, questions};
@@ -35,7 +35,7 @@ fn proposal(label: &str, text: &str) -> (Candidate, BTreeMap<String, String>) {
 
 struct World {
     store: MemoryVersionedStore,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     events: EventLog,
     budget: Budget,
     rollouts: AtomicUsize,
@@ -48,7 +48,7 @@ impl World {
                 "s.md".to_owned(),
                 "base".to_owned(),
             )])),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             events: EventLog::new(),
             budget: Budget::unlimited(),
             rollouts: AtomicUsize::new(0),

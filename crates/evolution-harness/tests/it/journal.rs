@@ -10,13 +10,13 @@ use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
 use evolution_harness::{
-    Budget, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper, InProcessRunner,
-    KernelProposer, LLM_JOURNAL_FILE, LlmJournal, LoopConfig, LoopContext, LoopError, NoEvents,
-    PromptTemplates, ValidationConfig, ValidationContext, Workspace, run_evolution,
+    Budget, EvolutionReport, Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext,
+    LoopError, NoEvents, PromptTemplates, ValidationConfig, ValidationContext, Workspace,
+    run_evolution,
 };
-use evolution_llm_openai::cassette_key;
+use evolution_llm_cassette::{LLM_JOURNAL_FILE, LlmJournal, cassette_key};
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_store_fs::FsStore;
+use evolution_store_fs::{FileCheckpoint, FsStore, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{
     ChatMessage, ChatOptions, GeneratedQuestion, LlmError, LlmProvider, LlmResponse, Profile,

@@ -12,13 +12,14 @@ use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
 use evolution_harness::{
-    AgentReply, Budget, Checkpoint, CheckpointError, EventLog, EvolutionReport, FileCheckpoint,
-    FsVersionedStore, Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext,
-    LoopError, LoopState, PromptTemplates, StopReason, ValidationConfig, ValidationContext,
-    VersionedStore, Workspace, run_evolution,
+    AgentReply, Budget, Checkpoint, CheckpointError, EventLog, EvolutionReport, Gatekeeper,
+    InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError, LoopState,
+    PromptTemplates, StopReason, ValidationConfig, ValidationContext, VersionedStore, Workspace,
+    run_evolution,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsStore;
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::{question, skill_document};
 use evolution_types::{GeneratedQuestion, Profile, RunLog};

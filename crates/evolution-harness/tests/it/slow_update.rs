@@ -2,9 +2,9 @@ use std::collections::BTreeMap;
 
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
-    ComparisonPair, MemoryVersionedStore, Probation, PromptTemplates, SlowUpdateError,
-    VersionedStore, slow_update,
+    ComparisonPair, Probation, PromptTemplates, SlowUpdateError, VersionedStore, slow_update,
 };
+use evolution_testkit::MemoryVersionedStore;
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{LlmError, LlmErrorKind};
 

@@ -4,10 +4,11 @@ use std::sync::Mutex;
 use evolution_gate::{GateDecision, GateParams};
 use evolution_harness::{
     AgentReply, Arm, BaselineCache, Budget, BudgetExceeded, BudgetLimits, Candidate, DataSplit,
-    ELond, EventLog, GammaSequence, HarnessEvent, InProcessRunner, MemoryRunRecorder,
-    ValidationConfig, ValidationContext, ValidationError, Workspace, fixed_question_order,
-    params_for_level, validate_candidate,
+    ELond, EventLog, GammaSequence, HarnessEvent, InProcessRunner, ValidationConfig,
+    ValidationContext, ValidationError, Workspace, fixed_question_order, params_for_level,
+    validate_candidate,
 };
+use evolution_testkit::MemoryRunLog;
 use evolution_testkit::fixtures::question;
 use evolution_types::{GeneratedQuestion, RunLog};
 
@@ -62,7 +63,7 @@ fn candidate(label: &str, text: &str) -> Candidate {
 
 struct Harness {
     calls: Mutex<BTreeMap<String, usize>>,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     events: EventLog,
     budget: Budget,
     resume: bool,
@@ -72,7 +73,7 @@ impl Harness {
     fn new(budget: Budget) -> Self {
         Harness {
             calls: Mutex::new(BTreeMap::new()),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             events: EventLog::new(),
             budget,
             resume: false,

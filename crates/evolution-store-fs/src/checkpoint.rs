@@ -1,4 +1,4 @@
-//! A [`Checkpoint`] in a JSON file, replaced atomically.
+//! The [`Checkpoint`] port in a JSON file, replaced atomically.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use atomic_write_file::AtomicWriteFile;
 
 use evolution_types::{Checkpoint, CheckpointError};
 
-/// Keeps the loop state in one JSON file. Each save writes a temporary
+/// Keeps a run's resumable state (a JSON value) in one file. Each save writes a temporary
 /// file, syncs it and renames it over the old one, so a process killed at
 /// any point leaves the previous state or the new one, never a torn file.
 /// A missing file means a fresh run.
