@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use evolution_diagnose::DiagnosePrompts;
 use evolution_diagnose::{DiagnoseOptions, run_diagnosis};
 use evolution_testkit::{MemoryStore, ScriptedLlm, fixtures};
 use evolution_types::{
-    ChatMessage, ChatOptions, DiagnosePrompts, LlmProvider, Prediction, Profile, RunLog,
-    RunLogError, TraceStep,
+    ChatMessage, ChatOptions, LlmProvider, Prediction, Profile, RunLog, RunLogError, TraceStep,
 };
 use serde_json::json;
 

@@ -24,7 +24,10 @@
 //!
 //! # Prompt templates
 //!
-//! [`evolution_types::DiagnosePrompts`] holds the templates. A placeholder is
+//! [`DiagnosePrompts`] holds the templates; [`DiagnosePrompts::builtin`] (also
+//! its `Default`) are this crate's own, the markdown files of its `prompts/`
+//! folder, and [`DiagnosePrompts::TEMPLATES`] declares the placeholders each
+//! may use, so that a caller can check its overrides. A placeholder is
 //! `{{name}}` (the workspace's one template syntax,
 //! [`evolution_types::template`]); known names are replaced in one pass and
 //! everything else, JSON examples included, is kept verbatim. Every judge sees:
@@ -98,6 +101,7 @@ mod json;
 mod judges;
 mod packs;
 mod pipeline;
+mod prompts;
 mod rules;
 mod schema;
 
@@ -127,6 +131,7 @@ pub use crate::packs::{
     merge_tool_packs, resolve_target_file, severity,
 };
 pub use crate::pipeline::{DiagnoseOptions, run_diagnosis};
+pub use crate::prompts::DiagnosePrompts;
 pub use crate::rules::{
     DEFAULT_CONFIDENCE, RuleMetrics, aggregate_soft, calc_budget_usage,
     calc_confidence_calibration, calc_format_compliance, calc_level_jump_pattern,

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use evolution_types::{
-    ChatMessage, ChatOptions, DiagnosePrompts, DiagnosisResult, ErrorType, GeneratedQuestion,
-    LlmError, LlmErrorKind, LlmProvider, LlmResponse, Prediction, Profile, RunLog, SkillStore,
-    StoreError, TraceStep,
+    ChatMessage, ChatOptions, DiagnosisResult, ErrorType, GeneratedQuestion, LlmError,
+    LlmErrorKind, LlmProvider, LlmResponse, Prediction, Profile, RunLog, SkillStore, StoreError,
+    TraceStep,
 };
 use futures_util::StreamExt;
 use futures_util::future::join_all;
@@ -22,6 +22,7 @@ use crate::packs::{
     DiagnosedQuestion, build_skill_case_packs, build_system_case_pack, build_tool_case_packs,
     resolve_target_file,
 };
+use crate::prompts::DiagnosePrompts;
 use crate::rules::{aggregate_soft, level_regex, ratio};
 
 /// What to diagnose and how many LLM calls may run at once.

@@ -17,7 +17,6 @@ mod evolution;
 mod gate;
 mod ports;
 mod profile;
-mod prompts;
 mod records;
 mod skill_file;
 pub mod template;
@@ -40,7 +39,6 @@ pub use crate::ports::llm::{
 pub use crate::ports::run_log::{RunLog, RunLogError};
 pub use crate::ports::store::{PromptStore, SkillStore, StoreError};
 pub use crate::profile::Profile;
-pub use crate::prompts::{DiagnosePrompts, EvolvePrompts};
 pub use crate::records::{GeneratedQuestion, Prediction, TraceStep};
 pub use crate::skill_file::{DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_name};
 pub use crate::validation::{PairResult, QuadrantClassification};

@@ -236,3 +236,27 @@ async fn only_span_tools_of_the_profile_are_span_judged() {
     assert_eq!(m.span_metrics[0].tool_name, "observe_frame");
     let _ = fixtures::question("q1", "temporal", "v");
 }
+
+#[test]
+fn builtin_prompts_are_the_default_and_use_declared_placeholders() {
+    use evolution_diagnose::DiagnosePrompts;
+    use evolution_types::template::check;
+    let mut prompts = DiagnosePrompts::default();
+    assert_eq!(prompts, DiagnosePrompts::builtin());
+    for spec in DiagnosePrompts::TEMPLATES {
+        assert!(!spec.builtin.trim().is_empty(), "{}", spec.name);
+        assert_eq!(prompts.get(spec.name), Some(spec.builtin));
+        assert_eq!(
+            check(spec.builtin, spec.placeholders),
+            Ok(()),
+            "{}",
+            spec.name
+        );
+        if let Some(slot) = prompts.get_mut(spec.name) {
+            slot.push('!');
+        }
+    }
+    assert_eq!(prompts.confirmation_bias.pop(), Some('!'));
+    assert_eq!(prompts.get("nope"), None);
+    assert!(prompts.get_mut("nope").is_none());
+}

@@ -2,11 +2,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use evolution_diagnose::DiagnosePrompts;
 use evolution_diagnose::{DiagnoseError, DiagnoseOptions, run_diagnosis};
 use evolution_testkit::{MemoryRunLog, MemoryStore, RecordedRequest, ScriptedLlm, fixtures};
 use evolution_types::{
-    CauseCategory, DiagnosePrompts, ErrorType, GeneratedQuestion, LlmError, LlmErrorKind,
-    Prediction, RunLogError,
+    CauseCategory, ErrorType, GeneratedQuestion, LlmError, LlmErrorKind, Prediction, RunLogError,
 };
 use serde_json::{Value, json};
 
