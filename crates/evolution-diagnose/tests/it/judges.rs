@@ -1,5 +1,6 @@
-use evolution_diagnose::{
-    JUDGE_ATTEMPTS, JudgeContext, JudgeError, call_judge, compute_question_metrics, evaluate_span,
+use evolution_diagnose::JudgeError;
+use evolution_diagnose::judges::{
+    JUDGE_ATTEMPTS, JudgeContext, call_judge, compute_question_metrics, evaluate_span,
     format_trace_for_judge, format_trace_full, judge_missed_nodes, judge_options,
     judge_skill_adherence,
 };
@@ -52,13 +53,22 @@ async fn rendered_judge_prompts_snapshot() {
         .await
         .unwrap();
     assert!(!metrics.degraded);
-    let attribution = evolution_diagnose::attribute_error(&metrics);
-    let attribution =
-        evolution_diagnose::classify_defect_vs_lapse(&llm, &prompts(), &c, attribution)
-            .await
-            .unwrap();
-    let sub =
-        evolution_diagnose::classify_reasoning_failure(&llm, &prompts(), &c, &attribution).await;
+    let attribution = evolution_diagnose::attribution::attribute_error(&metrics);
+    let attribution = evolution_diagnose::attribution::classify_defect_vs_lapse(
+        &llm,
+        &prompts(),
+        &c,
+        attribution,
+    )
+    .await
+    .unwrap();
+    let sub = evolution_diagnose::attribution::classify_reasoning_failure(
+        &llm,
+        &prompts(),
+        &c,
+        &attribution,
+    )
+    .await;
     assert_eq!(sub.as_deref(), Some("premise_error"));
     let mut requests = llm.requests();
     requests.sort_by(|a, b| (judge_of(a), a.full_text()).cmp(&(judge_of(b), b.full_text())));
