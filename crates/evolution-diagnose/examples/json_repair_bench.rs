@@ -22,7 +22,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use evolution_diagnose::extract_json_from_response;
+use evolution_diagnose::json::extract_json_from_response;
 use serde_json::Value;
 
 /// The corpus used when no path is given: this crate's own cases.

@@ -5,14 +5,15 @@ use std::fmt::Write as _;
 
 use evolution_types::template::{render_with, truncate_chars};
 use evolution_types::{
-    ChatMessage, ChatOptions, DiagnosePrompts, JsonMap, LlmProvider, Prediction, Profile,
-    QuestionMetrics, SkillStepAdherence, SpanMetrics, TraceStep,
+    ChatMessage, ChatOptions, JsonMap, LlmProvider, Prediction, Profile, QuestionMetrics,
+    SkillStepAdherence, SpanMetrics, TraceStep,
 };
 use futures_util::future::join_all;
 use serde_json::Value;
 
 use crate::error::{DiagnoseError, JudgeError};
 use crate::json::extract_json_from_response;
+use crate::prompts::DiagnosePrompts;
 use crate::rules::{RuleMetrics, clamp01, extract_rule_metrics, number, question_soft_score};
 
 /// Attempts [`call_judge`] makes before giving up (the seed's `max_retries=2`).

@@ -2,14 +2,17 @@
 //! failure attributions and the case packs that evolution consumes (seed §8).
 //!
 //! **Stage 1**, per question: seven rule metrics (pure functions of the
-//! prediction and trace, [`extract_rule_metrics`]) and five LLM judges
+//! prediction and trace, [`rules::extract_rule_metrics`]) and five LLM judges
 //! (span, missed nodes, skill adherence, confirmation bias, evidence
-//! sufficiency; [`compute_question_metrics`]); then, for wrong answers, the
-//! attribution waterfall ([`attribute_error`]: extraction → search →
+//! sufficiency; [`judges::compute_question_metrics`]); then, for wrong answers, the
+//! attribution waterfall ([`attribution::attribute_error`]: extraction → search →
 //! reasoning → mixed) and the defect-vs-lapse classifier. A separate pass
 //! sub-classifies reasoning failures. **Stage 2** is pure logic: the
-//! aggregates D2–D5 and the skill, system and tool case packs.
-//! [`run_diagnosis`] runs it all over one run.
+//! statistics of [`stats`] (per tool, per task type, skill adherence,
+//! behaviour) and the skill, system and tool case packs of [`packs`].
+//! [`Diagnoser::run`] runs it all over one run; the building blocks live in
+//! the named modules [`rules`], [`judges`], [`attribution`], [`stats`],
+//! [`packs`] and [`json`].
 //!
 //! Key design choice: the kernel decides and never writes. Inputs come
 //! through the ports (`RunLog`, `SkillStore`, `LlmProvider`) and plain
@@ -24,7 +27,10 @@
 //!
 //! # Prompt templates
 //!
-//! [`evolution_types::DiagnosePrompts`] holds the templates. A placeholder is
+//! [`DiagnosePrompts`] holds the templates; [`DiagnosePrompts::builtin`] (also
+//! its `Default`) are this crate's own, the markdown files of its `prompts/`
+//! folder, and [`DiagnosePrompts::TEMPLATES`] declares the placeholders each
+//! may use, so that a caller can check its overrides. A placeholder is
 //! `{{name}}` (the workspace's one template syntax,
 //! [`evolution_types::template`]); known names are replaced in one pass and
 //! everything else, JSON examples included, is kept verbatim. Every judge sees:
@@ -64,7 +70,7 @@
 //! (`judge.<name>`), for providers that can decode under one; the requests carry none.
 //!
 //! Booleans may also be `"yes"`/`"no"`, `"true"`/`"false"` or 1/0.
-//! [`call_judge`] makes 3 attempts; only unusable replies (and provider
+//! [`judges::call_judge`] makes 3 attempts; only unusable replies (and provider
 //! errors of class `Content`) are retried, other provider errors pass
 //! through. A question whose judges stay unusable is *degraded*: its rule
 //! metrics are kept, judge fields are empty, `degraded = true`, and a wrong
@@ -72,7 +78,7 @@
 //!
 //! # JSON from LLMs
 //!
-//! [`extract_json_from_response`] drops `<think>…</think>` blocks, then tries
+//! [`json::extract_json_from_response`] drops `<think>…</think>` blocks, then tries
 //! a fenced block, the outermost braces, and a repair parser of our own
 //! (missing/doubled/single/typographic quotes, unquoted keys and values,
 //! missing commas and colons, trailing commas, comments, Python literals,
@@ -87,53 +93,26 @@
 //! - Span quality is `completeness × (1 − hallucination)`; the soft score is its mean.
 //! - An early submit is a wrong answer with budget usage below 0.3.
 //! - Severity within an error type, success counts of the system and tool
-//!   packs: see [`severity`], [`build_system_case_pack`], [`build_tool_case_packs`].
+//!   packs: see [`packs::severity`], [`packs::build_system_case_pack`],
+//!   [`packs::build_tool_case_packs`].
 //! - The reasoning pass runs after Stage 1 like the seed's serial pass but
 //!   under the same concurrency limit; results are identical, only faster.
 
 // The kernel performs no I/O: the calls clippy.toml lists are refused here.
 #![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
 
-mod aggregate;
-mod attribution;
+pub mod attribution;
 mod error;
-mod json;
-mod judges;
-mod packs;
+pub mod json;
+pub mod judges;
+pub mod packs;
 mod pipeline;
-mod rules;
+mod prompts;
+pub mod rules;
 mod schema;
+pub mod stats;
 
-pub use crate::aggregate::{
-    EARLY_SUBMIT_BUDGET, aggregate_d2, aggregate_d3, aggregate_d4, aggregate_d5, is_early_submit,
-    percentile,
-};
-pub use crate::attribution::{
-    HIGH_HALLUCINATION, LOW_COMPLETENESS, attribute_error, classify_defect_vs_lapse,
-    classify_reasoning_failure,
-};
 pub use crate::error::{DiagnoseError, JudgeError};
-pub use crate::json::{
-    JsonError, MAX_REPAIR_STARTS, extract_json_from_response, parse_fenced_block,
-    parse_json_object, parse_outermost_braces, repair_json_object, strip_think_blocks,
-};
-pub use crate::judges::{
-    JUDGE_ATTEMPTS, JUDGE_OUTPUT_CHARS, JUDGE_THOUGHT_CHARS, JudgeContext, call_judge,
-    compute_question_metrics, evaluate_span, format_trace_for_judge, format_trace_full,
-    judge_confirmation_bias, judge_evidence_sufficiency, judge_missed_nodes, judge_options,
-    judge_skill_adherence, make_degraded_metrics,
-};
-pub use crate::packs::{
-    BEHAVIOR_PATTERNS, CALM_BUDGET, CLEAN_COMPLETENESS, DiagnosedQuestion, LOW_ACCURACY,
-    MAX_FAILURE_SPANS, MAX_SUCCESS_SPANS, TOP_PER_GROUP, build_skill_case_packs,
-    build_system_case_pack, build_tool_case_packs, make_case_sample, merge_system_packs,
-    merge_tool_packs, resolve_target_file, severity,
-};
-pub use crate::pipeline::{DiagnoseOptions, run_diagnosis};
-pub use crate::rules::{
-    DEFAULT_CONFIDENCE, RuleMetrics, aggregate_soft, calc_budget_usage,
-    calc_confidence_calibration, calc_format_compliance, calc_level_jump_pattern,
-    calc_repeat_visit_rate, calc_search_keyword_repetition, calc_tool_usage,
-    extract_last_confidence, extract_rule_metrics, question_soft_score, span_quality,
-};
+pub use crate::pipeline::{DiagnoseOptions, Diagnoser};
+pub use crate::prompts::DiagnosePrompts;
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

@@ -3,10 +3,12 @@
 
 use std::fmt::Write as _;
 
-use evolution_types::{ChatMessage, ChatOptions, EvolvePrompts, LlmProvider};
+use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
+
 use serde_json::Value;
 
 use crate::json::parse_llm_json;
+use crate::prompts::EvolvePrompts;
 use evolution_types::template::render as render_template;
 
 /// What [`consolidate_appendix`] returned and why.

@@ -10,8 +10,8 @@ use evolution_patch::{
 use evolution_types::template::render as render_template;
 use evolution_types::{
     ChatMessage, ChatOptions, Edit, EditOp, EditReport, EditStatus, EvolutionRecord,
-    EvolutionStatus, EvolvePrompts, JsonMap, LlmProvider, Profile, PromptStore, RejectedEdit,
-    SkillCasePack, SkillStore, SystemCasePack, TargetType, ToolCasePack, resolve_skill_file,
+    EvolutionStatus, JsonMap, LlmProvider, Profile, PromptStore, RejectedEdit, SkillCasePack,
+    SkillStore, SystemCasePack, TargetType, ToolCasePack, resolve_skill_file,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -22,6 +22,7 @@ use crate::consolidate::consolidate_appendix;
 use crate::error::EvolveError;
 use crate::format::{budget_text, format_case_samples, format_rejected_edits, format_spans};
 use crate::json::parse_llm_json;
+use crate::prompts::EvolvePrompts;
 use crate::rank::rank_and_clip;
 use crate::rewrite::rewrite_from_suggestions;
 use crate::validate::{

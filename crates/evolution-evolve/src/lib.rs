@@ -14,7 +14,9 @@
 //!
 //! # Prompt templates
 //!
-//! The templates of [`EvolvePrompts`](evolution_types::EvolvePrompts) use
+//! [`EvolvePrompts::builtin`] (also its `Default`) are this crate's own
+//! templates, the markdown files of its `prompts/` folder;
+//! [`EvolvePrompts::TEMPLATES`] declares the placeholders each may use. They use
 //! `{{name}}` placeholders (the workspace's one template engine,
 //! [`evolution_types::template`]): one pass, values inserted
 //! verbatim and never re-scanned, unknown names left as they are. Each
@@ -90,6 +92,7 @@ mod error;
 mod evolve;
 mod format;
 mod json;
+mod prompts;
 mod rank;
 mod rewrite;
 mod schema;
@@ -108,6 +111,7 @@ pub use crate::format::{
     TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans,
 };
 pub use crate::json::parse_llm_json;
+pub use crate::prompts::EvolvePrompts;
 pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};
 pub use crate::rewrite::{Rewrite, rewrite_from_suggestions};
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

@@ -147,7 +147,7 @@ pub use crate::slow_update::{
 };
 pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
 pub use crate::templates::{
-    PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, template_spec,
+    PromptTemplates, SLOW_UPDATE, TemplateError, all_templates, reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,

@@ -142,7 +142,7 @@ fn guidance_of(reply: &str) -> &str {
 
 /// Runs the slow update.
 ///
-/// Renders `template` (placeholders: see [`crate::TEMPLATES`]) with the
+/// Renders `template` (placeholders: see [`crate::SLOW_UPDATE`]) with the
 /// comparison — regressions first, persistent failures next, then
 /// improvements, at most [`PAIRS_PER_QUADRANT`] listed each — sends it as one
 /// user message, and writes the reply into the current skill's slow-update

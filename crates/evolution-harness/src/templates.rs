@@ -1,180 +1,63 @@
-//! Default prompt templates for every bundle, as markdown files compiled in,
-//! with per-file overrides from a directory.
+//! Prompt templates for every bundle: the kernel crates' built-in ones
+//! ([`DiagnosePrompts::builtin`], [`EvolvePrompts::builtin`]) and this
+//! crate's slow update, with per-file overrides from a directory, each checked
+//! against the placeholders its crate declares.
 //!
 //! Every template uses the workspace's one placeholder syntax, `{{name}}`
-//! ([`evolution_types::template`]). The placeholder lists below mirror the
-//! docs of the crates that render them.
-//!
-//! Override files written for the older `{name}` syntax of the diagnosis
-//! judges and the slow update keep working: an override of one of those
-//! templates that has no `{{name}}` placeholder is read in the old syntax
-//! and converted (see [`TemplateSpec::legacy_single_brace`]).
+//! ([`evolution_types::template`]). Override files written for the older
+//! `{name}` syntax of the diagnosis judges and the slow update keep working:
+//! an override of one of those templates that has no `{{name}}` placeholder
+//! is read in the old syntax and converted.
 
 use std::path::Path;
 
-use evolution_types::template;
-use evolution_types::{DiagnosePrompts, EvolvePrompts};
+use evolution_diagnose::DiagnosePrompts;
+use evolution_evolve::EvolvePrompts;
+use evolution_types::template::{self, TemplateSpec};
 use serde::{Deserialize, Serialize};
 
-/// One template: its file name stem, the placeholders its renderer
-/// provides, and the built-in text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TemplateSpec {
-    /// Name of the bundle field, and of the override file (`<name>.md`).
-    pub name: &'static str,
-    /// Whether the template once used `{name}` placeholders: an override
-    /// with no `{{name}}` placeholder is then read in that older syntax.
-    pub legacy_single_brace: bool,
-    /// Placeholders the renderer fills.
-    pub placeholders: &'static [&'static str],
-    /// The built-in text.
-    pub default_text: &'static str,
-}
-
-const JUDGE: &[&str] = &[
-    "question_id",
-    "task_type",
-    "question",
-    "answer",
-    "prediction",
-    "correct",
-    "trace",
-    "tool_outputs",
-    "visited_nodes",
-    "tree",
-    "skill",
-];
-const SPAN_USER: &[&str] = &[
-    "question_id",
-    "task_type",
-    "question",
-    "answer",
-    "prediction",
-    "correct",
-    "trace",
-    "tool_outputs",
-    "visited_nodes",
-    "tree",
-    "skill",
-    "step",
-    "tool_name",
-    "tool_input",
-    "tool_output",
-    "thought",
-];
-const CLASSIFIER: &[&str] = &[
-    "question_id",
-    "task_type",
-    "question",
-    "answer",
-    "prediction",
-    "correct",
-    "trace",
-    "tool_outputs",
-    "visited_nodes",
-    "tree",
-    "skill",
-    "error_type",
-    "evidence",
-];
-
-macro_rules! spec {
-    ($name:literal, $legacy:literal, $placeholders:expr) => {
-        TemplateSpec {
-            name: $name,
-            legacy_single_brace: $legacy,
-            placeholders: $placeholders,
-            default_text: include_str!(concat!("../templates/", $name, ".md")),
-        }
-    };
-}
+/// The slow update's template, rendered by [`crate::slow_update()`].
+pub const SLOW_UPDATE: TemplateSpec = TemplateSpec {
+    name: "slow_update",
+    placeholders: &[
+        "previous_skill",
+        "current_skill",
+        "regressions",
+        "persistent_fails",
+        "improvements",
+        "stable_count",
+        "previous_guidance",
+    ],
+    builtin: include_str!("../prompts/slow_update.md"),
+};
 
 /// Every template, in bundle order: the diagnosis bundle, the evolution
-/// bundle, then the slow update. The flag says whether the template once used
-/// the older `{name}` syntax.
-pub const TEMPLATES: [TemplateSpec; 15] = [
-    spec!("defect_vs_lapse", true, CLASSIFIER),
-    spec!("reasoning_sub", true, CLASSIFIER),
-    spec!("span_eval_system", true, SPAN_USER),
-    spec!("span_eval_user", true, SPAN_USER),
-    spec!("missed_nodes", true, JUDGE),
-    spec!("skill_adherence", true, JUDGE),
-    spec!("confirmation_bias", true, JUDGE),
-    spec!("evidence_sufficiency", true, JUDGE),
-    spec!(
-        "evolve_skill",
-        false,
-        &[
-            "task_type",
-            "target_file",
-            "skill_content",
-            "stats",
-            "failure_cases",
-            "success_cases",
-            "lapse_notes",
-            "rejected_edits",
-            "edit_budget",
-        ]
-    ),
-    spec!(
-        "evolve_system",
-        false,
-        &[
-            "system_prompt",
-            "frozen_sections",
-            "stats",
-            "failure_cases",
-            "success_cases",
-            "rejected_edits",
-            "edit_budget",
-        ]
-    ),
-    spec!(
-        "evolve_tool",
-        false,
-        &[
-            "tool_name",
-            "extract_file",
-            "extract_prompt",
-            "verify_file",
-            "verify_prompt",
-            "frozen_section",
-            "stats",
-            "failure_spans",
-            "success_spans",
-            "rejected_edits",
-            "edit_budget",
-        ]
-    ),
-    spec!(
-        "evolve_rank",
-        false,
-        &["document", "edits", "n_edits", "max_edits"]
-    ),
-    spec!("consolidate_system", false, &["count", "notes"]),
-    spec!(
-        "evolve_rewrite",
-        false,
-        &["document", "suggestions", "max_chars"]
-    ),
-    spec!(
-        "slow_update",
-        true,
-        &[
-            "previous_skill",
-            "current_skill",
-            "regressions",
-            "persistent_fails",
-            "improvements",
-            "stable_count",
-            "previous_guidance",
-        ]
-    ),
-];
+/// bundle, then the slow update.
+pub fn all_templates() -> impl Iterator<Item = &'static TemplateSpec> {
+    const DIAGNOSE: &[TemplateSpec] = &DiagnosePrompts::TEMPLATES;
+    const EVOLVE: &[TemplateSpec] = &EvolvePrompts::TEMPLATES;
+    DIAGNOSE
+        .iter()
+        .chain(EVOLVE)
+        .chain(std::iter::once(&SLOW_UPDATE))
+}
 
 /// The spec of template `name`.
 pub fn template_spec(name: &str) -> Option<&'static TemplateSpec> {
-    TEMPLATES.iter().find(|t| t.name == name)
+    all_templates().find(|t| t.name == name)
+}
+
+/// Whether template `name` once used the older `{name}` syntax (the
+/// diagnosis judges and the slow update did).
+pub fn reads_legacy_syntax(name: &str) -> bool {
+    name == SLOW_UPDATE.name || DiagnosePrompts::TEMPLATES.iter().any(|t| t.name == name)
+}
+
+fn known_names() -> String {
+    all_templates()
+        .map(|t| t.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Why a template directory could not be used.
@@ -215,7 +98,7 @@ pub enum TemplateError {
     },
 }
 
-/// Every prompt template the loop uses.
+/// Every prompt template the loop uses. [`Default`] is every built-in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptTemplates {
     /// The diagnosis bundle.
@@ -228,72 +111,38 @@ pub struct PromptTemplates {
 
 impl Default for PromptTemplates {
     fn default() -> Self {
-        let mut templates = PromptTemplates {
-            diagnose: DiagnosePrompts::default(),
-            evolve: EvolvePrompts::default(),
-            slow_update: String::new(),
-        };
-        for spec in &TEMPLATES {
-            if let Some(slot) = templates.slot(spec.name) {
-                *slot = spec.default_text.to_owned();
-            }
+        PromptTemplates {
+            diagnose: DiagnosePrompts::builtin(),
+            evolve: EvolvePrompts::builtin(),
+            slow_update: SLOW_UPDATE.builtin.to_owned(),
         }
-        templates
     }
 }
 
 impl PromptTemplates {
     fn slot(&mut self, name: &str) -> Option<&mut String> {
-        let d = &mut self.diagnose;
-        let e = &mut self.evolve;
-        Some(match name {
-            "defect_vs_lapse" => &mut d.defect_vs_lapse,
-            "reasoning_sub" => &mut d.reasoning_sub,
-            "span_eval_system" => &mut d.span_eval_system,
-            "span_eval_user" => &mut d.span_eval_user,
-            "missed_nodes" => &mut d.missed_nodes,
-            "skill_adherence" => &mut d.skill_adherence,
-            "confirmation_bias" => &mut d.confirmation_bias,
-            "evidence_sufficiency" => &mut d.evidence_sufficiency,
-            "evolve_skill" => &mut e.evolve_skill,
-            "evolve_system" => &mut e.evolve_system,
-            "evolve_tool" => &mut e.evolve_tool,
-            "evolve_rank" => &mut e.evolve_rank,
-            "consolidate_system" => &mut e.consolidate_system,
-            "evolve_rewrite" => &mut e.evolve_rewrite,
-            "slow_update" => &mut self.slow_update,
-            _ => return None,
-        })
+        if name == SLOW_UPDATE.name {
+            return Some(&mut self.slow_update);
+        }
+        match self.diagnose.get_mut(name) {
+            Some(slot) => Some(slot),
+            None => self.evolve.get_mut(name),
+        }
     }
 
     /// The text of template `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
-        let d = &self.diagnose;
-        let e = &self.evolve;
-        Some(match name {
-            "defect_vs_lapse" => &d.defect_vs_lapse,
-            "reasoning_sub" => &d.reasoning_sub,
-            "span_eval_system" => &d.span_eval_system,
-            "span_eval_user" => &d.span_eval_user,
-            "missed_nodes" => &d.missed_nodes,
-            "skill_adherence" => &d.skill_adherence,
-            "confirmation_bias" => &d.confirmation_bias,
-            "evidence_sufficiency" => &d.evidence_sufficiency,
-            "evolve_skill" => &e.evolve_skill,
-            "evolve_system" => &e.evolve_system,
-            "evolve_tool" => &e.evolve_tool,
-            "evolve_rank" => &e.evolve_rank,
-            "consolidate_system" => &e.consolidate_system,
-            "evolve_rewrite" => &e.evolve_rewrite,
-            "slow_update" => &self.slow_update,
-            _ => return None,
-        })
+        if name == SLOW_UPDATE.name {
+            return Some(&self.slow_update);
+        }
+        self.diagnose.get(name).or_else(|| self.evolve.get(name))
     }
 
-    /// Replaces template `name` with `text` after checking it. An override
-    /// of a template whose spec has `legacy_single_brace` set, and that uses
-    /// no `{{name}}` placeholder, is read in the older `{name}` syntax and
-    /// stored converted.
+    /// Replaces template `name` with `text` after checking it against the
+    /// placeholders its crate declares. An override of a template that once
+    /// used the older `{name}` syntax ([`reads_legacy_syntax`]), and that
+    /// uses no `{{name}}` placeholder, is read in that syntax and stored
+    /// converted.
     ///
     /// # Errors
     /// [`TemplateError::UnknownTemplate`], [`TemplateError::Empty`] or
@@ -302,7 +151,7 @@ impl PromptTemplates {
         let Some(spec) = template_spec(name) else {
             return Err(TemplateError::UnknownTemplate {
                 file: name.to_owned(),
-                known: TEMPLATES.map(|t| t.name).join(", "),
+                known: known_names(),
             });
         };
         if text.trim().is_empty() {
@@ -317,7 +166,7 @@ impl PromptTemplates {
                 }
             }
         };
-        let text = if spec.legacy_single_brace && template::placeholders(&text).is_empty() {
+        let text = if reads_legacy_syntax(name) && template::placeholders(&text).is_empty() {
             template::upgrade_legacy(&text, spec.placeholders).map_err(unknown)?
         } else {
             template::check(&text, spec.placeholders).map_err(unknown)?;
@@ -357,7 +206,7 @@ impl PromptTemplates {
             if template_spec(stem).is_none() {
                 return Err(TemplateError::UnknownTemplate {
                     file,
-                    known: TEMPLATES.map(|t| t.name).join(", "),
+                    known: known_names(),
                 });
             }
             let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;

@@ -288,7 +288,7 @@ pub struct ToolCasePack {
     pub success_spans: Vec<SpanSample>,
 }
 
-/// The final output of `run_diagnosis`.
+/// The final output of a diagnosis (`evolution_diagnose::Diagnoser::run`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DiagnosisResult {
     /// The diagnosed run.

@@ -23,7 +23,6 @@ mod edit;
 mod evolution;
 mod ports;
 mod profile;
-mod prompts;
 mod records;
 mod skill_file;
 pub mod template;
@@ -47,7 +46,6 @@ pub use crate::ports::run_log::{RunLog, RunLogError};
 pub use crate::ports::store::{PromptStore, SkillStore, StoreError};
 pub use crate::ports::versioned::{VersionInfo, VersionedStore};
 pub use crate::profile::Profile;
-pub use crate::prompts::{DiagnosePrompts, EvolvePrompts};
 pub use crate::records::{
     GeneratedQuestion, INFRA_STOP_REASON, Prediction, QuestionOutcome, TraceStep,
     is_infra_stop_reason,

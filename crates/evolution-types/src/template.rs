@@ -193,3 +193,16 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
         }
     }
 }
+
+/// One built-in prompt template of a crate: its name (also the name of the
+/// file, `<name>.md`, that overrides it), the placeholders its renderer
+/// fills, and the built-in text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TemplateSpec {
+    /// Name of the template.
+    pub name: &'static str,
+    /// Placeholders the renderer fills; an override may use only these.
+    pub placeholders: &'static [&'static str],
+    /// The built-in text.
+    pub builtin: &'static str,
+}

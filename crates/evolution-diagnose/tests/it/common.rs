@@ -1,8 +1,10 @@
 //! Shared fixtures of the integration tests.
 
 use evolution_testkit::{RecordedRequest, fixtures};
-use evolution_types::{DiagnosePrompts, Prediction, Profile, TraceStep};
+use evolution_types::{Prediction, Profile, TraceStep};
 use serde_json::json;
+
+use evolution_diagnose::DiagnosePrompts;
 
 /// Templates that use every placeholder, with a JSON example kept verbatim.
 pub(crate) fn prompts() -> DiagnosePrompts {

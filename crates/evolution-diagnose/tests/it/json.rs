@@ -1,4 +1,4 @@
-use evolution_diagnose::{
+use evolution_diagnose::json::{
     JsonError, extract_json_from_response, parse_json_object, repair_json_object,
     strip_think_blocks,
 };

@@ -1,5 +1,6 @@
-use evolution_diagnose::{
-    JUDGE_ATTEMPTS, JudgeContext, JudgeError, call_judge, compute_question_metrics, evaluate_span,
+use evolution_diagnose::JudgeError;
+use evolution_diagnose::judges::{
+    JUDGE_ATTEMPTS, JudgeContext, call_judge, compute_question_metrics, evaluate_span,
     format_trace_for_judge, format_trace_full, judge_missed_nodes, judge_options,
     judge_skill_adherence,
 };
@@ -52,13 +53,22 @@ async fn rendered_judge_prompts_snapshot() {
         .await
         .unwrap();
     assert!(!metrics.degraded);
-    let attribution = evolution_diagnose::attribute_error(&metrics);
-    let attribution =
-        evolution_diagnose::classify_defect_vs_lapse(&llm, &prompts(), &c, attribution)
-            .await
-            .unwrap();
-    let sub =
-        evolution_diagnose::classify_reasoning_failure(&llm, &prompts(), &c, &attribution).await;
+    let attribution = evolution_diagnose::attribution::attribute_error(&metrics);
+    let attribution = evolution_diagnose::attribution::classify_defect_vs_lapse(
+        &llm,
+        &prompts(),
+        &c,
+        attribution,
+    )
+    .await
+    .unwrap();
+    let sub = evolution_diagnose::attribution::classify_reasoning_failure(
+        &llm,
+        &prompts(),
+        &c,
+        &attribution,
+    )
+    .await;
     assert_eq!(sub.as_deref(), Some("premise_error"));
     let mut requests = llm.requests();
     requests.sort_by(|a, b| (judge_of(a), a.full_text()).cmp(&(judge_of(b), b.full_text())));
@@ -235,4 +245,28 @@ async fn only_span_tools_of_the_profile_are_span_judged() {
     assert_eq!(m.span_metrics.len(), 1);
     assert_eq!(m.span_metrics[0].tool_name, "observe_frame");
     let _ = fixtures::question("q1", "temporal", "v");
+}
+
+#[test]
+fn builtin_prompts_are_the_default_and_use_declared_placeholders() {
+    use evolution_diagnose::DiagnosePrompts;
+    use evolution_types::template::check;
+    let mut prompts = DiagnosePrompts::default();
+    assert_eq!(prompts, DiagnosePrompts::builtin());
+    for spec in DiagnosePrompts::TEMPLATES {
+        assert!(!spec.builtin.trim().is_empty(), "{}", spec.name);
+        assert_eq!(prompts.get(spec.name), Some(spec.builtin));
+        assert_eq!(
+            check(spec.builtin, spec.placeholders),
+            Ok(()),
+            "{}",
+            spec.name
+        );
+        if let Some(slot) = prompts.get_mut(spec.name) {
+            slot.push('!');
+        }
+    }
+    assert_eq!(prompts.confirmation_bias.pop(), Some('!'));
+    assert_eq!(prompts.get("nope"), None);
+    assert!(prompts.get_mut("nope").is_none());
 }

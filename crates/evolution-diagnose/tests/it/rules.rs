@@ -1,4 +1,4 @@
-use evolution_diagnose::{
+use evolution_diagnose::rules::{
     aggregate_soft, calc_budget_usage, calc_confidence_calibration, calc_format_compliance,
     calc_level_jump_pattern, calc_repeat_visit_rate, calc_search_keyword_repetition,
     calc_tool_usage, extract_last_confidence, extract_rule_metrics, question_soft_score,
@@ -202,7 +202,7 @@ fn soft_scores() {
 }
 
 mod properties {
-    use evolution_diagnose::{calc_search_keyword_repetition, extract_rule_metrics};
+    use evolution_diagnose::rules::{calc_search_keyword_repetition, extract_rule_metrics};
     use evolution_testkit::fixtures;
     use evolution_types::{Profile, TraceStep};
     use proptest::prelude::*;

@@ -1,15 +1,17 @@
 use std::collections::BTreeSet;
 
-use evolution_harness::{PromptTemplates, TEMPLATES, TemplateError};
+use evolution_diagnose::DiagnosePrompts;
+use evolution_evolve::EvolvePrompts;
+use evolution_harness::{PromptTemplates, TemplateError, all_templates, reads_legacy_syntax};
 use evolution_types::template::{legacy_placeholders, placeholders, render};
 
 #[test]
 fn every_default_uses_only_placeholders_its_renderer_fills() {
-    for spec in &TEMPLATES {
-        let used = placeholders(spec.default_text);
+    for spec in all_templates() {
+        let used = placeholders(spec.builtin);
         let blanks: Vec<(&str, &str)> = spec.placeholders.iter().map(|p| (*p, "")).collect();
         assert!(
-            legacy_placeholders(&render(spec.default_text, &blanks)).is_empty(),
+            legacy_placeholders(&render(spec.builtin, &blanks)).is_empty(),
             "{} still uses the older {{name}} syntax",
             spec.name
         );
@@ -21,7 +23,7 @@ fn every_default_uses_only_placeholders_its_renderer_fills() {
             spec.name
         );
         // Evolution and slow-update renderers fill exactly what their template needs.
-        if !spec.legacy_single_brace || spec.name == "slow_update" {
+        if !reads_legacy_syntax(spec.name) || spec.name == "slow_update" {
             assert_eq!(
                 used, known,
                 "{} leaves documented placeholders unused",
@@ -31,7 +33,7 @@ fn every_default_uses_only_placeholders_its_renderer_fills() {
         // The defaults are in English: no CJK ideographs.
         assert!(
             !spec
-                .default_text
+                .builtin
                 .chars()
                 .any(|c| ('\u{4E00}'..='\u{9FFF}').contains(&c)),
             "{} is not in English",
@@ -60,11 +62,14 @@ fn defaults_fill_both_bundles() {
         &t.evolve.evolve_rewrite,
         &t.slow_update,
     ];
-    for (text, spec) in all.iter().zip(&TEMPLATES) {
-        assert_eq!(text.as_str(), spec.default_text, "{}", spec.name);
-        assert_eq!(t.get(spec.name), Some(spec.default_text));
+    assert_eq!(all.len(), all_templates().count());
+    for (text, spec) in all.iter().zip(all_templates()) {
+        assert_eq!(text.as_str(), spec.builtin, "{}", spec.name);
+        assert_eq!(t.get(spec.name), Some(spec.builtin));
     }
     assert_eq!(t.get("nope"), None);
+    assert_eq!(t.diagnose, DiagnosePrompts::default());
+    assert_eq!(t.evolve, EvolvePrompts::default());
 }
 
 fn sample(name: &str) -> String {
@@ -73,7 +78,7 @@ fn sample(name: &str) -> String {
 
 #[test]
 fn rendered_defaults_snapshot() {
-    for spec in &TEMPLATES {
+    for spec in all_templates() {
         let values: Vec<String> = spec.placeholders.iter().map(|p| sample(p)).collect();
         let vars: Vec<(&str, &str)> = spec
             .placeholders
@@ -81,7 +86,7 @@ fn rendered_defaults_snapshot() {
             .zip(&values)
             .map(|(k, v)| (*k, v.as_str()))
             .collect();
-        let rendered = render(spec.default_text, &vars);
+        let rendered = render(spec.builtin, &vars);
         assert!(
             placeholders(&rendered).is_empty(),
             "{} left a placeholder",
