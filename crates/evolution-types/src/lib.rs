@@ -11,7 +11,7 @@
 //! harness, can depend on it without pulling in I/O.
 //!
 //! Design choices: what the original Python kept in loose dicts becomes typed
-//! structs with serde; string enums serialize to the seed's snake_case
+//! structs with serde; string enums serialize to the reference implementation's snake_case
 //! strings; records read from a run log keep unknown fields in a flattened
 //! `extra` map so that a round trip loses nothing.
 

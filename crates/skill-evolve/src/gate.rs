@@ -75,7 +75,7 @@ fn explain(args: &GateArgs, p: &GateParams, v: &GateVerdict) -> String {
         if args.calibrated {
             " (calibrated parameters)"
         } else {
-            " (seed parameters)"
+            " (default parameters)"
         }
     )
 }

@@ -156,7 +156,7 @@ fn edits_that_would_assemble_a_marker_are_skipped() {
 
 #[test]
 fn duplicated_markers_are_errors_for_region_functions() {
-    // The layout of seed 004's example document: both markers doubled.
+    // The layout of the workflow's example document: both markers doubled.
     let doc = format!(
         "body\n{SLOW_UPDATE_START}\n{SLOW_UPDATE_START}\nguidance\n{SLOW_UPDATE_END}\n{SLOW_UPDATE_END}\n"
     );

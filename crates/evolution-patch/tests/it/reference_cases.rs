@@ -1,4 +1,4 @@
-//! The behaviours of the seed plan's `test_patch.py` (Task 3), kept as-is.
+//! The behaviours the reference implementation's `test_patch.py` checks, kept as-is.
 
 use evolution_patch::{
     APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START, append_to_appendix,
