@@ -1,6 +1,6 @@
 //! `cargo xtask check-deps`: the layer rules of the workspace.
 //!
-//! Rules (docs/ARCHITECTURE.md, DESIGN §2):
+//! Rules (as docs/ARCHITECTURE.md's "Layers" states them):
 //! 1. every member declares `[package.metadata.evolution] layer`, one of kernel, adapter, app,
 //!    tooling;
 //! 2. a kernel crate reaches, through normal and build dependencies at any depth, workspace

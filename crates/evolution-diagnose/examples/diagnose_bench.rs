@@ -1,4 +1,4 @@
-//! Wall time of `run_diagnosis` against the ideal `calls × latency / concurrency`.
+//! Wall time of `Diagnoser::run` against the ideal `calls × latency / concurrency`.
 //!
 //! 500 questions (30 % wrong, each a reasoning failure, so every judge,
 //! the defect/lapse classifier and the reasoning pass all run), four
@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use evolution_diagnose::{DiagnoseOptions, run_diagnosis};
+use evolution_diagnose::DiagnosePrompts;
+use evolution_diagnose::{DiagnoseOptions, Diagnoser};
 use evolution_testkit::{MemoryStore, ScriptedLlm, fixtures};
 use evolution_types::{
-    ChatMessage, ChatOptions, DiagnosePrompts, LlmProvider, Prediction, Profile, RunLog,
-    RunLogError, TraceStep,
+    ChatMessage, ChatOptions, LlmProvider, Prediction, Profile, RunLog, RunLogError, TraceStep,
 };
 use serde_json::json;
 
@@ -97,14 +97,14 @@ fn run_log(run: &str, n: usize) -> IndexedLog {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prompts = DiagnosePrompts {
-        defect_vs_lapse: "{question} {trace}".into(),
-        reasoning_sub: "{question} {trace}".into(),
-        span_eval_system: "judge {tool_name}".into(),
-        span_eval_user: "{question} {tool_output}".into(),
-        missed_nodes: "{question} {visited_nodes}".into(),
-        skill_adherence: "{skill} {trace}".into(),
-        confirmation_bias: "{question} {trace}".into(),
-        evidence_sufficiency: "{question} {tool_outputs}".into(),
+        defect_vs_lapse: "{{question}} {{trace}}".into(),
+        reasoning_sub: "{{question}} {{trace}}".into(),
+        span_eval_system: "judge {{tool_name}}".into(),
+        span_eval_user: "{{question}} {{tool_output}}".into(),
+        missed_nodes: "{{question}} {{visited_nodes}}".into(),
+        skill_adherence: "{{skill}} {{trace}}".into(),
+        confirmation_bias: "{{question}} {{trace}}".into(),
+        evidence_sufficiency: "{{question}} {{tool_outputs}}".into(),
     };
     let profile = Profile::default();
     let store = MemoryStore::new().with("default-strategy.md", "1. scan");
@@ -127,18 +127,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..DiagnoseOptions::default()
     };
     let started = Instant::now();
-    run_diagnosis(
-        "bench",
-        &[],
-        &tree,
-        &instant,
-        &log,
-        &store,
-        &prompts,
-        &profile,
-        &options,
-    )
-    .await?;
+    Diagnoser::new(&instant, &log, &store)
+        .with_prompts(prompts.clone())
+        .with_profile(profile.clone())
+        .with_options(options.clone())
+        .run("bench", &[], &tree)
+        .await?;
     let cpu = started.elapsed();
     println!(
         "latency {LATENCY:?} per call (measured back to back: {:.2} ms); pipeline with zero latency: {} calls in {:.0} ms ({:.1} µs per call)",
@@ -163,18 +157,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..DiagnoseOptions::default()
         };
         let started = Instant::now();
-        let result = run_diagnosis(
-            "bench",
-            &[],
-            &tree,
-            &llm,
-            &log,
-            &store,
-            &prompts,
-            &profile,
-            &options,
-        )
-        .await?;
+        let result = Diagnoser::new(&llm, &log, &store)
+            .with_prompts(prompts.clone())
+            .with_profile(profile.clone())
+            .with_options(options.clone())
+            .run("bench", &[], &tree)
+            .await?;
         let wall = started.elapsed();
         let calls = llm.call_count();
         let ideal = LATENCY.mul_f64(calls as f64 / concurrency as f64);

@@ -1,8 +1,18 @@
 //! JSON extraction side by side: this crate, the `jsonrepair` 0.1 crate and
-//! Python's `json_repair` package, on the 146 object cases of json_repair's
-//! test suite. Reports cases passed and cases per second, measured in one run.
+//! Python's `json_repair` package, on a file of cases. Reports cases passed
+//! and cases per second, measured in one run.
 //!
-//! Run with `cargo run --release -p evolution-diagnose --example json_repair_bench`.
+//! Usage: `cargo run --release -p evolution-diagnose --example json_repair_bench [-- CASES.json]`
+//! (or `cargo xtask bench json [CASES.json]`).
+//!
+//! `CASES.json` is a JSON array of `{"input": "<reply text>", "expect": {...}}`
+//! objects (an optional `"name"` is ignored); a case passes when the reply
+//! text reads as exactly the expected object. Without an argument the bench
+//! runs on this crate's own corpus, `tests/data/malformed_llm_outputs.json`.
+//! To compare on another project's cases (for example the object cases of
+//! Python json_repair's test suite, exported in that shape), pass their path:
+//! they are not shipped with this repository.
+//!
 //! The Python column needs `python3` with `json_repair` (`pip install
 //! json_repair`); without it the column is skipped with a message.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -12,10 +22,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use evolution_diagnose::extract_json_from_response;
+use evolution_diagnose::json::extract_json_from_response;
 use serde_json::Value;
 
-const CASES: &str = include_str!("../tests/data/json_repair_object_cases.json");
+/// The corpus used when no path is given: this crate's own cases.
+const OWN_CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/malformed_llm_outputs.json"
+);
 const BUDGET: Duration = Duration::from_secs(2);
 
 /// Python side: same cases, same rule (the result must equal the expected
@@ -92,8 +106,30 @@ fn python(cases_json: &str) -> Result<Value, String> {
     serde_json::from_slice(&out.stdout).map_err(|e| format!("bad python output: {e}"))
 }
 
-fn main() {
-    let raw: Vec<Value> = serde_json::from_str(CASES).expect("bundled cases are JSON");
+fn main() -> std::process::ExitCode {
+    let path = std::env::args_os()
+        .nth(1)
+        .map_or_else(|| OWN_CORPUS.into(), std::path::PathBuf::from);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!(
+                "json_repair_bench: cannot read {}: {e}\nusage: json_repair_bench [CASES.json]",
+                path.display()
+            );
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let raw: Vec<Value> = match serde_json::from_str(&text) {
+        Ok(raw) => raw,
+        Err(e) => {
+            eprintln!(
+                "json_repair_bench: {} is not a JSON array of {{\"input\", \"expect\"}} cases: {e}",
+                path.display()
+            );
+            return std::process::ExitCode::from(2);
+        }
+    };
     let cases: Vec<(String, Value)> = raw
         .iter()
         .map(|c| {
@@ -104,8 +140,9 @@ fn main() {
         })
         .collect();
     println!(
-        "{} object cases from json_repair's test suite, {:?} per column\n",
+        "{} object cases from {}, {:?} per column\n",
         cases.len(),
+        path.display(),
         BUDGET
     );
     println!(
@@ -128,7 +165,7 @@ fn main() {
         .count();
     let _ = std::panic::take_hook();
 
-    let py = python(CASES);
+    let py = python(&text);
     let py_rate = match &py {
         Ok(v) if v.get("missing").is_none() => v["rate"].as_f64(),
         _ => None,
@@ -162,4 +199,5 @@ fn main() {
         Ok(_) => println!("python json_repair: skipped (pip install json_repair)"),
         Err(e) => println!("python json_repair: skipped ({e})"),
     }
+    std::process::ExitCode::SUCCESS
 }

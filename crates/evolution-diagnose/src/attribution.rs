@@ -1,13 +1,13 @@
 //! D1: where a wrong answer went wrong, and whether the skill is to blame.
 
 use evolution_types::{
-    CauseCategory, ChatMessage, DiagnosePrompts, ErrorAttribution, ErrorType, LlmError,
-    LlmProvider, QuestionMetrics,
+    CauseCategory, ChatMessage, ErrorAttribution, ErrorType, LlmError, LlmProvider, QuestionMetrics,
 };
 use serde_json::Value;
 
 use crate::error::JudgeError;
 use crate::judges::{JudgeContext, call_judge, judge_options};
+use crate::prompts::DiagnosePrompts;
 
 /// Completeness below which a span counts as an extraction failure.
 pub const LOW_COMPLETENESS: f64 = 0.5;

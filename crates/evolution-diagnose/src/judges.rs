@@ -3,79 +3,26 @@
 
 use std::fmt::Write as _;
 
+use evolution_types::template::{render_with, truncate_chars};
 use evolution_types::{
-    ChatMessage, ChatOptions, DiagnosePrompts, JsonMap, LlmProvider, Prediction, Profile,
-    QuestionMetrics, SkillStepAdherence, SpanMetrics, TraceStep,
+    ChatMessage, ChatOptions, JsonMap, LlmProvider, Prediction, Profile, QuestionMetrics,
+    SkillStepAdherence, SpanMetrics, TraceStep,
 };
 use futures_util::future::join_all;
 use serde_json::Value;
 
 use crate::error::{DiagnoseError, JudgeError};
 use crate::json::extract_json_from_response;
+use crate::prompts::DiagnosePrompts;
 use crate::rules::{RuleMetrics, clamp01, extract_rule_metrics, number, question_soft_score};
 
-/// Attempts [`call_judge`] makes before giving up (the seed's `max_retries=2`).
+/// Attempts [`call_judge`] makes before giving up (the reference implementation's `max_retries=2`).
 pub const JUDGE_ATTEMPTS: u32 = 3;
 
 /// Characters of a step's thought kept in the judges' trace text.
 pub const JUDGE_THOUGHT_CHARS: usize = 100;
 /// Characters of a step's tool output kept in the judges' trace text.
 pub const JUDGE_OUTPUT_CHARS: usize = 200;
-
-/// Fills `{name}` placeholders of a template in one pass.
-///
-/// A placeholder is `{` + an identifier (`[A-Za-z_][A-Za-z0-9_]*`) + `}`.
-/// Names present in `vars` are replaced by their value; every other brace —
-/// unknown names, JSON examples such as `{"a": 1}` — is kept verbatim.
-/// Values are inserted as they are and never scanned again, so a value that
-/// itself contains `{question}` is not expanded.
-pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
-    render_lazy(template, &|name| {
-        vars.iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| (*v).to_owned())
-    })
-}
-
-/// [`render_template`] with values computed on demand, so that a template
-/// pays only for the placeholders it uses.
-fn render_lazy(template: &str, resolve: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(rest.get(..open).unwrap_or_default());
-        let after = rest.get(open + 1..).unwrap_or_default();
-        let name_len = after
-            .char_indices()
-            .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
-            .map_or(after.len(), |(i, _)| i);
-        let name = after.get(..name_len).unwrap_or_default();
-        let closed = after.get(name_len..).is_some_and(|r| r.starts_with('}'));
-        match (closed && !name.is_empty())
-            .then(|| resolve(name))
-            .flatten()
-        {
-            Some(value) => {
-                out.push_str(&value);
-                rest = after.get(name_len + 1..).unwrap_or_default();
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The first `max` characters of `text`, with `…` when something was cut.
-fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
-        None => text.to_owned(),
-    }
-}
 
 fn format_step(out: &mut String, step: &TraceStep, limits: Option<(usize, usize)>) {
     let (thought, output) = match limits {
@@ -100,7 +47,7 @@ fn format_step(out: &mut String, step: &TraceStep, limits: Option<(usize, usize)
 
 /// The trace as the judges see it: one block per step, the thought cut to
 /// [`JUDGE_THOUGHT_CHARS`] and the tool output to [`JUDGE_OUTPUT_CHARS`]
-/// characters (the seed's metrics version; cuts are marked with `…`).
+/// characters (the reference implementation's metrics version; each cut is marked `…[N more chars]`).
 pub fn format_trace_for_judge(trace: &[TraceStep]) -> String {
     let mut out = String::new();
     for step in trace {
@@ -113,7 +60,7 @@ pub fn format_trace_for_judge(trace: &[TraceStep]) -> String {
     out
 }
 
-/// The trace untruncated (the seed's diagnose version, used by the
+/// The trace untruncated (the reference implementation's diagnose version, used by the
 /// defect-vs-lapse and reasoning classifiers).
 pub fn format_trace_full(trace: &[TraceStep]) -> String {
     let mut out = String::new();
@@ -195,12 +142,12 @@ impl JudgeContext<'_> {
 
     /// Renders a question-level judge template (judge trace format).
     pub fn render(&self, template: &str) -> String {
-        render_lazy(template, &|name| self.value(name, false))
+        render_with(template, |name| self.value(name, false))
     }
 
     /// Renders a template with the full trace and extra placeholders.
     pub(crate) fn render_full(&self, template: &str, extra: &[(&'static str, String)]) -> String {
-        render_lazy(template, &|name| {
+        render_with(template, |name| {
             extra
                 .iter()
                 .find(|(k, _)| *k == name)
@@ -220,8 +167,8 @@ impl JudgeContext<'_> {
             other => self.value(other, false),
         };
         [
-            ChatMessage::system(render_lazy(&prompts.span_eval_system, &resolve)),
-            ChatMessage::user(render_lazy(&prompts.span_eval_user, &resolve)),
+            ChatMessage::system(render_with(&prompts.span_eval_system, &resolve)),
+            ChatMessage::user(render_with(&prompts.span_eval_user, &resolve)),
         ]
     }
 }
@@ -424,7 +371,7 @@ pub async fn judge_evidence_sufficiency(
 }
 
 /// Stage-1 metrics of a question with rule metrics only and `degraded = true`
-/// (the seed's `_make_degraded_metrics`).
+/// (the reference implementation's `_make_degraded_metrics`).
 pub fn make_degraded_metrics(prediction: &Prediction, rules: RuleMetrics) -> QuestionMetrics {
     let mut metrics = base_metrics(prediction, rules);
     metrics.degraded = true;

@@ -1,15 +1,18 @@
 //! Two-stage diagnosis of an agent run: turns predictions and traces into
-//! failure attributions and the case packs that evolution consumes (seed §8).
+//! failure attributions and the case packs that evolution consumes.
 //!
 //! **Stage 1**, per question: seven rule metrics (pure functions of the
-//! prediction and trace, [`extract_rule_metrics`]) and five LLM judges
+//! prediction and trace, [`rules::extract_rule_metrics`]) and five LLM judges
 //! (span, missed nodes, skill adherence, confirmation bias, evidence
-//! sufficiency; [`compute_question_metrics`]); then, for wrong answers, the
-//! attribution waterfall ([`attribute_error`]: extraction → search →
+//! sufficiency; [`judges::compute_question_metrics`]); then, for wrong answers, the
+//! attribution waterfall ([`attribution::attribute_error`]: extraction → search →
 //! reasoning → mixed) and the defect-vs-lapse classifier. A separate pass
 //! sub-classifies reasoning failures. **Stage 2** is pure logic: the
-//! aggregates D2–D5 and the skill, system and tool case packs.
-//! [`run_diagnosis`] runs it all over one run.
+//! statistics of [`stats`] (per tool, per task type, skill adherence,
+//! behaviour) and the skill, system and tool case packs of [`packs`].
+//! [`Diagnoser::run`] runs it all over one run; the building blocks live in
+//! the named modules [`rules`], [`judges`], [`attribution`], [`stats`],
+//! [`packs`] and [`json`].
 //!
 //! Key design choice: the kernel decides and never writes. Inputs come
 //! through the ports (`RunLog`, `SkillStore`, `LlmProvider`) and plain
@@ -17,33 +20,36 @@
 //! domain constant (span-judged tools, tool → prompt files, the level
 //! pattern, INFRA stop reasons, the pattern threshold, the single-failure
 //! note, confidence thresholds) comes from [`evolution_types::Profile`],
-//! whose default is the seed's. Concurrency is bounded by the caller: at
+//! whose default is the reference implementation's. Concurrency is bounded by the caller: at
 //! most `concurrency` LLM calls are in flight at once, across questions and
 //! the judges of one question, so wall time tracks
 //! `calls × latency / concurrency`.
 //!
 //! # Prompt templates
 //!
-//! [`evolution_types::DiagnosePrompts`] holds the templates. A placeholder is
-//! `{name}` with an identifier inside; known names are replaced in one pass
-//! ([`render_template`]) and everything else, JSON examples included, is
-//! kept verbatim (no `{{` escaping needed). Every judge sees:
+//! [`DiagnosePrompts`] holds the templates; [`DiagnosePrompts::builtin`] (also
+//! its `Default`) are this crate's own, the markdown files of its `prompts/`
+//! folder, and [`DiagnosePrompts::TEMPLATES`] declares the placeholders each
+//! may use, so that a caller can check its overrides. A placeholder is
+//! `{{name}}` (the workspace's one template syntax,
+//! [`evolution_types::template`]); known names are replaced in one pass and
+//! everything else, JSON examples included, is kept verbatim. Every judge sees:
 //!
 //! | placeholder | value |
 //! |---|---|
-//! | `{question_id}`, `{task_type}` | from the prediction |
-//! | `{question}`, `{answer}` | question text and reference answer |
-//! | `{prediction}`, `{correct}` | the agent's answer, `true`/`false` |
-//! | `{trace}` | the trace, thought cut to 100 and tool output to 200 characters (cuts marked `…`); untruncated for `defect_vs_lapse` and `reasoning_sub` |
-//! | `{tool_outputs}` | every output of a span-judged tool, untruncated |
-//! | `{visited_nodes}` | node ids the visit tool opened, comma-separated |
-//! | `{tree}` | the source's tree (`tree_data[video_id]`) as pretty JSON |
-//! | `{skill}` | the skill file that serves the task type |
+//! | `{{question_id}}`, `{{task_type}}` | from the prediction |
+//! | `{{question}}`, `{{answer}}` | question text and reference answer |
+//! | `{{prediction}}`, `{{correct}}` | the agent's answer, `true`/`false` |
+//! | `{{trace}}` | the trace, thought cut to 100 and tool output to 200 characters (cuts marked `…[N more chars]`); untruncated for `defect_vs_lapse` and `reasoning_sub` |
+//! | `{{tool_outputs}}` | every output of a span-judged tool, untruncated |
+//! | `{{visited_nodes}}` | node ids the visit tool opened, comma-separated |
+//! | `{{tree}}` | the source's tree (`tree_data[video_id]`) as pretty JSON |
+//! | `{{skill}}` | the skill file that serves the task type |
 //!
 //! The span judge (`span_eval_system` as system message, `span_eval_user` as
-//! user message) also gets `{step}`, `{tool_name}`, `{tool_input}`,
-//! `{tool_output}` (untruncated) and `{thought}`; `defect_vs_lapse` and
-//! `reasoning_sub` also get `{error_type}` and `{evidence}`. Other judges
+//! user message) also gets `{{step}}`, `{{tool_name}}`, `{{tool_input}}`,
+//! `{{tool_output}}` (untruncated) and `{{thought}}`; `defect_vs_lapse` and
+//! `reasoning_sub` also get `{{error_type}}` and `{{evidence}}`. Other judges
 //! send their rendered template as one user message.
 //!
 //! # What each judge must reply
@@ -64,7 +70,7 @@
 //! (`judge.<name>`), for providers that can decode under one; the requests carry none.
 //!
 //! Booleans may also be `"yes"`/`"no"`, `"true"`/`"false"` or 1/0.
-//! [`call_judge`] makes 3 attempts; only unusable replies (and provider
+//! [`judges::call_judge`] makes 3 attempts; only unusable replies (and provider
 //! errors of class `Content`) are retried, other provider errors pass
 //! through. A question whose judges stay unusable is *degraded*: its rule
 //! metrics are kept, judge fields are empty, `degraded = true`, and a wrong
@@ -72,7 +78,7 @@
 //!
 //! # JSON from LLMs
 //!
-//! [`extract_json_from_response`] drops `<think>…</think>` blocks, then tries
+//! [`json::extract_json_from_response`] drops `<think>…</think>` blocks, then tries
 //! a fenced block, the outermost braces, and a repair parser of our own
 //! (missing/doubled/single/typographic quotes, unquoted keys and values,
 //! missing commas and colons, trailing commas, comments, Python literals,
@@ -80,57 +86,33 @@
 //! full-width text inside strings is kept). Only objects count; an object
 //! repaired to no member is a failure. Nothing in it can panic.
 //!
-//! # Choices where the seed is silent
+//! # Choices where the reference implementation is silent
 //!
 //! - `calc_budget_usage` with a budget of 0 is 0.0 with no step used, else 1.0.
 //! - A node id is the visit tool's `node_id` input, a query the search tool's `query` input.
 //! - Span quality is `completeness × (1 − hallucination)`; the soft score is its mean.
 //! - An early submit is a wrong answer with budget usage below 0.3.
 //! - Severity within an error type, success counts of the system and tool
-//!   packs: see [`severity`], [`build_system_case_pack`], [`build_tool_case_packs`].
-//! - The reasoning pass runs after Stage 1 like the seed's serial pass but
+//!   packs: see [`packs::severity`], [`packs::build_system_case_pack`],
+//!   [`packs::build_tool_case_packs`].
+//! - The reasoning pass runs after Stage 1 like the reference implementation's serial pass but
 //!   under the same concurrency limit; results are identical, only faster.
 
-mod aggregate;
-mod attribution;
-mod error;
-mod json;
-mod judges;
-mod packs;
-mod pipeline;
-mod rules;
-mod schema;
+// The kernel performs no I/O: the calls clippy.toml lists are refused here.
+#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
 
-pub use crate::aggregate::{
-    EARLY_SUBMIT_BUDGET, aggregate_d2, aggregate_d3, aggregate_d4, aggregate_d5, is_early_submit,
-    percentile,
-};
-pub use crate::attribution::{
-    HIGH_HALLUCINATION, LOW_COMPLETENESS, attribute_error, classify_defect_vs_lapse,
-    classify_reasoning_failure,
-};
+pub mod attribution;
+mod error;
+pub mod json;
+pub mod judges;
+pub mod packs;
+mod pipeline;
+mod prompts;
+pub mod rules;
+mod schema;
+pub mod stats;
+
 pub use crate::error::{DiagnoseError, JudgeError};
-pub use crate::json::{
-    JsonError, MAX_REPAIR_STARTS, extract_json_from_response, parse_fenced_block,
-    parse_json_object, parse_outermost_braces, repair_json_object, strip_think_blocks,
-};
-pub use crate::judges::{
-    JUDGE_ATTEMPTS, JUDGE_OUTPUT_CHARS, JUDGE_THOUGHT_CHARS, JudgeContext, call_judge,
-    compute_question_metrics, evaluate_span, format_trace_for_judge, format_trace_full,
-    judge_confirmation_bias, judge_evidence_sufficiency, judge_missed_nodes, judge_options,
-    judge_skill_adherence, make_degraded_metrics, render_template,
-};
-pub use crate::packs::{
-    BEHAVIOR_PATTERNS, CALM_BUDGET, CLEAN_COMPLETENESS, DiagnosedQuestion, LOW_ACCURACY,
-    MAX_FAILURE_SPANS, MAX_SUCCESS_SPANS, TOP_PER_GROUP, build_skill_case_packs,
-    build_system_case_pack, build_tool_case_packs, make_case_sample, merge_system_packs,
-    merge_tool_packs, resolve_target_file, severity,
-};
-pub use crate::pipeline::{DiagnoseOptions, run_diagnosis};
-pub use crate::rules::{
-    DEFAULT_CONFIDENCE, RuleMetrics, aggregate_soft, calc_budget_usage,
-    calc_confidence_calibration, calc_format_compliance, calc_level_jump_pattern,
-    calc_repeat_visit_rate, calc_search_keyword_repetition, calc_tool_usage,
-    extract_last_confidence, extract_rule_metrics, question_soft_score, span_quality,
-};
+pub use crate::pipeline::{DiagnoseOptions, Diagnoser};
+pub use crate::prompts::DiagnosePrompts;
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

@@ -1,4 +1,4 @@
-//! Case packs: the evidence each evolution target receives (seed §12.3).
+//! Case packs: the evidence each evolution target receives.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,8 +10,9 @@ use evolution_types::{
 };
 use serde_json::{Value, json};
 
-use crate::aggregate::{EARLY_SUBMIT_BUDGET, aggregate_d5, is_early_submit};
-use crate::{DiagnoseError, HIGH_HALLUCINATION, LOW_COMPLETENESS};
+use crate::DiagnoseError;
+use crate::attribution::{HIGH_HALLUCINATION, LOW_COMPLETENESS};
+use crate::stats::{EARLY_SUBMIT_BUDGET, behavior_stats, is_early_submit};
 
 /// Failure cases kept per error type (skill) or behaviour pattern (system).
 pub const TOP_PER_GROUP: usize = 2;
@@ -253,7 +254,7 @@ fn pattern_key(m: &QuestionMetrics, pattern: &str) -> f64 {
 /// [`TOP_PER_GROUP`] worst examples (a question is used once). Successes:
 /// correct, calibrated, no confirmation bias (unjudged counts as none) and
 /// budget usage within [`CALM_BUDGET`], closest to half the budget first;
-/// `max(2, failures / 2)` of them. Stats: D5 plus `pattern_counts`.
+/// `max(2, failures / 2)` of them. Stats: [`crate::stats::behavior_stats`] plus `pattern_counts`.
 pub fn build_system_case_pack(
     questions: &[DiagnosedQuestion],
     profile: &Profile,
@@ -318,7 +319,7 @@ pub fn build_system_case_pack(
         .map(|q| make_case_sample(q, "success"))
         .collect();
     let metrics: Vec<QuestionMetrics> = questions.iter().map(|q| q.metrics.clone()).collect();
-    let mut stats = aggregate_d5(&metrics);
+    let mut stats = behavior_stats(&metrics);
     stats.insert("pattern_counts".to_owned(), json!(counts));
     stats.insert("early_submit_budget".to_owned(), json!(EARLY_SUBMIT_BUDGET));
     Some(SystemCasePack {
@@ -346,7 +347,7 @@ fn span_sample(q: &DiagnosedQuestion, span: &evolution_types::SpanMetrics) -> Sp
 /// [`TOP_PER_GROUP`] most hallucinated spans (> 0.5), without duplicates, at
 /// most [`MAX_FAILURE_SPANS`]. Successes: up to [`MAX_SUCCESS_SPANS`] spans
 /// with completeness ≥ 0.9 and no hallucination, most complete first.
-/// Target files come from `profile.tool_target_files`; stats are D2's entry.
+/// Target files come from `profile.tool_target_files`; stats are the tool's entry of [`crate::stats::tool_stats`].
 pub fn build_tool_case_packs(
     questions: &[DiagnosedQuestion],
     tool_stats: &Stats,

@@ -1,12 +1,12 @@
-//! `run_diagnosis`: the whole pipeline over one run.
+//! [`Diagnoser`]: the whole pipeline over one run.
 
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use evolution_types::{
-    ChatMessage, ChatOptions, DiagnosePrompts, DiagnosisResult, ErrorType, GeneratedQuestion,
-    LlmError, LlmErrorKind, LlmProvider, LlmResponse, Prediction, Profile, RunLog, SkillStore,
-    StoreError, TraceStep,
+    ChatMessage, ChatOptions, DiagnosisResult, ErrorType, GeneratedQuestion, LlmError,
+    LlmErrorKind, LlmProvider, LlmResponse, Prediction, Profile, RunLog, SkillStore, StoreError,
+    TraceStep,
 };
 use futures_util::StreamExt;
 use futures_util::future::join_all;
@@ -15,14 +15,15 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use crate::DiagnoseError;
-use crate::aggregate::{aggregate_d2, aggregate_d3, aggregate_d4};
 use crate::attribution::{attribute_error, classify_defect_vs_lapse, classify_reasoning_failure};
 use crate::judges::{JudgeContext, compute_question_metrics};
 use crate::packs::{
     DiagnosedQuestion, build_skill_case_packs, build_system_case_pack, build_tool_case_packs,
     resolve_target_file,
 };
+use crate::prompts::DiagnosePrompts;
 use crate::rules::{aggregate_soft, level_regex, ratio};
+use crate::stats;
 
 /// What to diagnose and how many LLM calls may run at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,23 +86,130 @@ fn skill_text(
     }
 }
 
-/// Diagnoses one run: Stage 1 per question, the reasoning pass, Stage 2.
+/// The front door of diagnosis: the prompts, the profile and the options,
+/// with the ports a run is read through.
 ///
-/// Scope: the run's predictions, narrowed by `question_ids` and
-/// `task_types`. Predictions whose stop reason is one of the profile's
-/// INFRA reasons are counted (`n_infra_errors`, `infra_error_rate` over the
-/// scope) and not diagnosed; `only_incorrect` then narrows what is
-/// diagnosed without changing those counts. A prediction's task type is its
-/// own, or its question's when empty; question text and reference answer
-/// come from `questions` (falling back to the prediction's answer).
-///
-/// At most `options.concurrency` LLM calls are in flight at once, across
-/// questions and the judges within a question. Results come back in the
-/// run log's question order. A provider error aborts the diagnosis with
-/// [`DiagnoseError::Llm`] (adapters retry transient errors first); unusable
-/// judge replies only degrade their question.
+/// ```no_run
+/// # async fn demo(
+/// #     llm: &dyn evolution_types::LlmProvider,
+/// #     log: &dyn evolution_types::RunLog,
+/// #     skills: &dyn evolution_types::SkillStore,
+/// # ) -> Result<(), evolution_diagnose::DiagnoseError> {
+/// use evolution_diagnose::{DiagnoseOptions, Diagnoser};
+/// let result = Diagnoser::new(llm, log, skills)
+///     .with_options(DiagnoseOptions { concurrency: 4, ..DiagnoseOptions::default() })
+///     .run("run-1", &[], &Default::default())
+///     .await?;
+/// println!("{} questions diagnosed", result.n_diagnosed);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Diagnoser<'a> {
+    llm: &'a dyn LlmProvider,
+    run_log: &'a dyn RunLog,
+    skills: &'a dyn SkillStore,
+    prompts: DiagnosePrompts,
+    profile: Profile,
+    options: DiagnoseOptions,
+}
+
+impl std::fmt::Debug for Diagnoser<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Diagnoser")
+            .field("profile", &self.profile)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Diagnoser<'a> {
+    /// A diagnoser that calls `llm`, reads runs from `run_log` and skills from
+    /// `skills`, with the built-in prompts, the default profile and the
+    /// default options.
+    #[must_use]
+    pub fn new(
+        llm: &'a dyn LlmProvider,
+        run_log: &'a dyn RunLog,
+        skills: &'a dyn SkillStore,
+    ) -> Self {
+        Diagnoser {
+            llm,
+            run_log,
+            skills,
+            prompts: DiagnosePrompts::builtin(),
+            profile: Profile::default(),
+            options: DiagnoseOptions::default(),
+        }
+    }
+
+    /// With these prompts instead of the built-in ones.
+    #[must_use]
+    pub fn with_prompts(mut self, prompts: DiagnosePrompts) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// With this profile (the domain constants of the agent).
+    #[must_use]
+    pub fn with_profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// With these options (scope and concurrency).
+    #[must_use]
+    pub fn with_options(mut self, options: DiagnoseOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Diagnoses run `run_id`: Stage 1 per question, the reasoning pass,
+    /// Stage 2. `questions` gives question texts and reference answers,
+    /// `tree_data` each source's tree (for the missed-nodes judge); both may
+    /// be empty.
+    ///
+    /// Scope: the run's predictions, narrowed by `question_ids` and
+    /// `task_types`. Predictions whose stop reason is one of the profile's
+    /// INFRA reasons are counted (`n_infra_errors`, `infra_error_rate` over the
+    /// scope) and not diagnosed; `only_incorrect` then narrows what is
+    /// diagnosed without changing those counts. A prediction's task type is its
+    /// own, or its question's when empty; question text and reference answer
+    /// come from `questions` (falling back to the prediction's answer).
+    ///
+    /// At most `options.concurrency` LLM calls are in flight at once, across
+    /// questions and the judges within a question. Results come back in the
+    /// run log's question order. A provider error aborts the diagnosis with
+    /// [`DiagnoseError::Llm`] (adapters retry transient errors first); unusable
+    /// judge replies only degrade their question.
+    ///
+    /// # Errors
+    /// [`DiagnoseError::InvalidOptions`] for a concurrency of 0,
+    /// [`DiagnoseError::InvalidProfile`] for an unusable level pattern, and
+    /// the run log's, the store's and the provider's errors.
+    pub async fn run(
+        &self,
+        run_id: &str,
+        questions: &[GeneratedQuestion],
+        tree_data: &BTreeMap<String, Value>,
+    ) -> Result<DiagnosisResult, DiagnoseError> {
+        run(
+            run_id,
+            questions,
+            tree_data,
+            self.llm,
+            self.run_log,
+            self.skills,
+            &self.prompts,
+            &self.profile,
+            &self.options,
+        )
+        .await
+    }
+}
+
+/// The pipeline behind [`Diagnoser::run`].
 #[allow(clippy::too_many_arguments)]
-pub async fn run_diagnosis(
+async fn run(
     run_id: &str,
     questions: &[GeneratedQuestion],
     tree_data: &BTreeMap<String, Value>,
@@ -279,10 +387,10 @@ pub async fn run_diagnosis(
     for a in &attributions {
         *error_type_counts.entry(a.error_type).or_insert(0u64) += 1;
     }
-    let tool_stats = aggregate_d2(&metrics);
-    let task_stats = aggregate_d3(&metrics, &attributions);
-    let adherence_stats = aggregate_d4(&metrics);
-    let behavior_stats = crate::aggregate::aggregate_d5(&metrics);
+    let tool_stats = stats::tool_stats(&metrics);
+    let task_stats = stats::task_stats(&metrics, &attributions);
+    let adherence_stats = stats::adherence_stats(&metrics);
+    let behavior_stats = stats::behavior_stats(&metrics);
     let skill_packs = build_skill_case_packs(
         &diagnosed,
         &task_stats,

@@ -3,11 +3,13 @@
 
 use std::fmt::Write as _;
 
-use evolution_types::{ChatMessage, ChatOptions, EvolvePrompts, LlmProvider};
+use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
+
 use serde_json::Value;
 
-use crate::format::render_template;
 use crate::json::parse_llm_json;
+use crate::prompts::EvolvePrompts;
+use evolution_types::template::render as render_template;
 
 /// What [`consolidate_appendix`] returned and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,58 +2,12 @@
 
 use std::fmt::Write as _;
 
+use evolution_types::template::truncate_chars;
 use evolution_types::{CaseSample, RejectedEdit, SpanSample};
 
 /// Characters of a tool output shown per trace step or span (the seed's
 /// `tool_output[:500]`).
 pub const TOOL_OUTPUT_CHARS: usize = 500;
-
-/// Fills `{{name}}` placeholders of `template` from `vars`.
-///
-/// One left-to-right pass: a value is inserted verbatim and never scanned
-/// again, so a case text that happens to contain `{{skill_content}}` cannot
-/// inject anything. Whitespace inside the braces is ignored
-/// (`{{ name }}` works). A placeholder whose name is not in `vars`, and any
-/// unmatched `{{`, stay in the output unchanged, so a template written for a
-/// newer engine still renders.
-pub fn render_template(template: &str, vars: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find("{{") {
-        let (before, from_open) = rest.split_at(open);
-        out.push_str(before);
-        let after_open = from_open.strip_prefix("{{").unwrap_or(from_open);
-        let Some((inner, after_close)) = after_open.split_once("}}") else {
-            out.push_str(from_open);
-            return out;
-        };
-        match vars.iter().find(|(key, _)| *key == inner.trim()) {
-            Some((_, value)) => {
-                out.push_str(value);
-                rest = after_close;
-            }
-            None => {
-                // Keep the braces and continue after them, so `{{{{x}}` still finds `{{x}}`.
-                out.push_str("{{");
-                rest = after_open;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `text` cut to at most `max` characters, with a visible marker saying how
-/// many characters were left out. Never splits a code point.
-pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => {
-            let (kept, rest) = text.split_at(cut);
-            format!("{kept}…[{} more chars]", rest.chars().count())
-        }
-    }
-}
 
 /// Renders case samples for the skill and system prompts.
 ///
@@ -199,33 +153,5 @@ pub(crate) fn budget_text(budget: usize) -> String {
         "unlimited".to_owned()
     } else {
         budget.to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn render_is_single_pass_and_keeps_unknown_names() {
-        let out = render_template(
-            "a {{x}} b {{ y }} c {{unknown}} d {{x",
-            &[("x", "{{y}}"), ("y", "Y")],
-        );
-        assert_eq!(out, "a {{y}} b Y c {{unknown}} d {{x");
-    }
-
-    #[test]
-    fn render_handles_brace_runs() {
-        assert_eq!(render_template("{{{{x}}}}", &[("x", "1")]), "{{1}}");
-        assert_eq!(render_template("{{}}", &[]), "{{}}");
-        assert_eq!(render_template("}}{{", &[]), "}}{{");
-    }
-
-    #[test]
-    fn truncation_counts_characters() {
-        assert_eq!(truncate_chars("日本語テキスト", 3), "日本語…[4 more chars]");
-        assert_eq!(truncate_chars("abc", 3), "abc");
-        assert_eq!(truncate_chars("", 0), "");
     }
 }

@@ -14,8 +14,11 @@
 //!
 //! # Prompt templates
 //!
-//! The templates of [`EvolvePrompts`](evolution_types::EvolvePrompts) use
-//! `{{name}}` placeholders ([`render_template`]): one pass, values inserted
+//! [`EvolvePrompts::builtin`] (also its `Default`) are this crate's own
+//! templates, the markdown files of its `prompts/` folder;
+//! [`EvolvePrompts::TEMPLATES`] declares the placeholders each may use. They use
+//! `{{name}}` placeholders (the workspace's one template engine,
+//! [`evolution_types::template`]): one pass, values inserted
 //! verbatim and never re-scanned, unknown names left as they are. Each
 //! template is sent as a single user message (except `consolidate_system`,
 //! sent as the system message). Placeholders per template:
@@ -79,6 +82,9 @@
 //!
 //! A rank call happens only when a round proposes more edits than the budget.
 
+// The kernel performs no I/O: the calls clippy.toml lists are refused here.
+#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
+
 mod aggregate;
 mod budget;
 mod consolidate;
@@ -86,6 +92,7 @@ mod error;
 mod evolve;
 mod format;
 mod json;
+mod prompts;
 mod rank;
 mod rewrite;
 mod schema;
@@ -101,9 +108,10 @@ pub use crate::evolve::{
     tool_prompt_files,
 };
 pub use crate::format::{
-    TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans, render_template,
+    TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans,
 };
 pub use crate::json::parse_llm_json;
+pub use crate::prompts::EvolvePrompts;
 pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};
 pub use crate::rewrite::{Rewrite, rewrite_from_suggestions};
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

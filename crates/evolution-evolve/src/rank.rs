@@ -1,13 +1,14 @@
 //! `rank_and_clip`: keep at most the budget of edits, chosen by an LLM
 //! ranking, with two fallbacks (seed §9 "rank_and_clip 三级降级").
 
-use evolution_types::{
-    ChatMessage, ChatOptions, Edit, EvolvePrompts, JsonMap, LlmError, LlmProvider,
-};
+use evolution_types::{ChatMessage, ChatOptions, Edit, JsonMap, LlmError, LlmProvider};
 use serde_json::{Value, json};
 
-use crate::format::{budget_text, render_template};
+use evolution_types::template::render as render_template;
+
+use crate::format::budget_text;
 use crate::json::parse_llm_json;
+use crate::prompts::EvolvePrompts;
 
 /// The edits kept by [`rank_and_clip`] and what it did.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,10 +1,12 @@
 //! `rewrite_from_suggestions`: whole-document rewrite, skill branch B.
 
-use evolution_types::{ChatMessage, ChatOptions, EvolvePrompts, LlmError, LlmProvider};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider};
+
 use serde_json::Value;
 
-use crate::format::render_template;
 use crate::json::parse_llm_json;
+use crate::prompts::EvolvePrompts;
+use evolution_types::template::render as render_template;
 
 /// What [`rewrite_from_suggestions`] produced.
 #[derive(Debug, Clone, PartialEq, Eq)]

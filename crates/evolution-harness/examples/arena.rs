@@ -19,13 +19,14 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use evolution_gate::GateParams;
 use evolution_harness::{
     AgentReply, BaselineCache, Budget, Candidate, ELond, GammaSequence, Gatekeeper,
     InProcessRunner, NoEvents, ValidationConfig, ValidationContext, VersionedStore, Workspace,
     fixed_question_order,
 };
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
-use evolution_types::{GateParams, GeneratedQuestion};
+use evolution_types::GeneratedQuestion;
 
 const PROPOSALS: usize = 60;
 const TIE_RATE: f64 = 0.7;

@@ -767,7 +767,8 @@ async fn watch_probations(
                     && h.message.contains("slow update")
             })
     };
-    let params = *state.gatekeeper.params();
+    let gate =
+        evolution_gate::Gate::new(*state.gatekeeper.params()).map_err(ValidationError::from)?;
     let mut rolled_back = false;
     let mut keep = Vec::new();
     for mut watch in std::mem::take(&mut state.probations) {
@@ -785,7 +786,7 @@ async fn watch_probations(
             })
             .collect();
         watch.observe(&observed);
-        let verdict = watch.verdict(&params);
+        let verdict = watch.verdict(&gate);
         ctx.validation.events.emit(&HarnessEvent::ProbationSettled {
             version: watch.version.clone(),
             verdict,
@@ -793,14 +794,14 @@ async fn watch_probations(
             l: watch.l,
         });
         match verdict {
-            evolution_types::ProbationVerdict::Rollback => {
+            evolution_gate::ProbationVerdict::Rollback => {
                 ctx.store
                     .rollback(&watch.previous_version)
                     .map_err(ValidationError::from)?;
                 rolled_back = true;
             }
-            evolution_types::ProbationVerdict::Confirmed => {}
-            evolution_types::ProbationVerdict::Unverified => keep.push(watch),
+            evolution_gate::ProbationVerdict::Confirmed => {}
+            evolution_gate::ProbationVerdict::Unverified => keep.push(watch),
         }
     }
     state.probations = keep;

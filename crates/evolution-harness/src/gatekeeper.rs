@@ -100,7 +100,7 @@ impl Gatekeeper {
     }
 
     /// The gate parameters before any FDR adjustment (probation uses them).
-    pub fn params(&self) -> &evolution_types::GateParams {
+    pub fn params(&self) -> &evolution_gate::GateParams {
         &self.config.params
     }
 
@@ -237,7 +237,7 @@ impl Gatekeeper {
                 Some(version) => version,
                 None => store.advance(writes, &message)?,
             };
-            if decision == evolution_types::GateDecision::AcceptProvisional {
+            if decision == evolution_gate::GateDecision::AcceptProvisional {
                 record.probation = Some(Probation::new(&version, &baseline.version));
             }
             ctx.events.emit(&HarnessEvent::CandidateAccepted {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use evolution_diagnose::{DiagnoseOptions, run_diagnosis};
+use evolution_diagnose::{DiagnoseOptions, Diagnoser};
 use evolution_evolve::{
     EditBudgetSchedule, EvolveOptions, evolve_single_skill, evolve_single_tool,
     evolve_system_prompt, tool_prompt_files,
@@ -47,7 +47,7 @@ impl PromptStore for WorkspaceStore<'_> {
 
 /// Diagnose → evolve, as a [`Proposer`] for [`crate::run_evolution`].
 ///
-/// Each epoch: [`run_diagnosis`] on the epoch's training run (read from
+/// Each epoch: [`Diagnoser::run`] on the epoch's training run (read from
 /// `run_log`), then one evolve call per case pack — skills
 /// ([`evolve_single_skill`]), the system prompt ([`evolve_system_prompt`],
 /// only when the workspace holds `evolve.system_prompt_file` among its
@@ -108,18 +108,12 @@ fn proposal(index: usize, record: EvolutionRecord, writes: BTreeMap<String, Stri
 impl Proposer for KernelProposer<'_> {
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         let store = WorkspaceStore(request.workspace);
-        let diagnosis = run_diagnosis(
-            request.train_run_id,
-            &self.questions,
-            &self.tree_data,
-            self.llm,
-            self.run_log,
-            &store,
-            &self.templates.diagnose,
-            &self.profile,
-            &self.diagnose,
-        )
-        .await?;
+        let diagnosis = Diagnoser::new(self.llm, self.run_log, &store)
+            .with_prompts(self.templates.diagnose.clone())
+            .with_profile(self.profile.clone())
+            .with_options(self.diagnose.clone())
+            .run(request.train_run_id, &self.questions, &self.tree_data)
+            .await?;
         let budget = self
             .schedule
             .budget_at(u64::from(request.epoch), u64::from(request.max_epochs))?

@@ -18,7 +18,7 @@
 //!   (protocol below), [`Workspace`], [`QuestionOutcome`].
 //! - Validation (seed §7, §12.4): [`validate_candidate`] runs block after
 //!   block in a seed-fixed order ([`fixed_question_order`]) with a
-//!   [`BaselineCache`], the INFRA guard and the gate's `gate_decision`;
+//!   [`BaselineCache`], the INFRA guard and the gate's `Gate::decide`;
 //!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
 //!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
 //!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
@@ -33,7 +33,7 @@
 //! - Budgets: [`Budget`] (calls, tokens, money, rollouts), [`MeteredLlm`],
 //!   the pre-flight [`Estimate`].
 //! - Slow update: [`slow_update`] writes long-term guidance into the
-//!   skill's momentum region, regressions first.
+//!   skill's slow-update region, regressions first.
 //! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
 //!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the default
 //!   prompt of every bundle, overridable from a directory.
@@ -147,8 +147,7 @@ pub use crate::slow_update::{
 };
 pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
 pub use crate::templates::{
-    PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, TemplateSpec, placeholders_in,
-    render_template, template_spec,
+    PromptTemplates, SLOW_UPDATE, TemplateError, all_templates, reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,

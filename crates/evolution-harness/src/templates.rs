@@ -1,254 +1,63 @@
-//! Default prompt templates for every bundle, as markdown files compiled in,
-//! with per-file overrides from a directory.
+//! Prompt templates for every bundle: the kernel crates' built-in ones
+//! ([`DiagnosePrompts::builtin`], [`EvolvePrompts::builtin`]) and this
+//! crate's slow update, with per-file overrides from a directory, each checked
+//! against the placeholders its crate declares.
 //!
-//! Placeholder syntax follows the crate that renders each template: the
-//! diagnosis judges use `{name}` (evolution-diagnose), the evolution
-//! templates `{{name}}` (evolution-evolve), and the slow update, rendered
-//! here, `{name}`. The placeholder lists below mirror those crates' docs.
+//! Every template uses the workspace's one placeholder syntax, `{{name}}`
+//! ([`evolution_types::template`]). Override files written for the older
+//! `{name}` syntax of the diagnosis judges and the slow update keep working:
+//! an override of one of those templates that has no `{{name}}` placeholder
+//! is read in the old syntax and converted.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use evolution_types::{DiagnosePrompts, EvolvePrompts};
+use evolution_diagnose::DiagnosePrompts;
+use evolution_evolve::EvolvePrompts;
+use evolution_types::template::{self, TemplateSpec};
 use serde::{Deserialize, Serialize};
 
-/// How a template marks its placeholders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlaceholderStyle {
-    /// `{name}`.
-    Single,
-    /// `{{name}}`.
-    Double,
-}
-
-/// One template: its file name stem, syntax, the placeholders its renderer
-/// provides, and the built-in text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TemplateSpec {
-    /// Name of the bundle field, and of the override file (`<name>.md`).
-    pub name: &'static str,
-    /// Placeholder syntax.
-    pub style: PlaceholderStyle,
-    /// Placeholders the renderer fills.
-    pub placeholders: &'static [&'static str],
-    /// The built-in text.
-    pub default_text: &'static str,
-}
-
-const JUDGE: &[&str] = &[
-    "question_id",
-    "task_type",
-    "question",
-    "answer",
-    "prediction",
-    "correct",
-    "trace",
-    "tool_outputs",
-    "visited_nodes",
-    "tree",
-    "skill",
-];
-const SPAN_USER: &[&str] = &[
-    "question_id",
-    "task_type",
-    "question",
-    "answer",
-    "prediction",
-    "correct",
-    "trace",
-    "tool_outputs",
-    "visited_nodes",
-    "tree",
-    "skill",
-    "step",
-    "tool_name",
-    "tool_input",
-    "tool_output",
-    "thought",
-];
-const CLASSIFIER: &[&str] = &[
-    "question_id",
-    "task_type",
-    "question",
-    "answer",
-    "prediction",
-    "correct",
-    "trace",
-    "tool_outputs",
-    "visited_nodes",
-    "tree",
-    "skill",
-    "error_type",
-    "evidence",
-];
-
-macro_rules! spec {
-    ($name:literal, $style:ident, $placeholders:expr) => {
-        TemplateSpec {
-            name: $name,
-            style: PlaceholderStyle::$style,
-            placeholders: $placeholders,
-            default_text: include_str!(concat!("../templates/", $name, ".md")),
-        }
-    };
-}
+/// The slow update's template, rendered by [`crate::slow_update()`].
+pub const SLOW_UPDATE: TemplateSpec = TemplateSpec {
+    name: "slow_update",
+    placeholders: &[
+        "previous_skill",
+        "current_skill",
+        "regressions",
+        "persistent_fails",
+        "improvements",
+        "stable_count",
+        "previous_guidance",
+    ],
+    builtin: include_str!("../prompts/slow_update.md"),
+};
 
 /// Every template, in bundle order: the diagnosis bundle, the evolution
 /// bundle, then the slow update.
-pub const TEMPLATES: [TemplateSpec; 15] = [
-    spec!("defect_vs_lapse", Single, CLASSIFIER),
-    spec!("reasoning_sub", Single, CLASSIFIER),
-    spec!("span_eval_system", Single, SPAN_USER),
-    spec!("span_eval_user", Single, SPAN_USER),
-    spec!("missed_nodes", Single, JUDGE),
-    spec!("skill_adherence", Single, JUDGE),
-    spec!("confirmation_bias", Single, JUDGE),
-    spec!("evidence_sufficiency", Single, JUDGE),
-    spec!(
-        "evolve_skill",
-        Double,
-        &[
-            "task_type",
-            "target_file",
-            "skill_content",
-            "stats",
-            "failure_cases",
-            "success_cases",
-            "lapse_notes",
-            "rejected_edits",
-            "edit_budget",
-        ]
-    ),
-    spec!(
-        "evolve_system",
-        Double,
-        &[
-            "system_prompt",
-            "frozen_sections",
-            "stats",
-            "failure_cases",
-            "success_cases",
-            "rejected_edits",
-            "edit_budget",
-        ]
-    ),
-    spec!(
-        "evolve_tool",
-        Double,
-        &[
-            "tool_name",
-            "extract_file",
-            "extract_prompt",
-            "verify_file",
-            "verify_prompt",
-            "frozen_section",
-            "stats",
-            "failure_spans",
-            "success_spans",
-            "rejected_edits",
-            "edit_budget",
-        ]
-    ),
-    spec!(
-        "evolve_rank",
-        Double,
-        &["document", "edits", "n_edits", "max_edits"]
-    ),
-    spec!("consolidate_system", Double, &["count", "notes"]),
-    spec!(
-        "evolve_rewrite",
-        Double,
-        &["document", "suggestions", "max_chars"]
-    ),
-    spec!(
-        "slow_update",
-        Single,
-        &[
-            "previous_skill",
-            "current_skill",
-            "regressions",
-            "persistent_fails",
-            "improvements",
-            "stable_count",
-            "previous_guidance",
-        ]
-    ),
-];
+pub fn all_templates() -> impl Iterator<Item = &'static TemplateSpec> {
+    const DIAGNOSE: &[TemplateSpec] = &DiagnosePrompts::TEMPLATES;
+    const EVOLVE: &[TemplateSpec] = &EvolvePrompts::TEMPLATES;
+    DIAGNOSE
+        .iter()
+        .chain(EVOLVE)
+        .chain(std::iter::once(&SLOW_UPDATE))
+}
 
 /// The spec of template `name`.
 pub fn template_spec(name: &str) -> Option<&'static TemplateSpec> {
-    TEMPLATES.iter().find(|t| t.name == name)
+    all_templates().find(|t| t.name == name)
 }
 
-fn identifier_len(text: &str) -> usize {
-    text.char_indices()
-        .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
-        .map_or(text.len(), |(i, _)| i)
+/// Whether template `name` once used the older `{name}` syntax (the
+/// diagnosis judges and the slow update did).
+pub fn reads_legacy_syntax(name: &str) -> bool {
+    name == SLOW_UPDATE.name || DiagnosePrompts::TEMPLATES.iter().any(|t| t.name == name)
 }
 
-/// Walks `text`, calling `found(name)` for each placeholder; returns the
-/// text with each placeholder replaced by `found`'s answer (kept when `None`).
-fn scan(
-    text: &str,
-    style: PlaceholderStyle,
-    mut found: impl FnMut(&str) -> Option<String>,
-) -> String {
-    let (open, close) = match style {
-        PlaceholderStyle::Single => ("{", "}"),
-        PlaceholderStyle::Double => ("{{", "}}"),
-    };
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(open) {
-        out.push_str(rest.get(..at).unwrap_or_default());
-        let after = rest
-            .get(at.saturating_add(open.len())..)
-            .unwrap_or_default();
-        let len = identifier_len(after);
-        let name = after.get(..len).unwrap_or_default();
-        let closed = after.get(len..).is_some_and(|r| r.starts_with(close));
-        let replacement = if closed && !name.is_empty() {
-            found(name)
-        } else {
-            None
-        };
-        match replacement {
-            Some(value) => {
-                out.push_str(&value);
-                rest = after
-                    .get(len.saturating_add(close.len())..)
-                    .unwrap_or_default();
-            }
-            None => {
-                // Keep one character of the opener and rescan from the next.
-                out.push_str(open.get(..1).unwrap_or_default());
-                rest = rest.get(at.saturating_add(1)..).unwrap_or_default();
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The placeholder names used in `text`, sorted.
-pub fn placeholders_in(text: &str, style: PlaceholderStyle) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    scan(text, style, |name| {
-        names.insert(name.to_owned());
-        None
-    });
-    names
-}
-
-/// Replaces the placeholders named in `vars` in one pass; values are
-/// inserted verbatim and never rescanned, unknown names stay as written.
-pub fn render_template(text: &str, style: PlaceholderStyle, vars: &[(&str, &str)]) -> String {
-    scan(text, style, |name| {
-        vars.iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| (*v).to_owned())
-    })
+fn known_names() -> String {
+    all_templates()
+        .map(|t| t.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Why a template directory could not be used.
@@ -289,82 +98,51 @@ pub enum TemplateError {
     },
 }
 
-/// Every prompt template the loop uses.
+/// Every prompt template the loop uses. [`Default`] is every built-in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptTemplates {
     /// The diagnosis bundle.
     pub diagnose: DiagnosePrompts,
     /// The evolution bundle.
     pub evolve: EvolvePrompts,
-    /// The slow-update (momentum) prompt.
+    /// The slow-update prompt.
     pub slow_update: String,
 }
 
 impl Default for PromptTemplates {
     fn default() -> Self {
-        let mut templates = PromptTemplates {
-            diagnose: DiagnosePrompts::default(),
-            evolve: EvolvePrompts::default(),
-            slow_update: String::new(),
-        };
-        for spec in &TEMPLATES {
-            if let Some(slot) = templates.slot(spec.name) {
-                *slot = spec.default_text.to_owned();
-            }
+        PromptTemplates {
+            diagnose: DiagnosePrompts::builtin(),
+            evolve: EvolvePrompts::builtin(),
+            slow_update: SLOW_UPDATE.builtin.to_owned(),
         }
-        templates
     }
 }
 
 impl PromptTemplates {
     fn slot(&mut self, name: &str) -> Option<&mut String> {
-        let d = &mut self.diagnose;
-        let e = &mut self.evolve;
-        Some(match name {
-            "defect_vs_lapse" => &mut d.defect_vs_lapse,
-            "reasoning_sub" => &mut d.reasoning_sub,
-            "span_eval_system" => &mut d.span_eval_system,
-            "span_eval_user" => &mut d.span_eval_user,
-            "missed_nodes" => &mut d.missed_nodes,
-            "skill_adherence" => &mut d.skill_adherence,
-            "confirmation_bias" => &mut d.confirmation_bias,
-            "evidence_sufficiency" => &mut d.evidence_sufficiency,
-            "evolve_skill" => &mut e.evolve_skill,
-            "evolve_system" => &mut e.evolve_system,
-            "evolve_tool" => &mut e.evolve_tool,
-            "evolve_rank" => &mut e.evolve_rank,
-            "consolidate_system" => &mut e.consolidate_system,
-            "evolve_rewrite" => &mut e.evolve_rewrite,
-            "slow_update" => &mut self.slow_update,
-            _ => return None,
-        })
+        if name == SLOW_UPDATE.name {
+            return Some(&mut self.slow_update);
+        }
+        match self.diagnose.get_mut(name) {
+            Some(slot) => Some(slot),
+            None => self.evolve.get_mut(name),
+        }
     }
 
     /// The text of template `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
-        let d = &self.diagnose;
-        let e = &self.evolve;
-        Some(match name {
-            "defect_vs_lapse" => &d.defect_vs_lapse,
-            "reasoning_sub" => &d.reasoning_sub,
-            "span_eval_system" => &d.span_eval_system,
-            "span_eval_user" => &d.span_eval_user,
-            "missed_nodes" => &d.missed_nodes,
-            "skill_adherence" => &d.skill_adherence,
-            "confirmation_bias" => &d.confirmation_bias,
-            "evidence_sufficiency" => &d.evidence_sufficiency,
-            "evolve_skill" => &e.evolve_skill,
-            "evolve_system" => &e.evolve_system,
-            "evolve_tool" => &e.evolve_tool,
-            "evolve_rank" => &e.evolve_rank,
-            "consolidate_system" => &e.consolidate_system,
-            "evolve_rewrite" => &e.evolve_rewrite,
-            "slow_update" => &self.slow_update,
-            _ => return None,
-        })
+        if name == SLOW_UPDATE.name {
+            return Some(&self.slow_update);
+        }
+        self.diagnose.get(name).or_else(|| self.evolve.get(name))
     }
 
-    /// Replaces template `name` with `text` after checking it.
+    /// Replaces template `name` with `text` after checking it against the
+    /// placeholders its crate declares. An override of a template that once
+    /// used the older `{name}` syntax ([`reads_legacy_syntax`]), and that
+    /// uses no `{{name}}` placeholder, is read in that syntax and stored
+    /// converted.
     ///
     /// # Errors
     /// [`TemplateError::UnknownTemplate`], [`TemplateError::Empty`] or
@@ -373,22 +151,27 @@ impl PromptTemplates {
         let Some(spec) = template_spec(name) else {
             return Err(TemplateError::UnknownTemplate {
                 file: name.to_owned(),
-                known: TEMPLATES.map(|t| t.name).join(", "),
+                known: known_names(),
             });
         };
         if text.trim().is_empty() {
             return Err(TemplateError::Empty(name.to_owned()));
         }
-        if let Some(unknown) = placeholders_in(&text, spec.style)
-            .into_iter()
-            .find(|p| !spec.placeholders.contains(&p.as_str()))
-        {
-            return Err(TemplateError::UnknownPlaceholder {
-                template: name.to_owned(),
-                placeholder: unknown,
-                known: spec.placeholders.join(", "),
-            });
-        }
+        let unknown = |error| match error {
+            template::TemplateError::UnknownPlaceholder { placeholder, known } => {
+                TemplateError::UnknownPlaceholder {
+                    template: name.to_owned(),
+                    placeholder,
+                    known,
+                }
+            }
+        };
+        let text = if reads_legacy_syntax(name) && template::placeholders(&text).is_empty() {
+            template::upgrade_legacy(&text, spec.placeholders).map_err(unknown)?
+        } else {
+            template::check(&text, spec.placeholders).map_err(unknown)?;
+            text
+        };
         if let Some(slot) = self.slot(name) {
             *slot = text;
         }
@@ -423,7 +206,7 @@ impl PromptTemplates {
             if template_spec(stem).is_none() {
                 return Err(TemplateError::UnknownTemplate {
                     file,
-                    known: TEMPLATES.map(|t| t.name).join(", "),
+                    known: known_names(),
                 });
             }
             let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;

@@ -5,8 +5,8 @@
 //! ([`FileCheckpoint`], one JSON file replaced atomically).
 //!
 //! A store is a directory of immutable versions plus one manifest that points at the current
-//! version (seed §3: the implementation resolves the pointer, the kernel never sees version
-//! numbers). [`FsStore::advance_version`] copies the current version into a staging directory,
+//! version (the store resolves that pointer; the kernel never sees version numbers).
+//! [`FsStore::advance_version`] copies the current version into a staging directory,
 //! applies the changes, syncs and renames it into place, and only then replaces the manifest
 //! atomically (temporary file, fsync, rename, fsync of the directory). A process killed at any
 //! point therefore leaves the store at the old version or the new one, never a mix. Writers

@@ -16,7 +16,7 @@ pub struct GeneratedQuestion {
     /// The question's task type; selects the skill file (see [`crate::resolve_skill_file`]).
     #[serde(default)]
     pub task_type: String,
-    /// Id of the source the question is about (a video in the seed's agent).
+    /// Id of the source the question is about (a video in the reference implementation's agent).
     #[serde(default)]
     pub video_id: String,
     /// The question text.

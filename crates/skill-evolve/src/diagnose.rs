@@ -1,6 +1,6 @@
 //! `skill-evolve diagnose`: a recorded run's diagnosis as a markdown report
 //! or JSON. With an LLM it is the full two-stage diagnosis of
-//! `evolution_diagnose::run_diagnosis` (rule metrics, the five judges,
+//! `evolution_diagnose::Diagnoser` (rule metrics, the five judges,
 //! attributions, case packs) with the harness's default prompt templates;
 //! with `--no-llm` only the rule metrics, which need no model.
 
@@ -9,9 +9,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use evolution_diagnose::{
-    DiagnoseError, DiagnoseOptions, RuleMetrics, extract_rule_metrics, run_diagnosis,
-};
+use evolution_diagnose::rules::{RuleMetrics, extract_rule_metrics};
+use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
 use evolution_harness::PromptTemplates;
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::{
@@ -95,22 +94,16 @@ fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
         }
         let llm = build_llm(&args.llm).await?;
         eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
-        run_diagnosis(
-            &args.run_id,
-            &questions,
-            &tree_data,
-            llm.provider.as_ref(),
-            &log,
-            &skills,
-            &templates.diagnose,
-            &profile,
-            &options,
-        )
-        .await
-        .map_err(|e| match e {
-            DiagnoseError::RunLog(e) => log_error(&args.runlog, e),
-            other => anyhow::Error::new(other).context("the diagnosis failed"),
-        })
+        Diagnoser::new(llm.provider.as_ref(), &log, &skills)
+            .with_prompts(templates.diagnose.clone())
+            .with_profile(profile.clone())
+            .with_options(options.clone())
+            .run(&args.run_id, &questions, &tree_data)
+            .await
+            .map_err(|e| match e {
+                DiagnoseError::RunLog(e) => log_error(&args.runlog, e),
+                other => anyhow::Error::new(other).context("the diagnosis failed"),
+            })
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);

@@ -1,6 +1,7 @@
-use evolution_diagnose::{
-    JudgeContext, attribute_error, classify_defect_vs_lapse, classify_reasoning_failure,
+use evolution_diagnose::attribution::{
+    attribute_error, classify_defect_vs_lapse, classify_reasoning_failure,
 };
+use evolution_diagnose::judges::JudgeContext;
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{
     CauseCategory, ErrorAttribution, ErrorType, LlmError, LlmErrorKind, QuestionMetrics,

@@ -1,20 +1,22 @@
 //! Shared fixtures of the integration tests.
 
 use evolution_testkit::{RecordedRequest, fixtures};
-use evolution_types::{DiagnosePrompts, Prediction, Profile, TraceStep};
+use evolution_types::{Prediction, Profile, TraceStep};
 use serde_json::json;
+
+use evolution_diagnose::DiagnosePrompts;
 
 /// Templates that use every placeholder, with a JSON example kept verbatim.
 pub(crate) fn prompts() -> DiagnosePrompts {
     DiagnosePrompts {
-        defect_vs_lapse: "Classify [{error_type}] on {question_id}.\nEvidence: {evidence}\nSkill:\n{skill}\nTrace:\n{trace}\nReply {\"category\": \"defect|lapse\", \"lapse_note\": \"...\"}".into(),
-        reasoning_sub: "Reasoning failure on {question}: {evidence}\nTrace:\n{trace}\nReply {\"type\": \"...\"}".into(),
-        span_eval_system: "You judge one {tool_name} call. Reply {\"extraction_completeness\": 0..1}".into(),
-        span_eval_user: "Question: {question}\nStep {step}: {tool_name}({tool_input})\nThought: {thought}\nOutput: {tool_output}".into(),
-        missed_nodes: "Question: {question}\nVisited: {visited_nodes}\nTree: {tree}\nReply {\"missed_nodes\": []}".into(),
-        skill_adherence: "Skill:\n{skill}\nTrace:\n{trace}\nReply {\"steps\": []}".into(),
-        confirmation_bias: "Q: {question} A: {prediction} (correct: {correct}, reference {answer})\n{trace}".into(),
-        evidence_sufficiency: "Task {task_type}. Q: {question}\nEvidence:\n{tool_outputs}".into(),
+        defect_vs_lapse: "Classify [{{error_type}}] on {{question_id}}.\nEvidence: {{evidence}}\nSkill:\n{{skill}}\nTrace:\n{{trace}}\nReply {\"category\": \"defect|lapse\", \"lapse_note\": \"...\"}".into(),
+        reasoning_sub: "Reasoning failure on {{question}}: {{evidence}}\nTrace:\n{{trace}}\nReply {\"type\": \"...\"}".into(),
+        span_eval_system: "You judge one {{tool_name}} call. Reply {\"extraction_completeness\": 0..1}".into(),
+        span_eval_user: "Question: {{question}}\nStep {{step}}: {{tool_name}}({{tool_input}})\nThought: {{thought}}\nOutput: {{tool_output}}".into(),
+        missed_nodes: "Question: {{question}}\nVisited: {{visited_nodes}}\nTree: {{tree}}\nReply {\"missed_nodes\": []}".into(),
+        skill_adherence: "Skill:\n{{skill}}\nTrace:\n{{trace}}\nReply {\"steps\": []}".into(),
+        confirmation_bias: "Q: {{question}} A: {{prediction}} (correct: {{correct}}, reference {{answer}})\n{{trace}}".into(),
+        evidence_sufficiency: "Task {{task_type}}. Q: {{question}}\nEvidence:\n{{tool_outputs}}".into(),
     }
 }
 

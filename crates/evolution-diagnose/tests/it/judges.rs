@@ -1,7 +1,8 @@
-use evolution_diagnose::{
-    JUDGE_ATTEMPTS, JudgeContext, JudgeError, call_judge, compute_question_metrics, evaluate_span,
+use evolution_diagnose::JudgeError;
+use evolution_diagnose::judges::{
+    JUDGE_ATTEMPTS, JudgeContext, call_judge, compute_question_metrics, evaluate_span,
     format_trace_for_judge, format_trace_full, judge_missed_nodes, judge_options,
-    judge_skill_adherence, render_template,
+    judge_skill_adherence,
 };
 use evolution_testkit::{ScriptedLlm, fixtures};
 use evolution_types::{ChatMessage, LlmError, LlmErrorKind};
@@ -10,29 +11,13 @@ use serde_json::json;
 use crate::common::{good_reply, judge_of, prediction, profile, prompts, trace};
 
 #[test]
-fn template_placeholders() {
-    let vars = [("question", "Why {skill}?"), ("skill", "S")];
-    assert_eq!(
-        render_template("Q: {question} / {skill}", &vars),
-        "Q: Why {skill}? / S"
-    );
-    assert_eq!(
-        render_template("{unknown} {\"a\": 1} {question", &vars),
-        "{unknown} {\"a\": 1} {question"
-    );
-    assert_eq!(render_template("{{skill}}", &vars), "{S}");
-    assert_eq!(render_template("", &vars), "");
-    assert_eq!(render_template("中{skill}文", &vars), "中S文");
-}
-
-#[test]
 fn judge_trace_is_truncated_and_full_trace_is_not() {
     let mut steps = trace("r", "q1");
     steps[0].thought = "t".repeat(150);
     steps[0].tool_output = "中".repeat(300);
     let judged = format_trace_for_judge(&steps);
-    assert!(judged.contains(&format!("thought: {}…", "t".repeat(100))));
-    assert!(judged.contains(&format!("output: {}…", "中".repeat(200))));
+    assert!(judged.contains(&format!("thought: {}…[50 more chars]", "t".repeat(100))));
+    assert!(judged.contains(&format!("output: {}…[100 more chars]", "中".repeat(200))));
     assert!(!judged.contains(&"中".repeat(201)));
     let full = format_trace_full(&steps);
     assert!(full.contains(&"t".repeat(150)));
@@ -68,13 +53,22 @@ async fn rendered_judge_prompts_snapshot() {
         .await
         .unwrap();
     assert!(!metrics.degraded);
-    let attribution = evolution_diagnose::attribute_error(&metrics);
-    let attribution =
-        evolution_diagnose::classify_defect_vs_lapse(&llm, &prompts(), &c, attribution)
-            .await
-            .unwrap();
-    let sub =
-        evolution_diagnose::classify_reasoning_failure(&llm, &prompts(), &c, &attribution).await;
+    let attribution = evolution_diagnose::attribution::attribute_error(&metrics);
+    let attribution = evolution_diagnose::attribution::classify_defect_vs_lapse(
+        &llm,
+        &prompts(),
+        &c,
+        attribution,
+    )
+    .await
+    .unwrap();
+    let sub = evolution_diagnose::attribution::classify_reasoning_failure(
+        &llm,
+        &prompts(),
+        &c,
+        &attribution,
+    )
+    .await;
     assert_eq!(sub.as_deref(), Some("premise_error"));
     let mut requests = llm.requests();
     requests.sort_by(|a, b| (judge_of(a), a.full_text()).cmp(&(judge_of(b), b.full_text())));
@@ -251,4 +245,28 @@ async fn only_span_tools_of_the_profile_are_span_judged() {
     assert_eq!(m.span_metrics.len(), 1);
     assert_eq!(m.span_metrics[0].tool_name, "observe_frame");
     let _ = fixtures::question("q1", "temporal", "v");
+}
+
+#[test]
+fn builtin_prompts_are_the_default_and_use_declared_placeholders() {
+    use evolution_diagnose::DiagnosePrompts;
+    use evolution_types::template::check;
+    let mut prompts = DiagnosePrompts::default();
+    assert_eq!(prompts, DiagnosePrompts::builtin());
+    for spec in DiagnosePrompts::TEMPLATES {
+        assert!(!spec.builtin.trim().is_empty(), "{}", spec.name);
+        assert_eq!(prompts.get(spec.name), Some(spec.builtin));
+        assert_eq!(
+            check(spec.builtin, spec.placeholders),
+            Ok(()),
+            "{}",
+            spec.name
+        );
+        if let Some(slot) = prompts.get_mut(spec.name) {
+            slot.push('!');
+        }
+    }
+    assert_eq!(prompts.confirmation_bias.pop(), Some('!'));
+    assert_eq!(prompts.get("nope"), None);
+    assert!(prompts.get_mut("nope").is_none());
 }

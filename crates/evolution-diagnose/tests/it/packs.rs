@@ -1,7 +1,9 @@
-use evolution_diagnose::{
-    DiagnosedQuestion, aggregate_d2, aggregate_d3, aggregate_d4, aggregate_d5,
-    build_skill_case_packs, build_system_case_pack, build_tool_case_packs, merge_system_packs,
-    merge_tool_packs, percentile,
+use evolution_diagnose::packs::{
+    DiagnosedQuestion, build_skill_case_packs, build_system_case_pack, build_tool_case_packs,
+    merge_system_packs, merge_tool_packs,
+};
+use evolution_diagnose::stats::{
+    adherence_stats, behavior_stats, percentile, task_stats, tool_stats,
 };
 use evolution_testkit::MemoryStore;
 use evolution_types::{
@@ -63,14 +65,14 @@ fn dq(
 
 #[test]
 fn d2_per_tool() {
-    assert_eq!(aggregate_d2(&[]), Stats::new());
+    assert_eq!(tool_stats(&[]), Stats::new());
     let mut a = qm("a", "t", false);
     a.span_metrics = vec![
         span(1, "view_node", 0.2, 0.0),
         span(2, "view_node", 1.0, 0.8),
     ];
     a.span_metrics[0].missed_info_tags = vec!["colour".into()];
-    let d2 = aggregate_d2(&[a]);
+    let d2 = tool_stats(&[a]);
     let v = &d2["view_node"];
     assert_eq!(v["n_spans"], 2);
     assert_eq!(v["avg_completeness"], 0.6);
@@ -100,7 +102,7 @@ fn d3_avg_steps_holds_budget_usage() {
         reasoning_failure_type: None,
         evidence: String::new(),
     };
-    let d3 = aggregate_d3(&[a, b, c], &[attr]);
+    let d3 = task_stats(&[a, b, c], &[attr]);
     let t = &d3["t"];
     assert_eq!(t["n"], 3);
     assert_eq!(t["n_correct"], 2);
@@ -121,7 +123,7 @@ fn d4_adherence() {
         reason: String::new(),
     }];
     let unjudged = qm("c", "u", false);
-    let d4 = aggregate_d4(&[a, b, unjudged]);
+    let d4 = adherence_stats(&[a, b, unjudged]);
     assert!(!d4.contains_key("u"));
     assert_eq!(d4["t"]["avg_adherence"], 0.5);
     assert_eq!(d4["t"]["avg_adherence_correct"], 1.0);
@@ -133,14 +135,14 @@ fn d4_adherence() {
 
 #[test]
 fn d5_behaviour() {
-    let empty = aggregate_d5(&[]);
+    let empty = behavior_stats(&[]);
     assert_eq!(empty["early_submit_rate"], 0.0);
     assert_eq!(empty["n"], 0);
     let mut early = qm("a", "t", false);
     early.budget_usage = 0.1;
     let mut biased = qm("b", "t", true);
     biased.confirmation_bias = Some(true);
-    let d5 = aggregate_d5(&[early, biased]);
+    let d5 = behavior_stats(&[early, biased]);
     assert_eq!(d5["early_submit_count"], 1);
     assert_eq!(d5["early_submit_rate"], 0.5);
     assert_eq!(d5["confirmation_bias_count"], 1);
@@ -206,8 +208,8 @@ fn skill_packs_selection_rules() {
     qs.push(dq(qm("p1", "spatial", true), None));
 
     let metrics: Vec<_> = qs.iter().map(|q| q.metrics.clone()).collect();
-    let d3 = aggregate_d3(&metrics, &[]);
-    let d4 = aggregate_d4(&metrics);
+    let d3 = task_stats(&metrics, &[]);
+    let d4 = adherence_stats(&metrics);
     let profile = profile();
     let packs = build_skill_case_packs(&qs, &d3, &d4, &store(), &profile).unwrap();
     assert_eq!(
@@ -287,7 +289,7 @@ fn skill_packs_selection_rules() {
             "confirmation_bias",
             "evidence_sufficient"
         ],
-        "the seed's fixed metric keys"
+        "the reference implementation's fixed metric keys"
     );
     assert!(temporal.stats["task"]["n"] == 10);
 }
@@ -399,7 +401,7 @@ fn tool_packs_selection() {
     ];
     let qs = vec![dq(a, None), dq(b, None)];
     let metrics: Vec<_> = qs.iter().map(|q| q.metrics.clone()).collect();
-    let packs = build_tool_case_packs(&qs, &aggregate_d2(&metrics), &profile());
+    let packs = build_tool_case_packs(&qs, &tool_stats(&metrics), &profile());
     assert_eq!(
         packs
             .iter()

@@ -2,11 +2,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use evolution_diagnose::{DiagnoseError, DiagnoseOptions, run_diagnosis};
+use evolution_diagnose::DiagnosePrompts;
+use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
 use evolution_testkit::{MemoryRunLog, MemoryStore, RecordedRequest, ScriptedLlm, fixtures};
 use evolution_types::{
-    CauseCategory, DiagnosePrompts, ErrorType, GeneratedQuestion, LlmError, LlmErrorKind,
-    Prediction, RunLogError,
+    CauseCategory, ErrorType, GeneratedQuestion, LlmError, LlmErrorKind, Prediction, RunLogError,
 };
 use serde_json::{Value, json};
 
@@ -25,10 +25,10 @@ fn prompts() -> DiagnosePrompts {
         &mut p.confirmation_bias,
         &mut p.evidence_sufficiency,
     ] {
-        t.insert_str(0, "QID={question_id}\n");
+        t.insert_str(0, "QID={{question_id}}\n");
     }
     p.span_eval_user
-        .insert_str(0, "QID={question_id} STEP={step}\n");
+        .insert_str(0, "QID={{question_id}} STEP={{step}}\n");
     p
 }
 
@@ -126,18 +126,12 @@ async fn diagnose(
     llm: &ScriptedLlm,
     options: &DiagnoseOptions,
 ) -> Result<evolution_types::DiagnosisResult, DiagnoseError> {
-    run_diagnosis(
-        RUN,
-        &f.questions,
-        &f.tree,
-        llm,
-        &f.log,
-        &f.store,
-        &prompts(),
-        &profile(),
-        options,
-    )
-    .await
+    Diagnoser::new(llm, &f.log, &f.store)
+        .with_prompts(prompts())
+        .with_profile(profile())
+        .with_options(options.clone())
+        .run(RUN, &f.questions, &f.tree)
+        .await
 }
 
 #[tokio::test]
@@ -299,19 +293,12 @@ async fn errors() {
         Err(DiagnoseError::InvalidOptions(_))
     ));
 
-    let err = run_diagnosis(
-        "other",
-        &f.questions,
-        &f.tree,
-        &llm,
-        &f.log,
-        &f.store,
-        &prompts(),
-        &profile(),
-        &DiagnoseOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = Diagnoser::new(&llm, &f.log, &f.store)
+        .with_prompts(prompts())
+        .with_profile(profile())
+        .run("other", &f.questions, &f.tree)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, DiagnoseError::RunLog(RunLogError::RunNotFound { .. })),
         "{err}"
@@ -343,19 +330,13 @@ async fn concurrency_is_bounded_and_used() {
             concurrency,
             ..DiagnoseOptions::default()
         };
-        let result = run_diagnosis(
-            RUN,
-            &f.questions,
-            &f.tree,
-            llm.as_ref(),
-            &f.log,
-            &f.store,
-            &prompts(),
-            &profile(),
-            &options,
-        )
-        .await
-        .unwrap();
+        let result = Diagnoser::new(llm.as_ref(), &f.log, &f.store)
+            .with_prompts(prompts())
+            .with_profile(profile())
+            .with_options(options.clone())
+            .run(RUN, &f.questions, &f.tree)
+            .await
+            .unwrap();
         assert_eq!(result.n_diagnosed, 9);
         assert!(
             llm.max_in_flight() <= concurrency,
@@ -366,7 +347,7 @@ async fn concurrency_is_bounded_and_used() {
     }
 }
 
-/// The seed's test: a run log with no predictions gives an empty result.
+/// The reference implementation's test: a run log with no predictions gives an empty result.
 struct EmptyLog;
 
 #[async_trait::async_trait]
@@ -396,19 +377,13 @@ async fn empty_run_log_gives_an_empty_result() {
         concurrency: 1,
         ..DiagnoseOptions::default()
     };
-    let result = run_diagnosis(
-        "run1",
-        &[],
-        &BTreeMap::new(),
-        &llm,
-        &EmptyLog,
-        &store,
-        &prompts,
-        &profile(),
-        &options,
-    )
-    .await
-    .unwrap();
+    let result = Diagnoser::new(&llm, &EmptyLog, &store)
+        .with_prompts(prompts.clone())
+        .with_profile(profile())
+        .with_options(options.clone())
+        .run("run1", &[], &BTreeMap::new())
+        .await
+        .unwrap();
     assert_eq!(result.run_id, "run1");
     assert_eq!(result.n_questions, 0);
     assert!(result.question_metrics.is_empty());

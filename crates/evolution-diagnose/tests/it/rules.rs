@@ -1,4 +1,4 @@
-use evolution_diagnose::{
+use evolution_diagnose::rules::{
     aggregate_soft, calc_budget_usage, calc_confidence_calibration, calc_format_compliance,
     calc_level_jump_pattern, calc_repeat_visit_rate, calc_search_keyword_repetition,
     calc_tool_usage, extract_last_confidence, extract_rule_metrics, question_soft_score,
@@ -94,7 +94,7 @@ fn last_confidence() {
     let with = |raw: &str| extract_last_confidence(&["{}", raw], 0.8);
     assert_eq!(with(r#"{"reflect": {"confidence": 0.9}}"#), 0.9);
     assert_eq!(with(r#"{"reflect": {"confidence": "0.35"}}"#), 0.35);
-    // Present but unusable: 0.5 (the seed's "any exception").
+    // Present but unusable: 0.5 (the reference implementation's "any exception").
     assert_eq!(with(r#"{"reflect": {"confidence": "high"}}"#), 0.5);
     assert_eq!(with(r#"{"reflect": {"confidence": null}}"#), 0.5);
     // Absent: the fallback.
@@ -202,7 +202,7 @@ fn soft_scores() {
 }
 
 mod properties {
-    use evolution_diagnose::{calc_search_keyword_repetition, extract_rule_metrics};
+    use evolution_diagnose::rules::{calc_search_keyword_repetition, extract_rule_metrics};
     use evolution_testkit::fixtures;
     use evolution_types::{Profile, TraceStep};
     use proptest::prelude::*;

@@ -1,4 +1,4 @@
-use evolution_evolve::{format_case_samples, format_rejected_edits, format_spans, render_template};
+use evolution_evolve::{format_case_samples, format_rejected_edits, format_spans};
 use evolution_types::{
     CaseMetrics, CaseSample, Edit, ErrorType, RejectedEdit, SpanMetrics, SpanSample, TraceStep,
 };
@@ -91,12 +91,4 @@ fn rejected_edits_show_gate_evidence() {
     assert!(text.contains("(W=3 L=5 E=0.42 δ̂=-0.125)"), "{text}");
     insta::assert_snapshot!("rejected_edits", text);
     assert_eq!(format_rejected_edits(&[]), "(none)");
-}
-
-#[test]
-fn placeholders() {
-    assert_eq!(
-        render_template("{{a}}-{{ b }}-{{c}}", &[("a", "1"), ("b", "{{a}}")]),
-        "1-{{a}}-{{c}}"
-    );
 }

@@ -2,7 +2,7 @@
 
 use evolution_evolve::{
     EvolveOptions, Patch, SkillUpdateMode, aggregate_patches, evolve_single_skill,
-    evolve_single_tool, evolve_system_prompt, format_case_samples, parse_llm_json, render_template,
+    evolve_single_tool, evolve_system_prompt, format_case_samples, parse_llm_json,
     select_top_edits, validate_skill, validate_system, validate_tool,
 };
 use evolution_testkit::{MemoryStore, ScriptedLlm};
@@ -144,8 +144,6 @@ proptest! {
         let _ = validate_tool(&a, &b, &b, &c, &profile);
         let _ = parse_llm_json(&text);
         let _ = parse_llm_json(&a);
-        let _ = render_template(&a, &[("skill_content", &b), ("x", &c)]);
-        let _ = render_template(&text, &[]);
         let _ = format_case_samples(&[case(&a, 700)]);
         let patch = Patch { edits: vec![Edit::append(a.clone()), Edit::replace(b.clone(), c.clone())], ..Patch::default() };
         let merged = aggregate_patches(&[patch.clone(), patch]);

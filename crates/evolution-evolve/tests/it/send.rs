@@ -1,11 +1,12 @@
 //! The evolve futures can be awaited inside `Send` contexts (spawned tasks,
 //! `async_trait` methods), as an app's proposer does.
 
+use evolution_evolve::EvolvePrompts;
 use evolution_evolve::{
     EvolveOptions, evolve_single_skill, evolve_single_tool, evolve_system_prompt,
 };
 use evolution_testkit::{MemoryStore, ScriptedLlm};
-use evolution_types::{EvolvePrompts, SkillCasePack, SystemCasePack, ToolCasePack};
+use evolution_types::{SkillCasePack, SystemCasePack, ToolCasePack};
 
 fn assert_send<T: Send>(_: T) {}
 
@@ -36,4 +37,32 @@ fn evolve_futures_are_send() {
         &prompts,
         &options,
     ));
+}
+
+#[test]
+fn builtin_prompts_are_the_default_and_use_declared_placeholders() {
+    use evolution_types::template::{check, placeholders};
+    let mut prompts = EvolvePrompts::default();
+    assert_eq!(prompts, EvolvePrompts::builtin());
+    for spec in EvolvePrompts::TEMPLATES {
+        assert_eq!(prompts.get(spec.name), Some(spec.builtin));
+        assert_eq!(
+            check(spec.builtin, spec.placeholders),
+            Ok(()),
+            "{}",
+            spec.name
+        );
+        // The engine fills exactly what each template uses.
+        assert_eq!(
+            placeholders(spec.builtin).len(),
+            spec.placeholders.len(),
+            "{}",
+            spec.name
+        );
+        if let Some(slot) = prompts.get_mut(spec.name) {
+            slot.clear();
+        }
+    }
+    assert!(prompts.evolve_rewrite.is_empty());
+    assert_eq!(prompts.get("nope"), None);
 }

@@ -1,6 +1,8 @@
 //! Shared helpers of the integration tests.
 
-use evolution_types::{EvolvePrompts, LlmError, LlmErrorKind};
+use evolution_types::{LlmError, LlmErrorKind};
+
+use evolution_evolve::EvolvePrompts;
 
 /// Templates that show every placeholder, so snapshots show what was filled in.
 pub(crate) fn prompts() -> EvolvePrompts {

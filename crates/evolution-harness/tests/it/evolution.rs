@@ -2,6 +2,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
+use evolution_gate::GateParams;
 use evolution_harness::{
     Budget, BudgetExceeded, BudgetLimits, Checkpoint, CheckpointError, EventLog, EvolutionReport,
     Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, PromptTemplates,
@@ -11,7 +12,7 @@ use evolution_harness::{
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
 use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
-use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::answer;
 
@@ -523,7 +524,7 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
     assert!(record.accepted);
     assert_eq!(
         record.validation.as_ref().map(|v| v.decision()),
-        Some(evolution_types::GateDecision::AcceptProvisional)
+        Some(evolution_gate::GateDecision::AcceptProvisional)
     );
     assert_eq!(record.new_version.as_deref(), Some("v2"));
     // Epoch 1 runs the training questions on v2: ten type-b losses, E(L, W) ≈ 186 ≥ 10.
@@ -545,7 +546,7 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
         settled,
         [(
             "v2".to_owned(),
-            evolution_types::ProbationVerdict::Rollback,
+            evolution_gate::ProbationVerdict::Rollback,
             0,
             10
         )]

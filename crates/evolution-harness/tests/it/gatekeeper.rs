@@ -1,15 +1,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use evolution_gate::{Gate, GateDecision, GateParams, ProbationVerdict};
 use evolution_harness::{
     Budget, Candidate, ELond, EventLog, GammaSequence, Gatekeeper, HarnessEvent, InProcessRunner,
     ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace,
 };
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
-use evolution_types::{
-    Edit, EvolutionRecord, GateDecision, GateParams, GeneratedQuestion, ProbationVerdict,
-    TargetType,
-};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::{answer, baseline, questions};
 
@@ -254,7 +252,7 @@ async fn a_provisional_accept_starts_a_probation() {
         .map(|i| (format!("later{i}"), (true, false)))
         .collect();
     watch.observe(&losses);
-    let settled = watch.settle(&world.store, &GateParams::default()).unwrap();
+    let settled = watch.settle(&world.store, &Gate::default()).unwrap();
     assert_eq!(settled.verdict, ProbationVerdict::Rollback);
     assert_eq!(world.store.current_version().unwrap(), "v1");
 }

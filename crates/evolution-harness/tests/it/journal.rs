@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_gate::GateParams;
 use evolution_harness::{
     Budget, EvolutionReport, Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext,
     LoopError, NoEvents, PromptTemplates, ValidationConfig, ValidationContext, Workspace,
@@ -18,8 +19,7 @@ use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FileCheckpoint, FsStore, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{
-    ChatMessage, ChatOptions, GateParams, GeneratedQuestion, LlmError, LlmProvider, LlmResponse,
-    Profile,
+    ChatMessage, ChatOptions, GeneratedQuestion, LlmError, LlmProvider, LlmResponse, Profile,
 };
 use tokio::sync::Notify;
 

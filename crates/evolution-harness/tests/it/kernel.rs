@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_gate::GateParams;
 use evolution_harness::{
     AgentReply, Budget, Checkpoint, CheckpointError, EventLog, EvolutionReport, Gatekeeper,
     InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError, LoopState,
@@ -21,7 +22,7 @@ use evolution_store_fs::FsStore;
 use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::{question, skill_document};
-use evolution_types::{GateParams, GeneratedQuestion, Profile, RunLog};
+use evolution_types::{GeneratedQuestion, Profile, RunLog};
 use serde_json::json;
 
 pub(crate) const HELP_A: &str = "Rule: read the a-clue before answering.";

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
+use evolution_gate::GateParams;
 use evolution_harness::{
     AgentReply, Budget, Gatekeeper, InProcessRunner, LoopConfig, LoopContext, NoEvents, Proposal,
     Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
@@ -13,7 +14,7 @@ use evolution_harness::{
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
 use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
-use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 const SYSTEM: &str = "system.md";
 const EXTRACT: &str = "search_extract.md";

@@ -1,13 +1,20 @@
 use std::collections::BTreeSet;
 
-use evolution_harness::{
-    PlaceholderStyle, PromptTemplates, TEMPLATES, TemplateError, placeholders_in, render_template,
-};
+use evolution_diagnose::DiagnosePrompts;
+use evolution_evolve::EvolvePrompts;
+use evolution_harness::{PromptTemplates, TemplateError, all_templates, reads_legacy_syntax};
+use evolution_types::template::{legacy_placeholders, placeholders, render};
 
 #[test]
 fn every_default_uses_only_placeholders_its_renderer_fills() {
-    for spec in &TEMPLATES {
-        let used = placeholders_in(spec.default_text, spec.style);
+    for spec in all_templates() {
+        let used = placeholders(spec.builtin);
+        let blanks: Vec<(&str, &str)> = spec.placeholders.iter().map(|p| (*p, "")).collect();
+        assert!(
+            legacy_placeholders(&render(spec.builtin, &blanks)).is_empty(),
+            "{} still uses the older {{name}} syntax",
+            spec.name
+        );
         let known: BTreeSet<String> = spec.placeholders.iter().map(|p| (*p).to_owned()).collect();
         let unknown: Vec<_> = used.difference(&known).collect();
         assert!(
@@ -16,7 +23,7 @@ fn every_default_uses_only_placeholders_its_renderer_fills() {
             spec.name
         );
         // Evolution and slow-update renderers fill exactly what their template needs.
-        if spec.style == PlaceholderStyle::Double || spec.name == "slow_update" {
+        if !reads_legacy_syntax(spec.name) || spec.name == "slow_update" {
             assert_eq!(
                 used, known,
                 "{} leaves documented placeholders unused",
@@ -26,7 +33,7 @@ fn every_default_uses_only_placeholders_its_renderer_fills() {
         // The defaults are in English: no CJK ideographs.
         assert!(
             !spec
-                .default_text
+                .builtin
                 .chars()
                 .any(|c| ('\u{4E00}'..='\u{9FFF}').contains(&c)),
             "{} is not in English",
@@ -55,11 +62,14 @@ fn defaults_fill_both_bundles() {
         &t.evolve.evolve_rewrite,
         &t.slow_update,
     ];
-    for (text, spec) in all.iter().zip(&TEMPLATES) {
-        assert_eq!(text.as_str(), spec.default_text, "{}", spec.name);
-        assert_eq!(t.get(spec.name), Some(spec.default_text));
+    assert_eq!(all.len(), all_templates().count());
+    for (text, spec) in all.iter().zip(all_templates()) {
+        assert_eq!(text.as_str(), spec.builtin, "{}", spec.name);
+        assert_eq!(t.get(spec.name), Some(spec.builtin));
     }
     assert_eq!(t.get("nope"), None);
+    assert_eq!(t.diagnose, DiagnosePrompts::default());
+    assert_eq!(t.evolve, EvolvePrompts::default());
 }
 
 fn sample(name: &str) -> String {
@@ -68,7 +78,7 @@ fn sample(name: &str) -> String {
 
 #[test]
 fn rendered_defaults_snapshot() {
-    for spec in &TEMPLATES {
+    for spec in all_templates() {
         let values: Vec<String> = spec.placeholders.iter().map(|p| sample(p)).collect();
         let vars: Vec<(&str, &str)> = spec
             .placeholders
@@ -76,35 +86,14 @@ fn rendered_defaults_snapshot() {
             .zip(&values)
             .map(|(k, v)| (*k, v.as_str()))
             .collect();
-        let rendered = render_template(spec.default_text, spec.style, &vars);
+        let rendered = render(spec.builtin, &vars);
         assert!(
-            placeholders_in(&rendered, spec.style).is_empty(),
+            placeholders(&rendered).is_empty(),
             "{} left a placeholder",
             spec.name
         );
         insta::assert_snapshot!(spec.name, rendered);
     }
-}
-
-#[test]
-fn rendering_is_one_pass_and_keeps_json_and_unknown_names() {
-    let single = render_template(
-        r#"{a} and {b} and {unknown} and {"k": 1} and {{a}}"#,
-        PlaceholderStyle::Single,
-        &[("a", "{b}"), ("b", "B")],
-    );
-    assert_eq!(single, r#"{b} and B and {unknown} and {"k": 1} and {{b}}"#);
-    let double = render_template(
-        r#"{{a}} {a} {{ a }} {"edits": []} {{x}}"#,
-        PlaceholderStyle::Double,
-        &[("a", "ä{{x}}")],
-    );
-    assert_eq!(double, r#"ä{{x}} {a} {{ a }} {"edits": []} {{x}}"#);
-    assert_eq!(render_template("{", PlaceholderStyle::Single, &[]), "{");
-    assert_eq!(
-        render_template("tail {a", PlaceholderStyle::Single, &[("a", "x")]),
-        "tail {a"
-    );
 }
 
 fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -122,13 +111,13 @@ fn a_directory_overrides_single_templates() {
             "evolve_rank.md",
             "Rank {{n_edits}} edits of {{document}}: {{edits}}, keep {{max_edits}}.",
         ),
-        ("slow_update.md", "Regressions first: {regressions}"),
+        ("slow_update.md", "Regressions first: {{ regressions }}"),
         ("README.txt", "ignored"),
     ]);
     let (t, overridden) = PromptTemplates::with_overrides(dir.path()).unwrap();
     assert_eq!(overridden, ["evolve_rank", "slow_update"]);
     assert!(t.evolve.evolve_rank.starts_with("Rank {{n_edits}}"));
-    assert_eq!(t.slow_update, "Regressions first: {regressions}");
+    assert_eq!(t.slow_update, "Regressions first: {{ regressions }}");
     assert_eq!(
         t.evolve.evolve_skill,
         PromptTemplates::default().evolve.evolve_skill
@@ -148,7 +137,7 @@ fn bad_overrides_are_errors() {
         PromptTemplates::with_overrides(empty.path()),
         Err(TemplateError::Empty(_))
     ));
-    let typo = dir_with(&[("defect_vs_lapse.md", "Classify {qestion}.")]);
+    let typo = dir_with(&[("defect_vs_lapse.md", "Classify {{qestion}}.")]);
     let err = PromptTemplates::with_overrides(typo.path()).unwrap_err();
     assert!(
         matches!(err, TemplateError::UnknownPlaceholder { ref placeholder, .. } if placeholder == "qestion"),
@@ -158,4 +147,32 @@ fn bad_overrides_are_errors() {
         PromptTemplates::with_overrides(&unknown.path().join("missing")),
         Err(TemplateError::Io { .. })
     ));
+}
+
+#[test]
+fn overrides_in_the_older_single_brace_syntax_still_work() {
+    let dir = dir_with(&[
+        (
+            "confirmation_bias.md",
+            "Q: {question} A: {prediction}. Reply {\"confirmation_bias\": false}",
+        ),
+        ("slow_update.md", "Regressions first: {regressions}"),
+    ]);
+    let (t, _) = PromptTemplates::with_overrides(dir.path()).unwrap();
+    assert_eq!(
+        t.diagnose.confirmation_bias,
+        "Q: {{question}} A: {{prediction}}. Reply {\"confirmation_bias\": false}"
+    );
+    assert_eq!(t.slow_update, "Regressions first: {{regressions}}");
+    // An unknown name is still an error in the older syntax.
+    let typo = dir_with(&[("defect_vs_lapse.md", "Classify {qestion}.")]);
+    let err = PromptTemplates::with_overrides(typo.path()).unwrap_err();
+    assert!(
+        matches!(err, TemplateError::UnknownPlaceholder { ref placeholder, .. } if placeholder == "qestion"),
+        "{err}"
+    );
+    // Templates that always used `{{name}}` are not converted.
+    let evolve = dir_with(&[("evolve_rank.md", "Rank {document} {{edits}}")]);
+    let (t, _) = PromptTemplates::with_overrides(evolve.path()).unwrap();
+    assert_eq!(t.evolve.evolve_rank, "Rank {document} {{edits}}");
 }

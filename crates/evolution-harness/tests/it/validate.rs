@@ -1,6 +1,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
+use evolution_gate::{GateDecision, GateParams};
 use evolution_harness::{
     AgentReply, Arm, BaselineCache, Budget, BudgetExceeded, BudgetLimits, Candidate, DataSplit,
     ELond, EventLog, GammaSequence, HarnessEvent, InProcessRunner, ValidationConfig,
@@ -9,7 +10,7 @@ use evolution_harness::{
 };
 use evolution_testkit::MemoryRunLog;
 use evolution_testkit::fixtures::question;
-use evolution_types::{GateDecision, GateParams, GeneratedQuestion, RunLog};
+use evolution_types::{GeneratedQuestion, RunLog};
 
 /// A simulated agent: right on type `a` only when its skill says `fix:a`,
 /// right on type `b` unless its skill says `break:b`, right on type `c`

@@ -1,4 +1,4 @@
-//! `skill-evolve evolve`: seed 004's loop on one skill document.
+//! `skill-evolve evolve`: the reflect → meta-reflect loop on one skill document.
 //!
 //! ① load the failure trajectories → ② reflect (one LLM call per batch:
 //! suggestions and edits) → ③ aggregate (`aggregate_patches`) → ④ select
@@ -20,10 +20,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use evolution_evolve::{
     EditBudgetSchedule, FEEDBACK_INVALID_JSON, Patch, aggregate_patches, parse_llm_json,
-    rank_and_clip, render_template, validate_skill,
+    rank_and_clip, validate_skill,
 };
 use evolution_harness::PromptTemplates;
 use evolution_patch::apply_patch_with_report;
+use evolution_types::template::render as render_template;
 use evolution_types::{ChatMessage, ChatOptions, Edit, EditReport, LlmProvider};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -320,7 +321,7 @@ async fn evolve_loop(
     summary: &mut Summary,
 ) -> anyhow::Result<String> {
     // The ranking prompt is the harness's default template; reflect and
-    // meta-reflect are this command's own (seed 004 steps ② and ⑥).
+    // meta-reflect are this command's own (the reflect and meta-reflect steps).
     let prompts = PromptTemplates::default().evolve;
     let progress = spinner();
     let mut doc = original.to_owned();

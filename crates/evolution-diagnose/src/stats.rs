@@ -1,5 +1,7 @@
-//! Stage 2 aggregation: D2 (tools), D3 (task × correctness), D4 (skill
-//! adherence), D5 (cross-task behaviour). Pure functions over Stage-1 output.
+//! Stage 2 statistics over Stage-1 output, one function per table of the
+//! diagnosis: [`tool_stats`] (per tool's spans), [`task_stats`] (per task
+//! type and correctness), [`adherence_stats`] (skill adherence per task
+//! type) and [`behavior_stats`] (cross-task behaviour). Pure functions.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +15,7 @@ use crate::rules::{mean, ratio};
 /// Budget usage below which a wrong answer counts as an early submit.
 pub const EARLY_SUBMIT_BUDGET: f64 = 0.3;
 
-/// Tags listed per tool in D2, most frequent first.
+/// Tags listed per tool in [`tool_stats`], most frequent first.
 const TOP_TAGS: usize = 5;
 
 /// True for a wrong answer submitted with less than [`EARLY_SUBMIT_BUDGET`] of the budget used.
@@ -54,12 +56,12 @@ fn top_tags<'a>(tags: impl Iterator<Item = &'a String>) -> Value {
         .collect()
 }
 
-/// D2: per-tool span statistics.
+/// Per-tool span statistics (the diagnosis's `tool_stats`).
 ///
 /// `{tool: {n_spans, avg_completeness, avg_hallucination, p25_completeness,
 /// low_completeness_count, high_hallucination_count, top_missed_info_tags,
 /// top_hallucination_tags}}`; `{}` when no span was judged.
-pub fn aggregate_d2(metrics: &[QuestionMetrics]) -> Stats {
+pub fn tool_stats(metrics: &[QuestionMetrics]) -> Stats {
     let mut by_tool: BTreeMap<&str, Vec<&SpanMetrics>> = BTreeMap::new();
     for span in metrics.iter().flat_map(|m| &m.span_metrics) {
         by_tool
@@ -76,8 +78,8 @@ pub fn aggregate_d2(metrics: &[QuestionMetrics]) -> Stats {
                 "avg_completeness": opt(mean(completeness.iter().copied())),
                 "avg_hallucination": opt(mean(spans.iter().map(|s| s.hallucination_rate))),
                 "p25_completeness": opt(percentile(&completeness, 25.0)),
-                "low_completeness_count": spans.iter().filter(|s| s.extraction_completeness < crate::LOW_COMPLETENESS).count(),
-                "high_hallucination_count": spans.iter().filter(|s| s.hallucination_rate > crate::HIGH_HALLUCINATION).count(),
+                "low_completeness_count": spans.iter().filter(|s| s.extraction_completeness < crate::attribution::LOW_COMPLETENESS).count(),
+                "high_hallucination_count": spans.iter().filter(|s| s.hallucination_rate > crate::attribution::HIGH_HALLUCINATION).count(),
                 "top_missed_info_tags": top_tags(spans.iter().flat_map(|s| &s.missed_info_tags)),
                 "top_hallucination_tags": top_tags(spans.iter().flat_map(|s| &s.hallucination_tags)),
             });
@@ -89,7 +91,7 @@ pub fn aggregate_d2(metrics: &[QuestionMetrics]) -> Stats {
 fn group_stats(group: &[&QuestionMetrics]) -> Value {
     json!({
         "n": group.len(),
-        // The seed's key: it holds the mean budget usage, not a step count.
+        // The reference implementation's key: it holds the mean budget usage, not a step count.
         "avg_steps": opt(mean(group.iter().map(|m| m.budget_usage))),
         "avg_confidence": opt(mean(group.iter().map(|m| m.confidence))),
         "avg_repeat_visit_rate": opt(mean(group.iter().map(|m| m.repeat_visit_rate))),
@@ -100,14 +102,14 @@ fn group_stats(group: &[&QuestionMetrics]) -> Value {
     })
 }
 
-/// D3: per task type × correctness statistics.
+/// Per task type × correctness statistics (the diagnosis's `task_stats`).
 ///
 /// `{task_type: {n, n_correct, accuracy, correct: {...}, incorrect: {...},
 /// error_types: {error_type: count}}}`; each group holds `n`, `avg_steps`
-/// (the seed's name for the mean *budget usage*, kept for fidelity),
+/// (the reference implementation's name for the mean *budget usage*, kept for fidelity),
 /// `avg_confidence`, `avg_repeat_visit_rate`, `avg_search_keyword_repetition`,
 /// `avg_format_compliance`, `avg_adherence`, `avg_soft_score`.
-pub fn aggregate_d3(metrics: &[QuestionMetrics], attributions: &[ErrorAttribution]) -> Stats {
+pub fn task_stats(metrics: &[QuestionMetrics], attributions: &[ErrorAttribution]) -> Stats {
     let mut by_task: BTreeMap<&str, Vec<&QuestionMetrics>> = BTreeMap::new();
     for m in metrics {
         by_task.entry(m.task_type.as_str()).or_default().push(m);
@@ -134,12 +136,13 @@ pub fn aggregate_d3(metrics: &[QuestionMetrics], attributions: &[ErrorAttributio
         .collect()
 }
 
-/// D4: skill adherence per task type, over questions whose adherence was judged.
+/// Skill adherence per task type, over questions whose adherence was judged
+/// (the diagnosis's `adherence_stats`).
 ///
 /// `{task_type: {n_judged, avg_adherence, avg_adherence_correct,
 /// avg_adherence_incorrect, unfollowed_steps: [{step, count}]}}` (the five
 /// most often unfollowed steps).
-pub fn aggregate_d4(metrics: &[QuestionMetrics]) -> Stats {
+pub fn adherence_stats(metrics: &[QuestionMetrics]) -> Stats {
     let mut by_task: BTreeMap<&str, Vec<&QuestionMetrics>> = BTreeMap::new();
     for m in metrics.iter().filter(|m| m.adherence_rate.is_some()) {
         by_task.entry(m.task_type.as_str()).or_default().push(m);
@@ -182,13 +185,13 @@ pub fn aggregate_d4(metrics: &[QuestionMetrics]) -> Stats {
         .collect()
 }
 
-/// D5: cross-task behaviour.
+/// Cross-task behaviour (the diagnosis's `behavior_stats`).
 ///
 /// Counts and rates of `early_submit` ([`is_early_submit`]),
 /// `high_conf_wrong`, `low_conf_right` and `confirmation_bias`, plus mean
 /// budget usage, repeat-visit rate, keyword repetition and format
 /// compliance. With no questions every count, rate and mean is 0.
-pub fn aggregate_d5(metrics: &[QuestionMetrics]) -> Stats {
+pub fn behavior_stats(metrics: &[QuestionMetrics]) -> Stats {
     let n = metrics.len();
     let count = |f: &dyn Fn(&QuestionMetrics) -> bool| metrics.iter().filter(|m| f(m)).count();
     let early = count(&is_early_submit);
