@@ -87,6 +87,7 @@ mod budget;
 mod consolidate;
 mod error;
 mod evolve;
+mod evolver;
 mod format;
 mod json;
 mod prompts;
@@ -101,9 +102,9 @@ pub use crate::consolidate::{Consolidation, consolidate_appendix};
 pub use crate::error::{BudgetError, EvolveError};
 pub use crate::evolve::{
     EvolveOptions, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED,
-    PATCH_ROUNDS, SkillUpdateMode, evolve_single_skill, evolve_single_tool, evolve_system_prompt,
-    tool_prompt_files,
+    PATCH_ROUNDS, SkillUpdateMode, tool_prompt_files,
 };
+pub use crate::evolver::Evolver;
 pub use crate::format::{
     TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans,
 };
