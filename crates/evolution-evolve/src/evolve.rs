@@ -53,7 +53,7 @@ pub enum SkillUpdateMode {
     Rewrite,
 }
 
-/// Settings shared by the evolve functions.
+/// Settings shared by every target of an [`crate::Evolver`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvolveOptions {
     /// Store version the documents are read from; copied into the record.

@@ -8,9 +8,10 @@
 //! protected regions, validate structurally — and a failure at any stage is
 //! fed back to the LLM as a new chat turn (at most two rounds) instead of
 //! being raised. Only provider failures (transient or permanent) and store
-//! failures are errors, and they leave nothing half-applied: the functions
-//! return an [`EvolutionRecord`](evolution_types::EvolutionRecord) value and
-//! never write anywhere.
+//! failures are errors, and they leave nothing half-applied: the
+//! [`Evolver`]'s methods (`skill`, `system_prompt`, `tool`) return an
+//! [`EvolutionRecord`](evolution_types::EvolutionRecord) value and never
+//! write anywhere.
 //!
 //! # Prompt templates
 //!
