@@ -1,9 +1,14 @@
 // Shared by the fuzz targets: bytes 0x01..0x04 in fuzzer strings stand for
 // the four marker literals, so that inputs reach the region logic quickly.
 
-use evolution_patch::{APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START};
+use evolution_patch::{APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START};
 
-pub const MARKERS: [&str; 4] = [APPENDIX_START, APPENDIX_END, MOMENTUM_START, MOMENTUM_END];
+pub const MARKERS: [&str; 4] = [
+    APPENDIX_START,
+    APPENDIX_END,
+    SLOW_UPDATE_START,
+    SLOW_UPDATE_END,
+];
 
 pub fn expand(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -11,8 +16,8 @@ pub fn expand(text: &str) -> String {
         match ch {
             '\u{1}' => out.push_str(APPENDIX_START),
             '\u{2}' => out.push_str(APPENDIX_END),
-            '\u{3}' => out.push_str(MOMENTUM_START),
-            '\u{4}' => out.push_str(MOMENTUM_END),
+            '\u{3}' => out.push_str(SLOW_UPDATE_START),
+            '\u{4}' => out.push_str(SLOW_UPDATE_END),
             other => out.push(other),
         }
     }

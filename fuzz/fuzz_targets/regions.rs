@@ -5,9 +5,9 @@
 mod common;
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, append_to_appendix,
-    appendix_region_bounds, extract_appendix_notes, momentum_inner, momentum_region_bounds,
-    replace_appendix_notes, replace_momentum,
+    APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START, append_to_appendix,
+    appendix_region_bounds, extract_appendix_notes, replace_appendix_notes, replace_slow_update,
+    slow_update_inner, slow_update_region_bounds,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -18,7 +18,11 @@ fuzz_target!(|input: (String, String, Vec<String>)| {
 
     for (bounds, start, end) in [
         (appendix_region_bounds(&doc), APPENDIX_START, APPENDIX_END),
-        (momentum_region_bounds(&doc), MOMENTUM_START, MOMENTUM_END),
+        (
+            slow_update_region_bounds(&doc),
+            SLOW_UPDATE_START,
+            SLOW_UPDATE_END,
+        ),
     ] {
         match bounds {
             Ok(Some(range)) => {
@@ -31,11 +35,11 @@ fuzz_target!(|input: (String, String, Vec<String>)| {
             Err(err) => assert!(err.line() >= 1 && (err.marker() == start || err.marker() == end)),
         }
     }
-    let _ = momentum_inner(&doc);
+    let _ = slow_update_inner(&doc);
     let _ = extract_appendix_notes(&doc);
-    if let Ok(out) = replace_momentum(&doc, &guidance) {
-        assert_eq!(out.matches(MOMENTUM_START).count(), 1);
-        assert!(momentum_inner(&out).is_ok());
+    if let Ok(out) = replace_slow_update(&doc, &guidance) {
+        assert_eq!(out.matches(SLOW_UPDATE_START).count(), 1);
+        assert!(slow_update_inner(&out).is_ok());
     }
     if let Ok(out) = append_to_appendix(&doc, &notes) {
         assert!(extract_appendix_notes(&out).is_ok());

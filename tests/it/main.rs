@@ -2,3 +2,4 @@
 
 mod repo;
 mod scripted_pipeline;
+mod tidy;

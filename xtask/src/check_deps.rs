@@ -1,10 +1,13 @@
 //! `cargo xtask check-deps`: the layer rules of the workspace.
 //!
-//! Rules (docs/ARCHITECTURE.md, DESIGN §2):
+//! Rules (as docs/ARCHITECTURE.md's "Layers" states them):
 //! 1. every member declares `[package.metadata.evolution] layer`, one of kernel, adapter, app,
 //!    tooling;
 //! 2. a kernel crate reaches, through normal and build dependencies at any depth, workspace
-//!    members of the kernel layer only; an adapter likewise; apps and tooling may use anything;
+//!    members of the kernel layer only; an adapter likewise; an app that declares
+//!    `adapters = false` beside its layer (a library app others build on, such as the harness)
+//!    likewise, so that the adapters are wired by the program that uses it; other apps and
+//!    tooling may use anything; `adapters` is a boolean;
 //! 3. a kernel crate's dependency closure contains none of the I/O crates in [`FORBIDDEN_CRATES`],
 //!    and no `tokio` with features beyond `sync`, `time`, `macros`, `rt`;
 //! 4. a kernel crate's `src/**/*.rs` names none of `std::fs`, `std::net`, `std::process`,
@@ -326,6 +329,20 @@ fn declared(package: &Package) -> Declared {
     }
 }
 
+/// Whether a member may depend on adapters (and apps): `adapters = false` in its
+/// `[package.metadata.evolution]` says no; absent means yes. `Err` holds a non-boolean value.
+fn adapters_allowed(package: Option<&Package>) -> Result<bool, String> {
+    let value = package
+        .and_then(|p| p.metadata.as_ref())
+        .and_then(|m| m.get("evolution"))
+        .and_then(|e| e.get("adapters"));
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(true),
+        Some(serde_json::Value::Bool(allowed)) => Ok(*allowed),
+        Some(other) => Err(other.to_string()),
+    }
+}
+
 fn check_metadata(metadata: &Metadata) -> Report {
     let ws = Workspace::new(metadata);
     // Members in name order; each member's lines in the order the rules find them.
@@ -355,6 +372,22 @@ fn check_metadata(metadata: &Metadata) -> Report {
                     let mut found = closure.violations(&ws, *layer);
                     found.sort();
                     violations.extend(found);
+                }
+                match adapters_allowed(ws.packages.get(id).copied()) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        let closure = Closure::walk(&ws, id);
+                        let mut found: Vec<String> = closure
+                            .violations(&ws, *layer)
+                            .into_iter()
+                            .map(|path| format!("{path} (adapters = false)"))
+                            .collect();
+                        found.sort();
+                        violations.extend(found);
+                    }
+                    Err(value) => violations.push(format!(
+                        "{name}: [package.metadata.evolution] adapters = {value} is not a boolean"
+                    )),
                 }
                 if *layer == Layer::Kernel {
                     violations.extend(scan_sources(&ws, id));

@@ -41,6 +41,12 @@ pub(crate) fn model_dir() -> Result<PathBuf> {
     Ok(cache.join("evolution-kernel").join("models"))
 }
 
+/// Whether the model is in the default cache folder with the right digest.
+pub(crate) fn model_is_present() -> Result<bool> {
+    let target = model_dir()?.join(MODEL_FILE);
+    Ok(target.is_file() && sha256_of(&target)? == MODEL_SHA256)
+}
+
 /// `fetch-model [--dir <directory>]`.
 pub(crate) fn fetch_model(args: &[OsString]) -> Result<ExitCode> {
     let dir = match args {

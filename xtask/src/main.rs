@@ -7,7 +7,11 @@
 //!
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
-//! - `ci`: installs cmake/libclang-dev when missing and fetches the local model, then format check, clippy, check-deps, docs, doctests, tests (last, so their summary closes the log) — stops at the first failure;
+//! - `install-prereqs`: what the build and `ci` need beyond cargo (cmake and libclang-dev from
+//!   Debian, cargo-deny in a cache folder, the local model), each only when missing;
+//! - `ci`: format check, clippy, check-deps, cargo-deny, docs, doctests, tests (last, so their
+//!   summary closes the log) — stops at the first failure, and at once when a prerequisite is
+//!   missing;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
 //! - `demo`: the whole skill-evolve loop offline on the shipped example.
@@ -34,7 +38,8 @@ usage: cargo xtask <command>
 commands:
   check-deps [--manifest-path <Cargo.toml>]
                            check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
-  ci                       fmt check, clippy -D warnings, check-deps, docs, doctests, tests
+  install-prereqs          install cmake/libclang-dev, cargo-deny and the local model when missing
+  ci                       fmt check, clippy -D warnings, check-deps, cargo-deny, docs, doctests, tests
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
   demo                     run the whole skill-evolve loop offline on the shipped example
@@ -79,6 +84,13 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
                 bail!("`ci` takes no arguments, got {extra:?}");
             }
             tasks::ci(&project_root()?)
+        }
+        "install-prereqs" => {
+            if let Some(extra) = rest.first() {
+                bail!("`install-prereqs` takes no arguments, got {extra:?}");
+            }
+            prereqs::install_all()?;
+            Ok(ExitCode::SUCCESS)
         }
         "bench" => tasks::bench(&project_root()?, rest),
         "fuzz" => tasks::fuzz(&project_root()?, rest),

@@ -1,17 +1,105 @@
-//! The system tools the build needs beyond cargo, installed when missing.
+//! What the build and the checks need beyond cargo: installed by `install-prereqs`, checked
+//! (never installed) by `ci`.
 //!
 //! `evolution-llm-local` compiles llama.cpp from its vendored sources with `cmake`, and
 //! `bindgen` generates its bindings with libclang. Both come from Debian packages, so a fresh
-//! machine gets them through `apt-get` (with `sudo` when not root). Everything else is
-//! fetched by cargo.
+//! machine gets them through `apt-get` (with `sudo` when not root). `cargo-deny` checks the
+//! dependency graph against `deny.toml`; it is built once with `cargo install` into a cache
+//! folder outside the clone, so repeated runs on one machine reuse it. The local model is
+//! fetched by `fetch-model`.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
 /// The Debian packages behind the llama.cpp build.
 const PACKAGES: [&str; 2] = ["cmake", "libclang-dev"];
+
+/// The cargo-deny release `install-prereqs` builds (one known to build with this toolchain).
+const CARGO_DENY_VERSION: &str = "0.20.2";
+
+/// `install-prereqs`: the Debian packages, cargo-deny and the local model, each skipped when
+/// already present.
+pub(crate) fn install_all() -> Result<()> {
+    ensure_llama_build_tools()?;
+    ensure_cargo_deny()?;
+    crate::fetch_model::fetch_model(&[])?;
+    Ok(())
+}
+
+/// What `ci` needs and `install-prereqs` provides, or the one-line reason it is missing.
+pub(crate) fn check_all() -> Result<()> {
+    let hint = "run `cargo xtask install-prereqs` first";
+    if !has_cmake() || !has_libclang() {
+        bail!("cmake or libclang is missing (needed to build llama.cpp); {hint}");
+    }
+    if !cargo_deny_path()?.is_file() {
+        bail!("cargo-deny is not installed in the tools cache; {hint}");
+    }
+    if !crate::fetch_model::model_is_present()? {
+        bail!("the local model is missing or damaged; {hint}");
+    }
+    Ok(())
+}
+
+/// The folder `install-prereqs` installs cargo tools into: `$EVOLUTION_TOOLS_DIR`, else
+/// `$XDG_CACHE_HOME/evolution-kernel/tools`, else `~/.cache/evolution-kernel/tools`.
+pub(crate) fn tools_dir() -> Result<PathBuf> {
+    let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
+    if let Some(dir) = var("EVOLUTION_TOOLS_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let cache = match var("XDG_CACHE_HOME") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(var("HOME").context("neither XDG_CACHE_HOME nor HOME is set")?)
+            .join(".cache"),
+    };
+    Ok(cache.join("evolution-kernel").join("tools"))
+}
+
+/// The cargo-deny binary `install-prereqs` puts in the tools folder.
+pub(crate) fn cargo_deny_path() -> Result<PathBuf> {
+    Ok(tools_dir()?.join("bin").join("cargo-deny"))
+}
+
+/// Builds cargo-deny into the tools folder unless that exact version is already there.
+fn ensure_cargo_deny() -> Result<()> {
+    let path = cargo_deny_path()?;
+    if path.is_file() {
+        let version = Command::new(&path)
+            .arg("--version")
+            .output()
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_default();
+        if version
+            .split_whitespace()
+            .any(|word| word == CARGO_DENY_VERSION)
+        {
+            return Ok(());
+        }
+    }
+    let root = tools_dir()?;
+    eprintln!(
+        "xtask: building cargo-deny {CARGO_DENY_VERSION} into {} (once per machine)",
+        root.display()
+    );
+    let mut root_arg = OsString::from("--root=");
+    root_arg.push(&root);
+    let status = crate::cargo()
+        .args(["install", "--locked", "--quiet", "cargo-deny", "--version"])
+        .arg(CARGO_DENY_VERSION)
+        .arg(root_arg)
+        // The tools folder has a target of its own; the project's target stays for the project.
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .context("cannot start `cargo install cargo-deny`")?;
+    if !status.success() {
+        bail!("`cargo install cargo-deny` failed ({status})");
+    }
+    Ok(())
+}
 
 /// Installs `cmake` and `libclang-dev` unless both are already usable.
 pub(crate) fn ensure_llama_build_tools() -> Result<()> {

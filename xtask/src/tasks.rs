@@ -6,7 +6,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, check_deps, fetch_model, prereqs};
+use crate::{cargo, check_deps, prereqs};
 
 /// One step of `cargo xtask ci`.
 enum Step {
@@ -17,16 +17,20 @@ enum Step {
     ),
     /// The check-deps rules, run in process.
     CheckDeps,
+    /// `cargo-deny` over `deny.toml`: the sections that work offline.
+    Deny,
 }
+
+/// The cargo-deny checks `ci` runs (advisories need the advisory database from GitHub).
+const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 
 /// Runs the CI pipeline in order, stopping at the first failing step.
 ///
-/// First it makes sure of what the build and the tests need beyond cargo: cmake and libclang
-/// for llama.cpp (installed from Debian when missing) and the local model the
-/// `evolution-llm-local` tests run against (downloaded once, then verified from the cache).
+/// It installs nothing: when cmake, libclang, cargo-deny or the local model is missing it
+/// stops at once and says to run `cargo xtask install-prereqs`.
 pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
-    prereqs::ensure_llama_build_tools()?;
-    fetch_model::fetch_model(&[])?;
+    prereqs::check_all()?;
+    let deny = prereqs::cargo_deny_path()?;
     let tests: &'static [&'static str] = if has_nextest(root) {
         &["nextest", "run", "--workspace"]
     } else {
@@ -47,6 +51,7 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
             &[],
         ),
         Step::CheckDeps,
+        Step::Deny,
         Step::Cargo(
             &["doc", "--workspace", "--no-deps"],
             &[("RUSTDOCFLAGS", "-Dwarnings")],
@@ -65,6 +70,20 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
                 let status = cargo()
                     .args(*args)
                     .envs(envs.iter().copied())
+                    .current_dir(root)
+                    .status()
+                    .with_context(|| format!("cannot start `{shown}`"))?;
+                if !status.success() {
+                    eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}` ({status})");
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            Step::Deny => {
+                let shown = format!("cargo deny {}", DENY_CHECKS.join(" "));
+                eprintln!("xtask ci [{number}/{total}]: {shown}");
+                let status = Command::new(&deny)
+                    .arg("deny")
+                    .args(DENY_CHECKS)
                     .current_dir(root)
                     .status()
                     .with_context(|| format!("cannot start `{shown}`"))?;
@@ -218,8 +237,7 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 /// `<target>/demo`: first with LLM replies recorded in a cassette, then with the embedded
 /// 135M-parameter model proposing. Prints both reports.
 pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
-    prereqs::ensure_llama_build_tools()?;
-    fetch_model::fetch_model(&[])?;
+    prereqs::install_all()?;
     let status = cargo()
         .current_dir(root)
         // The whole workspace, the selection `ci` builds: Cargo unifies features over the

@@ -16,7 +16,7 @@ use crate::json::extract_json_from_response;
 use crate::prompts::DiagnosePrompts;
 use crate::rules::{RuleMetrics, clamp01, extract_rule_metrics, number, question_soft_score};
 
-/// Attempts [`call_judge`] makes before giving up (the seed's `max_retries=2`).
+/// Attempts [`call_judge`] makes before giving up (the reference implementation's `max_retries=2`).
 pub const JUDGE_ATTEMPTS: u32 = 3;
 
 /// Characters of a step's thought kept in the judges' trace text.
@@ -47,7 +47,7 @@ fn format_step(out: &mut String, step: &TraceStep, limits: Option<(usize, usize)
 
 /// The trace as the judges see it: one block per step, the thought cut to
 /// [`JUDGE_THOUGHT_CHARS`] and the tool output to [`JUDGE_OUTPUT_CHARS`]
-/// characters (the seed's metrics version; each cut is marked `…[N more chars]`).
+/// characters (the reference implementation's metrics version; each cut is marked `…[N more chars]`).
 pub fn format_trace_for_judge(trace: &[TraceStep]) -> String {
     let mut out = String::new();
     for step in trace {
@@ -60,7 +60,7 @@ pub fn format_trace_for_judge(trace: &[TraceStep]) -> String {
     out
 }
 
-/// The trace untruncated (the seed's diagnose version, used by the
+/// The trace untruncated (the reference implementation's diagnose version, used by the
 /// defect-vs-lapse and reasoning classifiers).
 pub fn format_trace_full(trace: &[TraceStep]) -> String {
     let mut out = String::new();
@@ -371,7 +371,7 @@ pub async fn judge_evidence_sufficiency(
 }
 
 /// Stage-1 metrics of a question with rule metrics only and `degraded = true`
-/// (the seed's `_make_degraded_metrics`).
+/// (the reference implementation's `_make_degraded_metrics`).
 pub fn make_degraded_metrics(prediction: &Prediction, rules: RuleMetrics) -> QuestionMetrics {
     let mut metrics = base_metrics(prediction, rules);
     metrics.degraded = true;

@@ -1,5 +1,5 @@
 //! Two-stage diagnosis of an agent run: turns predictions and traces into
-//! failure attributions and the case packs that evolution consumes (seed §8).
+//! failure attributions and the case packs that evolution consumes.
 //!
 //! **Stage 1**, per question: seven rule metrics (pure functions of the
 //! prediction and trace, [`rules::extract_rule_metrics`]) and five LLM judges
@@ -20,7 +20,7 @@
 //! domain constant (span-judged tools, tool → prompt files, the level
 //! pattern, INFRA stop reasons, the pattern threshold, the single-failure
 //! note, confidence thresholds) comes from [`evolution_types::Profile`],
-//! whose default is the seed's. Concurrency is bounded by the caller: at
+//! whose default is the reference implementation's. Concurrency is bounded by the caller: at
 //! most `concurrency` LLM calls are in flight at once, across questions and
 //! the judges of one question, so wall time tracks
 //! `calls × latency / concurrency`.
@@ -86,7 +86,7 @@
 //! full-width text inside strings is kept). Only objects count; an object
 //! repaired to no member is a failure. Nothing in it can panic.
 //!
-//! # Choices where the seed is silent
+//! # Choices where the reference implementation is silent
 //!
 //! - `calc_budget_usage` with a budget of 0 is 0.0 with no step used, else 1.0.
 //! - A node id is the visit tool's `node_id` input, a query the search tool's `query` input.
@@ -95,8 +95,11 @@
 //! - Severity within an error type, success counts of the system and tool
 //!   packs: see [`packs::severity`], [`packs::build_system_case_pack`],
 //!   [`packs::build_tool_case_packs`].
-//! - The reasoning pass runs after Stage 1 like the seed's serial pass but
+//! - The reasoning pass runs after Stage 1 like the reference implementation's serial pass but
 //!   under the same concurrency limit; results are identical, only faster.
+
+// The kernel performs no I/O: the calls clippy.toml lists are refused here.
+#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
 
 pub mod attribution;
 mod error;

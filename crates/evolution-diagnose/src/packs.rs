@@ -1,4 +1,4 @@
-//! Case packs: the evidence each evolution target receives (seed §12.3).
+//! Case packs: the evidence each evolution target receives.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};

@@ -147,7 +147,7 @@ pub fn calc_tool_usage<S: AsRef<str>>(tool_names: &[S]) -> BTreeMap<String, u32>
 /// of the last raw output read as JSON.
 ///
 /// `fallback` when the last step holds no such field; 0.5 when the field is
-/// there but unusable (not a finite number or numeric string) — the seed's
+/// there but unusable (not a finite number or numeric string) — the reference implementation's
 /// "any exception gives 0.5".
 pub fn extract_last_confidence<S: AsRef<str>>(raw_contents: &[S], fallback: f64) -> f64 {
     let Some(last) = raw_contents.last() else {

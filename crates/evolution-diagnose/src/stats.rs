@@ -91,7 +91,7 @@ pub fn tool_stats(metrics: &[QuestionMetrics]) -> Stats {
 fn group_stats(group: &[&QuestionMetrics]) -> Value {
     json!({
         "n": group.len(),
-        // The seed's key: it holds the mean budget usage, not a step count.
+        // The reference implementation's key: it holds the mean budget usage, not a step count.
         "avg_steps": opt(mean(group.iter().map(|m| m.budget_usage))),
         "avg_confidence": opt(mean(group.iter().map(|m| m.confidence))),
         "avg_repeat_visit_rate": opt(mean(group.iter().map(|m| m.repeat_visit_rate))),
@@ -106,7 +106,7 @@ fn group_stats(group: &[&QuestionMetrics]) -> Value {
 ///
 /// `{task_type: {n, n_correct, accuracy, correct: {...}, incorrect: {...},
 /// error_types: {error_type: count}}}`; each group holds `n`, `avg_steps`
-/// (the seed's name for the mean *budget usage*, kept for fidelity),
+/// (the reference implementation's name for the mean *budget usage*, kept for fidelity),
 /// `avg_confidence`, `avg_repeat_visit_rate`, `avg_search_keyword_repetition`,
 /// `avg_format_compliance`, `avg_adherence`, `avg_soft_score`.
 pub fn task_stats(metrics: &[QuestionMetrics], attributions: &[ErrorAttribution]) -> Stats {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use evolution_patch::{
     append_to_appendix, appendix_region_bounds, apply_patch_with_report, extract_appendix_notes,
-    momentum_region_bounds, replace_appendix_notes,
+    replace_appendix_notes, slow_update_region_bounds,
 };
 use evolution_types::template::render as render_template;
 use evolution_types::{
@@ -339,7 +339,7 @@ fn skill_protected(doc: &str) -> Vec<String> {
         spans.push(front.to_owned());
     }
     spans.extend(region_text(doc, appendix_region_bounds(doc)).map(str::to_owned));
-    spans.extend(region_text(doc, momentum_region_bounds(doc)).map(str::to_owned));
+    spans.extend(region_text(doc, slow_update_region_bounds(doc)).map(str::to_owned));
     spans
 }
 
@@ -414,12 +414,12 @@ fn fill_from_attempt(record: &mut EvolutionRecord, applied: Applied, clip_info: 
 /// is called and the record is `Skipped`. Otherwise, for failure cases:
 ///
 /// - **C, patch** (default): the `evolve_skill` prompt, then rank-and-clip
-///   to the budget, apply with the frontmatter, appendix and momentum
+///   to the budget, apply with the frontmatter, appendix and slow-update
 ///   protected, and [`validate_skill`]; a round that fails (not JSON, no
 ///   applicable edit, invalid candidate) is retried once with feedback.
 /// - **B, rewrite**: one `evolve_skill` call for suggestions and edits, then
 ///   [`rewrite_from_suggestions`]; the rewrite must keep the appendix and
-///   momentum regions byte-equal and pass [`validate_skill`].
+///   slow-update regions byte-equal and pass [`validate_skill`].
 ///
 /// When that produced no candidate and the pack has lapse notes, branch
 /// **A** (lapse only) takes over: one synthesized `applied_append` report per
@@ -721,8 +721,8 @@ async fn rewrite_branch(
         ),
         (
             "slow-update guidance",
-            region_text(original, momentum_region_bounds(original)),
-            region_text(&text, momentum_region_bounds(&text)),
+            region_text(original, slow_update_region_bounds(original)),
+            region_text(&text, slow_update_region_bounds(&text)),
         ),
     ] {
         if before != after {

@@ -83,6 +83,9 @@
 //!
 //! A rank call happens only when a round proposes more edits than the budget.
 
+// The kernel performs no I/O: the calls clippy.toml lists are refused here.
+#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
+
 mod aggregate;
 mod budget;
 mod consolidate;

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use evolution_patch::{appendix_region_bounds, momentum_region_bounds};
+use evolution_patch::{appendix_region_bounds, slow_update_region_bounds};
 use evolution_types::{JsonMap, Profile};
 
 /// Lowest allowed ratio of candidate length to original length.
@@ -30,7 +30,7 @@ impl ValidationReport {
 ///
 /// Checks, all of them run: the YAML frontmatter (a `---` block at the very
 /// start) parses and its `name`, `description` and `task_type` equal the
-/// original's; the length without the appendix and momentum regions is
+/// original's; the length without the appendix and slow-update regions is
 /// within [0.3, 2.0] of the original's; code fences are closed.
 pub fn validate_skill(original: &str, evolved: &str) -> ValidationReport {
     let mut errors = Vec::new();
@@ -199,14 +199,14 @@ fn check_section(
 }
 
 /// The document without its appendix region (tolerant: malformed or absent
-/// markers leave it as it is) and without its momentum region (strict: a
-/// malformed momentum region is an error, the seed's deliberate asymmetry).
+/// markers leave it as it is) and without its slow-update region (strict: a
+/// malformed slow-update region is an error, the seed's deliberate asymmetry).
 pub(crate) fn strip_protected_regions(text: &str) -> Result<String, String> {
     let without_appendix = match appendix_region_bounds(text) {
         Ok(Some(range)) => cut(text, range),
         Ok(None) | Err(_) => text.to_owned(),
     };
-    match momentum_region_bounds(&without_appendix) {
+    match slow_update_region_bounds(&without_appendix) {
         Ok(Some(range)) => Ok(cut(&without_appendix, range)),
         Ok(None) => Ok(without_appendix),
         Err(error) => Err(error.to_string()),

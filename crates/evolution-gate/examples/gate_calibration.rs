@@ -1,4 +1,4 @@
-//! Calibration benchmark of the CE-Gate (issue 3, DESIGN §6).
+//! Calibration benchmark of the CE-Gate.
 //!
 //! Simulates paired evaluation in question time: every question is a tie
 //! (both arms right or both wrong) with probability `tie_rate`, otherwise a
@@ -7,19 +7,18 @@
 //! stopping a harness can do. Prints markdown tables of false-accept rate,
 //! power and average sample number for the gate and for the classical
 //! alternatives, then cross-checks the gate's Monte Carlo figures against an
-//! exact dynamic program over `(W, L)`, and measures `gate_decision`
+//! exact dynamic program over `(W, L)`, and measures `Gate::decide`
 //! throughput.
 //!
 //! ```text
 //! cargo run --release -p evolution-gate --example gate_calibration -- [SEQUENCES]
 //!     [--tie-rate R] [--block B] [--seed S] [--budgets 200,2000] [--search | --throughput]
 //! ```
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(clippy::print_stdout, clippy::print_stderr)]
 
 use std::time::Instant;
 
-use evolution_gate::{gate_decision, ln_e_value};
-use evolution_types::{GateDecision, GateParams};
+use evolution_gate::{Gate, GateDecision, GateParams, Tally, ln_e_value};
 
 /// Probabilities of a candidate win among discordant pairs that the tables report.
 const P_VALUES: [f64; 7] = [0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9];
@@ -86,7 +85,7 @@ fn draw(rng: &mut Rng, tie: f64, p: f64) -> Pair {
 
 #[derive(Clone, Copy)]
 enum Method {
-    Gate(GateParams),
+    Gate(Gate),
     /// Fixed-n exact sign test on the first `n` discordant pairs.
     SignTest {
         n: u64,
@@ -119,7 +118,7 @@ struct Setup {
 fn simulate(method: Method, p: f64, s: &Setup, rng: &mut Rng) -> Outcome {
     let (mut w, mut l) = (0_u64, 0_u64);
     match method {
-        Method::Gate(params) => {
+        Method::Gate(gate) => {
             for t in 1..=s.budget {
                 match draw(rng, s.tie, p) {
                     Pair::Win => w += 1,
@@ -129,9 +128,9 @@ fn simulate(method: Method, p: f64, s: &Setup, rng: &mut Rng) -> Outcome {
                 if t % s.block != 0 && t != s.budget {
                     continue;
                 }
-                let d = match gate_decision(w, l, t, s.budget - t, &params) {
+                let d = match gate.decide(&Tally::new(w, l, t, s.budget - t)) {
                     Ok(v) => v.decision,
-                    Err(e) => panic!("gate_decision failed: {e}"),
+                    Err(e) => panic!("Gate::decide failed: {e}"),
                 };
                 if d.is_terminal() {
                     return Outcome {
@@ -275,7 +274,7 @@ struct Exact {
     discordant: f64,
 }
 
-fn exact_dp(params: &GateParams, p: f64, s: &Setup) -> Exact {
+fn exact_dp(gate: &Gate, p: f64, s: &Setup) -> Exact {
     // Dense grid over the bounding box of live states, regrown on demand.
     let mut dim = 64_usize;
     let mut cur = vec![0.0_f64; dim * dim];
@@ -318,9 +317,10 @@ fn exact_dp(params: &GateParams, p: f64, s: &Setup) -> Exact {
                     continue;
                 }
                 if decide_now {
-                    let d = match gate_decision(wi as u64, li as u64, t, s.budget - t, params) {
+                    let tally = Tally::new(wi as u64, li as u64, t, s.budget - t);
+                    let d = match gate.decide(&tally) {
                         Ok(v) => v.decision,
-                        Err(e) => panic!("gate_decision failed: {e}"),
+                        Err(e) => panic!("Gate::decide failed: {e}"),
                     };
                     if d.is_terminal() {
                         if d.is_accept() {
@@ -477,11 +477,11 @@ fn main() {
     let methods: Vec<(String, Method)> = vec![
         (
             "gate, `GateParams::default()`".into(),
-            Method::Gate(GateParams::default()),
+            Method::Gate(Gate::default()),
         ),
         (
             "gate, `GateParams::calibrated()`".into(),
-            Method::Gate(GateParams::calibrated()),
+            Method::Gate(Gate::calibrated()),
         ),
         (
             format!("sign test, n = {sign_n}"),
@@ -598,11 +598,11 @@ fn cross_check(budget: u64, setup: &Setup, methods: &[(String, Method)], results
     println!("|---|---|---|---|---|---|---|---|");
     let (mut inside, mut total, mut worst_z) = (0, 0, 0.0_f64);
     for ((name, method), row) in methods.iter().zip(results) {
-        let Method::Gate(params) = method else {
+        let Method::Gate(gate) = method else {
             continue;
         };
         for (p, st) in P_VALUES.iter().zip(row) {
-            let ex = exact_dp(params, *p, setup);
+            let ex = exact_dp(gate, *p, setup);
             let (lo, hi) = st.interval();
             let se = (ex.accept * (1.0 - ex.accept) / st.n).sqrt();
             let z = if se > 0.0 {
@@ -640,8 +640,8 @@ fn cross_check(budget: u64, setup: &Setup, methods: &[(String, Method)], results
 }
 
 fn throughput() {
-    println!("## `gate_decision` throughput (one core)\n");
-    let params = GateParams::default();
+    println!("## `Gate::decide` throughput (one core)\n");
+    let gate = Gate::default();
     // A realistic mix: the (W, L) a 200-question validation visits.
     let mut calls = 0_u64;
     let mut sink = 0.0;
@@ -650,7 +650,7 @@ fn throughput() {
         for w in 0..60_u64 {
             for l in 0..60_u64 {
                 let n_used = w + l + 20;
-                if let Ok(v) = gate_decision(w, l, n_used, 200 - n_used.min(200), &params) {
+                if let Ok(v) = gate.decide(&Tally::new(w, l, n_used, 200 - n_used.min(200))) {
                     sink += v.ln_e_value;
                 }
                 calls += 1;
@@ -705,9 +705,13 @@ fn search(args: &Args) {
                         lambda_dir,
                         e_rollback: 10.0,
                     };
+                    let gate = match Gate::new(params) {
+                        Ok(gate) => gate,
+                        Err(e) => panic!("search grid point is not a valid gate: {e}"),
+                    };
                     let ex: Vec<Exact> = P_VALUES
                         .iter()
-                        .map(|&p| exact_dp(&params, p, &setup))
+                        .map(|&p| exact_dp(&gate, p, &setup))
                         .collect();
                     println!(
                         "| {e_confirm} | {e_provisional} | 2 | {delta_min} | {lambda_dir} | {:.4} | {:.4} | {:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",

@@ -1,99 +1,171 @@
-//! `gate_decision` and `probation_verdict` (seed §5, DESIGN §3.1).
-
-use evolution_types::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
+//! The checked [`Gate`]: its decision after a validation block and its
+//! probation verdict.
 
 use crate::GateError;
 use crate::evalue::{ln_e_lower_bound, ln_e_value, wald_lambda};
+use crate::types::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
 /// Agresti–Coull pseudo-count of the reported `delta_shrunk`.
 const SHRINK_PSEUDO: f64 = 4.0;
 
-/// Decide what to do after a validation block.
-///
-/// `w`/`l` are the cumulative discordant pairs (baseline wrong and candidate
-/// right / the reverse), `n_used` the questions paired so far (ties
-/// included), `n_remaining` the questions still available. Exits, first match
-/// wins: `accept_confirmed` (`E ≥ e_confirm` and `δ̂ ≥ delta_min`) →
-/// `reject_directional` (`λ ≤ lambda_dir`) → `reject_futility` (questions
-/// remain, yet `E(W + n_remaining, L) < e_confirm`) → at exhaustion
-/// `accept_provisional` (`E ≥ e_provisional` and `W − L ≥ w_net_min`) or
-/// `reject_inertia` → `continue`. E-values are compared in log space.
-///
-/// # Errors
-/// [`GateError::NoQuestionsUsed`] when `n_used == 0`,
-/// [`GateError::CountsExceedUsed`] when `w + l > n_used`, and
-/// [`GateError::InvalidParams`] for a threshold that is NaN, infinite or (for
-/// an e-value threshold) not above one.
-pub fn gate_decision(
-    w: u64,
-    l: u64,
-    n_used: u64,
-    n_remaining: u64,
-    params: &GateParams,
-) -> Result<GateVerdict, GateError> {
-    check_params(params)?;
-    if n_used == 0 {
-        return Err(GateError::NoQuestionsUsed);
-    }
-    match w.checked_add(l) {
-        Some(d) if d <= n_used => {}
-        _ => return Err(GateError::CountsExceedUsed { w, l, n_used }),
-    }
+/// The counts a gate decision is made from, cumulative over the blocks so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Tally {
+    /// Discordant pairs won: baseline wrong, candidate right.
+    pub w: u64,
+    /// Discordant pairs lost: baseline right, candidate wrong.
+    pub l: u64,
+    /// Questions paired so far, ties included.
+    pub n_used: u64,
+    /// Questions still available to validate on.
+    pub n_remaining: u64,
+}
 
-    let ln_e = ln_e_value(w, l);
-    let lambda = wald_lambda(w, l);
-    let net = i128::from(w) - i128::from(l);
-    let net_f = w as f64 - l as f64;
-    let delta_hat = net_f / n_used as f64;
-    let delta_shrunk = net_f / (n_used as f64 + SHRINK_PSEUDO);
-    let ln_confirm = params.e_confirm.ln();
-
-    let decision = if ln_e >= ln_confirm && delta_hat >= params.delta_min {
-        GateDecision::AcceptConfirmed
-    } else if lambda <= params.lambda_dir {
-        GateDecision::RejectDirectional
-    } else if n_remaining > 0 && best_case_falls_short(w.saturating_add(n_remaining), l, ln_confirm)
-    {
-        GateDecision::RejectFutility
-    } else if n_remaining == 0 {
-        if ln_e >= params.e_provisional.ln() && net >= i128::from(params.w_net_min) {
-            GateDecision::AcceptProvisional
-        } else {
-            GateDecision::RejectInertia
+impl Tally {
+    /// A tally of `w` wins and `l` losses over `n_used` questions, `n_remaining` left.
+    pub const fn new(w: u64, l: u64, n_used: u64, n_remaining: u64) -> Self {
+        Tally {
+            w,
+            l,
+            n_used,
+            n_remaining,
         }
-    } else {
-        GateDecision::Continue
-    };
+    }
+}
 
-    Ok(GateVerdict {
-        decision,
-        e_value: ln_e.exp(),
-        ln_e_value: ln_e,
-        wald_lambda: lambda,
-        delta_hat,
-        delta_shrunk,
-    })
+/// The e-process gate with a parameter set checked once, at construction.
+///
+/// ```
+/// use evolution_gate::{Gate, GateDecision, GateParams, ProbationVerdict, Tally};
+///
+/// let gate = Gate::new(GateParams::default())?;
+/// let verdict = gate.decide(&Tally::new(10, 0, 10, 10))?;
+/// assert_eq!(verdict.decision, GateDecision::AcceptConfirmed);
+/// assert_eq!(gate.probation(0, 10), ProbationVerdict::Rollback);
+/// # Ok::<(), evolution_gate::GateError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gate {
+    params: GateParams,
+}
+
+impl Default for Gate {
+    /// The gate with the seed's parameters ([`GateParams::default`]).
+    fn default() -> Self {
+        Gate {
+            params: GateParams::default(),
+        }
+    }
+}
+
+impl Gate {
+    /// A gate deciding with `params`.
+    ///
+    /// # Errors
+    /// [`GateError::InvalidParams`] for a threshold that is NaN, infinite or
+    /// (for an e-value threshold) not above one, or a `lambda_dir` above zero.
+    pub fn new(params: GateParams) -> Result<Self, GateError> {
+        check_params(&params)?;
+        Ok(Gate { params })
+    }
+
+    /// The gate with the measured parameters of [`GateParams::calibrated`].
+    pub fn calibrated() -> Self {
+        Gate {
+            params: GateParams::calibrated(),
+        }
+    }
+
+    /// The parameters this gate decides with.
+    pub fn params(&self) -> &GateParams {
+        &self.params
+    }
+
+    /// Decide what to do after a validation block.
+    ///
+    /// Exits, first match wins: `accept_confirmed` (`E ≥ e_confirm` and
+    /// `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
+    /// `reject_futility` (questions remain, yet `E(W + n_remaining, L) <
+    /// e_confirm`) → at exhaustion `accept_provisional` (`E ≥ e_provisional`
+    /// and `W − L ≥ w_net_min`) or `reject_inertia` → `continue`. E-values
+    /// are compared in log space.
+    ///
+    /// # Errors
+    /// [`GateError::NoQuestionsUsed`] when `n_used == 0`,
+    /// [`GateError::CountsExceedUsed`] when `w + l > n_used`.
+    pub fn decide(&self, tally: &Tally) -> Result<GateVerdict, GateError> {
+        let Tally {
+            w,
+            l,
+            n_used,
+            n_remaining,
+        } = *tally;
+        let params = &self.params;
+        if n_used == 0 {
+            return Err(GateError::NoQuestionsUsed);
+        }
+        match w.checked_add(l) {
+            Some(d) if d <= n_used => {}
+            _ => return Err(GateError::CountsExceedUsed { w, l, n_used }),
+        }
+
+        let ln_e = ln_e_value(w, l);
+        let lambda = wald_lambda(w, l);
+        let net = i128::from(w) - i128::from(l);
+        let net_f = w as f64 - l as f64;
+        let delta_hat = net_f / n_used as f64;
+        let delta_shrunk = net_f / (n_used as f64 + SHRINK_PSEUDO);
+        let ln_confirm = params.e_confirm.ln();
+
+        let decision = if ln_e >= ln_confirm && delta_hat >= params.delta_min {
+            GateDecision::AcceptConfirmed
+        } else if lambda <= params.lambda_dir {
+            GateDecision::RejectDirectional
+        } else if n_remaining > 0
+            && best_case_falls_short(w.saturating_add(n_remaining), l, ln_confirm)
+        {
+            GateDecision::RejectFutility
+        } else if n_remaining == 0 {
+            if ln_e >= params.e_provisional.ln() && net >= i128::from(params.w_net_min) {
+                GateDecision::AcceptProvisional
+            } else {
+                GateDecision::RejectInertia
+            }
+        } else {
+            GateDecision::Continue
+        };
+
+        Ok(GateVerdict {
+            decision,
+            e_value: ln_e.exp(),
+            ln_e_value: ln_e,
+            wald_lambda: lambda,
+            delta_hat,
+            delta_shrunk,
+        })
+    }
+
+    /// Judge a provisionally accepted version from the pairs seen since:
+    /// `w` questions the previous version got wrong and this one right, `l`
+    /// the reverse.
+    ///
+    /// `confirmed` if `E(w, l) ≥ e_confirm`, else `rollback` if the reverse
+    /// e-value `E(l, w) ≥ e_rollback`, else `unverified`. Comparisons are in
+    /// log space.
+    pub fn probation(&self, w: u64, l: u64) -> ProbationVerdict {
+        if ln_e_value(w, l) >= self.params.e_confirm.ln() {
+            ProbationVerdict::Confirmed
+        } else if ln_e_value(l, w) >= self.params.e_rollback.ln() {
+            ProbationVerdict::Rollback
+        } else {
+            ProbationVerdict::Unverified
+        }
+    }
 }
 
 /// True when `E(w_best, l) < e_confirm`; a cheap lower bound settles most calls.
 fn best_case_falls_short(w_best: u64, l: u64, ln_confirm: f64) -> bool {
     ln_e_lower_bound(w_best, l) < ln_confirm && ln_e_value(w_best, l) < ln_confirm
-}
-
-/// Judge a provisionally accepted version from the pairs seen since.
-///
-/// `confirmed` if `E(w, l) ≥ e_confirm`, else `rollback` if the reverse
-/// e-value `E(l, w) ≥ e_rollback`, else `unverified`. Comparisons are in log
-/// space; a NaN threshold compares false, so a malformed parameter set can
-/// only ever yield `unverified` (use `gate_decision` to get it reported).
-pub fn probation_verdict(w: u64, l: u64, params: &GateParams) -> ProbationVerdict {
-    if ln_e_value(w, l) >= params.e_confirm.ln() {
-        ProbationVerdict::Confirmed
-    } else if ln_e_value(l, w) >= params.e_rollback.ln() {
-        ProbationVerdict::Rollback
-    } else {
-        ProbationVerdict::Unverified
-    }
 }
 
 /// Reject parameter sets that would make a decision meaningless.

@@ -4,7 +4,7 @@
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GateError {
-    /// `gate_decision` needs at least one used question (`δ̂` divides by it).
+    /// [`Gate::decide`](crate::Gate::decide) needs at least one used question (`δ̂` divides by it).
     #[error("n_used must be at least 1")]
     NoQuestionsUsed,
     /// More wins and losses than questions used.

@@ -1,6 +1,6 @@
 //! The CE-Gate: decides from paired evaluations whether a candidate skill or
 //! prompt beats its baseline, with a false-accept guarantee that survives
-//! looking at the data after every block (seed §5, §7).
+//! looking at the data after every block.
 //!
 //! Key design choice: the evidence is an e-process, the mixture likelihood
 //! ratio `E(W, L)` of `p ~ Uniform[1/2, 1]` against `p = 1/2` over the
@@ -16,16 +16,36 @@
 //!   1e-13 against exact rationals and by identities up to `10^7`, and total
 //!   (finite, no NaN, fast) over all of `u64`.
 //! * [`wald_lambda`]: `W·ln 1.4 + L·ln 0.6`.
-//! * [`gate_decision`], [`probation_verdict`]: the decision rules.
+//! * [`Gate`]: the decision rules. [`Gate::new`] checks a [`GateParams`]
+//!   once; [`Gate::decide`] then answers a [`Tally`] of wins, losses and
+//!   questions with a [`GateVerdict`], and [`Gate::probation`] judges a
+//!   provisionally accepted version ([`ProbationVerdict`]).
 //! * [`pair_block`], [`classify_quadrants`], [`compute_accuracy`]: the pure
-//!   parts of block validation.
+//!   parts of block validation, returning [`PairResult`] and
+//!   [`QuadrantClassification`].
+//!
+//! The crate depends on no other crate of this workspace: every type its
+//! functions take or return is defined here.
+
+// The kernel performs no I/O: the calls clippy.toml lists are refused here.
+#![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod decision;
 mod error;
 mod evalue;
+mod types;
 mod validate;
 
-pub use crate::decision::{gate_decision, probation_verdict};
+pub use crate::decision::{Gate, Tally};
 pub use crate::error::GateError;
 pub use crate::evalue::{compute_e_value, ln_e_value, wald_lambda};
+pub use crate::types::{
+    GateDecision, GateParams, GateVerdict, PairResult, ProbationVerdict, QuadrantClassification,
+};
 pub use crate::validate::{Correctness, classify_quadrants, compute_accuracy, pair_block};

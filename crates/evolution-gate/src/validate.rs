@@ -1,10 +1,10 @@
-//! Block-validation decisions (seed §7): pairing, quadrants, accuracy.
+//! Block-validation decisions: pairing, quadrants, accuracy.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasher, Hash};
 
-use evolution_types::{PairResult, QuadrantClassification};
+use crate::types::{PairResult, QuadrantClassification};
 
 use crate::GateError;
 

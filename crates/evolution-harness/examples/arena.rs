@@ -19,12 +19,14 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use evolution_gate::GateParams;
 use evolution_harness::{
     AgentReply, BaselineCache, Budget, Candidate, ELond, GammaSequence, Gatekeeper,
-    InProcessRunner, MemoryRunRecorder, MemoryVersionedStore, NoEvents, ValidationConfig,
-    ValidationContext, VersionedStore, Workspace, fixed_question_order,
+    InProcessRunner, NoEvents, ValidationConfig, ValidationContext, VersionedStore, Workspace,
+    fixed_question_order,
 };
-use evolution_types::{GateParams, GeneratedQuestion};
+use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
+use evolution_types::GeneratedQuestion;
 
 const PROPOSALS: usize = 60;
 const TIE_RATE: f64 = 0.7;
@@ -148,7 +150,7 @@ async fn replicate(seed: u64, rule: Rule) -> Tally {
     });
     let gate: Vec<GeneratedQuestion> = (0..GATE_QUESTIONS as u64).map(question).collect();
     let store = MemoryVersionedStore::new([("s.md".to_owned(), String::new())].into());
-    let log = MemoryRunRecorder::new();
+    let log = MemoryRunLog::new();
     let budget = Budget::unlimited();
     let ctx = ValidationContext {
         runner: &runner,

@@ -2,7 +2,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use evolution_types::GateDecision;
+use evolution_gate::GateDecision;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{BudgetExceeded, Usage};
@@ -97,7 +97,7 @@ pub enum HarnessEvent {
         /// The version on probation.
         version: String,
         /// The verdict (`rollback` restores the previous version).
-        verdict: evolution_types::ProbationVerdict,
+        verdict: evolution_gate::ProbationVerdict,
         /// Wins so far.
         w: u64,
         /// Losses so far.

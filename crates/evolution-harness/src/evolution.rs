@@ -10,19 +10,17 @@
 //! proposer call.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use evolution_types::{
-    DiagnosisResult, EvolutionRecord, EvolutionResult, GeneratedQuestion, LlmProvider, Prediction,
-    RejectedEdit,
+    Checkpoint, CheckpointError, DiagnosisResult, EvolutionRecord, EvolutionResult,
+    GeneratedQuestion, LlmProvider, Prediction, RejectedEdit, VersionedStore,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::budget::BudgetExceeded;
 use crate::events::{Arm, HarnessEvent};
 use crate::gatekeeper::{GateRecord, Gatekeeper};
-use crate::persist::VersionedStore;
 use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::slow_update::{ComparisonPair, slow_update};
@@ -76,9 +74,41 @@ impl From<Vec<Proposal>> for Proposals {
 }
 
 /// Why a proposer failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("proposer failed: {0}")]
-pub struct ProposeError(pub String);
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProposeError {
+    /// Diagnosing the training run failed (its LLM, run log or store, or
+    /// unusable settings).
+    #[error("proposer failed: diagnosis: {0}")]
+    Diagnosis(#[from] evolution_diagnose::DiagnoseError),
+    /// The edit-budget schedule cannot give a budget for this epoch.
+    #[error("proposer failed: edit budget: {0}")]
+    EditBudget(#[from] evolution_evolve::BudgetError),
+    /// An evolve call failed (its LLM or its store).
+    #[error("proposer failed: evolve {target}: {source}")]
+    Evolve {
+        /// What was being evolved: `skill`, `system prompt` or `tool`.
+        target: &'static str,
+        /// The engine's error.
+        #[source]
+        source: evolution_evolve::EvolveError,
+    },
+    /// An evolved record's content is not what its kind promises (a tool
+    /// record that is not a JSON object of its two prompts).
+    #[error("proposer failed: unreadable {what}: {message}")]
+    Unreadable {
+        /// What could not be read.
+        what: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// A proposer of another kind (not the kernel's) failed.
+    #[error("proposer failed: {message}")]
+    Other {
+        /// What went wrong.
+        message: String,
+    },
+}
 
 /// Makes candidate changes from an epoch's evidence.
 #[async_trait]
@@ -154,44 +184,33 @@ pub struct LoopState {
     pub stopped: Option<StopReason>,
 }
 
-/// Saves and restores the loop state.
-pub trait Checkpoint: Send + Sync {
-    /// The saved state, if any.
+impl LoopState {
+    /// The state saved in `checkpoint`, if any.
     ///
     /// # Errors
-    /// A backend failure, as text.
-    fn load(&self) -> Result<Option<LoopState>, String>;
-    /// Saves `state`, replacing the previous one.
+    /// The checkpoint's own error, or [`CheckpointError::Corrupt`] when the
+    /// saved value is not a loop state.
+    pub fn load(checkpoint: &dyn Checkpoint) -> Result<Option<LoopState>, CheckpointError> {
+        checkpoint
+            .load()?
+            .map(|value| {
+                serde_json::from_value(value).map_err(|e| CheckpointError::Corrupt {
+                    message: format!("not a loop state: {e}"),
+                })
+            })
+            .transpose()
+    }
+
+    /// Saves this state in `checkpoint`, replacing the previous one.
     ///
     /// # Errors
-    /// A backend failure, as text.
-    fn save(&self, state: &LoopState) -> Result<(), String>;
-}
-
-/// A [`Checkpoint`] in memory.
-#[derive(Debug, Default)]
-pub struct MemoryCheckpoint {
-    state: Mutex<Option<LoopState>>,
-}
-
-impl MemoryCheckpoint {
-    /// Empty.
-    pub fn new() -> Self {
-        MemoryCheckpoint::default()
-    }
-}
-
-impl Checkpoint for MemoryCheckpoint {
-    fn load(&self) -> Result<Option<LoopState>, String> {
-        Ok(self
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone())
-    }
-    fn save(&self, state: &LoopState) -> Result<(), String> {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
-        Ok(())
+    /// The checkpoint's own error, or [`CheckpointError::Corrupt`] when the
+    /// state cannot be turned into JSON.
+    pub fn save(&self, checkpoint: &dyn Checkpoint) -> Result<(), CheckpointError> {
+        let value = serde_json::to_value(self).map_err(|e| CheckpointError::Corrupt {
+            message: format!("loop state not serialisable: {e}"),
+        })?;
+        checkpoint.save(&value)
     }
 }
 
@@ -227,7 +246,7 @@ pub enum LoopError {
     Propose(#[from] ProposeError),
     /// The checkpoint failed.
     #[error("checkpoint failed: {0}")]
-    Checkpoint(String),
+    Checkpoint(#[from] CheckpointError),
     /// The slow update failed on a malformed document.
     #[error(transparent)]
     SlowUpdate(#[from] crate::slow_update::SlowUpdateError),
@@ -245,7 +264,8 @@ pub struct LoopContext<'a> {
     /// For the slow update. Wrap it (and the proposer's provider) in
     /// [`crate::MeteredLlm`] over the same [`crate::Budget`] as `validation`
     /// to cap LLM calls, tokens and money, and give both the same
-    /// [`crate::LlmJournal`] so that a resumed run repeats no finished call.
+    /// `LlmJournal` (from `evolution-llm-cassette`) so that a resumed run
+    /// repeats no finished call.
     pub llm: &'a dyn LlmProvider,
     /// Saves the loop state.
     pub checkpoint: &'a dyn Checkpoint,
@@ -416,7 +436,7 @@ pub async fn run_evolution(
     )?;
     let provenance: BTreeSet<String> = split.train().clone();
     let vctx = ctx.validation;
-    let mut state = match ctx.checkpoint.load().map_err(LoopError::Checkpoint)? {
+    let mut state = match LoopState::load(ctx.checkpoint)? {
         Some(state) => state,
         None => {
             let initial_version = ctx.store.current_version().map_err(ValidationError::from)?;
@@ -485,7 +505,7 @@ async fn drive(
     provenance: &BTreeSet<String>,
     state: &mut LoopState,
 ) -> Result<(Option<f64>, Option<f64>), LoopError> {
-    let save = |state: &LoopState| ctx.checkpoint.save(state).map_err(LoopError::Checkpoint);
+    let save = |state: &LoopState| state.save(ctx.checkpoint).map_err(LoopError::Checkpoint);
     let vctx = ctx.validation;
     let mut previous_train: Option<(Workspace, BTreeMap<String, Prediction>)> = None;
 
@@ -747,7 +767,8 @@ async fn watch_probations(
                     && h.message.contains("slow update")
             })
     };
-    let params = *state.gatekeeper.params();
+    let gate =
+        evolution_gate::Gate::new(*state.gatekeeper.params()).map_err(ValidationError::from)?;
     let mut rolled_back = false;
     let mut keep = Vec::new();
     for mut watch in std::mem::take(&mut state.probations) {
@@ -765,7 +786,7 @@ async fn watch_probations(
             })
             .collect();
         watch.observe(&observed);
-        let verdict = watch.verdict(&params);
+        let verdict = watch.verdict(&gate);
         ctx.validation.events.emit(&HarnessEvent::ProbationSettled {
             version: watch.version.clone(),
             verdict,
@@ -773,14 +794,14 @@ async fn watch_probations(
             l: watch.l,
         });
         match verdict {
-            evolution_types::ProbationVerdict::Rollback => {
+            evolution_gate::ProbationVerdict::Rollback => {
                 ctx.store
                     .rollback(&watch.previous_version)
                     .map_err(ValidationError::from)?;
                 rolled_back = true;
             }
-            evolution_types::ProbationVerdict::Confirmed => {}
-            evolution_types::ProbationVerdict::Unverified => keep.push(watch),
+            evolution_gate::ProbationVerdict::Confirmed => {}
+            evolution_gate::ProbationVerdict::Unverified => keep.push(watch),
         }
     }
     state.probations = keep;

@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::HarnessEvent;
 use crate::fdr::{ELond, FdrDecision, TestLevel};
-use crate::persist::VersionedStore;
 use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::validate::{
     BaselineCache, Candidate, ValidationConfig, ValidationContext, ValidationError,
     ValidationOutcome, params_for_level, validate_candidate,
 };
+use evolution_types::VersionedStore;
 
 /// What happened to one proposal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,7 +100,7 @@ impl Gatekeeper {
     }
 
     /// The gate parameters before any FDR adjustment (probation uses them).
-    pub fn params(&self) -> &evolution_types::GateParams {
+    pub fn params(&self) -> &evolution_gate::GateParams {
         &self.config.params
     }
 
@@ -237,7 +237,7 @@ impl Gatekeeper {
                 Some(version) => version,
                 None => store.advance(writes, &message)?,
             };
-            if decision == evolution_types::GateDecision::AcceptProvisional {
+            if decision == evolution_gate::GateDecision::AcceptProvisional {
                 record.probation = Some(Probation::new(&version, &baseline.version));
             }
             ctx.events.emit(&HarnessEvent::CandidateAccepted {

@@ -59,10 +59,10 @@ impl PromptStore for WorkspaceStore<'_> {
 /// each proposal and advances the store, and stores the diagnosis (returned
 /// in [`Proposals::diagnosis`]) and the gated records in the run log.
 ///
-/// Give it an [`crate::LlmJournal`] as `llm` so that a run killed during a
-/// proposal does not send that proposal's finished calls again when it
-/// resumes: the proposal is made again from the same inputs, and the
-/// journal answers every call that finished before the kill.
+/// Give it an `LlmJournal` (from `evolution-llm-cassette`) as `llm` so that
+/// a run killed during a proposal does not send that proposal's finished
+/// calls again when it resumes: the proposal is made again from the same
+/// inputs, and the journal answers every call that finished before the kill.
 pub struct KernelProposer<'a> {
     /// The LLM for judges and edits.
     pub llm: &'a dyn LlmProvider,
@@ -93,10 +93,6 @@ impl std::fmt::Debug for KernelProposer<'_> {
     }
 }
 
-fn failed(what: &str, error: impl std::fmt::Display) -> ProposeError {
-    ProposeError(format!("{what}: {error}"))
-}
-
 fn proposal(index: usize, record: EvolutionRecord, writes: BTreeMap<String, String>) -> Proposal {
     Proposal {
         label: format!("{index}-{}", record.target_file),
@@ -114,12 +110,10 @@ impl Proposer for KernelProposer<'_> {
             .with_profile(self.profile.clone())
             .with_options(self.diagnose.clone())
             .run(request.train_run_id, &self.questions, &self.tree_data)
-            .await
-            .map_err(|e| failed("diagnosis", e))?;
+            .await?;
         let budget = self
             .schedule
-            .budget_at(u64::from(request.epoch), u64::from(request.max_epochs))
-            .map_err(|e| failed("edit budget", e))?
+            .budget_at(u64::from(request.epoch), u64::from(request.max_epochs))?
             .unwrap_or(usize::MAX);
         let options = EvolveOptions {
             source_version: request.workspace.version.clone(),
@@ -137,7 +131,10 @@ impl Proposer for KernelProposer<'_> {
             let record = evolver
                 .skill(pack, &store)
                 .await
-                .map_err(|e| failed("evolve skill", e))?;
+                .map_err(|source| ProposeError::Evolve {
+                    target: "skill",
+                    source,
+                })?;
             let writes =
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
@@ -147,7 +144,10 @@ impl Proposer for KernelProposer<'_> {
             let record = evolver
                 .system_prompt(pack, &store)
                 .await
-                .map_err(|e| failed("evolve system prompt", e))?;
+                .map_err(|source| ProposeError::Evolve {
+                    target: "system prompt",
+                    source,
+                })?;
             let writes =
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
@@ -161,12 +161,18 @@ impl Proposer for KernelProposer<'_> {
             let record = evolver
                 .tool(pack, &store)
                 .await
-                .map_err(|e| failed("evolve tool", e))?;
+                .map_err(|source| ProposeError::Evolve {
+                    target: "tool",
+                    source,
+                })?;
             let mut writes = BTreeMap::new();
             if record.status == EvolutionStatus::Accepted {
                 // A tool record holds {"extract": …, "verify": …}.
                 let pair: serde_json::Value = serde_json::from_str(&record.evolved_content)
-                    .map_err(|e| failed("evolved tool prompts", e))?;
+                    .map_err(|e| ProposeError::Unreadable {
+                        what: "evolved tool prompts",
+                        message: e.to_string(),
+                    })?;
                 for (file, key) in [(extract, "extract"), (verify, "verify")] {
                     if let Some(text) = pair.get(key).and_then(serde_json::Value::as_str) {
                         writes.insert(file, text.to_owned());

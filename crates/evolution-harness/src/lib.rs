@@ -1,13 +1,16 @@
 //! The app layer of the evolution kernel: it runs agents, gates candidates
 //! and keeps a whole run honest.
 //!
-//! The kernel crates decide; this crate orchestrates and does the I/O. Its
-//! key design choice is that every outside party sits behind a small trait
-//! with an in-memory implementation: the agent ([`AgentRunner`]), the write
-//! side of the stores ([`VersionedStore`]) and of the run log
-//! ([`RunRecorder`]), and the progress display ([`EventSink`]). The adapter
-//! crates implement them for real; tests run the same orchestration in
-//! memory.
+//! The kernel crates decide; this crate orchestrates. It depends on kernel
+//! crates only: every outside party sits behind a small trait with an
+//! in-memory implementation. The agent ([`AgentRunner`]) and the progress
+//! display ([`EventSink`]) are defined here; the write ports it persists
+//! through — the versioned store ([`VersionedStore`]), the run log
+//! ([`RunRecorder`]) and the checkpoint ([`Checkpoint`]) — are defined in
+//! `evolution-types` (and re-exported here). The adapter crates implement
+//! them for real (`evolution-store-fs`, `evolution-runlog-sqlite`),
+//! `evolution-testkit` in memory; a front end such as `skill-evolve` wires
+//! the adapters in.
 //!
 //! # Map
 //!
@@ -15,31 +18,29 @@
 //!   (protocol below), [`Workspace`], [`QuestionOutcome`].
 //! - Validation (seed §7, §12.4): [`validate_candidate`] runs block after
 //!   block in a seed-fixed order ([`fixed_question_order`]) with a
-//!   [`BaselineCache`], the INFRA guard and the gate's `gate_decision`;
+//!   [`BaselineCache`], the INFRA guard and the gate's `Gate::decide`;
 //!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
 //!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
 //!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
 //!   on a provisional accept.
 //! - The loop: [`run_evolution`] runs epochs of training rollouts →
 //!   [`Proposer`] → [`Gatekeeper`] → blacklist → slow update, stops by the
-//!   seed-004 rules or a budget cap, and resumes from a [`Checkpoint`] and
-//!   the run log after a kill at any point.
+//!   seed-004 rules or a budget cap, and resumes from a [`Checkpoint`]
+//!   (holding a [`LoopState`]) and the run log after a kill at any point.
 //! - Error control over a run: [`ELond`] (online FDR with e-values) gives
 //!   each proposal its threshold; [`params_for_level`] turns it into gate
 //!   parameters.
 //! - Budgets: [`Budget`] (calls, tokens, money, rollouts), [`MeteredLlm`],
 //!   the pre-flight [`Estimate`].
 //! - Slow update: [`slow_update`] writes long-term guidance into the
-//!   skill's momentum region, regressions first.
+//!   skill's slow-update region, regressions first.
 //! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
 //!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the kernel
 //!   crates' built-in prompts plus the slow update's, overridable from a
 //!   directory.
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
-//! - The kernel and the adapters: [`KernelProposer`] (diagnose → case
-//!   packs → evolve every target), [`FsVersionedStore`] (the on-disk store),
-//!   the SQLite run log as [`RunRecorder`], [`FileCheckpoint`], and
-//!   [`LlmJournal`], the run's content-addressed record of LLM calls.
+//! - The kernel: [`KernelProposer`] (diagnose → case packs → evolve every
+//!   target).
 //!
 //! # Wiring a real run
 //!
@@ -47,11 +48,11 @@
 //! [`run_evolution`]:
 //!
 //! ```text
-//! store      = FsVersionedStore::new(FsStore::open(dir)?)        // VersionedStore
-//! log        = SqliteRunLog::open(db)?                           // RunRecorder + RunLog
-//! checkpoint = FileCheckpoint::new(state_json)                   // Checkpoint (atomic)
+//! store      = FsVersionedStore::new(FsStore::open(dir)?)        // VersionedStore (store-fs)
+//! log        = SqliteRunLog::open(db)?                           // RunRecorder + RunLog (runlog-sqlite)
+//! checkpoint = FileCheckpoint::new(state_json)                   // Checkpoint, atomic (store-fs)
 //! llm        = LlmJournal::open(MeteredLlm::new(provider, budget),
-//!                               run_dir, model).await?           // journaled, metered
+//!                               run_dir, model).await?           // journaled (llm-cassette), metered
 //! proposer   = KernelProposer { llm: &llm, run_log: &log, questions: train,
 //!                               tree_data, templates, profile, diagnose, evolve,
 //!                               schedule }
@@ -65,7 +66,8 @@
 //! Run it again with the same store, log, checkpoint and run directory
 //! after a kill: it continues where it stopped, without repeating a
 //! finished rollout (the run log answers) or a finished LLM call (the
-//! [`LlmJournal`] answers, even for a proposal the kill interrupted).
+//! `evolution-llm-cassette`'s `LlmJournal` answers, even for a proposal the
+//! kill interrupted).
 //!
 //! # The subprocess protocol
 //!
@@ -103,21 +105,16 @@
 //! complete reference agent.
 
 mod budget;
-mod checkpoint_file;
 mod events;
 mod evolution;
 mod fdr;
-mod fs_store;
 mod gatekeeper;
 mod ingest;
-mod journal;
 mod kernel;
-mod persist;
 mod probation;
 mod reply_schemas;
 mod runner;
 mod slow_update;
-mod sqlite_log;
 mod subprocess;
 mod templates;
 mod validate;
@@ -125,33 +122,26 @@ mod validate;
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
-pub use crate::checkpoint_file::FileCheckpoint;
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
-    Checkpoint, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, MemoryCheckpoint,
-    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
+    ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
-pub use crate::fs_store::FsVersionedStore;
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
     REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
     parse_trajectories,
 };
-pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::kernel::KernelProposer;
-pub use crate::persist::{
-    MemoryRunRecorder, MemoryVersionedStore, RecordError, RunRecorder, VersionInfo, VersionedStore,
-};
-pub use evolution_llm_openai::CassetteError;
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
 pub use crate::runner::{
-    AgentReply, AgentRunner, INFRA_STOP_REASON, InProcessRunner, QuestionOutcome, RunnerError,
-    Scoring, Workspace,
+    AgentReply, AgentRunner, InProcessRunner, RunnerError, Scoring, Workspace,
 };
+// The ports and records the loop writes through, defined in `evolution-types`.
 pub use crate::slow_update::{
     ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
     SlowUpdate, SlowUpdateError, slow_update,
@@ -164,4 +154,8 @@ pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
+};
+pub use evolution_types::{
+    Checkpoint, CheckpointError, INFRA_STOP_REASON, QuestionOutcome, RecordError, RunRecorder,
+    VersionInfo, VersionedStore,
 };

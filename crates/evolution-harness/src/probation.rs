@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use evolution_gate::probation_verdict;
-use evolution_types::{GateParams, ProbationVerdict, StoreError};
+use evolution_gate::{Gate, ProbationVerdict};
+use evolution_types::StoreError;
 use serde::{Deserialize, Serialize};
 
-use crate::persist::VersionedStore;
+use evolution_types::VersionedStore;
 
 /// The watch over one provisionally accepted version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,9 +65,9 @@ impl Probation {
         added
     }
 
-    /// The verdict on the evidence so far.
-    pub fn verdict(&self, params: &GateParams) -> ProbationVerdict {
-        probation_verdict(self.w, self.l, params)
+    /// The verdict of `gate` on the evidence so far.
+    pub fn verdict(&self, gate: &Gate) -> ProbationVerdict {
+        gate.probation(self.w, self.l)
     }
 
     /// Decides, and on [`ProbationVerdict::Rollback`] makes the previous
@@ -79,9 +79,9 @@ impl Probation {
     pub fn settle(
         &self,
         store: &dyn VersionedStore,
-        params: &GateParams,
+        gate: &Gate,
     ) -> Result<ProbationOutcome, StoreError> {
-        let verdict = self.verdict(params);
+        let verdict = self.verdict(gate);
         let current = store.current_version()?;
         if verdict == ProbationVerdict::Rollback && current == self.version {
             store.rollback(&self.previous_version)?;

@@ -3,13 +3,10 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use evolution_types::{GeneratedQuestion, JsonMap, Prediction, TraceStep};
+use evolution_types::{
+    GeneratedQuestion, INFRA_STOP_REASON, JsonMap, Prediction, QuestionOutcome, TraceStep,
+};
 use serde::{Deserialize, Serialize};
-
-/// Stop reason recorded for a question whose run failed for reasons outside
-/// the agent's reasoning (crash, hang, garbage output). The diagnosis and the
-/// INFRA guard treat it as an infrastructure error.
-pub const INFRA_STOP_REASON: &str = "error";
 
 /// Named versions of the documents an agent runs with: the skills and the
 /// prompts (system prompt, tool prompts) of one store version.
@@ -109,55 +106,20 @@ impl Scoring {
     }
 }
 
-/// The record of one question of one run: the prediction and its trace.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct QuestionOutcome {
-    /// The scored prediction (`stop_reason == "error"` for an INFRA failure).
-    pub prediction: Prediction,
-    /// The agent's steps, numbered from 1.
-    pub trace: Vec<TraceStep>,
-}
-
-impl QuestionOutcome {
-    /// True when the question failed for infrastructure reasons.
-    pub fn is_infra_error(&self) -> bool {
-        is_infra_stop(&self.prediction.stop_reason) || self.prediction.error.is_some()
-    }
-
-    /// An INFRA outcome: the agent could not answer `question` because of `message`.
-    pub fn infra_error(
-        run_id: &str,
-        question: &GeneratedQuestion,
-        message: impl Into<String>,
-    ) -> Self {
-        QuestionOutcome {
-            prediction: Prediction {
-                run_id: run_id.to_owned(),
-                question_id: question.question_id.clone(),
-                task_type: question.task_type.clone(),
-                video_id: question.video_id.clone(),
-                answer: question.answer.clone(),
-                correct: false,
-                stop_reason: INFRA_STOP_REASON.to_owned(),
-                error: Some(message.into()),
-                ..Prediction::default()
-            },
-            trace: Vec::new(),
-        }
-    }
-
-    /// Scores `reply` to `question` and builds the run-log records.
+impl AgentReply {
+    /// Scores this reply to `question` and builds the run-log records.
     ///
     /// Trace steps without a `step` number are numbered by position; steps
     /// whose fields have the wrong types make the whole question an INFRA
     /// error (the agent broke the protocol).
-    pub fn from_reply(
+    pub fn into_outcome(
+        self,
         run_id: &str,
         question: &GeneratedQuestion,
-        mut reply: AgentReply,
         streamed_steps: Vec<JsonMap>,
         scoring: Scoring,
-    ) -> Self {
+    ) -> QuestionOutcome {
+        let mut reply = self;
         let mut raw_steps = streamed_steps;
         raw_steps.append(&mut reply.steps);
         let mut trace = Vec::with_capacity(raw_steps.len());
@@ -212,10 +174,7 @@ impl QuestionOutcome {
     }
 }
 
-/// True for the stop reasons that mark an infrastructure failure.
-pub(crate) fn is_infra_stop(stop_reason: &str) -> bool {
-    stop_reason == "error" || stop_reason == "parse_error"
-}
+pub(crate) use evolution_types::is_infra_stop_reason as is_infra_stop;
 
 /// Why a whole run could not start. Failures of single questions are not
 /// errors: they come back as INFRA outcomes.
@@ -242,8 +201,13 @@ pub enum RunnerError {
         source: std::io::Error,
     },
     /// The runner's configuration is unusable.
-    #[error("invalid runner configuration: {0}")]
-    Config(String),
+    #[error("invalid runner configuration: {field} {reason}")]
+    Config {
+        /// The setting.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// Two questions of one request share an id.
     #[error("question {0:?} appears twice in one run")]
     DuplicateQuestion(String),
@@ -341,9 +305,7 @@ where
         Ok(questions
             .iter()
             .map(|question| match (self.agent)(workspace, question) {
-                Ok(reply) => {
-                    QuestionOutcome::from_reply(run_id, question, reply, Vec::new(), self.scoring)
-                }
+                Ok(reply) => reply.into_outcome(run_id, question, Vec::new(), self.scoring),
                 Err(message) => QuestionOutcome::infra_error(run_id, question, message),
             })
             .collect())

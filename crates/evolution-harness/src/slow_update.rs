@@ -1,13 +1,13 @@
-//! The slow update (seed 004 step ⑦, seed §12.6 "momentum"): at an epoch
+//! The slow update: at an epoch
 //! boundary, compare the previous and current skill on the same questions
 //! and ask the LLM for long-term guidance, regressions first.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use evolution_gate::classify_quadrants;
-use evolution_patch::{PatchError, RegionError, momentum_inner, replace_momentum};
-use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider, QuadrantClassification};
+use evolution_gate::{QuadrantClassification, classify_quadrants};
+use evolution_patch::{PatchError, RegionError, replace_slow_update, slow_update_inner};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider};
 use serde::{Deserialize, Serialize};
 
 use evolution_types::template::render as render_template;
@@ -161,7 +161,7 @@ pub async fn slow_update(
     pairs: &[ComparisonPair],
 ) -> Result<SlowUpdate, SlowUpdateError> {
     let (quadrants, [regressions, persistent, improvements]) = format_comparison_pairs(pairs)?;
-    let previous_guidance = momentum_inner(current_skill)?
+    let previous_guidance = slow_update_inner(current_skill)?
         .unwrap_or_default()
         .to_owned();
     let stable = quadrants.stable_successes.len().to_string();
@@ -194,7 +194,7 @@ pub async fn slow_update(
     if guidance.is_empty() {
         return Ok(keep("the reply was empty".to_owned(), quadrants));
     }
-    match replace_momentum(current_skill, guidance) {
+    match replace_slow_update(current_skill, guidance) {
         Ok(content) => Ok(SlowUpdate {
             content,
             guidance: guidance.to_owned(),

@@ -12,14 +12,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use evolution_types::{GeneratedQuestion, JsonMap};
+use evolution_types::{GeneratedQuestion, JsonMap, QuestionOutcome};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::runner::{
-    AgentReply, AgentRunner, QuestionOutcome, RunnerError, Scoring, Workspace, check_unique,
-};
+use crate::runner::{AgentReply, AgentRunner, RunnerError, Scoring, Workspace, check_unique};
 
 /// Characters of a child's stderr kept for error messages (the tail).
 const STDERR_TAIL_CHARS: usize = 2000;
@@ -99,12 +97,16 @@ impl SubprocessRunner {
     /// [`RunnerError::Config`] for a zero concurrency or a zero timeout.
     pub fn new(config: SubprocessConfig) -> Result<Self, RunnerError> {
         if config.concurrency == 0 {
-            return Err(RunnerError::Config("concurrency must be at least 1".into()));
+            return Err(RunnerError::Config {
+                field: "concurrency",
+                reason: "must be at least 1",
+            });
         }
         if config.question_timeout.is_zero() {
-            return Err(RunnerError::Config(
-                "question_timeout must be positive".into(),
-            ));
+            return Err(RunnerError::Config {
+                field: "question_timeout",
+                reason: "must be positive",
+            });
         }
         Ok(SubprocessRunner {
             config: Arc::new(config),
@@ -464,9 +466,7 @@ async fn run_question(
     )
     .await;
     let outcome = match asked {
-        Ok(Ok((reply, steps))) => {
-            QuestionOutcome::from_reply(run_id, question, reply, steps, config.scoring)
-        }
+        Ok(Ok((reply, steps))) => reply.into_outcome(run_id, question, steps, config.scoring),
         Ok(Err(message)) => QuestionOutcome::infra_error(run_id, question, message),
         Err(_) => QuestionOutcome::infra_error(
             run_id,

@@ -3,17 +3,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use evolution_gate::{GateError, gate_decision, pair_block};
+use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, pair_block};
 use evolution_types::{
-    GateDecision, GateParams, GateVerdict, GeneratedQuestion, Prediction, RunLog, RunLogError,
+    GeneratedQuestion, Prediction, QuestionOutcome, RecordError, RunLog, RunLogError, RunRecorder,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetExceeded};
 use crate::events::{Arm, EventSink, HarnessEvent};
 use crate::fdr::TestLevel;
-use crate::persist::{RecordError, RunRecorder};
-use crate::runner::{AgentRunner, QuestionOutcome, RunnerError, Workspace, is_infra_stop};
+use crate::runner::{AgentRunner, RunnerError, Workspace, is_infra_stop};
 
 /// The marker every gate run id must contain, so diagnosis can tell gate
 /// rollouts from training rollouts and never learn from the gate's questions.
@@ -287,7 +286,8 @@ pub fn fixed_question_order(questions: &[GeneratedQuestion], seed: u64) -> Vec<G
     ordered
 }
 
-fn check_config(config: &ValidationConfig) -> Result<(), ValidationError> {
+/// Checks `config` and returns the gate it decides with.
+fn check_config(config: &ValidationConfig) -> Result<Gate, ValidationError> {
     if !config.gate_run_prefix.contains(GATE_RUN_MARKER) {
         return Err(ValidationError::PrefixWithoutMarker(
             config.gate_run_prefix.clone(),
@@ -302,10 +302,9 @@ fn check_config(config: &ValidationConfig) -> Result<(), ValidationError> {
     if !(0.0..=1.0).contains(&config.gate_guard_err) {
         return Err(ValidationError::InvalidGuard(config.gate_guard_err));
     }
-    // The gate checks its parameters first; asking it once about an empty
-    // record surfaces a bad threshold before any rollout is spent.
-    gate_decision(0, 0, 1, 0, &config.params)?;
-    Ok(())
+    // Checking the gate's thresholds here surfaces a bad one before any
+    // rollout is spent.
+    Ok(Gate::new(config.params)?)
 }
 
 fn to_u64(n: usize) -> u64 {
@@ -420,7 +419,7 @@ pub(crate) fn is_failure(p: &Prediction) -> bool {
 /// from `cache` (run id `<prefix>base_<version>`), the candidate arm runs
 /// them all (`<prefix>cand_<label>`), both are recorded, the INFRA guard is
 /// checked over everything so far, questions that failed in either arm are
-/// left out of the pairing, and `gate_decision` decides. With
+/// left out of the pairing, and [`Gate::decide`] decides. With
 /// [`ValidationContext::resume_from`] set, answers already recorded under
 /// the two run ids are reused, so a validation killed at any point resumes
 /// without repeating a rollout and reaches the same verdict.
@@ -435,7 +434,7 @@ pub async fn validate_candidate(
     questions: &[GeneratedQuestion],
     cache: &mut BaselineCache,
 ) -> Result<ValidationOutcome, ValidationError> {
-    check_config(config)?;
+    let gate = check_config(config)?;
     if questions.is_empty() {
         return Err(ValidationError::NoQuestions);
     }
@@ -564,7 +563,7 @@ pub async fn validate_candidate(
             }
             continue;
         }
-        let verdict = gate_decision(w, l, n_used, n_remaining, &config.params)?;
+        let verdict = gate.decide(&Tally::new(w, l, n_used, n_remaining))?;
         ctx.events.emit(&HarnessEvent::BlockGated {
             candidate: candidate.label.clone(),
             block: block.saturating_sub(1),
@@ -597,7 +596,7 @@ pub async fn validate_candidate(
             });
         }
     }
-    // gate_decision is terminal at n_remaining = 0, so the loop always returns.
+    // The gate's decision is terminal at n_remaining = 0, so the loop always returns.
     Err(ValidationError::NoPairs)
 }
 

@@ -1,6 +1,6 @@
 //! An [`LlmProvider`](evolution_types::LlmProvider) over the OpenAI-compatible
 //! chat-completions HTTP API (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp's
-//! server), and a record/replay layer for any provider.
+//! server).
 //!
 //! Key design choice: a thin `reqwest` client that reads the wire format
 //! itself — tolerant of what each server adds or leaves out (DeepSeek's
@@ -10,15 +10,11 @@
 //! content classes, and every error says how many attempts ran and whether a
 //! request may have been billed.
 //!
-//! [`Recorder`] wraps any provider with a JSONL cassette keyed by a SHA-256 of
-//! the model, messages and options, so that a run can be replayed offline and
-//! deterministically. Each recorded call is synced to disk before it returns;
-//! in `RecordIfMissing` mode a torn last line is dropped on reopen and
-//! identical concurrent requests reach the provider once, so the cassette also
-//! serves as a killed run's journal of finished calls.
+//! To record a run and replay it offline, wrap the provider in the
+//! `evolution-llm-cassette` crate's `Recorder`.
 //!
 //! ```no_run
-//! use evolution_llm_openai::{CassetteMode, OpenAiConfig, OpenAiProvider, Recorder};
+//! use evolution_llm_openai::{OpenAiConfig, OpenAiProvider};
 //! use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -26,7 +22,6 @@
 //! config.api_key_env = Some("DEEPSEEK_API_KEY".into());
 //! config.stream = true;
 //! let llm = OpenAiProvider::new(config)?;
-//! let llm = Recorder::open(llm, "run.cassette.jsonl", CassetteMode::RecordIfMissing, "deepseek-chat").await?;
 //! let reply = llm
 //!     .chat(&[ChatMessage::user("Say hi")], &ChatOptions::default().with_tag("demo"))
 //!     .await?;
@@ -37,10 +32,8 @@
 
 mod config;
 mod provider;
-mod replay;
 mod sse;
 mod wire;
 
 pub use crate::config::{ConfigError, OpenAiConfig, RetryPolicy, Timeouts};
 pub use crate::provider::{OpenAiProvider, PROVIDER_NAME};
-pub use crate::replay::{CassetteError, CassetteMode, Recorder, cassette_key};

@@ -13,15 +13,15 @@
 //! protected spans (it protects its two marker regions only), so it gets the
 //! same document and edits without them. The Python column is skipped with a
 //! message when python3 or the `skillopt` package is missing.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_HEADING, APPENDIX_START, MOMENTUM_END, MOMENTUM_HEADING, MOMENTUM_START,
-    apply_patch_with_report,
+    APPENDIX_END, APPENDIX_HEADING, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_HEADING,
+    SLOW_UPDATE_START, apply_patch_with_report,
 };
 use evolution_types::Edit;
 
@@ -124,12 +124,13 @@ fn build_document(size: usize, rng: &mut Lcg) -> (String, Vec<String>) {
         doc.push('\n');
         body_lines.push(line);
     }
-    let momentum =
-        format!("{MOMENTUM_START}\n{MOMENTUM_HEADING}\nPrefer primary evidence.\n{MOMENTUM_END}");
+    let slow_update = format!(
+        "{SLOW_UPDATE_START}\n{SLOW_UPDATE_HEADING}\nPrefer primary evidence.\n{SLOW_UPDATE_END}"
+    );
     let appendix =
         format!("{APPENDIX_START}\n{APPENDIX_HEADING}\n- Re-read the question.\n{APPENDIX_END}");
-    doc.push_str(&format!("\n{momentum}\n\n{appendix}\n"));
-    let mut spans = vec![frontmatter, momentum, appendix];
+    doc.push_str(&format!("\n{slow_update}\n\n{appendix}\n"));
+    let mut spans = vec![frontmatter, slow_update, appendix];
     let mut chosen = std::collections::BTreeSet::new();
     while spans.len() < PROTECTED_SPANS && chosen.len() < body_lines.len() {
         let i = rng.below(body_lines.len());

@@ -19,7 +19,7 @@ const PREVIEW_CHARS: usize = 200;
 /// Before every edit the protected ranges are those of the current
 /// document: every occurrence of every non-empty `protected_spans` entry,
 /// every marker literal, and for each marker pair the stretch from its first
-/// to its last marker (a well-formed appendix or momentum region is
+/// to its last marker (a well-formed appendix or slow-update region is
 /// therefore protected even when the caller does not list it). Ranges are
 /// half-open. They are found in one pass over the document and then kept
 /// exact across edits by rescanning only the window each edit can affect,

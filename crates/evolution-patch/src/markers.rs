@@ -10,21 +10,26 @@ use crate::text::line_of;
 pub const APPENDIX_START: &str = "<!-- APPENDIX_START -->";
 /// Closes the execution-notes appendix.
 pub const APPENDIX_END: &str = "<!-- APPENDIX_END -->";
-/// Opens the momentum (slow-update guidance) region; SkillOpt's slow-update literal.
-pub const MOMENTUM_START: &str = "<!-- SLOW_UPDATE_START -->";
-/// Closes the momentum (slow-update guidance) region.
-pub const MOMENTUM_END: &str = "<!-- SLOW_UPDATE_END -->";
+/// Opens the slow-update (long-term guidance) region; SkillOpt's slow-update literal.
+pub const SLOW_UPDATE_START: &str = "<!-- SLOW_UPDATE_START -->";
+/// Closes the slow-update (long-term guidance) region.
+pub const SLOW_UPDATE_END: &str = "<!-- SLOW_UPDATE_END -->";
 /// The heading line written as the first line inside the appendix (SkillOpt's).
 pub const APPENDIX_HEADING: &str = "## Execution Notes Appendix";
-/// The heading line written as the first line inside the momentum region.
-pub const MOMENTUM_HEADING: &str = "## Long-Term Guidance";
+/// The heading line written as the first line inside the slow-update region.
+pub const SLOW_UPDATE_HEADING: &str = "## Long-Term Guidance";
 /// Most characters the rendered appendix notes may take.
 pub const APPENDIX_MAX_CHARS: usize = 2000;
 /// Most characters a slow-update guidance may take.
-pub const MOMENTUM_MAX_CHARS: usize = 2000;
+pub const SLOW_UPDATE_MAX_CHARS: usize = 2000;
 
 /// All four marker literals, in a fixed order.
-pub(crate) const MARKERS: [&str; 4] = [APPENDIX_START, APPENDIX_END, MOMENTUM_START, MOMENTUM_END];
+pub(crate) const MARKERS: [&str; 4] = [
+    APPENDIX_START,
+    APPENDIX_END,
+    SLOW_UPDATE_START,
+    SLOW_UPDATE_END,
+];
 
 /// Length of the longest marker literal.
 pub(crate) const MAX_MARKER_LEN: usize = 26;
@@ -99,11 +104,11 @@ pub fn appendix_region_bounds(text: &str) -> Result<Option<Range<usize>>, Region
     region_bounds(text, APPENDIX_START, APPENDIX_END)
 }
 
-/// Byte range of the momentum (slow-update) region, markers included.
+/// Byte range of the slow-update region, markers included.
 ///
 /// Strict in the same way as [`appendix_region_bounds`].
-pub fn momentum_region_bounds(text: &str) -> Result<Option<Range<usize>>, RegionError> {
-    region_bounds(text, MOMENTUM_START, MOMENTUM_END)
+pub fn slow_update_region_bounds(text: &str) -> Result<Option<Range<usize>>, RegionError> {
+    region_bounds(text, SLOW_UPDATE_START, SLOW_UPDATE_END)
 }
 
 fn region_bounds(
@@ -146,28 +151,28 @@ fn region_bounds(
     }
 }
 
-/// The byte ranges of the appendix and the momentum region, if present.
+/// The byte ranges of the appendix and the slow-update region, if present.
 pub(crate) type Regions = (Option<Range<usize>>, Option<Range<usize>>);
 
 /// Both regions, strictly parsed, and checked not to overlap.
 pub(crate) fn both_regions(text: &str) -> Result<Regions, RegionError> {
     let appendix = appendix_region_bounds(text)?;
-    let momentum = momentum_region_bounds(text)?;
-    if let (Some(a), Some(m)) = (&appendix, &momentum)
+    let slow_update = slow_update_region_bounds(text)?;
+    if let (Some(a), Some(m)) = (&appendix, &slow_update)
         && a.start < m.end
         && m.start < a.end
     {
         let (marker, pos) = if a.start > m.start {
             (APPENDIX_START, a.start)
         } else {
-            (MOMENTUM_START, m.start)
+            (SLOW_UPDATE_START, m.start)
         };
         return Err(RegionError::Interleaved {
             marker,
             line: line_of(text, pos),
         });
     }
-    Ok((appendix, momentum))
+    Ok((appendix, slow_update))
 }
 
 /// The first marker literal `text` contains, with its 1-based line.
@@ -192,16 +197,17 @@ mod tests {
 
     #[test]
     fn interleaved_regions_are_rejected() {
-        let text = format!("{APPENDIX_START}\n{MOMENTUM_START}\n{APPENDIX_END}\n{MOMENTUM_END}");
+        let text =
+            format!("{APPENDIX_START}\n{SLOW_UPDATE_START}\n{APPENDIX_END}\n{SLOW_UPDATE_END}");
         let err = both_regions(&text).unwrap_err();
-        assert_eq!(err.marker(), MOMENTUM_START);
+        assert_eq!(err.marker(), SLOW_UPDATE_START);
         assert_eq!(err.line(), 2);
     }
 
     #[test]
     fn first_marker_reports_earliest() {
-        let text = format!("x\ny {MOMENTUM_END} {APPENDIX_START}");
-        assert_eq!(first_marker_in(&text), Some((MOMENTUM_END, 2)));
+        let text = format!("x\ny {SLOW_UPDATE_END} {APPENDIX_START}");
+        assert_eq!(first_marker_in(&text), Some((SLOW_UPDATE_END, 2)));
         assert_eq!(first_marker_in("plain"), None);
     }
 }

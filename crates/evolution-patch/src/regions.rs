@@ -1,13 +1,13 @@
 //! Reading and writing the two protected regions: the execution-notes
-//! appendix and the momentum (slow-update guidance) region.
+//! appendix and the slow-update (long-term guidance) region.
 
 use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::markers::{
-    APPENDIX_END, APPENDIX_HEADING, APPENDIX_MAX_CHARS, APPENDIX_START, MOMENTUM_END,
-    MOMENTUM_HEADING, MOMENTUM_MAX_CHARS, MOMENTUM_START, RegionError, appendix_region_bounds,
-    both_regions, first_marker_in, momentum_region_bounds,
+    APPENDIX_END, APPENDIX_HEADING, APPENDIX_MAX_CHARS, APPENDIX_START, RegionError,
+    SLOW_UPDATE_END, SLOW_UPDATE_HEADING, SLOW_UPDATE_MAX_CHARS, SLOW_UPDATE_START,
+    appendix_region_bounds, both_regions, first_marker_in, slow_update_region_bounds,
 };
 use crate::text::{blank_line_separator, newline_of};
 
@@ -40,47 +40,52 @@ pub enum PatchError {
     },
 }
 
-/// The guidance inside the momentum region, trimmed, without the
-/// [`MOMENTUM_HEADING`] line; `Ok(None)` when the document has no region.
-pub fn momentum_inner(text: &str) -> Result<Option<&str>, RegionError> {
-    let Some(range) = momentum_region_bounds(text)? else {
+/// The guidance inside the slow-update region, trimmed, without the
+/// [`SLOW_UPDATE_HEADING`] line; `Ok(None)` when the document has no region.
+pub fn slow_update_inner(text: &str) -> Result<Option<&str>, RegionError> {
+    let Some(range) = slow_update_region_bounds(text)? else {
         return Ok(None);
     };
-    let inner = inner_of(text, range, MOMENTUM_START, MOMENTUM_END).trim();
+    let inner = inner_of(text, range, SLOW_UPDATE_START, SLOW_UPDATE_END).trim();
     let body = match inner.split_once('\n') {
-        Some((first, rest)) if first.trim() == MOMENTUM_HEADING => rest.trim(),
-        None if inner == MOMENTUM_HEADING => "",
+        Some((first, rest)) if first.trim() == SLOW_UPDATE_HEADING => rest.trim(),
+        None if inner == SLOW_UPDATE_HEADING => "",
         _ => inner,
     };
     Ok(Some(body))
 }
 
-/// Writes `guidance` (trimmed) into the momentum region, creating the region
+/// Writes `guidance` (trimmed) into the slow-update region, creating the region
 /// at the end of the document when it is absent.
 ///
 /// Empty guidance clears the old guidance and keeps the heading line. A
-/// marker literal inside the guidance, guidance over [`MOMENTUM_MAX_CHARS`]
+/// marker literal inside the guidance, guidance over [`SLOW_UPDATE_MAX_CHARS`]
 /// characters and malformed markers in `content` are errors.
-pub fn replace_momentum(content: &str, guidance: &str) -> Result<String, PatchError> {
+pub fn replace_slow_update(content: &str, guidance: &str) -> Result<String, PatchError> {
     let guidance = guidance.trim();
     reject_markers("guidance", guidance)?;
     let chars = guidance.chars().count();
-    if chars > MOMENTUM_MAX_CHARS {
+    if chars > SLOW_UPDATE_MAX_CHARS {
         return Err(PatchError::TooLong {
             what: "guidance",
             chars,
-            max: MOMENTUM_MAX_CHARS,
+            max: SLOW_UPDATE_MAX_CHARS,
         });
     }
-    let (_, momentum) = both_regions(content)?;
+    let (_, slow_update) = both_regions(content)?;
     let newline = newline_of(content);
-    let mut lines = vec![MOMENTUM_START, MOMENTUM_HEADING];
+    let mut lines = vec![SLOW_UPDATE_START, SLOW_UPDATE_HEADING];
     let converted = crate::text::with_newline(guidance, newline);
     if !guidance.is_empty() {
         lines.push(&converted);
     }
-    lines.push(MOMENTUM_END);
-    Ok(put_block(content, momentum, &lines.join(newline), newline))
+    lines.push(SLOW_UPDATE_END);
+    Ok(put_block(
+        content,
+        slow_update,
+        &lines.join(newline),
+        newline,
+    ))
 }
 
 /// The notes of the appendix region, in order; empty when there is none.

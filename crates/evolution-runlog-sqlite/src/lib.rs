@@ -1,6 +1,7 @@
 //! The run log on an embedded SQLite file: the kernel's [`RunLog`](evolution_types::RunLog)
-//! read port, plus the write side the harness needs (runs, predictions, traces, diagnosis and
-//! evolution results, JSONL import).
+//! read port, the [`RunRecorder`](evolution_types::RunRecorder) write port the harness records
+//! through, and more of the write side (runs, predictions, traces, diagnosis and evolution
+//! results, JSONL import).
 //!
 //! Key design choices: fields the kernel does not name (`extra`) are stored as JSON, so a
 //! record survives a round trip whole (predictions as one JSON record beside the columns
@@ -13,6 +14,7 @@
 
 mod error;
 mod log;
+mod recorder;
 mod schema;
 
 pub use crate::error::SqliteRunLogError;

@@ -1,24 +1,32 @@
-//! An in-memory run log.
+//! An in-memory run log: both the read port and the write port.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use evolution_types::{Prediction, RunLog, RunLogError, TraceStep};
+use evolution_types::{
+    DiagnosisResult, EvolutionResult, Prediction, QuestionOutcome, RecordError, RunLog,
+    RunLogError, RunRecorder, TraceStep,
+};
 
 #[derive(Debug, Default)]
 struct State {
     predictions: Vec<Prediction>,
     traces: Vec<TraceStep>,
+    diagnoses: Vec<DiagnosisResult>,
+    evolutions: Vec<EvolutionResult>,
     failure: Option<RunLogError>,
 }
 
-/// A [`RunLog`] over in-memory vectors.
+/// A run log over in-memory vectors, with both sides: [`RunLog`] to read
+/// and [`RunRecorder`] to write.
 ///
 /// Predictions come back in insertion order; traces in the order their
 /// questions were first inserted, then by step. A run id with no records is
 /// [`RunLogError::RunNotFound`]. [`MemoryRunLog::fail_with`] makes every
-/// later query fail, to test error paths.
+/// later query fail, to test error paths. Recording a question again under
+/// the same run id replaces its prediction and trace; a diagnosis or
+/// evolution result equal to one its run already holds is not stored again.
 #[derive(Debug, Default)]
 pub struct MemoryRunLog {
     state: Mutex<State>,
@@ -38,6 +46,35 @@ impl MemoryRunLog {
     /// Adds trace steps.
     pub fn insert_traces(&self, traces: impl IntoIterator<Item = TraceStep>) {
         self.lock().traces.extend(traces);
+    }
+
+    /// The ids of every run with a prediction, sorted.
+    pub fn run_ids(&self) -> Vec<String> {
+        let state = self.lock();
+        let ids: BTreeSet<_> = state.predictions.iter().map(|p| p.run_id.clone()).collect();
+        ids.into_iter().collect()
+    }
+
+    /// The diagnoses recorded under `run_id`, oldest first.
+    pub fn diagnoses(&self, run_id: &str) -> Vec<DiagnosisResult> {
+        let state = self.lock();
+        state
+            .diagnoses
+            .iter()
+            .filter(|d| d.run_id == run_id)
+            .cloned()
+            .collect()
+    }
+
+    /// The evolution results recorded under `run_id`, oldest first.
+    pub fn evolutions(&self, run_id: &str) -> Vec<EvolutionResult> {
+        let state = self.lock();
+        state
+            .evolutions
+            .iter()
+            .filter(|e| e.run_id == run_id)
+            .cloned()
+            .collect()
     }
 
     /// Makes every later query fail with `error`.
@@ -64,6 +101,56 @@ impl MemoryRunLog {
                 run_id: run_id.to_owned(),
             })
         }
+    }
+}
+
+fn require_run(state: &State, run_id: &str) -> Result<(), RecordError> {
+    if state.predictions.iter().any(|p| p.run_id == run_id) {
+        Ok(())
+    } else {
+        Err(RecordError::RunNotFound {
+            run_id: run_id.to_owned(),
+        })
+    }
+}
+
+#[async_trait]
+impl RunRecorder for MemoryRunLog {
+    async fn record(&self, outcomes: &[QuestionOutcome]) -> Result<(), RecordError> {
+        let mut state = self.lock();
+        for outcome in outcomes {
+            let p = &outcome.prediction;
+            let same = |run_id: &str, question_id: &str| {
+                run_id == p.run_id && question_id == p.question_id
+            };
+            state
+                .predictions
+                .retain(|old| !same(&old.run_id, &old.question_id));
+            state
+                .traces
+                .retain(|old| !same(&old.run_id, &old.question_id));
+            state.predictions.push(p.clone());
+            state.traces.extend(outcome.trace.iter().cloned());
+        }
+        Ok(())
+    }
+
+    async fn record_diagnosis(&self, diagnosis: &DiagnosisResult) -> Result<(), RecordError> {
+        let mut state = self.lock();
+        require_run(&state, &diagnosis.run_id)?;
+        if !state.diagnoses.contains(diagnosis) {
+            state.diagnoses.push(diagnosis.clone());
+        }
+        Ok(())
+    }
+
+    async fn record_evolution(&self, result: &EvolutionResult) -> Result<(), RecordError> {
+        let mut state = self.lock();
+        require_run(&state, &result.run_id)?;
+        if !state.evolutions.contains(result) {
+            state.evolutions.push(result.clone());
+        }
+        Ok(())
     }
 }
 

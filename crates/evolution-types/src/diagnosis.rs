@@ -1,4 +1,4 @@
-//! Types of the two-stage diagnosis (seed §4.2, §8).
+//! Types of the two-stage diagnosis.
 
 use std::collections::BTreeMap;
 
@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{JsonMap, TraceStep};
 
-/// Free-form aggregate statistics (the seed's stats dicts).
+/// Free-form aggregate statistics (the reference implementation's stats dicts).
 pub type Stats = JsonMap;
 
 /// Result of the span judge for one tool call.
@@ -40,7 +40,7 @@ pub struct SkillStepAdherence {
     pub reason: String,
 }
 
-/// Confidence calibration of one answer (seed thresholds: 0.7 and 0.5).
+/// Confidence calibration of one answer (thresholds of the reference implementation: 0.7 and 0.5).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
 )]
@@ -127,7 +127,7 @@ pub enum ErrorType {
 }
 
 impl ErrorType {
-    /// The seed's string for this error type.
+    /// The reference implementation's string for this error type.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorType::ExtractionFailure => "extraction_failure",

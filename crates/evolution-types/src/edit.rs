@@ -1,4 +1,4 @@
-//! Edits proposed by an LLM and the per-edit report of applying them (seed §6).
+//! Edits proposed by an LLM and the per-edit report of applying them.
 //!
 //! The wire format is SkillOpt's: `{"op", "target", "content"}` objects, and
 //! reports with snake_case status strings, so documents and patch files move
@@ -88,7 +88,7 @@ pub struct Edit {
     /// The payload; trimmed when applied.
     #[serde(default)]
     pub content: String,
-    /// How many reflection batches proposed this edit (seed 004 step ③).
+    /// How many reflection batches proposed this edit (the aggregation step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub support_count: Option<u32>,
     /// Every other field of the edit object.
@@ -133,7 +133,7 @@ impl Edit {
     }
 }
 
-/// What happened to one edit, in the seed's and SkillOpt's status strings.
+/// What happened to one edit, in the reference implementation's and SkillOpt's status strings.
 ///
 /// Deserializes from any string; statuses written by other tools that this
 /// crate does not know are kept as [`EditStatus::Other`].

@@ -1,4 +1,4 @@
-//! Types of the evolution engine (seed §4.3, §9).
+//! Types of the evolution engine.
 
 use serde::{Deserialize, Serialize};
 

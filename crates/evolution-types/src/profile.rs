@@ -2,7 +2,7 @@
 //!
 //! The seed hard-coded these for a video-QA agent that walks a tree of
 //! segments. Here they live in one value; `Profile::default()` reproduces
-//! the seed exactly and other agents pass their own.
+//! the reference implementation exactly and other agents pass their own.
 
 use std::collections::{BTreeMap, BTreeSet};
 

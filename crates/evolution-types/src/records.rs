@@ -16,7 +16,7 @@ pub struct GeneratedQuestion {
     /// The question's task type; selects the skill file (see [`crate::resolve_skill_file`]).
     #[serde(default)]
     pub task_type: String,
-    /// Id of the source the question is about (a video in the seed's agent).
+    /// Id of the source the question is about (a video in the reference implementation's agent).
     #[serde(default)]
     pub video_id: String,
     /// The question text.
@@ -101,4 +101,54 @@ pub struct TraceStep {
     /// Every other field.
     #[serde(flatten)]
     pub extra: JsonMap,
+}
+
+/// Stop reason recorded for a question whose run failed for reasons outside
+/// the agent's reasoning (crash, hang, garbage output). The diagnosis and the
+/// INFRA guard treat it as an infrastructure error.
+pub const INFRA_STOP_REASON: &str = "error";
+
+/// True for the stop reasons that mark an infrastructure failure
+/// ([`INFRA_STOP_REASON`] and `parse_error`).
+pub fn is_infra_stop_reason(stop_reason: &str) -> bool {
+    stop_reason == INFRA_STOP_REASON || stop_reason == "parse_error"
+}
+
+/// The record of one question of one run: the prediction and its trace.
+/// This is what a run recorder ([`crate::RunRecorder`]) writes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct QuestionOutcome {
+    /// The scored prediction (`stop_reason == "error"` for an INFRA failure).
+    pub prediction: Prediction,
+    /// The agent's steps, numbered from 1.
+    pub trace: Vec<TraceStep>,
+}
+
+impl QuestionOutcome {
+    /// True when the question failed for infrastructure reasons.
+    pub fn is_infra_error(&self) -> bool {
+        is_infra_stop_reason(&self.prediction.stop_reason) || self.prediction.error.is_some()
+    }
+
+    /// An INFRA outcome: the agent could not answer `question` because of `message`.
+    pub fn infra_error(
+        run_id: &str,
+        question: &GeneratedQuestion,
+        message: impl Into<String>,
+    ) -> Self {
+        QuestionOutcome {
+            prediction: Prediction {
+                run_id: run_id.to_owned(),
+                question_id: question.question_id.clone(),
+                task_type: question.task_type.clone(),
+                video_id: question.video_id.clone(),
+                answer: question.answer.clone(),
+                correct: false,
+                stop_reason: INFRA_STOP_REASON.to_owned(),
+                error: Some(message.into()),
+                ..Prediction::default()
+            },
+            trace: Vec::new(),
+        }
+    }
 }

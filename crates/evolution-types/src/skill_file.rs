@@ -1,4 +1,4 @@
-//! Which skill file serves a task type (seed §10).
+//! Which skill file serves a task type.
 
 use crate::{SkillStore, StoreError};
 

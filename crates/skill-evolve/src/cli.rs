@@ -21,7 +21,7 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Evolve one skill document from failure trajectories (seed 004's loop):
+    /// Evolve one skill document from failure trajectories:
     /// reflect, aggregate, select, update, meta-reflect, then show the diff
     /// and ask before writing a new version.
     Evolve(EvolveArgs),
@@ -217,7 +217,7 @@ pub(crate) struct GateArgs {
     /// Questions still available.
     #[arg(long, value_name = "R")]
     pub(crate) remaining: u64,
-    /// Use the parameters tuned by the calibration benchmark instead of the seed's.
+    /// Use the parameters tuned by the calibration benchmark instead of the defaults.
     #[arg(long)]
     pub(crate) calibrated: bool,
     /// Print the verdict as JSON (the library's `GateVerdict`).

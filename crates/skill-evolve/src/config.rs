@@ -16,9 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use evolution_llm_openai::{
-    CassetteError, CassetteMode, ConfigError, OpenAiConfig, OpenAiProvider, Recorder,
-};
+use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder};
+use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider};
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
 use serde::Deserialize;
 

@@ -1,5 +1,5 @@
-//! Asking the user before anything is written (seed 004: show the diff,
-//! then wait for 「确认改」).
+//! Asking the user before anything is written: show the diff, then wait for
+//! an explicit yes (in English or Chinese, e.g. 「确认改」).
 
 use std::io::IsTerminal as _;
 
@@ -15,7 +15,7 @@ pub(crate) enum Answer {
     No,
 }
 
-/// The accepted answers: `y`/`yes` and the seed's 「确认改」「确认」「同意」 say
+/// The accepted answers: `y`/`yes` and the Chinese 「确认改」「确认」「同意」 say
 /// yes; `n`/`no` and 「拒绝」 say no. Case and surrounding space are ignored.
 pub(crate) fn parse_answer(text: &str) -> Option<Answer> {
     let t = text.trim().to_lowercase();

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, RegionError,
-    appendix_region_bounds, momentum_region_bounds,
+    APPENDIX_END, APPENDIX_START, RegionError, SLOW_UPDATE_END, SLOW_UPDATE_START,
+    appendix_region_bounds, slow_update_region_bounds,
 };
 use serde::Serialize;
 
@@ -105,10 +105,10 @@ fn check_frontmatter(text: &str, problems: &mut Vec<Problem>) {
 
 fn check_regions(text: &str, problems: &mut Vec<Problem>) {
     let appendix = appendix_region_bounds(text);
-    let momentum = momentum_region_bounds(text);
+    let slow_update = slow_update_region_bounds(text);
     for (result, start, end) in [
         (&appendix, APPENDIX_START, APPENDIX_END),
-        (&momentum, MOMENTUM_START, MOMENTUM_END),
+        (&slow_update, SLOW_UPDATE_START, SLOW_UPDATE_END),
     ] {
         if let Err(e) = result {
             problems.push(Problem {
@@ -118,7 +118,7 @@ fn check_regions(text: &str, problems: &mut Vec<Problem>) {
             });
         }
     }
-    if let (Ok(Some(a)), Ok(Some(m))) = (&appendix, &momentum)
+    if let (Ok(Some(a)), Ok(Some(m))) = (&appendix, &slow_update)
         && a.start < m.end
         && m.start < a.end
     {
@@ -295,7 +295,11 @@ pub(crate) fn repair(text: &str) -> (String, Vec<String>) {
     type Parser = fn(&str) -> Result<Option<std::ops::Range<usize>>, RegionError>;
     let pairs: [(&'static str, &'static str, Parser); 2] = [
         (APPENDIX_START, APPENDIX_END, appendix_region_bounds),
-        (MOMENTUM_START, MOMENTUM_END, momentum_region_bounds),
+        (
+            SLOW_UPDATE_START,
+            SLOW_UPDATE_END,
+            slow_update_region_bounds,
+        ),
     ];
     for (start, end, parse) in pairs {
         if parse(&current).is_ok() {
@@ -465,11 +469,11 @@ mod tests {
         let text = doc(&[
             "# Skill",
             "",
-            MOMENTUM_START,
-            MOMENTUM_START,
+            SLOW_UPDATE_START,
+            SLOW_UPDATE_START,
             "guide",
-            MOMENTUM_END,
-            MOMENTUM_END,
+            SLOW_UPDATE_END,
+            SLOW_UPDATE_END,
         ]);
         let problems = check(&text);
         assert_eq!(problems.len(), 1, "{problems:?}");
@@ -478,7 +482,7 @@ mod tests {
         let (fixed, notes) = repair(&text);
         assert_eq!(
             fixed,
-            doc(&["# Skill", "", MOMENTUM_START, "guide", MOMENTUM_END])
+            doc(&["# Skill", "", SLOW_UPDATE_START, "guide", SLOW_UPDATE_END])
         );
         assert_eq!(notes.len(), 1);
         assert!(check(&fixed).is_empty());
@@ -497,8 +501,8 @@ mod tests {
 
     #[test]
     fn lone_markers() {
-        let (fixed, _) = repair(&doc(&["a", MOMENTUM_START, "g"]));
-        assert_eq!(fixed, doc(&["a", MOMENTUM_START, "g", MOMENTUM_END]));
+        let (fixed, _) = repair(&doc(&["a", SLOW_UPDATE_START, "g"]));
+        assert_eq!(fixed, doc(&["a", SLOW_UPDATE_START, "g", SLOW_UPDATE_END]));
         let (fixed, _) = repair(&doc(&["a", APPENDIX_END, "b"]));
         assert_eq!(fixed, doc(&["a", "b"]));
     }
@@ -542,11 +546,13 @@ mod tests {
 
     #[test]
     fn crlf_documents_keep_their_line_endings() {
-        let text = format!("a\r\n{MOMENTUM_START}\r\n{MOMENTUM_START}\r\ng\r\n{MOMENTUM_END}\r\n");
+        let text = format!(
+            "a\r\n{SLOW_UPDATE_START}\r\n{SLOW_UPDATE_START}\r\ng\r\n{SLOW_UPDATE_END}\r\n"
+        );
         let (fixed, _) = repair(&text);
         assert_eq!(
             fixed,
-            format!("a\r\n{MOMENTUM_START}\r\ng\r\n{MOMENTUM_END}\r\n")
+            format!("a\r\n{SLOW_UPDATE_START}\r\ng\r\n{SLOW_UPDATE_END}\r\n")
         );
     }
 }

@@ -2,31 +2,30 @@
 
 use std::process::ExitCode;
 
-use evolution_gate::{GateError, gate_decision};
-use evolution_types::{GateDecision, GateParams, GateVerdict};
+use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally};
 
 use crate::cli::GateArgs;
 use crate::error::bad_option;
 
 pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
-    let params = if args.calibrated {
-        GateParams::calibrated()
+    let gate = if args.calibrated {
+        Gate::calibrated()
     } else {
-        GateParams::default()
+        Gate::default()
     };
-    let verdict = gate_decision(args.wins, args.losses, args.used, args.remaining, &params)
-        .map_err(|e| match e {
-            GateError::NoQuestionsUsed => bad_option("--used must be at least 1"),
-            GateError::CountsExceedUsed { w, l, n_used } => bad_option(format!(
-                "--wins {w} plus --losses {l} exceeds --used {n_used}: wins and losses are \
+    let tally = Tally::new(args.wins, args.losses, args.used, args.remaining);
+    let verdict = gate.decide(&tally).map_err(|e| match e {
+        GateError::NoQuestionsUsed => bad_option("--used must be at least 1"),
+        GateError::CountsExceedUsed { w, l, n_used } => bad_option(format!(
+            "--wins {w} plus --losses {l} exceeds --used {n_used}: wins and losses are \
                  questions too"
-            )),
-            other => bad_option(other.to_string()),
-        })?;
+        )),
+        other => bad_option(other.to_string()),
+    })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&verdict)?);
     } else {
-        print!("{}", explain(args, &params, &verdict));
+        print!("{}", explain(args, gate.params(), &verdict));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -76,7 +75,7 @@ fn explain(args: &GateArgs, p: &GateParams, v: &GateVerdict) -> String {
         if args.calibrated {
             " (calibrated parameters)"
         } else {
-            " (seed parameters)"
+            " (default parameters)"
         }
     )
 }

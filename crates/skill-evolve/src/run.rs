@@ -53,8 +53,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_gate::GateParams;
 use evolution_harness::{BudgetLimits, Estimate, RunPlan, fixed_question_order};
-use evolution_types::{GateParams, GeneratedQuestion};
+use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
 

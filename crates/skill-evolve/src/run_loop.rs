@@ -17,15 +17,16 @@ use std::time::Duration;
 use anyhow::Context as _;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
+use evolution_gate::GateDecision;
 use evolution_harness::{
-    Budget, EventSink, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper, HarnessEvent,
-    KernelProposer, LlmJournal, LoopConfig, LoopContext, MeteredLlm, ProcessMode, PromptTemplates,
-    Scoring, SubprocessConfig, SubprocessRunner, ValidationConfig, ValidationContext,
-    VersionedStore as _, run_evolution,
+    Budget, EventSink, EvolutionReport, Gatekeeper, HarnessEvent, KernelProposer, LoopConfig,
+    LoopContext, MeteredLlm, ProcessMode, PromptTemplates, Scoring, SubprocessConfig,
+    SubprocessRunner, ValidationConfig, ValidationContext, VersionedStore as _, run_evolution,
 };
+use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_store_fs::{FsStore, FsStoreError};
-use evolution_types::{GateDecision, LlmProvider, Profile};
+use evolution_store_fs::{FileCheckpoint, FsStore, FsStoreError, FsVersionedStore};
+use evolution_types::{LlmProvider, Profile};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::bad_option;

@@ -116,6 +116,19 @@ fn adapter_to_app_and_to_adapter() {
 }
 
 #[test]
+fn an_app_without_adapters_reaches_kernel_crates_only() {
+    // app-a declares `adapters = false`: its normal dependency on an adapter is caught, its
+    // dev-dependency on another is not; app-e, without the key, may depend on both.
+    check(
+        "app-no-adapters",
+        &[
+            "app-a (app) -> adapter-b (adapter) (adapters = false)",
+            "app-f: [package.metadata.evolution] adapters = \"no\" is not a boolean",
+        ],
+    );
+}
+
+#[test]
 fn forbidden_io_crates_in_kernel_closures() {
     check(
         "forbidden-crate",

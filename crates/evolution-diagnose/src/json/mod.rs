@@ -1,6 +1,6 @@
-//! Reading JSON objects out of LLM replies (seed §12.1).
+//! Reading JSON objects out of LLM replies.
 //!
-//! Two entry points with the seed's strategies, each a named function:
+//! Two entry points with the reference implementation's strategies, each a named function:
 //! [`extract_json_from_response`] (fenced block → outermost braces → repair;
 //! failure is an error) for judge replies, and [`parse_json_object`]
 //! (strict parse → repair; failure is `None`) for an agent's step output.
@@ -167,7 +167,7 @@ pub fn extract_json_from_response(text: &str) -> Result<JsonMap, JsonError> {
 
 /// Reads an agent's step output as a JSON object: strict parse, then repair.
 ///
-/// `None` when neither yields an object (the seed's `_parse_json_object`).
+/// `None` when neither yields an object (the reference implementation's `_parse_json_object`).
 pub fn parse_json_object(text: &str) -> Option<JsonMap> {
     let text = strip_think_blocks(text);
     strict_object(&text).or_else(|| repair_json_object(&text))

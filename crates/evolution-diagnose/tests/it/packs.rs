@@ -289,7 +289,7 @@ fn skill_packs_selection_rules() {
             "confirmation_bias",
             "evidence_sufficient"
         ],
-        "the seed's fixed metric keys"
+        "the reference implementation's fixed metric keys"
     );
     assert!(temporal.stats["task"]["n"] == 10);
 }

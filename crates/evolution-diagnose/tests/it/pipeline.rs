@@ -347,7 +347,7 @@ async fn concurrency_is_bounded_and_used() {
     }
 }
 
-/// The seed's test: a run log with no predictions gives an empty result.
+/// The reference implementation's test: a run log with no predictions gives an empty result.
 struct EmptyLog;
 
 #[async_trait::async_trait]

@@ -94,7 +94,7 @@ fn last_confidence() {
     let with = |raw: &str| extract_last_confidence(&["{}", raw], 0.8);
     assert_eq!(with(r#"{"reflect": {"confidence": 0.9}}"#), 0.9);
     assert_eq!(with(r#"{"reflect": {"confidence": "0.35"}}"#), 0.35);
-    // Present but unusable: 0.5 (the seed's "any exception").
+    // Present but unusable: 0.5 (the reference implementation's "any exception").
     assert_eq!(with(r#"{"reflect": {"confidence": "high"}}"#), 0.5);
     assert_eq!(with(r#"{"reflect": {"confidence": null}}"#), 0.5);
     // Absent: the fallback.

@@ -83,7 +83,7 @@ fn skill_length_ratio() {
 }
 
 #[test]
-fn length_excludes_appendix_and_momentum() {
+fn length_excludes_appendix_and_slow_update() {
     let orig = skill(&"x".repeat(100));
     let notes = "n".repeat(500);
     let evol = skill(&format!(
@@ -94,17 +94,17 @@ fn length_excludes_appendix_and_momentum() {
 }
 
 #[test]
-fn appendix_strip_is_tolerant_momentum_strip_is_strict() {
+fn appendix_strip_is_tolerant_slow_update_strip_is_strict() {
     let orig = skill(&"x".repeat(100));
     // A lone appendix marker is left in place (tolerant): only the length counts.
     let lone_appendix = skill(&format!("{}\n<!-- APPENDIX_START -->\n", "x".repeat(100)));
     assert!(validate_skill(&orig, &lone_appendix).passed());
-    // A lone momentum marker is an error (strict).
-    let lone_momentum = skill(&format!(
+    // A lone slow-update marker is an error (strict).
+    let lone_slow_update = skill(&format!(
         "{}\n<!-- SLOW_UPDATE_START -->\n",
         "x".repeat(100)
     ));
-    let report = validate_skill(&orig, &lone_momentum);
+    let report = validate_skill(&orig, &lone_slow_update);
     assert_eq!(report.errors.len(), 1);
     assert!(
         report.errors[0].contains("slow-update region is malformed"),

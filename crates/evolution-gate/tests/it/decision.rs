@@ -1,16 +1,37 @@
-//! `gate_decision` and `probation_verdict`: seed cases, every exit, priorities, errors.
+//! `Gate::decide` and `Gate::probation`: seed cases, every exit, priorities, errors.
 
-use evolution_gate::{GateError, compute_e_value, gate_decision, probation_verdict};
-use evolution_types::{GateDecision, GateParams, ProbationVerdict};
+use evolution_gate::{
+    Gate, GateDecision, GateError, GateParams, GateVerdict, ProbationVerdict, Tally,
+    compute_e_value,
+};
 
 fn params() -> GateParams {
     GateParams::default()
 }
 
+/// A gate checked from `p`, then asked about one tally.
+fn decide_with(
+    w: u64,
+    l: u64,
+    n_used: u64,
+    n_remaining: u64,
+    p: &GateParams,
+) -> Result<GateVerdict, GateError> {
+    Gate::new(*p)?.decide(&Tally::new(w, l, n_used, n_remaining))
+}
+
+/// The probation verdict of a gate checked from `p`.
+fn probation_with(w: u64, l: u64, p: &GateParams) -> ProbationVerdict {
+    match Gate::new(*p) {
+        Ok(gate) => gate.probation(w, l),
+        Err(e) => panic!("invalid parameters {p:?}: {e}"),
+    }
+}
+
 fn decide(w: u64, l: u64, n_used: u64, n_remaining: u64) -> GateDecision {
-    match gate_decision(w, l, n_used, n_remaining, &params()) {
+    match decide_with(w, l, n_used, n_remaining, &params()) {
         Ok(v) => v.decision,
-        Err(e) => panic!("gate_decision({w}, {l}, {n_used}, {n_remaining}) failed: {e}"),
+        Err(e) => panic!("decide({w}, {l}, {n_used}, {n_remaining}) failed: {e}"),
     }
 }
 
@@ -20,26 +41,23 @@ fn seed_cases() {
     assert_eq!(decide(3, 3, 6, 20), GateDecision::Continue);
     assert_eq!(decide(1, 1, 2, 0), GateDecision::RejectInertia);
     assert_eq!(
-        gate_decision(0, 0, 0, 10, &params()),
+        decide_with(0, 0, 0, 10, &params()),
         Err(GateError::NoQuestionsUsed)
     );
     assert_eq!(
-        probation_verdict(10, 0, &params()),
+        probation_with(10, 0, &params()),
         ProbationVerdict::Confirmed
     );
+    assert_eq!(probation_with(0, 10, &params()), ProbationVerdict::Rollback);
     assert_eq!(
-        probation_verdict(0, 10, &params()),
-        ProbationVerdict::Rollback
-    );
-    assert_eq!(
-        probation_verdict(3, 3, &params()),
+        probation_with(3, 3, &params()),
         ProbationVerdict::Unverified
     );
 }
 
 #[test]
 fn verdict_reports_its_statistics() {
-    let v = gate_decision(7, 2, 20, 5, &params()).unwrap_or_else(|e| panic!("{e}"));
+    let v = decide_with(7, 2, 20, 5, &params()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(v.ln_e_value, evolution_gate::ln_e_value(7, 2));
     assert_eq!(v.e_value, compute_e_value(7, 2));
     assert_eq!(v.wald_lambda, evolution_gate::wald_lambda(7, 2));
@@ -57,7 +75,7 @@ fn confirmed_needs_the_effect_size_too() {
 #[test]
 fn confirmed_outranks_directional() {
     // W/N = 0.6 makes λ negative (−0.0024 per pair) while E is astronomically large.
-    let v = gate_decision(600, 400, 1000, 10, &params()).unwrap_or_else(|e| panic!("{e}"));
+    let v = decide_with(600, 400, 1000, 10, &params()).unwrap_or_else(|e| panic!("{e}"));
     assert!(v.wald_lambda <= params().lambda_dir);
     assert_eq!(v.decision, GateDecision::AcceptConfirmed);
     // With δ̂ below delta_min the same counts fall through to directional.
@@ -119,7 +137,7 @@ fn provisional_is_reachable_at_exhaustion() {
         w_net_min: 6,
         ..GateParams::default()
     };
-    let v = gate_decision(5, 0, 5, 0, &strict).unwrap_or_else(|e| panic!("{e}"));
+    let v = decide_with(5, 0, 5, 0, &strict).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(v.decision, GateDecision::RejectInertia);
     // Not enough evidence: E(3, 1) = 2.2 < 3.
     assert!(compute_e_value(3, 1) < 3.0);
@@ -133,25 +151,22 @@ fn thresholds_are_inclusive() {
         e_confirm: 127.0 / 7.0 * (1.0 - 1e-12),
         ..GateParams::default()
     };
-    let v = gate_decision(6, 0, 6, 5, &p).unwrap_or_else(|e| panic!("{e}"));
+    let v = decide_with(6, 0, 6, 5, &p).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(v.decision, GateDecision::AcceptConfirmed);
     let p = GateParams {
         e_confirm: 127.0 / 7.0 * (1.0 + 1e-9),
         ..GateParams::default()
     };
-    let v = gate_decision(6, 0, 6, 5, &p).unwrap_or_else(|e| panic!("{e}"));
+    let v = decide_with(6, 0, 6, 5, &p).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(v.decision, GateDecision::Continue);
 }
 
 #[test]
 fn input_errors() {
     let p = params();
+    assert_eq!(decide_with(0, 0, 0, 0, &p), Err(GateError::NoQuestionsUsed));
     assert_eq!(
-        gate_decision(0, 0, 0, 0, &p),
-        Err(GateError::NoQuestionsUsed)
-    );
-    assert_eq!(
-        gate_decision(3, 3, 5, 0, &p),
+        decide_with(3, 3, 5, 0, &p),
         Err(GateError::CountsExceedUsed {
             w: 3,
             l: 3,
@@ -159,7 +174,7 @@ fn input_errors() {
         })
     );
     assert_eq!(
-        gate_decision(u64::MAX, 1, u64::MAX, 0, &p),
+        decide_with(u64::MAX, 1, u64::MAX, 0, &p),
         Err(GateError::CountsExceedUsed {
             w: u64::MAX,
             l: 1,
@@ -222,7 +237,7 @@ fn malformed_parameters_are_errors() {
         ),
     ];
     for (name, p) in cases {
-        match gate_decision(1, 0, 1, 1, &p) {
+        match Gate::new(p) {
             Err(GateError::InvalidParams { field, .. }) => assert_eq!(field, name),
             other => panic!("{name}: expected InvalidParams, got {other:?}"),
         }
@@ -232,7 +247,7 @@ fn malformed_parameters_are_errors() {
         lambda_dir: f64::NEG_INFINITY,
         ..params()
     };
-    let v = gate_decision(0, 50, 50, 10, &off).unwrap_or_else(|e| panic!("{e}"));
+    let v = decide_with(0, 50, 50, 10, &off).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(v.decision, GateDecision::RejectFutility);
 }
 
@@ -240,23 +255,52 @@ fn malformed_parameters_are_errors() {
 fn probation_is_asymmetric() {
     let p = params();
     // E(5, 0) = 10.5: enough to roll back (≥ 10) but not to confirm (< 20).
-    assert_eq!(probation_verdict(0, 5, &p), ProbationVerdict::Rollback);
-    assert_eq!(probation_verdict(5, 0, &p), ProbationVerdict::Unverified);
+    assert_eq!(probation_with(0, 5, &p), ProbationVerdict::Rollback);
+    assert_eq!(probation_with(5, 0, &p), ProbationVerdict::Unverified);
     // Confirm is checked first.
     let loose = GateParams {
         e_confirm: 1.5,
         e_rollback: 1.01,
         ..params()
     };
-    assert_eq!(probation_verdict(5, 0, &loose), ProbationVerdict::Confirmed);
+    assert_eq!(probation_with(5, 0, &loose), ProbationVerdict::Confirmed);
 }
 
 #[test]
 fn calibrated_parameters_are_valid_and_differ_from_the_seed() {
     let c = GateParams::calibrated();
     assert_ne!(c, GateParams::default());
-    assert!(gate_decision(1, 0, 1, 1, &c).is_ok());
+    assert!(decide_with(1, 0, 1, 1, &c).is_ok());
     assert!(c.lambda_dir < GateParams::default().lambda_dir);
     // Every accept needs E ≥ e_confirm, so Ville's bound covers the provisional exit too.
     assert!(c.e_provisional >= c.e_confirm);
+}
+
+#[test]
+fn the_checked_gate_keeps_its_parameters() {
+    assert_eq!(Gate::new(GateParams::default()), Ok(Gate::default()));
+    assert_eq!(Gate::new(GateParams::calibrated()), Ok(Gate::calibrated()));
+    let strict = GateParams {
+        w_net_min: 6,
+        ..params()
+    };
+    let gate = Gate::new(strict).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(gate.params(), &strict);
+}
+
+#[test]
+fn probation_parameters_are_checked_too() {
+    // A NaN rollback threshold used to make probation answer `unverified`
+    // forever; now the gate refuses it before any verdict.
+    let p = GateParams {
+        e_rollback: f64::NAN,
+        ..params()
+    };
+    assert!(matches!(
+        Gate::new(p),
+        Err(GateError::InvalidParams {
+            field: "e_rollback",
+            ..
+        })
+    ));
 }

@@ -3,4 +3,6 @@
 mod decision;
 mod evalue;
 mod properties;
+mod standalone;
+mod types;
 mod validate;

@@ -1,7 +1,6 @@
 //! Property tests: the decisions are total and the e-value is ordered.
 
-use evolution_gate::{GateError, gate_decision, ln_e_value, probation_verdict};
-use evolution_types::GateParams;
+use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, ln_e_value};
 use proptest::prelude::*;
 
 /// Counts biased towards the edges of `u64` as well as small values.
@@ -52,10 +51,21 @@ fn params() -> impl Strategy<Value = GateParams> {
         )
 }
 
+/// A gate checked from `p`, then asked about one tally.
+fn decide_with(
+    w: u64,
+    l: u64,
+    n_used: u64,
+    n_remaining: u64,
+    p: &GateParams,
+) -> Result<GateVerdict, GateError> {
+    Gate::new(*p)?.decide(&Tally::new(w, l, n_used, n_remaining))
+}
+
 proptest! {
     #[test]
-    fn gate_decision_is_total(w in count(), l in count(), n_used in count(), n_rem in count(), p in params()) {
-        match gate_decision(w, l, n_used, n_rem, &p) {
+    fn decide_is_total(w in count(), l in count(), n_used in count(), n_rem in count(), p in params()) {
+        match decide_with(w, l, n_used, n_rem, &p) {
             Ok(v) => {
                 prop_assert!(v.ln_e_value.is_finite());
                 prop_assert!(!v.delta_hat.is_nan() && !v.wald_lambda.is_nan());
@@ -70,13 +80,15 @@ proptest! {
     }
 
     #[test]
-    fn probation_verdict_is_total(w in count(), l in count(), p in params()) {
-        let _verdict = probation_verdict(w, l, &p);
+    fn probation_is_total(w in count(), l in count(), p in params()) {
+        if let Ok(gate) = Gate::new(p) {
+            let _verdict = gate.probation(w, l);
+        }
     }
 
     #[test]
     fn default_params_decide_every_valid_input(w in 0_u64..5_000, l in 0_u64..5_000, ties in 0_u64..5_000, n_rem in count()) {
-        let v = gate_decision(w, l, w + l + ties.max(1), n_rem, &GateParams::default());
+        let v = decide_with(w, l, w + l + ties.max(1), n_rem, &GateParams::default());
         prop_assert!(v.is_ok());
     }
 
@@ -93,12 +105,12 @@ proptest! {
     fn futility_is_the_exact_best_case_check(w in 0_u64..400, l in 0_u64..400, ties in 1_u64..400, n_rem in 1_u64..3_000) {
         let p = GateParams::default();
         let n_used = w + l + ties;
-        let v = gate_decision(w, l, n_used, n_rem, &p);
+        let v = decide_with(w, l, n_used, n_rem, &p);
         prop_assert!(v.is_ok());
         if let Ok(v) = v {
-            if v.decision == evolution_types::GateDecision::RejectFutility {
+            if v.decision == GateDecision::RejectFutility {
                 prop_assert!(ln_e_value(w + n_rem, l) < p.e_confirm.ln());
-            } else if v.decision == evolution_types::GateDecision::Continue {
+            } else if v.decision == GateDecision::Continue {
                 prop_assert!(ln_e_value(w + n_rem, l) >= p.e_confirm.ln());
             }
         }

@@ -1,4 +1,4 @@
-//! `pair_block`, `classify_quadrants`, `compute_accuracy` (seed §7, plan Task 4).
+//! `pair_block`, `classify_quadrants`, `compute_accuracy`.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 
 use evolution_harness::{
-    Checkpoint, FileCheckpoint, FsVersionedStore, InProcessRunner, QuestionOutcome, RunRecorder,
-    VersionedStore, Workspace,
+    CheckpointError, InProcessRunner, LoopState, QuestionOutcome, RunRecorder, VersionedStore,
+    Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsStore;
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_testkit::fixtures::question;
 use evolution_types::{RunLog, StoreError};
 
@@ -73,8 +74,8 @@ fn the_checkpoint_file_round_trips_and_refuses_garbage() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("loop.json");
     let checkpoint = FileCheckpoint::new(&path);
-    assert_eq!(checkpoint.load().unwrap(), None);
-    let state: evolution_harness::LoopState = serde_json::from_value(serde_json::json!({
+    assert_eq!(LoopState::load(&checkpoint).unwrap(), None);
+    let state: LoopState = serde_json::from_value(serde_json::json!({
         "epoch": 1, "train_version": "v000002", "proposals": null, "judged": 0,
         "gatekeeper": serde_json::to_value(evolution_harness::Gatekeeper::new(
             evolution_harness::ValidationConfig::default())).unwrap(),
@@ -83,12 +84,24 @@ fn the_checkpoint_file_round_trips_and_refuses_garbage() {
         "stopped": null
     }))
     .unwrap();
-    checkpoint.save(&state).unwrap();
-    assert_eq!(checkpoint.load().unwrap(), Some(state.clone()));
+    state.save(&checkpoint).unwrap();
+    assert_eq!(LoopState::load(&checkpoint).unwrap(), Some(state.clone()));
     std::fs::write(&path, "{ torn").unwrap();
-    assert!(checkpoint.load().unwrap_err().contains("not a loop state"));
+    assert!(matches!(
+        LoopState::load(&checkpoint),
+        Err(CheckpointError::Corrupt { .. })
+    ));
+    std::fs::write(&path, "{\"epoch\": \"one\"}").unwrap();
+    let foreign = LoopState::load(&checkpoint).unwrap_err();
+    assert!(
+        foreign.to_string().contains("not a loop state"),
+        "{foreign}"
+    );
     let missing_dir = FileCheckpoint::new(dir.path().join("no/such/dir/loop.json"));
-    assert!(missing_dir.save(&state).is_err());
+    assert!(matches!(
+        state.save(&missing_dir),
+        Err(CheckpointError::Backend { .. })
+    ));
 }
 
 #[tokio::test]

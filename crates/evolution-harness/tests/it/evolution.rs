@@ -2,16 +2,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
+use evolution_gate::GateParams;
 use evolution_harness::{
-    Budget, BudgetExceeded, BudgetLimits, Checkpoint, EventLog, EvolutionReport, Gatekeeper,
-    InProcessRunner, LoopConfig, LoopContext, LoopError, MemoryCheckpoint, MemoryRunRecorder,
-    MemoryVersionedStore, PromptTemplates, Proposal, Proposals, ProposeError, ProposeRequest,
-    Proposer, StopReason, ValidationConfig, ValidationContext, ValidationError, VersionedStore,
-    Workspace, run_evolution,
+    Budget, BudgetExceeded, BudgetLimits, Checkpoint, CheckpointError, EventLog, EvolutionReport,
+    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, PromptTemplates,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
+    ValidationContext, ValidationError, VersionedStore, Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
-use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
+use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::answer;
 
@@ -118,13 +119,15 @@ struct Flaky {
 }
 
 impl Checkpoint for Flaky {
-    fn load(&self) -> Result<Option<evolution_harness::LoopState>, String> {
+    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
         self.inner.load()
     }
-    fn save(&self, state: &evolution_harness::LoopState) -> Result<(), String> {
+    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
         let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
         if n == self.fail_at.load(Ordering::Relaxed) {
-            return Err("killed".into());
+            return Err(CheckpointError::Backend {
+                message: "killed".into(),
+            });
         }
         self.inner.save(state)
     }
@@ -132,7 +135,7 @@ impl Checkpoint for Flaky {
 
 struct World {
     store: MemoryVersionedStore,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     checkpoint: Flaky,
     events: EventLog,
     proposer: Scripted,
@@ -147,7 +150,7 @@ impl World {
                 "s.md".to_owned(),
                 "# Skill\n".to_owned(),
             )])),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             checkpoint: Flaky::default(),
             events: EventLog::new(),
             proposer: Scripted {
@@ -253,7 +256,7 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     assert!(after > before, "holdout {before} -> {after}");
     assert!((before - 1.0 / 3.0).abs() < 1e-9 && (after - 1.0).abs() < 1e-9);
     // The blacklist carries the rejected edits with their gate evidence.
-    let state = world.checkpoint.load().unwrap().unwrap();
+    let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     let harm = state
         .rejected
         .iter()
@@ -521,7 +524,7 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
     assert!(record.accepted);
     assert_eq!(
         record.validation.as_ref().map(|v| v.decision()),
-        Some(evolution_types::GateDecision::AcceptProvisional)
+        Some(evolution_gate::GateDecision::AcceptProvisional)
     );
     assert_eq!(record.new_version.as_deref(), Some("v2"));
     // Epoch 1 runs the training questions on v2: ten type-b losses, E(L, W) ≈ 186 ≥ 10.
@@ -543,14 +546,14 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
         settled,
         [(
             "v2".to_owned(),
-            evolution_types::ProbationVerdict::Rollback,
+            evolution_gate::ProbationVerdict::Rollback,
             0,
             10
         )]
     );
     assert_eq!(report.final_version, "v1");
     assert_eq!(world.store.current_version().unwrap(), "v1");
-    let state = world.checkpoint.load().unwrap().unwrap();
+    let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     assert!(state.probations.is_empty());
     assert_eq!(report.epochs, 3);
 }
@@ -605,7 +608,7 @@ impl Proposer for SameFile {
 
 async fn run_same_file(
     store: &MemoryVersionedStore,
-    log: &MemoryRunRecorder,
+    log: &MemoryRunLog,
     checkpoint: &Flaky,
 ) -> Result<EvolutionReport, LoopError> {
     let runner = InProcessRunner::new(agent);
@@ -654,7 +657,7 @@ fn same_file_store() -> MemoryVersionedStore {
 #[tokio::test]
 async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
     let store = same_file_store();
-    let log = MemoryRunRecorder::new();
+    let log = MemoryRunLog::new();
     let checkpoint = Flaky::default();
     let report = run_same_file(&store, &log, &checkpoint).await.unwrap();
     // help-c was written against v1 but gated (and accepted) on v2, with its
@@ -685,11 +688,8 @@ async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
     // no version written twice and the records stored once.
     let saves = checkpoint.saves.load(Ordering::Relaxed);
     for kill in 1..=saves {
-        let (world_store, world_log, world_checkpoint) = (
-            same_file_store(),
-            MemoryRunRecorder::new(),
-            Flaky::default(),
-        );
+        let (world_store, world_log, world_checkpoint) =
+            (same_file_store(), MemoryRunLog::new(), Flaky::default());
         world_checkpoint.fail_at.store(kill, Ordering::Relaxed);
         let killed = run_same_file(&world_store, &world_log, &world_checkpoint).await;
         assert!(

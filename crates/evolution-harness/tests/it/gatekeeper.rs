@@ -1,15 +1,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use evolution_gate::{Gate, GateDecision, GateParams, ProbationVerdict};
 use evolution_harness::{
     Budget, Candidate, ELond, EventLog, GammaSequence, Gatekeeper, HarnessEvent, InProcessRunner,
-    MemoryRunRecorder, MemoryVersionedStore, ValidationConfig, ValidationContext, ValidationError,
-    VersionedStore, Workspace,
+    ValidationConfig, ValidationContext, ValidationError, VersionedStore, Workspace,
 };
-use evolution_types::{
-    Edit, EvolutionRecord, GateDecision, GateParams, GeneratedQuestion, ProbationVerdict,
-    TargetType,
-};
+use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::{answer, baseline, questions};
 
@@ -37,7 +35,7 @@ fn proposal(label: &str, text: &str) -> (Candidate, BTreeMap<String, String>) {
 
 struct World {
     store: MemoryVersionedStore,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     events: EventLog,
     budget: Budget,
     rollouts: AtomicUsize,
@@ -50,7 +48,7 @@ impl World {
                 "s.md".to_owned(),
                 "base".to_owned(),
             )])),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             events: EventLog::new(),
             budget: Budget::unlimited(),
             rollouts: AtomicUsize::new(0),
@@ -254,7 +252,7 @@ async fn a_provisional_accept_starts_a_probation() {
         .map(|i| (format!("later{i}"), (true, false)))
         .collect();
     watch.observe(&losses);
-    let settled = watch.settle(&world.store, &GateParams::default()).unwrap();
+    let settled = watch.settle(&world.store, &Gate::default()).unwrap();
     assert_eq!(settled.verdict, ProbationVerdict::Rollback);
     assert_eq!(world.store.current_version().unwrap(), "v1");
 }

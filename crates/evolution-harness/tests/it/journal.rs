@@ -8,19 +8,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_gate::GateParams;
 use evolution_harness::{
-    Budget, Checkpoint, EvolutionReport, FileCheckpoint, FsVersionedStore, Gatekeeper,
-    InProcessRunner, KernelProposer, LLM_JOURNAL_FILE, LlmJournal, LoopConfig, LoopContext,
+    Budget, EvolutionReport, Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext,
     LoopError, NoEvents, PromptTemplates, ValidationConfig, ValidationContext, Workspace,
     run_evolution,
 };
-use evolution_llm_openai::cassette_key;
+use evolution_llm_cassette::{LLM_JOURNAL_FILE, LlmJournal, cassette_key};
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_store_fs::FsStore;
+use evolution_store_fs::{FileCheckpoint, FsStore, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{
-    ChatMessage, ChatOptions, GateParams, GeneratedQuestion, LlmError, LlmProvider, LlmResponse,
-    Profile,
+    ChatMessage, ChatOptions, GeneratedQuestion, LlmError, LlmProvider, LlmResponse, Profile,
 };
 use tokio::sync::Notify;
 
@@ -192,10 +191,10 @@ async fn a_run_killed_in_the_middle_of_a_proposal_resumes_without_repeating_llm_
         );
         assert_eq!(llm.call_count(), live, "live {live}");
         // Killed mid-proposal: the epoch's proposals are not yet saved.
-        let state = FileCheckpoint::new(dir.path().join("loop.json"))
-            .load()
-            .unwrap()
-            .unwrap();
+        let state =
+            evolution_harness::LoopState::load(&FileCheckpoint::new(dir.path().join("loop.json")))
+                .unwrap()
+                .unwrap();
         assert!(state.proposals.is_none(), "live {live}: {state:?}");
 
         let resumed = done(run(dir.path(), &llm, usize::MAX, 1).await);

@@ -10,17 +10,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
+use evolution_gate::GateParams;
 use evolution_harness::{
-    AgentReply, Budget, Checkpoint, EventLog, EvolutionReport, FileCheckpoint, FsVersionedStore,
-    Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError, LoopState,
+    AgentReply, Budget, Checkpoint, CheckpointError, EventLog, EvolutionReport, Gatekeeper,
+    InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError, LoopState,
     PromptTemplates, StopReason, ValidationConfig, ValidationContext, VersionedStore, Workspace,
     run_evolution,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsStore;
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::{question, skill_document};
-use evolution_types::{GateParams, GeneratedQuestion, Profile, RunLog};
+use evolution_types::{GeneratedQuestion, Profile, RunLog};
 use serde_json::json;
 
 pub(crate) const HELP_A: &str = "Rule: read the a-clue before answering.";
@@ -117,13 +119,15 @@ struct Killing {
 }
 
 impl Checkpoint for Killing {
-    fn load(&self) -> Result<Option<LoopState>, String> {
+    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
         self.file.load()
     }
-    fn save(&self, state: &LoopState) -> Result<(), String> {
+    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
         let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
         if n == self.kill_at {
-            return Err("killed".into());
+            return Err(CheckpointError::Backend {
+                message: "killed".into(),
+            });
         }
         self.file.save(state)
     }
@@ -312,8 +316,7 @@ async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_h
     }
 
     // The harmful edit is blacklisted with its gate evidence.
-    let state = FileCheckpoint::new(dir.path().join("loop.json"))
-        .load()
+    let state = LoopState::load(&FileCheckpoint::new(dir.path().join("loop.json")))
         .unwrap()
         .unwrap();
     let harm = state

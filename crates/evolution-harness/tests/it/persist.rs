@@ -1,10 +1,11 @@
 use std::collections::BTreeMap;
 
 use evolution_harness::{
-    AgentReply, AgentRunner, EventLog, EventSink, HarnessEvent, InProcessRunner, MemoryRunRecorder,
-    MemoryVersionedStore, NoEvents, RunRecorder, VersionedStore, Workspace,
+    AgentReply, AgentRunner, EventLog, EventSink, HarnessEvent, InProcessRunner, NoEvents,
+    RunRecorder, VersionedStore, Workspace,
 };
 use evolution_testkit::fixtures::question;
+use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{GeneratedQuestion, RunLog, RunLogError, StoreError};
 
 fn docs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -76,7 +77,7 @@ async fn recorder_writes_what_the_run_log_reads_and_replaces_reruns() {
         .run("run_gate_1", &Workspace::new("v1"), &qs)
         .await
         .unwrap();
-    let log = MemoryRunRecorder::new();
+    let log = MemoryRunLog::new();
     log.record(&out).await.unwrap();
     log.record(&out[..1]).await.unwrap();
     let preds = log.get_predictions("run_gate_1", None).await.unwrap();

@@ -5,15 +5,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
+use evolution_gate::GateParams;
 use evolution_harness::{
-    AgentReply, Budget, Gatekeeper, InProcessRunner, LoopConfig, LoopContext, MemoryCheckpoint,
-    MemoryRunRecorder, MemoryVersionedStore, NoEvents, Proposal, Proposals, ProposeError,
-    ProposeRequest, Proposer, StopReason, ValidationConfig, ValidationContext, VersionedStore,
-    Workspace, run_evolution,
+    AgentReply, Budget, Gatekeeper, InProcessRunner, LoopConfig, LoopContext, NoEvents, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
+    ValidationContext, VersionedStore, Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
 use evolution_testkit::fixtures::question;
-use evolution_types::{Edit, EvolutionRecord, GateParams, GeneratedQuestion, TargetType};
+use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 const SYSTEM: &str = "system.md";
 const EXTRACT: &str = "search_extract.md";
@@ -120,7 +121,7 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
         ),
         (VERIFY.to_owned(), "Verify the extraction.\n".to_owned()),
     ]));
-    let log = MemoryRunRecorder::new();
+    let log = MemoryRunLog::new();
     let checkpoint = MemoryCheckpoint::new();
     let llm = ScriptedLlm::new();
     let runner = InProcessRunner::new(agent);
@@ -220,7 +221,7 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
         ]
     );
     // The harmful system edit is blacklisted against the system prompt.
-    let state = evolution_harness::Checkpoint::load(&checkpoint)
+    let state = evolution_harness::LoopState::load(&checkpoint)
         .unwrap()
         .unwrap();
     assert!(
@@ -242,9 +243,9 @@ const KERNEL_SYS_RULE: &str =
 /// no edits.
 #[tokio::test]
 async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
-    use evolution_harness::FsVersionedStore;
     use evolution_runlog_sqlite::SqliteRunLog;
     use evolution_store_fs::FsStore;
+    use evolution_store_fs::FsVersionedStore;
     use serde_json::json;
 
     let dir = tempfile::tempdir().unwrap();
@@ -357,9 +358,9 @@ const KERNEL_TOOL_RULE: &str = "Copy every date in the passage into the extracti
 /// extract prompt, which makes type `b` right for the agent.
 #[tokio::test]
 async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
-    use evolution_harness::FsVersionedStore;
     use evolution_runlog_sqlite::SqliteRunLog;
     use evolution_store_fs::FsStore;
+    use evolution_store_fs::FsVersionedStore;
     use serde_json::json;
 
     const TOOL_EXTRACT: &str = "search_similar_extract.md";

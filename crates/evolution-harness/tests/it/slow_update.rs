@@ -1,11 +1,12 @@
 use std::collections::BTreeMap;
 
+use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
-    ComparisonPair, MemoryVersionedStore, Probation, PromptTemplates, SlowUpdateError,
-    VersionedStore, slow_update,
+    ComparisonPair, Probation, PromptTemplates, SlowUpdateError, VersionedStore, slow_update,
 };
+use evolution_testkit::MemoryVersionedStore;
 use evolution_testkit::ScriptedLlm;
-use evolution_types::{GateParams, LlmError, LlmErrorKind, ProbationVerdict};
+use evolution_types::{LlmError, LlmErrorKind};
 
 fn pair(id: &str, before: bool, now: bool) -> ComparisonPair {
     ComparisonPair {
@@ -130,7 +131,7 @@ fn observed(pairs: &[(&str, bool, bool)]) -> BTreeMap<String, (bool, bool)> {
 
 #[test]
 fn probation_confirms_on_wins_and_rolls_back_on_losses() {
-    let params = GateParams::default();
+    let gate = Gate::default();
     let store = MemoryVersionedStore::new(BTreeMap::from([("s.md".to_owned(), "v1".to_owned())]));
     let v2 = store
         .advance(
@@ -139,7 +140,7 @@ fn probation_confirms_on_wins_and_rolls_back_on_losses() {
         )
         .unwrap();
     let mut watch = Probation::new(&v2, "v1");
-    assert_eq!(watch.verdict(&params), ProbationVerdict::Unverified);
+    assert_eq!(watch.verdict(&gate), ProbationVerdict::Unverified);
     // Losses accumulate across runs; a question seen twice counts once.
     let losses: Vec<(String, bool, bool)> =
         (0..6).map(|i| (format!("q{i}"), true, false)).collect();
@@ -152,7 +153,7 @@ fn probation_confirms_on_wins_and_rolls_back_on_losses() {
     assert_eq!(watch.observe(&observed(&losses)), 0);
     assert_eq!((watch.w, watch.l), (0, 6));
     // E(6, 0) = (2^7 − 1)/7 ≈ 18.1 ≥ e_rollback 10.
-    let settled = watch.settle(&store, &params).unwrap();
+    let settled = watch.settle(&store, &gate).unwrap();
     assert_eq!(settled.verdict, ProbationVerdict::Rollback);
     assert_eq!(settled.current_version, "v1");
     assert_eq!(store.current_version().unwrap(), "v1");
@@ -165,7 +166,7 @@ fn probation_confirms_on_wins_and_rolls_back_on_losses() {
     let mut good = Probation::new("v2", "v1");
     let wins: Vec<String> = (0..8).map(|i| format!("w{i}")).collect();
     good.observe(&wins.iter().map(|id| (id.clone(), (false, true))).collect());
-    assert_eq!(good.verdict(&params), ProbationVerdict::Confirmed);
+    assert_eq!(good.verdict(&gate), ProbationVerdict::Confirmed);
     // v1 is current now, so settling a confirmed v2 changes nothing.
-    assert_eq!(good.settle(&store, &params).unwrap().current_version, "v1");
+    assert_eq!(good.settle(&store, &gate).unwrap().current_version, "v1");
 }

@@ -166,13 +166,13 @@ async fn bad_document_names_and_configs_are_errors() {
     config.concurrency = 0;
     assert!(matches!(
         SubprocessRunner::new(config),
-        Err(RunnerError::Config(_))
+        Err(RunnerError::Config { .. })
     ));
     let mut config = SubprocessConfig::new("x");
     config.question_timeout = Duration::ZERO;
     assert!(matches!(
         SubprocessRunner::new(config),
-        Err(RunnerError::Config(_))
+        Err(RunnerError::Config { .. })
     ));
 }
 

@@ -1,14 +1,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
+use evolution_gate::{GateDecision, GateParams};
 use evolution_harness::{
     AgentReply, Arm, BaselineCache, Budget, BudgetExceeded, BudgetLimits, Candidate, DataSplit,
-    ELond, EventLog, GammaSequence, HarnessEvent, InProcessRunner, MemoryRunRecorder,
-    ValidationConfig, ValidationContext, ValidationError, Workspace, fixed_question_order,
-    params_for_level, validate_candidate,
+    ELond, EventLog, GammaSequence, HarnessEvent, InProcessRunner, ValidationConfig,
+    ValidationContext, ValidationError, Workspace, fixed_question_order, params_for_level,
+    validate_candidate,
 };
+use evolution_testkit::MemoryRunLog;
 use evolution_testkit::fixtures::question;
-use evolution_types::{GateDecision, GateParams, GeneratedQuestion, RunLog};
+use evolution_types::{GeneratedQuestion, RunLog};
 
 /// A simulated agent: right on type `a` only when its skill says `fix:a`,
 /// right on type `b` unless its skill says `break:b`, right on type `c`
@@ -61,7 +63,7 @@ fn candidate(label: &str, text: &str) -> Candidate {
 
 struct Harness {
     calls: Mutex<BTreeMap<String, usize>>,
-    log: MemoryRunRecorder,
+    log: MemoryRunLog,
     events: EventLog,
     budget: Budget,
     resume: bool,
@@ -71,7 +73,7 @@ impl Harness {
     fn new(budget: Budget) -> Self {
         Harness {
             calls: Mutex::new(BTreeMap::new()),
-            log: MemoryRunRecorder::new(),
+            log: MemoryRunLog::new(),
             events: EventLog::new(),
             budget,
             resume: false,

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use evolution_llm_openai::{CassetteError, CassetteMode, OpenAiProvider, Recorder, cassette_key};
+use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder, cassette_key};
+use evolution_llm_openai::OpenAiProvider;
 use evolution_types::{ChatMessage, ChatOptions, LlmErrorKind, LlmProvider};
 
 use crate::server::{Step, TestServer, completion};

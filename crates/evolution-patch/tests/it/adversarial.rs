@@ -2,17 +2,22 @@
 //! or silent damage.
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, PatchError, RegionError,
+    APPENDIX_END, APPENDIX_START, PatchError, RegionError, SLOW_UPDATE_END, SLOW_UPDATE_START,
     append_to_appendix, appendix_region_bounds, apply_patch_with_report, extract_appendix_notes,
-    momentum_inner, momentum_region_bounds, replace_appendix_notes, replace_momentum,
+    replace_appendix_notes, replace_slow_update, slow_update_inner, slow_update_region_bounds,
 };
 use evolution_types::{Edit, EditStatus};
 
-const MARKERS: [&str; 4] = [APPENDIX_START, APPENDIX_END, MOMENTUM_START, MOMENTUM_END];
+const MARKERS: [&str; 4] = [
+    APPENDIX_START,
+    APPENDIX_END,
+    SLOW_UPDATE_START,
+    SLOW_UPDATE_END,
+];
 
 fn doc_with_regions() -> String {
     format!(
-        "---\nname: x\n---\n# Skill\n\nbody line\n\n{MOMENTUM_START}\n## Long-Term Guidance\nkeep\n{MOMENTUM_END}\n\n{APPENDIX_START}\n- note\n{APPENDIX_END}\n"
+        "---\nname: x\n---\n# Skill\n\nbody line\n\n{SLOW_UPDATE_START}\n## Long-Term Guidance\nkeep\n{SLOW_UPDATE_END}\n\n{APPENDIX_START}\n- note\n{APPENDIX_END}\n"
     )
 }
 
@@ -72,7 +77,7 @@ fn target_inside_an_unlisted_region_is_protected() {
 #[test]
 fn target_spanning_into_a_protected_region_is_skipped() {
     let doc = doc_with_regions();
-    let spanning = format!("body line\n\n{}", &MOMENTUM_START[..6]);
+    let spanning = format!("body line\n\n{}", &SLOW_UPDATE_START[..6]);
     assert_eq!(
         single(&doc, Edit::replace(&spanning, "x"), &[]),
         (doc.clone(), EditStatus::SkippedProtected)
@@ -151,21 +156,21 @@ fn edits_that_would_assemble_a_marker_are_skipped() {
 
 #[test]
 fn duplicated_markers_are_errors_for_region_functions() {
-    // The layout of seed 004's example document: both markers doubled.
+    // The layout of the workflow's example document: both markers doubled.
     let doc = format!(
-        "body\n{MOMENTUM_START}\n{MOMENTUM_START}\nguidance\n{MOMENTUM_END}\n{MOMENTUM_END}\n"
+        "body\n{SLOW_UPDATE_START}\n{SLOW_UPDATE_START}\nguidance\n{SLOW_UPDATE_END}\n{SLOW_UPDATE_END}\n"
     );
-    let err = momentum_region_bounds(&doc).unwrap_err();
+    let err = slow_update_region_bounds(&doc).unwrap_err();
     assert_eq!(
         err,
         RegionError::Duplicated {
-            marker: MOMENTUM_START,
+            marker: SLOW_UPDATE_START,
             line: 3
         }
     );
-    assert!(momentum_inner(&doc).is_err());
+    assert!(slow_update_inner(&doc).is_err());
     assert!(matches!(
-        replace_momentum(&doc, "g"),
+        replace_slow_update(&doc, "g"),
         Err(PatchError::Region(_))
     ));
     assert!(matches!(

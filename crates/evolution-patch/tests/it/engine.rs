@@ -1,7 +1,7 @@
 //! `apply_patch_with_report`: one case per line of behaviour.
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, apply_patch_with_report,
+    APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START, apply_patch_with_report,
 };
 use evolution_types::{Edit, EditOp, EditStatus};
 
@@ -48,10 +48,10 @@ fn append() {
 #[test]
 fn append_lands_before_the_earliest_region_even_unlisted() {
     let doc = format!(
-        "body\n\n{MOMENTUM_START}\ng\n{MOMENTUM_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n"
+        "body\n\n{SLOW_UPDATE_START}\ng\n{SLOW_UPDATE_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n"
     );
     let expect = format!(
-        "body\n\nnew\n\n{MOMENTUM_START}\ng\n{MOMENTUM_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n"
+        "body\n\nnew\n\n{SLOW_UPDATE_START}\ng\n{SLOW_UPDATE_END}\n\n{APPENDIX_START}\n{APPENDIX_END}\n"
     );
     check(
         &doc,
@@ -63,7 +63,7 @@ fn append_lands_before_the_earliest_region_even_unlisted() {
     // Repeated appends stack without piling up blank lines.
     let (out, _) = apply_patch_with_report(&doc, &[Edit::append("one"), Edit::append("two")], &[]);
     assert!(
-        out.starts_with(&format!("body\n\none\n\ntwo\n\n{MOMENTUM_START}")),
+        out.starts_with(&format!("body\n\none\n\ntwo\n\n{SLOW_UPDATE_START}")),
         "{out:?}"
     );
 }

@@ -3,6 +3,6 @@
 mod adversarial;
 mod engine;
 mod properties;
+mod reference_cases;
 mod regions;
-mod seed_plan;
 mod snapshots;

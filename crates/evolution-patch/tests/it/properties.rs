@@ -3,14 +3,19 @@
 //! text stays in order.
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, append_to_appendix,
-    appendix_region_bounds, apply_patch_with_report, extract_appendix_notes, momentum_inner,
-    momentum_region_bounds, replace_appendix_notes, replace_momentum,
+    APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START, append_to_appendix,
+    appendix_region_bounds, apply_patch_with_report, extract_appendix_notes,
+    replace_appendix_notes, replace_slow_update, slow_update_inner, slow_update_region_bounds,
 };
 use evolution_types::{Edit, EditOp, EditStatus};
 use proptest::prelude::*;
 
-const MARKERS: [&str; 4] = [APPENDIX_START, APPENDIX_END, MOMENTUM_START, MOMENTUM_END];
+const MARKERS: [&str; 4] = [
+    APPENDIX_START,
+    APPENDIX_END,
+    SLOW_UPDATE_START,
+    SLOW_UPDATE_END,
+];
 
 /// Building blocks of documents, targets and payloads: ordinary lines, CJK,
 /// frontmatter, markers, half markers and marker-like text.
@@ -237,7 +242,7 @@ proptest! {
     fn region_parsers_are_consistent(doc in document()) {
         for (bounds, start, end) in [
             (appendix_region_bounds(&doc), APPENDIX_START, APPENDIX_END),
-            (momentum_region_bounds(&doc), MOMENTUM_START, MOMENTUM_END),
+            (slow_update_region_bounds(&doc), SLOW_UPDATE_START, SLOW_UPDATE_END),
         ] {
             let (starts, ends) = (doc.matches(start).count(), doc.matches(end).count());
             match bounds {
@@ -264,16 +269,16 @@ proptest! {
         guidance in "[a-z 語\n]{0,40}",
         notes in prop::collection::vec("[a-z 語]{0,12}", 0..5),
     ) {
-        if let Ok(out) = replace_momentum(&doc, &guidance) {
-            prop_assert_eq!(momentum_inner(&out).ok().flatten().map(|s| s.replace('\r', "")),
+        if let Ok(out) = replace_slow_update(&doc, &guidance) {
+            prop_assert_eq!(slow_update_inner(&out).ok().flatten().map(|s| s.replace('\r', "")),
                 Some(guidance.trim().to_owned()));
-            if let Ok(Some(range)) = momentum_region_bounds(&doc) {
+            if let Ok(Some(range)) = slow_update_region_bounds(&doc) {
                 prop_assert!(out.starts_with(&doc[..range.start]));
                 prop_assert!(out.ends_with(&doc[range.end..]));
             } else {
                 prop_assert!(out.starts_with(&doc));
             }
-            prop_assert_eq!(out.matches(MOMENTUM_START).count(), 1);
+            prop_assert_eq!(out.matches(SLOW_UPDATE_START).count(), 1);
         }
         if let Ok(out) = replace_appendix_notes(&doc, &notes) {
             let expected: Vec<String> = {

@@ -1,10 +1,10 @@
-//! Region parsing and the appendix / momentum writers.
+//! Region parsing and the appendix / slow-update writers.
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_HEADING, APPENDIX_MAX_CHARS, APPENDIX_START, MOMENTUM_END,
-    MOMENTUM_HEADING, MOMENTUM_MAX_CHARS, MOMENTUM_START, PatchError, RegionError,
-    append_to_appendix, appendix_region_bounds, extract_appendix_notes, momentum_inner,
-    momentum_region_bounds, replace_appendix_notes, replace_momentum,
+    APPENDIX_END, APPENDIX_HEADING, APPENDIX_MAX_CHARS, APPENDIX_START, PatchError, RegionError,
+    SLOW_UPDATE_END, SLOW_UPDATE_HEADING, SLOW_UPDATE_MAX_CHARS, SLOW_UPDATE_START,
+    append_to_appendix, appendix_region_bounds, extract_appendix_notes, replace_appendix_notes,
+    replace_slow_update, slow_update_inner, slow_update_region_bounds,
 };
 
 /// Asserts the error of `appendix_region_bounds(text)`: its marker and line.
@@ -33,68 +33,79 @@ fn strict_parsing_names_marker_and_line() {
 #[test]
 fn error_variants_are_typed() {
     assert!(matches!(
-        momentum_region_bounds(MOMENTUM_START),
-        Err(RegionError::Unpaired { partner, .. }) if partner == MOMENTUM_END
+        slow_update_region_bounds(SLOW_UPDATE_START),
+        Err(RegionError::Unpaired { partner, .. }) if partner == SLOW_UPDATE_END
     ));
     assert!(matches!(
-        momentum_region_bounds(&format!("{MOMENTUM_END}{MOMENTUM_START}")),
+        slow_update_region_bounds(&format!("{SLOW_UPDATE_END}{SLOW_UPDATE_START}")),
         Err(RegionError::Reversed { .. })
     ));
     assert!(matches!(
-        momentum_region_bounds(&format!("{MOMENTUM_START}{MOMENTUM_START}{MOMENTUM_END}")),
+        slow_update_region_bounds(&format!(
+            "{SLOW_UPDATE_START}{SLOW_UPDATE_START}{SLOW_UPDATE_END}"
+        )),
         Err(RegionError::Duplicated { .. })
     ));
 }
 
 #[test]
 fn regions_are_independent_when_parsed_alone() {
-    let text = format!("{MOMENTUM_START}\ng\n{MOMENTUM_END}\n{APPENDIX_START}\n{APPENDIX_END}\n");
-    let m = momentum_region_bounds(&text).unwrap().unwrap();
+    let text =
+        format!("{SLOW_UPDATE_START}\ng\n{SLOW_UPDATE_END}\n{APPENDIX_START}\n{APPENDIX_END}\n");
+    let m = slow_update_region_bounds(&text).unwrap().unwrap();
     let a = appendix_region_bounds(&text).unwrap().unwrap();
     assert!(m.end <= a.start);
-    assert_eq!(&text[m], format!("{MOMENTUM_START}\ng\n{MOMENTUM_END}"));
+    assert_eq!(
+        &text[m],
+        format!("{SLOW_UPDATE_START}\ng\n{SLOW_UPDATE_END}")
+    );
 }
 
 #[test]
-fn momentum_layout_and_round_trip() {
-    let once = replace_momentum("# Skill\n\nbody\n", "  first guidance\nsecond line  ").unwrap();
+fn slow_update_layout_and_round_trip() {
+    let once = replace_slow_update("# Skill\n\nbody\n", "  first guidance\nsecond line  ").unwrap();
     assert_eq!(
         once,
         format!(
-            "# Skill\n\nbody\n\n{MOMENTUM_START}\n{MOMENTUM_HEADING}\nfirst guidance\nsecond line\n{MOMENTUM_END}\n"
+            "# Skill\n\nbody\n\n{SLOW_UPDATE_START}\n{SLOW_UPDATE_HEADING}\nfirst guidance\nsecond line\n{SLOW_UPDATE_END}\n"
         )
     );
     assert_eq!(
-        momentum_inner(&once),
+        slow_update_inner(&once),
         Ok(Some("first guidance\nsecond line"))
     );
-    let twice = replace_momentum(&once, "new").unwrap();
-    assert_eq!(twice.matches(MOMENTUM_START).count(), 1);
-    assert_eq!(momentum_inner(&twice), Ok(Some("new")));
-    let cleared = replace_momentum(&twice, "   ").unwrap();
+    let twice = replace_slow_update(&once, "new").unwrap();
+    assert_eq!(twice.matches(SLOW_UPDATE_START).count(), 1);
+    assert_eq!(slow_update_inner(&twice), Ok(Some("new")));
+    let cleared = replace_slow_update(&twice, "   ").unwrap();
     assert!(cleared.contains(&format!(
-        "{MOMENTUM_START}\n{MOMENTUM_HEADING}\n{MOMENTUM_END}"
+        "{SLOW_UPDATE_START}\n{SLOW_UPDATE_HEADING}\n{SLOW_UPDATE_END}"
     )));
-    assert_eq!(momentum_inner(&cleared), Ok(Some("")));
-    assert_eq!(momentum_inner("no region"), Ok(None));
+    assert_eq!(slow_update_inner(&cleared), Ok(Some("")));
+    assert_eq!(slow_update_inner("no region"), Ok(None));
 }
 
 #[test]
-fn momentum_written_by_skillopt_reads_whole() {
+fn slow_update_written_by_skillopt_reads_whole() {
     // SkillOpt writes the guidance between the markers without our heading.
     let text = format!(
-        "body\n\n{MOMENTUM_START}\n## Long-Term Guidance (Epoch 1)\n- keep\n{MOMENTUM_END}\n"
+        "body\n\n{SLOW_UPDATE_START}\n## Long-Term Guidance (Epoch 1)\n- keep\n{SLOW_UPDATE_END}\n"
     );
     assert_eq!(
-        momentum_inner(&text),
+        slow_update_inner(&text),
         Ok(Some("## Long-Term Guidance (Epoch 1)\n- keep"))
     );
 }
 
 #[test]
-fn momentum_guards() {
-    for marker in [APPENDIX_START, APPENDIX_END, MOMENTUM_START, MOMENTUM_END] {
-        let err = replace_momentum("c", &format!("ok\nevil {marker}")).unwrap_err();
+fn slow_update_guards() {
+    for marker in [
+        APPENDIX_START,
+        APPENDIX_END,
+        SLOW_UPDATE_START,
+        SLOW_UPDATE_END,
+    ] {
+        let err = replace_slow_update("c", &format!("ok\nevil {marker}")).unwrap_err();
         assert_eq!(
             err,
             PatchError::MarkerInText {
@@ -104,16 +115,16 @@ fn momentum_guards() {
             }
         );
     }
-    let long = "x".repeat(MOMENTUM_MAX_CHARS + 1);
+    let long = "x".repeat(SLOW_UPDATE_MAX_CHARS + 1);
     assert!(matches!(
-        replace_momentum("c", &long),
-        Err(PatchError::TooLong { chars, max: MOMENTUM_MAX_CHARS, .. }) if chars == MOMENTUM_MAX_CHARS + 1
+        replace_slow_update("c", &long),
+        Err(PatchError::TooLong { chars, max: SLOW_UPDATE_MAX_CHARS, .. }) if chars == SLOW_UPDATE_MAX_CHARS + 1
     ));
-    let at_limit = "語".repeat(MOMENTUM_MAX_CHARS);
-    assert!(replace_momentum("c", &at_limit).is_ok());
-    let broken = format!("c\n{MOMENTUM_START}\n");
+    let at_limit = "語".repeat(SLOW_UPDATE_MAX_CHARS);
+    assert!(replace_slow_update("c", &at_limit).is_ok());
+    let broken = format!("c\n{SLOW_UPDATE_START}\n");
     assert!(matches!(
-        replace_momentum(&broken, "g"),
+        replace_slow_update(&broken, "g"),
         Err(PatchError::Region(RegionError::Unpaired { line: 2, .. }))
     ));
 }
@@ -205,13 +216,13 @@ fn appendix_guards() {
         })
     ));
     let interleaved =
-        format!("{APPENDIX_START}\n{MOMENTUM_START}\n{APPENDIX_END}\n{MOMENTUM_END}\n");
+        format!("{APPENDIX_START}\n{SLOW_UPDATE_START}\n{APPENDIX_END}\n{SLOW_UPDATE_END}\n");
     assert!(matches!(
         append_to_appendix(&interleaved, &["n"]),
         Err(PatchError::Region(RegionError::Interleaved { line: 2, .. }))
     ));
     assert!(matches!(
-        replace_momentum(&interleaved, "g"),
+        replace_slow_update(&interleaved, "g"),
         Err(PatchError::Region(RegionError::Interleaved { .. }))
     ));
 }
@@ -219,9 +230,9 @@ fn appendix_guards() {
 #[test]
 fn crlf_documents_get_crlf_regions() {
     let doc = "# Skill\r\nbody\r\n";
-    let out = replace_momentum(doc, "line one\nline two").unwrap();
+    let out = replace_slow_update(doc, "line one\nline two").unwrap();
     assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
-    assert_eq!(momentum_inner(&out), Ok(Some("line one\r\nline two")));
+    assert_eq!(slow_update_inner(&out), Ok(Some("line one\r\nline two")));
     let out = append_to_appendix(&out, &["n"]).unwrap();
     assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
     assert_eq!(extract_appendix_notes(&out).unwrap(), vec!["n"]);

@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use evolution_patch::{
-    append_to_appendix, appendix_region_bounds, apply_patch_with_report, momentum_region_bounds,
-    replace_momentum,
+    append_to_appendix, appendix_region_bounds, apply_patch_with_report, replace_slow_update,
+    slow_update_region_bounds,
 };
 use evolution_types::Edit;
 
@@ -24,7 +24,7 @@ fn frontmatter(doc: &str) -> Option<&str> {
 /// Protected spans as the evolve step passes them: frontmatter and regions.
 fn spans(doc: &str) -> Vec<&str> {
     let mut spans: Vec<&str> = frontmatter(doc).into_iter().collect();
-    for bounds in [appendix_region_bounds(doc), momentum_region_bounds(doc)] {
+    for bounds in [appendix_region_bounds(doc), slow_update_region_bounds(doc)] {
         if let Ok(Some(range)) = bounds {
             spans.push(&doc[range]);
         }
@@ -133,7 +133,7 @@ fn document_with_both_regions() {
     )
     .expect("well-formed regions");
     let with_guidance =
-        replace_momentum(&with_notes, "Prefer primary sources.\nDate every source.")
+        replace_slow_update(&with_notes, "Prefer primary sources.\nDate every source.")
             .expect("well-formed regions");
     insta::assert_snapshot!(format!(
         "{after_edits}\n--- after appendix and guidance ---\n{with_guidance}"

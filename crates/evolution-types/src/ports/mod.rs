@@ -1,9 +1,17 @@
-//! The ports through which the kernel reads the outside world (seed §3).
+//! The ports through which the kernel and the app layer reach the outside
+//! world.
 //!
-//! All are read-only: the kernel returns results and the app layer persists
-//! them. Stores are synchronous (small, fast reads); the run log and the LLM
-//! are async.
+//! The kernel only reads: [`crate::SkillStore`], [`crate::PromptStore`],
+//! [`crate::RunLog`] and [`crate::LlmProvider`]. It returns results and the
+//! app layer persists them through the write ports: [`crate::VersionedStore`]
+//! (new versions, rollbacks), [`crate::RunRecorder`] (rollouts, diagnoses,
+//! evolution results) and [`crate::Checkpoint`] (where a run resumes from).
+//! Adapter crates implement them on real storage; stores and checkpoints are
+//! synchronous (small, fast operations), the run log and the LLM are async.
 
+pub(crate) mod checkpoint;
 pub(crate) mod llm;
+pub(crate) mod recorder;
 pub(crate) mod run_log;
 pub(crate) mod store;
+pub(crate) mod versioned;

@@ -1,7 +1,6 @@
 //! Public-API tests of evolution-types.
 
 mod edit;
-mod gate;
 mod ports;
 mod profile;
 mod records;

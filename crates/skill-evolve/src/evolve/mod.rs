@@ -1,4 +1,4 @@
-//! `skill-evolve evolve`: seed 004's loop on one skill document.
+//! `skill-evolve evolve`: the reflect → meta-reflect loop on one skill document.
 //!
 //! ① load the failure trajectories → ② reflect (one LLM call per batch:
 //! suggestions and edits) → ③ aggregate (`aggregate_patches`) → ④ select
@@ -321,7 +321,7 @@ async fn evolve_loop(
     summary: &mut Summary,
 ) -> anyhow::Result<String> {
     // The ranking prompt is the harness's default template; reflect and
-    // meta-reflect are this command's own (seed 004 steps ② and ⑥).
+    // meta-reflect are this command's own (the reflect and meta-reflect steps).
     let prompts = PromptTemplates::default().evolve;
     let progress = spinner();
     let mut doc = original.to_owned();

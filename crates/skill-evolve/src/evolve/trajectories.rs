@@ -1,4 +1,4 @@
-//! Step ① of seed 004: the failure trajectories, read by evolution-harness's
+//! The first step of `evolve`: the failure trajectories, read by evolution-harness's
 //! ingestion (a folder of JSON files, Phase 1, or a SESSION-STATE.md, Phase 2)
 //! and held to the command line's bad-input contract.
 //!

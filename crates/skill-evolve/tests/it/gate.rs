@@ -1,7 +1,6 @@
 //! `skill-evolve gate`: the JSON is the library's verdict; the text explains E, λ, δ̂.
 
-use evolution_gate::gate_decision;
-use evolution_types::GateParams;
+use evolution_gate::{Gate, Tally};
 
 use crate::support::skill_evolve;
 
@@ -33,14 +32,14 @@ fn json_equals_the_library_verdict() {
         (0, 0, 1, 0, false),
     ];
     for (w, l, n, r, calibrated) in cases {
-        let params = if calibrated {
-            GateParams::calibrated()
+        let gate = if calibrated {
+            Gate::calibrated()
         } else {
-            GateParams::default()
+            Gate::default()
         };
         // Byte-equal to the library's serialization (a parsed comparison
         // would depend on float parsing, not on what was printed).
-        let verdict = gate_decision(w, l, n, r, &params).unwrap();
+        let verdict = gate.decide(&Tally::new(w, l, n, r)).unwrap();
         let expected = serde_json::to_string_pretty(&verdict).unwrap() + "\n";
         let (w_s, l_s, n_s, r_s) = (w.to_string(), l.to_string(), n.to_string(), r.to_string());
         let mut args = vec![

@@ -1,16 +1,16 @@
-//! The behaviours of the seed plan's `test_patch.py` (Task 3), kept as-is.
+//! The behaviours the reference implementation's `test_patch.py` checks, kept as-is.
 
 use evolution_patch::{
-    APPENDIX_END, APPENDIX_START, MOMENTUM_END, MOMENTUM_START, append_to_appendix,
-    appendix_region_bounds, apply_patch_with_report, extract_appendix_notes, momentum_inner,
-    momentum_region_bounds, replace_appendix_notes, replace_momentum,
+    APPENDIX_END, APPENDIX_START, SLOW_UPDATE_END, SLOW_UPDATE_START, append_to_appendix,
+    appendix_region_bounds, apply_patch_with_report, extract_appendix_notes,
+    replace_appendix_notes, replace_slow_update, slow_update_inner, slow_update_region_bounds,
 };
 use evolution_types::Edit;
 
 #[test]
 fn no_markers_returns_none() {
     assert_eq!(appendix_region_bounds("hello"), Ok(None));
-    assert_eq!(momentum_region_bounds("hello"), Ok(None));
+    assert_eq!(slow_update_region_bounds("hello"), Ok(None));
 }
 
 #[test]
@@ -24,7 +24,7 @@ fn both_markers_returns_range() {
 #[test]
 fn single_marker_raises() {
     assert!(appendix_region_bounds(&format!("head\n{APPENDIX_START}\nbody")).is_err());
-    assert!(momentum_region_bounds(&format!("head\n{MOMENTUM_END}\nbody")).is_err());
+    assert!(slow_update_region_bounds(&format!("head\n{SLOW_UPDATE_END}\nbody")).is_err());
 }
 
 #[test]
@@ -49,21 +49,21 @@ fn replace_empty_deletes_region() {
 
 #[test]
 fn replace_creates_region() {
-    let result = replace_momentum("content", "guidance text").unwrap();
-    assert!(result.contains(MOMENTUM_START));
+    let result = replace_slow_update("content", "guidance text").unwrap();
+    assert!(result.contains(SLOW_UPDATE_START));
     assert!(result.contains("guidance text"));
 }
 
 #[test]
 fn marker_injection_raises() {
-    assert!(replace_momentum("content", &format!("evil {MOMENTUM_START}")).is_err());
+    assert!(replace_slow_update("content", &format!("evil {SLOW_UPDATE_START}")).is_err());
 }
 
 #[test]
 fn empty_guidance_clears() {
-    let text = replace_momentum("content", "old").unwrap();
-    let result = replace_momentum(&text, "").unwrap();
-    assert_eq!(momentum_inner(&result), Ok(Some("")));
+    let text = replace_slow_update("content", "old").unwrap();
+    let result = replace_slow_update(&text, "").unwrap();
+    assert_eq!(slow_update_inner(&result), Ok(Some("")));
 }
 
 #[test]

@@ -1,13 +1,14 @@
-//! [`VersionedStore`] on the on-disk store of `evolution-store-fs`.
+//! The write port [`VersionedStore`] on the on-disk store.
 
 use std::collections::BTreeMap;
 
-use evolution_store_fs::{Change, FsStore, FsStoreError, HistoryKind, VersionId};
-use evolution_types::StoreError;
+use evolution_types::{StoreError, VersionInfo, VersionedStore};
 
-use crate::persist::{VersionInfo, VersionedStore};
+use crate::error::FsStoreError;
+use crate::manifest::{HistoryKind, VersionId};
+use crate::store::{Change, FsStore};
 
-/// The harness's [`VersionedStore`] over an [`FsStore`]: versions are the
+/// The [`VersionedStore`] write port over an [`FsStore`]: versions are the
 /// store's ids (`v000001`, …), `advance` is the store's atomic
 /// `advance_version`, `rollback` moves its pointer back.
 ///

@@ -1,4 +1,6 @@
-use evolution_types::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
+//! The gate's value types: the seed's defaults and their serde spellings.
+
+use evolution_gate::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
 #[test]
 fn default_params_are_the_seeds() {

@@ -1,13 +1,14 @@
-//! [`RunRecorder`] on the SQLite run log of `evolution-runlog-sqlite`.
+//! The run log's write port: [`RunRecorder`] on [`SqliteRunLog`].
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_types::{DiagnosisResult, EvolutionResult, Prediction, TraceStep};
+use evolution_types::{
+    DiagnosisResult, EvolutionResult, Prediction, QuestionOutcome, RecordError, RunRecorder,
+    TraceStep,
+};
 
-use crate::persist::{RecordError, RunRecorder};
-use crate::runner::QuestionOutcome;
+use crate::log::SqliteRunLog;
 
 /// Records each run's outcomes with [`SqliteRunLog::replace_outcomes`]: one
 /// transaction per run id, the run created on first use, a question
@@ -16,8 +17,8 @@ use crate::runner::QuestionOutcome;
 /// [`SqliteRunLog::store_evolution`] (read back with
 /// [`SqliteRunLog::diagnoses`] and [`SqliteRunLog::evolutions`]), unless the
 /// run already holds an equal one. The same
-/// value is the loop's [`evolution_types::RunLog`] (`resume_from`, the
-/// proposer's `run_log`).
+/// value is the kernel's [`evolution_types::RunLog`] (read back on resume,
+/// and by diagnosis).
 #[async_trait]
 impl RunRecorder for SqliteRunLog {
     async fn record(&self, outcomes: &[QuestionOutcome]) -> Result<(), RecordError> {

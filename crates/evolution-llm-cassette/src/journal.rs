@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::replay::{CassetteError, CassetteMode, Recorder};
 use async_trait::async_trait;
-use evolution_llm_openai::{CassetteError, CassetteMode, Recorder};
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider, LlmResponse};
 
 /// The journal's file name inside a run's directory.
@@ -27,28 +27,21 @@ pub const LLM_JOURNAL_FILE: &str = "llm-journal.jsonl";
 ///
 /// Each call is appended as one JSON line, flushed and synced to disk before
 /// its answer is returned; a line torn by a kill is dropped when the journal
-/// is reopened. Failed calls are not journaled. The journal is the
-/// [`evolution_llm_openai::Recorder`] in
-/// [`CassetteMode::RecordIfMissing`], so the file is also a cassette a later
-/// run can replay offline.
+/// is reopened. Failed calls are not journaled. The journal is a
+/// [`Recorder`] in [`CassetteMode::RecordIfMissing`], so the file is also a
+/// cassette a later run can replay offline.
 ///
-/// Give both the proposer and [`crate::LoopContext::llm`] the same journal.
-/// To cap spending, wrap the provider in [`crate::MeteredLlm`] *inside* the
+/// In an evolution run, give both the proposer and the loop's own LLM (the
+/// harness's `KernelProposer` and `LoopContext`) the same journal. To cap
+/// spending, wrap the provider in the harness's `MeteredLlm` *inside* the
 /// journal: answers from the journal are then free.
 ///
 /// ```no_run
-/// # use std::sync::Arc;
-/// # use evolution_harness::{Budget, LlmJournal, MeteredLlm};
+/// # use evolution_llm_cassette::{CassetteError, LlmJournal};
 /// # use evolution_types::LlmProvider;
-/// # async fn demo(provider: Arc<dyn LlmProvider>, budget: Arc<Budget>)
-/// #     -> Result<(), evolution_harness::CassetteError> {
-/// let llm = LlmJournal::open(
-///     MeteredLlm::new(provider, budget),
-///     ".skill-evolve/runs/my-run",
-///     "deepseek-chat",
-/// )
-/// .await?;
-/// // KernelProposer { llm: &llm, .. } and LoopContext { llm: &llm, .. }
+/// # async fn demo(provider: impl LlmProvider) -> Result<(), CassetteError> {
+/// let llm = LlmJournal::open(provider, ".skill-evolve/runs/my-run", "deepseek-chat").await?;
+/// // Every call through `llm` is answered from the journal when it holds it.
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]

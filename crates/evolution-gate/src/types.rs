@@ -1,12 +1,15 @@
-//! Types of the CE-Gate decision (seed §4.1, §5).
+//! The values the gate takes and returns: its thresholds, its decisions and
+//! verdicts, and the outputs of the block-validation helpers.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 /// Thresholds of the e-process gate.
 ///
-/// `Default` is exactly the seed's parameter set. The gate crate checks the
-/// values before it uses them (finite, `e_confirm > 1`, ...), so a hand-built
-/// set with a NaN is an error there, not a silent wrong decision.
+/// `Default` is exactly the seed's parameter set. [`Gate::new`](crate::Gate::new)
+/// checks the values once (finite, `e_confirm > 1`, ...), so a hand-built set
+/// with a NaN is an error there, not a silent wrong decision.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GateParams {
     /// E-value at or above which a candidate is accepted outright (with `delta_min`).
@@ -60,7 +63,7 @@ impl GateParams {
     }
 }
 
-/// The exit `gate_decision` took, in the seed's snake_case spelling.
+/// The exit [`Gate::decide`](crate::Gate::decide) took, in the seed's snake_case spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateDecision {
@@ -128,7 +131,7 @@ pub struct GateVerdict {
     pub delta_shrunk: f64,
 }
 
-/// Outcome of watching a provisionally accepted version (seed §5).
+/// Outcome of watching a provisionally accepted version ([`Gate::probation`](crate::Gate::probation)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbationVerdict {
@@ -155,4 +158,29 @@ impl std::fmt::Display for ProbationVerdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// Paired outcomes of one validation block ([`pair_block`](crate::pair_block)).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PairResult {
+    /// Questions the baseline got wrong and the candidate right.
+    pub w: u64,
+    /// Questions the baseline got right and the candidate wrong.
+    pub l: u64,
+    /// Question id → (baseline correct, candidate correct).
+    pub observed: BTreeMap<String, (bool, bool)>,
+}
+
+/// The four quadrants of a paired comparison, each sorted by question id
+/// ([`classify_quadrants`](crate::classify_quadrants)).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct QuadrantClassification {
+    /// Wrong before, right now.
+    pub improvements: Vec<String>,
+    /// Right before, wrong now.
+    pub regressions: Vec<String>,
+    /// Wrong in both.
+    pub persistent_fails: Vec<String>,
+    /// Right in both.
+    pub stable_successes: Vec<String>,
 }
