@@ -71,7 +71,7 @@ impl Default for EditBudgetSchedule {
 impl EditBudgetSchedule {
     /// The budget at `step` of `total` steps; `None` means unlimited.
     ///
-    /// Pass `usize::MAX` to the evolve functions for an unlimited budget
+    /// Pass `usize::MAX` in [`crate::EvolveOptions`] for an unlimited budget
     /// (`budget_at(..).map_or(usize::MAX, ..)`).
     pub fn budget_at(&self, step: u64, total: u64) -> Result<Option<usize>, BudgetError> {
         match *self {

@@ -30,7 +30,7 @@ pub struct Consolidation {
 ///   than the input, else the input is returned.
 /// - G3: any failure — a provider error of any class included, because
 ///   consolidation is an optional tidy-up — returns the input.
-/// - G4 (caller): the evolve functions keep the consolidation only when it
+/// - G4 (caller): [`crate::Evolver::skill`] keeps the consolidation only when it
 ///   is strictly shorter than its input.
 ///
 /// The `consolidate_system` template is sent as the system message with

@@ -53,7 +53,7 @@ pub enum SkillUpdateMode {
     Rewrite,
 }
 
-/// Settings shared by the evolve functions.
+/// Settings shared by every target of an [`crate::Evolver`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvolveOptions {
     /// Store version the documents are read from; copied into the record.
@@ -430,7 +430,7 @@ fn fill_from_attempt(record: &mut EvolutionRecord, applied: Applied, clip_info: 
 ///
 /// Provider and store errors propagate; the record is built only at the end,
 /// so an error leaves nothing behind.
-pub async fn evolve_single_skill(
+pub(crate) async fn evolve_single_skill(
     llm: &dyn LlmProvider,
     pack: &SkillCasePack,
     store: &dyn SkillStore,
@@ -795,7 +795,7 @@ async fn add_lapse_notes(
 /// The profile's frozen `##` sections and the appendix are protected and
 /// [`validate_system`] checks the candidate. A pack without failure cases is
 /// `Skipped` without a call.
-pub async fn evolve_system_prompt(
+pub(crate) async fn evolve_system_prompt(
     llm: &dyn LlmProvider,
     pack: &SystemCasePack,
     store: &dyn PromptStore,
@@ -997,7 +997,7 @@ pub fn tool_prompt_files(pack: &ToolCasePack) -> (String, String) {
 /// checks both. `original_content` and `evolved_content` are JSON
 /// `{"extract": …, "verify": …}`; `target_file` is the extract file. A pack
 /// without failure spans is `Skipped` without a call.
-pub async fn evolve_single_tool(
+pub(crate) async fn evolve_single_tool(
     llm: &dyn LlmProvider,
     pack: &ToolCasePack,
     store: &dyn PromptStore,

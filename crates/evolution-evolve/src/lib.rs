@@ -8,9 +8,10 @@
 //! protected regions, validate structurally — and a failure at any stage is
 //! fed back to the LLM as a new chat turn (at most two rounds) instead of
 //! being raised. Only provider failures (transient or permanent) and store
-//! failures are errors, and they leave nothing half-applied: the functions
-//! return an [`EvolutionRecord`](evolution_types::EvolutionRecord) value and
-//! never write anywhere.
+//! failures are errors, and they leave nothing half-applied: the
+//! [`Evolver`]'s methods (`skill`, `system_prompt`, `tool`) return an
+//! [`EvolutionRecord`](evolution_types::EvolutionRecord) value and never
+//! write anywhere.
 //!
 //! # Prompt templates
 //!
@@ -90,6 +91,7 @@ mod budget;
 mod consolidate;
 mod error;
 mod evolve;
+mod evolver;
 mod format;
 mod json;
 mod prompts;
@@ -104,9 +106,9 @@ pub use crate::consolidate::{Consolidation, consolidate_appendix};
 pub use crate::error::{BudgetError, EvolveError};
 pub use crate::evolve::{
     EvolveOptions, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED,
-    PATCH_ROUNDS, SkillUpdateMode, evolve_single_skill, evolve_single_tool, evolve_system_prompt,
-    tool_prompt_files,
+    PATCH_ROUNDS, SkillUpdateMode, tool_prompt_files,
 };
+pub use crate::evolver::Evolver;
 pub use crate::format::{
     TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans,
 };

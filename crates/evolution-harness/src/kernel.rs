@@ -5,10 +5,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use evolution_diagnose::{DiagnoseOptions, Diagnoser};
-use evolution_evolve::{
-    EditBudgetSchedule, EvolveOptions, evolve_single_skill, evolve_single_tool,
-    evolve_system_prompt, tool_prompt_files,
-};
+use evolution_evolve::{EditBudgetSchedule, EvolveOptions, Evolver, tool_prompt_files};
 use evolution_types::{
     EvolutionRecord, EvolutionStatus, GeneratedQuestion, LlmProvider, Profile, PromptStore, RunLog,
     SkillStore, StoreError,
@@ -49,9 +46,9 @@ impl PromptStore for WorkspaceStore<'_> {
 ///
 /// Each epoch: [`Diagnoser::run`] on the epoch's training run (read from
 /// `run_log`), then one evolve call per case pack — skills
-/// ([`evolve_single_skill`]), the system prompt ([`evolve_system_prompt`],
+/// ([`Evolver::skill`]), the system prompt ([`Evolver::system_prompt`],
 /// only when the workspace holds `evolve.system_prompt_file` among its
-/// prompts) and tools ([`evolve_single_tool`], only when the workspace
+/// prompts) and tools ([`Evolver::tool`], only when the workspace
 /// holds at least one of the tool's two prompt files). Each record whose
 /// status is `accepted` (it changed and passed structural validation)
 /// becomes one proposal labelled `<index>-<target file>`; skipped and
@@ -125,10 +122,14 @@ impl Proposer for KernelProposer<'_> {
             profile: self.profile.clone(),
             ..self.evolve.clone()
         };
-        let prompts = &self.templates.evolve;
+        let system_file = options.system_prompt_file.clone();
+        let evolver = Evolver::new(self.llm)
+            .with_prompts(self.templates.evolve.clone())
+            .with_options(options);
         let mut records = Vec::new();
         for pack in &diagnosis.skill_packs {
-            let record = evolve_single_skill(self.llm, pack, &store, prompts, &options)
+            let record = evolver
+                .skill(pack, &store)
                 .await
                 .map_err(|source| ProposeError::Evolve {
                     target: "skill",
@@ -138,10 +139,10 @@ impl Proposer for KernelProposer<'_> {
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
         }
-        let system_file = &options.system_prompt_file;
-        let has_system = request.workspace.prompts.contains_key(system_file);
+        let has_system = request.workspace.prompts.contains_key(&system_file);
         if let Some(pack) = diagnosis.system_pack.as_ref().filter(|_| has_system) {
-            let record = evolve_system_prompt(self.llm, pack, &store, prompts, &options)
+            let record = evolver
+                .system_prompt(pack, &store)
                 .await
                 .map_err(|source| ProposeError::Evolve {
                     target: "system prompt",
@@ -157,7 +158,8 @@ impl Proposer for KernelProposer<'_> {
             if !prompts_held.contains_key(&extract) && !prompts_held.contains_key(&verify) {
                 continue;
             }
-            let record = evolve_single_tool(self.llm, pack, &store, prompts, &options)
+            let record = evolver
+                .tool(pack, &store)
                 .await
                 .map_err(|source| ProposeError::Evolve {
                     target: "tool",

@@ -35,8 +35,9 @@
 //! - Slow update: [`slow_update`] writes long-term guidance into the
 //!   skill's slow-update region, regressions first.
 //! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
-//!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the default
-//!   prompt of every bundle, overridable from a directory.
+//!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the kernel
+//!   crates' built-in prompts plus the slow update's, overridable from a
+//!   directory.
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
 //! - The kernel: [`KernelProposer`] (diagnose → case packs → evolve every
 //!   target).

@@ -1,9 +1,8 @@
 //! No function panics on generated packs, documents and replies.
 
 use evolution_evolve::{
-    EvolveOptions, Patch, SkillUpdateMode, aggregate_patches, evolve_single_skill,
-    evolve_single_tool, evolve_system_prompt, format_case_samples, parse_llm_json,
-    select_top_edits, validate_skill, validate_system, validate_tool,
+    EvolveOptions, Evolver, Patch, SkillUpdateMode, aggregate_patches, format_case_samples,
+    parse_llm_json, select_top_edits, validate_skill, validate_system, validate_tool,
 };
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{
@@ -116,14 +115,14 @@ proptest! {
         };
         let rt = runtime();
         // Errors are fine (the script may run dry); panics are not.
-        let result = rt.block_on(evolve_single_skill(&llm, &skill_pack, &store, &prompts(), &options));
+        let result = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).skill(&skill_pack, &store));
         if let Ok(record) = result
             && record.status != EvolutionStatus::Accepted
         {
             prop_assert_eq!(&record.evolved_content, &skill);
         }
         let system_pack = SystemCasePack { failure_cases: vec![failure; failures], ..SystemCasePack::default() };
-        let _ = rt.block_on(evolve_system_prompt(&llm, &system_pack, &store, &prompts(), &options));
+        let _ = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).system_prompt(&system_pack, &store));
         let mut sp = span("q", &output);
         sp.tool_output = output;
         let tool_pack = ToolCasePack {
@@ -131,7 +130,7 @@ proptest! {
             failure_spans: vec![sp; failures],
             ..ToolCasePack::default()
         };
-        if let Ok(record) = rt.block_on(evolve_single_tool(&llm, &tool_pack, &store, &prompts(), &options)) {
+        if let Ok(record) = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).tool(&tool_pack, &store)) {
             prop_assert!(serde_json::from_str::<serde_json::Value>(&record.evolved_content).is_ok());
         }
     }

@@ -2,9 +2,7 @@
 //! `async_trait` methods), as an app's proposer does.
 
 use evolution_evolve::EvolvePrompts;
-use evolution_evolve::{
-    EvolveOptions, evolve_single_skill, evolve_single_tool, evolve_system_prompt,
-};
+use evolution_evolve::{EvolveOptions, Evolver};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{SkillCasePack, SystemCasePack, ToolCasePack};
 
@@ -16,27 +14,24 @@ fn evolve_futures_are_send() {
     let store = MemoryStore::new();
     let prompts = EvolvePrompts::default();
     let options = EvolveOptions::default();
-    assert_send(evolve_single_skill(
-        &llm,
-        &SkillCasePack::default(),
-        &store,
-        &prompts,
-        &options,
-    ));
-    assert_send(evolve_system_prompt(
-        &llm,
-        &SystemCasePack::default(),
-        &store,
-        &prompts,
-        &options,
-    ));
-    assert_send(evolve_single_tool(
-        &llm,
-        &ToolCasePack::default(),
-        &store,
-        &prompts,
-        &options,
-    ));
+    assert_send(
+        Evolver::new(&llm)
+            .with_prompts(prompts.clone())
+            .with_options(options.clone())
+            .skill(&SkillCasePack::default(), &store),
+    );
+    assert_send(
+        Evolver::new(&llm)
+            .with_prompts(prompts.clone())
+            .with_options(options.clone())
+            .system_prompt(&SystemCasePack::default(), &store),
+    );
+    assert_send(
+        Evolver::new(&llm)
+            .with_prompts(prompts.clone())
+            .with_options(options.clone())
+            .tool(&ToolCasePack::default(), &store),
+    );
 }
 
 #[test]

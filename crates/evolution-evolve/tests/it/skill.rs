@@ -1,6 +1,6 @@
 use evolution_evolve::{
-    EvolveError, EvolveOptions, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON,
-    FEEDBACK_NOT_APPLIED, SkillUpdateMode, evolve_single_skill,
+    EvolveError, EvolveOptions, Evolver, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON,
+    FEEDBACK_NOT_APPLIED, SkillUpdateMode,
 };
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{
@@ -47,7 +47,10 @@ fn reply(edits: serde_json::Value) -> String {
 #[tokio::test]
 async fn empty_pack_is_skipped_without_a_call() {
     let llm = ScriptedLlm::new();
-    let record = evolve_single_skill(&llm, &pack(0, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(0, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
@@ -57,7 +60,10 @@ async fn empty_pack_is_skipped_without_a_call() {
     assert_eq!(record.source_version, "v7");
     // The plan's case: an empty edit list is rejected or skipped, never accepted.
     let llm = ScriptedLlm::with_replies([r#"{"suggestions":[],"edits":[]}"#]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
@@ -69,7 +75,10 @@ async fn branch_c_patch_best_case_one_call() {
     let llm = ScriptedLlm::with_replies([reply(json!([
         {"op": "insert_after", "target": "2. Count each object once.", "content": "   - Recount before answering.", "reason": "q0"}
     ]))]);
-    let record = evolve_single_skill(&llm, &pack(2, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(2, &[]), &store())
         .await
         .unwrap();
     assert_eq!(
@@ -102,7 +111,10 @@ async fn broken_json_then_good_reply() {
         "Sure! Here are my edits: {op: append".to_owned(),
         reply(json!([{"op": "append", "content": "Double-check the count."}])),
     ]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
@@ -129,7 +141,10 @@ async fn missing_target_is_fed_back_and_retried() {
             json!([{"op": "replace", "target": "3. Answer with a number.", "content": "3. Answer with a single number."}]),
         ),
     ]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
@@ -155,7 +170,10 @@ async fn frontmatter_edit_is_refused_and_retried_with_that_feedback() {
         ),
         reply(json!([{"op": "append", "content": "Count twice."}])),
     ]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
@@ -173,7 +191,10 @@ async fn invalid_candidate_is_fed_back_and_rejected_after_two_rounds() {
     let gut = json!([{"op": "append", "content": "Long rule. ".repeat(40)}]);
     let fence = json!([{"op": "append", "content": "```\nunclosed example"}]);
     let llm = ScriptedLlm::with_replies([reply(gut), reply(fence)]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Rejected);
@@ -203,7 +224,10 @@ async fn worst_case_patch_branch_makes_four_calls_plus_consolidation() {
         r#"{"notes": ["merged"]}"#.to_owned(),
     ]);
     let notes = ["n1", "n2", "n3", "n4", "n5", "n6"];
-    let record = evolve_single_skill(&llm, &pack(1, &notes), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &notes), &store())
         .await
         .unwrap();
     assert_eq!(record.llm_calls, 5);
@@ -218,15 +242,15 @@ async fn worst_case_patch_branch_makes_four_calls_plus_consolidation() {
 #[tokio::test]
 async fn branch_a_lapse_only_synthesizes_applied_append_reports() {
     let llm = ScriptedLlm::new();
-    let record = evolve_single_skill(
-        &llm,
-        &pack(0, &["  Re-read the question. ", "", "Check units."]),
-        &store(),
-        &prompts(),
-        &options(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(
+            &pack(0, &["  Re-read the question. ", "", "Check units."]),
+            &store(),
+        )
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert_eq!(record.llm_calls, 0);
     let statuses: Vec<_> = record
@@ -248,15 +272,12 @@ async fn branch_a_lapse_only_synthesizes_applied_append_reports() {
     insta::assert_snapshot!("skill_a_document", record.evolved_content);
     // No defect edits from the LLM, but lapse notes: also branch A.
     let llm = ScriptedLlm::with_replies([r#"{"edits": []}"#]);
-    let record = evolve_single_skill(
-        &llm,
-        &pack(1, &["Check units."]),
-        &store(),
-        &prompts(),
-        &options(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &["Check units."]), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert_eq!(record.apply_report.len(), 1);
     assert_eq!(record.llm_calls, 1);
@@ -265,15 +286,12 @@ async fn branch_a_lapse_only_synthesizes_applied_append_reports() {
 #[tokio::test]
 async fn patch_then_appendix_in_one_record() {
     let llm = ScriptedLlm::with_replies([reply(json!([{"op": "append", "content": "Recount."}]))]);
-    let record = evolve_single_skill(
-        &llm,
-        &pack(1, &["Check units."]),
-        &store(),
-        &prompts(),
-        &options(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &["Check units."]), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert_eq!(record.apply_report.len(), 1);
     assert_eq!(record.apply_report[0].status, EditStatus::AppliedAppend);
@@ -292,7 +310,10 @@ async fn consolidation_at_threshold_and_g4() {
     };
     // 2 existing + 1 new = 3 ≥ 3: consolidation runs and is kept (2 < 3).
     let llm = ScriptedLlm::with_replies([r#"{"notes": ["old one and two", "new"]}"#]);
-    let record = evolve_single_skill(&llm, &pack(0, &["new"]), &store, &prompts(), &opts)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(0, &["new"]), &store)
         .await
         .unwrap();
     assert_eq!(record.llm_calls, 1);
@@ -306,7 +327,10 @@ async fn consolidation_at_threshold_and_g4() {
     insta::assert_snapshot!("consolidate_in_skill_prompt", llm.requests()[0].full_text());
     // G4: the same number of notes is refused; the new note is appended instead.
     let llm = ScriptedLlm::with_replies([r#"{"notes": ["a", "b", "c"]}"#]);
-    let record = evolve_single_skill(&llm, &pack(0, &["new"]), &store, &prompts(), &opts)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(0, &["new"]), &store)
         .await
         .unwrap();
     assert!(
@@ -327,7 +351,10 @@ async fn consolidation_at_threshold_and_g4() {
         consolidate_threshold: 4,
         ..options()
     };
-    let record = evolve_single_skill(&llm, &pack(0, &["new"]), &store, &prompts(), &opts)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(0, &["new"]), &store)
         .await
         .unwrap();
     assert_eq!(llm.call_count(), 0);
@@ -345,7 +372,10 @@ async fn branch_b_rewrite() {
         skill_update_mode: SkillUpdateMode::Rewrite,
         ..options()
     };
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &opts)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(
@@ -374,15 +404,12 @@ async fn branch_b_rewrite_touching_frontmatter_degrades() {
         reply(json!([{"op": "append", "content": "Recount."}])),
         json!({"rewritten": bad}).to_string(),
     ]);
-    let record = evolve_single_skill(
-        &llm,
-        &pack(1, &["Check units."]),
-        &store(),
-        &prompts(),
-        &opts,
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(1, &["Check units."]), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert!(record.reason.starts_with("lapse-only"), "{}", record.reason);
     assert!(record.evolved_content.starts_with(SKILL));
@@ -392,7 +419,10 @@ async fn branch_b_rewrite_touching_frontmatter_degrades() {
         reply(json!([{"op": "append", "content": "Recount."}])),
         json!({"rewritten": bad}).to_string(),
     ]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &opts)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Rejected);
@@ -403,7 +433,10 @@ async fn branch_b_rewrite_touching_frontmatter_degrades() {
         reply(json!([{"op": "append", "content": "Recount."}])),
         json!({"rewritten": longer}).to_string(),
     ]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &opts)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Rejected);
@@ -419,7 +452,10 @@ async fn transient_error_propagates_with_nothing_applied() {
     // On the first call.
     let llm = ScriptedLlm::new();
     llm.push_error(transient());
-    let err = evolve_single_skill(&llm, &pack(1, &["note"]), &store(), &prompts(), &options())
+    let err = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &["note"]), &store())
         .await
         .unwrap_err();
     assert!(
@@ -430,7 +466,10 @@ async fn transient_error_propagates_with_nothing_applied() {
     let llm = ScriptedLlm::with_replies([reply(json!([{"op": "append", "content": "```"}]))]);
     llm.push_error(transient());
     let store = store();
-    let err = evolve_single_skill(&llm, &pack(1, &[]), &store, &prompts(), &options())
+    let err = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store)
         .await
         .unwrap_err();
     assert!(matches!(err, EvolveError::Llm(_)));
@@ -442,7 +481,10 @@ async fn transient_error_propagates_with_nothing_applied() {
     );
     let llm = ScriptedLlm::with_replies([reply(five)]);
     llm.push_error(transient());
-    let err = evolve_single_skill(&llm, &pack(1, &[]), &store, &prompts(), &options())
+    let err = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store)
         .await
         .unwrap_err();
     assert!(matches!(err, EvolveError::Llm(_)));
@@ -461,7 +503,10 @@ async fn budget_clips_through_the_ranking() {
         reply(five),
         r#"{"ranking": [true, -1, 99, 4, 4, 1]}"#.to_owned(),
     ]);
-    let record = evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     assert_eq!(record.llm_calls, 2);
@@ -486,7 +531,10 @@ async fn rejected_edits_for_this_file_are_shown() {
         });
     }
     let llm = ScriptedLlm::with_replies([r#"{"edits": []}"#]);
-    evolve_single_skill(&llm, &pack(1, &[]), &store(), &prompts(), &opts)
+    Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(opts.clone())
+        .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
     let prompt = llm.requests()[0].last_user().to_owned();
@@ -501,13 +549,19 @@ async fn target_file_resolves_from_task_type_and_store_errors_propagate() {
     let mut p = pack(0, &["note"]);
     p.target_file = String::new();
     p.task_type = "Unknown Type".to_owned();
-    let record = evolve_single_skill(&llm, &p, &store(), &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&p, &store())
         .await
         .unwrap();
     assert_eq!(record.target_file, "default-strategy.md");
     let mut p = pack(1, &[]);
     p.target_file = "missing.md".to_owned();
-    let err = evolve_single_skill(&llm, &p, &store(), &prompts(), &options())
+    let err = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&p, &store())
         .await
         .unwrap_err();
     assert!(matches!(err, EvolveError::Store { .. }));
@@ -518,7 +572,10 @@ async fn malformed_appendix_rejects_without_applying() {
     let broken = format!("{SKILL}<!-- APPENDIX_START -->\n- half\n");
     let store = MemoryStore::new().with(FILE, broken.as_str());
     let llm = ScriptedLlm::new();
-    let record = evolve_single_skill(&llm, &pack(0, &["note"]), &store, &prompts(), &options())
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options())
+        .skill(&pack(0, &["note"]), &store)
         .await
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Rejected);

@@ -1,4 +1,4 @@
-use evolution_evolve::{EvolveError, EvolveOptions, FEEDBACK_NOT_APPLIED, evolve_system_prompt};
+use evolution_evolve::{EvolveError, EvolveOptions, Evolver, FEEDBACK_NOT_APPLIED};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{EditStatus, EvolutionStatus, SystemCasePack, TargetType};
 use serde_json::json;
@@ -23,15 +23,12 @@ fn pack(failures: usize) -> SystemCasePack {
 #[tokio::test]
 async fn no_failures_is_skipped_without_a_call() {
     let llm = ScriptedLlm::new();
-    let record = evolve_system_prompt(
-        &llm,
-        &pack(0),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .system_prompt(&pack(0), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
     assert_eq!(record.target_type, TargetType::System);
     assert_eq!(llm.call_count(), 0);
@@ -43,15 +40,12 @@ async fn edits_outside_frozen_sections_are_accepted() {
         {"op": "replace", "target": "Submit when confident.", "content": "Submit only after checking two segments."}
     ]})
     .to_string()]);
-    let record = evolve_system_prompt(
-        &llm,
-        &pack(1),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .system_prompt(&pack(1), &store())
+        .await
+        .unwrap();
     assert_eq!(
         record.status,
         EvolutionStatus::Accepted,
@@ -67,15 +61,12 @@ async fn edits_outside_frozen_sections_are_accepted() {
 async fn frozen_section_edits_are_refused_then_rejected() {
     let frozen = json!({"edits": [{"op": "replace", "target": "Only answer from the video.", "content": "Answer anything."}]}).to_string();
     let llm = ScriptedLlm::with_replies([frozen.clone(), frozen]);
-    let record = evolve_system_prompt(
-        &llm,
-        &pack(1),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .system_prompt(&pack(1), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Rejected);
     assert_eq!(record.evolved_content, SYSTEM);
     assert_eq!(record.apply_report[0].status, EditStatus::SkippedProtected);
@@ -91,24 +82,18 @@ async fn frozen_section_edits_are_refused_then_rejected() {
 async fn errors_propagate() {
     let llm = ScriptedLlm::new();
     llm.push_error(transient());
-    let err = evolve_system_prompt(
-        &llm,
-        &pack(1),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .system_prompt(&pack(1), &store())
+        .await
+        .unwrap_err();
     assert!(matches!(err, EvolveError::Llm(_)));
-    let err = evolve_system_prompt(
-        &llm,
-        &pack(1),
-        &MemoryStore::new(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .system_prompt(&pack(1), &MemoryStore::new())
+        .await
+        .unwrap_err();
     assert!(matches!(err, EvolveError::Store { .. }));
 }

@@ -1,4 +1,4 @@
-use evolution_evolve::{EvolveOptions, evolve_single_tool, tool_prompt_files};
+use evolution_evolve::{EvolveOptions, Evolver, tool_prompt_files};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{EditStatus, EvolutionStatus, TargetType, ToolCasePack};
 use serde_json::{Value, json};
@@ -43,15 +43,12 @@ fn contents(record_json: &str) -> (String, String) {
 #[tokio::test]
 async fn evolved_content_is_json_even_when_skipped() {
     let llm = ScriptedLlm::new();
-    let record = evolve_single_tool(
-        &llm,
-        &pack(0),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .tool(&pack(0), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
     assert_eq!(record.target_type, TargetType::Tool);
     assert_eq!(
@@ -61,15 +58,12 @@ async fn evolved_content_is_json_even_when_skipped() {
     assert_eq!(record.original_content, record.evolved_content);
     let llm =
         ScriptedLlm::with_replies([r#"{"suggestions":[],"extract_edits":[],"verify_edits":[]}"#]);
-    let record = evolve_single_tool(
-        &llm,
-        &pack(1),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .tool(&pack(1), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
     assert!(
         serde_json::from_str::<Value>(&record.evolved_content)
@@ -98,7 +92,10 @@ async fn pooled_budget_is_split_back_by_source() {
         edit_budget: 3,
         ..EvolveOptions::default()
     };
-    let record = evolve_single_tool(&llm, &pack(2), &store(), &prompts(), &options)
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(options.clone())
+        .tool(&pack(2), &store())
         .await
         .unwrap();
     assert_eq!(
@@ -149,15 +146,12 @@ async fn missing_edit_lists_are_a_json_failure() {
         r#"{"edits": []}"#,
         r#"{"verify_edits": [{"op": "append", "content": "Be strict."}]}"#,
     ]);
-    let record = evolve_single_tool(
-        &llm,
-        &pack(1),
-        &store(),
-        &prompts(),
-        &EvolveOptions::default(),
-    )
-    .await
-    .unwrap();
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(EvolveOptions::default())
+        .tool(&pack(1), &store())
+        .await
+        .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert!(
         llm.requests()[1]

@@ -1,0 +1,146 @@
+//! [`Evolver`]: the front door of evolution, one method per target.
+
+use evolution_types::{
+    EvolutionRecord, LlmProvider, PromptStore, SkillCasePack, SkillStore, SystemCasePack,
+    ToolCasePack,
+};
+
+use crate::error::EvolveError;
+use crate::evolve::{EvolveOptions, evolve_single_skill, evolve_single_tool, evolve_system_prompt};
+use crate::prompts::EvolvePrompts;
+
+/// Proposes a new version of a skill, of the system prompt or of a tool's
+/// prompts from its case pack: the LLM it calls, with the prompts and the
+/// options every target shares.
+///
+/// ```no_run
+/// # async fn demo(
+/// #     llm: &dyn evolution_types::LlmProvider,
+/// #     skills: &dyn evolution_types::SkillStore,
+/// #     pack: &evolution_types::SkillCasePack,
+/// # ) -> Result<(), evolution_evolve::EvolveError> {
+/// use evolution_evolve::{EvolveOptions, Evolver};
+/// let evolver = Evolver::new(llm)
+///     .with_options(EvolveOptions { edit_budget: 4, ..EvolveOptions::default() });
+/// let record = evolver.skill(pack, skills).await?;
+/// println!("{:?}: {}", record.status, record.reason);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Evolver<'a> {
+    llm: &'a dyn LlmProvider,
+    prompts: EvolvePrompts,
+    options: EvolveOptions,
+}
+
+impl std::fmt::Debug for Evolver<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Evolver")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Evolver<'a> {
+    /// An evolver that calls `llm`, with the built-in prompts and the
+    /// default options.
+    #[must_use]
+    pub fn new(llm: &'a dyn LlmProvider) -> Self {
+        Evolver {
+            llm,
+            prompts: EvolvePrompts::builtin(),
+            options: EvolveOptions::default(),
+        }
+    }
+
+    /// With these prompts instead of the built-in ones.
+    #[must_use]
+    pub fn with_prompts(mut self, prompts: EvolvePrompts) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// With these options (edit budget, rejected edits, profile, ...).
+    #[must_use]
+    pub fn with_options(mut self, options: EvolveOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The options in use.
+    #[must_use]
+    pub fn options(&self) -> &EvolveOptions {
+        &self.options
+    }
+
+    /// Evolves one skill file from its case pack.
+    ///
+    /// The target is `pack.target_file`, or [`resolve_skill_file`](evolution_types::resolve_skill_file) of the task
+    /// type when that is empty. Without failure cases and lapse notes nothing
+    /// is called and the record is `Skipped`. Otherwise, for failure cases:
+    ///
+    /// - **C, patch** (default): the `evolve_skill` prompt, then rank-and-clip
+    ///   to the budget, apply with the frontmatter, appendix and momentum
+    ///   protected, and [`validate_skill`](crate::validate_skill); a round that fails (not JSON, no
+    ///   applicable edit, invalid candidate) is retried once with feedback.
+    /// - **B, rewrite**: one `evolve_skill` call for suggestions and edits, then
+    ///   [`rewrite_from_suggestions`](crate::rewrite_from_suggestions); the rewrite must keep the appendix and
+    ///   momentum regions byte-equal and pass [`validate_skill`](crate::validate_skill).
+    ///
+    /// When that produced no candidate and the pack has lapse notes, branch
+    /// **A** (lapse only) takes over: one synthesized `applied_append` report per
+    /// note, so that a caller does not mistake the round for a no-op. In every
+    /// branch the lapse notes then go to the appendix; when existing plus new
+    /// notes reach `consolidate_threshold`, [`consolidate_appendix`](crate::consolidate_appendix) runs and
+    /// its result is kept only when strictly shorter (guard G4).
+    ///
+    /// Provider and store errors propagate; the record is built only at the end,
+    /// so an error leaves nothing behind.
+    ///
+    /// # Errors
+    /// The provider's and the store's errors.
+    pub async fn skill(
+        &self,
+        pack: &SkillCasePack,
+        store: &dyn SkillStore,
+    ) -> Result<EvolutionRecord, EvolveError> {
+        evolve_single_skill(self.llm, pack, store, &self.prompts, &self.options).await
+    }
+
+    /// Evolves the system prompt from the cross-task pack (branch C only: no
+    /// lapse notes, no rewrite, no appendix writes).
+    ///
+    /// The profile's frozen `##` sections and the appendix are protected and
+    /// [`validate_system`](crate::validate_system) checks the candidate. A pack without failure cases is
+    /// `Skipped` without a call.
+    ///
+    /// # Errors
+    /// The provider's and the store's errors.
+    pub async fn system_prompt(
+        &self,
+        pack: &SystemCasePack,
+        store: &dyn PromptStore,
+    ) -> Result<EvolutionRecord, EvolveError> {
+        evolve_system_prompt(self.llm, pack, store, &self.prompts, &self.options).await
+    }
+
+    /// Evolves a tool's extract and verify prompts together.
+    ///
+    /// The `evolve_tool` reply's `extract_edits` and `verify_edits` are pooled
+    /// (each tagged in `extra["_src"]`) so that one budget and one ranking cover
+    /// both, then split back by the tag and applied per file with the
+    /// output-format section and the appendix protected; [`validate_tool`](crate::validate_tool)
+    /// checks both. `original_content` and `evolved_content` are JSON
+    /// `{"extract": …, "verify": …}`; `target_file` is the extract file. A pack
+    /// without failure spans is `Skipped` without a call.
+    ///
+    /// # Errors
+    /// The provider's and the store's errors.
+    pub async fn tool(
+        &self,
+        pack: &ToolCasePack,
+        store: &dyn PromptStore,
+    ) -> Result<EvolutionRecord, EvolveError> {
+        evolve_single_tool(self.llm, pack, store, &self.prompts, &self.options).await
+    }
+}
