@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use evolution_gate::{Gate, GateDecision, GateParams, Tally, ln_e_value};
+use evolution_gate::{EProcess, Gate, GateDecision, GateParams, Tally, ln_e_value};
 
 /// Probabilities of a candidate win among discordant pairs that the tables report.
 const P_VALUES: [f64; 7] = [0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9];
@@ -704,6 +704,7 @@ fn search(args: &Args) {
                         delta_min,
                         lambda_dir,
                         e_rollback: 10.0,
+                        e_process: EProcess::UniformMixture,
                     };
                     let gate = match Gate::new(params) {
                         Ok(gate) => gate,

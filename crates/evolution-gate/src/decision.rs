@@ -3,7 +3,7 @@
 
 use crate::GateError;
 use crate::evalue::{ln_e_lower_bound, ln_e_value, wald_lambda};
-use crate::types::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
+use crate::types::{EProcess, GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
 /// Agresti–Coull pseudo-count of the reported `delta_shrunk`.
 const SHRINK_PSEUDO: f64 = 4.0;
@@ -76,12 +76,24 @@ impl Gate {
         }
     }
 
+    /// The gate with the named parameter set ([`GateParams::preset`]), one of
+    /// [`PRESET_NAMES`](crate::PRESET_NAMES).
+    ///
+    /// # Errors
+    /// [`GateError::UnknownPreset`] for a name that is not a preset.
+    pub fn preset(name: &str) -> Result<Self, GateError> {
+        Gate::new(GateParams::preset(name)?)
+    }
+
     /// The parameters this gate decides with.
     pub fn params(&self) -> &GateParams {
         &self.params
     }
 
     /// Decide what to do after a validation block.
+    ///
+    /// `E` is the parameter set's e-process ([`GateParams::e_process`]; by
+    /// default the uniform mixture `E(W, L)`).
     ///
     /// Exits, first match wins: `accept_confirmed` (`E ≥ e_confirm` and
     /// `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
@@ -109,7 +121,7 @@ impl Gate {
             _ => return Err(GateError::CountsExceedUsed { w, l, n_used }),
         }
 
-        let ln_e = ln_e_value(w, l);
+        let ln_e = params.e_process.ln_e_value(w, l);
         let lambda = wald_lambda(w, l);
         let net = i128::from(w) - i128::from(l);
         let net_f = w as f64 - l as f64;
@@ -122,7 +134,12 @@ impl Gate {
         } else if lambda <= params.lambda_dir {
             GateDecision::RejectDirectional
         } else if n_remaining > 0
-            && best_case_falls_short(w.saturating_add(n_remaining), l, ln_confirm)
+            && best_case_falls_short(
+                &params.e_process,
+                w.saturating_add(n_remaining),
+                l,
+                ln_confirm,
+            )
         {
             GateDecision::RejectFutility
         } else if n_remaining == 0 {
@@ -150,12 +167,13 @@ impl Gate {
     /// the reverse.
     ///
     /// `confirmed` if `E(w, l) ≥ e_confirm`, else `rollback` if the reverse
-    /// e-value `E(l, w) ≥ e_rollback`, else `unverified`. Comparisons are in
-    /// log space.
+    /// e-value `E(l, w) ≥ e_rollback`, else `unverified`, with `E` the
+    /// parameter set's e-process. Comparisons are in log space.
     pub fn probation(&self, w: u64, l: u64) -> ProbationVerdict {
-        if ln_e_value(w, l) >= self.params.e_confirm.ln() {
+        let e_process = &self.params.e_process;
+        if e_process.ln_e_value(w, l) >= self.params.e_confirm.ln() {
             ProbationVerdict::Confirmed
-        } else if ln_e_value(l, w) >= self.params.e_rollback.ln() {
+        } else if e_process.ln_e_value(l, w) >= self.params.e_rollback.ln() {
             ProbationVerdict::Rollback
         } else {
             ProbationVerdict::Unverified
@@ -163,9 +181,15 @@ impl Gate {
     }
 }
 
-/// True when `E(w_best, l) < e_confirm`; a cheap lower bound settles most calls.
-fn best_case_falls_short(w_best: u64, l: u64, ln_confirm: f64) -> bool {
-    ln_e_lower_bound(w_best, l) < ln_confirm && ln_e_value(w_best, l) < ln_confirm
+/// True when `E(w_best, l) < e_confirm`; for the uniform mixture a cheap
+/// lower bound settles most calls.
+fn best_case_falls_short(e_process: &EProcess, w_best: u64, l: u64, ln_confirm: f64) -> bool {
+    match e_process {
+        EProcess::UniformMixture => {
+            ln_e_lower_bound(w_best, l) < ln_confirm && ln_e_value(w_best, l) < ln_confirm
+        }
+        EProcess::LikelihoodRatio { .. } => e_process.ln_e_value(w_best, l) < ln_confirm,
+    }
 }
 
 /// Reject parameter sets that would make a decision meaningless.
@@ -189,6 +213,15 @@ fn check_params(p: &GateParams) -> Result<(), GateError> {
             field: "delta_min",
             value: p.delta_min,
             reason: "must be finite",
+        });
+    }
+    if let EProcess::LikelihoodRatio { alternative } = p.e_process
+        && !(alternative > 0.5 && alternative < 1.0)
+    {
+        return Err(GateError::InvalidParams {
+            field: "e_process.alternative",
+            value: alternative,
+            reason: "must lie strictly between 1/2 and 1",
         });
     }
     if p.lambda_dir.is_nan() || p.lambda_dir > 0.0 {

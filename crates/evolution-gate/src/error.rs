@@ -27,6 +27,29 @@ pub enum GateError {
         /// What the field must satisfy.
         reason: &'static str,
     },
+    /// [`GateParams::preset`](crate::GateParams::preset) was given a name not in
+    /// [`PRESET_NAMES`](crate::PRESET_NAMES).
+    #[error("unknown gate preset {name:?} (known: seed, calibrated, thrifty, thorough)")]
+    UnknownPreset {
+        /// The name given.
+        name: String,
+    },
+    /// [`operating_characteristics`](crate::operating_characteristics) was given a
+    /// win probability outside `[0, 1]` (or NaN).
+    #[error("win probability {p} is not in [0, 1]")]
+    InvalidWinProbability {
+        /// The probability given.
+        p: f64,
+    },
+    /// [`operating_characteristics`](crate::operating_characteristics) was given a
+    /// budget of zero pairs or above its limit.
+    #[error("budget {budget} is not in 1..={max}")]
+    InvalidBudget {
+        /// The budget given.
+        budget: u64,
+        /// The largest budget accepted.
+        max: u64,
+    },
     /// `compute_accuracy` was given no question ids.
     #[error("the question id list is empty")]
     EmptyQuestionIds,

@@ -20,6 +20,11 @@
 //!   once; [`Gate::decide`] then answers a [`Tally`] of wins, losses and
 //!   questions with a [`GateVerdict`], and [`Gate::probation`] judges a
 //!   provisionally accepted version ([`ProbationVerdict`]).
+//! * [`GateParams::preset`] / [`Gate::preset`]: the named parameter sets of
+//!   [`PRESET_NAMES`]; [`EProcess`] chooses the evidence (the uniform mixture
+//!   by default, or Wald's likelihood ratio for one alternative).
+//! * [`operating_characteristics`]: the exact false-accept rate, power and
+//!   expected pairs of a gate, by dynamic program over the discordant pairs.
 //! * [`pair_block`], [`classify_quadrants`], [`compute_accuracy`]: the pure
 //!   parts of block validation, returning [`PairResult`] and
 //!   [`QuadrantClassification`].
@@ -36,16 +41,21 @@
     clippy::indexing_slicing
 )]
 
+mod characteristics;
 mod decision;
 mod error;
 mod evalue;
 mod types;
 mod validate;
 
+pub use crate::characteristics::{
+    MAX_CHARACTERISTICS_BUDGET, OperatingCharacteristics, operating_characteristics,
+};
 pub use crate::decision::{Gate, Tally};
 pub use crate::error::GateError;
 pub use crate::evalue::{compute_e_value, ln_e_value, wald_lambda};
 pub use crate::types::{
-    GateDecision, GateParams, GateVerdict, PairResult, ProbationVerdict, QuadrantClassification,
+    EProcess, GateDecision, GateParams, GateVerdict, PRESET_NAMES, PairResult, ProbationVerdict,
+    QuadrantClassification,
 };
 pub use crate::validate::{Correctness, classify_quadrants, compute_accuracy, pair_block};

@@ -5,11 +5,73 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// The names [`GateParams::preset`] and [`Gate::preset`](crate::Gate::preset) accept.
+///
+/// * `seed`: [`GateParams::default`], the original parameters;
+/// * `calibrated`: [`GateParams::calibrated`];
+/// * `thrifty`: [`GateParams::thrifty`], about as few pairs as Wald's SPRT, anytime-valid;
+/// * `thorough`: [`GateParams::thorough`], more power at small effects for about twice the pairs.
+pub const PRESET_NAMES: [&str; 4] = ["seed", "calibrated", "thrifty", "thorough"];
+
+/// The evidence the gate accumulates: a nonnegative process with mean one
+/// when the candidate wins exactly half of the discordant pairs, and a
+/// nonnegative supermartingale when it wins at most half — so Ville's
+/// inequality bounds the chance that it *ever* reaches `1/α` by `α`.
+///
+/// The default is the uniform mixture `E(W, L)` ([`ln_e_value`](crate::ln_e_value)); the
+/// JSON of a parameter set that uses it has no `e_process` key, exactly as
+/// before the choice existed.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EProcess {
+    /// `E(W, L)`: the likelihood ratio averaged over a uniform prior on
+    /// `p ∈ [1/2, 1]` against `p = 1/2`. Good at every effect size, best at none.
+    #[default]
+    UniformMixture,
+    /// `(2·alternative)^W · (2·(1 − alternative))^L`: the likelihood ratio of
+    /// one alternative `p = alternative` against `p = 1/2`, the statistic of
+    /// Wald's sequential probability ratio test. The most power near
+    /// `alternative` for the pairs spent; `alternative` must lie strictly
+    /// between 1/2 and 1.
+    LikelihoodRatio {
+        /// The win probability the ratio is tuned to, in `(1/2, 1)`.
+        alternative: f64,
+    },
+}
+
+impl EProcess {
+    /// True for [`EProcess::UniformMixture`] (the serde default, left out of the JSON).
+    pub fn is_uniform_mixture(&self) -> bool {
+        matches!(self, EProcess::UniformMixture)
+    }
+
+    /// The logarithm of this e-process after `w` wins and `l` losses.
+    ///
+    /// Always finite for a parameter set [`Gate::new`](crate::Gate::new) accepted
+    /// (`ln 0` would need `alternative = 1`, which it refuses).
+    pub fn ln_e_value(&self, w: u64, l: u64) -> f64 {
+        match *self {
+            EProcess::UniformMixture => crate::evalue::ln_e_value(w, l),
+            EProcess::LikelihoodRatio { alternative } => {
+                let (ln_win, ln_loss) = likelihood_ratio_steps(alternative);
+                w as f64 * ln_win + l as f64 * ln_loss
+            }
+        }
+    }
+}
+
+/// `(ln 2a, ln 2(1 − a))`: the log-ratio a win and a loss add.
+fn likelihood_ratio_steps(alternative: f64) -> (f64, f64) {
+    let excess = 2.0 * alternative - 1.0;
+    (excess.ln_1p(), (-excess).ln_1p())
+}
+
 /// Thresholds of the e-process gate.
 ///
 /// `Default` is exactly the seed's parameter set. [`Gate::new`](crate::Gate::new)
 /// checks the values once (finite, `e_confirm > 1`, ...), so a hand-built set
-/// with a NaN is an error there, not a silent wrong decision.
+/// with a NaN is an error there, not a silent wrong decision. Named sets:
+/// [`GateParams::preset`] with one of [`PRESET_NAMES`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GateParams {
     /// E-value at or above which a candidate is accepted outright (with `delta_min`).
@@ -24,6 +86,9 @@ pub struct GateParams {
     pub lambda_dir: f64,
     /// Reverse e-value `E(L, W)` at or above which a probation ends in rollback.
     pub e_rollback: f64,
+    /// The e-process every threshold above is compared with (default: the uniform mixture).
+    #[serde(default, skip_serializing_if = "EProcess::is_uniform_mixture")]
+    pub e_process: EProcess,
 }
 
 impl Default for GateParams {
@@ -35,6 +100,7 @@ impl Default for GateParams {
             delta_min: 0.02,
             lambda_dir: -0.642,
             e_rollback: 10.0,
+            e_process: EProcess::UniformMixture,
         }
     }
 }
@@ -59,6 +125,65 @@ impl GateParams {
             delta_min: 0.02,
             lambda_dir: -2.0,
             e_rollback: 10.0,
+            e_process: EProcess::UniformMixture,
+        }
+    }
+
+    /// The preset `thrifty`: Wald's likelihood ratio of `p = 0.7` against
+    /// `p = 1/2` as the e-process, every accept at `E ≥ 20`, and the
+    /// directional exit at `λ ≤ −1.7`.
+    ///
+    /// It is Wald's SPRT (0.7 against 0.5) with its upper boundary raised from
+    /// `(1 − β)/α = 16` to 20, which makes it anytime-valid: false accept at
+    /// most 1/20 = 0.05 under any stopping rule. By the exact dynamic program
+    /// ([`operating_characteristics`](crate::operating_characteristics), budget
+    /// 200 discordant pairs): at most 20 expected pairs on a candidate that is
+    /// not better (19.4) and power at least 0.85 at `p = 0.7` (0.851).
+    pub fn thrifty() -> Self {
+        GateParams {
+            e_confirm: 20.0,
+            e_provisional: 20.0,
+            w_net_min: 2,
+            delta_min: 0.02,
+            lambda_dir: -1.7,
+            e_rollback: 10.0,
+            e_process: EProcess::LikelihoodRatio { alternative: 0.7 },
+        }
+    }
+
+    /// The preset `thorough`: the likelihood ratio of `p = 0.65` against
+    /// `p = 1/2` as the e-process, every accept at `E ≥ 20`, and the
+    /// directional exit at `λ ≤ −3.7` (Wald's 0.7 statistic, as for every gate).
+    ///
+    /// Anytime-valid at 1/20 = 0.05. By the exact dynamic program at budget
+    /// 200: power at least 0.55 at `p = 0.6` (0.563) and at least 0.97 at
+    /// `p = 0.7` (0.981), for about 42 expected pairs on a candidate that is
+    /// not better.
+    pub fn thorough() -> Self {
+        GateParams {
+            e_confirm: 20.0,
+            e_provisional: 20.0,
+            w_net_min: 2,
+            delta_min: 0.02,
+            lambda_dir: -3.7,
+            e_rollback: 10.0,
+            e_process: EProcess::LikelihoodRatio { alternative: 0.65 },
+        }
+    }
+
+    /// The parameter set called `name`, one of [`PRESET_NAMES`].
+    ///
+    /// # Errors
+    /// [`GateError::UnknownPreset`](crate::GateError::UnknownPreset) for any other name.
+    pub fn preset(name: &str) -> Result<Self, crate::GateError> {
+        match name {
+            "seed" => Ok(GateParams::default()),
+            "calibrated" => Ok(GateParams::calibrated()),
+            "thrifty" => Ok(GateParams::thrifty()),
+            "thorough" => Ok(GateParams::thorough()),
+            _ => Err(crate::GateError::UnknownPreset {
+                name: name.to_owned(),
+            }),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod decision;
 mod evalue;
+mod presets;
 mod properties;
 mod standalone;
 mod types;

@@ -1,6 +1,8 @@
 //! Property tests: the decisions are total and the e-value is ordered.
 
-use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, ln_e_value};
+use evolution_gate::{
+    EProcess, Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, ln_e_value,
+};
 use proptest::prelude::*;
 
 /// Counts biased towards the edges of `u64` as well as small values.
@@ -47,6 +49,7 @@ fn params() -> impl Strategy<Value = GateParams> {
                 delta_min,
                 lambda_dir,
                 e_rollback,
+                e_process: EProcess::UniformMixture,
             },
         )
 }
