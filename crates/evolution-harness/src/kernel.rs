@@ -128,13 +128,14 @@ impl Proposer for KernelProposer<'_> {
             .with_options(options);
         let mut records = Vec::new();
         for pack in &diagnosis.skill_packs {
-            let record = evolver
-                .skill(pack, &store)
-                .await
-                .map_err(|source| ProposeError::Evolve {
-                    target: "skill",
-                    source,
-                })?;
+            let record =
+                evolver
+                    .skill(pack, &store)
+                    .await
+                    .map_err(|source| ProposeError::Evolve {
+                        target: "skill",
+                        source,
+                    })?;
             let writes =
                 BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
             records.push((record, writes));
@@ -158,13 +159,14 @@ impl Proposer for KernelProposer<'_> {
             if !prompts_held.contains_key(&extract) && !prompts_held.contains_key(&verify) {
                 continue;
             }
-            let record = evolver
-                .tool(pack, &store)
-                .await
-                .map_err(|source| ProposeError::Evolve {
-                    target: "tool",
-                    source,
-                })?;
+            let record =
+                evolver
+                    .tool(pack, &store)
+                    .await
+                    .map_err(|source| ProposeError::Evolve {
+                        target: "tool",
+                        source,
+                    })?;
             let mut writes = BTreeMap::new();
             if record.status == EvolutionStatus::Accepted {
                 // A tool record holds {"extract": …, "verify": …}.
