@@ -7,7 +7,7 @@
 //! neutral). Proposals arrive one after another against the current skill
 //! and are judged by
 //!
-//! - the seed gate: [`Gatekeeper`] with the seed's parameters and ladder;
+//! - the default gate (preset `seed`): [`Gatekeeper`] with the reference implementation's parameters and ladder;
 //! - the calibrated gate: the same with [`GateParams::calibrated`];
 //! - the FDR-controlled gate: the same with e-LOND over the run (α = 0.05);
 //! - greedy: accept when the candidate beats the baseline on a 10-question
@@ -285,9 +285,9 @@ async fn main() {
     );
     println!("|---|---|---|---|---|---|");
     for (name, rule) in [
-        ("seed gate", Rule::Seed),
+        ("default gate (`seed`)", Rule::Seed),
         ("calibrated gate", Rule::Calibrated),
-        ("seed gate + e-LOND (α = 0.05)", Rule::Fdr),
+        ("default gate + e-LOND (α = 0.05)", Rule::Fdr),
         ("greedy minibatch (10)", Rule::Greedy),
     ] {
         let mut sum = Tally::default();

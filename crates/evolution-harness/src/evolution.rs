@@ -1,6 +1,6 @@
 //! The epoch loop: roll out the training questions, ask a [`Proposer`] for
 //! candidates, gate each, keep the accepted, blacklist the rejected, write
-//! slow-update guidance, and stop by the rules of seed 004.
+//! slow-update guidance, and stop by the workflow's stopping rules.
 //!
 //! Proposals come through a trait so the loop does not depend on how they
 //! are made: the kernel's diagnose → evolve pipeline is one proposer, a

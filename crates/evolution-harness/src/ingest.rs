@@ -1,4 +1,4 @@
-//! Trajectory ingestion (seed 004, step ① and Phase 2): failed-trajectory
+//! Trajectory ingestion (the loop's first step, and sessions recorded in real use): failed-trajectory
 //! JSON files and `SESSION-STATE.md` into run-log records.
 //!
 //! Ingestion partly succeeds: every record that parses is returned, and
@@ -12,7 +12,7 @@ use evolution_types::{GeneratedQuestion, JsonMap, Prediction, TraceStep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Fields every trajectory must have (seed 004, step ①).
+/// Fields every trajectory must have.
 pub const REQUIRED_TRAJECTORY_FIELDS: [&str; 6] = [
     "id",
     "task_description",
@@ -58,7 +58,7 @@ pub enum IngestError {
         #[source]
         source: std::io::Error,
     },
-    /// The folder holds no trajectory file (seed 004: ask the user to add some).
+    /// The folder holds no trajectory file (the user is asked to add some).
     #[error("no trajectory files in {0}: put failed_trajectory_*.json files there first")]
     Empty(String),
 }
@@ -276,7 +276,7 @@ pub fn load_trajectory_dir(run_id: &str, dir: &Path) -> Result<Ingested, IngestE
     Ok(out)
 }
 
-/// The failure-detection rules of seed 004 Phase 2. A section is a failure
+/// The failure-detection rules for sessions recorded in real use. A section is a failure
 /// when `hard_success` is false or any marker occurs in its values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -363,7 +363,7 @@ fn outcome_sections(text: &str) -> Vec<(usize, Vec<(String, String)>)> {
     sections
 }
 
-/// Parses SESSION-STATE.md text (seed 004 Phase 2) into one prediction per
+/// Parses SESSION-STATE.md text (a session recorded in real use) into one prediction per
 /// `## Outcomes` section, failed or not, marked by `rules`.
 ///
 /// Recognised bullets: `id`, `hard_success` (bool), `soft_score` (0–1),

@@ -16,7 +16,7 @@
 //!
 //! - Agents: [`AgentRunner`], [`InProcessRunner`], [`SubprocessRunner`]
 //!   (protocol below), [`Workspace`], [`QuestionOutcome`].
-//! - Validation (seed §7, §12.4): [`validate_candidate`] runs block after
+//! - Validation: [`validate_candidate`] runs block after
 //!   block in a seed-fixed order ([`fixed_question_order`]) with a
 //!   [`BaselineCache`], the INFRA guard and the gate's `Gate::decide`;
 //!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
@@ -34,7 +34,7 @@
 //!   the pre-flight [`Estimate`].
 //! - Slow update: [`slow_update`] writes long-term guidance into the
 //!   skill's slow-update region, regressions first.
-//! - Inputs: [`load_trajectory_dir`] and [`load_session_state`] (seed 004)
+//! - Inputs: [`load_trajectory_dir`] and [`load_session_state`]
 //!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the kernel
 //!   crates' built-in prompts plus the slow update's, overridable from a
 //!   directory.

@@ -1,5 +1,5 @@
 //! Probation: a provisionally accepted version is watched on later runs
-//! until the evidence confirms it or calls for a rollback (seed §5).
+//! until the evidence confirms it or calls for a rollback.
 
 use std::collections::BTreeMap;
 

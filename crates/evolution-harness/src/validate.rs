@@ -1,5 +1,5 @@
 //! Block-sequential validation of one candidate against its baseline
-//! (seed §7, §12.4): the orchestration around the gate's pure decisions.
+//!: the orchestration around the gate's pure decisions.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -174,7 +174,7 @@ async fn e_lond_raises_the_bar_reports_each_threshold_and_stops_spending_past_it
     let world = World::new();
     let fdr = ELond::new(0.05, GammaSequence::Horizon { proposals: 2 }).unwrap();
     let mut keeper = Gatekeeper::new(config()).with_fdr(fdr);
-    // α_1 = 0.05 · 1/2 = 0.025: threshold 40 instead of the seed's 20.
+    // α_1 = 0.05 · 1/2 = 0.025: threshold 40 instead of the reference implementation's 20.
     let first = world
         .judge(
             &mut keeper,

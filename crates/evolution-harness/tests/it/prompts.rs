@@ -492,7 +492,7 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
 }
 
 /// Two epochs of the loop with the real `KernelProposer` over `llm`: 10 training, 30 gate and
-/// 10 holdout questions per task type, the seed's gate on blocks of 10 and 20.
+/// 10 holdout questions per task type, the reference implementation's gate on blocks of 10 and 20.
 async fn run_kernel_loop<const N: usize>(
     llm: &ScriptedLlm,
     log: &evolution_runlog_sqlite::SqliteRunLog,

@@ -501,7 +501,7 @@ fn e_lond_levels_raise_e_confirm() {
     assert_eq!(params.e_confirm, 40.0);
     assert_eq!(params.e_provisional, base.e_provisional);
     fdr.test(100.0).unwrap();
-    // One discovery doubles the level: threshold 20 = the seed's e_confirm.
+    // One discovery doubles the level: threshold 20 = the reference implementation's e_confirm.
     assert_eq!(
         params_for_level(&base, &fdr.next_level())
             .unwrap()
