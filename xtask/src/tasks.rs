@@ -132,8 +132,9 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 6] = [
+const BENCHES: [(&str, &str, &str); 7] = [
     ("gate", "evolution-gate", "gate_calibration"),
+    ("frontier", "evolution-gate", "gate_frontier"),
     ("patch", "evolution-patch", "patch_bench"),
     ("diagnose", "evolution-diagnose", "diagnose_bench"),
     ("json", "evolution-diagnose", "json_repair_bench"),

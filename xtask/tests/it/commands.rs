@@ -49,6 +49,7 @@ fn unknown_benchmark_lists_the_known_ones() {
     );
     for (name, example) in [
         ("gate", "evolution-gate --example gate_calibration"),
+        ("frontier", "evolution-gate --example gate_frontier"),
         ("patch", "evolution-patch --example patch_bench"),
         ("diagnose", "evolution-diagnose --example diagnose_bench"),
         ("json", "evolution-diagnose --example json_repair_bench"),
