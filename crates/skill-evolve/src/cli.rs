@@ -217,12 +217,29 @@ pub(crate) struct GateArgs {
     /// Questions still available.
     #[arg(long, value_name = "R")]
     pub(crate) remaining: u64,
-    /// Use the parameters tuned by the calibration benchmark instead of the defaults.
-    #[arg(long)]
+    /// The gate's parameter set: `seed` (the default), `calibrated` (tuned by the
+    /// calibration benchmark), `thrifty` (few pairs on a useless candidate) or `thorough`
+    /// (finds smaller improvements); docs/gate.md compares them.
+    #[arg(long, value_name = "NAME", default_value = "seed",
+          value_parser = clap::builder::PossibleValuesParser::new(evolution_gate::PRESET_NAMES))]
+    pub(crate) preset: String,
+    /// Same as `--preset calibrated`.
+    #[arg(long, conflicts_with = "preset")]
     pub(crate) calibrated: bool,
     /// Print the verdict as JSON (the library's `GateVerdict`).
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+impl GateArgs {
+    /// The preset chosen, `--calibrated` included.
+    pub(crate) fn preset_name(&self) -> &str {
+        if self.calibrated {
+            "calibrated"
+        } else {
+            &self.preset
+        }
+    }
 }
 
 /// Options of `diagnose`.

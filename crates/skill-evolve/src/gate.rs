@@ -8,11 +8,8 @@ use crate::cli::GateArgs;
 use crate::error::bad_option;
 
 pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
-    let gate = if args.calibrated {
-        Gate::calibrated()
-    } else {
-        Gate::default()
-    };
+    let preset = args.preset_name();
+    let gate = Gate::preset(preset).map_err(|e| bad_option(e.to_string()))?;
     let tally = Tally::new(args.wins, args.losses, args.used, args.remaining);
     let verdict = gate.decide(&tally).map_err(|e| match e {
         GateError::NoQuestionsUsed => bad_option("--used must be at least 1"),
@@ -68,15 +65,11 @@ fn explain(args: &GateArgs, p: &GateParams, v: &GateVerdict) -> String {
         v.delta_shrunk
     );
     format!(
-        "decision: {} — {}\n{e_line}\n{lambda_line}\n{delta_line}\nremaining questions: {}{}\n",
+        "decision: {} — {}\n{e_line}\n{lambda_line}\n{delta_line}\nremaining questions: {} ({} parameters)\n",
         v.decision,
         meaning(v.decision),
         args.remaining,
-        if args.calibrated {
-            " (calibrated parameters)"
-        } else {
-            " (default parameters)"
-        }
+        args.preset_name()
     )
 }
 

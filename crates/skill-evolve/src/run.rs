@@ -31,7 +31,7 @@
 //! seed = 0                        # of the split's shuffle
 //!
 //! [gate]
-//! params = "seed"                 # seed | calibrated
+//! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
 //! ladder = [10, 20, 40]
 //! guard_err = 0.2
 //!
@@ -174,6 +174,20 @@ enum ParamsChoice {
     #[default]
     Seed,
     Calibrated,
+    Thrifty,
+    Thorough,
+}
+
+impl ParamsChoice {
+    /// The preset's name, as `evolution_gate::GateParams::preset` spells it.
+    fn name(self) -> &'static str {
+        match self {
+            ParamsChoice::Seed => "seed",
+            ParamsChoice::Calibrated => "calibrated",
+            ParamsChoice::Thrifty => "thrifty",
+            ParamsChoice::Thorough => "thorough",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -243,8 +257,8 @@ pub(crate) struct RunConfig {
     pub(crate) holdout: Vec<GeneratedQuestion>,
     /// Gate thresholds.
     pub(crate) params: GateParams,
-    /// Whether they are the calibrated ones.
-    pub(crate) calibrated: bool,
+    /// The name of the preset they come from.
+    pub(crate) preset: &'static str,
     /// Validation block sizes.
     pub(crate) ladder: Vec<usize>,
     /// Tolerated INFRA error rate.
@@ -471,10 +485,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
             format!("[gate] guard_err must be from 0 to 1, not {guard_err}"),
         ));
     }
-    let (params, calibrated) = match g.params {
-        ParamsChoice::Seed => (GateParams::default(), false),
-        ParamsChoice::Calibrated => (GateParams::calibrated(), true),
-    };
+    let preset = g.params.name();
+    let params = GateParams::preset(preset).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
 
     let model = file
         .llm
@@ -516,7 +528,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         gate,
         holdout,
         params,
-        calibrated,
+        preset,
         ladder,
         guard_err,
         gate_seed: g.seed,
@@ -651,11 +663,7 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         config.train.len(),
         config.gate.len(),
         config.holdout.len(),
-        if config.calibrated {
-            "calibrated"
-        } else {
-            "seed"
-        },
+        config.preset,
         config.ladder,
         config.guard_err * 100.0,
         match &config.prompts {

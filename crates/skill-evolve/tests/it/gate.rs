@@ -64,6 +64,55 @@ fn json_equals_the_library_verdict() {
 }
 
 #[test]
+fn every_preset_gives_the_library_verdict_and_an_unknown_one_is_refused() {
+    for name in evolution_gate::PRESET_NAMES {
+        let gate = Gate::preset(name).unwrap();
+        for (w, l, n, r) in [
+            (14, 2, 30, 100),
+            (3, 9, 20, 0),
+            (9, 3, 40, 0),
+            (5, 5, 12, 80),
+        ] {
+            let verdict = gate.decide(&Tally::new(w, l, n, r)).unwrap();
+            let expected = serde_json::to_string_pretty(&verdict).unwrap() + "\n";
+            let args = [w, l, n, r].map(|x| x.to_string());
+            let shown = gate_stdout(&[
+                "--wins",
+                &args[0],
+                "--losses",
+                &args[1],
+                "--used",
+                &args[2],
+                "--remaining",
+                &args[3],
+                "--preset",
+                name,
+            ]);
+            assert_eq!(shown, expected, "{name}: W={w} L={l} n={n} R={r}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = skill_evolve(dir.path())
+        .args([
+            "gate",
+            "--wins",
+            "1",
+            "--losses",
+            "0",
+            "--used",
+            "1",
+            "--remaining",
+            "0",
+        ])
+        .args(["--preset", "lenient"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("thrifty") && err.contains("thorough"), "{err}");
+}
+
+#[test]
 fn huge_counts_saturate_instead_of_failing() {
     let v = gate_json(&[
         "--wins",

@@ -56,6 +56,22 @@ pub(crate) fn run_workspace_with(config: &str, n: usize) -> tempfile::TempDir {
 }
 
 #[test]
+fn every_gate_preset_is_accepted_by_the_run_config() {
+    for name in evolution_gate::PRESET_NAMES {
+        let config = CONFIG.replace(r#"params = "calibrated""#, &format!("params = \"{name}\""));
+        let dir = run_workspace(&config);
+        let out = skill_evolve(dir.path())
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(&format!("gate: {name} parameters")), "{text}");
+    }
+}
+
+#[test]
 fn dry_run_prints_the_plan_and_the_estimate() {
     let dir = run_workspace(CONFIG);
     let d = dir.path();
