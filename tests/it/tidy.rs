@@ -201,3 +201,62 @@ fn every_kernel_crate_refuses_io_calls() {
         "kernel crates whose root does not deny clippy.toml's I/O calls: {lax:?}"
     );
 }
+
+/// Source and documentation files of the repository (Rust, Markdown, TOML).
+fn text_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !(name.starts_with('.')
+                || matches!(name.as_str(), "target" | "corpus" | "artifacts"))
+            {
+                text_files(&path, found);
+            }
+        } else if [".rs", ".md", ".toml"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+        {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn nothing_cites_documents_the_repository_does_not_have() {
+    // Assembled from parts so that this file does not cite them itself.
+    let forbidden = [
+        ["seed", " §"].concat(),
+        ["seed", " 00"].concat(),
+        ["Seed", " 00"].concat(),
+        ["plan", " Task"].concat(),
+        ["DESIGN", " §"].concat(),
+        ["DESIGN", ".md"].concat(),
+        ["the seed", "'s"].concat(),
+        ["The seed", "'s"].concat(),
+    ];
+    let root = root();
+    let mut files = Vec::new();
+    text_files(&root, &mut files);
+    let mut citations = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (number, line) in text.lines().enumerate() {
+            if forbidden.iter().any(|word| line.contains(word.as_str())) {
+                let shown = file
+                    .strip_prefix(&root)
+                    .unwrap_or(file)
+                    .display()
+                    .to_string();
+                citations.push(format!("{shown}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        citations.is_empty(),
+        "explain in place instead of citing the specification:\n{}",
+        citations.join("\n")
+    );
+}

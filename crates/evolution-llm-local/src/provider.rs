@@ -8,12 +8,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use evolution_types::{ChatMessage, ChatOptions, ChatRole, LlmError, LlmProvider, LlmResponse};
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use tokio::sync::Semaphore;
 
 use crate::{LocalLlmError, grammar, model_file};
@@ -476,23 +480,77 @@ impl Inner {
         })
     }
 
-    fn sampler(&self, job: &Job) -> Result<LlamaSampler, LocalLlmError> {
-        let mut chain = Vec::with_capacity(5);
-        if let Some(grammar) = &job.grammar {
-            chain.push(
+    fn sampler(&self, job: &Job) -> Result<Sampler, LocalLlmError> {
+        let grammar = match &job.grammar {
+            Some(grammar) => Some(
                 LlamaSampler::grammar(&self.model, grammar, "root")
                     .map_err(|err| LocalLlmError::Grammar(err.to_string()))?,
-            );
-        }
-        if job.temperature <= 0.0 {
-            chain.push(LlamaSampler::greedy());
+            ),
+            None => None,
+        };
+        let pick = if job.temperature <= 0.0 {
+            LlamaSampler::greedy()
         } else {
-            chain.push(LlamaSampler::top_k(40));
-            chain.push(LlamaSampler::top_p(0.95, 1));
-            chain.push(LlamaSampler::temp(job.temperature));
-            chain.push(LlamaSampler::dist(job.seed));
-        }
-        Ok(LlamaSampler::chain_simple(chain))
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(job.temperature),
+                LlamaSampler::dist(job.seed),
+            ])
+        };
+        Ok(Sampler { grammar, pick })
+    }
+}
+
+/// Picks each next token: the unconstrained choice when the grammar accepts it, otherwise the
+/// choice among the tokens the grammar allows.
+///
+/// Checking the grammar against the whole vocabulary (49 152 tokens for SmolLM2) at every step
+/// costs far more than the model itself; the first choice is almost always allowed, so it is
+/// checked alone first and the full pass runs only when it is refused. Greedy decoding picks
+/// the same token either way (the grammar only removes tokens).
+struct Sampler {
+    grammar: Option<LlamaSampler>,
+    pick: LlamaSampler,
+}
+
+impl Sampler {
+    fn sample(&mut self, ctx: &LlamaContext<'_>, index: i32) -> LlamaToken {
+        let Some(grammar) = &mut self.grammar else {
+            return self.pick.sample(ctx, index);
+        };
+        let candidates = ctx.token_data_array_ith(index);
+        let mut first = candidates.clone();
+        first.apply_sampler(&mut self.pick);
+        let allowed = first.selected_token().filter(|&token| {
+            let mut alone =
+                LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+            alone.apply_sampler(grammar);
+            alone
+                .data
+                .first()
+                .is_some_and(|data| data.logit().is_finite())
+        });
+        let token = match allowed {
+            Some(token) => token,
+            None => {
+                let mut constrained = candidates;
+                constrained.apply_sampler(grammar);
+                constrained.apply_sampler(&mut self.pick);
+                // The grammar always allows something (at least end of generation); should the
+                // pick fail anyway, the best remaining token is as good a choice as any.
+                constrained.selected_token().unwrap_or_else(|| {
+                    constrained
+                        .data
+                        .iter()
+                        .max_by(|a, b| a.logit().total_cmp(&b.logit()))
+                        .map_or(LlamaToken::new(0), LlamaTokenData::id)
+                })
+            }
+        };
+        grammar.accept(token);
+        self.pick.accept(token);
+        token
     }
 }
 
