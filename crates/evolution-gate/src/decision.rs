@@ -50,7 +50,7 @@ pub struct Gate {
 }
 
 impl Default for Gate {
-    /// The gate with the seed's parameters ([`GateParams::default`]).
+    /// The gate with the reference implementation's parameters ([`GateParams::default`]).
     fn default() -> Self {
         Gate {
             params: GateParams::default(),

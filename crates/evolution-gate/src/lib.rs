@@ -21,7 +21,9 @@
 //!   questions with a [`GateVerdict`], and [`Gate::probation`] judges a
 //!   provisionally accepted version ([`ProbationVerdict`]).
 //! * [`GateParams::preset`] / [`Gate::preset`]: the named parameter sets of
-//!   [`PRESET_NAMES`]; [`EProcess`] chooses the evidence (the uniform mixture
+//!   [`PRESET_NAMES`] (`seed`, the default, is the parameter set of the
+//!   reference implementation — the original Python system this workspace
+//!   reimplements — whose names and spellings the types keep); [`EProcess`] chooses the evidence (the uniform mixture
 //!   by default, or Wald's likelihood ratio for one alternative).
 //! * [`operating_characteristics`]: the exact false-accept rate, power and
 //!   expected pairs of a gate, by dynamic program over the discordant pairs.

@@ -68,7 +68,7 @@ fn likelihood_ratio_steps(alternative: f64) -> (f64, f64) {
 
 /// Thresholds of the e-process gate.
 ///
-/// `Default` is exactly the seed's parameter set. [`Gate::new`](crate::Gate::new)
+/// `Default` is exactly the reference implementation's parameter set. [`Gate::new`](crate::Gate::new)
 /// checks the values once (finite, `e_confirm > 1`, ...), so a hand-built set
 /// with a NaN is an error there, not a silent wrong decision. Named sets:
 /// [`GateParams::preset`] with one of [`PRESET_NAMES`].
@@ -109,10 +109,10 @@ impl GateParams {
     /// A parameter set tuned with the gate's calibration benchmark
     /// (`cargo run --release -p evolution-gate --example gate_calibration`).
     ///
-    /// Differs from the seed's [`Default`] in two fields: `e_provisional = 20`
+    /// Differs from the reference implementation's [`Default`] in two fields: `e_provisional = 20`
     /// (every accept then needs `E ≥ 20`, so Ville's inequality bounds the
     /// false-accept rate of the whole gate by 0.05 under any stopping rule) and
-    /// `lambda_dir = −2.0` (the seed's −0.642 rejects 42% of candidates with
+    /// `lambda_dir = −2.0` (the reference implementation's −0.642 rejects 42% of candidates with
     /// `p = 0.7`). Measured at a budget of 200 questions, tie rate 0.5, gate
     /// asked after every question (exact dynamic program, confirmed by 100 000
     /// simulated sequences): false accept 0.028 at `p = 0.5`, power 0.86 at
@@ -188,7 +188,7 @@ impl GateParams {
     }
 }
 
-/// The exit [`Gate::decide`](crate::Gate::decide) took, in the seed's snake_case spelling.
+/// The exit [`Gate::decide`](crate::Gate::decide) took, in the reference implementation's snake_case spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateDecision {
@@ -207,7 +207,7 @@ pub enum GateDecision {
 }
 
 impl GateDecision {
-    /// The seed's string for this decision.
+    /// The reference implementation's string for this decision.
     pub fn as_str(self) -> &'static str {
         match self {
             GateDecision::AcceptConfirmed => "accept_confirmed",
@@ -269,7 +269,7 @@ pub enum ProbationVerdict {
 }
 
 impl ProbationVerdict {
-    /// The seed's string for this verdict.
+    /// The reference implementation's string for this verdict.
     pub fn as_str(self) -> &'static str {
         match self {
             ProbationVerdict::Confirmed => "confirmed",

@@ -89,7 +89,7 @@ fn matches_exact_rationals_where_ln_e_crosses_zero() {
 fn seed_cases() {
     assert!((compute_e_value(0, 0) - 1.0).abs() < 1e-15);
     assert_eq!(ln_e_value(0, 0), 0.0);
-    // The seed's plan asserts E(0, 20) < 0.01, but its own formula gives exactly
+    // The reference implementation's tests assert E(0, 20) < 0.01, but its own formula gives exactly
     // E(0, L) = 1/(L + 1): a loss streak only shrinks the mixture as 1/(L + 1).
     assert!((compute_e_value(0, 20) - 1.0 / 21.0).abs() < 1e-16);
     assert!(compute_e_value(0, 200) < 0.01);

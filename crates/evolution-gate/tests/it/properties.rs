@@ -15,7 +15,7 @@ fn count() -> impl Strategy<Value = u64> {
     ]
 }
 
-/// Any `f64` including NaN, infinities and the seed's values.
+/// Any `f64` including NaN, infinities and the reference implementation's values.
 fn threshold() -> impl Strategy<Value = f64> {
     prop_oneof![
         any::<f64>(),

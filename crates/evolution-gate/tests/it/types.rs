@@ -1,4 +1,4 @@
-//! The gate's value types: the seed's defaults and their serde spellings.
+//! The gate's value types: the reference implementation's defaults and their serde spellings.
 
 use evolution_gate::{GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
