@@ -1,4 +1,4 @@
-use evolution_evolve::{Patch, Suggestion, aggregate_patches};
+use evolution_evolve::aggregate::{Patch, Suggestion, aggregate_patches};
 use evolution_types::Edit;
 
 fn suggestion(kind: &str, title: &str, support: Option<u32>) -> Suggestion {
