@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::error::{DiagnoseError, JudgeError};
 use crate::json::extract_json_from_response;
 use crate::prompts::DiagnosePrompts;
-use crate::rules::{RuleMetrics, clamp01, extract_rule_metrics, number, question_soft_score};
+use crate::rules::{clamp01, extract_rule_metrics, number, question_soft_score};
 
 /// Attempts [`call_judge`] makes before giving up (the reference implementation's `max_retries=2`).
 pub const JUDGE_ATTEMPTS: u32 = 3;
@@ -370,33 +370,6 @@ pub async fn judge_evidence_sufficiency(
     .await
 }
 
-/// Stage-1 metrics of a question with rule metrics only and `degraded = true`
-/// (the reference implementation's `_make_degraded_metrics`).
-pub fn make_degraded_metrics(prediction: &Prediction, rules: RuleMetrics) -> QuestionMetrics {
-    let mut metrics = base_metrics(prediction, rules);
-    metrics.degraded = true;
-    metrics
-}
-
-fn base_metrics(prediction: &Prediction, rules: RuleMetrics) -> QuestionMetrics {
-    QuestionMetrics {
-        question_id: prediction.question_id.clone(),
-        task_type: prediction.task_type.clone(),
-        video_id: prediction.video_id.clone(),
-        correct: prediction.correct,
-        stop_reason: prediction.stop_reason.clone(),
-        confidence: rules.confidence,
-        format_compliance: rules.format_compliance,
-        budget_usage: rules.budget_usage,
-        confidence_calibration: rules.confidence_calibration,
-        repeat_visit_rate: rules.repeat_visit_rate,
-        search_keyword_repetition: rules.search_keyword_repetition,
-        level_jump_pattern: rules.level_jump_pattern,
-        tool_usage: rules.tool_usage,
-        ..QuestionMetrics::default()
-    }
-}
-
 /// All Stage-1 metrics of one question: the rule metrics plus the five judges.
 ///
 /// The judges run concurrently (one span judge per call of a span-judged
@@ -442,7 +415,7 @@ pub async fn compute_question_metrics(
     let verdicts = (|| Ok::<_, JudgeError>((spans?, missed?, adherence?, bias?, sufficient?)))();
     match verdicts {
         Ok((span_metrics, missed_nodes, (skill_adherence, adherence_rate), bias, sufficient)) => {
-            let mut metrics = base_metrics(ctx.prediction, rules);
+            let mut metrics = rules;
             metrics.soft_score = question_soft_score(&span_metrics);
             metrics.span_metrics = span_metrics;
             metrics.missed_nodes = missed_nodes;
@@ -455,7 +428,10 @@ pub async fn compute_question_metrics(
         Err(JudgeError::Provider(e)) => Err(DiagnoseError::Llm(e)),
         Err(e @ JudgeError::Unparseable { .. }) => {
             tracing::warn!(question_id = %ctx.prediction.question_id, error = %e, "judges failed; degraded metrics");
-            Ok(make_degraded_metrics(ctx.prediction, rules))
+            Ok(QuestionMetrics {
+                degraded: true,
+                ..rules
+            })
         }
     }
 }

@@ -312,17 +312,7 @@ async fn run(
             let skills = &skills;
             let span = tracing::info_span!("diagnose_question", question_id = %record.prediction.question_id);
             let work = async move {
-                let ctx = JudgeContext {
-                    prediction: &record.prediction,
-                    question: &record.question,
-                    answer: &record.answer,
-                    trace: &record.trace,
-                    skill: skills
-                        .get(&record.prediction.task_type)
-                        .map_or("", String::as_str),
-                    tree: tree_data.get(&record.prediction.video_id),
-                    profile,
-                };
+                let ctx = judge_context(&record, skills, tree_data, profile);
                 let metrics = compute_question_metrics(llm, prompts, &ctx).await?;
                 let attribution = if metrics.correct {
                     None
@@ -357,17 +347,7 @@ async fn run(
         if attribution.error_type != ErrorType::ReasoningFailure {
             return None;
         }
-        let ctx = JudgeContext {
-            prediction: &record.prediction,
-            question: &record.question,
-            answer: &record.answer,
-            trace: &record.trace,
-            skill: skills
-                .get(&record.prediction.task_type)
-                .map_or("", String::as_str),
-            tree: tree_data.get(&record.prediction.video_id),
-            profile,
-        };
+        let ctx = judge_context(record, skills, tree_data, profile);
         classify_reasoning_failure(llm, prompts, &ctx, attribution).await
     }))
     .await;
@@ -425,4 +405,25 @@ async fn run(
         system_pack,
         tool_packs,
     })
+}
+
+/// What the judges see of one question: its record, the text of the skill of
+/// its task type (empty when none) and its source's tree, when known.
+fn judge_context<'a>(
+    record: &'a DiagnosedQuestion,
+    skills: &'a BTreeMap<String, String>,
+    tree_data: &'a BTreeMap<String, Value>,
+    profile: &'a Profile,
+) -> JudgeContext<'a> {
+    JudgeContext {
+        prediction: &record.prediction,
+        question: &record.question,
+        answer: &record.answer,
+        trace: &record.trace,
+        skill: skills
+            .get(&record.prediction.task_type)
+            .map_or("", String::as_str),
+        tree: tree_data.get(&record.prediction.video_id),
+        profile,
+    }
 }

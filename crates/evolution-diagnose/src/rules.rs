@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use evolution_types::{ConfidenceCalibration, Prediction, Profile, SpanMetrics, TraceStep};
+use evolution_types::{
+    ConfidenceCalibration, Prediction, Profile, QuestionMetrics, SpanMetrics, TraceStep,
+};
 use regex::Regex;
 use serde_json::Value;
 
@@ -12,28 +14,6 @@ use crate::json::parse_json_object;
 
 /// Confidence used when neither the trace nor the prediction states one.
 pub const DEFAULT_CONFIDENCE: f64 = 0.5;
-
-/// The seven rule metrics of one question, plus the confidence they used.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RuleMetrics {
-    /// Confidence of the answer (last step's `reflect.confidence`, else the
-    /// prediction's `answer_confidence`, else 0.5).
-    pub confidence: f64,
-    /// Share of steps whose raw output is a JSON object.
-    pub format_compliance: f64,
-    /// Steps used over the step budget.
-    pub budget_usage: f64,
-    /// Calibration class of the confidence.
-    pub confidence_calibration: ConfidenceCalibration,
-    /// Share of node visits that were repeats.
-    pub repeat_visit_rate: f64,
-    /// Largest trigram Jaccard similarity between two search queries.
-    pub search_keyword_repetition: f64,
-    /// Tree levels visited, joined with `→`.
-    pub level_jump_pattern: String,
-    /// Tool name → number of calls.
-    pub tool_usage: BTreeMap<String, u32>,
-}
 
 /// Share of raw step outputs that read as a JSON object ([`parse_json_object`]).
 ///
@@ -213,14 +193,17 @@ pub(crate) fn input_field(step: &TraceStep, field: &str) -> Option<String> {
 
 /// Extracts the seven rule metrics of a question from its prediction and trace.
 ///
-/// Node visits are the calls of `profile.visit_tool` (their input's
+/// The result is the question's [`QuestionMetrics`] as far as rules can tell:
+/// the prediction's identity fields (question id, task type, source id,
+/// correctness, stop reason) and the rule metrics, with every judge field
+/// empty and `degraded` false. Node visits are the calls of `profile.visit_tool` (their input's
 /// `node_id`), searches the calls of `profile.search_tool` (their input's
 /// `query`). Fails only on an invalid `level_pattern`.
 pub fn extract_rule_metrics(
     prediction: &Prediction,
     trace: &[TraceStep],
     profile: &Profile,
-) -> Result<RuleMetrics, DiagnoseError> {
+) -> Result<QuestionMetrics, DiagnoseError> {
     let level = level_regex(profile)?;
     let raw: Vec<&str> = trace.iter().map(|s| s.raw_content.as_str()).collect();
     let fallback = prediction
@@ -239,7 +222,12 @@ pub fn extract_rule_metrics(
         .filter_map(|s| input_field(s, "query"))
         .collect();
     let tools: Vec<&str> = trace.iter().map(|s| s.tool_name.as_str()).collect();
-    Ok(RuleMetrics {
+    Ok(QuestionMetrics {
+        question_id: prediction.question_id.clone(),
+        task_type: prediction.task_type.clone(),
+        video_id: prediction.video_id.clone(),
+        correct: prediction.correct,
+        stop_reason: prediction.stop_reason.clone(),
         confidence,
         format_compliance: calc_format_compliance(&raw),
         budget_usage: calc_budget_usage(prediction.steps_used, prediction.max_steps),
@@ -252,6 +240,7 @@ pub fn extract_rule_metrics(
         search_keyword_repetition: calc_search_keyword_repetition(&queries),
         level_jump_pattern: calc_level_jump_pattern(&visits, &level),
         tool_usage: calc_tool_usage(&tools),
+        ..QuestionMetrics::default()
     })
 }
 

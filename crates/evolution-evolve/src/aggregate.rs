@@ -1,4 +1,4 @@
-//! `aggregate_patches`: seed 004 step ③, merging the patches of several
+//! `aggregate_patches`: the aggregation step of the reflect loop, merging the patches of several
 //! reflection batches.
 
 use std::collections::HashMap;
@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use evolution_types::{Edit, EditOp, JsonMap};
 use serde::{Deserialize, Serialize};
 
-/// One revision suggestion of a reflection (seed 004 step ②).
+/// One revision suggestion of a reflection (the reflect step).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Suggestion {
     /// `add_rule`, `modify_step`, `fix_context`, `rewrite_section`, …

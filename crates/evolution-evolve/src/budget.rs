@@ -1,5 +1,4 @@
-//! Edit budgets: how many edits one evolution step may apply (seed §12.5,
-//! seed 004 step ④ "LRScheduler").
+//! Edit budgets: how many edits one evolution step may apply.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +31,7 @@ pub fn edit_budget_at(
     ))
 }
 
-/// How the edit budget evolves over the steps of a run (seed 004's scheduler).
+/// How the edit budget evolves over the steps of a run (the workflow's scheduler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -62,7 +61,7 @@ pub enum EditBudgetSchedule {
 }
 
 impl Default for EditBudgetSchedule {
-    /// Seed 004's default: a constant budget of 8 edits.
+    /// The workflow's default: a constant budget of 8 edits.
     fn default() -> Self {
         EditBudgetSchedule::Constant { max_edits: 8 }
     }

@@ -1,5 +1,5 @@
 //! `consolidate_appendix`: merge a long list of appendix notes into fewer
-//! (seed §9 "consolidate_appendix 四守卫").
+//! notes, keeping the original list whenever the merge fails or would not help.
 
 use std::fmt::Write as _;
 

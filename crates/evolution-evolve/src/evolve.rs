@@ -1,5 +1,5 @@
 //! The per-target evolution functions: skill (branches A/B/C), system
-//! prompt and tool prompts (seed §9, plan Task 8).
+//! prompt and tool prompts.
 
 use std::fmt::Write as _;
 
@@ -30,7 +30,7 @@ use crate::validate::{
 };
 
 /// Rounds of the patch loop: the first attempt plus one retry with feedback
-/// (the seed's `range(2)`).
+/// (the reference implementation's `range(2)`).
 pub const PATCH_ROUNDS: u32 = 2;
 
 /// First line of the feedback sent when a reply was not the expected JSON.

@@ -81,17 +81,17 @@ impl<'a> Evolver<'a> {
     ///
     /// - **C, patch** (default): the `evolve_skill` prompt, then rank-and-clip
     ///   to the budget, apply with the frontmatter, appendix and momentum
-    ///   protected, and [`validate_skill`](crate::validate_skill); a round that fails (not JSON, no
+    ///   protected, and [`validate_skill`](crate::validate::validate_skill); a round that fails (not JSON, no
     ///   applicable edit, invalid candidate) is retried once with feedback.
     /// - **B, rewrite**: one `evolve_skill` call for suggestions and edits, then
-    ///   [`rewrite_from_suggestions`](crate::rewrite_from_suggestions); the rewrite must keep the appendix and
-    ///   momentum regions byte-equal and pass [`validate_skill`](crate::validate_skill).
+    ///   [`rewrite_from_suggestions`](crate::rewrite::rewrite_from_suggestions); the rewrite must keep the appendix and
+    ///   momentum regions byte-equal and pass [`validate_skill`](crate::validate::validate_skill).
     ///
     /// When that produced no candidate and the pack has lapse notes, branch
     /// **A** (lapse only) takes over: one synthesized `applied_append` report per
     /// note, so that a caller does not mistake the round for a no-op. In every
     /// branch the lapse notes then go to the appendix; when existing plus new
-    /// notes reach `consolidate_threshold`, [`consolidate_appendix`](crate::consolidate_appendix) runs and
+    /// notes reach `consolidate_threshold`, [`consolidate_appendix`](crate::consolidate::consolidate_appendix) runs and
     /// its result is kept only when strictly shorter (guard G4).
     ///
     /// Provider and store errors propagate; the record is built only at the end,
@@ -111,7 +111,7 @@ impl<'a> Evolver<'a> {
     /// lapse notes, no rewrite, no appendix writes).
     ///
     /// The profile's frozen `##` sections and the appendix are protected and
-    /// [`validate_system`](crate::validate_system) checks the candidate. A pack without failure cases is
+    /// [`validate_system`](crate::validate::validate_system) checks the candidate. A pack without failure cases is
     /// `Skipped` without a call.
     ///
     /// # Errors
@@ -129,7 +129,7 @@ impl<'a> Evolver<'a> {
     /// The `evolve_tool` reply's `extract_edits` and `verify_edits` are pooled
     /// (each tagged in `extra["_src"]`) so that one budget and one ranking cover
     /// both, then split back by the tag and applied per file with the
-    /// output-format section and the appendix protected; [`validate_tool`](crate::validate_tool)
+    /// output-format section and the appendix protected; [`validate_tool`](crate::validate::validate_tool)
     /// checks both. `original_content` and `evolved_content` are JSON
     /// `{"extract": …, "verify": …}`; `target_file` is the extract file. A pack
     /// without failure spans is `Skipped` without a call.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use evolution_types::template::truncate_chars;
 use evolution_types::{CaseSample, RejectedEdit, SpanSample};
 
-/// Characters of a tool output shown per trace step or span (the seed's
+/// Characters of a tool output shown per trace step or span (the reference implementation's
 /// `tool_output[:500]`).
 pub const TOOL_OUTPUT_CHARS: usize = 500;
 

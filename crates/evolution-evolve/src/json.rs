@@ -1,10 +1,10 @@
-//! `parse_llm_json`: the evolve engine's two-level JSON reader (seed §12.1).
+//! `parse_llm_json`: the evolve engine's two-level JSON reader.
 
 use evolution_types::JsonMap;
 
 /// Reads a JSON object from an LLM reply, or `None`.
 ///
-/// Two levels, as the seed's `_parse_llm_json`: first the body of the first
+/// Two levels, as the reference implementation's `_parse_llm_json`: first the body of the first
 /// fenced block opened with exactly `` ```json ``; then the whole reply,
 /// trimmed. Plain `` ``` `` fences are not looked into, no repair is tried,
 /// and a value that is not an object (a list, a string, a number) counts as

@@ -34,8 +34,8 @@
 //! | `evolve_rewrite` | `document`, `suggestions`, `max_chars` |
 //!
 //! `stats` is pretty JSON; case and span lists are rendered by
-//! [`format_case_samples`] and [`format_spans`] (tool outputs cut to 500
-//! characters); `rejected_edits` by [`format_rejected_edits`]; an unlimited
+//! [`format::format_case_samples`] and [`format::format_spans`] (tool outputs cut to 500
+//! characters); `rejected_edits` by [`format::format_rejected_edits`]; an unlimited
 //! budget reads `unlimited`.
 //!
 //! # JSON contract of the replies
@@ -61,8 +61,8 @@
 //! no schema: a provider wrapper attaches them where the provider supports it.
 //!
 //! When a round fails, the next turn appends the model's reply and one of
-//! three feedback messages ([`FEEDBACK_INVALID_JSON`],
-//! [`FEEDBACK_NOT_APPLIED`], [`FEEDBACK_INVALID_CANDIDATE`], each followed by details): the reply was not valid JSON of
+//! three feedback messages ([`feedback::FEEDBACK_INVALID_JSON`],
+//! [`feedback::FEEDBACK_NOT_APPLIED`], [`feedback::FEEDBACK_INVALID_CANDIDATE`], each followed by details): the reply was not valid JSON of
 //! that shape; no edit could be applied (each edit's status listed, e.g. a
 //! target that does not occur or lies in a protected region); or the
 //! candidate failed validation (every failed check listed).
@@ -82,45 +82,50 @@
 //! | tool prompts | 1 | 4 |
 //!
 //! A rank call happens only when a round proposes more edits than the budget.
+//!
+//! # Building blocks
+//!
+//! The [`Evolver`] is the front door; the steps it is made of are public in
+//! their own modules, for callers that compose their own loop:
+//! [`budget`] (edit budget per step), [`rank`] (clip a proposal to the budget),
+//! [`validate`] (structural checks of a candidate), [`aggregate`] (merge the
+//! patches of several reflections), [`consolidate`] (merge appendix notes),
+//! [`rewrite`] (whole-document rewrite), [`format`](mod@format) (the text blocks the
+//! prompts are filled with) and [`feedback`] (the messages of a failed round).
 
 // The kernel performs no I/O: the calls clippy.toml lists are refused here.
 #![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
 
-mod aggregate;
-mod budget;
-mod consolidate;
+pub mod aggregate;
+pub mod budget;
+pub mod consolidate;
 mod error;
 mod evolve;
 mod evolver;
-mod format;
+pub mod format;
 mod json;
 mod prompts;
-mod rank;
-mod rewrite;
+pub mod rank;
+pub mod rewrite;
 mod schema;
-mod validate;
+pub mod validate;
 
-pub use crate::aggregate::{Patch, Suggestion, aggregate_patches};
-pub use crate::budget::{EditBudgetSchedule, edit_budget_at};
-pub use crate::consolidate::{Consolidation, consolidate_appendix};
+/// The feedback turns of a patch round: when a round's reply cannot be used,
+/// the next turn appends the model's reply and one of these messages,
+/// followed by the details, at most [`PATCH_ROUNDS`](feedback::PATCH_ROUNDS) rounds in all.
+pub mod feedback {
+    pub use crate::evolve::{
+        FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED, PATCH_ROUNDS,
+    };
+}
+
+pub use crate::budget::EditBudgetSchedule;
 pub use crate::error::{BudgetError, EvolveError};
-pub use crate::evolve::{
-    EvolveOptions, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED,
-    PATCH_ROUNDS, SkillUpdateMode, tool_prompt_files,
-};
+pub use crate::evolve::{EvolveOptions, SkillUpdateMode, tool_prompt_files};
 pub use crate::evolver::Evolver;
-pub use crate::format::{
-    TOOL_OUTPUT_CHARS, format_case_samples, format_rejected_edits, format_spans,
-};
 pub use crate::json::parse_llm_json;
 pub use crate::prompts::EvolvePrompts;
-pub use crate::rank::{ClipOutcome, rank_and_clip, select_top_edits};
-pub use crate::rewrite::{Rewrite, rewrite_from_suggestions};
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};
-pub use crate::validate::{
-    FROZEN_FRONTMATTER_FIELDS, MAX_LENGTH_RATIO, MIN_LENGTH_RATIO, ValidationReport,
-    validate_skill, validate_system, validate_tool,
-};
 
 /// The `extra` key that marks which file a pooled tool edit belongs to.
 pub(crate) const SOURCE_TAG: &str = "_src";

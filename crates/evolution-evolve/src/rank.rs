@@ -1,5 +1,5 @@
 //! `rank_and_clip`: keep at most the budget of edits, chosen by an LLM
-//! ranking, with two fallbacks (seed §9 "rank_and_clip 三级降级").
+//! ranking, with two fallbacks.
 
 use evolution_types::{ChatMessage, ChatOptions, Edit, JsonMap, LlmError, LlmProvider};
 use serde_json::{Value, json};
@@ -27,7 +27,7 @@ pub struct ClipOutcome {
 
 /// The indices of a ranking reply that [`rank_and_clip`] accepts, in order.
 ///
-/// Only JSON integers count (`true`, `1.0`, `"1"` do not: the seed's
+/// Only JSON integers count (`true`, `1.0`, `"1"` do not: the reference implementation's
 /// `type(idx) is int`), only those in `0..n_edits`, each once; at most
 /// `max_edits` are kept.
 pub fn select_top_edits(ranking: &[Value], n_edits: usize, max_edits: usize) -> Vec<usize> {

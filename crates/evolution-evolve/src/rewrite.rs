@@ -24,10 +24,10 @@ pub struct Rewrite {
 /// and must answer `{"rewritten": "<the whole new document>"}`. The rewrite
 /// is declined — `outcome` is `Err(reason)` — when the reply is not a JSON
 /// object, `rewritten` is missing, not a string or blank, or the rewrite is
-/// longer than the original (in characters): the seed's rule that a
+/// longer than the original (in characters): the reference implementation's rule that a
 /// rewrite may only tighten a document. A content failure of the provider
 /// declines too; transient and permanent provider errors propagate (the
-/// seed caught only `ValueError`, `KeyError`, `TypeError`, `AttributeError`).
+/// reference implementation caught only `ValueError`, `KeyError`, `TypeError`, `AttributeError`).
 pub async fn rewrite_from_suggestions(
     llm: &dyn LlmProvider,
     prompts: &EvolvePrompts,

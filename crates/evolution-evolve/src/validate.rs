@@ -1,4 +1,4 @@
-//! Structural validation of candidate documents (seed §9 "验证规则").
+//! Structural validation of candidate documents.
 
 use std::ops::Range;
 
@@ -200,7 +200,7 @@ fn check_section(
 
 /// The document without its appendix region (tolerant: malformed or absent
 /// markers leave it as it is) and without its slow-update region (strict: a
-/// malformed slow-update region is an error, the seed's deliberate asymmetry).
+/// malformed slow-update region is an error, the reference implementation's deliberate asymmetry).
 pub(crate) fn strip_protected_regions(text: &str) -> Result<String, String> {
     let without_appendix = match appendix_region_bounds(text) {
         Ok(Some(range)) => cut(text, range),

@@ -9,12 +9,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use evolution_diagnose::rules::{RuleMetrics, extract_rule_metrics};
+use evolution_diagnose::rules::extract_rule_metrics;
 use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
 use evolution_harness::PromptTemplates;
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::{
-    DiagnosisResult, Prediction, Profile, RunLog, RunLogError, SkillStore, StoreError, TraceStep,
+    DiagnosisResult, Prediction, Profile, QuestionMetrics, RunLog, RunLogError, SkillStore,
+    StoreError, TraceStep,
 };
 use serde_json::{Value, json};
 
@@ -341,7 +342,7 @@ fn accuracy(predictions: &[Prediction]) -> f64 {
     correct as f64 / predictions.len().max(1) as f64
 }
 
-fn row_json(p: &Prediction, steps: usize, m: &RuleMetrics) -> Value {
+fn row_json(p: &Prediction, steps: usize, m: &QuestionMetrics) -> Value {
     json!({
         "question_id": p.question_id,
         "task_type": p.task_type,
@@ -362,7 +363,7 @@ fn row_json(p: &Prediction, steps: usize, m: &RuleMetrics) -> Value {
 fn markdown(
     run_id: &str,
     predictions: &[Prediction],
-    rows: &[(&Prediction, usize, RuleMetrics)],
+    rows: &[(&Prediction, usize, QuestionMetrics)],
 ) -> String {
     let mut out = format!(
         "# Diagnosis of run `{run_id}` (rule metrics, no LLM)\n\n{} questions, accuracy {:.1}%\n\n",

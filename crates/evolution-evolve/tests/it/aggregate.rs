@@ -1,4 +1,4 @@
-use evolution_evolve::{Patch, Suggestion, aggregate_patches};
+use evolution_evolve::aggregate::{Patch, Suggestion, aggregate_patches};
 use evolution_types::Edit;
 
 fn suggestion(kind: &str, title: &str, support: Option<u32>) -> Suggestion {
@@ -83,7 +83,7 @@ fn empty_input_gives_an_empty_patch() {
 }
 
 #[test]
-fn reads_seed_004_suggestion_json() {
+fn reads_reference_suggestion_json() {
     let patch: Patch = serde_json::from_str(
         r#"{"suggestions":[{"type":"add_rule","title":"t","instruction":"i","priority_hint":"high","support_count":2,"source":"x"}],
             "edits":[{"op":"append","content":"c"}]}"#,

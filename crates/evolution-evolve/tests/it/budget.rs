@@ -1,4 +1,5 @@
-use evolution_evolve::{BudgetError, EditBudgetSchedule, edit_budget_at};
+use evolution_evolve::budget::edit_budget_at;
+use evolution_evolve::{BudgetError, EditBudgetSchedule};
 
 fn check(step: u64, total: u64, start: usize, end: usize, expect: usize) {
     assert_eq!(

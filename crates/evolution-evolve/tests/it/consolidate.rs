@@ -1,4 +1,4 @@
-use evolution_evolve::consolidate_appendix;
+use evolution_evolve::consolidate::consolidate_appendix;
 use evolution_testkit::ScriptedLlm;
 
 use crate::support::{prompts, transient};

@@ -1,4 +1,4 @@
-use evolution_evolve::{format_case_samples, format_rejected_edits, format_spans};
+use evolution_evolve::format::{format_case_samples, format_rejected_edits, format_spans};
 use evolution_types::{
     CaseMetrics, CaseSample, Edit, ErrorType, RejectedEdit, SpanMetrics, SpanSample, TraceStep,
 };

@@ -1,9 +1,10 @@
 //! No function panics on generated packs, documents and replies.
 
-use evolution_evolve::{
-    EvolveOptions, Evolver, Patch, SkillUpdateMode, aggregate_patches, format_case_samples,
-    parse_llm_json, select_top_edits, validate_skill, validate_system, validate_tool,
-};
+use evolution_evolve::aggregate::{Patch, aggregate_patches};
+use evolution_evolve::format::format_case_samples;
+use evolution_evolve::rank::select_top_edits;
+use evolution_evolve::validate::{validate_skill, validate_system, validate_tool};
+use evolution_evolve::{EvolveOptions, Evolver, SkillUpdateMode, parse_llm_json};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{
     Edit, EvolutionStatus, SkillCasePack, SystemCasePack, ToolCasePack, TraceStep,

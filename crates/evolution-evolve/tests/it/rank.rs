@@ -1,4 +1,4 @@
-use evolution_evolve::{rank_and_clip, select_top_edits};
+use evolution_evolve::rank::{rank_and_clip, select_top_edits};
 use evolution_testkit::ScriptedLlm;
 use evolution_types::Edit;
 use serde_json::json;

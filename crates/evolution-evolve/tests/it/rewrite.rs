@@ -1,4 +1,4 @@
-use evolution_evolve::rewrite_from_suggestions;
+use evolution_evolve::rewrite::rewrite_from_suggestions;
 use evolution_testkit::ScriptedLlm;
 use serde_json::json;
 

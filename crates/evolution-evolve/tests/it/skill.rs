@@ -1,7 +1,7 @@
-use evolution_evolve::{
-    EvolveError, EvolveOptions, Evolver, FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON,
-    FEEDBACK_NOT_APPLIED, SkillUpdateMode,
+use evolution_evolve::feedback::{
+    FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED,
 };
+use evolution_evolve::{EvolveError, EvolveOptions, Evolver, SkillUpdateMode};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{
     ChatRole, Edit, EditStatus, EvolutionStatus, RejectedEdit, SkillCasePack, TargetType,

@@ -1,4 +1,5 @@
-use evolution_evolve::{EvolveError, EvolveOptions, Evolver, FEEDBACK_NOT_APPLIED};
+use evolution_evolve::feedback::FEEDBACK_NOT_APPLIED;
+use evolution_evolve::{EvolveError, EvolveOptions, Evolver};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{EditStatus, EvolutionStatus, SystemCasePack, TargetType};
 use serde_json::json;

@@ -1,4 +1,4 @@
-use evolution_evolve::{validate_skill, validate_system, validate_tool};
+use evolution_evolve::validate::{validate_skill, validate_system, validate_tool};
 use evolution_types::Profile;
 
 const FM: &str = "---\nname: a\ndescription: d\ntask_type: t\n---\n";

@@ -18,10 +18,11 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use evolution_evolve::{
-    EditBudgetSchedule, FEEDBACK_INVALID_JSON, Patch, aggregate_patches, parse_llm_json,
-    rank_and_clip, validate_skill,
-};
+use evolution_evolve::aggregate::{Patch, aggregate_patches};
+use evolution_evolve::feedback::FEEDBACK_INVALID_JSON;
+use evolution_evolve::rank::rank_and_clip;
+use evolution_evolve::validate::validate_skill;
+use evolution_evolve::{EditBudgetSchedule, parse_llm_json};
 use evolution_harness::PromptTemplates;
 use evolution_patch::apply_patch_with_report;
 use evolution_types::template::render as render_template;
