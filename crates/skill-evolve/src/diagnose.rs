@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::cli::DiagnoseArgs;
 use crate::config::build_llm;
 use crate::error::bad_at;
-use crate::questions::load_questions;
+use crate::questions::{load_questions, read_tree};
 
 pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     // Opening a missing path would create an empty database: refuse first.
@@ -112,18 +112,6 @@ fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
         print!("{}", full_markdown(&result));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_tree(path: &Path) -> anyhow::Result<BTreeMap<String, Value>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad_at(path, None, format!("cannot read the tree data: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| {
-        bad_at(
-            path,
-            Some(e.line()),
-            format!("not a JSON object of source id → tree: {e}"),
-        )
-    })
 }
 
 /// The skill files of one folder, read once; the judges see them as the

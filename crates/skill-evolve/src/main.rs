@@ -27,7 +27,6 @@ mod local;
 mod questions;
 mod render;
 mod run;
-mod run_loop;
 mod store;
 
 use crate::cli::{Cli, Command};

@@ -1,12 +1,26 @@
-//! Reading a question set: a JSON array of questions, or one question per
-//! line (JSON lines). Every problem names the file and the line.
+//! Reading the inputs of a diagnosis: a question set (a JSON array of
+//! questions, or one question per line, JSON lines) and the source trees of
+//! the missed-nodes judge. Every problem names the file and the line.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use evolution_types::GeneratedQuestion;
 
 use crate::error::{bad_at, line_of};
+
+/// The source trees of a JSON file: an object, source id → tree.
+pub(crate) fn read_tree(path: &Path) -> anyhow::Result<BTreeMap<String, serde_json::Value>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_at(path, None, format!("cannot read the tree data: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| {
+        bad_at(
+            path,
+            Some(e.line()),
+            format!("not a JSON object of source id → tree: {e}"),
+        )
+    })
+}
 
 /// The questions of `path`, in file order. Ids must be present, non-empty and unique.
 pub(crate) fn load_questions(path: &Path) -> anyhow::Result<Vec<GeneratedQuestion>> {

@@ -1,6 +1,7 @@
 //! What the user sees: unified diffs (coloured on a terminal), the table of
 //! edits, and the one way this program replaces a file (atomically).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::Path;
 
@@ -21,6 +22,27 @@ pub(crate) fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str)
         .header(old_name, new_name)
         .missing_newline_hint(true)
         .to_string()
+}
+
+/// The unified diffs of every document that differs between two versions
+/// (name → text; a missing document is empty), headed `a/<name>` and `b/<name>`.
+pub(crate) fn documents_diff(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> String {
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut out = String::new();
+    for name in names {
+        let a = before.get(name).map_or("", String::as_str);
+        let b = after.get(name).map_or("", String::as_str);
+        out.push_str(&unified_diff(
+            a,
+            b,
+            &format!("a/{name}"),
+            &format!("b/{name}"),
+        ));
+    }
+    out
 }
 
 /// Colours a unified diff line by line (removals red, additions green, hunk
@@ -137,6 +159,19 @@ mod tests {
         assert!(d.contains("-b\n") && d.contains("+c\n"), "{d}");
         // Tests run without a terminal on stdout: no escape codes.
         assert_eq!(colour_diff(&d), d);
+    }
+
+    #[test]
+    fn documents_diff_heads_each_changed_document() {
+        let before = BTreeMap::from([("a.md".to_owned(), "x\n".to_owned())]);
+        let after = BTreeMap::from([
+            ("a.md".to_owned(), "x\n".to_owned()),
+            ("b.md".to_owned(), "y\n".to_owned()),
+        ]);
+        let d = documents_diff(&before, &after);
+        assert!(d.starts_with("--- a/b.md\n+++ b/b.md\n"), "{d}");
+        assert!(d.contains("+y\n") && !d.contains("a.md"), "{d}");
+        assert_eq!(documents_diff(&before, &before), "");
     }
 
     #[test]

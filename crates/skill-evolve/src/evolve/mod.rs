@@ -11,6 +11,8 @@
 //! improve on the previous one. Then the diff and the table of edits are
 //! shown and nothing is written until the user says yes.
 
+mod reflect;
+mod rounds;
 mod trajectories;
 
 use std::path::{Path, PathBuf};
@@ -18,19 +20,12 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use evolution_evolve::aggregate::{Patch, aggregate_patches};
-use evolution_evolve::feedback::FEEDBACK_INVALID_JSON;
-use evolution_evolve::rank::rank_and_clip;
-use evolution_evolve::validate::validate_skill;
-use evolution_evolve::{EditBudgetSchedule, parse_llm_json};
-use evolution_harness::PromptTemplates;
-use evolution_patch::apply_patch_with_report;
-use evolution_types::template::render as render_template;
-use evolution_types::{ChatMessage, ChatOptions, Edit, EditReport, LlmProvider};
-use indicatif::{ProgressBar, ProgressStyle};
+use evolution_evolve::EditBudgetSchedule;
 use serde::Serialize;
 use serde_json::Value;
 
+use self::rounds::{Round, evolve_loop};
+use self::trajectories::{load_dir, load_session_state};
 use crate::cli::EvolveArgs;
 use crate::config::build_llm;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
@@ -38,11 +33,6 @@ use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
 use crate::render::{colour_diff, table, unified_diff};
 use crate::store::{STATE_DIR, document_name, skill_dir, write_new_version};
-
-use self::trajectories::{Trajectory, load_dir, load_session_state, render};
-
-const REFLECT: &str = include_str!("../../templates/reflect.md");
-const META: &str = include_str!("../../templates/meta_reflect.md");
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
 #[derive(Clone, Copy)]
@@ -58,35 +48,6 @@ impl Out {
             print!("{text}");
         }
     }
-}
-
-/// The meta-reflection's judgement of a candidate.
-#[derive(Debug, Clone, Default, Serialize)]
-struct Meta {
-    /// Structural validation errors (empty: passed).
-    validation_errors: Vec<String>,
-    /// Ids of the failures the candidate addresses.
-    addressed: Vec<String>,
-    /// Failures still open, with what is missing.
-    unaddressed: Vec<(String, String)>,
-    /// The model's one-sentence summary.
-    summary: String,
-    /// False when the reply could not be read.
-    judged: bool,
-}
-
-/// One round of the loop.
-#[derive(Debug, Serialize)]
-struct Round {
-    round: u32,
-    budget: Option<usize>,
-    trajectories: usize,
-    proposed: usize,
-    selected: Vec<Edit>,
-    clip: serde_json::Map<String, Value>,
-    reports: Vec<EditReport>,
-    meta: Meta,
-    accepted: bool,
 }
 
 /// The whole run, as `--json` prints it and `report.json` keeps it.
@@ -106,6 +67,8 @@ struct Summary {
     candidate: Option<String>,
 }
 
+/// `skill-evolve evolve`: check every input, run the rounds, show the
+/// candidate, and write it only once the user agrees.
 pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     let out = Out { json: args.json };
     // Every input is checked before the first LLM call.
@@ -177,29 +140,27 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         llm.description
     ));
 
+    let (candidate, outcome) = runtime.block_on(evolve_loop(
+        llm.provider.as_ref(),
+        &original,
+        &loaded.failures,
+        args,
+        &schedule,
+    ))?;
     let mut summary = Summary {
         skill: skill.display().to_string(),
         run_dir: run_dir.display().to_string(),
         provider: llm.description.clone(),
         failures: loaded.failures.len(),
         passed_trajectories: loaded.passed,
-        rounds: Vec::new(),
-        stop_reason: String::new(),
-        llm_calls: 0,
-        changed: false,
+        rounds: outcome.rounds,
+        stop_reason: outcome.stop_reason,
+        llm_calls: outcome.llm_calls,
+        changed: candidate != original,
         written: false,
         version: None,
         candidate: None,
     };
-    let candidate = runtime.block_on(evolve_loop(
-        llm.provider.as_ref(),
-        &original,
-        &loaded.failures,
-        args,
-        &schedule,
-        &mut summary,
-    ))?;
-    summary.changed = candidate != original;
 
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
@@ -303,297 +264,6 @@ fn default_run_dir(skill: &Path) -> PathBuf {
         .join(format!("run-{ms}-{}", std::process::id()))
 }
 
-fn spinner() -> ProgressBar {
-    let bar = ProgressBar::new_spinner().with_message("starting");
-    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
-}
-
-/// The rounds; returns the last accepted candidate (the original when none).
-async fn evolve_loop(
-    llm: &dyn LlmProvider,
-    original: &str,
-    failures: &[Trajectory],
-    args: &EvolveArgs,
-    schedule: &EditBudgetSchedule,
-    summary: &mut Summary,
-) -> anyhow::Result<String> {
-    // The ranking prompt is the harness's default template; reflect and
-    // meta-reflect are this command's own (the reflect and meta-reflect steps).
-    let prompts = PromptTemplates::default().evolve;
-    let progress = spinner();
-    let mut doc = original.to_owned();
-    let mut pending: Vec<&Trajectory> = failures.iter().collect();
-    let mut previous_edits: Option<Vec<(String, String, String)>> = None;
-    let mut previous_open = usize::MAX;
-    let total_steps = u64::from(args.rounds.saturating_sub(1));
-    let batch = usize::from(args.batch_size).max(1);
-    let mut stop = None;
-    for round in 0..u32::from(args.rounds) {
-        let number = round.saturating_add(1);
-        let budget = schedule
-            .budget_at(u64::from(round), total_steps)
-            .map_err(|e| bad_option(e.to_string()))?;
-        // ② Reflect, batch by batch.
-        let mut patches = Vec::new();
-        let n_batches = pending.len().div_ceil(batch);
-        for (i, chunk) in pending.chunks(batch).enumerate() {
-            progress.set_message(format!(
-                "round {number}: reflecting on batch {}/{n_batches}",
-                i.saturating_add(1)
-            ));
-            if let Some(patch) = reflect(llm, &doc, chunk, summary).await? {
-                patches.push(patch);
-            }
-        }
-        // ③ Aggregate.
-        let merged = aggregate_patches(&patches);
-        let proposed = merged.edits.len();
-        if proposed == 0 {
-            stop = Some(format!("round {number}: the reflection proposed no edit"));
-            break;
-        }
-        let key: Vec<(String, String, String)> = merged
-            .edits
-            .iter()
-            .map(|e| {
-                (
-                    e.op.to_string(),
-                    e.target.clone(),
-                    e.content.trim().to_owned(),
-                )
-            })
-            .collect();
-        if previous_edits.as_ref() == Some(&key) {
-            stop = Some(format!(
-                "round {number} proposed the same edits as round {round}"
-            ));
-            break;
-        }
-        // ④ Select.
-        progress.set_message(format!("round {number}: selecting edits"));
-        let clip = rank_and_clip(
-            llm,
-            &prompts,
-            &doc,
-            merged.edits,
-            budget.unwrap_or(usize::MAX),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("LLM call failed while ranking edits: {e}"))?;
-        summary.llm_calls = summary.llm_calls.saturating_add(clip.llm_calls);
-        // ⑤ Update, with the frontmatter protected as well as the regions.
-        let front = frontmatter_block(&doc);
-        let spans: Vec<&str> = front.into_iter().collect();
-        let (candidate, reports) = apply_patch_with_report(&doc, &clip.edits, &spans);
-        let mut record = Round {
-            round: number,
-            budget,
-            trajectories: pending.len(),
-            proposed,
-            selected: clip.edits,
-            clip: clip.info,
-            reports,
-            meta: Meta::default(),
-            accepted: false,
-        };
-        if candidate == doc {
-            summary.rounds.push(record);
-            stop = Some(format!("round {number}: no proposed edit could be applied"));
-            break;
-        }
-        // ⑥ Meta-reflect: structure first, then the LLM's judgement.
-        let validation = validate_skill(original, &candidate);
-        if !validation.passed() {
-            record.meta.validation_errors = validation.errors;
-            summary.rounds.push(record);
-            stop = Some(format!(
-                "round {number}: the candidate failed structural validation and was dropped"
-            ));
-            break;
-        }
-        progress.set_message(format!("round {number}: meta-reflecting"));
-        record.meta = meta_reflect(llm, &candidate, &pending, summary).await?;
-        record.accepted = true;
-        doc = candidate;
-        let open = record.meta.unaddressed.len();
-        let judged = record.meta.judged;
-        let open_ids: Vec<String> = record
-            .meta
-            .unaddressed
-            .iter()
-            .map(|(id, _)| id.clone())
-            .collect();
-        summary.rounds.push(record);
-        if !judged {
-            stop = Some(format!(
-                "round {number}: the meta-reflection reply could not be read; stopping with \
-                 this candidate"
-            ));
-            break;
-        }
-        if open == 0 {
-            stop = Some(format!(
-                "round {number}: the meta-reflection finds every known failure addressed"
-            ));
-            break;
-        }
-        if open >= previous_open {
-            stop = Some(format!(
-                "round {number} did not reduce the open failures ({open} still open)"
-            ));
-            break;
-        }
-        previous_open = open;
-        previous_edits = Some(key);
-        let still: Vec<&Trajectory> = pending
-            .iter()
-            .copied()
-            .filter(|t| open_ids.contains(&t.id))
-            .collect();
-        if !still.is_empty() {
-            pending = still;
-        }
-    }
-    progress.finish_and_clear();
-    summary.stop_reason = stop.unwrap_or_else(|| format!("reached --rounds {}", args.rounds));
-    Ok(doc)
-}
-
-/// The frontmatter block (`---` … `---`) at the start of `doc`, if any.
-fn frontmatter_block(doc: &str) -> Option<&str> {
-    let first_break = doc.find('\n')?;
-    if doc.get(..first_break)?.trim_end_matches('\r') != "---" {
-        return None;
-    }
-    let mut offset = first_break.saturating_add(1);
-    for line in doc.get(offset..)?.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\r', '\n']);
-        if bare == "---" {
-            return doc.get(..offset.saturating_add(bare.len()));
-        }
-        offset = offset.saturating_add(line.len());
-    }
-    None
-}
-
-/// Asks for a JSON object; one retry with feedback when the reply is not one.
-/// `None` when both replies were unusable (or the provider reported a content failure).
-async fn ask_json(
-    llm: &dyn LlmProvider,
-    prompt: String,
-    tag: &str,
-    summary: &mut Summary,
-) -> anyhow::Result<Option<serde_json::Map<String, Value>>> {
-    let options = ChatOptions::json().with_temperature(0.0).with_tag(tag);
-    let mut messages = vec![ChatMessage::user(prompt)];
-    for _ in 0..2 {
-        summary.llm_calls = summary.llm_calls.saturating_add(1);
-        let reply = match llm.chat(&messages, &options).await {
-            Ok(reply) => reply,
-            Err(e) if e.is_content() => return Ok(None),
-            Err(e) => return Err(anyhow::anyhow!("LLM call failed ({tag}): {e}")),
-        };
-        if let Some(map) = parse_llm_json(&reply.content) {
-            return Ok(Some(map));
-        }
-        messages.push(ChatMessage::assistant(reply.content));
-        messages.push(ChatMessage::user(FEEDBACK_INVALID_JSON));
-    }
-    Ok(None)
-}
-
-async fn reflect(
-    llm: &dyn LlmProvider,
-    doc: &str,
-    batch: &[&Trajectory],
-    summary: &mut Summary,
-) -> anyhow::Result<Option<Patch>> {
-    let n = batch.len().to_string();
-    let rendered = render(batch);
-    let prompt = render_template(
-        REFLECT,
-        &[
-            ("skill_content", doc),
-            ("n_trajectories", &n),
-            ("trajectories", &rendered),
-        ],
-    );
-    let Some(map) = ask_json(llm, prompt, "skill_evolve.reflect", summary).await? else {
-        return Ok(None);
-    };
-    // A reply of the wrong shape counts as no proposal for this batch.
-    Ok(serde_json::from_value::<Patch>(Value::Object(map)).ok())
-}
-
-async fn meta_reflect(
-    llm: &dyn LlmProvider,
-    candidate: &str,
-    pending: &[&Trajectory],
-    summary: &mut Summary,
-) -> anyhow::Result<Meta> {
-    let n = pending.len().to_string();
-    let modes = render(pending);
-    let prompt = render_template(
-        META,
-        &[
-            ("skill_content", candidate),
-            ("n_trajectories", &n),
-            ("failure_modes", &modes),
-        ],
-    );
-    let Some(map) = ask_json(llm, prompt, "skill_evolve.meta_reflect", summary).await? else {
-        return Ok(Meta::default());
-    };
-    let known: Vec<&str> = pending.iter().map(|t| t.id.as_str()).collect();
-    let addressed: Vec<String> = map
-        .get("addressed")
-        .and_then(Value::as_array)
-        .map(|ids| {
-            ids.iter()
-                .filter_map(Value::as_str)
-                .filter(|id| known.contains(id))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut unaddressed: Vec<(String, String)> = map
-        .get("unaddressed")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|item| {
-                    let id = item.get("id").and_then(Value::as_str).or(item.as_str())?;
-                    let why = item.get("why").and_then(Value::as_str).unwrap_or_default();
-                    known.contains(&id).then(|| (id.to_owned(), why.to_owned()))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    // A failure the model named in neither list is still open.
-    for id in &known {
-        if !addressed.iter().any(|a| a == id) && !unaddressed.iter().any(|(u, _)| u == id) {
-            unaddressed.push(((*id).to_owned(), "not judged".to_owned()));
-        }
-    }
-    let summary_text = map
-        .get("summary")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    Ok(Meta {
-        validation_errors: Vec::new(),
-        addressed,
-        unaddressed,
-        summary: summary_text,
-        judged: true,
-    })
-}
-
 /// The coloured diff, the table of edits and the meta-reflection's verdict.
 fn show_candidate(out: Out, name: &str, original: &str, candidate: &str, summary: &Summary) {
     let diff = unified_diff(original, candidate, name, &format!("{name} (candidate)"));
@@ -652,8 +322,11 @@ mod tests {
     use evolution_testkit::ScriptedLlm;
     use serde_json::json;
 
+    use super::rounds::{Outcome, frontmatter_block};
+    use super::trajectories::Trajectory;
     use super::*;
     use crate::cli::{Cli, Command};
+    use evolution_evolve::feedback::FEEDBACK_INVALID_JSON;
 
     const DOC: &str = "---\nname: notes\ndescription: Release notes.\n---\n\n# Notes\n\n\
                        1. Group changes by area.\n2. Lead with what users notice.\n\
@@ -684,23 +357,6 @@ mod tests {
             .collect()
     }
 
-    fn summary() -> Summary {
-        Summary {
-            skill: String::new(),
-            run_dir: String::new(),
-            provider: String::new(),
-            failures: 2,
-            passed_trajectories: 0,
-            rounds: Vec::new(),
-            stop_reason: String::new(),
-            llm_calls: 0,
-            changed: false,
-            written: false,
-            version: None,
-            candidate: None,
-        }
-    }
-
     fn reflect_with(edits: Value) -> String {
         json!({"suggestions": [], "edits": edits, "reasoning": "r"}).to_string()
     }
@@ -713,25 +369,15 @@ mod tests {
         json!({"addressed": addressed, "unaddressed": open, "summary": "s"}).to_string()
     }
 
-    fn run_loop(llm: &ScriptedLlm, extra: &[&str]) -> (String, Summary) {
+    fn run_loop(llm: &ScriptedLlm, extra: &[&str]) -> (String, Outcome) {
         let a = args(extra);
-        let mut s = summary();
         let failures = failures();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let doc = rt
-            .block_on(evolve_loop(
-                llm,
-                DOC,
-                &failures,
-                &a,
-                &schedule_of(&a),
-                &mut s,
-            ))
-            .unwrap();
-        (doc, s)
+        rt.block_on(evolve_loop(llm, DOC, &failures, &a, &schedule_of(&a)))
+            .unwrap()
     }
 
     #[test]

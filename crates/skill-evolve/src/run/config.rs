@@ -1,5 +1,6 @@
-//! `skill-evolve run --config evolve.toml`: the harness loop's configuration,
-//! checked in full before anything runs, and its pre-flight estimate.
+//! The run configuration (`evolve.toml`), checked in full before anything
+//! runs. A leaf: it reads the file and the inputs it names, nothing else of
+//! the `run` command.
 //!
 //! ```toml
 //! [run]
@@ -48,33 +49,20 @@
 //! naming the file and line, exit code 2, and nothing is written.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use anyhow::Context as _;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
-use evolution_harness::{BudgetLimits, Estimate, RunPlan, fixed_question_order};
+use evolution_harness::{BudgetLimits, fixed_question_order};
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::cli::{LlmArgs, RunArgs, ScheduleArg};
-use crate::config::{LlmSection, build_llm_from};
+use crate::cli::{RunArgs, ScheduleArg};
+use crate::config::LlmSection;
 use crate::error::{bad_at, bad_option, line_of};
-use crate::questions::load_questions;
-use crate::run_loop::{Ended, RunDir, run_loop};
-
-/// Assumed LLM calls of diagnosis per training question (five judges and
-/// the defect-vs-lapse call); spans add more, so the estimate is a floor
-/// for span-heavy agents.
-const DIAGNOSIS_CALLS_PER_QUESTION: u64 = 6;
-/// Assumed LLM calls per candidate: evolve, rank, consolidate.
-const CALLS_PER_CANDIDATE: u64 = 3;
-/// Assumed average tokens per call.
-const PROMPT_TOKENS_PER_CALL: u64 = 3_000;
-/// Assumed average completion tokens per call.
-const COMPLETION_TOKENS_PER_CALL: u64 = 600;
+use crate::questions::{load_questions, read_tree};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -287,6 +275,20 @@ pub(crate) struct RunConfig {
     pub(crate) system_prompt: String,
 }
 
+/// The configuration file's path and text, for problems that name a line.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// A problem at `span` of the file (no line for a default value).
+    fn at(&self, span: Range<usize>, problem: String) -> anyhow::Error {
+        let line = (span.end > 0).then(|| line_of(self.text, span.start));
+        bad_at(self.path, line, problem)
+    }
+}
+
 /// Reads and checks `path`, with the flags of `args` winning over its keys;
 /// nothing is written.
 pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
@@ -302,39 +304,106 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         bad_at(path, line, e.message().to_owned())
     })?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let at = |span: std::ops::Range<usize>, problem: String| {
-        let line = (span.end > 0).then(|| line_of(&text, span.start));
-        bad_at(path, line, problem)
-    };
+    let src = Source { path, text: &text };
 
-    let name = file.run.name.get_ref().trim().to_owned();
+    let run = check_run(&src, &file.run, &base)?;
+    let (prompts, prompt_files) = check_prompts(&src, args, &file.run, &base, &run.skill_files)?;
+    let tree_data = match (&args.tree, &file.run.tree) {
+        (Some(tree), _) => read_tree(tree)?,
+        (None, Some(tree)) => read_tree(&base.join(tree.get_ref()))?,
+        (None, None) => BTreeMap::new(),
+    };
+    let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
+    let agent = check_agent(&src, &file.agent, &base)?;
+    let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
+    let gate_checked = check_gate(&src, &file.gate)?;
+    let model = check_budget(path, &file.budget, &file.llm)?;
+    Ok(RunConfig {
+        name: run.name,
+        skills: run.skills,
+        max_epochs: run.max_epochs,
+        program: agent.program,
+        args: agent.args,
+        env: file.agent.env,
+        worker: matches!(file.agent.mode, Mode::Worker),
+        concurrency: agent.concurrency,
+        timeout_secs: agent.timeout_secs,
+        agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
+        train,
+        gate,
+        holdout,
+        params: gate_checked.params,
+        preset: gate_checked.preset,
+        ladder: gate_checked.ladder,
+        guard_err: gate_checked.guard_err,
+        gate_seed: file.gate.seed,
+        budget: file.budget,
+        llm: file.llm,
+        model,
+        skill_files: run.skill_files,
+        prompts,
+        prompt_files,
+        tree_data,
+        schedule: evolve.schedule,
+        schedule_text: evolve.schedule_text,
+        system_prompt: evolve.system_prompt,
+    })
+}
+
+/// The checked `[run]` keys.
+struct RunChecked {
+    name: String,
+    max_epochs: u32,
+    skills: PathBuf,
+    skill_files: Vec<String>,
+}
+
+/// `[run]`: the name, the epochs and the skills folder.
+fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<RunChecked> {
+    let name = run.name.get_ref().trim().to_owned();
     if name.is_empty()
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
-        return Err(at(
-            file.run.name.span(),
+        return Err(src.at(
+            run.name.span(),
             "[run] name must be non-empty letters, digits, '-', '_' or '.'".to_owned(),
         ));
     }
-    let max_epochs = *file.run.max_epochs.get_ref();
+    let max_epochs = *run.max_epochs.get_ref();
     if !(1..=100).contains(&max_epochs) {
-        return Err(at(
-            file.run.max_epochs.span(),
+        return Err(src.at(
+            run.max_epochs.span(),
             format!("[run] max_epochs must be 1 to 100, not {max_epochs}"),
         ));
     }
-    let skills = base.join(file.run.skills.get_ref());
+    let skills = base.join(run.skills.get_ref());
     let skill_files = list_documents(&skills).map_err(|problem| {
-        at(
-            file.run.skills.span(),
+        src.at(
+            run.skills.span(),
             format!("[run] skills {}: {problem}", skills.display()),
         )
     })?;
+    Ok(RunChecked {
+        name,
+        max_epochs,
+        skills,
+        skill_files,
+    })
+}
 
+/// The prompts folder (`--prompts` or `[run] prompts`) and its documents,
+/// none named like a skill document.
+fn check_prompts(
+    src: &Source<'_>,
+    args: &RunArgs,
+    run: &RunSection,
+    base: &Path,
+    skill_files: &[String],
+) -> anyhow::Result<(Option<PathBuf>, Vec<String>)> {
     // Flags are relative to the current folder, keys to the configuration.
-    let prompts = match (&args.prompts, &file.run.prompts) {
+    let prompts = match (&args.prompts, &run.prompts) {
         (Some(dir), _) => Some((dir.clone(), None)),
         (None, Some(dir)) => Some((base.join(dir.get_ref()), Some(dir.span()))),
         (None, None) => None,
@@ -342,7 +411,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let prompt_files = match &prompts {
         Some((dir, span)) => {
             let problem = |problem: String| match span {
-                Some(span) => at(
+                Some(span) => src.at(
                     span.clone(),
                     format!("[run] prompts {}: {problem}", dir.display()),
                 ),
@@ -360,17 +429,30 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         }
         None => Vec::new(),
     };
-    let tree_data = match (&args.tree, &file.run.tree) {
-        (Some(tree), _) => read_tree(tree)?,
-        (None, Some(tree)) => read_tree(&base.join(tree.get_ref()))?,
-        (None, None) => BTreeMap::new(),
-    };
+    Ok((prompts.map(|(dir, _)| dir), prompt_files))
+}
+
+/// The checked `[evolve]` keys (flags winning).
+struct EvolveChecked {
+    schedule: EditBudgetSchedule,
+    schedule_text: String,
+    system_prompt: String,
+}
+
+/// `[evolve]`: the edit budget schedule and the system prompt's name.
+fn check_evolve(
+    src: &Source<'_>,
+    args: &RunArgs,
+    evolve: &EvolveSection,
+    max_epochs: u32,
+    prompt_files: &[String],
+) -> anyhow::Result<EvolveChecked> {
     let schedule_arg = args
         .schedule
-        .or(file.evolve.schedule)
+        .or(evolve.schedule)
         .unwrap_or(ScheduleArg::Constant);
-    let max_edits = args.max_edits.or(file.evolve.max_edits).unwrap_or(8);
-    let min_edits = args.min_edits.or(file.evolve.min_edits).unwrap_or(2);
+    let max_edits = args.max_edits.or(evolve.max_edits).unwrap_or(8);
+    let min_edits = args.min_edits.or(evolve.min_edits).unwrap_or(2);
     let schedule = schedule_arg.schedule(max_edits, min_edits);
     schedule
         .budget_at(0, u64::from(max_epochs))
@@ -381,17 +463,17 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         ScheduleArg::Cosine => format!("cosine, {max_edits} → {min_edits} edits per candidate"),
         ScheduleArg::Autonomous => "autonomous, no edit limit".to_owned(),
     };
-    let system_prompt = match &file.evolve.system_prompt {
+    let system_prompt = match &evolve.system_prompt {
         Some(name) => {
             let text = name.get_ref().trim();
             if text.is_empty() || text.contains(['/', '\\']) {
-                return Err(at(
+                return Err(src.at(
                     name.span(),
                     "[evolve] system_prompt must be a file name in the prompts folder".to_owned(),
                 ));
             }
             if !prompt_files.is_empty() && !prompt_files.iter().any(|f| f == text) {
-                return Err(at(
+                return Err(src.at(
                     name.span(),
                     format!(
                         "[evolve] system_prompt {text:?} is not in the prompts folder (it holds {})",
@@ -403,36 +485,68 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         }
         None => EvolveOptions::default().system_prompt_file,
     };
+    Ok(EvolveChecked {
+        schedule,
+        schedule_text,
+        system_prompt,
+    })
+}
 
-    let command = file.agent.command.get_ref();
+/// The checked `[agent]` keys.
+struct AgentChecked {
+    program: PathBuf,
+    args: Vec<String>,
+    concurrency: usize,
+    timeout_secs: u64,
+}
+
+/// `[agent]`: the program (found), its concurrency and its timeout.
+fn check_agent(
+    src: &Source<'_>,
+    agent: &AgentSection,
+    base: &Path,
+) -> anyhow::Result<AgentChecked> {
+    let command = agent.command.get_ref();
     let Some((program, args)) = command.split_first() else {
-        return Err(at(
-            file.agent.command.span(),
-            "[agent] command is empty".to_owned(),
-        ));
+        return Err(src.at(agent.command.span(), "[agent] command is empty".to_owned()));
     };
-    let program = find_program(program, &base).ok_or_else(|| {
-        at(
-            file.agent.command.span(),
+    let program = find_program(program, base).ok_or_else(|| {
+        src.at(
+            agent.command.span(),
             format!("[agent] command: program {program:?} not found (not a file, nor on PATH)"),
         )
     })?;
-    let concurrency = *file.agent.concurrency.get_ref();
+    let concurrency = *agent.concurrency.get_ref();
     if !(1..=64).contains(&concurrency) {
-        return Err(at(
-            file.agent.concurrency.span(),
+        return Err(src.at(
+            agent.concurrency.span(),
             format!("[agent] concurrency must be 1 to 64, not {concurrency}"),
         ));
     }
-    let timeout_secs = *file.agent.timeout_secs.get_ref();
+    let timeout_secs = *agent.timeout_secs.get_ref();
     if timeout_secs == 0 {
-        return Err(at(
-            file.agent.timeout_secs.span(),
+        return Err(src.at(
+            agent.timeout_secs.span(),
             "[agent] timeout_secs must be at least 1".to_owned(),
         ));
     }
+    Ok(AgentChecked {
+        program,
+        args: args.to_vec(),
+        concurrency,
+        timeout_secs,
+    })
+}
 
-    let q = &file.questions;
+/// Train, gate and holdout questions.
+type Split = (
+    Vec<GeneratedQuestion>,
+    Vec<GeneratedQuestion>,
+    Vec<GeneratedQuestion>,
+);
+
+/// `[questions]`: the shares, the question set, and its split.
+fn check_questions(src: &Source<'_>, q: &QuestionsSection, base: &Path) -> anyhow::Result<Split> {
     for (label, share) in [
         ("train", &q.train),
         ("gate", &q.gate),
@@ -440,7 +554,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     ] {
         let v = *share.get_ref();
         if !(0.0..=1.0).contains(&v) {
-            return Err(at(
+            return Err(src.at(
                 share.span(),
                 format!("[questions] {label} must be a share from 0 to 1, not {v}"),
             ));
@@ -450,7 +564,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         (*q.train.get_ref(), *q.gate.get_ref(), *q.holdout.get_ref());
     let sum = train_share + gate_share + holdout_share;
     if (sum - 1.0).abs() > 1e-6 {
-        return Err(at(
+        return Err(src.at(
             q.train.span(),
             format!("[questions] train + gate + holdout must be 1, not {sum}"),
         ));
@@ -459,7 +573,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let questions = load_questions(&questions_path)?;
     let (train, gate, holdout) = split(&questions, q.seed, train_share, gate_share);
     if train.is_empty() || gate.is_empty() {
-        return Err(at(
+        return Err(src.at(
             q.gate.span(),
             format!(
                 "[questions] the split leaves {} training and {} gate questions of {}; both need at least one",
@@ -469,33 +583,53 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
             ),
         ));
     }
+    Ok((train, gate, holdout))
+}
 
-    let g = &file.gate;
+/// The checked `[gate]` keys.
+struct GateChecked {
+    ladder: Vec<usize>,
+    guard_err: f64,
+    preset: &'static str,
+    params: GateParams,
+}
+
+/// `[gate]`: the ladder, the INFRA guard and the parameter preset.
+fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> {
     let ladder = g.ladder.get_ref().clone();
     if ladder.is_empty() || ladder.contains(&0) {
-        return Err(at(
+        return Err(src.at(
             g.ladder.span(),
             "[gate] ladder must list block sizes of at least 1".to_owned(),
         ));
     }
     let guard_err = *g.guard_err.get_ref();
     if !(0.0..=1.0).contains(&guard_err) {
-        return Err(at(
+        return Err(src.at(
             g.guard_err.span(),
             format!("[gate] guard_err must be from 0 to 1, not {guard_err}"),
         ));
     }
     let preset = g.params.name();
     let params = GateParams::preset(preset).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
+    Ok(GateChecked {
+        ladder,
+        guard_err,
+        preset,
+        params,
+    })
+}
 
-    let model = file
-        .llm
+/// `[budget]` against `[llm]`: a cost cap needs the model's price. Returns
+/// the model name (`unknown` when the configuration names none).
+fn check_budget(path: &Path, budget: &BudgetLimits, llm: &LlmSection) -> anyhow::Result<String> {
+    let model = llm
         .openai
         .get("model")
         .and_then(toml::Value::as_str)
         .unwrap_or("unknown")
         .to_owned();
-    for (label, value) in [("max_cost", file.budget.max_cost)] {
+    for (label, value) in [("max_cost", budget.max_cost)] {
         if let Some(v) = value
             && !(v.is_finite() && v >= 0.0)
         {
@@ -506,56 +640,14 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
             ));
         }
     }
-    if file.budget.max_cost.is_some() && !file.budget.prices.contains_key(&model) {
+    if budget.max_cost.is_some() && !budget.prices.contains_key(&model) {
         return Err(bad_at(
             path,
             None,
             format!("[budget] max_cost needs a price for model {model:?} under [budget.prices]"),
         ));
     }
-    Ok(RunConfig {
-        name,
-        skills,
-        max_epochs,
-        program,
-        args: args.to_vec(),
-        env: file.agent.env,
-        worker: matches!(file.agent.mode, Mode::Worker),
-        concurrency,
-        timeout_secs,
-        agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
-        train,
-        gate,
-        holdout,
-        params,
-        preset,
-        ladder,
-        guard_err,
-        gate_seed: g.seed,
-        budget: file.budget,
-        llm: file.llm,
-        model,
-        skill_files,
-        prompts: prompts.map(|(dir, _)| dir),
-        prompt_files,
-        tree_data,
-        schedule,
-        schedule_text,
-        system_prompt,
-    })
-}
-
-/// The source trees of a JSON file: an object, source id → tree.
-fn read_tree(path: &Path) -> anyhow::Result<BTreeMap<String, serde_json::Value>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad_at(path, None, format!("cannot read the tree data: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| {
-        bad_at(
-            path,
-            Some(e.line()),
-            format!("not a JSON object of source id → tree: {e}"),
-        )
-    })
+    Ok(model)
 }
 
 /// The regular, non-hidden files of `dir`, sorted.
@@ -620,130 +712,6 @@ fn split(
     let holdout = rest.split_off(n_train.saturating_add(n_gate).min(rest.len()));
     let gate = rest.split_off(n_train.min(rest.len()));
     (rest, gate, holdout)
-}
-
-/// The worst-case plan of a configuration.
-pub(crate) fn estimate(config: &RunConfig) -> Estimate {
-    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-    let plan = RunPlan {
-        epochs: u64::from(config.max_epochs),
-        diagnosis_questions: n(config.train.len()),
-        // One candidate per skill, at most one per prompt document.
-        candidates_per_epoch: n(config
-            .skill_files
-            .len()
-            .saturating_add(config.prompt_files.len())),
-        gate_questions: n(config.gate.len()),
-        diagnosis_calls_per_epoch: n(config.train.len())
-            .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
-        calls_per_candidate: CALLS_PER_CANDIDATE,
-        slow_update_calls_per_epoch: 1,
-        prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
-        completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
-        model: config.model.clone(),
-    };
-    Estimate::of(&plan, &config.budget)
-}
-
-/// The plan and estimate, as printed before a run.
-pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
-    let mut out = format!(
-        "run {:?}: {} skill document(s) in {}\n\
-         agent: {} {}\n\
-         questions: {} train, {} gate, {} holdout\n\
-         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%\n\
-         evolve: {}; edit budget {}\n\
-         llm: {llm}\n\
-         pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
-        config.name,
-        config.skill_files.len(),
-        config.skills.display(),
-        config.program.display(),
-        config.args.join(" "),
-        config.train.len(),
-        config.gate.len(),
-        config.holdout.len(),
-        config.preset,
-        config.ladder,
-        config.guard_err * 100.0,
-        match &config.prompts {
-            Some(dir) if !config.prompt_files.is_empty() => format!(
-                "skills and {} prompt document(s) in {} (system prompt {})",
-                config.prompt_files.len(),
-                dir.display(),
-                config.system_prompt
-            ),
-            _ => "skills only".to_owned(),
-        },
-        config.schedule_text,
-        config.max_epochs,
-        estimate.llm_calls,
-        estimate.tokens,
-        estimate
-            .cost
-            .map(|c| format!(", cost {c:.2}"))
-            .unwrap_or_default(),
-        estimate.rollouts,
-    );
-    for over in &estimate.over_limits {
-        out.push_str(&format!(
-            "  note: {over}; the run stops at the cap and the same command continues it after you raise it\n"
-        ));
-    }
-    out
-}
-
-pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let config = load(&args.config, args)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let llm_args = LlmArgs {
-        config: None,
-        provider: None,
-        base_url: None,
-        model: None,
-        api_key_env: None,
-        cassette: None,
-        record: args.record.clone(),
-    };
-    let llm = runtime.block_on(build_llm_from(
-        &llm_args,
-        &config.llm,
-        Some(args.config.clone()),
-    ))?;
-    let estimate = estimate(&config);
-    print!("{}", preflight(&config, &estimate, &llm.description));
-    if args.dry_run {
-        println!("dry run: the configuration is valid; nothing was run or written");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let dir = RunDir::of(&args.config, &config.name);
-    let ended = runtime.block_on(run_loop(&config, &dir, llm.provider, estimate))?;
-    match ended {
-        Ended::Interrupted => {
-            println!(
-                "interrupted: the store is at a consistent version and {} holds where the run \
-                 was; run the same command to resume",
-                dir.root.join("checkpoint.json").display()
-            );
-            Ok(ExitCode::from(130))
-        }
-        Ended::Finished(report, path) => {
-            println!(
-                "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
-                report.stop_reason,
-                report.epochs,
-                report.initial_version,
-                report.final_version,
-                report.records.len(),
-                report.records.iter().filter(|r| r.accepted).count()
-            );
-            println!("report: {}", path.display());
-            Ok(ExitCode::SUCCESS)
-        }
-    }
 }
 
 #[cfg(test)]

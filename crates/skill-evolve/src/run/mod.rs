@@ -1,0 +1,164 @@
+//! `skill-evolve run --config evolve.toml`: the harness loop on a folder of
+//! skills, from a configuration checked in full before anything runs.
+//!
+//! - [`config`]: the configuration file, parsed and checked (a leaf);
+//! - [`dir`]: [`RunDir`], every path of a run's folder;
+//! - [`wiring`]: the adapters and the harness loop;
+//! - [`progress`]: the progress bars and event lines;
+//! - [`report`]: `report.md` and `report.json`.
+//!
+//! This file is the command: the pre-flight estimate, the dry run, and how
+//! the run ended.
+
+mod config;
+mod dir;
+mod progress;
+mod report;
+mod wiring;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use evolution_harness::{Estimate, RunPlan};
+
+use self::config::{RunConfig, load};
+use self::dir::RunDir;
+use self::wiring::{Ended, run_loop};
+use crate::cli::{LlmArgs, RunArgs};
+use crate::config::build_llm_from;
+
+/// Assumed LLM calls of diagnosis per training question (five judges and
+/// the defect-vs-lapse call); spans add more, so the estimate is a floor
+/// for span-heavy agents.
+const DIAGNOSIS_CALLS_PER_QUESTION: u64 = 6;
+/// Assumed LLM calls per candidate: evolve, rank, consolidate.
+const CALLS_PER_CANDIDATE: u64 = 3;
+/// Assumed average tokens per call.
+const PROMPT_TOKENS_PER_CALL: u64 = 3_000;
+/// Assumed average completion tokens per call.
+const COMPLETION_TOKENS_PER_CALL: u64 = 600;
+
+/// The worst-case plan of a configuration.
+pub(crate) fn estimate(config: &RunConfig) -> Estimate {
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let plan = RunPlan {
+        epochs: u64::from(config.max_epochs),
+        diagnosis_questions: n(config.train.len()),
+        // One candidate per skill, at most one per prompt document.
+        candidates_per_epoch: n(config
+            .skill_files
+            .len()
+            .saturating_add(config.prompt_files.len())),
+        gate_questions: n(config.gate.len()),
+        diagnosis_calls_per_epoch: n(config.train.len())
+            .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
+        calls_per_candidate: CALLS_PER_CANDIDATE,
+        slow_update_calls_per_epoch: 1,
+        prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
+        completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
+        model: config.model.clone(),
+    };
+    Estimate::of(&plan, &config.budget)
+}
+
+/// The plan and estimate, as printed before a run.
+pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
+    let mut out = format!(
+        "run {:?}: {} skill document(s) in {}\n\
+         agent: {} {}\n\
+         questions: {} train, {} gate, {} holdout\n\
+         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%\n\
+         evolve: {}; edit budget {}\n\
+         llm: {llm}\n\
+         pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
+        config.name,
+        config.skill_files.len(),
+        config.skills.display(),
+        config.program.display(),
+        config.args.join(" "),
+        config.train.len(),
+        config.gate.len(),
+        config.holdout.len(),
+        config.preset,
+        config.ladder,
+        config.guard_err * 100.0,
+        match &config.prompts {
+            Some(dir) if !config.prompt_files.is_empty() => format!(
+                "skills and {} prompt document(s) in {} (system prompt {})",
+                config.prompt_files.len(),
+                dir.display(),
+                config.system_prompt
+            ),
+            _ => "skills only".to_owned(),
+        },
+        config.schedule_text,
+        config.max_epochs,
+        estimate.llm_calls,
+        estimate.tokens,
+        estimate
+            .cost
+            .map(|c| format!(", cost {c:.2}"))
+            .unwrap_or_default(),
+        estimate.rollouts,
+    );
+    for over in &estimate.over_limits {
+        out.push_str(&format!(
+            "  note: {over}; the run stops at the cap and the same command continues it after you raise it\n"
+        ));
+    }
+    out
+}
+
+/// `skill-evolve run`: load and check, print the pre-flight, then run (or resume).
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let config = load(&args.config, args)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let llm_args = LlmArgs {
+        config: None,
+        provider: None,
+        base_url: None,
+        model: None,
+        api_key_env: None,
+        cassette: None,
+        record: args.record.clone(),
+    };
+    let llm = runtime.block_on(build_llm_from(
+        &llm_args,
+        &config.llm,
+        Some(args.config.clone()),
+    ))?;
+    let estimate = estimate(&config);
+    print!("{}", preflight(&config, &estimate, &llm.description));
+    if args.dry_run {
+        println!("dry run: the configuration is valid; nothing was run or written");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = RunDir::of(&args.config, &config.name);
+    let ended = runtime.block_on(run_loop(&config, &dir, llm.provider, estimate))?;
+    match ended {
+        Ended::Interrupted => {
+            println!(
+                "interrupted: the store is at a consistent version and {} holds where the run \
+                 was; run the same command to resume",
+                dir.checkpoint().display()
+            );
+            Ok(ExitCode::from(130))
+        }
+        Ended::Finished(report, path) => {
+            println!(
+                "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
+                report.stop_reason,
+                report.epochs,
+                report.initial_version,
+                report.final_version,
+                report.records.len(),
+                report.records.iter().filter(|r| r.accepted).count()
+            );
+            println!("report: {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
