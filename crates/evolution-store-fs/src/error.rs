@@ -60,6 +60,15 @@ pub enum FsStoreError {
         /// What is damaged.
         message: String,
     },
+    /// A path the store keeps its own entries in is not a plain directory (a symbolic link,
+    /// a file), or holds entries the store did not create; the store refuses to touch it.
+    #[error("{} is not the store's own folder ({reason}); nothing was changed", path.display())]
+    NotOurs {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A file-system operation failed.
     #[error("{op} {}: {source}", path.display())]
     Io {

@@ -12,6 +12,13 @@
 //! point therefore leaves the store at the old version or the new one, never a mix. Writers
 //! serialize on an exclusive file lock; readers take no lock. Document names are plain file
 //! names: paths, `..` and absolute names are refused with a typed error.
+//!
+//! What the store may delete: inside its root, temporary manifests (`.manifest.json.*`), and in
+//! `staging/` and `versions/` only entries named exactly as it names its versions
+//! (`v000001`, …) that the manifest does not keep. It never follows a symbolic link to
+//! delete: a `staging/` or `versions/` that is a link or a file is refused
+//! ([`FsStoreError::NotOurs`]), any other entry there is left alone, and `init` refuses a
+//! folder whose `staging/` or `versions/` holds entries it did not name.
 
 #![warn(
     clippy::unwrap_used,

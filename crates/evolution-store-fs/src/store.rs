@@ -478,19 +478,25 @@ impl FsStore {
 
     /// Removes what a killed writer may have left: staging directories, versions the manifest
     /// never pointed at, temporary manifests. Called with the writer lock held.
+    ///
+    /// Only entries named as the store names its own (`v000001`, a temporary manifest) are
+    /// removed, and only inside `staging/` and `versions/` when each is a plain directory:
+    /// a symbolic link or a file there is refused ([`FsStoreError::NotOurs`]) and anything
+    /// else is left alone.
     fn clean_up(&self, manifest: Option<&Manifest>) -> Result<()> {
         let staging = self.root.join(STAGING);
+        plain_dir_or_missing(&staging)?;
         for path in dir_entries(&staging)? {
-            remove_any(&path)?;
+            if version_named(&path).is_some() {
+                remove_any(&path)?;
+            }
         }
         let versions = self.root.join(VERSIONS);
+        plain_dir_or_missing(&versions)?;
         let mut removed = false;
         for path in dir_entries(&versions)? {
-            let orphan = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.parse::<VersionId>().ok())
-                .is_some_and(|id| !manifest.is_some_and(|m| m.knows(id)));
+            let orphan =
+                version_named(&path).is_some_and(|id| !manifest.is_some_and(|m| m.knows(id)));
             if orphan {
                 remove_any(&path)?;
                 removed = true;
@@ -511,12 +517,14 @@ impl FsStore {
         Ok(())
     }
 
-    /// Refuses to `init` over a store or over a directory holding anything but our leftovers.
+    /// Refuses to `init` over a store or over a directory holding anything but our leftovers:
+    /// `staging/` and `versions/` must be plain directories holding only version-named entries.
     fn ensure_fresh_root(&self) -> Result<()> {
         for path in dir_entries(&self.root)? {
-            let ours = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n == LOCK || n == VERSIONS || n == STAGING || n.starts_with(MANIFEST_TEMP_PREFIX)
-            });
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let ours = name == LOCK
+                || name.starts_with(MANIFEST_TEMP_PREFIX)
+                || ((name == VERSIONS || name == STAGING) && holds_only_versions(&path)?);
             if !ours {
                 return Err(FsStoreError::AlreadyExists {
                     root: self.root.clone(),
@@ -525,6 +533,40 @@ impl FsStore {
         }
         Ok(())
     }
+}
+
+/// The version a directory entry is named after, if its name is exactly the one the store
+/// gives that version (`v000001`; `v1` or `v0000001` are someone else's).
+fn version_named(path: &Path) -> Option<VersionId> {
+    let name = path.file_name()?.to_str()?;
+    let id = name.parse::<VersionId>().ok()?;
+    (id.dir_name() == name).then_some(id)
+}
+
+/// `Ok` for a plain directory or a missing path; [`FsStoreError::NotOurs`] for a symbolic
+/// link or anything that is not a directory.
+fn plain_dir_or_missing(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(FsStoreError::NotOurs {
+            path: path.to_path_buf(),
+            reason: "it is a symbolic link",
+        }),
+        Ok(meta) if !meta.is_dir() => Err(FsStoreError::NotOurs {
+            path: path.to_path_buf(),
+            reason: "it is not a directory",
+        }),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(FsStoreError::io("inspect", path)(e)),
+    }
+}
+
+/// Whether `dir` is a plain directory whose entries are all named as versions.
+fn holds_only_versions(dir: &Path) -> Result<bool> {
+    plain_dir_or_missing(dir)?;
+    Ok(dir_entries(dir)?
+        .iter()
+        .all(|path| version_named(path).is_some()))
 }
 
 impl FsSnapshot {

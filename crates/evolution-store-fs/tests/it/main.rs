@@ -3,6 +3,7 @@
 mod basics;
 mod crash;
 mod damage;
+mod foreign;
 mod lock;
 mod model;
 mod names;
