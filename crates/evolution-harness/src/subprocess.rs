@@ -141,15 +141,17 @@ impl std::fmt::Debug for SubprocessRunner {
     }
 }
 
-/// Closes a worker's stdin (asking it to exit) and kills it if it lingers.
+/// Closes a worker's stdin (asking it to exit) and kills it if it lingers; either way its
+/// process group goes with it.
 async fn close(mut process: AgentProcess) {
     process.stdin = None;
     if tokio::time::timeout(EXIT_GRACE, process.child.wait())
         .await
         .is_err()
     {
-        let _ = process.child.kill().await;
+        process.kill().await;
     }
+    process.kill_group();
 }
 
 /// Where a workspace was written; removed when dropped.
@@ -217,12 +219,20 @@ fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialize
     Ok(Materialized { dir })
 }
 
-/// A running child with its pipes.
+/// A running child with its pipes. Dropping it kills the child's process group.
 struct AgentProcess {
     child: Child,
+    /// The process group the child leads (its pid, kept: the child forgets it once reaped).
+    group: Option<i32>,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr_tail: Arc<Mutex<String>>,
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        self.kill_group();
+    }
 }
 
 impl AgentProcess {
@@ -235,6 +245,9 @@ impl AgentProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group, so that whatever it starts can be stopped with it.
+        #[cfg(unix)]
+        command.process_group(0);
         let mut child = command
             .spawn()
             .map_err(|e| format!("could not start {}: {e}", config.program.display()))?;
@@ -265,12 +278,32 @@ impl AgentProcess {
                 }
             }
         });
+        let group = child.id().and_then(|id| i32::try_from(id).ok());
         Ok(AgentProcess {
             child,
+            group,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr_tail,
         })
+    }
+
+    /// Kills the agent and the rest of its process group.
+    async fn kill(&mut self) {
+        self.kill_group();
+        let _ = self.child.kill().await;
+    }
+
+    /// Sends SIGKILL to the agent's process group: the children it started (which would
+    /// otherwise outlive it) as well as the agent. Nothing to do once the group is empty.
+    fn kill_group(&self) {
+        #[cfg(unix)]
+        if let Some(group) = self.group {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(group),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
     }
 
     fn stderr_tail(&self) -> String {
@@ -483,7 +516,7 @@ async fn run_question(
             // Answered: let it exit on its own, then make sure it is gone.
             let _ = tokio::time::timeout(EXIT_GRACE, process.child.wait()).await;
         }
-        let _ = process.child.kill().await;
+        process.kill().await;
     }
     outcome
 }

@@ -250,3 +250,47 @@ async fn workers_stay_alive_across_runs_until_shutdown() {
     let after = runner.run("run-w4", &workspace(), &qs("c")).await.unwrap();
     assert!(pids(&after).is_disjoint(&pids(&second)));
 }
+
+/// Whether `pid` is gone (or a zombie waiting for a parent that is not us to reap it).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_agent_is_stopped_with_the_processes_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let mut config = SubprocessConfig::new("/bin/sh");
+    config.args = vec![
+        "-c".into(),
+        format!("sleep 60 & echo $! > '{}'; sleep 60", pid_file.display()),
+    ];
+    config.question_timeout = Duration::from_millis(800);
+    let runner = SubprocessRunner::new(config).unwrap();
+    let out = runner
+        .run(
+            "run-g",
+            &workspace(),
+            &[q("slow", "counting", "how many?", "3")],
+        )
+        .await
+        .unwrap();
+    assert!(out[0].is_infra_error());
+    runner.shutdown().await;
+    let child: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !gone(child) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone(child), "the agent's child {child} outlived it");
+}
