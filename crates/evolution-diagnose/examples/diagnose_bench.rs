@@ -8,7 +8,7 @@
 //! nothing more); the row says so.
 //!
 //! Run with `cargo run --release -p evolution-diagnose --example diagnose_bench`.
-#![allow(clippy::print_stdout)]
+#![expect(clippy::print_stdout, reason = "a bench prints its report")]
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};

@@ -15,7 +15,11 @@
 //!
 //! The Python column needs `python3` with `json_repair` (`pip install
 //! json_repair`); without it the column is skipped with a message.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench prints its report and its warnings"
+)]
 
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -208,7 +208,10 @@ impl<'a> Diagnoser<'a> {
 }
 
 /// The pipeline behind [`Diagnoser::run`].
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "private; takes the diagnoser's fields one by one and is called only by `Diagnoser::run`"
+)]
 async fn run(
     run_id: &str,
     questions: &[GeneratedQuestion],

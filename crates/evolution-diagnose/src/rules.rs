@@ -70,7 +70,10 @@ pub fn calc_repeat_visit_rate<S: AsRef<str>>(node_ids: &[S]) -> f64 {
 /// Character trigrams of a query, lower-cased and trimmed.
 fn trigrams(text: &str) -> BTreeSet<[char; 3]> {
     let chars: Vec<char> = text.trim().to_lowercase().chars().collect();
-    chars.windows(3).map(|w| [w[0], w[1], w[2]]).collect()
+    chars
+        .windows(3)
+        .filter_map(|w| <[char; 3]>::try_from(w).ok())
+        .collect()
 }
 
 /// The largest Jaccard similarity of character-trigram sets over all pairs

@@ -7,7 +7,13 @@ use evolution_types::{Edit, EditOp, JsonMap};
 use serde::{Deserialize, Serialize};
 
 /// One revision suggestion of a reflection (the reflect step).
+///
+/// Read from an object with the fields below, or from a plain string, which
+/// becomes the [`instruction`](Suggestion::instruction): the kernel's reply
+/// schemas (`reply_schema("evolve.skill")`) ask for suggestions as short
+/// notes, and a reply that follows them must still be read.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(from = "SuggestionReply")]
 pub struct Suggestion {
     /// `add_rule`, `modify_step`, `fix_context`, `rewrite_section`, …
     #[serde(rename = "type", default)]
@@ -27,6 +33,50 @@ pub struct Suggestion {
     /// Every other field.
     #[serde(flatten)]
     pub extra: JsonMap,
+}
+
+/// A suggestion as a reply may write it: a note, or an object.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SuggestionReply {
+    Note(String),
+    Object(SuggestionObject),
+}
+
+/// The object form of [`Suggestion`], field for field.
+#[derive(Deserialize)]
+struct SuggestionObject {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    instruction: String,
+    #[serde(default)]
+    priority_hint: Option<String>,
+    #[serde(default)]
+    support_count: Option<u32>,
+    #[serde(flatten)]
+    extra: JsonMap,
+}
+
+impl From<SuggestionReply> for Suggestion {
+    fn from(reply: SuggestionReply) -> Self {
+        match reply {
+            SuggestionReply::Note(instruction) => Suggestion {
+                instruction,
+                ..Suggestion::default()
+            },
+            SuggestionReply::Object(o) => Suggestion {
+                kind: o.kind,
+                title: o.title,
+                instruction: o.instruction,
+                priority_hint: o.priority_hint,
+                support_count: o.support_count,
+                extra: o.extra,
+            },
+        }
+    }
 }
 
 /// The suggestions and edits one reflection batch produced, or the merged

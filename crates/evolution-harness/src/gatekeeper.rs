@@ -88,7 +88,8 @@ impl Gatekeeper {
     }
 
     /// Controls the false discovery rate over the proposals with `fdr`: each
-    /// proposal's `e_confirm` becomes at least its e-LOND threshold.
+    /// proposal's `e_confirm` and `e_provisional` become at least its e-LOND
+    /// threshold, so every accept, provisional ones included, is a discovery.
     pub fn with_fdr(mut self, fdr: ELond) -> Self {
         self.fdr = Some(fdr);
         self
@@ -119,7 +120,8 @@ impl Gatekeeper {
     /// written twice.
     ///
     /// A confirmed accept needs `E ≥ max(e_confirm, 1/α_t)`; a provisional
-    /// accept (at exhaustion) is accepted and put on [`Probation`]. Every
+    /// accept (at exhaustion) needs `E ≥ max(e_provisional, 1/α_t)` and is put
+    /// on [`Probation`]. Every
     /// proposal's final e-value is fed to e-LOND, whatever the decision.
     ///
     /// # Errors

@@ -215,12 +215,16 @@ pub enum ValidationError {
     },
 }
 
-/// Gate parameters for a proposal tested by e-LOND at `level`: `e_confirm`
-/// raised to the level's threshold. `None` when the level is zero (the
-/// proposal cannot be confirmed, so gating it would waste rollouts).
+/// Gate parameters for a proposal tested by e-LOND at `level`: both accept
+/// thresholds, `e_confirm` and `e_provisional`, raised to the level's
+/// threshold, so that every accept — a provisional one at exhaustion
+/// included — is an e-LOND discovery and the run's false-discovery rate
+/// bound covers it. `None` when the level is zero (the proposal cannot be
+/// accepted, so gating it would waste rollouts).
 pub fn params_for_level(base: &GateParams, level: &TestLevel) -> Option<GateParams> {
     level.threshold.is_finite().then(|| GateParams {
         e_confirm: base.e_confirm.max(level.threshold),
+        e_provisional: base.e_provisional.max(level.threshold),
         ..*base
     })
 }

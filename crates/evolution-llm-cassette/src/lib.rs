@@ -28,6 +28,13 @@
 //! # }
 //! ```
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod journal;
 mod replay;
 

@@ -30,6 +30,13 @@
 //! # }
 //! ```
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod config;
 mod provider;
 mod sse;

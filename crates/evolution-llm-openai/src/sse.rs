@@ -18,20 +18,23 @@ pub(crate) struct NotUtf8;
 
 impl SseDecoder {
     /// Feeds a chunk of bytes; returns the payloads of the events it completed.
+    ///
+    /// A line that is not UTF-8 ends the stream: the decoder is not meant to
+    /// be fed again after an error.
     pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, NotUtf8> {
         self.buffer.extend_from_slice(bytes);
+        let buffer = std::mem::take(&mut self.buffer);
         let mut events = Vec::new();
-        let mut start = 0;
-        while let Some(pos) = self.buffer[start..].iter().position(|&b| b == b'\n') {
-            let end = start + pos;
-            let line = self.buffer[start..end]
-                .strip_suffix(b"\r")
-                .unwrap_or(&self.buffer[start..end]);
-            let line = std::str::from_utf8(line).map_err(|_| NotUtf8)?.to_owned();
-            start = end + 1;
-            self.line(&line, &mut events);
+        for piece in buffer.split_inclusive(|&b| b == b'\n') {
+            let Some(line) = piece.strip_suffix(b"\n") else {
+                // Only the last piece can lack its newline: it waits for the rest.
+                self.buffer.extend_from_slice(piece);
+                break;
+            };
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let line = std::str::from_utf8(line).map_err(|_| NotUtf8)?;
+            self.line(line, &mut events);
         }
-        self.buffer.drain(..start);
         Ok(events)
     }
 

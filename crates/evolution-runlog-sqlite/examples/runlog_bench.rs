@@ -1,7 +1,7 @@
 //! Throughput of the SQLite run log: inserts 100 000 trace rows, then reads them back.
 //!
 //! `cargo run --release -p evolution-runlog-sqlite --example runlog_bench [rows]`
-#![allow(clippy::print_stdout)]
+#![expect(clippy::print_stdout, reason = "a bench prints its report")]
 
 use std::time::Instant;
 

@@ -12,6 +12,13 @@
 //! `PRAGMA user_version` and migrated forward on open. SQLite calls are blocking, so the
 //! async methods run them on tokio's blocking pool.
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod error;
 mod log;
 mod recorder;

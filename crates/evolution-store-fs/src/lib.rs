@@ -13,6 +13,13 @@
 //! serialize on an exclusive file lock; readers take no lock. Document names are plain file
 //! names: paths, `..` and absolute names are refused with a typed error.
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod checkpoint;
 mod diff;
 mod error;

@@ -1,7 +1,7 @@
 //! A scripted provider answering a chat through `&dyn LlmProvider`.
 //!
 //! Run with `cargo run -p evolution-testkit --example scripted_chat`.
-#![allow(clippy::print_stdout)]
+#![expect(clippy::print_stdout, reason = "an example prints what it shows")]
 
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{ChatMessage, ChatOptions, LlmProvider};

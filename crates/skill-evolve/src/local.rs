@@ -88,10 +88,12 @@ pub(crate) async fn local_provider(
 }
 
 /// The schemas of `evolve`'s own JSON calls (see `evolve/mod.rs`): a reflection replies like
-/// the kernel's skill evolve call; the meta-reflection lists which failure modes the candidate
-/// addresses.
+/// the kernel's skill evolve call, with its edits first and at least one of them (a small
+/// model held to a grammar otherwise spends its reply on notes and proposes nothing; the
+/// meta-reflection and the confirmation still judge what it proposes); the meta-reflection
+/// lists which failure modes the candidate addresses.
 fn own_reply_schemas() -> Vec<(&'static str, Value)> {
-    let reflect = evolution_evolve::reply_schema("evolve.skill").unwrap_or(Value::Bool(true));
+    let reflect = reflect_schema();
     let id = json!({"type": "string", "maxLength": 120});
     let meta = json!({
         "type": "object",
@@ -114,6 +116,26 @@ fn own_reply_schemas() -> Vec<(&'static str, Value)> {
         ("skill_evolve.reflect", reflect),
         ("skill_evolve.meta_reflect", meta),
     ]
+}
+
+/// The kernel's `evolve.skill` reply schema, reordered so that `edits` comes first and holds
+/// at least one edit.
+fn reflect_schema() -> Value {
+    let Some(mut schema) = evolution_evolve::reply_schema("evolve.skill") else {
+        return Value::Bool(true);
+    };
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        let mut reordered = serde_json::Map::new();
+        if let Some(mut edits) = properties.remove("edits") {
+            if let Some(edits) = edits.as_object_mut() {
+                edits.insert("minItems".to_owned(), json!(1));
+            }
+            reordered.insert("edits".to_owned(), edits);
+        }
+        reordered.append(properties);
+        *properties = reordered;
+    }
+    schema
 }
 
 /// Every load failure is a bad input (exit 2): a missing or corrupt model file, a bad setting

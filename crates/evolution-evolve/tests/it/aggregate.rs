@@ -94,3 +94,33 @@ fn reads_reference_suggestion_json() {
     let back = serde_json::to_value(&patch.suggestions[0]).unwrap();
     assert_eq!(back["type"], "add_rule");
 }
+
+#[test]
+fn a_reply_that_follows_the_kernel_schema_is_read_with_its_edits() {
+    // `reply_schema("evolve.skill")` asks for suggestions as notes (strings).
+    let schema = evolution_evolve::reply_schema("evolve.skill").unwrap();
+    assert_eq!(
+        schema["properties"]["suggestions"]["items"]["type"],
+        "string"
+    );
+    let reply = r#"{"suggestions": ["Write dates as ISO 8601", "Check the year"],
+        "edits": [{"op": "append", "content": "Always answer with ISO 8601 dates."}]}"#;
+    let doc = evolution_evolve::parse_llm_json(reply).unwrap();
+    let patch: Patch = serde_json::from_value(serde_json::Value::Object(doc)).unwrap();
+    assert_eq!(patch.edits.len(), 1);
+    assert_eq!(patch.suggestions.len(), 2);
+    assert_eq!(patch.suggestions[0].instruction, "Write dates as ISO 8601");
+    assert_eq!(patch.suggestions[0].kind, "");
+    // The object form still reads every field, unknown ones included.
+    let object: Suggestion = serde_json::from_str(
+        r#"{"type": "add_rule", "title": "Dates", "instruction": "ISO", "support_count": 3, "why": "x"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (object.kind.as_str(), object.support_count),
+        ("add_rule", Some(3))
+    );
+    assert_eq!(object.extra["why"], "x");
+    // A suggestion of any other shape is an error, not a silent empty one.
+    assert!(serde_json::from_str::<Suggestion>("42").is_err());
+}

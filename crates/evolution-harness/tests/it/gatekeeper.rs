@@ -224,6 +224,32 @@ async fn e_lond_raises_the_bar_reports_each_threshold_and_stops_spending_past_it
 }
 
 #[tokio::test]
+async fn under_e_lond_a_provisional_accept_needs_the_level_threshold() {
+    // Six questions in one block, all won: E(6, 0) ≈ 18.1 reaches e_provisional 3 at
+    // exhaustion, but not the e-LOND threshold 40 of the first of two proposals at α = 0.05.
+    let qs: Vec<_> = questions()
+        .into_iter()
+        .filter(|q| q.task_type == "a")
+        .take(6)
+        .collect();
+    let mut cfg = config();
+    cfg.ladder = vec![6];
+    let world = World::new();
+    let fdr = ELond::new(0.05, GammaSequence::Horizon { proposals: 2 }).unwrap();
+    let mut keeper = Gatekeeper::new(cfg).with_fdr(fdr);
+    let record = world
+        .judge(&mut keeper, &world.current(), "p1", "base fix:a", &qs)
+        .await
+        .unwrap();
+    let v = record.validation.as_ref().unwrap();
+    assert!(v.verdict.e_value > 3.0 && v.verdict.e_value < 40.0, "{v:?}");
+    assert_eq!(v.decision(), GateDecision::RejectInertia, "{v:?}");
+    assert!(!record.accepted && record.new_version.is_none() && record.probation.is_none());
+    assert!(!record.fdr.unwrap().discovery);
+    assert_eq!(world.store.current_version().unwrap(), "v1");
+}
+
+#[tokio::test]
 async fn a_provisional_accept_starts_a_probation() {
     // Six questions in one block, all won: E(6, 0) ≈ 18.1 is below e_confirm 20
     // but above e_provisional 3 at exhaustion, so the accept is provisional.

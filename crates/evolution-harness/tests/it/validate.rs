@@ -494,12 +494,14 @@ fn data_splits_must_be_disjoint() {
 }
 
 #[test]
-fn e_lond_levels_raise_e_confirm() {
+fn e_lond_levels_raise_both_accept_thresholds() {
     let base = GateParams::default();
     let mut fdr = ELond::new(0.1, GammaSequence::Horizon { proposals: 4 }).unwrap();
     let params = params_for_level(&base, &fdr.next_level()).unwrap();
     assert_eq!(params.e_confirm, 40.0);
-    assert_eq!(params.e_provisional, base.e_provisional);
+    // A provisional accept is an accept: it needs the level's threshold too.
+    assert_eq!(params.e_provisional, 40.0);
+    assert_eq!(params.e_rollback, base.e_rollback);
     fdr.test(100.0).unwrap();
     // One discovery doubles the level: threshold 20 = the reference implementation's e_confirm.
     assert_eq!(

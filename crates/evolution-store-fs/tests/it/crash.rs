@@ -142,7 +142,7 @@ fn writer_child() {
 }
 
 #[test]
-#[allow(clippy::print_stderr)]
+#[expect(clippy::print_stderr, reason = "the test reports its trial counts")]
 fn sigkill_during_advance_leaves_old_or_new_version() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("store");

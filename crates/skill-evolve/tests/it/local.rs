@@ -44,7 +44,8 @@ fn an_unknown_local_setting_is_one_line_naming_the_file() {
 }
 
 /// The real model runs the whole `evolve` workflow: every call's reply parses (the schemas
-/// hold), and whatever it proposes goes through the same checks as any model's edits.
+/// hold), the reflection's edits are read, and whatever it proposes goes through the same
+/// checks as any model's edits.
 #[test]
 fn the_local_model_runs_evolve_end_to_end_with_parseable_replies() {
     let dir = workspace(SKILL);
@@ -69,6 +70,26 @@ fn the_local_model_runs_evolve_end_to_end_with_parseable_replies() {
         report["llm_calls"].as_u64().is_some_and(|n| n >= 1),
         "{report}"
     );
+    // The reflection's reply was read: its edits reached the later steps (a reply the
+    // schema allows but the reader refused would stop at "proposed no edit").
+    let proposed = report["rounds"][0]["proposed"].as_u64().unwrap_or(0);
+    assert!(
+        proposed >= 1,
+        "the model's edits were not read ({}): {report}",
+        report["stop_reason"]
+    );
+    // ... and applied by the patch engine.
+    let applied = report["rounds"][0]["reports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| {
+            r["status"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("applied"))
+        })
+        .count();
+    assert!(applied >= 1, "no edit applied: {report}");
     // Without --yes and without a terminal, nothing is written to the skill.
     assert_eq!(
         std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
