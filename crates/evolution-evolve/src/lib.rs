@@ -92,6 +92,9 @@
 //! patches of several reflections), [`consolidate`] (merge appendix notes),
 //! [`rewrite`] (whole-document rewrite), [`format`](mod@format) (the text blocks the
 //! prompts are filled with) and [`feedback`] (the messages of a failed round).
+//! [`reflect`] is a second loop built from them: reflect → meta-reflect on one
+//! skill from its failure trajectories, with its own templates
+//! ([`reflect::ReflectPrompts`]); `skill-evolve evolve` runs it.
 
 // The kernel performs no I/O: the calls clippy.toml lists are refused here.
 #![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
@@ -112,6 +115,7 @@ pub mod format;
 mod json;
 mod prompts;
 pub mod rank;
+pub mod reflect;
 pub mod rewrite;
 mod schema;
 pub mod validate;

@@ -87,11 +87,11 @@ pub(crate) async fn local_provider(
     Ok((Arc::new(provider), description, model))
 }
 
-/// The schemas of `evolve`'s own JSON calls (see `evolve/mod.rs`): a reflection replies like
-/// the kernel's skill evolve call, with its edits first and at least one of them (a small
-/// model held to a grammar otherwise spends its reply on notes and proposes nothing; the
-/// meta-reflection and the confirmation still judge what it proposes); the meta-reflection
-/// lists which failure modes the candidate addresses.
+/// The schemas of `evolve`'s own JSON calls (made by `evolution_evolve::reflect`): a
+/// reflection replies like the kernel's skill evolve call, with its edits first and at least
+/// one of them (a small model held to a grammar otherwise spends its reply on notes and
+/// proposes nothing; the meta-reflection and the confirmation still judge what it proposes);
+/// the meta-reflection lists which failure modes the candidate addresses.
 fn own_reply_schemas() -> Vec<(&'static str, Value)> {
     let reflect = reflect_schema();
     let id = json!({"type": "string", "maxLength": 120});

@@ -7,6 +7,7 @@ mod format;
 mod json;
 mod props;
 mod rank;
+mod reflect;
 mod rewrite;
 mod send;
 mod skill;

@@ -35,6 +35,27 @@ fn evolve_futures_are_send() {
 }
 
 #[test]
+fn the_reflect_loop_future_is_send() {
+    use evolution_evolve::reflect::{ReflectOptions, ReflectPrompts, reflect_loop};
+    let llm = ScriptedLlm::new();
+    let prompts = ReflectPrompts::builtin();
+    let options = ReflectOptions {
+        rounds: 1,
+        batch_size: 1,
+        schedule: evolution_evolve::EditBudgetSchedule::default(),
+        rank_prompts: EvolvePrompts::builtin(),
+    };
+    assert_send(reflect_loop(
+        &llm,
+        &prompts,
+        "doc",
+        &[],
+        &options,
+        &|_: &str| {},
+    ));
+}
+
+#[test]
 fn builtin_prompts_are_the_default_and_use_declared_placeholders() {
     use evolution_types::template::{check, placeholders};
     let mut prompts = EvolvePrompts::default();

@@ -11,7 +11,6 @@
 //! improve on the previous one. Then the diff and the table of edits are
 //! shown and nothing is written until the user says yes.
 
-mod reflect;
 mod rounds;
 mod trajectories;
 
@@ -21,10 +20,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use evolution_evolve::EditBudgetSchedule;
+use evolution_evolve::reflect::Round;
 use serde::Serialize;
 use serde_json::Value;
 
-use self::rounds::{Round, evolve_loop};
+use self::rounds::evolve_loop;
 use self::trajectories::{load_dir, load_session_state};
 use crate::cli::EvolveArgs;
 use crate::config::build_llm;
@@ -322,7 +322,7 @@ mod tests {
     use evolution_testkit::ScriptedLlm;
     use serde_json::json;
 
-    use super::rounds::{Outcome, frontmatter_block};
+    use super::rounds::Outcome;
     use super::trajectories::Trajectory;
     use super::*;
     use crate::cli::{Cli, Command};
@@ -507,15 +507,5 @@ mod tests {
         assert_eq!(budgets, [Some(8), Some(6), Some(4), Some(2)]);
         let a = args(&["--schedule", "autonomous"]);
         assert_eq!(schedule_of(&a).budget_at(0, 0).unwrap(), None);
-    }
-
-    #[test]
-    fn frontmatter_block_is_found_only_at_the_start() {
-        assert_eq!(
-            frontmatter_block(DOC),
-            Some("---\nname: notes\ndescription: Release notes.\n---")
-        );
-        assert_eq!(frontmatter_block("# T\n---\na\n---\n"), None);
-        assert_eq!(frontmatter_block("---\nunclosed\n"), None);
     }
 }

@@ -9,32 +9,16 @@
 
 use std::path::Path;
 
+use evolution_evolve::reflect::Failure;
 use evolution_harness::{
     FailureRules, IngestDiagnostic, IngestError, Ingested, load_trajectory_dir, parse_session_state,
 };
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::bad_at;
 
-/// One failed trajectory, as the prompts show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Trajectory {
-    /// Unique id.
-    pub(crate) id: String,
-    /// What the agent was asked to do.
-    pub(crate) task_description: String,
-    /// The question or user message.
-    pub(crate) question: String,
-    /// Why it failed.
-    pub(crate) fail_reason: String,
-    /// What the agent answered.
-    pub(crate) predicted_answer: String,
-    /// The expected answer.
-    pub(crate) reference_text: String,
-    /// What the user said about it.
-    pub(crate) feedback: String,
-}
+/// One failed trajectory, as the prompts show it (the kernel's type).
+pub(crate) type Trajectory = Failure;
 
 /// What the loader found.
 #[derive(Debug)]
@@ -158,39 +142,6 @@ fn convert(
         passed,
         notes,
     })
-}
-
-/// The trajectories as the prompts show them, long fields cut visibly.
-pub(crate) fn render(trajectories: &[&Trajectory]) -> String {
-    const MAX: usize = 1500;
-    let cut = |text: &str| -> String {
-        let text = text.trim();
-        let n = text.chars().count();
-        if n > MAX {
-            let head: String = text.chars().take(MAX).collect();
-            format!("{head} […{} more characters]", n.saturating_sub(MAX))
-        } else {
-            text.to_owned()
-        }
-    };
-    let mut out = String::new();
-    for t in trajectories {
-        out.push_str(&format!("### Trajectory `{}`\n", t.id));
-        for (label, value) in [
-            ("task", &t.task_description),
-            ("question", &t.question),
-            ("agent answered", &t.predicted_answer),
-            ("expected", &t.reference_text),
-            ("why it failed", &t.fail_reason),
-            ("user feedback", &t.feedback),
-        ] {
-            if !value.trim().is_empty() {
-                out.push_str(&format!("- {label}: {}\n", cut(value)));
-            }
-        }
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]
