@@ -142,10 +142,18 @@ pub enum ReflectError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum StopReason {
-    /// The reflection proposed no edit.
+    /// The reflection's replies were read and proposed no edit.
     NoEdit {
         /// The round.
         round: u32,
+    },
+    /// No edit was read because a reflection reply could not be read (not JSON after a
+    /// retry, an object of the wrong shape, or a reply the provider reported unusable).
+    UnreadableReply {
+        /// The round.
+        round: u32,
+        /// Reflection batches whose reply could not be read.
+        batches: usize,
     },
     /// The round proposed the same edits as the one before.
     SameEdits {
@@ -192,6 +200,11 @@ impl std::fmt::Display for StopReason {
             StopReason::NoEdit { round } => {
                 write!(f, "round {round}: the reflection proposed no edit")
             }
+            StopReason::UnreadableReply { round, batches } => write!(
+                f,
+                "round {round}: the reflection's reply could not be read \
+                 (skill_evolve.reflect, {batches} batch(es)); no edit was taken from it"
+            ),
             StopReason::SameEdits { round } => write!(
                 f,
                 "round {round} proposed the same edits as round {}",
@@ -337,21 +350,31 @@ pub async fn reflect_loop(
         let budget = options.schedule.budget_at(u64::from(round), total_steps)?;
         // ② Reflect, batch by batch.
         let mut patches = Vec::new();
+        let mut unreadable = 0_usize;
         let n_batches = pending.len().div_ceil(batch);
         for (i, chunk) in pending.chunks(batch).enumerate() {
             progress(&format!(
                 "round {number}: reflecting on batch {}/{n_batches}",
                 i.saturating_add(1)
             ));
-            if let Some(patch) = reflect(llm, &doc, prompts, chunk, &mut llm_calls).await? {
-                patches.push(patch);
+            match reflect(llm, &doc, prompts, chunk, &mut llm_calls).await? {
+                Some(patch) => patches.push(patch),
+                None => unreadable = unreadable.saturating_add(1),
             }
         }
         // ③ Aggregate.
         let merged = aggregate_patches(&patches);
         let proposed = merged.edits.len();
         if proposed == 0 {
-            stop = Some(StopReason::NoEdit { round: number });
+            // Say "no edit" only when every reply was read: an unreadable one may have held some.
+            stop = Some(if unreadable > 0 {
+                StopReason::UnreadableReply {
+                    round: number,
+                    batches: unreadable,
+                }
+            } else {
+                StopReason::NoEdit { round: number }
+            });
             break;
         }
         let key: Vec<(String, String, String)> = merged

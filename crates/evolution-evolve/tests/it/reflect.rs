@@ -114,7 +114,18 @@ async fn a_content_failure_is_no_proposal_and_a_provider_failure_an_error() {
     let llm = ScriptedLlm::new();
     llm.push_error(empty_reply());
     let out = run(&llm, &failures(&["t1"]), 2).await.unwrap();
-    assert_eq!(out.stop, StopReason::NoEdit { round: 1 });
+    assert_eq!(
+        out.stop,
+        StopReason::UnreadableReply {
+            round: 1,
+            batches: 1
+        }
+    );
+    assert!(
+        out.stop.to_string().contains("could not be read"),
+        "{}",
+        out.stop
+    );
     assert_eq!(out.document, DOC);
 
     let llm = ScriptedLlm::new();
@@ -133,5 +144,27 @@ fn builtin_prompts_are_the_default() {
         ReflectPrompts::builtin()
             .reflect
             .contains("{{trajectories}}")
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_reply_is_reported_as_unreadable_and_an_empty_one_as_no_edit() {
+    // JSON of the wrong shape (edits that are not edits): unreadable, not "no edit".
+    let llm = ScriptedLlm::with_replies([r#"{"edits": "append a rule"}"#.to_owned()]);
+    let out = run(&llm, &failures(&["t1"]), 2).await.unwrap();
+    assert_eq!(
+        out.stop,
+        StopReason::UnreadableReply {
+            round: 1,
+            batches: 1
+        }
+    );
+    // A readable reply with no edits: "no edit".
+    let llm = ScriptedLlm::with_replies([reflection(json!([]))]);
+    let out = run(&llm, &failures(&["t1"]), 2).await.unwrap();
+    assert_eq!(out.stop, StopReason::NoEdit { round: 1 });
+    assert_eq!(
+        out.stop.to_string(),
+        "round 1: the reflection proposed no edit"
     );
 }

@@ -478,7 +478,8 @@ mod tests {
         let (doc, s) = run_loop(&llm, &[]);
         assert_eq!(doc, DOC);
         assert!(
-            s.stop_reason.contains("proposed no edit"),
+            s.stop_reason
+                .contains("the reflection's reply could not be read"),
             "{}",
             s.stop_reason
         );

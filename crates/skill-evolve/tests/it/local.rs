@@ -71,7 +71,7 @@ fn the_local_model_runs_evolve_end_to_end_with_parseable_replies() {
         "{report}"
     );
     // The reflection's reply was read: its edits reached the later steps (a reply the
-    // schema allows but the reader refused would stop at "proposed no edit").
+    // schema allows but the reader refused would stop as unreadable).
     let proposed = report["rounds"][0]["proposed"].as_u64().unwrap_or(0);
     assert!(
         proposed >= 1,
