@@ -14,7 +14,7 @@
 //!   minibatch.
 //!
 //! Run: `cargo run --release -p evolution-harness --example arena [replications]`.
-#![allow(clippy::print_stdout)]
+#![expect(clippy::print_stdout, reason = "an example that prints its results")]
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};

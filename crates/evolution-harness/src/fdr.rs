@@ -49,12 +49,18 @@ impl GammaSequence {
             return 0.0;
         }
         // u64 → f64 loses precision only beyond 2^53 proposals, far past any run.
-        #[allow(clippy::cast_precision_loss)]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "exact below 2^53 proposals, far past any run"
+        )]
         let tf = t as f64;
         match self {
             GammaSequence::Horizon { proposals } => {
                 if t <= proposals {
-                    #[allow(clippy::cast_precision_loss)]
+                    #[expect(
+                        clippy::cast_precision_loss,
+                        reason = "exact below 2^53 proposals, far past any run"
+                    )]
                     let n = proposals as f64;
                     1.0 / n
                 } else {
@@ -176,7 +182,10 @@ impl ELond {
             .unwrap_or(u64::MAX)
             .saturating_add(1);
         let discoveries_before = self.discoveries();
-        #[allow(clippy::cast_precision_loss)]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "exact below 2^53 discoveries, far past any run"
+        )]
         let weight = discoveries_before.saturating_add(1) as f64;
         let alpha_t = (self.alpha * self.gamma.gamma(index) * weight).min(1.0);
         let threshold = if alpha_t > 0.0 {

@@ -104,6 +104,13 @@
 //! trust the agent's own `correct` field. `src/bin/rule-agent.rs` is a
 //! complete reference agent.
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod budget;
 mod events;
 mod evolution;

@@ -542,7 +542,10 @@ pub async fn validate_candidate(
                 cand_correct.insert(q.question_id.as_str(), c.correct);
             }
         }
-        #[allow(clippy::cast_precision_loss)]
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "rollout counts stay far below 2^53, where the cast is exact"
+        )]
         let rate = infra_errors as f64 / arm_rollouts.max(1) as f64;
         if arm_rollouts >= INFRA_GUARD_MIN_ROLLOUTS && rate > config.gate_guard_err {
             return Err(ValidationError::InfraGuard {

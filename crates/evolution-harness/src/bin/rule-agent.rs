@@ -8,7 +8,16 @@
 //! runner's failure handling; `peek` answers with the reference answer if
 //! the request carried one (it must not). It serves requests until stdin
 //! closes.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(
+    clippy::print_stderr,
+    reason = "a command-line agent reports its failures on stderr"
+)]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -42,13 +51,17 @@ fn main() {
             eprintln!("rule-agent: unreadable request");
             std::process::exit(2);
         };
-        let question = &request["question"];
-        let qid = question["question_id"].as_str().unwrap_or_default();
-        let task_type = question["task_type"].as_str().unwrap_or_default();
-        let skills_dir = request["workspace"]["skills_dir"]
-            .as_str()
-            .unwrap_or_default();
-        let reply = match question["question"].as_str().unwrap_or_default() {
+        // A missing field reads as the empty string.
+        let field = |pointer: &str| {
+            request
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let qid = field("/question/question_id");
+        let task_type = field("/question/task_type");
+        let skills_dir = field("/workspace/skills_dir");
+        let reply = match field("/question/question") {
             "crash" => {
                 eprintln!("rule-agent: boom");
                 std::process::exit(3);
@@ -75,8 +88,8 @@ fn main() {
             }
             "peek" => {
                 // Reports whether the request leaked the reference answer.
-                let seen = question
-                    .get("answer")
+                let seen = request
+                    .pointer("/question/answer")
                     .and_then(Value::as_str)
                     .unwrap_or("none");
                 json!({"type": "result", "question_id": qid, "prediction": seen})
