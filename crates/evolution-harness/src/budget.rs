@@ -10,12 +10,51 @@ use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvi
 use serde::{Deserialize, Serialize};
 
 /// Price of one model, in money units per million tokens.
+///
+/// Deserializing refuses unknown keys and amounts that are negative or not
+/// finite, so a misspelt or bad price is an error rather than a silent zero.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Price {
     /// Per million prompt tokens.
+    #[serde(deserialize_with = "prompt_amount")]
     pub prompt_per_million: f64,
     /// Per million completion tokens.
+    #[serde(deserialize_with = "completion_amount")]
     pub completion_per_million: f64,
+}
+
+/// A price per million prompt tokens read from a file: finite and non-negative.
+fn prompt_amount<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let value = f64::deserialize(deserializer)?;
+    check_amount("prompt_per_million", value).map_err(serde::de::Error::custom)
+}
+
+/// A price per million completion tokens read from a file: finite and non-negative.
+fn completion_amount<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let value = f64::deserialize(deserializer)?;
+    check_amount("completion_per_million", value).map_err(serde::de::Error::custom)
+}
+
+/// A money cap read from a file: absent, or finite and non-negative.
+fn max_cost_amount<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<f64>, D::Error> {
+    Option::<f64>::deserialize(deserializer)?
+        .map(|value| check_amount("max_cost", value))
+        .transpose()
+        .map_err(serde::de::Error::custom)
+}
+
+/// `value` if it is finite and non-negative, else the problem, naming `key`.
+fn check_amount(key: &str, value: f64) -> Result<f64, String> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{key} = {value} must be a finite, non-negative number"
+        ))
+    }
 }
 
 impl Price {
@@ -31,14 +70,18 @@ impl Price {
 }
 
 /// Caps of a run; `None` means unlimited.
+///
+/// Deserializing refuses unknown keys (a misspelt cap would otherwise
+/// vanish) and a money cap that is negative or not finite.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct BudgetLimits {
     /// Most LLM calls.
     pub max_llm_calls: Option<u64>,
     /// Most tokens, prompt and completion together.
     pub max_tokens: Option<u64>,
     /// Most money, in the price table's unit.
+    #[serde(deserialize_with = "max_cost_amount")]
     pub max_cost: Option<f64>,
     /// Most agent rollouts (one question answered once by one version).
     pub max_rollouts: Option<u64>,

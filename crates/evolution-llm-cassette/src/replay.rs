@@ -16,8 +16,10 @@ use tokio::io::AsyncWriteExt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CassetteMode {
-    /// Call the provider for every request and write a fresh cassette (an
-    /// existing file is replaced).
+    /// Call the provider for every request and write a fresh cassette. The
+    /// recording goes to a temporary file beside the cassette, which replaces
+    /// an existing cassette only once a call has succeeded: a run whose calls
+    /// all fail leaves the old recordings untouched.
     Record,
     /// Answer only from the cassette; a request it does not hold is an error.
     /// The provider is never called.
@@ -156,10 +158,29 @@ pub struct Recorder<P> {
     mode: CassetteMode,
     path: PathBuf,
     recorded: std::sync::Mutex<HashMap<String, Recorded>>,
-    file: tokio::sync::Mutex<Option<tokio::fs::File>>,
+    file: tokio::sync::Mutex<Sink>,
     /// One lock per request key in flight (`RecordIfMissing`), so identical
     /// concurrent requests reach the provider once.
     in_flight: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Where recorded calls are written.
+#[derive(Debug, Default)]
+struct Sink {
+    /// The open file, if the mode records.
+    file: Option<tokio::fs::File>,
+    /// In [`CassetteMode::Record`] until the first call is recorded: the
+    /// temporary file `file` writes to, renamed onto the cassette then.
+    pending: Option<PathBuf>,
+}
+
+/// The temporary file a [`CassetteMode::Record`] cassette is written to
+/// until its first call succeeds: hidden, beside `path`, named by process.
+fn pending_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "cassette".into(), |n| n.to_string_lossy());
+    path.with_file_name(format!(".{name}.{}.recording", std::process::id()))
 }
 
 impl<P: LlmProvider> Recorder<P> {
@@ -177,11 +198,23 @@ impl<P: LlmProvider> Recorder<P> {
             source,
         };
         let mut recorded = HashMap::new();
-        let file = match mode {
-            CassetteMode::Record => Some(tokio::fs::File::create(&path).await.map_err(io)?),
+        let sink = match mode {
+            CassetteMode::Record => {
+                let pending = pending_path(&path);
+                let file = tokio::fs::File::create(&pending).await.map_err(|source| {
+                    CassetteError::Io {
+                        path: pending.clone(),
+                        source,
+                    }
+                })?;
+                Sink {
+                    file: Some(file),
+                    pending: Some(pending),
+                }
+            }
             CassetteMode::Replay => {
                 load(&path, &mut recorded).await?;
-                None
+                Sink::default()
             }
             CassetteMode::RecordIfMissing => {
                 let tail = match tokio::fs::metadata(&path).await {
@@ -211,7 +244,10 @@ impl<P: LlmProvider> Recorder<P> {
                     }
                     Some(Tail::Clean) | None => {}
                 }
-                Some(file)
+                Sink {
+                    file: Some(file),
+                    pending: None,
+                }
             }
         };
         Ok(Recorder {
@@ -220,7 +256,7 @@ impl<P: LlmProvider> Recorder<P> {
             mode,
             path,
             recorded: std::sync::Mutex::new(recorded),
-            file: tokio::sync::Mutex::new(file),
+            file: tokio::sync::Mutex::new(sink),
             in_flight: std::sync::Mutex::new(HashMap::new()),
         })
     }
@@ -289,8 +325,8 @@ impl<P: LlmProvider> Recorder<P> {
             path: self.path.clone(),
             source,
         };
-        let mut file = self.file.lock().await;
-        if let Some(file) = file.as_mut() {
+        let mut sink = self.file.lock().await;
+        if let Some(file) = sink.file.as_mut() {
             // One write per line, flushed and synced before the answer is
             // returned: a finished call survives a crash, and a crash in the
             // middle leaves at most a torn last line, which the next open in
@@ -299,7 +335,16 @@ impl<P: LlmProvider> Recorder<P> {
             file.flush().await.map_err(io)?;
             file.sync_data().await.map_err(io)?;
         }
-        drop(file);
+        if let Some(pending) = sink.pending.take() {
+            // The first recorded call: the fresh cassette replaces the old
+            // one. The open file follows the rename, so later calls append
+            // to the cassette itself.
+            if let Err(source) = tokio::fs::rename(&pending, &self.path).await {
+                sink.pending = Some(pending);
+                return Err(io(source));
+            }
+        }
+        drop(sink);
         if self.mode == CassetteMode::RecordIfMissing {
             let mut recorded = self
                 .recorded
@@ -311,6 +356,17 @@ impl<P: LlmProvider> Recorder<P> {
             slot.served = slot.responses.len();
         }
         Ok(())
+    }
+}
+
+impl<P> Drop for Recorder<P> {
+    /// Removes the temporary recording of a [`CassetteMode::Record`]
+    /// cassette no call succeeded on; the old cassette stays as it was.
+    fn drop(&mut self) {
+        if let Some(pending) = self.file.get_mut().pending.take() {
+            // Best effort: a leftover hidden file is harmless.
+            let _ = std::fs::remove_file(pending);
+        }
     }
 }
 

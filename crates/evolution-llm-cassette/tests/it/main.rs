@@ -6,7 +6,7 @@ use evolution_llm_cassette::{
     CassetteError, CassetteMode, LLM_JOURNAL_FILE, LlmJournal, Recorder, cassette_key,
 };
 use evolution_testkit::ScriptedLlm;
-use evolution_types::{ChatMessage, ChatOptions, LlmErrorKind, LlmProvider};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider};
 
 fn ask(text: &str) -> Vec<ChatMessage> {
     vec![ChatMessage::user(text)]
@@ -45,6 +45,59 @@ async fn a_recorded_cassette_replays_without_the_provider() {
             .contains(&cassette_key("m", &ask("2+3?"), &opts)),
         "{miss:?}"
     );
+}
+
+#[tokio::test]
+async fn recording_over_a_cassette_keeps_it_until_a_call_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.cassette.jsonl");
+    let opts = ChatOptions::default();
+    let first = ScriptedLlm::with_replies(["four"]);
+    let recorder = Recorder::open(&first, &path, CassetteMode::Record, "m")
+        .await
+        .unwrap();
+    recorder.chat(&ask("2+2?"), &opts).await.unwrap();
+    drop(recorder);
+    let old = std::fs::read(&path).unwrap();
+    assert!(!old.is_empty());
+
+    // Recording again with a provider that fails: the old cassette is
+    // untouched, and no temporary file is left beside it.
+    let failing = ScriptedLlm::new();
+    failing.push_error(LlmError::new(LlmErrorKind::Connection, "down"));
+    let recorder = Recorder::open(&failing, &path, CassetteMode::Record, "m")
+        .await
+        .unwrap();
+    recorder.chat(&ask("2+3?"), &opts).await.unwrap_err();
+    assert_eq!(std::fs::read(&path).unwrap(), old);
+    drop(recorder);
+    assert_eq!(std::fs::read(&path).unwrap(), old);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["run.cassette.jsonl"]);
+
+    // The first successful call replaces it; later calls append.
+    let live = ScriptedLlm::with_replies(["five", "six"]);
+    let recorder = Recorder::open(&live, &path, CassetteMode::Record, "m")
+        .await
+        .unwrap();
+    recorder.chat(&ask("2+3?"), &opts).await.unwrap();
+    recorder.chat(&ask("3+3?"), &opts).await.unwrap();
+    drop(recorder);
+    let replay = Recorder::open(ScriptedLlm::new(), &path, CassetteMode::Replay, "m")
+        .await
+        .unwrap();
+    assert_eq!(
+        replay.chat(&ask("2+3?"), &opts).await.unwrap().content,
+        "five"
+    );
+    assert_eq!(
+        replay.chat(&ask("3+3?"), &opts).await.unwrap().content,
+        "six"
+    );
+    assert!(replay.chat(&ask("2+2?"), &opts).await.is_err());
 }
 
 #[tokio::test]

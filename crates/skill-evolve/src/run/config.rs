@@ -36,9 +36,14 @@
 //! ladder = [10, 20, 40]
 //! guard_err = 0.2
 //!
-//! [budget]                        # evolution-harness BudgetLimits
+//! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
 //! max_rollouts = 2000
+//! # max_tokens = 2000000
+//! # max_cost = 5.0                # needs the [llm] model's price below
+//!
+//! # [budget.prices]               # model = price per million tokens, finite and >= 0
+//! # deepseek-chat = { prompt_per_million = 0.27, completion_per_million = 1.1 }
 //!
 //! [llm]                           # as in skill-evolve.toml
 //! provider = "replay"
