@@ -366,14 +366,18 @@ struct RunChecked {
 /// `[run]`: the name, the epochs and the skills folder.
 fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<RunChecked> {
     let name = run.name.get_ref().trim().to_owned();
-    if name.is_empty()
+    // The name becomes a folder under `.skill-evolve/runs/`: `.`, `..` or a hidden name would
+    // put the run somewhere else (or inside another command's folder).
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric())
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     {
         return Err(src.at(
             run.name.span(),
-            "[run] name must be non-empty letters, digits, '-', '_' or '.'".to_owned(),
+            "[run] name must start with a letter or digit and hold only letters, digits, '-', \
+             '_' or '.'"
+                .to_owned(),
         ));
     }
     let max_epochs = *run.max_epochs.get_ref();

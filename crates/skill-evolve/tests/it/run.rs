@@ -102,7 +102,17 @@ fn dry_run_prints_the_plan_and_the_estimate() {
 
 #[test]
 fn every_bad_run_configuration_is_one_line_exit_2() {
-    let cases: [(&str, &str, &str); 12] = [
+    let cases: [(&str, &str, &str); 14] = [
+        (
+            r#"name = "demo""#,
+            r#"name = "..""#,
+            "evolve.toml:2: [run] name must start with a letter or digit",
+        ),
+        (
+            r#"name = "demo""#,
+            r#"name = ".""#,
+            "evolve.toml:2: [run] name must start with a letter or digit",
+        ),
         (
             "max_epochs = 2",
             "max_epoch = 2",
