@@ -31,42 +31,9 @@ use evolution_gate::{
 /// Win probabilities of the table: the null, then the alternatives.
 const P_TABLE: [f64; 6] = [0.5, 0.55, 0.6, 0.65, 0.7, 0.8];
 
-// ---------------------------------------------------------------- RNG
-
-/// xoshiro256++ seeded through splitmix64: small, fast, reproducible.
-struct Rng([u64; 4]);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        Rng([next(), next(), next(), next()])
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        let s = &mut self.0;
-        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-
-    /// A win with probability `p`.
-    fn win(&mut self, p: f64) -> bool {
-        ((self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)) < p
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 // ---------------------------------------------------------------- methods
 
