@@ -47,16 +47,7 @@ pub(crate) fn check_all() -> Result<()> {
 /// The folder `install-prereqs` installs cargo tools into: `$EVOLUTION_TOOLS_DIR`, else
 /// `$XDG_CACHE_HOME/evolution-kernel/tools`, else `~/.cache/evolution-kernel/tools`.
 pub(crate) fn tools_dir() -> Result<PathBuf> {
-    let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
-    if let Some(dir) = var("EVOLUTION_TOOLS_DIR") {
-        return Ok(PathBuf::from(dir));
-    }
-    let cache = match var("XDG_CACHE_HOME") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(var("HOME").context("neither XDG_CACHE_HOME nor HOME is set")?)
-            .join(".cache"),
-    };
-    Ok(cache.join("evolution-kernel").join("tools"))
+    crate::fetch_model::cache_dir("EVOLUTION_TOOLS_DIR", "tools")
 }
 
 /// The cargo-deny binary `install-prereqs` puts in the tools folder.
