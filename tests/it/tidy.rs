@@ -52,8 +52,9 @@ fn the_code_map_names_every_member_and_no_other() {
     );
 }
 
-/// Every `.md` file of the repository outside build output, vendored and generated folders.
-fn markdown_files(dir: &Path, found: &mut Vec<PathBuf>) {
+/// The repository's files ending in one of `extensions`, outside build output, vendored and
+/// generated folders (hidden folders too, except `.ci` and `.config`).
+fn repo_files(dir: &Path, extensions: &[&str], found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -64,9 +65,9 @@ fn markdown_files(dir: &Path, found: &mut Vec<PathBuf>) {
                     "target" | "node_modules" | "corpus" | "artifacts"
                 );
             if !skipped {
-                markdown_files(&path, found);
+                repo_files(&path, extensions, found);
             }
-        } else if name.ends_with(".md") {
+        } else if extensions.iter().any(|ext| name.ends_with(ext)) {
             found.push(path);
         }
     }
@@ -108,7 +109,7 @@ fn cited_paths(text: &str, file_dir: &Path, root: &Path) -> Vec<(String, PathBuf
 fn documentation_cites_only_paths_that_exist() {
     let root = root();
     let mut files = Vec::new();
-    markdown_files(&root, &mut files);
+    repo_files(&root, &[".md"], &mut files);
     assert!(
         files.len() > 5,
         "expected the repository's Markdown files, found {files:?}"
@@ -202,26 +203,6 @@ fn every_kernel_crate_refuses_io_calls() {
     );
 }
 
-/// Source and documentation files of the repository (Rust, Markdown, TOML).
-fn text_files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !(name.starts_with('.')
-                || matches!(name.as_str(), "target" | "corpus" | "artifacts"))
-            {
-                text_files(&path, found);
-            }
-        } else if [".rs", ".md", ".toml"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
-        {
-            found.push(path);
-        }
-    }
-}
-
 #[test]
 fn nothing_cites_documents_the_repository_does_not_have() {
     // Assembled from parts so that this file does not cite them itself.
@@ -237,7 +218,7 @@ fn nothing_cites_documents_the_repository_does_not_have() {
     ];
     let root = root();
     let mut files = Vec::new();
-    text_files(&root, &mut files);
+    repo_files(&root, &[".rs", ".md", ".toml"], &mut files);
     let mut citations = Vec::new();
     for file in &files {
         let Ok(text) = std::fs::read_to_string(file) else {
