@@ -519,8 +519,7 @@ impl Sampler {
         let Some(grammar) = &mut self.grammar else {
             return self.pick.sample(ctx, index);
         };
-        let candidates = ctx.token_data_array_ith(index);
-        let mut first = candidates.clone();
+        let mut first = ctx.token_data_array_ith(index);
         first.apply_sampler(&mut self.pick);
         let allowed = first.selected_token().filter(|&token| {
             let mut alone =
@@ -534,7 +533,8 @@ impl Sampler {
         let token = match allowed {
             Some(token) => token,
             None => {
-                let mut constrained = candidates;
+                // The pick reordered `first`: start again from the logits, rarely.
+                let mut constrained = ctx.token_data_array_ith(index);
                 constrained.apply_sampler(grammar);
                 constrained.apply_sampler(&mut self.pick);
                 // The grammar always allows something (at least end of generation); should the
