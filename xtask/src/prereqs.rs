@@ -20,11 +20,17 @@ const PACKAGES: [&str; 2] = ["cmake", "libclang-dev"];
 /// The cargo-deny release `install-prereqs` builds (one known to build with this toolchain).
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
-/// `install-prereqs`: the Debian packages, cargo-deny and the local model, each skipped when
-/// already present.
+/// `install-prereqs`: what the build needs ([`install_for_build`]) and cargo-deny for `ci`,
+/// each skipped when already present.
 pub(crate) fn install_all() -> Result<()> {
+    install_for_build()?;
+    ensure_cargo_deny()
+}
+
+/// What building and running the workspace needs: the Debian packages and the local model
+/// (`demo` needs no more; only `ci` needs cargo-deny).
+pub(crate) fn install_for_build() -> Result<()> {
     ensure_llama_build_tools()?;
-    ensure_cargo_deny()?;
     crate::fetch_model::fetch_model(&[])?;
     Ok(())
 }

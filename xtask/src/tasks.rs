@@ -238,7 +238,7 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 /// `<target>/demo`: first with LLM replies recorded in a cassette, then with the embedded
 /// 135M-parameter model proposing. Prints both reports.
 pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
-    prereqs::install_all()?;
+    prereqs::install_for_build()?;
     let status = cargo()
         .current_dir(root)
         // The whole workspace, the selection `ci` builds: Cargo unifies features over the
