@@ -11,6 +11,7 @@ mod journal;
 mod local;
 mod resume;
 mod run;
+mod secrets;
 mod support;
 #[cfg(unix)]
 mod terminal;
