@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::cli::DoctorArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::error::{bad_at, line_of};
-use crate::render::{colour_diff, unified_diff, write_atomically};
+use crate::render::{colour_diff, terminal_safe, unified_diff, write_atomically};
 
 /// One problem of a document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -384,7 +384,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             "{}:{}: {}{}",
             path.display(),
             p.line,
-            p.problem,
+            terminal_safe(&p.problem),
             if p.fixable {
                 " [fixable with --fix]"
             } else {
@@ -415,7 +415,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ))
     );
     for note in &notes {
-        println!("repair: {note}");
+        println!("repair: {}", terminal_safe(note));
     }
     let remaining = check(&fixed);
     let approved = if args.yes {
@@ -439,7 +439,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             "{}:{}: {} (still to fix by hand)",
             path.display(),
             p.line,
-            p.problem
+            terminal_safe(&p.problem)
         );
     }
     Ok(exit_for(&remaining))

@@ -18,7 +18,7 @@ use crate::cli::{DiffArgs, HistoryArgs, RollbackArgs, StoreArgs};
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::read_document;
 use crate::error::{bad_at, bad_option};
-use crate::render::{colour_diff, unified_diff, write_atomically};
+use crate::render::{colour_diff, terminal_safe, unified_diff, write_atomically};
 
 /// The folder beside a skill that holds its store and its runs.
 pub(crate) const STATE_DIR: &str = ".skill-evolve";
@@ -190,7 +190,7 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             "{} {kind:<8} {from:<12} {}  {}{mark}",
             entry.version,
             format_time(entry.unix_ms),
-            entry.message
+            terminal_safe(&entry.message)
         );
     }
     Ok(ExitCode::SUCCESS)

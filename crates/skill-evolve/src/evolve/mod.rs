@@ -31,7 +31,7 @@ use crate::config::build_llm;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
-use crate::render::{colour_diff, table, unified_diff};
+use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::store::{STATE_DIR, document_name, skill_dir, write_new_version};
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
@@ -41,7 +41,15 @@ struct Out {
 }
 
 impl Out {
+    /// Prints `text` with control characters escaped: much of it (edit
+    /// reasons, summaries, file notes) comes from an LLM or from files.
     fn say(self, text: &str) {
+        self.say_styled(&terminal_safe(text));
+    }
+
+    /// Prints text this program styled itself (a coloured diff, whose lines
+    /// `colour_diff` escaped before colouring).
+    fn say_styled(self, text: &str) {
         if self.json {
             eprint!("{text}");
         } else {
@@ -185,7 +193,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     let approved = if args.yes {
         true
     } else if stdin_is_terminal() {
-        ask_yes_no(&format!("Write this version of {name}?"))? == Answer::Yes
+        ask_yes_no(&format!("Write this version of {}?", terminal_safe(&name)))? == Answer::Yes
     } else {
         out.say(&format!(
             "not written: no terminal to confirm on and no --yes. The candidate is at {}\n",
@@ -267,7 +275,7 @@ fn default_run_dir(skill: &Path) -> PathBuf {
 /// The coloured diff, the table of edits and the meta-reflection's verdict.
 fn show_candidate(out: Out, name: &str, original: &str, candidate: &str, summary: &Summary) {
     let diff = unified_diff(original, candidate, name, &format!("{name} (candidate)"));
-    out.say(&colour_diff(&diff));
+    out.say_styled(&colour_diff(&diff));
     let mut rows = Vec::new();
     for round in summary.rounds.iter().filter(|r| r.accepted) {
         for (edit, report) in round.selected.iter().zip(&round.reports) {

@@ -3,8 +3,6 @@
 //! and a server that echoes the key gets it replaced by `<redacted>` in
 //! everything printed or written.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 
 use crate::run::{CONFIG, run_workspace};
@@ -111,47 +109,6 @@ fn a_bad_variable_name_in_agent_keys_is_one_line_exit_2() {
     }
 }
 
-/// A server that echoes the `Authorization` header it receives: `reply(prompt,
-/// header)` gives the status and the body.
-fn echo_server(reply: fn(&str, &str) -> (u16, String)) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut length, mut auth) = (0usize, String::new());
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        length = value.trim().parse().unwrap_or(0);
-                    } else if name.eq_ignore_ascii_case("authorization") {
-                        auth = line.to_owned();
-                    }
-                }
-            }
-            let mut body = vec![0u8; length];
-            let _ = reader.read_exact(&mut body);
-            let (status, payload) = reply(&String::from_utf8_lossy(&body), &auth);
-            let mut stream = stream;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{payload}",
-                payload.len()
-            );
-        }
-    });
-    format!("http://127.0.0.1:{port}/v1")
-}
-
 /// `evolve` against `base_url` with the key in `SKILL_EVOLVE_TEST_KEY`,
 /// recording a cassette; asserts that the key is nowhere in its output or
 /// files, and returns the output.
@@ -194,7 +151,7 @@ fn evolve_against(base_url: &str) -> (tempfile::TempDir, String) {
 
 #[test]
 fn a_server_error_echoing_the_key_prints_it_redacted() {
-    let url = echo_server(|_, auth| {
+    let url = crate::fake_llm::start_raw(|_, auth| {
         let message = format!("malformed header {auth:?}");
         (
             401,
@@ -212,7 +169,7 @@ fn a_server_error_echoing_the_key_prints_it_redacted() {
 
 #[test]
 fn a_reply_echoing_the_key_is_shown_and_kept_redacted() {
-    let url = echo_server(|prompt, auth| {
+    let url = crate::fake_llm::start_raw(|prompt, auth| {
         let content = if prompt.contains("## Known failures") {
             serde_json::json!({"addressed": ["t1", "t2"], "unaddressed": [],
                                "summary": format!("echo {auth}")})
