@@ -12,6 +12,7 @@
 //! shown and nothing is written until the user says yes.
 
 mod rounds;
+mod run_dir;
 mod trajectories;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::rounds::evolve_loop;
+use self::run_dir::{candidate_file_name, check_run_dir};
 use self::trajectories::{load_dir, load_session_state};
 use crate::cli::EvolveArgs;
 use crate::config::build_llm;
@@ -32,7 +34,7 @@ use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
-use crate::store::{STATE_DIR, document_name, skill_dir, write_new_version};
+use crate::store::{STATE_DIR, document_name, skill_dir, store_root, write_new_version};
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
 #[derive(Clone, Copy)]
@@ -99,6 +101,11 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .run_dir
         .clone()
         .unwrap_or_else(|| default_run_dir(skill));
+    check_run_dir(
+        &run_dir,
+        &skill_dir(skill),
+        &store_root(skill, args.store.as_deref()),
+    )?;
     let run_id = run_dir
         .file_name()
         .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned());
@@ -172,7 +179,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
 
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let candidate_path = run_dir.join(&name);
+    let candidate_path = run_dir.join(candidate_file_name(&name));
     if summary.changed {
         std::fs::write(&candidate_path, &candidate).with_context(|| {
             format!("cannot save the candidate to {}", candidate_path.display())

@@ -16,3 +16,4 @@ mod secrets;
 mod support;
 #[cfg(unix)]
 mod terminal;
+mod working_copy;
