@@ -23,7 +23,8 @@ use serde::Serialize;
 use crate::cli::DoctorArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::error::{bad_at, line_of};
-use crate::render::{colour_diff, terminal_safe, unified_diff, write_atomically};
+use crate::render::{colour_diff, terminal_safe, unified_diff};
+use crate::working_copy::write_through;
 
 /// One problem of a document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -432,7 +433,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         println!("discarded: {} is unchanged", path.display());
         return Ok(exit_for(&problems));
     }
-    write_atomically(path, &fixed)?;
+    write_through(path, &fixed)?;
     println!("repaired {}", path.display());
     for p in &remaining {
         println!(

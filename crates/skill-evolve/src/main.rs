@@ -28,6 +28,7 @@ mod questions;
 mod render;
 mod run;
 mod store;
+mod working_copy;
 
 use crate::cli::{Cli, Command};
 use crate::error::{BadInput, one_line};

@@ -1,12 +1,9 @@
 //! What the user sees: unified diffs (coloured on a terminal), the table of
-//! edits, text from untrusted sources made safe for a terminal, and the one
-//! way this program replaces a file (atomically).
+//! edits, and text from untrusted sources made safe for a terminal.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
 
 use console::{Style, measure_text_width};
 use similar::TextDiff;
@@ -174,24 +171,6 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>], max_width: usize) -> 
         out.push_str(&line(row));
     }
     out
-}
-
-/// Replaces `path` with `text` through a temporary file in the same
-/// directory, synced and renamed: a crash leaves the old file or the new one.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
-    Ok(())
 }
 
 #[cfg(test)]

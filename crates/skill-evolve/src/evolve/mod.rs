@@ -35,6 +35,7 @@ use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::store::{STATE_DIR, document_name, skill_dir, store_root, write_new_version};
+use crate::working_copy::writable_target;
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
 #[derive(Clone, Copy)]
@@ -97,6 +98,10 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let name = document_name(skill)?;
+    // A skill that could not be written is refused before the LLM is paid.
+    if args.yes || stdin_is_terminal() {
+        writable_target(skill)?;
+    }
     let run_dir = args
         .run_dir
         .clone()
