@@ -195,3 +195,19 @@ fn a_reply_echoing_the_key_is_shown_and_kept_redacted() {
     let cassette = std::fs::read_to_string(dir.path().join("run.cassette")).unwrap();
     assert!(cassette.contains("<redacted>"), "{cassette}");
 }
+
+#[test]
+fn a_key_given_where_its_variable_name_belongs_is_not_echoed() {
+    let dir = crate::evolve::workspace(crate::evolve::SKILL);
+    let d = dir.path();
+    let before = crate::support::snapshot(d);
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
+        .args(["--api-key-env", KEY])
+        .output()
+        .unwrap();
+    crate::support::assert_one_line_error(&out, "api_key_env must be the name of");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY));
+    assert_eq!(crate::support::snapshot(d), before);
+}
