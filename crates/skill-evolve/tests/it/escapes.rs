@@ -104,3 +104,52 @@ fn an_error_quoting_a_server_message_shows_its_control_characters_escaped() {
     assert!(!stderr.contains('\u{7}'), "{stderr:?}");
     assert!(stderr.contains(&format!(r"denied{SHOWN}\x07")), "{stderr}");
 }
+
+/// What an agent wrote into the run log (here, a tool name) is shown escaped
+/// in the diagnosis.
+#[test]
+fn agent_output_in_a_run_log_is_shown_escaped_by_diagnose() {
+    use evolution_runlog_sqlite::SqliteRunLog;
+    use evolution_types::{Prediction, TraceStep};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let log = SqliteRunLog::open(dir.path().join("run.sqlite")).unwrap();
+        log.create_run("r1", serde_json::json!({})).await.unwrap();
+        let prediction = Prediction {
+            question_id: "q1".to_owned(),
+            task_type: "qa".to_owned(),
+            prediction: "a".to_owned(),
+            answer: "b".to_owned(),
+            ..Prediction::default()
+        };
+        log.insert_predictions("r1", vec![prediction])
+            .await
+            .unwrap();
+        let step = TraceStep {
+            question_id: "q1".to_owned(),
+            step: 1,
+            tool_name: format!("search{ERASE}"),
+            ..TraceStep::default()
+        };
+        log.insert_traces("r1", vec![step]).await.unwrap();
+    });
+    let out = skill_evolve(dir.path())
+        .args([
+            "diagnose",
+            "--runlog",
+            "run.sqlite",
+            "--run-id",
+            "r1",
+            "--no-llm",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_no_escape(&stdout);
+    assert!(stdout.contains(&format!("search{SHOWN}×1")), "{stdout}");
+}
