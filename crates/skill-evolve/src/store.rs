@@ -312,6 +312,8 @@ pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| store_error(&root, e))?;
     let skill = &args.target.skill;
     let working = read_document(skill)?;
+    // Refused before the diff is shown and the user asked.
+    writable_target(skill)?;
     let stored = store.read(&name).map_err(|e| store_error(&root, e))?;
     let current = store.current_version().map_err(|e| store_error(&root, e))?;
     // A working copy whose text is in the store loses nothing (it is where a
@@ -347,7 +349,6 @@ pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         println!("discarded: nothing changed");
         return Ok(ExitCode::SUCCESS);
     }
-    writable_target(skill)?;
     store.rollback(to).map_err(|e| store_error(&root, e))?;
     write_through(skill, &target_text)
         .map_err(|e| store_ahead(e, skill, args.target.store.as_deref(), file_holds, to))?;
