@@ -101,8 +101,11 @@
 //! and the next question gets a fresh one. The run goes on: whether too many
 //! INFRA errors invalidate a comparison is the validation guard's call. The
 //! harness scores answers itself ([`Scoring::ExactMatch`]) unless told to
-//! trust the agent's own `correct` field. `src/bin/rule-agent.rs` is a
-//! complete reference agent.
+//! trust the agent's own `correct` field. The agent inherits this
+//! program's environment minus the names [`InheritedEnv::AllExcept`] lists,
+//! or only the names [`InheritedEnv::Only`] lists, plus
+//! [`SubprocessConfig::env`]. `src/bin/rule-agent.rs` is a complete
+//! reference agent.
 
 #![warn(
     clippy::unwrap_used,
@@ -153,7 +156,9 @@ pub use crate::slow_update::{
     ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
     SlowUpdate, SlowUpdateError, slow_update,
 };
-pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
+pub use crate::subprocess::{
+    InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
+};
 pub use crate::templates::{
     PromptTemplates, SLOW_UPDATE, TemplateError, all_templates, reads_legacy_syntax, template_spec,
 };

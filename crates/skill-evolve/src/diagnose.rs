@@ -23,6 +23,7 @@ use crate::cli::DiagnoseArgs;
 use crate::config::build_llm;
 use crate::error::bad_at;
 use crate::questions::{load_questions, read_tree};
+use crate::render::terminal_safe;
 
 pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     // Opening a missing path would create an empty database: refuse first.
@@ -116,7 +117,8 @@ fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        print!("{}", full_markdown(&result));
+        // The judges' verdicts and the agent's answers are quoted as they came.
+        print!("{}", terminal_safe(&full_markdown(&result)));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -327,7 +329,10 @@ fn rules_only(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", markdown(&args.run_id, &predictions, &rows));
+        print!(
+            "{}",
+            terminal_safe(&markdown(&args.run_id, &predictions, &rows))
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

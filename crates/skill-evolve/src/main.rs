@@ -28,9 +28,11 @@ mod questions;
 mod render;
 mod run;
 mod store;
+mod working_copy;
 
 use crate::cli::{Cli, Command};
 use crate::error::{BadInput, one_line};
+use crate::render::terminal_safe;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -41,10 +43,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(bad) = e.downcast_ref::<BadInput>() {
-                eprintln!("error: {bad}");
+                eprintln!("error: {}", terminal_safe(&bad.to_string()));
                 ExitCode::from(2)
             } else {
-                eprintln!("error: {}", one_line(&format!("{e:#}")));
+                eprintln!("error: {}", terminal_safe(&one_line(&format!("{e:#}"))));
                 ExitCode::from(1)
             }
         }

@@ -23,6 +23,11 @@
 //! concurrency = 1
 //! timeout_secs = 600
 //! scoring = "exact_match"         # exact_match | agent_reported
+//! # env = { AGENT_MODE = "eval" } # variables set for the agent
+//! # pass_env = ["AGENT_API_KEY"]  # variables passed through even when held back
+//! # clear_env = true              # start from an empty environment: only the basics
+//!                                 # (PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE,
+//!                                 # TZ, TMPDIR), pass_env and env
 //!
 //! [questions]
 //! file = "questions.jsonl"        # JSON array or JSON lines
@@ -59,7 +64,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
-use evolution_harness::{BudgetLimits, fixed_question_order};
+use evolution_harness::{BudgetLimits, InheritedEnv, fixed_question_order};
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
@@ -121,8 +126,17 @@ struct AgentSection {
     timeout_secs: Spanned<u64>,
     #[serde(default)]
     scoring: ScoringChoice,
+    #[serde(default = "unspanned")]
+    env: Spanned<BTreeMap<String, String>>,
+    #[serde(default = "unspanned")]
+    pass_env: Spanned<Vec<String>>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    clear_env: bool,
+}
+
+/// The default of an optional key, with no place in the file.
+fn unspanned<T: Default>() -> Spanned<T> {
+    Spanned::new(0..0, T::default())
 }
 
 fn one() -> Spanned<usize> {
@@ -232,8 +246,10 @@ pub(crate) struct RunConfig {
     pub(crate) program: PathBuf,
     /// Its arguments.
     pub(crate) args: Vec<String>,
-    /// Extra environment of the agent.
+    /// Variables set for the agent.
     pub(crate) env: BTreeMap<String, String>,
+    /// What the agent inherits of this program's environment.
+    pub(crate) inherit_env: InheritedEnv,
     /// Long-lived workers instead of a process per question.
     pub(crate) worker: bool,
     /// Questions at once.
@@ -320,6 +336,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &base)?;
+    let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
     let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
     let gate_checked = check_gate(&src, &file.gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
@@ -329,7 +346,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         max_epochs: run.max_epochs,
         program: agent.program,
         args: agent.args,
-        env: file.agent.env,
+        env: file.agent.env.into_inner(),
+        inherit_env,
         worker: matches!(file.agent.mode, Mode::Worker),
         concurrency: agent.concurrency,
         timeout_secs: agent.timeout_secs,
@@ -545,6 +563,50 @@ fn check_agent(
         concurrency,
         timeout_secs,
     })
+}
+
+/// What a cleared agent environment (`clear_env = true`) keeps: where programs are, whose
+/// home it is, the language and time zone, the temporary folder.
+pub(crate) const BASIC_ENV: [&str; 9] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
+/// `[agent] env`, `pass_env` and `clear_env` against `[llm.openai] api_key_env`: the
+/// variable holding the optimizer's API key never reaches the agent unless named in
+/// `pass_env` (or given a value in `env`).
+fn agent_environment(
+    src: &Source<'_>,
+    agent: &AgentSection,
+    llm: &LlmSection,
+) -> anyhow::Result<InheritedEnv> {
+    let valid = |name: &str| !name.is_empty() && !name.contains(['=', '\0']);
+    if let Some(name) = agent.pass_env.get_ref().iter().find(|n| !valid(n)) {
+        return Err(src.at(
+            agent.pass_env.span(),
+            format!("[agent] pass_env: {name:?} is not a variable name"),
+        ));
+    }
+    if let Some(name) = agent.env.get_ref().keys().find(|n| !valid(n)) {
+        return Err(src.at(
+            agent.env.span(),
+            format!("[agent] env: {name:?} is not a variable name"),
+        ));
+    }
+    let passed: std::collections::BTreeSet<String> =
+        agent.pass_env.get_ref().iter().cloned().collect();
+    if agent.clear_env {
+        let mut names = passed;
+        names.extend(BASIC_ENV.iter().map(|n| (*n).to_owned()));
+        return Ok(InheritedEnv::Only(names));
+    }
+    let key = llm
+        .openai
+        .get("api_key_env")
+        .and_then(toml::Value::as_str)
+        .filter(|name| !passed.contains(*name));
+    Ok(InheritedEnv::AllExcept(
+        key.map(str::to_owned).into_iter().collect(),
+    ))
 }
 
 /// Train, gate and holdout questions.

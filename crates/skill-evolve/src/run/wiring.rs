@@ -61,6 +61,7 @@ pub(crate) async fn run_loop(
         program: config.program.clone(),
         args: config.args.clone(),
         env: config.env.clone(),
+        inherit_env: config.inherit_env.clone(),
         mode: if config.worker {
             ProcessMode::Worker
         } else {

@@ -3,6 +3,7 @@
 mod bad_input;
 mod diagnose;
 mod doctor;
+mod escapes;
 mod evolve;
 mod fake_llm;
 mod gate;
@@ -11,6 +12,8 @@ mod journal;
 mod local;
 mod resume;
 mod run;
+mod secrets;
 mod support;
 #[cfg(unix)]
 mod terminal;
+mod working_copy;
