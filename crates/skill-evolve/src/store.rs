@@ -16,7 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use evolution_store_fs::{Change, FsStore, FsStoreError, HistoryEntry, HistoryKind, VersionId};
+use evolution_store_fs::{
+    Change, FsStore, FsStoreError, HistoryEntry, HistoryKind, Opened, VersionId,
+};
 use serde::Serialize;
 
 use crate::cli::{DiffArgs, HistoryArgs, RollbackArgs, StoreArgs};
@@ -146,27 +148,21 @@ fn record_and_write(
     writable_target(skill)?;
     let name = document_name(skill)?;
     let root = store_root(skill, explicit_store);
-    let store = match FsStore::open(&root) {
-        Ok(store) => {
-            let stored = store.read(&name).ok();
-            if stored.as_deref() != Some(working) {
-                store
-                    .advance_version(
-                        &[Change::write(name.clone(), working)],
-                        "working copy as found before evolving",
-                    )
-                    .map_err(|e| store_error(&root, e))?;
-            }
-            store
-        }
-        Err(FsStoreError::NotAStore { .. }) => FsStore::init(
-            &root,
-            [(name.clone(), working.to_owned())],
-            "imported working copy",
-        )
-        .map_err(|e| store_error(&root, e))?,
-        Err(e) => return Err(store_error(&root, e)),
-    };
+    // `open_or_init`: evolves started at once on a new skill share the store one of them creates.
+    let (store, opened) = FsStore::open_or_init(
+        &root,
+        [(name.clone(), working.to_owned())],
+        "imported working copy",
+    )
+    .map_err(|e| store_error(&root, e))?;
+    if opened == Opened::Existing && store.read(&name).ok().as_deref() != Some(working) {
+        store
+            .advance_version(
+                &[Change::write(name.clone(), working)],
+                "working copy as found before evolving",
+            )
+            .map_err(|e| store_error(&root, e))?;
+    }
     let previous = store.current_version().map_err(|e| store_error(&root, e))?;
     let version = store
         .advance_version(&[Change::write(name, candidate)], message)
