@@ -11,7 +11,7 @@ use evolution_types::template::render as render_template;
 use evolution_types::{
     ChatMessage, ChatOptions, Edit, EditOp, EditReport, EditStatus, EvolutionRecord,
     EvolutionStatus, JsonMap, LlmProvider, Profile, PromptStore, RejectedEdit, SkillCasePack,
-    SkillStore, SystemCasePack, TargetType, ToolCasePack, resolve_skill_file,
+    SkillStore, SystemCasePack, TargetType, ToolCasePack, skill_file_for,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -409,8 +409,8 @@ fn fill_from_attempt(record: &mut EvolutionRecord, applied: Applied, clip_info: 
 
 /// Evolves one skill file from its case pack.
 ///
-/// The target is `pack.target_file`, or [`resolve_skill_file`] of the task
-/// type when that is empty. Without failure cases and lapse notes nothing
+/// The target is `pack.target_file`, or [`skill_file_for`] of the task
+/// type (with the profile's choices) when that is empty. Without failure cases and lapse notes nothing
 /// is called and the record is `Skipped`. Otherwise, for failure cases:
 ///
 /// - **C, patch** (default): the `evolve_skill` prompt, then rank-and-clip
@@ -454,10 +454,18 @@ async fn skill_inner(
     options: &EvolveOptions,
 ) -> Result<EvolutionRecord, EvolveError> {
     let target_file = if pack.target_file.is_empty() {
-        resolve_skill_file(store, &pack.task_type).map_err(|source| EvolveError::Store {
-            file: format!("(skill for task type {:?})", pack.task_type),
-            source,
-        })?
+        let files = store
+            .list_skill_files()
+            .map_err(|source| EvolveError::Store {
+                file: format!("(skill for task type {:?})", pack.task_type),
+                source,
+            })?;
+        skill_file_for(
+            &files,
+            &pack.task_type,
+            &options.profile.task_skill_files,
+            &options.profile.default_skill_file,
+        )
     } else {
         pack.target_file.clone()
     };
