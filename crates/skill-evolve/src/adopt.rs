@@ -120,6 +120,10 @@ fn check(dir: &RunDir, proposal: &Proposal, index: usize) -> anyhow::Result<Opti
         ));
     }
     let current = read_document(&user_file)?;
+    if current == staged {
+        println!("{} already has the staged text", user_file.display());
+        return Ok(None);
+    }
     if sha256_hex(&current) != doc.source.sha256 {
         return Err(bad_at(
             &user_file,

@@ -326,6 +326,16 @@ pub(crate) fn stage(
     report: &EvolutionReport,
 ) -> anyhow::Result<Proposal> {
     let sources = read_sources(dir)?.unwrap_or_default();
+    // A finished run reported again (the same command, resumed) keeps what was adopted.
+    let adopted: BTreeMap<String, String> = read_proposal(dir)?
+        .filter(|p| p.final_version == report.final_version)
+        .map(|p| {
+            p.documents
+                .into_iter()
+                .filter_map(|d| d.adopted_as.map(|v| (d.source.document, v)))
+                .collect()
+        })
+        .unwrap_or_default();
     let before = store.documents(&report.initial_version).unwrap_or_default();
     let after = store.documents(&report.final_version).unwrap_or_default();
     let evidence = evidence(report);
@@ -357,12 +367,13 @@ pub(crate) fn stage(
             .filter(|e| e.accepted && e.candidate.ends_with(&suffix))
             .map(|e| e.candidate.clone())
             .collect();
+        let adopted_as = adopted.get(&source.document).cloned();
         documents.push(StagedDoc {
             source,
             staged_file,
             diff_file,
             candidates,
-            adopted_as: None,
+            adopted_as,
         });
     }
     let proposal = Proposal {

@@ -15,7 +15,7 @@ const SUPPORT: &str =
 /// A workspace whose skills are `skills/support/SKILL.md` (named
 /// `support-bot`) and `skills/billing/SKILL.md`, with `qa` mapped to the
 /// support skill.
-fn agent_skills_workspace(base_url: &str) -> tempfile::TempDir {
+pub(crate) fn agent_skills_workspace(base_url: &str) -> tempfile::TempDir {
     let config = loop_config(&rule_agent(), base_url)
         .replace("[llm]\n", "[skills]\nqa = \"support-bot\"\n\n[llm]\n");
     let dir = run_workspace_with(&config, 14);
@@ -32,7 +32,7 @@ fn agent_skills_workspace(base_url: &str) -> tempfile::TempDir {
     dir
 }
 
-fn run_loop(d: &Path, extra: &[&str]) -> std::process::Output {
+pub(crate) fn run_loop(d: &Path, extra: &[&str]) -> std::process::Output {
     skill_evolve(d)
         .env("SKILL_EVOLVE_TEST_KEY", "k")
         .args(["run", "--config", "evolve.toml"])
@@ -154,8 +154,25 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
         std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
         SUPPORT
     );
+    // The same run command again resumes a finished run: the adoption stays recorded.
+    let again = run_loop(d, &[]);
+    assert!(again.status.success(), "{again:?}");
     let status = text(&skill_evolve(d).arg("status").output().unwrap().stdout);
     assert!(status.contains("(adopted as v000002;"), "{status}");
+    let twice = skill_evolve(d)
+        .args(["adopt", "demo", "--yes"])
+        .output()
+        .unwrap();
+    assert!(twice.status.success(), "{twice:?}");
+    assert!(
+        text(&twice.stdout).contains("was adopted already (as v000002)"),
+        "{}",
+        text(&twice.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
+        SUPPORT
+    );
 }
 
 #[test]
@@ -223,6 +240,35 @@ fn a_task_type_without_a_skill_fails_before_any_rollout() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(text(&out.stdout).contains("task type \"qa\" → shipping.md"));
+}
+
+#[test]
+fn a_single_skill_md_serves_every_task_type() {
+    let config = CONFIG.replace(r#"skills = "skills""#, r#"skills = "my-skill""#);
+    let dir = run_workspace(&config);
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("my-skill/scripts")).unwrap();
+    std::fs::write(
+        d.join("my-skill/SKILL.md"),
+        "---\ndescription: x\n---\nRULE a => b\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("my-skill/scripts/notes.md"), "a resource\n").unwrap();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("1 skill document(s) in my-skill"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("task type \"qa\" → my-skill.md"),
+        "{stdout}"
+    );
 }
 
 #[cfg(unix)]
