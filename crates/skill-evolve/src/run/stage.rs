@@ -396,9 +396,23 @@ pub(crate) fn stage(
 pub(crate) fn report_section(dir: &RunDir, proposal: &Proposal) -> String {
     let mut md = String::from("\n## Staged for adoption\n\n");
     if proposal.documents.is_empty() {
-        md.push_str(
-            "Nothing is staged: no candidate was accepted, so your files stay as they are.\n",
-        );
+        let accepted = proposal.evidence.iter().any(|e| e.accepted);
+        if accepted && dir.sources().is_file() {
+            md.push_str(
+                "Nothing is staged: the run's final documents are the texts it started from \
+                 (its accepted changes were undone before it ended).\n",
+            );
+        } else if accepted {
+            md.push_str(
+                "Nothing is staged: this run began without a record of which files its documents \
+                 came from, so its accepted changes stay in its store. Run it again with `--fresh` \
+                 to get a proposal you can adopt.\n",
+            );
+        } else {
+            md.push_str(
+                "Nothing is staged: no candidate was accepted, so your files stay as they are.\n",
+            );
+        }
         return md;
     }
     md.push_str(

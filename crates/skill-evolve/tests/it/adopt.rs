@@ -319,3 +319,38 @@ fn a_store_made_for_other_documents_names_fresh() {
         std::fs::read_to_string(d.join(".skill-evolve/runs/demo/staged/files/general.md")).unwrap();
     assert!(staged.contains("RULE qa => yes"), "{staged}");
 }
+
+#[test]
+fn a_run_that_accepts_nothing_stages_nothing_and_says_why() {
+    let fake = crate::fake_llm::start_loop();
+    let dir = run_workspace_with(&loop_config(&rule_agent(), &fake.base_url), 14);
+    let d = dir.path();
+    // The proposed rule answers `yes`; these questions want `maybe`, so the gate rejects it.
+    let questions: String = (0..14)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"maybe\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let out = run_loop(d, &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("0 accepted"), "{stdout}");
+    assert!(
+        stdout.contains("nothing staged: your files stay as they are"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(
+        report.contains("Nothing is staged: no candidate was accepted"),
+        "{report}"
+    );
+    let status = text(&skill_evolve(d).arg("status").output().unwrap().stdout);
+    assert!(
+        status.contains("demo: finished (v000001): nothing staged"),
+        "{status}"
+    );
+    let before = snapshot(d);
+    let adopt = skill_evolve(d).args(["adopt", "demo"]).output().unwrap();
+    assert!(adopt.status.success(), "{adopt:?}");
+    assert!(text(&adopt.stdout).contains("run \"demo\" staged nothing"));
+    assert_eq!(snapshot(d), before);
+}
