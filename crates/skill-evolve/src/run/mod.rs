@@ -9,7 +9,8 @@
 //! - [`stage`]: where each document came from, and the staged proposal
 //!   `adopt` writes back.
 //!
-//! This file is the command: the pre-flight estimate, the dry run, and how
+//! This file is the command: the pre-flight estimate, the check that the run
+//! name's store was made for these documents (or `--fresh`), the dry run, and how
 //! the run ended.
 
 mod config;
