@@ -56,7 +56,9 @@ pub(crate) fn read_skills(path: &Path) -> Result<Vec<SkillDoc>, String> {
     if entry_kind(&top_skill)? == Kind::File {
         return Ok(vec![skill_md(&top_skill, path)?]);
     }
-    let mut docs: Vec<SkillDoc> = Vec::new();
+    let mut folders: Vec<SkillDoc> = Vec::new();
+    // A flat file's problem counts only when the folder is a flat one.
+    let mut files: Vec<Result<SkillDoc, String>> = Vec::new();
     for entry in sorted_entries(path)? {
         let name = entry
             .file_name()
@@ -66,20 +68,29 @@ pub(crate) fn read_skills(path: &Path) -> Result<Vec<SkillDoc>, String> {
         if name.starts_with('.') || name.is_empty() {
             continue;
         }
-        let doc = match entry_kind(&entry)? {
+        match entry_kind(&entry)? {
             Kind::Link => return Err(link_refused(&entry)),
             Kind::Dir => {
                 let inner = entry.join(SKILL_MD);
                 match entry_kind(&inner)? {
-                    Kind::File => skill_md(&inner, &entry)?,
+                    Kind::File => folders.push(skill_md(&inner, &entry)?),
                     Kind::Link => return Err(link_refused(&inner)),
                     // A folder without SKILL.md (scripts, assets) is not a skill.
-                    Kind::Dir | Kind::Missing | Kind::Other => continue,
+                    Kind::Dir | Kind::Missing | Kind::Other => {}
                 }
             }
-            Kind::File if name.ends_with(".md") => flat(&entry, &name)?,
-            Kind::File | Kind::Missing | Kind::Other => continue,
-        };
+            Kind::File if name.ends_with(".md") => files.push(flat(&entry, &name)),
+            Kind::File | Kind::Missing | Kind::Other => {}
+        }
+    }
+    // Beside skill folders, loose Markdown files (a README, a licence) are not skills.
+    let found = if folders.is_empty() {
+        files.into_iter().collect::<Result<Vec<_>, _>>()?
+    } else {
+        folders
+    };
+    let mut docs: Vec<SkillDoc> = Vec::new();
+    for doc in found {
         if let Some(clash) = docs.iter().find(|d| d.document == doc.document) {
             return Err(format!(
                 "two skills are named {:?}: {} and {}",
@@ -439,8 +450,13 @@ mod tests {
         write(d, "pdf/SKILL.md", "no frontmatter\n");
         write(d, "pdf/scripts/run.py", "print()\n");
         write(d, "assets/logo.txt", "not a skill\n");
-        write(d, "notes.md", "flat\n");
-        write(d, ".hidden.md", "skipped\n");
+        write(d, "README.md", "not a skill beside skill folders\n");
+        write(
+            d,
+            "read me.md",
+            "not a skill either, so its name does not matter\n",
+        );
+        write(d, ".hidden/SKILL.md", "skipped\n");
         let docs = read_skills(d).unwrap();
         let names: Vec<(&str, &str)> = docs
             .iter()
@@ -448,13 +464,26 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            [
-                ("notes", "notes.md"),
-                ("pdf", "pdf.md"),
-                ("webapp-testing", "webapp-testing.md")
-            ]
+            [("pdf", "pdf.md"), ("webapp-testing", "webapp-testing.md")]
         );
-        assert_eq!(docs[2].path, d.join("webapp/SKILL.md"));
+        assert_eq!(docs[1].path, d.join("webapp/SKILL.md"));
+    }
+
+    #[test]
+    fn flat_files_are_named_by_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "b.md", "---\nname: ignored\n---\n");
+        write(d, "a.md", "a\n");
+        write(d, "notes.txt", "not markdown\n");
+        write(d, ".hidden.md", "skipped\n");
+        write(d, "scripts/run.sh", "true\n");
+        let names: Vec<String> = read_skills(d)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.document)
+            .collect();
+        assert_eq!(names, ["a.md", "b.md"]);
     }
 
     #[test]

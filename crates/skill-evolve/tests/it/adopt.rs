@@ -29,6 +29,11 @@ pub(crate) fn agent_skills_workspace(base_url: &str) -> tempfile::TempDir {
         std::fs::write(d.join("skills").join(folder).join("SKILL.md"), text).unwrap();
     }
     std::fs::write(d.join("skills/support/reference.txt"), "a resource\n").unwrap();
+    std::fs::write(
+        d.join("skills/README.md"),
+        "About these skills; not a skill.\n",
+    )
+    .unwrap();
     dir
 }
 
@@ -54,6 +59,11 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
 
     let dry = run_loop(d, &["--dry-run"]);
     assert!(dry.status.success(), "{dry:?}");
+    assert!(
+        text(&dry.stdout).contains("2 skill document(s) in skills"),
+        "{}",
+        text(&dry.stdout)
+    );
     assert!(
         text(&dry.stdout).contains("task type \"qa\" → support-bot.md"),
         "{}",
