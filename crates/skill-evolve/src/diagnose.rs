@@ -131,26 +131,15 @@ struct DirSkills {
 }
 
 impl DirSkills {
+    /// The skills of `dir` in any layout the `layout` module reads, keyed
+    /// by document name.
     fn read(dir: &Path) -> anyhow::Result<Self> {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| bad_at(dir, None, format!("cannot read the skills folder: {e}")))?;
+        let docs = crate::layout::read_skills(dir).map_err(|problem| bad_at(dir, None, problem))?;
         let mut files = BTreeMap::new();
-        for entry in entries {
-            let path = entry
-                .map_err(|e| bad_at(dir, None, format!("cannot read the skills folder: {e}")))?
-                .path();
-            if !path.is_file() {
-                continue;
-            }
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| bad_at(&path, None, format!("cannot read the skill file: {e}")))?;
-            files.insert(name.to_owned(), text);
+        for doc in docs {
+            let text = std::fs::read_to_string(&doc.path)
+                .map_err(|e| bad_at(&doc.path, None, format!("cannot read the skill file: {e}")))?;
+            files.insert(doc.document, text);
         }
         Ok(DirSkills { files })
     }

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 
+mod adopt;
 mod cli;
 mod config;
 mod confirm;
@@ -22,11 +23,13 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod layout;
 #[cfg(feature = "local")]
 mod local;
 mod questions;
 mod render;
 mod run;
+mod status;
 mod store;
 mod working_copy;
 
@@ -91,5 +94,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rollback(args) => store::rollback(&args),
         Command::Run(args) => run::run(&args),
         Command::Diagnose(args) => diagnose::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Adopt(args) => adopt::run(&args),
     }
 }

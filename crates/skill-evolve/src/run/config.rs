@@ -5,7 +5,8 @@
 //! ```toml
 //! [run]
 //! name = "release-notes"          # prefix of every run id
-//! skills = "skills"               # folder of the starting skill documents
+//! skills = "skills"               # the skills: <name>/SKILL.md folders, <name>.md
+//!                                 # files, or one SKILL.md (see the layout module)
 //! prompts = "prompts"             # optional: prompt documents evolved too
 //!                                 # (system prompt, <tool>_extract.md / _verify.md)
 //! tree = "trees.json"             # optional: source id → tree, for the missed-nodes judge
@@ -50,6 +51,10 @@
 //! # [budget.prices]               # model = price per million tokens, finite and >= 0
 //! # deepseek-chat = { prompt_per_million = 0.27, completion_per_million = 1.1 }
 //!
+//! [skills]                        # optional: task type → skill name
+//! "Release Notes" = "release-notes"
+//! default = "general"             # the fallback for every other task type
+//!
 //! [llm]                           # as in skill-evolve.toml
 //! provider = "replay"
 //! cassette = "run.cassette"
@@ -72,6 +77,7 @@ use toml::Spanned;
 use crate::cli::{RunArgs, ScheduleArg};
 use crate::config::LlmSection;
 use crate::error::{bad_at, bad_option, line_of};
+use crate::layout::{MapProblem, SkillDoc, TaskSkills, map_tasks, read_skills};
 use crate::questions::{load_questions, read_tree};
 
 #[derive(Debug, Deserialize)]
@@ -88,6 +94,8 @@ struct RunFile {
     llm: LlmSection,
     #[serde(default)]
     evolve: EvolveSection,
+    #[serde(default)]
+    skills: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -280,8 +288,12 @@ pub(crate) struct RunConfig {
     pub(crate) llm: LlmSection,
     /// The model name, when the configuration names one.
     pub(crate) model: String,
-    /// Skill documents found in `skills`.
+    /// Skill documents found in `skills` (their document names).
     pub(crate) skill_files: Vec<String>,
+    /// The skills found in `skills`: document name and the user's file.
+    pub(crate) skill_docs: Vec<SkillDoc>,
+    /// Which skill document serves each task type of the question set.
+    pub(crate) task_skills: TaskSkills,
     /// Folder of the starting prompt documents, when prompts are evolved too.
     pub(crate) prompts: Option<PathBuf>,
     /// Prompt documents found in `prompts`.
@@ -328,7 +340,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let src = Source { path, text: &text };
 
     let run = check_run(&src, &file.run, &base)?;
-    let (prompts, prompt_files) = check_prompts(&src, args, &file.run, &base, &run.skill_files)?;
+    let skill_files: Vec<String> = run.skill_docs.iter().map(|d| d.document.clone()).collect();
+    let (prompts, prompt_files) = check_prompts(&src, args, &file.run, &base, &skill_files)?;
     let tree_data = match (&args.tree, &file.run.tree) {
         (Some(tree), _) => read_tree(tree)?,
         (None, Some(tree)) => read_tree(&base.join(tree.get_ref()))?,
@@ -338,6 +351,12 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let agent = check_agent(&src, &file.agent, &base)?;
     let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
     let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
+    let task_skills = check_task_skills(
+        &src,
+        &file.skills,
+        &run.skill_docs,
+        [&train, &gate, &holdout],
+    )?;
     let gate_checked = check_gate(&src, &file.gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
     Ok(RunConfig {
@@ -363,7 +382,9 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         budget: file.budget,
         llm: file.llm,
         model,
-        skill_files: run.skill_files,
+        skill_files: run.skill_docs.iter().map(|d| d.document.clone()).collect(),
+        skill_docs: run.skill_docs,
+        task_skills,
         prompts,
         prompt_files,
         tree_data,
@@ -378,7 +399,7 @@ struct RunChecked {
     name: String,
     max_epochs: u32,
     skills: PathBuf,
-    skill_files: Vec<String>,
+    skill_docs: Vec<SkillDoc>,
 }
 
 /// `[run]`: the name, the epochs and the skills folder.
@@ -406,7 +427,7 @@ fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<
         ));
     }
     let skills = base.join(run.skills.get_ref());
-    let skill_files = list_documents(&skills).map_err(|problem| {
+    let skill_docs = read_skills(&skills).map_err(|problem| {
         src.at(
             run.skills.span(),
             format!("[run] skills {}: {problem}", skills.display()),
@@ -416,7 +437,34 @@ fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<
         name,
         max_epochs,
         skills,
-        skill_files,
+        skill_docs,
+    })
+}
+
+/// `[skills]`: every task type of the question set resolved to a skill
+/// document before anything runs.
+fn check_task_skills(
+    src: &Source<'_>,
+    mapping: &BTreeMap<String, Spanned<String>>,
+    docs: &[SkillDoc],
+    sets: [&[GeneratedQuestion]; 3],
+) -> anyhow::Result<TaskSkills> {
+    let plain: BTreeMap<String, String> = mapping
+        .iter()
+        .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+        .collect();
+    let tasks = sets.into_iter().flatten().map(|q| q.task_type.as_str());
+    map_tasks(docs, tasks, &plain).map_err(|problem| {
+        let span = match &problem {
+            MapProblem::UnknownSkill { key, .. } | MapProblem::UnknownTask { key, .. } => {
+                mapping.get(key).map(Spanned::span)
+            }
+            MapProblem::NoSkill { .. } => None,
+        };
+        match span {
+            Some(span) => src.at(span, problem.to_string()),
+            None => bad_at(src.path, None, problem.to_string()),
+        }
     })
 }
 

@@ -5,15 +5,19 @@
 //! - [`dir`]: [`RunDir`], every path of a run's folder;
 //! - [`wiring`]: the adapters and the harness loop;
 //! - [`progress`]: the progress bars and event lines;
-//! - [`report`]: `report.md` and `report.json`.
+//! - [`report`]: `report.md` and `report.json`;
+//! - [`stage`]: where each document came from, and the staged proposal
+//!   `adopt` writes back.
 //!
-//! This file is the command: the pre-flight estimate, the dry run, and how
+//! This file is the command: the pre-flight estimate, the check that the run
+//! name's store was made for these documents (or `--fresh`), the dry run, and how
 //! the run ended.
 
 mod config;
-mod dir;
+pub(crate) mod dir;
 mod progress;
 mod report;
+pub(crate) mod stage;
 mod wiring;
 
 use std::process::ExitCode;
@@ -101,6 +105,9 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    for (task, document) in &config.task_skills.by_task {
+        out.push_str(&format!("  task type {task:?} → {document}\n"));
+    }
     for over in &estimate.over_limits {
         out.push_str(&format!(
             "  note: {over}; the run stops at the cap and the same command continues it after you raise it\n"
@@ -131,12 +138,29 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(args.config.clone()),
     ))?;
     let estimate = estimate(&config);
+    let dir = RunDir::of(&args.config, &config.name);
+    if !args.fresh {
+        stage::check_same_documents(&config, &dir)?;
+    }
     print!("{}", preflight(&config, &estimate, &llm.description));
     if args.dry_run {
+        if args.fresh && dir.root().exists() {
+            println!(
+                "--fresh: the run would start over ({} would be deleted)",
+                dir.root().display()
+            );
+        }
         println!("dry run: the configuration is valid; nothing was run or written");
         return Ok(ExitCode::SUCCESS);
     }
-    let dir = RunDir::of(&args.config, &config.name);
+    if args.fresh && dir.root().exists() {
+        std::fs::remove_dir_all(dir.root())
+            .with_context(|| format!("cannot delete {}", dir.root().display()))?;
+        println!(
+            "--fresh: deleted the earlier state of run {:?}",
+            config.name
+        );
+    }
     let ended = runtime.block_on(run_loop(&config, &dir, llm.provider, estimate))?;
     match ended {
         Ended::Interrupted => {
@@ -158,6 +182,16 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 report.records.iter().filter(|r| r.accepted).count()
             );
             println!("report: {}", path.display());
+            match stage::read_proposal(&dir)? {
+                Some(p) if !p.documents.is_empty() => println!(
+                    "staged {} document(s) in {}; your files are unchanged until you run \
+                     `skill-evolve adopt {}`",
+                    p.documents.len(),
+                    dir.staged().display(),
+                    config.name
+                ),
+                _ => println!("nothing staged: your files stay as they are"),
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,5 +1,6 @@
 //! The report of a finished run: `report.md` (what changed, the gate's
-//! evidence per candidate, the events) and `report.json`.
+//! evidence per candidate, what is staged for adoption, the events) and
+//! `report.json`.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,8 @@ use evolution_store_fs::FsVersionedStore;
 
 use super::dir::RunDir;
 use super::progress::decision_name;
-use crate::render::documents_diff;
+use super::stage::{report_section, stage};
+use crate::render::{documents_diff, write_atomically};
 
 /// The report: what changed, and the gate's evidence for every candidate.
 pub(crate) fn write_report(
@@ -61,12 +63,14 @@ pub(crate) fn write_report(
     } else {
         md.push_str(&format!("```diff\n{diff}```\n"));
     }
+    let proposal = stage(dir, store, report)?;
+    md.push_str(&report_section(dir, &proposal));
     md.push_str("\n## Events\n\n");
     for line in events {
         md.push_str(&format!("- {line}\n"));
     }
     let path = dir.report_md();
-    std::fs::write(&path, md).with_context(|| format!("cannot write {}", path.display()))?;
+    write_atomically(&path, &md).with_context(|| format!("cannot write {}", path.display()))?;
     let json = serde_json::json!({
         "stop_reason": report.stop_reason,
         "epochs": report.epochs,
@@ -75,8 +79,9 @@ pub(crate) fn write_report(
         "holdout_before": report.holdout_before,
         "holdout_after": report.holdout_after,
         "records": report.records,
+        "staged": proposal.documents,
     });
-    std::fs::write(dir.report_json(), serde_json::to_string_pretty(&json)?)
+    write_atomically(&dir.report_json(), &serde_json::to_string_pretty(&json)?)
         .context("cannot write report.json")?;
     Ok(path)
 }

@@ -5,7 +5,7 @@
 //! again resumes from the checkpoint: recorded rollouts and LLM calls are
 //! reused, not rerun.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,13 +19,14 @@ use evolution_harness::{
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_store_fs::{FileCheckpoint, FsStore, FsStoreError, FsVersionedStore};
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_types::{LlmProvider, Profile};
 
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::Progress;
 use super::report::{usage_line, write_report};
+use super::stage::open_or_import;
 use crate::error::bad_option;
 
 /// How a run ended.
@@ -45,7 +46,7 @@ pub(crate) async fn run_loop(
 ) -> anyhow::Result<Ended> {
     std::fs::create_dir_all(dir.root())
         .with_context(|| format!("cannot create {}", dir.root().display()))?;
-    let store = open_or_init_store(config, &dir.store())?;
+    let store = open_or_import(config, dir)?;
     let store = FsVersionedStore::new(store);
     let log = SqliteRunLog::open(dir.runlog())
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
@@ -85,7 +86,7 @@ pub(crate) async fn run_loop(
         questions: config.train.clone(),
         tree_data: config.tree_data.clone(),
         templates: templates.clone(),
-        profile: Profile::default(),
+        profile: config.task_skills.apply(Profile::default()),
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions {
             system_prompt_file: config.system_prompt.clone(),
@@ -142,33 +143,4 @@ pub(crate) async fn run_loop(
     let lines = progress.lines.lock().map(|l| l.clone()).unwrap_or_default();
     let path = write_report(dir, &store, &report, &lines, usage_line(&budget.usage()))?;
     Ok(Ended::Finished(Box::new(report), path))
-}
-
-fn open_or_init_store(config: &RunConfig, root: &Path) -> anyhow::Result<FsStore> {
-    match FsStore::open(root) {
-        Ok(store) => Ok(store),
-        Err(FsStoreError::NotAStore { .. }) => {
-            let mut files = Vec::new();
-            let skills = config.skill_files.iter().map(|n| config.skills.join(n));
-            let prompts = config
-                .prompts
-                .iter()
-                .flat_map(|dir| config.prompt_files.iter().map(|n| dir.join(n)));
-            for path in skills.chain(prompts) {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| crate::error::bad_at(&path, None, format!("cannot read: {e}")))?;
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                files.push((name, text));
-            }
-            FsStore::init(root, files, "the skills the run started from")
-                .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", root.display()))
-        }
-        Err(e) => Err(anyhow::anyhow!(
-            "cannot open the store {}: {e}",
-            root.display()
-        )),
-    }
 }

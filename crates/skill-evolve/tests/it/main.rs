@@ -1,5 +1,6 @@
 //! End-to-end tests: they run the built `skill-evolve` binary.
 
+mod adopt;
 mod bad_input;
 mod diagnose;
 mod doctor;

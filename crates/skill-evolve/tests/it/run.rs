@@ -232,7 +232,7 @@ pub(crate) fn rule_agent() -> std::path::PathBuf {
     debug_dir.join("rule-agent")
 }
 
-fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
+pub(crate) fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
     CONFIG
         .replace(
             r#"["sh", "agent.sh"]"#,
