@@ -35,6 +35,8 @@
 //! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
 //! ladder = [10, 20, 40]
 //! guard_err = 0.2
+//! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
+//!                                 # (e-LOND), or "off" for per-candidate bounds only
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -194,6 +196,8 @@ struct GateSection {
     guard_err: Spanned<f64>,
     #[serde(default)]
     seed: u64,
+    #[serde(default = "default_fdr")]
+    fdr_alpha: Spanned<FdrChoice>,
 }
 
 impl Default for GateSection {
@@ -203,8 +207,24 @@ impl Default for GateSection {
             ladder: default_ladder(),
             guard_err: default_guard(),
             seed: 0,
+            fdr_alpha: default_fdr(),
         }
     }
+}
+
+/// `[gate] fdr_alpha`: a level, or a word (only `"off"` is valid).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FdrChoice {
+    Level(f64),
+    Word(String),
+}
+
+/// The run-wide false-discovery rate `run` controls unless told otherwise.
+pub(crate) const DEFAULT_FDR_ALPHA: f64 = 0.05;
+
+fn default_fdr() -> Spanned<FdrChoice> {
+    Spanned::new(0..0, FdrChoice::Level(DEFAULT_FDR_ALPHA))
 }
 
 fn no_share() -> Spanned<f64> {
@@ -258,6 +278,9 @@ pub(crate) struct RunConfig {
     pub(crate) guard_err: f64,
     /// Seed of the gate's question order.
     pub(crate) gate_seed: u64,
+    /// The false-discovery rate controlled over the run's candidates
+    /// (e-LOND), or `None` when `[gate] fdr_alpha = "off"`.
+    pub(crate) fdr_alpha: Option<f64>,
     /// Budget caps.
     pub(crate) budget: BudgetLimits,
     /// The `[llm]` section.
@@ -342,6 +365,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         ladder: gate_checked.ladder,
         guard_err: gate_checked.guard_err,
         gate_seed: file.gate.seed,
+        fdr_alpha: gate_checked.fdr_alpha,
         budget: file.budget,
         llm: file.llm,
         model,
@@ -601,6 +625,7 @@ struct GateChecked {
     guard_err: f64,
     preset: &'static str,
     params: GateParams,
+    fdr_alpha: Option<f64>,
 }
 
 /// `[gate]`: the ladder, the INFRA guard and the parameter preset.
@@ -621,11 +646,30 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
     }
     let preset = g.params.name();
     let params = GateParams::preset(preset).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
+    let fdr_alpha = match g.fdr_alpha.get_ref() {
+        FdrChoice::Level(alpha) if *alpha > 0.0 && *alpha < 1.0 => Some(*alpha),
+        FdrChoice::Word(word) if word == "off" => None,
+        FdrChoice::Level(alpha) => {
+            return Err(src.at(
+                g.fdr_alpha.span(),
+                format!("[gate] fdr_alpha must lie strictly between 0 and 1, not {alpha}"),
+            ));
+        }
+        FdrChoice::Word(word) => {
+            return Err(src.at(
+                g.fdr_alpha.span(),
+                format!(
+                    "[gate] fdr_alpha must be a level between 0 and 1 or \"off\", not {word:?}"
+                ),
+            ));
+        }
+    };
     Ok(GateChecked {
         ladder,
         guard_err,
         preset,
         params,
+        fdr_alpha,
     })
 }
 

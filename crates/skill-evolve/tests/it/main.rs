@@ -3,6 +3,7 @@
 mod bad_input;
 mod diagnose;
 mod doctor;
+mod error_control;
 mod evolve;
 mod fake_llm;
 mod gate;

@@ -1,0 +1,112 @@
+//! `skill-evolve run` controls the false-discovery rate over a run's
+//! candidates (e-LOND at `[gate] fdr_alpha`, 0.05 unless `"off"`), and its
+//! report says which guarantee held.
+
+use crate::run::{CONFIG, rule_agent, run_workspace, run_workspace_with};
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+/// Nine questions: two training questions and seven gate questions, two
+/// epochs, the calibrated gate. The reference agent with the proposed rule
+/// wins all seven: E(7, 0) ≈ 31.9, enough for the gate's own `E ≥ 20` but
+/// not for e-LOND's first level over a horizon of two candidates (20 · 2 = 40).
+fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> String {
+    let mut config = CONFIG
+        .replace(
+            r#"["sh", "agent.sh"]"#,
+            &format!("[{:?}]", agent.display().to_string()),
+        )
+        .replace("max_llm_calls = 10", "max_llm_calls = 500")
+        .replace("train = 0.5", "train = 0.25")
+        .replace("gate = 0.5", "gate = 0.75")
+        .replace("ladder = [2, 4]", "ladder = [6, 12]")
+        .replace("http://127.0.0.1:9/v1", base_url);
+    if let Some(fdr) = fdr {
+        config = config.replace(
+            "ladder = [6, 12]",
+            &format!("ladder = [6, 12]\nfdr_alpha = {fdr}"),
+        );
+    }
+    config
+}
+
+fn run(config: &str) -> (String, String) {
+    let dir = run_workspace_with(config, 9);
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    (stdout, report)
+}
+
+#[test]
+fn e_lond_is_on_by_default_and_binds_every_accept() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let (stdout, report) = run(&small_gate(&agent, &fake.base_url, None));
+    // Both epochs propose the rule; after six wins E ≈ 18.1, and even a
+    // seventh could not reach 40, so the gate stops for futility.
+    assert!(
+        stdout.contains("2 candidate(s), 0 accepted"),
+        "{stdout}\n{report}"
+    );
+    assert!(
+        report.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{report}"
+    );
+    assert!(report.contains("at most 2 candidate(s)"), "{report}");
+    assert!(
+        report.contains("| no | 6 | 0 | 6 | 1 | 18.14 | 1.000 | reject_futility | — | 40.00 |"),
+        "{report}"
+    );
+    assert!(report.contains("No change was accepted."), "{report}");
+
+    // The same run with `fdr_alpha = "off"`: the gate alone accepts, and the
+    // report says that no run-wide bound held.
+    let (stdout, report) = run(&small_gate(&agent, &fake.base_url, Some("\"off\"")));
+    assert!(stdout.contains("1 accepted"), "{stdout}\n{report}");
+    assert!(report.contains("Error control: off"), "{report}");
+    assert!(report.contains("at most 1/20"), "{report}");
+    assert!(report.contains("+RULE qa => yes"), "{report}");
+}
+
+#[test]
+fn a_bad_fdr_level_is_one_line_exit_2() {
+    for (value, needle) in [
+        (
+            "1.5",
+            "evolve.toml:20: [gate] fdr_alpha must lie strictly between 0 and 1, not 1.5",
+        ),
+        (
+            "0",
+            "[gate] fdr_alpha must lie strictly between 0 and 1, not 0",
+        ),
+        (
+            "\"of\"",
+            "evolve.toml:20: [gate] fdr_alpha must be a level between 0 and 1 or \"off\", not \"of\"",
+        ),
+    ] {
+        let config = CONFIG.replace(
+            "ladder = [2, 4]",
+            &format!("ladder = [2, 4]\nfdr_alpha = {value}"),
+        );
+        let dir = run_workspace(&config);
+        let d = dir.path();
+        let before = snapshot(d);
+        let out = skill_evolve(d)
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+        assert_eq!(snapshot(d), before);
+    }
+}
