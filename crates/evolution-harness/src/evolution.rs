@@ -130,6 +130,12 @@ pub struct LoopConfig {
     pub gate: Vec<GeneratedQuestion>,
     /// Questions scored once before and once after, never learned from.
     pub holdout: Vec<GeneratedQuestion>,
+    /// Questions that judge a provisionally accepted version right after
+    /// its accept ([`Probation::judge`]); disjoint from the other three
+    /// sets. Empty: a provisional accept stands unwatched, with only the
+    /// gate's own bound (`1/e_provisional`, or the e-LOND level under FDR
+    /// control).
+    pub probation: Vec<GeneratedQuestion>,
     /// Document names that are prompts; every other document is a skill.
     pub prompt_files: BTreeSet<String>,
     /// The slow-update template, or `None` to skip the slow update.
@@ -168,7 +174,7 @@ pub struct LoopState {
     pub gatekeeper: Gatekeeper,
     /// Every proposal judged so far.
     pub records: Vec<GateRecord>,
-    /// Provisionally accepted versions still watched.
+    /// Provisionally accepted versions whose probation has not finished.
     pub probations: Vec<Probation>,
     /// The blacklist.
     pub rejected: Vec<RejectedEdit>,
@@ -393,9 +399,9 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 
 /// Runs the loop to its end (or resumes it from `ctx.checkpoint`).
 ///
-/// Before any rollout the train, gate and holdout questions must be
-/// disjoint ([`DataSplit`]), and every proposal's provenance is the training
-/// set, so no candidate is gated on its own evidence. Per epoch: the
+/// Before any rollout the train, gate, holdout and probation questions
+/// must be disjoint ([`DataSplit`]), and every proposal's provenance is the
+/// training set, so no candidate is gated or watched on its own evidence. Per epoch: the
 /// training questions run on the current version (run id
 /// `<run_name>_train_e<epoch>_<version>`); the proposer proposes; each
 /// proposal is gated (a proposal whose documents an earlier accept of the
@@ -406,10 +412,12 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// then, from the second epoch on, the slow update
 /// compares this epoch's training answers with the previous epoch's for
 /// every skill document that changed and writes the guidance as a new
-/// version. A provisionally accepted version is on [`Probation`]: the
-/// next epoch's training answers on it are paired with the previous
-/// epoch's on the version it replaced, and a `rollback` verdict restores
-/// that version and restarts the epoch on it; `confirmed` ends the watch.
+/// version. A provisionally accepted version is on [`Probation`] at once,
+/// before anything else is gated on top of it: it and the version it
+/// replaced answer the probation questions ([`LoopConfig::probation`],
+/// never the training questions it was written from), and a `rollback`
+/// verdict restores the version it replaced ([`Probation::judge`]); the
+/// verdict is kept in the accept's [`GateRecord`].
 /// The run stops after `max_epochs`, or when two consecutive
 /// epochs proposed the same edits or did not raise training accuracy.
 ///
@@ -436,7 +444,8 @@ pub async fn run_evolution(
         &ids(&config.train),
         &ids(&config.gate),
         &ids(&config.holdout),
-    )?;
+    )?
+    .with_probation(&ids(&config.probation))?;
     let provenance: BTreeSet<String> = split.train().clone();
     let vctx = ctx.validation;
     let mut state = match LoopState::load(ctx.checkpoint)? {
@@ -527,16 +536,6 @@ async fn drive(
         let train_run_id = format!("{}_train_e{epoch}_{}", config.run_name, train_ws.version);
         let (train, _) = run_arm(vctx, &train_run_id, &train_ws, &config.train, Arm::Plain).await?;
 
-        if state.proposals.is_none()
-            && !state.probations.is_empty()
-            && watch_probations(ctx, config, state, &train_ws, &train, &mut previous_train).await?
-        {
-            // A rollback changed the current version: restart the epoch on it.
-            state.train_version = None;
-            save(state)?;
-            continue;
-        }
-
         if state.proposals.is_none() {
             let Proposals {
                 mut proposals,
@@ -565,6 +564,7 @@ async fn drive(
             save(state)?;
         }
         let proposals = state.proposals.clone().unwrap_or_default();
+        settle_probations(ctx, config, provenance, state).await?;
         while let Some(proposal) = proposals.get(state.judged) {
             let base = workspace(ctx.store, config)?;
             let stale = proposal.writes.iter().any(|(name, _)| {
@@ -635,6 +635,7 @@ async fn drive(
             }
             state.judged = state.judged.saturating_add(1);
             save(state)?;
+            settle_probations(ctx, config, provenance, state).await?;
         }
 
         // Slow update: compare with the previous epoch's training answers.
@@ -741,78 +742,54 @@ async fn drive(
     Ok((holdout_before, holdout_after))
 }
 
-/// Judges the watched versions on this epoch's training answers against
-/// the previous epoch's: a version is observed when this epoch ran on it
-/// (or on a slow update of it) and the previous epoch ran on the version it
-/// replaced. Returns whether a rollback happened.
-async fn watch_probations(
+/// Judges every pending probation on the probation pool, right after the
+/// provisional accept that started it (or, after a kill, when the loop
+/// resumes), before anything else is gated on top of it. A `rollback`
+/// verdict restores the version it replaced (when the watched version is
+/// still current, so a rollback already done before a kill is not done
+/// twice); every verdict ends the watch and is kept in the accept's
+/// [`GateRecord::probation`]. With an empty pool the watch ends
+/// `unverified` at once.
+async fn settle_probations(
     ctx: LoopContext<'_>,
     config: &LoopConfig,
+    provenance: &BTreeSet<String>,
     state: &mut LoopState,
-    train_ws: &Workspace,
-    train: &BTreeMap<String, Prediction>,
-    previous_train: &mut Option<(Workspace, BTreeMap<String, Prediction>)>,
-) -> Result<bool, LoopError> {
-    if previous_train.is_none()
-        && let Some(prev) = state.epoch.checked_sub(1)
-    {
-        *previous_train = previous_epoch_train(ctx.validation, config, ctx.store, prev).await?;
-    }
-    let Some((prev_ws, prev_answers)) = previous_train.as_ref() else {
-        return Ok(false);
-    };
-    let history = ctx.store.history().map_err(ValidationError::from)?;
-    let runs_on = |version: &str| {
-        train_ws.version == version
-            || history.iter().any(|h| {
-                h.version == train_ws.version
-                    && h.parent.as_deref() == Some(version)
-                    && h.message.contains("slow update")
-            })
-    };
-    let gate =
-        evolution_gate::Gate::new(*state.gatekeeper.params()).map_err(ValidationError::from)?;
-    let mut rolled_back = false;
-    let mut keep = Vec::new();
-    for mut watch in std::mem::take(&mut state.probations) {
-        if rolled_back || !runs_on(&watch.version) || prev_ws.version != watch.previous_version {
-            keep.push(watch);
-            continue;
+) -> Result<(), LoopError> {
+    while let Some(mut watch) = state.probations.first().cloned() {
+        let previous = workspace_at(ctx.store, config, &watch.previous_version)?;
+        let watched = workspace_at(ctx.store, config, &watch.version)?;
+        let verdict = watch
+            .judge(
+                ctx.validation,
+                state.gatekeeper.config(),
+                &previous,
+                &watched,
+                provenance,
+                &config.probation,
+            )
+            .await?;
+        if verdict == evolution_gate::ProbationVerdict::Rollback {
+            watch
+                .settle(
+                    ctx.store,
+                    &evolution_gate::Gate::new(*state.gatekeeper.params())
+                        .map_err(ValidationError::from)?,
+                )
+                .map_err(ValidationError::from)?;
         }
-        let observed: BTreeMap<String, (bool, bool)> = train
-            .iter()
-            .filter_map(|(id, now)| {
-                let before = prev_answers.get(id)?;
-                let usable =
-                    !crate::validate::is_failure(before) && !crate::validate::is_failure(now);
-                usable.then(|| (id.clone(), (before.correct, now.correct)))
-            })
-            .collect();
-        watch.observe(&observed);
-        let verdict = watch.verdict(&gate);
-        ctx.validation.events.emit(&HarnessEvent::ProbationSettled {
-            version: watch.version.clone(),
-            verdict,
-            w: watch.w,
-            l: watch.l,
-        });
-        match verdict {
-            evolution_gate::ProbationVerdict::Rollback => {
-                ctx.store
-                    .rollback(&watch.previous_version)
-                    .map_err(ValidationError::from)?;
-                rolled_back = true;
-            }
-            evolution_gate::ProbationVerdict::Confirmed => {}
-            evolution_gate::ProbationVerdict::Unverified => keep.push(watch),
+        if let Some(record) = state
+            .records
+            .iter_mut()
+            .rev()
+            .find(|r| r.new_version.as_deref() == Some(watch.version.as_str()))
+        {
+            record.probation = Some(watch);
         }
+        state.probations.remove(0);
+        state.save(ctx.checkpoint)?;
     }
-    state.probations = keep;
-    if rolled_back {
-        // The answers of the rolled-back version must not be compared again.
-        *previous_train = None;
-    }
-    Ok(rolled_back)
+    Ok(())
 }
 
 /// The previous epoch's training answers, read back from the run log after a resume.

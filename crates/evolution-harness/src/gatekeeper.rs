@@ -100,6 +100,11 @@ impl Gatekeeper {
         self.fdr.as_ref()
     }
 
+    /// The validation settings (probation uses their prefix, order and ladder).
+    pub fn config(&self) -> &ValidationConfig {
+        &self.config
+    }
+
     /// The gate parameters before any FDR adjustment (probation uses them).
     pub fn params(&self) -> &evolution_gate::GateParams {
         &self.config.params

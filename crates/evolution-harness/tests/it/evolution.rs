@@ -30,9 +30,9 @@ fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::Age
         .get("s.md")
         .map(String::as_str)
         .unwrap_or_default();
-    // A rule that games the gate: right on gate questions, wrong on training
-    // type b, no effect elsewhere.
-    let gamed = q.question_id.starts_with("g-") || q.question_id.starts_with("t-b");
+    // A rule that games the gate: right on gate questions, wrong on fresh
+    // type-b questions (the probation pool's), no effect elsewhere.
+    let gamed = q.question_id.starts_with("g-") || q.question_id.starts_with("p-b");
     if skill.contains("sneaky") && gamed {
         let right = q.question_id.starts_with("g-");
         return Ok(evolution_harness::AgentReply {
@@ -41,6 +41,15 @@ fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::Age
             } else {
                 "wrong".into()
             },
+            ..Default::default()
+        });
+    }
+    // A rule that memorised its training failures (and was lucky on the
+    // gate): right on every training and gate question, no effect elsewhere.
+    let seen = q.question_id.starts_with("t-") || q.question_id.starts_with("g-");
+    if skill.contains("memo") && seen {
+        return Ok(evolution_harness::AgentReply {
+            prediction: q.answer.clone(),
             ..Default::default()
         });
     }
@@ -187,6 +196,7 @@ impl World {
             train: set("t", 10),
             gate: set("g", 30),
             holdout: set("h", 10),
+            probation: vec![],
             prompt_files: BTreeSet::new(),
             slow_update_template: Some(PromptTemplates::default().slow_update),
             estimate: None,
@@ -383,6 +393,7 @@ async fn overlapping_splits_fail_before_any_rollout() {
         train: set("t", 3),
         gate: set("t", 2),
         holdout: vec![],
+        probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
         estimate: None,
@@ -450,10 +461,11 @@ async fn a_run_killed_at_any_checkpoint_resumes_to_the_same_result() {
     }
 }
 
-struct Sneaky;
+/// Proposes one rule, in the first epoch only.
+struct OneRule(&'static str);
 
 #[async_trait]
-impl Proposer for Sneaky {
+impl Proposer for OneRule {
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         if request.epoch > 0 {
             return Ok(Proposals::default());
@@ -464,11 +476,11 @@ impl Proposer for Sneaky {
             .get("s.md")
             .cloned()
             .unwrap_or_default();
-        let text = format!("{skill}\nsneaky\n");
+        let text = format!("{skill}\n{}\n", self.0);
         let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill, "");
-        record.edits = vec![Edit::append("sneaky")];
+        record.edits = vec![Edit::append(self.0)];
         Ok(vec![Proposal {
-            label: "sneaky".into(),
+            label: self.0.into(),
             writes: BTreeMap::from([("s.md".to_owned(), text)]),
             record,
         }]
@@ -476,10 +488,34 @@ impl Proposer for Sneaky {
     }
 }
 
-#[tokio::test]
-async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
-    let world = World::new();
-    let runner = InProcessRunner::new(agent);
+/// Runs three epochs of `rule` with six gate questions the baseline gets
+/// wrong (W = 6, E ≈ 18.1 < 20 at exhaustion, so the gate can only accept
+/// provisionally) and `probation` as the probation pool.
+async fn provisional(
+    world: &World,
+    rule: &'static str,
+    probation: Vec<GeneratedQuestion>,
+) -> EvolutionReport {
+    let report = provisional_run(world, rule, probation).await.unwrap();
+    let record = &report.records[0];
+    assert!(record.accepted);
+    assert_eq!(
+        record.validation.as_ref().map(|v| v.decision()),
+        Some(evolution_gate::GateDecision::AcceptProvisional)
+    );
+    assert_eq!(record.new_version.as_deref(), Some("v2"));
+    report
+}
+
+async fn provisional_run(
+    world: &World,
+    rule: &'static str,
+    probation: Vec<GeneratedQuestion>,
+) -> Result<EvolutionReport, LoopError> {
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        world.rollouts.fetch_add(1, Ordering::Relaxed);
+        agent(ws, q)
+    });
     let budget = Budget::unlimited();
     let ctx = LoopContext {
         validation: ValidationContext {
@@ -487,10 +523,10 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
             recorder: &world.log,
             budget: &budget,
             events: &world.events,
-            resume_from: None,
+            resume_from: Some(&world.log),
         },
         store: &world.store,
-        proposer: &Sneaky,
+        proposer: &OneRule(rule),
         llm: &world.llm,
         checkpoint: &world.checkpoint,
     };
@@ -498,14 +534,13 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
         run_name: "sn".into(),
         max_epochs: 3,
         train: set("t", 10),
-        // Six gate questions the baseline gets wrong: W = 6, E ≈ 18.1 < 20 at
-        // exhaustion, so the gate can only accept provisionally.
         gate: set("g", 10)
             .into_iter()
             .filter(|q| q.task_type == "a")
             .take(6)
             .collect(),
         holdout: vec![],
+        probation,
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
         estimate: None,
@@ -517,18 +552,11 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
         gate_guard_err: 0.2,
         params: GateParams::default(),
     };
-    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
-        .await
-        .unwrap();
-    let record = &report.records[0];
-    assert!(record.accepted);
-    assert_eq!(
-        record.validation.as_ref().map(|v| v.decision()),
-        Some(evolution_gate::GateDecision::AcceptProvisional)
-    );
-    assert_eq!(record.new_version.as_deref(), Some("v2"));
-    // Epoch 1 runs the training questions on v2: ten type-b losses, E(L, W) ≈ 186 ≥ 10.
-    let settled: Vec<_> = world
+    run_evolution(ctx, &config, Gatekeeper::new(gate)).await
+}
+
+fn settled(world: &World) -> Vec<(String, evolution_gate::ProbationVerdict, u64, u64)> {
+    world
         .events
         .events()
         .into_iter()
@@ -541,21 +569,153 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
             } => Some((version, verdict, w, l)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The rule is right on every training question it was written from and
+/// on the gate, and changes nothing on fresh questions. Judged on the
+/// training questions (twenty wins) it would be confirmed; on the
+/// probation pool it gains nothing and stays unverified.
+#[tokio::test]
+async fn a_candidate_that_memorised_its_training_failures_is_not_confirmed() {
+    let world = World::new();
+    let report = provisional(&world, "memo", set("p", 10)).await;
     assert_eq!(
-        settled,
+        settled(&world),
+        [(
+            "v2".to_owned(),
+            evolution_gate::ProbationVerdict::Unverified,
+            0,
+            0
+        )]
+    );
+    let watch = report.records[0].probation.clone().unwrap();
+    assert_eq!(
+        watch.verdict,
+        Some(evolution_gate::ProbationVerdict::Unverified)
+    );
+    assert_eq!(watch.seen.len(), 30);
+    assert!(
+        watch.seen.keys().all(|id| id.starts_with("p-")),
+        "{watch:?}"
+    );
+    // Every probation rollout ran under the gate's marker, none under training.
+    let runs = world.log.run_ids();
+    assert!(runs.iter().any(|r| r == "sn_gate_probation_v2"), "{runs:?}");
+    assert!(
+        runs.iter().any(|r| r == "sn_gate_probation_v2_base_v1"),
+        "{runs:?}"
+    );
+    assert_eq!(report.final_version, "v2");
+}
+
+/// A probation pool that overlaps the questions a candidate was written
+/// from is refused before any rollout.
+#[tokio::test]
+async fn a_probation_pool_with_training_questions_is_refused() {
+    let world = World::new();
+    let runner = InProcessRunner::new(agent);
+    let budget = Budget::unlimited();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &world.log,
+            budget: &budget,
+            events: &world.events,
+            resume_from: None,
+        },
+        store: &world.store,
+        proposer: &OneRule("memo"),
+        llm: &world.llm,
+        checkpoint: &world.checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "x".into(),
+        max_epochs: 1,
+        train: set("t", 3),
+        gate: set("g", 2),
+        holdout: vec![],
+        probation: set("t", 1),
+        prompt_files: BTreeSet::new(),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let err = run_evolution(ctx, &config, Gatekeeper::new(ValidationConfig::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, LoopError::Validation(ValidationError::SplitOverlap(ref ids)) if ids.len() == 3),
+        "{err}"
+    );
+    assert!(world.log.run_ids().is_empty());
+}
+
+#[tokio::test]
+async fn a_provisional_accept_that_hurts_fresh_questions_is_rolled_back() {
+    let world = World::new();
+    let pool: Vec<GeneratedQuestion> = set("p", 10)
+        .into_iter()
+        .filter(|q| q.task_type == "b")
+        .collect();
+    let report = provisional(&world, "sneaky", pool).await;
+    // Right after the accept, v2 and v1 answer the pool: the first block
+    // holds six type-b losses, E(L, W) ≈ 18.1 ≥ 10.
+    assert_eq!(
+        settled(&world),
         [(
             "v2".to_owned(),
             evolution_gate::ProbationVerdict::Rollback,
             0,
-            10
+            6
         )]
+    );
+    assert_eq!(
+        report.records[0].probation.as_ref().and_then(|p| p.verdict),
+        Some(evolution_gate::ProbationVerdict::Rollback)
     );
     assert_eq!(report.final_version, "v1");
     assert_eq!(world.store.current_version().unwrap(), "v1");
     let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     assert!(state.probations.is_empty());
     assert_eq!(report.epochs, 3);
+
+    // Killed at any checkpoint save, the run resumes to the same result:
+    // no rollout repeated, the rollback done once, no version written twice.
+    let rollouts = world.rollouts.load(Ordering::Relaxed);
+    let saves = world.checkpoint.saves.load(Ordering::Relaxed);
+    let pool = || -> Vec<GeneratedQuestion> {
+        set("p", 10)
+            .into_iter()
+            .filter(|q| q.task_type == "b")
+            .collect()
+    };
+    for kill in 1..=saves {
+        let again = World::new();
+        again.checkpoint.fail_at.store(kill, Ordering::Relaxed);
+        let killed = provisional_run(&again, "sneaky", pool()).await;
+        assert!(
+            matches!(killed, Err(LoopError::Checkpoint(_))),
+            "kill {kill}"
+        );
+        again.checkpoint.fail_at.store(0, Ordering::Relaxed);
+        let resumed = provisional_run(&again, "sneaky", pool()).await.unwrap();
+        assert_eq!(summary(&resumed), summary(&report), "kill {kill}");
+        assert_eq!(
+            resumed.records[0].probation, report.records[0].probation,
+            "kill {kill}"
+        );
+        assert_eq!(resumed.final_version, "v1", "kill {kill}");
+        assert_eq!(
+            again.store.history().unwrap().len(),
+            world.store.history().unwrap().len(),
+            "kill {kill}"
+        );
+        assert_eq!(
+            again.rollouts.load(Ordering::Relaxed),
+            rollouts,
+            "kill {kill}"
+        );
+    }
 }
 
 /// Three edits of `s.md` written against the same text, as the patch
@@ -633,6 +793,7 @@ async fn run_same_file(
         train: set("t", 10),
         gate: set("g", 30),
         holdout: set("h", 10),
+        probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
         estimate: None,

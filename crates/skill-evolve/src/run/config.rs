@@ -37,6 +37,8 @@
 //! guard_err = 0.2
 //! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
+//! probation = 0.0                 # share of the gate questions held back to judge
+//!                                 # provisional accepts (0: they stand unwatched)
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -198,6 +200,8 @@ struct GateSection {
     seed: u64,
     #[serde(default = "default_fdr")]
     fdr_alpha: Spanned<FdrChoice>,
+    #[serde(default = "no_share")]
+    probation: Spanned<f64>,
 }
 
 impl Default for GateSection {
@@ -208,6 +212,7 @@ impl Default for GateSection {
             guard_err: default_guard(),
             seed: 0,
             fdr_alpha: default_fdr(),
+            probation: no_share(),
         }
     }
 }
@@ -268,6 +273,8 @@ pub(crate) struct RunConfig {
     pub(crate) gate: Vec<GeneratedQuestion>,
     /// Held-out questions.
     pub(crate) holdout: Vec<GeneratedQuestion>,
+    /// Questions that judge provisional accepts, held back from the gate's.
+    pub(crate) probation: Vec<GeneratedQuestion>,
     /// Gate thresholds.
     pub(crate) params: GateParams,
     /// The name of the preset they come from.
@@ -345,6 +352,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let agent = check_agent(&src, &file.agent, &base)?;
     let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
     let gate_checked = check_gate(&src, &file.gate)?;
+    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
     Ok(RunConfig {
         name: run.name,
@@ -360,6 +368,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         train,
         gate,
         holdout,
+        probation,
         params: gate_checked.params,
         preset: gate_checked.preset,
         ladder: gate_checked.ladder,
@@ -671,6 +680,42 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
         params,
         fdr_alpha,
     })
+}
+
+/// `[gate] probation`: the share of the gate questions held back to judge
+/// provisional accepts — the last ones of the seeded order, so they are
+/// never the training questions a candidate was written from, nor the
+/// questions that accepted it.
+fn hold_back_probation(
+    src: &Source<'_>,
+    g: &GateSection,
+    mut gate: Vec<GeneratedQuestion>,
+) -> anyhow::Result<(Vec<GeneratedQuestion>, Vec<GeneratedQuestion>)> {
+    let share = *g.probation.get_ref();
+    if !(0.0..1.0).contains(&share) {
+        return Err(src.at(
+            g.probation.span(),
+            format!("[gate] probation must be a share from 0 up to (not including) 1, not {share}"),
+        ));
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a share in [0, 1) of a question count, rounded: exact below 2^53"
+    )]
+    let held = ((gate.len() as f64) * share).round() as usize;
+    if held >= gate.len() {
+        return Err(src.at(
+            g.probation.span(),
+            format!(
+                "[gate] probation = {share} leaves none of the {} gate questions to the gate",
+                gate.len()
+            ),
+        ));
+    }
+    let probation = gate.split_off(gate.len().saturating_sub(held));
+    Ok((gate, probation))
 }
 
 /// `[budget]` against `[llm]`: a cost cap needs the model's price. Returns

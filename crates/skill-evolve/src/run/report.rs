@@ -83,9 +83,16 @@ pub(crate) fn write_report(
             (None, Some(v)) => format!("{:.2}", v.e_confirm),
             (None, None) => "—".to_owned(),
         };
+        let probation = match &r.probation {
+            Some(p) => match p.verdict {
+                Some(verdict) => format!("; probation {} (W={}, L={})", verdict.as_str(), p.w, p.l),
+                None => "; probation pending".to_owned(),
+            },
+            None => String::new(),
+        };
         match &r.validation {
             Some(v) => md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {:.2} | {:.3} | {} | {} | {needed} |\n",
+                "| {} | {} | {} | {} | {} | {} | {:.2} | {:.3} | {}{probation} | {} | {needed} |\n",
                 r.candidate,
                 if r.accepted { "yes" } else { "no" },
                 v.w,

@@ -116,6 +116,7 @@ pub(crate) async fn run_loop(
         train: config.train.clone(),
         gate: config.gate.clone(),
         holdout: config.holdout.clone(),
+        probation: config.probation.clone(),
         prompt_files: config.prompt_files.iter().cloned().collect(),
         slow_update_template: Some(templates.slow_update.clone()),
         estimate: Some(estimate),

@@ -110,3 +110,44 @@ fn a_bad_fdr_level_is_one_line_exit_2() {
         assert_eq!(snapshot(d), before);
     }
 }
+
+#[test]
+fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
+    let config = CONFIG.replace("ladder = [2, 4]", "ladder = [2, 4]\nprobation = 0.25");
+    let dir = run_workspace(&config);
+    let out = skill_evolve(dir.path())
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Four gate questions, one held back for probation.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("questions: 4 train, 3 gate, 0 holdout"),
+        "{text}"
+    );
+    for (value, needle) in [
+        (
+            "1.0",
+            "evolve.toml:20: [gate] probation must be a share from 0 up to (not including) 1, not 1",
+        ),
+        ("-0.1", "[gate] probation must be a share"),
+        (
+            "0.9",
+            "evolve.toml:20: [gate] probation = 0.9 leaves none of the 4 gate questions to the gate",
+        ),
+    ] {
+        let config = CONFIG.replace(
+            "ladder = [2, 4]",
+            &format!("ladder = [2, 4]\nprobation = {value}"),
+        );
+        let dir = run_workspace(&config);
+        let out = skill_evolve(dir.path())
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+    }
+}
