@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use async_trait::async_trait;
 use evolution_types::{
     Checkpoint, CheckpointError, DiagnosisResult, EvolutionRecord, EvolutionResult,
-    GeneratedQuestion, LlmProvider, Prediction, RejectedEdit, VersionedStore,
+    EvolutionStatus, GeneratedQuestion, LlmProvider, Prediction, RejectedEdit, TargetType,
+    VersionedStore,
 };
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,9 @@ use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::slow_update::{ComparisonPair, slow_update};
 use crate::validate::{Candidate, DataSplit, ValidationContext, ValidationError, run_arm};
+
+/// The label prefix of the slow update's candidates (`slow-update-<document>`).
+pub const SLOW_UPDATE_LABEL: &str = "slow-update";
 
 /// One candidate change: whole documents to write, with the record of how
 /// they were made.
@@ -170,6 +174,10 @@ pub struct LoopState {
     pub proposals: Option<Vec<Proposal>>,
     /// Proposals of this epoch already judged.
     pub judged: usize,
+    /// Whether this epoch's slow-update candidates were already proposed
+    /// (they join [`LoopState::proposals`] after the proposer's).
+    #[serde(default)]
+    pub slow_update_proposed: bool,
     /// The gate's state (FDR, baseline cache).
     pub gatekeeper: Gatekeeper,
     /// Every proposal judged so far.
@@ -461,6 +469,7 @@ pub async fn run_evolution(
                 train_version: None,
                 proposals: None,
                 judged: 0,
+                slow_update_proposed: false,
                 gatekeeper,
                 records: Vec::new(),
                 probations: Vec::new(),
@@ -563,146 +572,56 @@ async fn drive(
             state.judged = 0;
             save(state)?;
         }
-        let proposals = state.proposals.clone().unwrap_or_default();
-        settle_probations(ctx, config, provenance, state).await?;
-        while let Some(proposal) = proposals.get(state.judged) {
-            let base = workspace(ctx.store, config)?;
-            let stale = proposal.writes.iter().any(|(name, _)| {
-                let now = base.skills.get(name).or_else(|| base.prompts.get(name));
-                let then = train_ws
-                    .skills
-                    .get(name)
-                    .or_else(|| train_ws.prompts.get(name));
-                now != then
-            });
-            let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
-            let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
-                .map_err(ValidationError::from)?;
-            // The documents the proposal is gated against.
-            let against = match &parent {
-                Some(parent) => workspace_at(ctx.store, config, parent)?,
-                None => base.clone(),
-            };
-            let writes = if parent.is_some() {
-                // Accepted before a kill: the current version holds what
-                // was accepted (the proposal's writes, rebased or not).
-                Some(
-                    proposal
-                        .writes
-                        .keys()
-                        .filter_map(|name| Some((name.clone(), document(&base, name)?.clone())))
-                        .collect(),
-                )
-            } else if stale {
-                rebase(proposal, &train_ws, &base)
-            } else {
-                Some(proposal.writes.clone())
-            };
-            if let Some(writes) = writes {
-                let candidate = Candidate {
-                    label: label.clone(),
-                    workspace: with_writes(&base, &label, &writes, config),
-                    provenance: provenance.clone(),
-                };
-                let record = state
-                    .gatekeeper
-                    .judge(vctx, ctx.store, &base, &candidate, &writes, &config.gate)
-                    .await?;
-                state
-                    .rejected
-                    .extend(record.rejected_edits(&proposal.record));
-                state.probations.extend(record.probation.clone());
-                let mut evolution = proposal.record.clone();
-                if writes != proposal.writes
-                    && let Some(text) = writes.get(&evolution.target_file)
-                {
-                    // Rebased: the record says what was gated.
-                    evolution.original_content = document(&against, &evolution.target_file)
-                        .cloned()
-                        .unwrap_or_default();
-                    evolution.evolved_content.clone_from(text);
-                }
-                evolution.result_version.clone_from(&record.new_version);
-                vctx.recorder
-                    .record_evolution(&EvolutionResult {
-                        run_id: train_run_id.clone(),
-                        source_version: train_ws.version.clone(),
-                        records: vec![evolution],
-                    })
-                    .await
-                    .map_err(ValidationError::from)?;
-                state.records.push(record);
-            }
-            state.judged = state.judged.saturating_add(1);
-            save(state)?;
+        loop {
+            let proposals = state.proposals.clone().unwrap_or_default();
             settle_probations(ctx, config, provenance, state).await?;
-        }
-
-        // Slow update: compare with the previous epoch's training answers.
-        let prev_epoch_run = epoch.checked_sub(1);
-        // Idempotent across a crash: a slow update already written for this
-        // epoch is not asked for again.
-        let message = format!("{}: slow update after epoch {epoch}", config.run_name);
-        let done = ctx
-            .store
-            .history()
-            .map_err(ValidationError::from)?
-            .last()
-            .is_some_and(|h| h.message == message);
-        let prev_epoch_run = prev_epoch_run.filter(|_| !done);
-        if let (Some(template), Some(prev)) = (&config.slow_update_template, prev_epoch_run) {
-            let previous = match previous_train.take() {
-                Some(previous) => Some(previous),
-                None => previous_epoch_train(vctx, config, ctx.store, prev).await?,
-            };
-            if let Some((prev_ws, prev_answers)) = previous {
-                let pairs: Vec<ComparisonPair> = config
-                    .train
-                    .iter()
-                    .filter_map(|q| {
-                        let before = prev_answers.get(&q.question_id)?;
-                        let now = train.get(&q.question_id)?;
-                        Some(ComparisonPair {
-                            question_id: q.question_id.clone(),
-                            question: q.question.clone(),
-                            answer: q.answer.clone(),
-                            previous_prediction: before.prediction.clone(),
-                            previous_correct: before.correct,
-                            current_prediction: now.prediction.clone(),
-                            current_correct: now.correct,
-                        })
-                    })
-                    .collect();
-                let current = workspace(ctx.store, config)?;
-                let mut writes = BTreeMap::new();
-                for (name, text) in &current.skills {
-                    let before = prev_ws.skills.get(name);
-                    if before.is_some_and(|b| b != text) {
-                        let update = slow_update(
-                            ctx.llm,
-                            template,
-                            before.map_or("", String::as_str),
-                            text,
-                            &pairs,
-                        )
-                        .await?;
-                        if update.updated {
-                            writes.insert(name.clone(), update.content);
-                        }
-                    }
-                }
-                if !writes.is_empty() {
-                    ctx.store
-                        .advance(&writes, &message)
-                        .map_err(ValidationError::from)?;
-                }
+            while let Some(proposal) = proposals.get(state.judged) {
+                gate_proposal(
+                    ctx,
+                    config,
+                    provenance,
+                    state,
+                    proposal,
+                    &train_ws,
+                    &train_run_id,
+                )
+                .await?;
+                state.judged = state.judged.saturating_add(1);
+                save(state)?;
+                settle_probations(ctx, config, provenance, state).await?;
             }
+            // The slow update's guidance is a candidate like any other: it
+            // is proposed once per epoch, after the proposer's candidates,
+            // and gated before it can become the baseline.
+            if state.slow_update_proposed {
+                break;
+            }
+            let previous = match (&config.slow_update_template, epoch.checked_sub(1)) {
+                (Some(_), Some(prev)) => match previous_train.take() {
+                    Some(previous) => Some(previous),
+                    None => previous_epoch_train(vctx, config, ctx.store, prev).await?,
+                },
+                _ => None,
+            };
+            let guidance = match (&config.slow_update_template, &previous) {
+                (Some(template), Some((prev_ws, prev_answers))) => {
+                    slow_update_proposals(ctx, config, template, prev_ws, prev_answers, &train)
+                        .await?
+                }
+                _ => Vec::new(),
+            };
+            state
+                .proposals
+                .get_or_insert_with(Vec::new)
+                .extend(guidance);
+            state.slow_update_proposed = true;
+            save(state)?;
         }
         previous_train = Some((train_ws.clone(), train.clone()));
 
         // Stop rules.
         let acc = accuracy(&train).unwrap_or(0.0);
-        let edits = edit_key(&proposals);
+        let edits = edit_key(&state.proposals.clone().unwrap_or_default());
         let repeated = state.edit_history.last() == Some(&edits);
         let improved = state.train_accuracy.last().is_none_or(|last| acc > *last);
         state.stale_epochs = if repeated || !improved {
@@ -716,6 +635,7 @@ async fn drive(
         state.proposals = None;
         state.train_version = None;
         state.judged = 0;
+        state.slow_update_proposed = false;
         if state.epoch >= config.max_epochs {
             state.stopped = Some(StopReason::MaxEpochs);
         } else if state.stale_epochs >= 2 {
@@ -740,6 +660,153 @@ async fn drive(
         (accuracy(&before), accuracy(&after))
     };
     Ok((holdout_before, holdout_after))
+}
+
+/// Gates one proposal of the epoch against the current version (rebasing
+/// it when an earlier accept changed its documents), records its gate
+/// record, its blacklist entries and its evolution record, and starts the
+/// probation of a provisional accept.
+async fn gate_proposal(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+    proposal: &Proposal,
+    train_ws: &Workspace,
+    train_run_id: &str,
+) -> Result<(), LoopError> {
+    let vctx = ctx.validation;
+    let epoch = state.epoch;
+    let base = workspace(ctx.store, config)?;
+    // The documents the proposal was written against: the epoch's training
+    // version for the proposer's, the version current when it was written
+    // for the slow update's.
+    let written_against = if proposal.record.source_version == train_ws.version {
+        train_ws.clone()
+    } else {
+        workspace_at(ctx.store, config, &proposal.record.source_version)?
+    };
+    let stale = proposal
+        .writes
+        .keys()
+        .any(|name| document(&base, name) != document(&written_against, name));
+    let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
+    let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
+        .map_err(ValidationError::from)?;
+    // The documents the proposal is gated against.
+    let against = match &parent {
+        Some(parent) => workspace_at(ctx.store, config, parent)?,
+        None => base.clone(),
+    };
+    let writes = if parent.is_some() {
+        // Accepted before a kill: the current version holds what
+        // was accepted (the proposal's writes, rebased or not).
+        Some(
+            proposal
+                .writes
+                .keys()
+                .filter_map(|name| Some((name.clone(), document(&base, name)?.clone())))
+                .collect(),
+        )
+    } else if stale {
+        rebase(proposal, &written_against, &base)
+    } else {
+        Some(proposal.writes.clone())
+    };
+    if let Some(writes) = writes {
+        let candidate = Candidate {
+            label: label.clone(),
+            workspace: with_writes(&base, &label, &writes, config),
+            provenance: provenance.clone(),
+        };
+        let record = state
+            .gatekeeper
+            .judge(vctx, ctx.store, &base, &candidate, &writes, &config.gate)
+            .await?;
+        state
+            .rejected
+            .extend(record.rejected_edits(&proposal.record));
+        state.probations.extend(record.probation.clone());
+        let mut evolution = proposal.record.clone();
+        if writes != proposal.writes
+            && let Some(text) = writes.get(&evolution.target_file)
+        {
+            // Rebased: the record says what was gated.
+            evolution.original_content = document(&against, &evolution.target_file)
+                .cloned()
+                .unwrap_or_default();
+            evolution.evolved_content.clone_from(text);
+        }
+        evolution.result_version.clone_from(&record.new_version);
+        vctx.recorder
+            .record_evolution(&EvolutionResult {
+                run_id: train_run_id.to_owned(),
+                source_version: proposal.record.source_version.clone(),
+                records: vec![evolution],
+            })
+            .await
+            .map_err(ValidationError::from)?;
+        state.records.push(record);
+    }
+    Ok(())
+}
+
+/// The slow update's candidates: for every skill document that changed
+/// since the previous epoch's training version, the guidance the LLM
+/// writes from the comparison of the two epochs' training answers, as a
+/// proposal labelled `slow-update-<document>` written against the current
+/// version. Documents whose guidance the LLM left unchanged propose nothing.
+async fn slow_update_proposals(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    template: &str,
+    prev_ws: &Workspace,
+    prev_answers: &BTreeMap<String, Prediction>,
+    train: &BTreeMap<String, Prediction>,
+) -> Result<Vec<Proposal>, LoopError> {
+    let pairs: Vec<ComparisonPair> = config
+        .train
+        .iter()
+        .filter_map(|q| {
+            let before = prev_answers.get(&q.question_id)?;
+            let now = train.get(&q.question_id)?;
+            Some(ComparisonPair {
+                question_id: q.question_id.clone(),
+                question: q.question.clone(),
+                answer: q.answer.clone(),
+                previous_prediction: before.prediction.clone(),
+                previous_correct: before.correct,
+                current_prediction: now.prediction.clone(),
+                current_correct: now.correct,
+            })
+        })
+        .collect();
+    let current = workspace(ctx.store, config)?;
+    let mut proposals = Vec::new();
+    for (name, text) in &current.skills {
+        let Some(before) = prev_ws.skills.get(name).filter(|b| *b != text) else {
+            continue;
+        };
+        let update = slow_update(ctx.llm, template, before, text, &pairs).await?;
+        if !update.updated || update.content == *text {
+            continue;
+        }
+        let mut record = EvolutionRecord::new(
+            name.clone(),
+            TargetType::Skill,
+            text.clone(),
+            current.version.clone(),
+        );
+        record.evolved_content.clone_from(&update.content);
+        record.status = EvolutionStatus::Accepted;
+        record.reason = "slow update: long-term guidance from two epochs' training answers".into();
+        proposals.push(Proposal {
+            label: format!("{SLOW_UPDATE_LABEL}-{name}"),
+            writes: BTreeMap::from([(name.clone(), update.content)]),
+            record,
+        });
+    }
+    Ok(proposals)
 }
 
 /// Judges every pending probation on the probation pool, right after the

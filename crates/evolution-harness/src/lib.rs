@@ -132,7 +132,7 @@ pub use crate::budget::{
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
-    ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+    ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};

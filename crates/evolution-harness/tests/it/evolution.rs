@@ -154,6 +154,11 @@ struct World {
 
 impl World {
     fn new() -> Self {
+        World::with_guidance("Keep the rules that fixed earlier failures.")
+    }
+
+    /// A world whose LLM writes `guidance` in every slow update.
+    fn with_guidance(guidance: &'static str) -> Self {
         World {
             store: MemoryVersionedStore::new(BTreeMap::from([(
                 "s.md".to_owned(),
@@ -165,9 +170,7 @@ impl World {
             proposer: Scripted {
                 calls: AtomicUsize::new(0),
             },
-            llm: ScriptedLlm::from_fn(|_| {
-                Ok("Keep the rules that fixed earlier failures.".to_owned())
-            }),
+            llm: ScriptedLlm::from_fn(move |_| Ok(guidance.to_owned())),
             rollouts: AtomicUsize::new(0),
         }
     }
@@ -227,13 +230,23 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     assert_eq!(report.stop_reason, StopReason::MaxEpochs);
     assert_eq!(report.epochs, 3);
     // Epoch 0: harm rejected, help-a accepted (v2), noop (written against v1)
-    // rebased on v2 and rejected. Epoch 1: noop rejected, help-c accepted (v3), then
-    // the slow update writes v4; epoch 2 proposes nothing and its slow update writes v5.
+    // rebased on v2 and rejected. Epoch 1: noop rejected, help-c accepted (v3),
+    // then the slow update's guidance (it changes no answer) is gated and
+    // rejected; epoch 2 proposes nothing and its slow update is rejected too.
     let rows = summary(&report);
     let accepted: Vec<_> = rows.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
     let rejected: Vec<_> = rows.iter().filter(|r| !r.1).map(|r| r.0.as_str()).collect();
     assert_eq!(accepted, ["e2e_e0_help-a", "e2e_e1_help-c"]);
-    assert_eq!(rejected, ["e2e_e0_harm", "e2e_e0_noop", "e2e_e1_noop"]);
+    assert_eq!(
+        rejected,
+        [
+            "e2e_e0_harm",
+            "e2e_e0_noop",
+            "e2e_e1_noop",
+            "e2e_e1_slow-update-s.md",
+            "e2e_e2_slow-update-s.md"
+        ]
+    );
     let history: Vec<_> = world
         .store
         .history()
@@ -241,8 +254,8 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
         .into_iter()
         .map(|h| h.version)
         .collect();
-    assert_eq!(history, ["v1", "v2", "v3", "v4", "v5"]);
-    assert_eq!(report.final_version, "v5");
+    assert_eq!(history, ["v1", "v2", "v3"]);
+    assert_eq!(report.final_version, "v3");
     for row in rows.iter().filter(|r| r.1) {
         assert!(
             history.contains(row.2.as_ref().unwrap()),
@@ -256,7 +269,7 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     );
     assert!(!final_skill.contains("break:b"));
     assert!(
-        final_skill.contains("<!-- SLOW_UPDATE_START -->"),
+        !final_skill.contains("<!-- SLOW_UPDATE_START -->"),
         "{final_skill}"
     );
     let (before, after) = (
@@ -307,7 +320,9 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
         stored("e2e_train_e1_v2"),
         [
             (v("v2"), v("note: double-check"), None),
-            (v("v2"), v("fix:c"), Some(v("v3")))
+            (v("v2"), v("fix:c"), Some(v("v3"))),
+            // The slow update, written against v3 and rejected.
+            (v("v3"), v(""), None)
         ]
     );
     // The scripted proposer does not diagnose.
@@ -869,4 +884,44 @@ async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
         );
         assert_eq!(world_log.evolutions("r_train_e0_v1"), stored, "kill {kill}");
     }
+}
+
+/// The slow update's guidance reaches the agent (it is part of the skill),
+/// so guidance that breaks answers is a harmful change: the gate rejects it,
+/// the report records it, and it never becomes the baseline.
+#[tokio::test]
+async fn a_harmful_slow_update_is_gated_and_not_adopted() {
+    let world = World::with_guidance("Prefer the old habit: break:b");
+    let report = world.run(&Budget::unlimited(), false).await.unwrap();
+    let slow: Vec<_> = report
+        .records
+        .iter()
+        .filter(|r| r.candidate.contains("_slow-update-"))
+        .collect();
+    assert_eq!(slow.len(), 2, "{:?}", summary(&report));
+    for record in &slow {
+        assert!(!record.accepted, "{record:?}");
+        assert_eq!(record.new_version, None);
+        let v = record.validation.as_ref().unwrap();
+        assert!(v.l > 0 && v.w == 0, "{v:?}");
+    }
+    let history = world.store.history().unwrap();
+    assert!(
+        history.iter().all(|h| !h.message.contains("slow-update")),
+        "{history:?}"
+    );
+    let final_skill = world.store.documents(&report.final_version).unwrap()["s.md"].clone();
+    assert!(!final_skill.contains("break:b"), "{final_skill}");
+    assert!((report.holdout_after.unwrap() - 1.0).abs() < 1e-9);
+    // The rejections are events of the run, like any candidate's.
+    let rejected = world
+        .events
+        .events()
+        .into_iter()
+        .filter(|e| {
+            matches!(e, evolution_harness::HarnessEvent::CandidateRejected { candidate, .. }
+                if candidate.contains("_slow-update-"))
+        })
+        .count();
+    assert_eq!(rejected, 2);
 }

@@ -165,8 +165,9 @@ pub(crate) async fn run_loop(
 /// e-LOND spends its level evenly over a horizon fixed before the run: the
 /// most candidates the loop can gate. The kernel's proposer makes at most
 /// one candidate per task type of the training questions (one case pack
-/// each) and one per prompt document, every epoch. A horizon that is too
-/// large only costs power; a candidate past it is not gated at all.
+/// each) and one per prompt document, every epoch; from the second epoch
+/// on, the slow update adds at most one per skill document. A horizon that
+/// is too large only costs power; a candidate past it is not gated at all.
 fn guarantee(config: &RunConfig) -> Guarantee {
     match config.fdr_alpha {
         Some(alpha) => {
@@ -174,8 +175,13 @@ fn guarantee(config: &RunConfig) -> Guarantee {
                 config.train.iter().map(|q| q.task_type.as_str()).collect();
             let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
             let per_epoch = n(task_types.len()).saturating_add(n(config.prompt_files.len()));
-            let horizon = u64::from(config.max_epochs)
+            let epochs = u64::from(config.max_epochs);
+            let slow_updates = epochs
+                .saturating_sub(1)
+                .saturating_mul(n(config.skill_files.len()));
+            let horizon = epochs
                 .saturating_mul(per_epoch)
+                .saturating_add(slow_updates)
                 .max(1);
             Guarantee::Fdr { alpha, horizon }
         }

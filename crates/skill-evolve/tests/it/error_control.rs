@@ -8,7 +8,8 @@ use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 /// Nine questions: two training questions and seven gate questions, two
 /// epochs, the calibrated gate. The reference agent with the proposed rule
 /// wins all seven: E(7, 0) ≈ 31.9, enough for the gate's own `E ≥ 20` but
-/// not for e-LOND's first level over a horizon of two candidates (20 · 2 = 40).
+/// not for e-LOND's first level over a horizon of three candidates (one
+/// proposal per epoch and one slow update: 20 · 3 = 60).
 fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> String {
     let mut config = CONFIG
         .replace(
@@ -53,7 +54,7 @@ fn e_lond_is_on_by_default_and_binds_every_accept() {
     let fake = crate::fake_llm::start_loop();
     let (stdout, report) = run(&small_gate(&agent, &fake.base_url, None));
     // Both epochs propose the rule; after six wins E ≈ 18.1, and even a
-    // seventh could not reach 40, so the gate stops for futility.
+    // seventh could not reach 60, so the gate stops for futility.
     assert!(
         stdout.contains("2 candidate(s), 0 accepted"),
         "{stdout}\n{report}"
@@ -62,9 +63,9 @@ fn e_lond_is_on_by_default_and_binds_every_accept() {
         report.contains("(the false-discovery rate) is at most 0.05 over this run"),
         "{report}"
     );
-    assert!(report.contains("at most 2 candidate(s)"), "{report}");
+    assert!(report.contains("at most 3 candidate(s)"), "{report}");
     assert!(
-        report.contains("| no | 6 | 0 | 6 | 1 | 18.14 | 1.000 | reject_futility | — | 40.00 |"),
+        report.contains("| no | 6 | 0 | 6 | 1 | 18.14 | 1.000 | reject_futility | — | 60.00 |"),
         "{report}"
     );
     assert!(report.contains("No change was accepted."), "{report}");
