@@ -152,3 +152,28 @@ fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
         assert_one_line_error(&out, needle);
     }
 }
+
+/// With `fdr_alpha = "off"` and the `seed` preset, four gate questions end in
+/// a provisional accept (E(4, 0) = 6.2 ≥ 3); the three questions held back by
+/// `[gate] probation` judge it at once, and the report shows the verdict.
+#[test]
+fn a_provisional_accept_is_judged_on_the_held_back_questions() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config = small_gate(&agent, &fake.base_url, Some("\"off\""))
+        .replace("max_epochs = 2", "max_epochs = 1")
+        .replace(r#"params = "calibrated""#, r#"params = "seed""#)
+        .replace("ladder = [6, 12]", "ladder = [4]\nprobation = 0.4");
+    let (stdout, report) = run(&config);
+    assert!(
+        stdout.contains("1 candidate(s), 1 accepted"),
+        "{stdout}\n{report}"
+    );
+    assert!(
+        report.contains(
+            "| yes | 4 | 0 | 4 | 0 | 6.20 | 1.000 | accept_provisional; probation unverified (W=3, L=0) |"
+        ),
+        "{report}"
+    );
+    assert!(report.contains("at most 1/3"), "{report}");
+}
