@@ -54,6 +54,9 @@ pub(crate) fn estimate(config: &RunConfig) -> Estimate {
             .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
         calls_per_candidate: CALLS_PER_CANDIDATE,
         slow_update_calls_per_epoch: 1,
+        // The slow update's guidance is gated: one candidate per skill.
+        slow_update_candidates_per_epoch: n(config.skill_files.len()),
+        probation_questions: n(config.probation.len()),
         prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
         completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
         model: config.model.clone(),
