@@ -70,7 +70,7 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         "run {:?}: {} skill document(s) in {}\n\
          agent: {} {}\n\
          questions: {} train, {} gate, {} holdout\n\
-         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%\n\
+         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%, {}{}\n\
          evolve: {}; edit budget {}\n\
          llm: {llm}\n\
          pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
@@ -85,6 +85,18 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         config.preset,
         config.ladder,
         config.guard_err * 100.0,
+        match config.fdr_alpha {
+            Some(alpha) => format!("false-discovery rate at most {alpha} over the run (e-LOND)"),
+            None => "no run-wide error control (fdr_alpha = \"off\")".to_owned(),
+        },
+        if config.probation.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} gate question(s) held back for probation",
+                config.probation.len()
+            )
+        },
         match &config.prompts {
             Some(dir) if !config.prompt_files.is_empty() => format!(
                 "skills and {} prompt document(s) in {} (system prompt {})",

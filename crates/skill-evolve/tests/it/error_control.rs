@@ -75,6 +75,10 @@ fn e_lond_is_on_by_default_and_binds_every_accept() {
     let (stdout, report) = run(&small_gate(&agent, &fake.base_url, Some("\"off\"")));
     assert!(stdout.contains("1 accepted"), "{stdout}\n{report}");
     assert!(report.contains("Error control: off"), "{report}");
+    assert!(
+        stdout.contains("no run-wide error control (fdr_alpha = \"off\")"),
+        "{stdout}"
+    );
     assert!(report.contains("at most 1/20"), "{report}");
     assert!(report.contains("+RULE qa => yes"), "{report}");
 }
@@ -126,6 +130,13 @@ fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("questions: 4 train, 3 gate, 0 holdout"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "INFRA guard 20%, false-discovery rate at most 0.05 over the run (e-LOND), \
+             1 gate question(s) held back for probation"
+        ),
         "{text}"
     );
     for (value, needle) in [
