@@ -165,6 +165,11 @@ impl ELond {
         self.alpha
     }
 
+    /// The spending sequence.
+    pub fn gamma(&self) -> GammaSequence {
+        self.gamma
+    }
+
     /// Discoveries so far.
     pub fn discoveries(&self) -> u64 {
         let count = self.history.iter().filter(|d| d.discovery).count();

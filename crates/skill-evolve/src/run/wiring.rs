@@ -14,7 +14,7 @@ use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
     Budget, ELond, EvolutionReport, GammaSequence, Gatekeeper, KernelProposer, LoopConfig,
-    LoopContext, MeteredLlm, ProcessMode, PromptTemplates, Scoring, SubprocessConfig,
+    LoopContext, LoopState, MeteredLlm, ProcessMode, PromptTemplates, Scoring, SubprocessConfig,
     SubprocessRunner, ValidationConfig, ValidationContext, run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
@@ -147,6 +147,12 @@ pub(crate) async fn run_loop(
         return Ok(Ended::Interrupted);
     };
     let report = result.map_err(|e| anyhow::anyhow!("the run failed: {e}"))?;
+    // A resumed run keeps the error control it started with (its state is
+    // in the checkpoint): the report states that one.
+    let guarantee = match LoopState::load(&checkpoint) {
+        Ok(Some(state)) => held(state.gatekeeper.fdr(), state.gatekeeper.params()),
+        _ => guarantee,
+    };
     let lines = progress.lines.lock().map(|l| l.clone()).unwrap_or_default();
     let path = write_report(
         dir,
@@ -188,6 +194,25 @@ fn guarantee(config: &RunConfig) -> Guarantee {
         None => Guarantee::PerCandidate {
             e_confirm: config.params.e_confirm,
             e_provisional: config.params.e_provisional,
+        },
+    }
+}
+
+/// The error control a gatekeeper applied: its e-LOND controller, or the
+/// per-candidate bounds of its parameters.
+fn held(fdr: Option<&ELond>, params: &evolution_gate::GateParams) -> Guarantee {
+    match fdr {
+        Some(fdr) => Guarantee::Fdr {
+            alpha: fdr.alpha(),
+            horizon: match fdr.gamma() {
+                GammaSequence::Horizon { proposals } => proposals,
+                // `run` only builds horizons; any other sequence has none.
+                GammaSequence::Lord | GammaSequence::Quadratic => u64::MAX,
+            },
+        },
+        None => Guarantee::PerCandidate {
+            e_confirm: params.e_confirm,
+            e_provisional: params.e_provisional,
         },
     }
 }

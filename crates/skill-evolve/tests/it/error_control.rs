@@ -32,7 +32,10 @@ fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> Str
 
 fn run(config: &str) -> (String, String) {
     let dir = run_workspace_with(config, 9);
-    let d = dir.path();
+    run_in(dir.path())
+}
+
+fn run_in(d: &std::path::Path) -> (String, String) {
     let out = skill_evolve(d)
         .env("SKILL_EVOLVE_TEST_KEY", "k")
         .args(["run", "--config", "evolve.toml"])
@@ -69,6 +72,22 @@ fn e_lond_is_on_by_default_and_binds_every_accept() {
         "{report}"
     );
     assert!(report.contains("No change was accepted."), "{report}");
+
+    // A finished run asked again with `fdr_alpha = "off"` resumes from its
+    // checkpoint: its report still states the control the run was under.
+    let dir = run_workspace_with(&small_gate(&agent, &fake.base_url, None), 9);
+    let d = dir.path();
+    run_in(d);
+    std::fs::write(
+        d.join("evolve.toml"),
+        small_gate(&agent, &fake.base_url, Some("\"off\"")),
+    )
+    .unwrap();
+    let (_, resumed) = run_in(d);
+    assert!(
+        resumed.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{resumed}"
+    );
 
     // The same run with `fdr_alpha = "off"`: the gate alone accepts, and the
     // report says that no run-wide bound held.
