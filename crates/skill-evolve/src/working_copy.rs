@@ -62,6 +62,12 @@ pub(crate) fn write_through(path: &Path, text: &str) -> anyhow::Result<()> {
     write_file(&target, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", target.display()))
 }
 
+/// Replaces a file this program owns (a report, a staged document in a run
+/// folder) atomically, with the file and its folder synced.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    write_file(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
 fn write_file(target: &Path, text: &str) -> std::io::Result<()> {
     let mut file = AtomicWriteFile::options().open(target)?;
     file.write_all(text.as_bytes())?;

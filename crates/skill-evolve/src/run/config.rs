@@ -41,6 +41,10 @@
 //! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
 //! ladder = [10, 20, 40]
 //! guard_err = 0.2
+//! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
+//!                                 # (e-LOND), or "off" for per-candidate bounds only
+//! probation = 0.0                 # share of the gate questions held back to judge
+//!                                 # provisional accepts (0: they stand unwatched)
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -216,6 +220,10 @@ struct GateSection {
     guard_err: Spanned<f64>,
     #[serde(default)]
     seed: u64,
+    #[serde(default = "default_fdr")]
+    fdr_alpha: Spanned<FdrChoice>,
+    #[serde(default = "no_share")]
+    probation: Spanned<f64>,
 }
 
 impl Default for GateSection {
@@ -225,8 +233,25 @@ impl Default for GateSection {
             ladder: default_ladder(),
             guard_err: default_guard(),
             seed: 0,
+            fdr_alpha: default_fdr(),
+            probation: no_share(),
         }
     }
+}
+
+/// `[gate] fdr_alpha`: a level, or a word (only `"off"` is valid).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FdrChoice {
+    Level(f64),
+    Word(String),
+}
+
+/// The run-wide false-discovery rate `run` controls unless told otherwise.
+pub(crate) const DEFAULT_FDR_ALPHA: f64 = 0.05;
+
+fn default_fdr() -> Spanned<FdrChoice> {
+    Spanned::new(0..0, FdrChoice::Level(DEFAULT_FDR_ALPHA))
 }
 
 fn no_share() -> Spanned<f64> {
@@ -272,6 +297,8 @@ pub(crate) struct RunConfig {
     pub(crate) gate: Vec<GeneratedQuestion>,
     /// Held-out questions.
     pub(crate) holdout: Vec<GeneratedQuestion>,
+    /// Questions that judge provisional accepts, held back from the gate's.
+    pub(crate) probation: Vec<GeneratedQuestion>,
     /// Gate thresholds.
     pub(crate) params: GateParams,
     /// The name of the preset they come from.
@@ -282,6 +309,9 @@ pub(crate) struct RunConfig {
     pub(crate) guard_err: f64,
     /// Seed of the gate's question order.
     pub(crate) gate_seed: u64,
+    /// The false-discovery rate controlled over the run's candidates
+    /// (e-LOND), or `None` when `[gate] fdr_alpha = "off"`.
+    pub(crate) fdr_alpha: Option<f64>,
     /// Budget caps.
     pub(crate) budget: BudgetLimits,
     /// The `[llm]` section.
@@ -358,6 +388,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         [&train, &gate, &holdout],
     )?;
     let gate_checked = check_gate(&src, &file.gate)?;
+    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
     Ok(RunConfig {
         name: run.name,
@@ -374,11 +405,13 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         train,
         gate,
         holdout,
+        probation,
         params: gate_checked.params,
         preset: gate_checked.preset,
         ladder: gate_checked.ladder,
         guard_err: gate_checked.guard_err,
         gate_seed: file.gate.seed,
+        fdr_alpha: gate_checked.fdr_alpha,
         budget: file.budget,
         llm: file.llm,
         model,
@@ -711,6 +744,7 @@ struct GateChecked {
     guard_err: f64,
     preset: &'static str,
     params: GateParams,
+    fdr_alpha: Option<f64>,
 }
 
 /// `[gate]`: the ladder, the INFRA guard and the parameter preset.
@@ -731,12 +765,67 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
     }
     let preset = g.params.name();
     let params = GateParams::preset(preset).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
+    let fdr_alpha = match g.fdr_alpha.get_ref() {
+        FdrChoice::Level(alpha) if *alpha > 0.0 && *alpha < 1.0 => Some(*alpha),
+        FdrChoice::Word(word) if word == "off" => None,
+        FdrChoice::Level(alpha) => {
+            return Err(src.at(
+                g.fdr_alpha.span(),
+                format!("[gate] fdr_alpha must lie strictly between 0 and 1, not {alpha}"),
+            ));
+        }
+        FdrChoice::Word(word) => {
+            return Err(src.at(
+                g.fdr_alpha.span(),
+                format!(
+                    "[gate] fdr_alpha must be a level between 0 and 1 or \"off\", not {word:?}"
+                ),
+            ));
+        }
+    };
     Ok(GateChecked {
         ladder,
         guard_err,
         preset,
         params,
+        fdr_alpha,
     })
+}
+
+/// `[gate] probation`: the share of the gate questions held back to judge
+/// provisional accepts — the last ones of the seeded order, so they are
+/// never the training questions a candidate was written from, nor the
+/// questions that accepted it.
+fn hold_back_probation(
+    src: &Source<'_>,
+    g: &GateSection,
+    mut gate: Vec<GeneratedQuestion>,
+) -> anyhow::Result<(Vec<GeneratedQuestion>, Vec<GeneratedQuestion>)> {
+    let share = *g.probation.get_ref();
+    if !(0.0..1.0).contains(&share) {
+        return Err(src.at(
+            g.probation.span(),
+            format!("[gate] probation must be a share from 0 up to (not including) 1, not {share}"),
+        ));
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a share in [0, 1) of a question count, rounded: exact below 2^53"
+    )]
+    let held = ((gate.len() as f64) * share).round() as usize;
+    if held >= gate.len() {
+        return Err(src.at(
+            g.probation.span(),
+            format!(
+                "[gate] probation = {share} leaves none of the {} gate questions to the gate",
+                gate.len()
+            ),
+        ));
+    }
+    let probation = gate.split_off(gate.len().saturating_sub(held));
+    Ok((gate, probation))
 }
 
 /// `[budget]` against `[llm]`: a cost cap needs the model's price. Returns

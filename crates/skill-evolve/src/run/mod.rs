@@ -58,6 +58,9 @@ pub(crate) fn estimate(config: &RunConfig) -> Estimate {
             .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
         calls_per_candidate: CALLS_PER_CANDIDATE,
         slow_update_calls_per_epoch: 1,
+        // The slow update's guidance is gated: one candidate per skill.
+        slow_update_candidates_per_epoch: n(config.skill_files.len()),
+        probation_questions: n(config.probation.len()),
         prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
         completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
         model: config.model.clone(),
@@ -71,7 +74,7 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         "run {:?}: {} skill document(s) in {}\n\
          agent: {} {}\n\
          questions: {} train, {} gate, {} holdout\n\
-         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%\n\
+         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%, {}{}\n\
          evolve: {}; edit budget {}\n\
          llm: {llm}\n\
          pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
@@ -86,6 +89,18 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         config.preset,
         config.ladder,
         config.guard_err * 100.0,
+        match config.fdr_alpha {
+            Some(alpha) => format!("false-discovery rate at most {alpha} over the run (e-LOND)"),
+            None => "no run-wide error control (fdr_alpha = \"off\")".to_owned(),
+        },
+        if config.probation.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} gate question(s) held back for probation",
+                config.probation.len()
+            )
+        },
         match &config.prompts {
             Some(dir) if !config.prompt_files.is_empty() => format!(
                 "skills and {} prompt document(s) in {} (system prompt {})",

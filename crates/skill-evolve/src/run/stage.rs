@@ -23,7 +23,8 @@ use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::decision_name;
 use crate::error::{bad_at, bad_option};
-use crate::render::{unified_diff, write_atomically};
+use crate::render::unified_diff;
+use crate::working_copy::write_atomically;
 
 /// What a document is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

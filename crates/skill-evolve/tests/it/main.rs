@@ -4,6 +4,7 @@ mod adopt;
 mod bad_input;
 mod diagnose;
 mod doctor;
+mod error_control;
 mod escapes;
 mod evolve;
 mod fake_llm;
