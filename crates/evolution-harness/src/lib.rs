@@ -35,7 +35,8 @@
 //! - Slow update: [`slow_update`] writes long-term guidance into the
 //!   skill's slow-update region, regressions first.
 //! - Inputs: [`load_trajectory_dir`] and [`load_session_state`]
-//!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the kernel
+//!   with per-file [`IngestDiagnostic`]s; question sets ([`parse_question_set`],
+//!   JSON array or JSON lines); [`PromptTemplates`], the kernel
 //!   crates' built-in prompts plus the slow update's, overridable from a
 //!   directory.
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
@@ -119,6 +120,7 @@ mod gatekeeper;
 mod ingest;
 mod kernel;
 mod probation;
+mod question_set;
 mod reply_schemas;
 mod runner;
 mod slow_update;
@@ -138,12 +140,13 @@ pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
-    REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
-    parse_trajectories,
+    MAX_TRAJECTORY_FILE_BYTES, REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir,
+    parse_session_state, parse_trajectories,
 };
 pub use crate::kernel::KernelProposer;
 
 pub use crate::probation::{Probation, ProbationOutcome};
+pub use crate::question_set::{QuestionSetError, parse_question_set};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
 pub use crate::runner::{
     AgentReply, AgentRunner, InProcessRunner, RunnerError, Scoring, Workspace,

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use crate::cli::DiagnoseArgs;
 use crate::config::build_llm;
 use crate::error::bad_at;
+use crate::input::{InputKind, read_input_text};
 use crate::questions::{load_questions, read_tree};
 
 pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
@@ -139,8 +140,7 @@ impl DirSkills {
             if name.starts_with('.') {
                 continue;
             }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| bad_at(&path, None, format!("cannot read the skill file: {e}")))?;
+            let text = read_input_text(&path, InputKind::SkillDocument)?;
             files.insert(name.to_owned(), text);
         }
         Ok(DirSkills { files })

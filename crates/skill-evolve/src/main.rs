@@ -22,6 +22,7 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod input;
 #[cfg(feature = "local")]
 mod local;
 mod questions;

@@ -67,6 +67,7 @@ use toml::Spanned;
 use crate::cli::{RunArgs, ScheduleArg};
 use crate::config::LlmSection;
 use crate::error::{bad_at, bad_option, line_of};
+use crate::input::{InputKind, read_input_text};
 use crate::questions::{load_questions, read_tree};
 
 #[derive(Debug, Deserialize)]
@@ -297,13 +298,7 @@ impl Source<'_> {
 /// Reads and checks `path`, with the flags of `args` winning over its keys;
 /// nothing is written.
 pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        bad_at(
-            path,
-            None,
-            format!("cannot read the run configuration: {e}"),
-        )
-    })?;
+    let text = read_input_text(path, InputKind::RunConfig)?;
     let file: RunFile = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|span| line_of(&text, span.start));
         bad_at(path, line, e.message().to_owned())

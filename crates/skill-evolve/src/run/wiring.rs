@@ -27,6 +27,7 @@ use super::dir::RunDir;
 use super::progress::Progress;
 use super::report::{usage_line, write_report};
 use crate::error::bad_option;
+use crate::input::{InputKind, read_input_text};
 
 /// How a run ended.
 pub(crate) enum Ended {
@@ -153,9 +154,10 @@ fn open_or_init_store(config: &RunConfig, root: &Path) -> anyhow::Result<FsStore
                 .prompts
                 .iter()
                 .flat_map(|dir| config.prompt_files.iter().map(|n| dir.join(n)));
-            for path in skills.chain(prompts) {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| crate::error::bad_at(&path, None, format!("cannot read: {e}")))?;
+            let skills = skills.map(|path| (path, InputKind::SkillDocument));
+            let prompts = prompts.map(|path| (path, InputKind::PromptDocument));
+            for (path, kind) in skills.chain(prompts) {
+                let text = read_input_text(&path, kind)?;
                 let name = path
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())

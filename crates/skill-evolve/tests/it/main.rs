@@ -6,6 +6,7 @@ mod doctor;
 mod evolve;
 mod fake_llm;
 mod gate;
+mod inputs;
 mod journal;
 #[cfg(feature = "local")]
 mod local;
