@@ -96,7 +96,8 @@
 //! are kept for the runner's next run until [`SubprocessRunner::shutdown`].
 //!
 //! A crash, a hang past the per-question timeout, a non-JSON or unknown
-//! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, or an answer for
+//! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, more trace steps or
+//! output bytes than its [`OutputLimits`] allow, or an answer for
 //! another question makes that question an INFRA error (`stop_reason =
 //! "error"` with the reason in `error`); the child is killed
 //! and the next question gets a fresh one. The run goes on: whether too many
@@ -149,7 +150,7 @@ pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::question_set::{QuestionSetError, parse_question_set};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
 pub use crate::runner::{
-    AgentReply, AgentRunner, InProcessRunner, RunnerError, Scoring, Workspace,
+    AgentReply, AgentRunner, InProcessRunner, OutputLimits, RunnerError, Scoring, Workspace,
 };
 // The ports and records the loop writes through, defined in `evolution-types`.
 pub use crate::slow_update::{

@@ -23,6 +23,10 @@
 //! concurrency = 1
 //! timeout_secs = 600
 //! scoring = "exact_match"         # exact_match | agent_reported
+//! max_steps = 1000                # trace steps per question; more is an INFRA error
+//! max_output_bytes = 16777216     # bytes the agent writes per question (16 MiB); more is INFRA
+//! max_field_chars = 65536         # raw_content / tool_output stored per step; longer is cut,
+//!                                 # ending in "…[N more chars]"
 //!
 //! [questions]
 //! file = "questions.jsonl"        # JSON array or JSON lines
@@ -59,7 +63,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
-use evolution_harness::{BudgetLimits, fixed_question_order};
+use evolution_harness::{BudgetLimits, OutputLimits, fixed_question_order};
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
@@ -124,6 +128,9 @@ struct AgentSection {
     scoring: ScoringChoice,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    max_steps: Option<Spanned<usize>>,
+    max_output_bytes: Option<Spanned<usize>>,
+    max_field_chars: Option<Spanned<usize>>,
 }
 
 fn one() -> Spanned<usize> {
@@ -243,6 +250,8 @@ pub(crate) struct RunConfig {
     pub(crate) timeout_secs: u64,
     /// Trust the agent's own `correct` field.
     pub(crate) agent_scores: bool,
+    /// Bounds on what the agent writes per question.
+    pub(crate) limits: OutputLimits,
     /// Training questions.
     pub(crate) train: Vec<GeneratedQuestion>,
     /// Gate questions.
@@ -329,6 +338,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         concurrency: agent.concurrency,
         timeout_secs: agent.timeout_secs,
         agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
+        limits: agent.limits,
         train,
         gate,
         holdout,
@@ -502,6 +512,7 @@ struct AgentChecked {
     args: Vec<String>,
     concurrency: usize,
     timeout_secs: u64,
+    limits: OutputLimits,
 }
 
 /// `[agent]`: the program (found), its concurrency and its timeout.
@@ -534,11 +545,33 @@ fn check_agent(
             "[agent] timeout_secs must be at least 1".to_owned(),
         ));
     }
+    let mut limits = OutputLimits::default();
+    for (key, value, slot) in [
+        ("max_steps", &agent.max_steps, &mut limits.max_steps),
+        (
+            "max_output_bytes",
+            &agent.max_output_bytes,
+            &mut limits.max_output_bytes,
+        ),
+        (
+            "max_field_chars",
+            &agent.max_field_chars,
+            &mut limits.max_field_chars,
+        ),
+    ] {
+        if let Some(value) = value {
+            if *value.get_ref() == 0 {
+                return Err(src.at(value.span(), format!("[agent] {key} must be at least 1")));
+            }
+            *slot = *value.get_ref();
+        }
+    }
     Ok(AgentChecked {
         program,
         args: args.to_vec(),
         concurrency,
         timeout_secs,
+        limits,
     })
 }
 

@@ -122,3 +122,32 @@ fn an_oversized_question_set_is_refused_before_it_is_read() {
         ),
     );
 }
+
+/// The agent's output limits are `[agent]` keys of the run configuration,
+/// checked like every other key.
+#[test]
+fn agent_output_limits_are_run_configuration_keys() {
+    use crate::run::{CONFIG, run_workspace};
+    let limits =
+        "timeout_secs = 30\nmax_steps = 50\nmax_output_bytes = 65536\nmax_field_chars = 100";
+    let dir = run_workspace(&CONFIG.replace("timeout_secs = 30", limits));
+    let out = skill_evolve(dir.path())
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for (key, line) in [
+        ("max_steps", 10),
+        ("max_output_bytes", 11),
+        ("max_field_chars", 12),
+    ] {
+        let zero = limits.replace(&format!("{key} = "), &format!("{key} = 0 #"));
+        let dir = run_workspace(&CONFIG.replace("timeout_secs = 30", &zero));
+        refused(
+            dir.path(),
+            &["run", "--config", "evolve.toml", "--dry-run"],
+            &format!("evolve.toml:{line}: [agent] {key} must be at least 1"),
+        );
+    }
+}
