@@ -23,6 +23,7 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod input;
 mod layout;
 #[cfg(feature = "local")]
 mod local;

@@ -9,6 +9,7 @@ mod escapes;
 mod evolve;
 mod fake_llm;
 mod gate;
+mod inputs;
 mod journal;
 #[cfg(feature = "local")]
 mod local;
