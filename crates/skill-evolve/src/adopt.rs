@@ -15,6 +15,7 @@ use crate::cli::AdoptArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::read_document;
 use crate::error::{bad_at, bad_option};
+use crate::out::{out, outln};
 use crate::render::{colour_diff, unified_diff};
 use crate::run::dir::{RunDir, runs_of};
 use crate::run::stage::{Proposal, by_name, read_proposal, sha256_hex, write_proposal};
@@ -94,7 +95,7 @@ fn check(dir: &RunDir, proposal: &Proposal, index: usize) -> anyhow::Result<Opti
         return Ok(None);
     };
     if let Some(version) = &doc.adopted_as {
-        println!(
+        outln!(
             "{} was adopted already (as {version})",
             doc.source.path.display()
         );
@@ -121,7 +122,7 @@ fn check(dir: &RunDir, proposal: &Proposal, index: usize) -> anyhow::Result<Opti
     }
     let current = read_document(&user_file)?;
     if current == staged {
-        println!("{} already has the staged text", user_file.display());
+        outln!("{} already has the staged text", user_file.display());
         return Ok(None);
     }
     if sha256_hex(&current) != doc.source.sha256 {
@@ -163,7 +164,7 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
         )));
     };
     if proposal.documents.is_empty() {
-        println!(
+        outln!(
             "run {:?} staged nothing: no candidate was accepted, so there is nothing to adopt",
             proposal.run
         );
@@ -176,7 +177,7 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if ready.is_empty() {
-        println!("nothing left to adopt from run {:?}", proposal.run);
+        outln!("nothing left to adopt from run {:?}", proposal.run);
         return Ok(ExitCode::SUCCESS);
     }
     for r in &ready {
@@ -187,7 +188,7 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
             &format!("a/{shown}"),
             &format!("b/{shown}"),
         );
-        print!("{}", colour_diff(&escape_controls(&diff)));
+        out!("{}", colour_diff(&escape_controls(&diff)));
     }
     let question = format!(
         "Write {} document(s) of run {:?} to your files?",
@@ -205,7 +206,7 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
         ));
     };
     if !approved {
-        println!("discarded: nothing was written");
+        outln!("discarded: nothing was written");
         return Ok(ExitCode::SUCCESS);
     }
     let message = format!(
@@ -218,7 +219,7 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
             doc.adopted_as = Some(version.to_string());
         }
         write_proposal(&dir, &proposal)?;
-        println!(
+        outln!(
             "adopted {} as {version} (see `skill-evolve history {}`)",
             r.user_file.display(),
             r.user_file.display()

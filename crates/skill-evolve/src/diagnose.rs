@@ -23,6 +23,7 @@ use crate::cli::DiagnoseArgs;
 use crate::config::build_llm;
 use crate::error::bad_at;
 use crate::input::{InputKind, read_input_text};
+use crate::out::{out, outln};
 use crate::questions::{load_questions, read_tree};
 use crate::render::terminal_safe;
 
@@ -116,10 +117,10 @@ fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
             })
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        outln!("{}", serde_json::to_string_pretty(&result)?);
     } else {
         // The judges' verdicts and the agent's answers are quoted as they came.
-        print!("{}", terminal_safe(&full_markdown(&result)));
+        out!("{}", terminal_safe(&full_markdown(&result)));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -316,9 +317,9 @@ fn rules_only(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
             "accuracy": accuracy(&predictions),
             "questions": questions,
         });
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!(
+        out!(
             "{}",
             terminal_safe(&markdown(&args.run_id, &predictions, &rows))
         );

@@ -24,6 +24,7 @@ use crate::cli::DoctorArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::error::line_of;
 use crate::input::{InputKind, read_input_text};
+use crate::out::{out, outln};
 use crate::render::{colour_diff, terminal_safe, unified_diff};
 use crate::working_copy::write_through;
 
@@ -375,11 +376,11 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             file: path.display().to_string(),
             problems: &problems,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(exit_for(&problems));
     }
     for p in &problems {
-        println!(
+        outln!(
             "{}:{}: {}{}",
             path.display(),
             p.line,
@@ -392,7 +393,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if problems.is_empty() {
-        println!("{}: no problems found", path.display());
+        outln!("{}: no problems found", path.display());
         return Ok(ExitCode::SUCCESS);
     }
     if !args.fix {
@@ -400,11 +401,11 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     }
     let (fixed, notes) = repair(&text);
     if fixed == text {
-        println!("nothing here is safe to repair automatically; fix the lines above by hand");
+        outln!("nothing here is safe to repair automatically; fix the lines above by hand");
         return Ok(exit_for(&problems));
     }
     let name = path.display().to_string();
-    print!(
+    out!(
         "{}",
         colour_diff(&unified_diff(
             &text,
@@ -414,7 +415,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ))
     );
     for note in &notes {
-        println!("repair: {}", terminal_safe(note));
+        outln!("repair: {}", terminal_safe(note));
     }
     let remaining = check(&fixed);
     let approved = if args.yes {
@@ -422,19 +423,17 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     } else if stdin_is_terminal() {
         ask_yes_no("Write the repaired document?")? == Answer::Yes
     } else {
-        println!(
-            "not written: no terminal to confirm on; run again with --yes to write the repair"
-        );
+        outln!("not written: no terminal to confirm on; run again with --yes to write the repair");
         return Ok(exit_for(&problems));
     };
     if !approved {
-        println!("discarded: {} is unchanged", path.display());
+        outln!("discarded: {} is unchanged", path.display());
         return Ok(exit_for(&problems));
     }
     write_through(path, &fixed)?;
-    println!("repaired {}", path.display());
+    outln!("repaired {}", path.display());
     for p in &remaining {
-        println!(
+        outln!(
             "{}:{}: {} (still to fix by hand)",
             path.display(),
             p.line,

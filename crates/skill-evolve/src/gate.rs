@@ -6,6 +6,7 @@ use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tal
 
 use crate::cli::GateArgs;
 use crate::error::bad_option;
+use crate::out::{out, outln};
 
 pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
     let preset = args.preset_name();
@@ -20,9 +21,9 @@ pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
         other => bad_option(other.to_string()),
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&verdict)?);
+        outln!("{}", serde_json::to_string_pretty(&verdict)?);
     } else {
-        print!("{}", explain(args, gate.params(), &verdict));
+        out!("{}", explain(args, gate.params(), &verdict));
     }
     Ok(ExitCode::SUCCESS)
 }

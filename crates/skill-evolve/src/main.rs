@@ -27,6 +27,7 @@ mod input;
 mod layout;
 #[cfg(feature = "local")]
 mod local;
+mod out;
 mod questions;
 mod render;
 mod run;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use crate::cli::StatusArgs;
 use crate::error::{bad_at, bad_option};
+use crate::out::outln;
 use crate::run::dir::{RunDir, runs_of};
 use crate::run::stage::read_proposal;
 
@@ -65,7 +66,7 @@ pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let project = find_project(args.dir.as_deref())?;
     let runs = list_runs(&project)?;
     if runs.is_empty() {
-        println!("no runs in {}", runs_of(&project).display());
+        outln!("no runs in {}", runs_of(&project).display());
         return Ok(ExitCode::SUCCESS);
     }
     for (name, dir) in runs {
@@ -92,13 +93,13 @@ pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             }
             None => "not finished".to_owned(),
         };
-        println!("{name}: {state}");
+        outln!("{name}: {state}");
         for d in proposal.iter().flat_map(|p| &p.documents) {
             let adopted = d
                 .adopted_as
                 .as_ref()
                 .map_or_else(|| "staged".to_owned(), |v| format!("adopted as {v}"));
-            println!(
+            outln!(
                 "  {} → {} ({adopted}; diff {})",
                 d.source.name,
                 d.source.path.display(),
@@ -110,7 +111,7 @@ pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             .flat_map(|p| &p.documents)
             .any(|d| d.adopted_as.is_none())
         {
-            println!("  adopt with: skill-evolve adopt {name}");
+            outln!("  adopt with: skill-evolve adopt {name}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -25,6 +25,7 @@ use crate::cli::{DiffArgs, HistoryArgs, RollbackArgs, StoreArgs};
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::read_document;
 use crate::error::{bad_at, bad_option};
+use crate::out::{out, outln};
 use crate::render::{colour_diff, terminal_safe, unified_diff};
 use crate::working_copy::{writable_target, write_through};
 
@@ -228,7 +229,7 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             current,
             history: &entries,
         };
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
     // The last move of the pointer is the one that made the current version current.
@@ -249,7 +250,7 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         } else {
             ""
         };
-        println!(
+        outln!(
             "{} {kind:<8} {from:<12} {}  {}{mark}",
             entry.version,
             format_time(entry.unix_ms),
@@ -292,9 +293,9 @@ pub(crate) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         &format!("{name}@{to}"),
     );
     if text.is_empty() {
-        println!("{name}: {from} and {to} are identical");
+        outln!("{name}: {from} and {to} are identical");
     } else {
-        print!("{}", colour_diff(&text));
+        out!("{}", colour_diff(&text));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -329,26 +330,26 @@ pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
     };
     let text = unified_diff(&working, &target_text, &name, &format!("{name}@{to}"));
     if text.is_empty() {
-        println!("{name} already has the text of {to}");
+        outln!("{name} already has the text of {to}");
     } else {
-        print!("{}", colour_diff(&text));
+        out!("{}", colour_diff(&text));
     }
     let approved = if args.yes {
         true
     } else if stdin_is_terminal() {
         ask_yes_no(&format!("Roll {name} back to {to}?"))? == Answer::Yes
     } else {
-        println!("not rolled back: no terminal to confirm on; run again with --yes");
+        outln!("not rolled back: no terminal to confirm on; run again with --yes");
         return Ok(ExitCode::SUCCESS);
     };
     if !approved {
-        println!("discarded: nothing changed");
+        outln!("discarded: nothing changed");
         return Ok(ExitCode::SUCCESS);
     }
     store.rollback(to).map_err(|e| store_error(&root, e))?;
     write_through(skill, &target_text)
         .map_err(|e| store_ahead(e, skill, args.target.store.as_deref(), file_holds, to))?;
-    println!("rolled back {} to {to}", skill.display());
+    outln!("rolled back {} to {to}", skill.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -33,6 +33,7 @@ use crate::config::build_llm;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
+use crate::out::{out, outln};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::store::{STATE_DIR, document_name, skill_dir, store_root, write_new_version};
 use crate::working_copy::writable_target;
@@ -56,7 +57,7 @@ impl Out {
         if self.json {
             eprint!("{text}");
         } else {
-            print!("{text}");
+            out!("{text}");
         }
     }
 }
@@ -267,7 +268,7 @@ fn finish(out: Out, run_dir: &Path, summary: &Summary) -> anyhow::Result<ExitCod
     std::fs::write(&path, format!("{report}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;
     if out.json {
-        println!("{report}");
+        outln!("{report}");
     } else {
         out.say(&format!("run report: {}\n", path.display()));
     }

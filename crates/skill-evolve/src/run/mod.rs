@@ -30,6 +30,7 @@ use self::dir::RunDir;
 use self::wiring::{Ended, run_loop};
 use crate::cli::{LlmArgs, RunArgs};
 use crate::config::build_llm_from;
+use crate::out::{out, outln};
 
 /// Assumed LLM calls of diagnosis per training question (five judges and
 /// the defect-vs-lapse call); spans add more, so the estimate is a floor
@@ -157,21 +158,21 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if !args.fresh {
         stage::check_same_documents(&config, &dir)?;
     }
-    print!("{}", preflight(&config, &estimate, &llm.description));
+    out!("{}", preflight(&config, &estimate, &llm.description));
     if args.dry_run {
         if args.fresh && dir.root().exists() {
-            println!(
+            outln!(
                 "--fresh: the run would start over ({} would be deleted)",
                 dir.root().display()
             );
         }
-        println!("dry run: the configuration is valid; nothing was run or written");
+        outln!("dry run: the configuration is valid; nothing was run or written");
         return Ok(ExitCode::SUCCESS);
     }
     if args.fresh && dir.root().exists() {
         std::fs::remove_dir_all(dir.root())
             .with_context(|| format!("cannot delete {}", dir.root().display()))?;
-        println!(
+        outln!(
             "--fresh: deleted the earlier state of run {:?}",
             config.name
         );
@@ -179,7 +180,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let ended = runtime.block_on(run_loop(&config, &dir, llm.provider, estimate))?;
     match ended {
         Ended::Interrupted => {
-            println!(
+            outln!(
                 "interrupted: the store is at a consistent version and {} holds where the run \
                  was; run the same command to resume",
                 dir.checkpoint().display()
@@ -187,7 +188,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(130))
         }
         Ended::Finished(report, path) => {
-            println!(
+            outln!(
                 "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
                 report.stop_reason,
                 report.epochs,
@@ -196,16 +197,16 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 report.records.len(),
                 report.records.iter().filter(|r| r.accepted).count()
             );
-            println!("report: {}", path.display());
+            outln!("report: {}", path.display());
             match stage::read_proposal(&dir)? {
-                Some(p) if !p.documents.is_empty() => println!(
+                Some(p) if !p.documents.is_empty() => outln!(
                     "staged {} document(s) in {}; your files are unchanged until you run \
                      `skill-evolve adopt {}`",
                     p.documents.len(),
                     dir.staged().display(),
                     config.name
                 ),
-                _ => println!("nothing staged: your files stay as they are"),
+                _ => outln!("nothing staged: your files stay as they are"),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -13,6 +13,7 @@ mod inputs;
 mod journal;
 #[cfg(feature = "local")]
 mod local;
+mod pipes;
 mod resume;
 mod run;
 mod secrets;
