@@ -24,6 +24,7 @@ mod evolve;
 mod gate;
 #[cfg(feature = "local")]
 mod local;
+mod profile;
 mod questions;
 mod render;
 mod run;

@@ -48,6 +48,9 @@
 //! [llm]                           # as in skill-evolve.toml
 //! provider = "replay"
 //! cassette = "run.cassette"
+//!
+//! [profile]                       # as in skill-evolve.toml: the agent's tool names
+//! span_eval_tools = ["lookup_order"]
 //! ```
 //!
 //! Paths are relative to the configuration file. Every problem is one line
@@ -83,6 +86,8 @@ struct RunFile {
     llm: LlmSection,
     #[serde(default)]
     evolve: EvolveSection,
+    #[serde(default)]
+    profile: crate::profile::ProfileSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -278,6 +283,8 @@ pub(crate) struct RunConfig {
     pub(crate) schedule_text: String,
     /// Which prompt document is the system prompt.
     pub(crate) system_prompt: String,
+    /// The agent's domain constants (`[profile]`).
+    pub(crate) profile: evolution_types::Profile,
 }
 
 /// The configuration file's path and text, for problems that name a line.
@@ -323,6 +330,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
     let gate_checked = check_gate(&src, &file.gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
+    let profile = file.profile.resolve(path, &text)?;
     Ok(RunConfig {
         name: run.name,
         skills: run.skills,
@@ -352,6 +360,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         schedule: evolve.schedule,
         schedule_text: evolve.schedule_text,
         system_prompt: evolve.system_prompt,
+        profile,
     })
 }
 
