@@ -22,6 +22,7 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod init;
 #[cfg(feature = "local")]
 mod local;
 mod profile;
@@ -90,5 +91,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rollback(args) => store::rollback(&args),
         Command::Run(args) => run::run(&args),
         Command::Diagnose(args) => diagnose::run(&args),
+        Command::Init(args) => init::run(&args),
     }
 }

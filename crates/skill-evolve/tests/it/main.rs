@@ -6,9 +6,11 @@ mod doctor;
 mod evolve;
 mod fake_llm;
 mod gate;
+mod init;
 mod journal;
 #[cfg(feature = "local")]
 mod local;
+mod profile;
 mod resume;
 mod run;
 mod support;
