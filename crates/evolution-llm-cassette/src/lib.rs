@@ -9,8 +9,8 @@
 //! [`CassetteMode::RecordIfMissing`] it does both. Keys ([`cassette_key`])
 //! cover the model, the messages and the options, not the tag or the
 //! timeout. Each recorded call is synced to disk before it returns; in
-//! `RecordIfMissing` mode a torn last line is dropped on reopen and
-//! identical concurrent requests reach the provider once, so the cassette
+//! `RecordIfMissing` mode a torn last line is dropped on reopen (replay
+//! refuses such a file with [`CassetteError::TornLine`]) and identical concurrent requests reach the provider once, so the cassette
 //! also serves as a killed run's journal of finished calls: that is
 //! [`LlmJournal`], one file in a run's directory.
 //!

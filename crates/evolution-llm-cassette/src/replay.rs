@@ -66,6 +66,18 @@ pub enum CassetteError {
         /// The key its request hashes to.
         computed: String,
     },
+    /// Replay found a last line cut short (a recording killed mid-write). Replay
+    /// refuses such a cassette rather than drop the call silently: recording again
+    /// with record-if-missing keeps every whole line and repairs the end.
+    #[error(
+        "cassette {path}, line {line}: the last line is cut short (the recording was interrupted); record it again or remove that line"
+    )]
+    TornLine {
+        /// The cassette file.
+        path: PathBuf,
+        /// 1-based number of the cut line.
+        line: usize,
+    },
     /// Replay found no recording of the request.
     #[error("cassette miss: no recording of this request (key {key}{})", tag_note(.tag))]
     Miss {
@@ -213,7 +225,9 @@ impl<P: LlmProvider> Recorder<P> {
                 }
             }
             CassetteMode::Replay => {
-                load(&path, &mut recorded).await?;
+                if let Tail::Torn { line, .. } = load(&path, &mut recorded).await? {
+                    return Err(CassetteError::TornLine { path, line });
+                }
                 Sink::default()
             }
             CassetteMode::RecordIfMissing => {
@@ -229,7 +243,7 @@ impl<P: LlmProvider> Recorder<P> {
                     .await
                     .map_err(io)?;
                 match tail {
-                    Some(Tail::Torn { keep }) => {
+                    Some(Tail::Torn { keep, .. }) => {
                         tracing::warn!(
                             cassette = %path.display(),
                             "dropping a torn last line (a write cut short by a crash)"
@@ -382,6 +396,8 @@ enum Tail {
     Torn {
         /// Length of the whole lines.
         keep: u64,
+        /// 1-based number of the cut line.
+        line: usize,
     },
 }
 
@@ -435,6 +451,7 @@ async fn load(
             Err(CassetteError::Parse { .. }) if !terminated => {
                 tail = Tail::Torn {
                     keep: u64::try_from(start).unwrap_or(u64::MAX),
+                    line: line_no,
                 };
                 break;
             }

@@ -61,6 +61,22 @@ pub enum SqliteRunLogError {
         /// The journal mode SQLite reported.
         mode: String,
     },
+    /// The file is an SQLite database, but not a run log (another program's tables).
+    #[error("{} is not a run log: {reason}", path.display())]
+    NotARunLog {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// A write was attempted on a log opened with [`SqliteRunLog::open_read_only`].
+    ///
+    /// [`SqliteRunLog::open_read_only`]: crate::SqliteRunLog::open_read_only
+    #[error("{} was opened read-only", path.display())]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
     /// A stored record could not be decoded.
     #[error("corrupt record in run {run_id:?}: {message}")]
     Corrupt {

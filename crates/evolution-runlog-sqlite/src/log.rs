@@ -51,6 +51,8 @@ struct Inner {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    /// Opened by [`SqliteRunLog::open_read_only`]: every write is refused.
+    read_only: bool,
 }
 
 impl SqliteRunLog {
@@ -73,6 +75,26 @@ impl SqliteRunLog {
                 path,
                 writer: Mutex::new(writer),
                 readers: Mutex::new(Vec::new()),
+                read_only: false,
+            }),
+        })
+    }
+
+    /// Opens an existing log for reading only: nothing in the file changes (no migration, no
+    /// switch of journal mode), and every write returns [`SqliteRunLogError::ReadOnly`].
+    ///
+    /// A missing file is an error (it is never created), and so is an SQLite database that is
+    /// not a run log: one without this crate's schema version and tables.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<SqliteRunLog> {
+        let path = path.as_ref().to_path_buf();
+        let conn = open_reader(&path)?;
+        check_run_log_schema(&path, &conn)?;
+        Ok(SqliteRunLog {
+            inner: Arc::new(Inner {
+                path,
+                writer: Mutex::new(conn),
+                readers: Mutex::new(Vec::new()),
+                read_only: true,
             }),
         })
     }
@@ -338,6 +360,11 @@ impl SqliteRunLog {
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
     {
+        if self.inner.read_only {
+            return Err(SqliteRunLogError::ReadOnly {
+                path: self.inner.path.clone(),
+            });
+        }
         let inner = Arc::clone(&self.inner);
         run_blocking(move || {
             let mut conn = inner.writer.lock().unwrap_or_else(PoisonError::into_inner);
@@ -462,6 +489,49 @@ fn open_reader(path: &Path) -> Result<Connection> {
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(conn)
+}
+
+/// Refuses a database that is not a run log this build can read: its schema version must be
+/// one this crate wrote, and the record tables must be there.
+fn check_run_log_schema(path: &Path, conn: &Connection) -> Result<()> {
+    let found = match schema_version(conn) {
+        Ok(found) => found,
+        Err(SqliteRunLogError::Sqlite(e))
+            if e.sqlite_error_code() == Some(ErrorCode::NotADatabase) =>
+        {
+            return Err(SqliteRunLogError::NotARunLog {
+                path: path.to_path_buf(),
+                reason: "it is not an SQLite database".to_owned(),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let supported = crate::schema::SCHEMA_VERSION;
+    if usize::try_from(found).is_ok_and(|v| v > supported) {
+        return Err(SqliteRunLogError::SchemaTooNew { found, supported });
+    }
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+    let tables = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<std::result::Result<Vec<String>, _>>()?;
+    let missing: Vec<&str> = ["runs", "predictions", "traces"]
+        .into_iter()
+        .filter(|t| !tables.iter().any(|have| have == t))
+        .collect();
+    if found < 1 || !missing.is_empty() {
+        let reason = if tables.is_empty() {
+            "it holds no tables".to_owned()
+        } else if missing.is_empty() {
+            format!("its schema version is {found}")
+        } else {
+            format!("it lacks the table(s) {}", missing.join(", "))
+        };
+        return Err(SqliteRunLogError::NotARunLog {
+            path: path.to_path_buf(),
+            reason,
+        });
+    }
+    Ok(())
 }
 
 fn require_run(conn: &Connection, run_id: &str) -> Result<()> {

@@ -39,5 +39,5 @@ pub use crate::checkpoint::FileCheckpoint;
 pub use crate::diff::{FileChange, FileDiff, VersionDiff};
 pub use crate::error::FsStoreError;
 pub use crate::manifest::{HistoryEntry, HistoryKind, ParseVersionIdError, VersionId};
-pub use crate::store::{Change, FsSnapshot, FsStore};
+pub use crate::store::{Change, FsSnapshot, FsStore, Opened};
 pub use crate::versioned::FsVersionedStore;

@@ -144,6 +144,39 @@ impl FsStore {
         Ok(store)
     }
 
+    /// Opens the store in `root`, or creates it with `files` as its first version when `root`
+    /// holds none. The second value says which happened.
+    ///
+    /// Safe when several processes start on a new `root` at once: one creates the store, the
+    /// others open what it created (a plain `open` then `init` would fail for them with
+    /// [`FsStoreError::AlreadyExists`]). A `root` holding someone else's files is still refused.
+    pub fn open_or_init<I, N, C>(
+        root: impl AsRef<Path>,
+        files: I,
+        message: &str,
+    ) -> Result<(FsStore, Opened)>
+    where
+        I: IntoIterator<Item = (N, C)>,
+        N: Into<String>,
+        C: Into<String>,
+    {
+        let root = root.as_ref();
+        match FsStore::open(root) {
+            Ok(store) => return Ok((store, Opened::Existing)),
+            Err(FsStoreError::NotAStore { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        match FsStore::init(root, files, message) {
+            Ok(store) => Ok((store, Opened::Created)),
+            // Someone else created it between our `open` and `init`: use theirs.
+            Err(refused @ FsStoreError::AlreadyExists { .. }) => match FsStore::open(root) {
+                Ok(store) => Ok((store, Opened::Existing)),
+                Err(_) => Err(refused),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
     /// Creates a store in `root` from the plain files directly inside `source`.
     ///
     /// Subdirectories, symbolic links, non-UTF-8 names or text are refused rather than skipped.
@@ -533,6 +566,15 @@ impl FsStore {
         }
         Ok(())
     }
+}
+
+/// What [`FsStore::open_or_init`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opened {
+    /// A store was already there (possibly created a moment ago by another process).
+    Existing,
+    /// This call created the store.
+    Created,
 }
 
 /// The version a directory entry is named after, if its name is exactly the one the store

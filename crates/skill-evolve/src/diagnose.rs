@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use evolution_diagnose::rules::extract_rule_metrics;
 use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
 use evolution_harness::PromptTemplates;
-use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_runlog_sqlite::{SqliteRunLog, SqliteRunLogError};
 use evolution_types::{
     DiagnosisResult, Prediction, Profile, QuestionMetrics, RunLog, RunLogError, SkillStore,
     StoreError, TraceStep,
@@ -41,8 +41,15 @@ pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Opens the run log read-only: diagnosing never changes the file it reads, and a database
+/// of another program is refused rather than given this tool's tables.
 fn open_log(path: &Path) -> anyhow::Result<SqliteRunLog> {
-    SqliteRunLog::open(path).map_err(|e| bad_at(path, None, format!("not a run log: {e}")))
+    SqliteRunLog::open_read_only(path).map_err(|e| match e {
+        SqliteRunLogError::NotARunLog { reason, .. } => {
+            bad_at(path, None, format!("not a run log: {reason}"))
+        }
+        other => bad_at(path, None, format!("not a run log: {other}")),
+    })
 }
 
 fn log_error(path: &Path, e: RunLogError) -> anyhow::Error {

@@ -292,6 +292,19 @@ fn plan_pair(text: &str, start: &'static str, end: &'static str) -> Result<PairP
 pub(crate) fn repair(text: &str) -> (String, Vec<String>) {
     let mut current = text.to_owned();
     let mut notes = Vec::new();
+    // The fence first: an end marker added at the end of the document must land after the
+    // fence is closed, or it would sit inside the code block as literal text.
+    if let Some((line, ch, run)) = unclosed_fence(&current) {
+        let fence = ch.to_string().repeat(run);
+        if !current.is_empty() && !current.ends_with('\n') {
+            current.push('\n');
+        }
+        current.push_str(&fence);
+        current.push('\n');
+        notes.push(format!(
+            "closed the code fence opened on line {line} at the end of the document"
+        ));
+    }
     type Parser = fn(&str) -> Result<Option<std::ops::Range<usize>>, RegionError>;
     let pairs: [(&'static str, &'static str, Parser); 2] = [
         (APPENDIX_START, APPENDIX_END, appendix_region_bounds),
@@ -309,17 +322,6 @@ pub(crate) fn repair(text: &str) -> (String, Vec<String>) {
             current = apply_plan(&current, &plan);
             notes.extend(plan.notes);
         }
-    }
-    if let Some((line, ch, run)) = unclosed_fence(&current) {
-        let fence = ch.to_string().repeat(run);
-        if !current.is_empty() && !current.ends_with('\n') {
-            current.push('\n');
-        }
-        current.push_str(&fence);
-        current.push('\n');
-        notes.push(format!(
-            "closed the code fence opened on line {line} at the end of the document"
-        ));
     }
     (current, notes)
 }
@@ -532,6 +534,26 @@ mod tests {
         assert_eq!(fixed, "# T\n````python\ncode\n```\nmore\n````\n");
         assert!(check(&fixed).is_empty());
         assert!(check("```\na\n```\n~~~\nb\n~~~\n").is_empty());
+    }
+
+    #[test]
+    fn a_region_left_open_inside_an_unclosed_fence_ends_after_the_fence() {
+        let text = doc(&["# T", SLOW_UPDATE_START, "guide", "```sh", "run it"]);
+        let (fixed, notes) = repair(&text);
+        assert_eq!(
+            fixed,
+            doc(&[
+                "# T",
+                SLOW_UPDATE_START,
+                "guide",
+                "```sh",
+                "run it",
+                "```",
+                SLOW_UPDATE_END
+            ])
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(check(&fixed).is_empty());
     }
 
     #[test]

@@ -136,3 +136,30 @@ async fn a_missing_cassette_is_a_typed_error() {
         "{opened:?}"
     );
 }
+
+#[tokio::test]
+async fn replay_refuses_a_cassette_whose_last_line_is_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.cassette.jsonl");
+    let live = ScriptedLlm::with_replies(["four", "five"]);
+    let recorder = Recorder::open(&live, &path, CassetteMode::Record, "m")
+        .await
+        .unwrap();
+    let opts = ChatOptions::default();
+    recorder.chat(&ask("2+2?"), &opts).await.unwrap();
+    recorder.chat(&ask("2+3?"), &opts).await.unwrap();
+    drop(recorder);
+    // Cut the second line in half, as a kill during its write would.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first_end = text.find('\n').unwrap() + 1;
+    let cut = first_end + (text.len() - first_end) / 2;
+    std::fs::write(&path, &text[..cut]).unwrap();
+
+    let opened = Recorder::open(ScriptedLlm::new(), &path, CassetteMode::Replay, "m").await;
+    match opened {
+        Err(CassetteError::TornLine { line, .. }) => assert_eq!(line, 2),
+        other => panic!("expected a torn-line error, got {other:?}"),
+    }
+    // Nothing was repaired behind the user's back.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), &text[..cut]);
+}

@@ -49,3 +49,43 @@ fn concurrent_writers_on_separate_handles_form_one_linear_history() {
         assert!(files.len() == prev_files.len() || files.len() == prev_files.len() + 1);
     }
 }
+
+#[test]
+fn processes_starting_on_a_new_root_at_once_share_one_store() {
+    use evolution_store_fs::Opened;
+    const STARTERS: usize = 4;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let outcomes: Vec<Opened> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..STARTERS)
+            .map(|_| {
+                let root = root.clone();
+                scope.spawn(move || {
+                    let (store, opened) =
+                        FsStore::open_or_init(&root, [("SKILL.md", "1. start")], "import").unwrap();
+                    assert_eq!(store.read("SKILL.md").unwrap(), "1. start");
+                    opened
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let created = outcomes.iter().filter(|o| **o == Opened::Created).count();
+    assert_eq!(created, 1, "{outcomes:?}");
+    assert_eq!(FsStore::open(&root).unwrap().history().unwrap().len(), 1);
+}
+
+#[test]
+fn open_or_init_still_refuses_a_folder_of_someone_elses_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let err = FsStore::open_or_init(dir.path(), [("SKILL.md", "x")], "import").unwrap_err();
+    assert!(
+        matches!(err, evolution_store_fs::FsStoreError::AlreadyExists { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "mine"
+    );
+}

@@ -75,14 +75,19 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     let skill = &args.skill;
     let original = read_document(skill)?;
     if let Some(p) = region_problems(&original).first() {
+        // Point at `doctor --fix` only when its repair leaves the regions sound.
+        let repairable = region_problems(&crate::doctor::repair(&original).0).is_empty();
+        let remedy = if repairable {
+            format!("run `skill-evolve doctor --fix {}`", skill.display())
+        } else {
+            "fix the markers by hand (`skill-evolve doctor` cannot repair this case)".to_owned()
+        };
         return Err(bad_at(
             skill,
             Some(p.line),
             format!(
-                "{}; this skill cannot be evolved safely until it is repaired: run \
-                 `skill-evolve doctor --fix {}`",
-                p.problem,
-                skill.display()
+                "{}; this skill cannot be evolved safely until it is repaired: {remedy}",
+                p.problem
             ),
         ));
     }

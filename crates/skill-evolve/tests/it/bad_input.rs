@@ -105,6 +105,25 @@ fn commands_not_built_yet_say_so() {
 }
 
 #[test]
+fn diagnose_refuses_another_programs_database_and_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let conn = rusqlite::Connection::open(d.join("app.sqlite")).unwrap();
+    conn.execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY);")
+        .unwrap();
+    drop(conn);
+    for extra in [&[][..], &["--no-llm"][..]] {
+        let mut args = vec!["diagnose", "--runlog", "app.sqlite", "--run-id", "r1"];
+        args.extend(extra);
+        check(
+            d,
+            &args,
+            "app.sqlite: not a run log: it lacks the table(s) runs, predictions, traces",
+        );
+    }
+}
+
+#[test]
 fn every_command_has_help() {
     let dir = tempfile::tempdir().unwrap();
     for cmd in [
@@ -194,6 +213,21 @@ fn store_and_skill_problems_are_one_line() {
         &evolve("rev/SKILL.md"),
         "run `skill-evolve doctor --fix rev/SKILL.md`",
     );
+    // Interleaved regions are beyond `doctor --fix`: evolve does not send the user there.
+    std::fs::create_dir_all(d.join("alt")).unwrap();
+    std::fs::write(
+        d.join("alt/SKILL.md"),
+        "# Skill
+<!-- APPENDIX_START -->
+a
+<!-- APPENDIX_END -->
+         <!-- APPENDIX_START -->
+b
+<!-- APPENDIX_END -->
+",
+    )
+    .unwrap();
+    check(d, &evolve("alt/SKILL.md"), "fix the markers by hand");
 }
 
 #[test]
