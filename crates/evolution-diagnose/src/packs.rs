@@ -93,19 +93,19 @@ fn by_key_then_id(a: (f64, &str), b: (f64, &str)) -> Ordering {
     a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1))
 }
 
-/// Resolves a task type's skill file: its own file if the store lists it,
-/// else the profile's default file.
+/// Resolves a task type's skill file: the profile's chosen file for it,
+/// else its own file if the store lists it, else the profile's default file.
 pub fn resolve_target_file(
     store: &dyn SkillStore,
     task_type: &str,
     profile: &Profile,
 ) -> Result<String, StoreError> {
-    let wanted = evolution_types::skill_file_name(task_type);
-    if store.list_skill_files()?.contains(&wanted) {
-        Ok(wanted)
-    } else {
-        Ok(profile.default_skill_file.clone())
-    }
+    Ok(evolution_types::skill_file_for(
+        &store.list_skill_files()?,
+        task_type,
+        &profile.task_skill_files,
+        &profile.default_skill_file,
+    ))
 }
 
 /// One pack per task type that has defect failures or lapse notes.

@@ -75,7 +75,7 @@ impl<'a> Evolver<'a> {
 
     /// Evolves one skill file from its case pack.
     ///
-    /// The target is `pack.target_file`, or [`resolve_skill_file`](evolution_types::resolve_skill_file) of the task
+    /// The target is `pack.target_file`, or [`skill_file_for`](evolution_types::skill_file_for) of the task
     /// type when that is empty. Without failure cases and lapse notes nothing
     /// is called and the record is `Skipped`. Otherwise, for failure cases:
     ///

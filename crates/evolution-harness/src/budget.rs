@@ -397,6 +397,12 @@ pub struct RunPlan {
     pub calls_per_candidate: u64,
     /// LLM calls of the slow update per epoch.
     pub slow_update_calls_per_epoch: u64,
+    /// Candidates the slow update adds per epoch at most (one per skill
+    /// document); they are gated like the others.
+    pub slow_update_candidates_per_epoch: u64,
+    /// Questions of the probation pool, on which both versions of a
+    /// provisional accept answer.
+    pub probation_questions: u64,
     /// Average prompt tokens per call.
     pub prompt_tokens_per_call: u64,
     /// Average completion tokens per call.
@@ -414,7 +420,8 @@ pub struct Estimate {
     pub tokens: u64,
     /// Money, when the model has a price.
     pub cost: Option<f64>,
-    /// Agent rollouts (both gate arms at full length, no cache hits).
+    /// Agent rollouts (both gate arms at full length, no cache hits, every
+    /// candidate watched on the whole probation pool).
     pub rollouts: u64,
     /// Caps the estimate passes, readable.
     pub over_limits: Vec<String>,
@@ -440,7 +447,8 @@ impl Estimate {
             .map(|p| p.cost(prompt, completion));
         let gate = plan
             .candidates_per_epoch
-            .saturating_mul(plan.gate_questions)
+            .saturating_add(plan.slow_update_candidates_per_epoch)
+            .saturating_mul(plan.gate_questions.saturating_add(plan.probation_questions))
             .saturating_mul(2);
         let rollouts = plan
             .epochs

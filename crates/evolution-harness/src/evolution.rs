@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use async_trait::async_trait;
 use evolution_types::{
     Checkpoint, CheckpointError, DiagnosisResult, EvolutionRecord, EvolutionResult,
-    GeneratedQuestion, LlmProvider, Prediction, RejectedEdit, VersionedStore,
+    EvolutionStatus, GeneratedQuestion, LlmProvider, Prediction, RejectedEdit, TargetType,
+    VersionedStore,
 };
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,9 @@ use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::slow_update::{ComparisonPair, slow_update};
 use crate::validate::{Candidate, DataSplit, ValidationContext, ValidationError, run_arm};
+
+/// The label prefix of the slow update's candidates (`slow-update-<document>`).
+pub const SLOW_UPDATE_LABEL: &str = "slow-update";
 
 /// One candidate change: whole documents to write, with the record of how
 /// they were made.
@@ -130,6 +134,12 @@ pub struct LoopConfig {
     pub gate: Vec<GeneratedQuestion>,
     /// Questions scored once before and once after, never learned from.
     pub holdout: Vec<GeneratedQuestion>,
+    /// Questions that judge a provisionally accepted version right after
+    /// its accept ([`Probation::judge`]); disjoint from the other three
+    /// sets. Empty: a provisional accept stands unwatched, with only the
+    /// gate's own bound (`1/e_provisional`, or the e-LOND level under FDR
+    /// control).
+    pub probation: Vec<GeneratedQuestion>,
     /// Document names that are prompts; every other document is a skill.
     pub prompt_files: BTreeSet<String>,
     /// The slow-update template, or `None` to skip the slow update.
@@ -164,11 +174,15 @@ pub struct LoopState {
     pub proposals: Option<Vec<Proposal>>,
     /// Proposals of this epoch already judged.
     pub judged: usize,
+    /// Whether this epoch's slow-update candidates were already proposed
+    /// (they join [`LoopState::proposals`] after the proposer's).
+    #[serde(default)]
+    pub slow_update_proposed: bool,
     /// The gate's state (FDR, baseline cache).
     pub gatekeeper: Gatekeeper,
     /// Every proposal judged so far.
     pub records: Vec<GateRecord>,
-    /// Provisionally accepted versions still watched.
+    /// Provisionally accepted versions whose probation has not finished.
     pub probations: Vec<Probation>,
     /// The blacklist.
     pub rejected: Vec<RejectedEdit>,
@@ -393,9 +407,9 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 
 /// Runs the loop to its end (or resumes it from `ctx.checkpoint`).
 ///
-/// Before any rollout the train, gate and holdout questions must be
-/// disjoint ([`DataSplit`]), and every proposal's provenance is the training
-/// set, so no candidate is gated on its own evidence. Per epoch: the
+/// Before any rollout the train, gate, holdout and probation questions
+/// must be disjoint ([`DataSplit`]), and every proposal's provenance is the
+/// training set, so no candidate is gated or watched on its own evidence. Per epoch: the
 /// training questions run on the current version (run id
 /// `<run_name>_train_e<epoch>_<version>`); the proposer proposes; each
 /// proposal is gated (a proposal whose documents an earlier accept of the
@@ -406,10 +420,12 @@ fn edit_key(proposals: &[Proposal]) -> Vec<String> {
 /// then, from the second epoch on, the slow update
 /// compares this epoch's training answers with the previous epoch's for
 /// every skill document that changed and writes the guidance as a new
-/// version. A provisionally accepted version is on [`Probation`]: the
-/// next epoch's training answers on it are paired with the previous
-/// epoch's on the version it replaced, and a `rollback` verdict restores
-/// that version and restarts the epoch on it; `confirmed` ends the watch.
+/// version. A provisionally accepted version is on [`Probation`] at once,
+/// before anything else is gated on top of it: it and the version it
+/// replaced answer the probation questions ([`LoopConfig::probation`],
+/// never the training questions it was written from), and a `rollback`
+/// verdict restores the version it replaced ([`Probation::judge`]); the
+/// verdict is kept in the accept's [`GateRecord`].
 /// The run stops after `max_epochs`, or when two consecutive
 /// epochs proposed the same edits or did not raise training accuracy.
 ///
@@ -436,7 +452,8 @@ pub async fn run_evolution(
         &ids(&config.train),
         &ids(&config.gate),
         &ids(&config.holdout),
-    )?;
+    )?
+    .with_probation(&ids(&config.probation))?;
     let provenance: BTreeSet<String> = split.train().clone();
     let vctx = ctx.validation;
     let mut state = match LoopState::load(ctx.checkpoint)? {
@@ -452,6 +469,7 @@ pub async fn run_evolution(
                 train_version: None,
                 proposals: None,
                 judged: 0,
+                slow_update_proposed: false,
                 gatekeeper,
                 records: Vec::new(),
                 probations: Vec::new(),
@@ -527,16 +545,6 @@ async fn drive(
         let train_run_id = format!("{}_train_e{epoch}_{}", config.run_name, train_ws.version);
         let (train, _) = run_arm(vctx, &train_run_id, &train_ws, &config.train, Arm::Plain).await?;
 
-        if state.proposals.is_none()
-            && !state.probations.is_empty()
-            && watch_probations(ctx, config, state, &train_ws, &train, &mut previous_train).await?
-        {
-            // A rollback changed the current version: restart the epoch on it.
-            state.train_version = None;
-            save(state)?;
-            continue;
-        }
-
         if state.proposals.is_none() {
             let Proposals {
                 mut proposals,
@@ -564,144 +572,56 @@ async fn drive(
             state.judged = 0;
             save(state)?;
         }
-        let proposals = state.proposals.clone().unwrap_or_default();
-        while let Some(proposal) = proposals.get(state.judged) {
-            let base = workspace(ctx.store, config)?;
-            let stale = proposal.writes.iter().any(|(name, _)| {
-                let now = base.skills.get(name).or_else(|| base.prompts.get(name));
-                let then = train_ws
-                    .skills
-                    .get(name)
-                    .or_else(|| train_ws.prompts.get(name));
-                now != then
-            });
-            let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
-            let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
-                .map_err(ValidationError::from)?;
-            // The documents the proposal is gated against.
-            let against = match &parent {
-                Some(parent) => workspace_at(ctx.store, config, parent)?,
-                None => base.clone(),
-            };
-            let writes = if parent.is_some() {
-                // Accepted before a kill: the current version holds what
-                // was accepted (the proposal's writes, rebased or not).
-                Some(
-                    proposal
-                        .writes
-                        .keys()
-                        .filter_map(|name| Some((name.clone(), document(&base, name)?.clone())))
-                        .collect(),
+        loop {
+            let proposals = state.proposals.clone().unwrap_or_default();
+            settle_probations(ctx, config, provenance, state).await?;
+            while let Some(proposal) = proposals.get(state.judged) {
+                gate_proposal(
+                    ctx,
+                    config,
+                    provenance,
+                    state,
+                    proposal,
+                    &train_ws,
+                    &train_run_id,
                 )
-            } else if stale {
-                rebase(proposal, &train_ws, &base)
-            } else {
-                Some(proposal.writes.clone())
-            };
-            if let Some(writes) = writes {
-                let candidate = Candidate {
-                    label: label.clone(),
-                    workspace: with_writes(&base, &label, &writes, config),
-                    provenance: provenance.clone(),
-                };
-                let record = state
-                    .gatekeeper
-                    .judge(vctx, ctx.store, &base, &candidate, &writes, &config.gate)
-                    .await?;
-                state
-                    .rejected
-                    .extend(record.rejected_edits(&proposal.record));
-                state.probations.extend(record.probation.clone());
-                let mut evolution = proposal.record.clone();
-                if writes != proposal.writes
-                    && let Some(text) = writes.get(&evolution.target_file)
-                {
-                    // Rebased: the record says what was gated.
-                    evolution.original_content = document(&against, &evolution.target_file)
-                        .cloned()
-                        .unwrap_or_default();
-                    evolution.evolved_content.clone_from(text);
-                }
-                evolution.result_version.clone_from(&record.new_version);
-                vctx.recorder
-                    .record_evolution(&EvolutionResult {
-                        run_id: train_run_id.clone(),
-                        source_version: train_ws.version.clone(),
-                        records: vec![evolution],
-                    })
-                    .await
-                    .map_err(ValidationError::from)?;
-                state.records.push(record);
+                .await?;
+                state.judged = state.judged.saturating_add(1);
+                save(state)?;
+                settle_probations(ctx, config, provenance, state).await?;
             }
-            state.judged = state.judged.saturating_add(1);
+            // The slow update's guidance is a candidate like any other: it
+            // is proposed once per epoch, after the proposer's candidates,
+            // and gated before it can become the baseline.
+            if state.slow_update_proposed {
+                break;
+            }
+            let previous = match (&config.slow_update_template, epoch.checked_sub(1)) {
+                (Some(_), Some(prev)) => match previous_train.take() {
+                    Some(previous) => Some(previous),
+                    None => previous_epoch_train(vctx, config, ctx.store, prev).await?,
+                },
+                _ => None,
+            };
+            let guidance = match (&config.slow_update_template, &previous) {
+                (Some(template), Some((prev_ws, prev_answers))) => {
+                    slow_update_proposals(ctx, config, template, prev_ws, prev_answers, &train)
+                        .await?
+                }
+                _ => Vec::new(),
+            };
+            state
+                .proposals
+                .get_or_insert_with(Vec::new)
+                .extend(guidance);
+            state.slow_update_proposed = true;
             save(state)?;
-        }
-
-        // Slow update: compare with the previous epoch's training answers.
-        let prev_epoch_run = epoch.checked_sub(1);
-        // Idempotent across a crash: a slow update already written for this
-        // epoch is not asked for again.
-        let message = format!("{}: slow update after epoch {epoch}", config.run_name);
-        let done = ctx
-            .store
-            .history()
-            .map_err(ValidationError::from)?
-            .last()
-            .is_some_and(|h| h.message == message);
-        let prev_epoch_run = prev_epoch_run.filter(|_| !done);
-        if let (Some(template), Some(prev)) = (&config.slow_update_template, prev_epoch_run) {
-            let previous = match previous_train.take() {
-                Some(previous) => Some(previous),
-                None => previous_epoch_train(vctx, config, ctx.store, prev).await?,
-            };
-            if let Some((prev_ws, prev_answers)) = previous {
-                let pairs: Vec<ComparisonPair> = config
-                    .train
-                    .iter()
-                    .filter_map(|q| {
-                        let before = prev_answers.get(&q.question_id)?;
-                        let now = train.get(&q.question_id)?;
-                        Some(ComparisonPair {
-                            question_id: q.question_id.clone(),
-                            question: q.question.clone(),
-                            answer: q.answer.clone(),
-                            previous_prediction: before.prediction.clone(),
-                            previous_correct: before.correct,
-                            current_prediction: now.prediction.clone(),
-                            current_correct: now.correct,
-                        })
-                    })
-                    .collect();
-                let current = workspace(ctx.store, config)?;
-                let mut writes = BTreeMap::new();
-                for (name, text) in &current.skills {
-                    let before = prev_ws.skills.get(name);
-                    if before.is_some_and(|b| b != text) {
-                        let update = slow_update(
-                            ctx.llm,
-                            template,
-                            before.map_or("", String::as_str),
-                            text,
-                            &pairs,
-                        )
-                        .await?;
-                        if update.updated {
-                            writes.insert(name.clone(), update.content);
-                        }
-                    }
-                }
-                if !writes.is_empty() {
-                    ctx.store
-                        .advance(&writes, &message)
-                        .map_err(ValidationError::from)?;
-                }
-            }
         }
         previous_train = Some((train_ws.clone(), train.clone()));
 
         // Stop rules.
         let acc = accuracy(&train).unwrap_or(0.0);
-        let edits = edit_key(&proposals);
+        let edits = edit_key(&state.proposals.clone().unwrap_or_default());
         let repeated = state.edit_history.last() == Some(&edits);
         let improved = state.train_accuracy.last().is_none_or(|last| acc > *last);
         state.stale_epochs = if repeated || !improved {
@@ -715,6 +635,7 @@ async fn drive(
         state.proposals = None;
         state.train_version = None;
         state.judged = 0;
+        state.slow_update_proposed = false;
         if state.epoch >= config.max_epochs {
             state.stopped = Some(StopReason::MaxEpochs);
         } else if state.stale_epochs >= 2 {
@@ -741,78 +662,201 @@ async fn drive(
     Ok((holdout_before, holdout_after))
 }
 
-/// Judges the watched versions on this epoch's training answers against
-/// the previous epoch's: a version is observed when this epoch ran on it
-/// (or on a slow update of it) and the previous epoch ran on the version it
-/// replaced. Returns whether a rollback happened.
-async fn watch_probations(
+/// Gates one proposal of the epoch against the current version (rebasing
+/// it when an earlier accept changed its documents), records its gate
+/// record, its blacklist entries and its evolution record, and starts the
+/// probation of a provisional accept.
+async fn gate_proposal(
     ctx: LoopContext<'_>,
     config: &LoopConfig,
+    provenance: &BTreeSet<String>,
     state: &mut LoopState,
+    proposal: &Proposal,
     train_ws: &Workspace,
-    train: &BTreeMap<String, Prediction>,
-    previous_train: &mut Option<(Workspace, BTreeMap<String, Prediction>)>,
-) -> Result<bool, LoopError> {
-    if previous_train.is_none()
-        && let Some(prev) = state.epoch.checked_sub(1)
-    {
-        *previous_train = previous_epoch_train(ctx.validation, config, ctx.store, prev).await?;
-    }
-    let Some((prev_ws, prev_answers)) = previous_train.as_ref() else {
-        return Ok(false);
+    train_run_id: &str,
+) -> Result<(), LoopError> {
+    let vctx = ctx.validation;
+    let epoch = state.epoch;
+    let base = workspace(ctx.store, config)?;
+    // The documents the proposal was written against: the epoch's training
+    // version for the proposer's, the version current when it was written
+    // for the slow update's.
+    let written_against = if proposal.record.source_version == train_ws.version {
+        train_ws.clone()
+    } else {
+        workspace_at(ctx.store, config, &proposal.record.source_version)?
     };
-    let history = ctx.store.history().map_err(ValidationError::from)?;
-    let runs_on = |version: &str| {
-        train_ws.version == version
-            || history.iter().any(|h| {
-                h.version == train_ws.version
-                    && h.parent.as_deref() == Some(version)
-                    && h.message.contains("slow update")
+    let stale = proposal
+        .writes
+        .keys()
+        .any(|name| document(&base, name) != document(&written_against, name));
+    let label = format!("{}_e{epoch}_{}", config.run_name, proposal.label);
+    let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, &label)
+        .map_err(ValidationError::from)?;
+    // The documents the proposal is gated against.
+    let against = match &parent {
+        Some(parent) => workspace_at(ctx.store, config, parent)?,
+        None => base.clone(),
+    };
+    let writes = if parent.is_some() {
+        // Accepted before a kill: the current version holds what
+        // was accepted (the proposal's writes, rebased or not).
+        Some(
+            proposal
+                .writes
+                .keys()
+                .filter_map(|name| Some((name.clone(), document(&base, name)?.clone())))
+                .collect(),
+        )
+    } else if stale {
+        rebase(proposal, &written_against, &base)
+    } else {
+        Some(proposal.writes.clone())
+    };
+    if let Some(writes) = writes {
+        let candidate = Candidate {
+            label: label.clone(),
+            workspace: with_writes(&base, &label, &writes, config),
+            provenance: provenance.clone(),
+        };
+        let record = state
+            .gatekeeper
+            .judge(vctx, ctx.store, &base, &candidate, &writes, &config.gate)
+            .await?;
+        state
+            .rejected
+            .extend(record.rejected_edits(&proposal.record));
+        state.probations.extend(record.probation.clone());
+        let mut evolution = proposal.record.clone();
+        if writes != proposal.writes
+            && let Some(text) = writes.get(&evolution.target_file)
+        {
+            // Rebased: the record says what was gated.
+            evolution.original_content = document(&against, &evolution.target_file)
+                .cloned()
+                .unwrap_or_default();
+            evolution.evolved_content.clone_from(text);
+        }
+        evolution.result_version.clone_from(&record.new_version);
+        vctx.recorder
+            .record_evolution(&EvolutionResult {
+                run_id: train_run_id.to_owned(),
+                source_version: proposal.record.source_version.clone(),
+                records: vec![evolution],
             })
-    };
-    let gate =
-        evolution_gate::Gate::new(*state.gatekeeper.params()).map_err(ValidationError::from)?;
-    let mut rolled_back = false;
-    let mut keep = Vec::new();
-    for mut watch in std::mem::take(&mut state.probations) {
-        if rolled_back || !runs_on(&watch.version) || prev_ws.version != watch.previous_version {
-            keep.push(watch);
+            .await
+            .map_err(ValidationError::from)?;
+        state.records.push(record);
+    }
+    Ok(())
+}
+
+/// The slow update's candidates: for every skill document that changed
+/// since the previous epoch's training version, the guidance the LLM
+/// writes from the comparison of the two epochs' training answers, as a
+/// proposal labelled `slow-update-<document>` written against the current
+/// version. Documents whose guidance the LLM left unchanged propose nothing.
+async fn slow_update_proposals(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    template: &str,
+    prev_ws: &Workspace,
+    prev_answers: &BTreeMap<String, Prediction>,
+    train: &BTreeMap<String, Prediction>,
+) -> Result<Vec<Proposal>, LoopError> {
+    let pairs: Vec<ComparisonPair> = config
+        .train
+        .iter()
+        .filter_map(|q| {
+            let before = prev_answers.get(&q.question_id)?;
+            let now = train.get(&q.question_id)?;
+            Some(ComparisonPair {
+                question_id: q.question_id.clone(),
+                question: q.question.clone(),
+                answer: q.answer.clone(),
+                previous_prediction: before.prediction.clone(),
+                previous_correct: before.correct,
+                current_prediction: now.prediction.clone(),
+                current_correct: now.correct,
+            })
+        })
+        .collect();
+    let current = workspace(ctx.store, config)?;
+    let mut proposals = Vec::new();
+    for (name, text) in &current.skills {
+        let Some(before) = prev_ws.skills.get(name).filter(|b| *b != text) else {
+            continue;
+        };
+        let update = slow_update(ctx.llm, template, before, text, &pairs).await?;
+        if !update.updated || update.content == *text {
             continue;
         }
-        let observed: BTreeMap<String, (bool, bool)> = train
-            .iter()
-            .filter_map(|(id, now)| {
-                let before = prev_answers.get(id)?;
-                let usable =
-                    !crate::validate::is_failure(before) && !crate::validate::is_failure(now);
-                usable.then(|| (id.clone(), (before.correct, now.correct)))
-            })
-            .collect();
-        watch.observe(&observed);
-        let verdict = watch.verdict(&gate);
-        ctx.validation.events.emit(&HarnessEvent::ProbationSettled {
-            version: watch.version.clone(),
-            verdict,
-            w: watch.w,
-            l: watch.l,
+        let mut record = EvolutionRecord::new(
+            name.clone(),
+            TargetType::Skill,
+            text.clone(),
+            current.version.clone(),
+        );
+        record.evolved_content.clone_from(&update.content);
+        record.status = EvolutionStatus::Accepted;
+        record.reason = "slow update: long-term guidance from two epochs' training answers".into();
+        proposals.push(Proposal {
+            label: format!("{SLOW_UPDATE_LABEL}-{name}"),
+            writes: BTreeMap::from([(name.clone(), update.content)]),
+            record,
         });
-        match verdict {
-            evolution_gate::ProbationVerdict::Rollback => {
-                ctx.store
-                    .rollback(&watch.previous_version)
-                    .map_err(ValidationError::from)?;
-                rolled_back = true;
-            }
-            evolution_gate::ProbationVerdict::Confirmed => {}
-            evolution_gate::ProbationVerdict::Unverified => keep.push(watch),
+    }
+    Ok(proposals)
+}
+
+/// Judges every pending probation on the probation pool, right after the
+/// provisional accept that started it (or, after a kill, when the loop
+/// resumes), before anything else is gated on top of it. A `rollback`
+/// verdict restores the version it replaced (when the watched version is
+/// still current, so a rollback already done before a kill is not done
+/// twice); every verdict ends the watch and is kept in the accept's
+/// [`GateRecord::probation`]. With an empty pool the watch ends
+/// `unverified` at once.
+async fn settle_probations(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+) -> Result<(), LoopError> {
+    while let Some(mut watch) = state.probations.first().cloned() {
+        let previous = workspace_at(ctx.store, config, &watch.previous_version)?;
+        let watched = workspace_at(ctx.store, config, &watch.version)?;
+        let verdict = watch
+            .judge(
+                ctx.validation,
+                state.gatekeeper.config(),
+                &previous,
+                &watched,
+                provenance,
+                &config.probation,
+            )
+            .await?;
+        if verdict == evolution_gate::ProbationVerdict::Rollback {
+            watch
+                .settle(
+                    ctx.store,
+                    &evolution_gate::Gate::new(*state.gatekeeper.params())
+                        .map_err(ValidationError::from)?,
+                )
+                .map_err(ValidationError::from)?;
         }
+        if let Some(record) = state
+            .records
+            .iter_mut()
+            .rev()
+            .find(|r| r.new_version.as_deref() == Some(watch.version.as_str()))
+        {
+            record.probation = Some(watch);
+        }
+        state.probations.remove(0);
+        state.save(ctx.checkpoint)?;
     }
-    state.probations = keep;
-    if rolled_back {
-        // The answers of the rolled-back version must not be compared again.
-        *previous_train = None;
-    }
-    Ok(rolled_back)
+    Ok(())
 }
 
 /// The previous epoch's training answers, read back from the run log after a resume.

@@ -165,6 +165,11 @@ impl ELond {
         self.alpha
     }
 
+    /// The spending sequence.
+    pub fn gamma(&self) -> GammaSequence {
+        self.gamma
+    }
+
     /// Discoveries so far.
     pub fn discoveries(&self) -> u64 {
         let count = self.history.iter().filter(|d| d.discovery).count();
@@ -206,6 +211,18 @@ impl ELond {
     /// # Errors
     /// [`FdrError::InvalidEValue`] for a negative or NaN e-value (nothing is recorded).
     pub fn test(&mut self, e_value: f64) -> Result<FdrDecision, FdrError> {
+        self.record(e_value, true)
+    }
+
+    /// Tests the next proposal when the caller's own rule may refuse it: a
+    /// discovery needs both `accepted` (the caller adopts the proposal) and
+    /// an e-value at the threshold. Only adopted proposals count as
+    /// discoveries, so the later levels grow with the accepts alone and the
+    /// false-discovery rate bound holds for the set of accepts.
+    ///
+    /// # Errors
+    /// [`FdrError::InvalidEValue`] for a negative or NaN e-value (nothing is recorded).
+    pub fn record(&mut self, e_value: f64, accepted: bool) -> Result<FdrDecision, FdrError> {
         if e_value.is_nan() || e_value < 0.0 {
             return Err(FdrError::InvalidEValue(e_value));
         }
@@ -213,7 +230,7 @@ impl ELond {
         let decision = FdrDecision {
             level,
             e_value,
-            discovery: level.alpha_t > 0.0 && e_value >= level.threshold,
+            discovery: accepted && level.alpha_t > 0.0 && e_value >= level.threshold,
         };
         self.history.push(decision);
         Ok(decision)
@@ -267,6 +284,23 @@ mod tests {
             let sum: f64 = (1..=1_000_000).map(|t| gamma.gamma(t)).sum();
             assert!(sum > 0.4 && sum <= 1.0, "{gamma:?}: {sum}");
         }
+    }
+
+    #[test]
+    fn only_accepted_proposals_count_as_discoveries() {
+        // alpha 0.1, gamma 1/5: threshold 50 until a discovery.
+        let mut c = ELond::new(0.1, GammaSequence::Horizon { proposals: 5 }).unwrap();
+        let refused = c.record(60.0, false).unwrap();
+        assert!(!refused.discovery);
+        assert!((c.next_level().threshold - 50.0).abs() < 1e-9);
+        let low = c.record(40.0, true).unwrap();
+        assert!(
+            !low.discovery,
+            "an accept below the threshold is no discovery"
+        );
+        assert!(c.record(60.0, true).unwrap().discovery);
+        assert_eq!(c.discoveries(), 1);
+        assert!((c.next_level().threshold - 25.0).abs() < 1e-9);
     }
 
     #[test]

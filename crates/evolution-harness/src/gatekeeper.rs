@@ -100,6 +100,11 @@ impl Gatekeeper {
         self.fdr.as_ref()
     }
 
+    /// The validation settings (probation uses their prefix, order and ladder).
+    pub fn config(&self) -> &ValidationConfig {
+        &self.config
+    }
+
     /// The gate parameters before any FDR adjustment (probation uses them).
     pub fn params(&self) -> &evolution_gate::GateParams {
         &self.config.params
@@ -214,17 +219,20 @@ impl Gatekeeper {
             &mut self.cache,
         )
         .await?;
+        let decision = outcome.decision();
+        // Under e-LOND an accept is a discovery: the gate accepts and the
+        // e-value reaches the level's threshold (the raised parameters make
+        // the first imply the second; checking both keeps it so).
         let fdr = match self.fdr.as_mut() {
-            Some(fdr) => Some(fdr.test(outcome.verdict.e_value)?),
+            Some(fdr) => Some(fdr.record(outcome.verdict.e_value, decision.is_accept())?),
             None => None,
         };
-        let decision = outcome.decision();
         let mut record = GateRecord {
             candidate: candidate.label.clone(),
             level,
             validation: None,
             fdr,
-            accepted: decision.is_accept(),
+            accepted: decision.is_accept() && fdr.is_none_or(|d| d.discovery),
             new_version: None,
             probation: None,
         };

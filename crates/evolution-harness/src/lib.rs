@@ -22,10 +22,13 @@
 //!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
 //!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
 //!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
-//!   on a provisional accept.
+//!   on a provisional accept, judged on a pool of fresh questions
+//!   ([`Probation::judge`]).
 //! - The loop: [`run_evolution`] runs epochs of training rollouts →
-//!   [`Proposer`] → [`Gatekeeper`] → blacklist → slow update, stops by the
-//!   seed-004 rules or a budget cap, and resumes from a [`Checkpoint`]
+//!   [`Proposer`] → [`Gatekeeper`] → blacklist → slow update (its guidance
+//!   gated as a candidate like any other: nothing reaches the store
+//!   ungated), stops after its epochs, on repeated edits or no improvement,
+//!   or at a budget cap, and resumes from a [`Checkpoint`]
 //!   (holding a [`LoopState`]) and the run log after a kill at any point.
 //! - Error control over a run: [`ELond`] (online FDR with e-values) gives
 //!   each proposal its threshold; [`params_for_level`] turns it into gate
@@ -60,7 +63,9 @@
 //!                                  resume_from: Some(&log) }
 //! ctx        = LoopContext { validation, store: &store, proposer: &proposer,
 //!                            llm: &llm, checkpoint: &checkpoint }
-//! report     = run_evolution(ctx, &loop_config, Gatekeeper::new(..)).await?
+//! keeper     = Gatekeeper::new(..)                               // per-candidate bounds
+//!                  .with_fdr(ELond::new(0.05, GammaSequence::Horizon { proposals })?)
+//! report     = run_evolution(ctx, &loop_config, keeper).await?  // run-wide FDR ≤ 0.05
 //! ```
 //!
 //! Run it again with the same store, log, checkpoint and run directory
@@ -101,8 +106,11 @@
 //! and the next question gets a fresh one. The run goes on: whether too many
 //! INFRA errors invalidate a comparison is the validation guard's call. The
 //! harness scores answers itself ([`Scoring::ExactMatch`]) unless told to
-//! trust the agent's own `correct` field. `src/bin/rule-agent.rs` is a
-//! complete reference agent.
+//! trust the agent's own `correct` field. The agent inherits this
+//! program's environment minus the names [`InheritedEnv::AllExcept`] lists,
+//! or only the names [`InheritedEnv::Only`] lists, plus
+//! [`SubprocessConfig::env`]. `src/bin/rule-agent.rs` is a complete
+//! reference agent.
 
 #![warn(
     clippy::unwrap_used,
@@ -132,7 +140,7 @@ pub use crate::budget::{
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
-    ProposeError, ProposeRequest, Proposer, StopReason, run_evolution,
+    ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
@@ -153,7 +161,9 @@ pub use crate::slow_update::{
     ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
     SlowUpdate, SlowUpdateError, slow_update,
 };
-pub use crate::subprocess::{MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner};
+pub use crate::subprocess::{
+    InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
+};
 pub use crate::templates::{
     PromptTemplates, SLOW_UPDATE, TemplateError, all_templates, reads_legacy_syntax, template_spec,
 };

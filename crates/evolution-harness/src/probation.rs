@@ -1,13 +1,21 @@
-//! Probation: a provisionally accepted version is watched on later runs
-//! until the evidence confirms it or calls for a rollback.
+//! Probation: a provisionally accepted version is judged on fresh
+//! questions — disjoint from the questions it was written from and from
+//! the gate's — until the evidence confirms it or calls for a rollback.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_gate::{Gate, ProbationVerdict};
-use evolution_types::StoreError;
+use evolution_types::{GeneratedQuestion, Prediction, StoreError};
 use serde::{Deserialize, Serialize};
 
 use evolution_types::VersionedStore;
+
+use crate::events::{Arm, HarnessEvent};
+use crate::runner::Workspace;
+use crate::validate::{
+    ValidationConfig, ValidationContext, ValidationError, check_split, fixed_question_order,
+    is_failure, run_arm,
+};
 
 /// The watch over one provisionally accepted version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +30,9 @@ pub struct Probation {
     pub l: u64,
     /// Questions already counted, so a question seen again is not counted twice.
     pub seen: BTreeMap<String, (bool, bool)>,
+    /// The verdict, once the watch has ended (`None` while it runs).
+    #[serde(default)]
+    pub verdict: Option<ProbationVerdict>,
 }
 
 /// What settling a probation did.
@@ -42,7 +53,98 @@ impl Probation {
             w: 0,
             l: 0,
             seen: BTreeMap::new(),
+            verdict: None,
         }
+    }
+
+    /// Judges the version on probation (`watched`) against the version it
+    /// replaced (`previous`) on `questions`, the probation pool.
+    ///
+    /// Before any rollout no question of the pool may be in `provenance`
+    /// (the questions the change was written from): probation evidence must
+    /// be fresh, as the gate's is. Then, block by block in the fixed order
+    /// of [`fixed_question_order`] with `config`'s seed and ladder, both
+    /// versions answer (run ids `<prefix>probation_<watched>_base_<previous>`
+    /// and `<prefix>probation_<watched>`, so a resumed run reuses the
+    /// answers its run log holds), questions that failed for infrastructure
+    /// reasons in either arm are left out, and [`Gate::probation`] judges the
+    /// pairs so far; the watch stops at `confirmed` or `rollback`. A pool
+    /// that runs out first leaves it `unverified`. Looking after every
+    /// block is allowed: both verdicts compare an e-process with a fixed
+    /// threshold. The verdict is kept in [`Probation::verdict`] and emitted
+    /// as [`HarnessEvent::ProbationSettled`]; nothing is written to a store
+    /// (see [`Probation::settle`]).
+    ///
+    /// # Errors
+    /// [`ValidationError::SplitOverlap`] for a pool question in
+    /// `provenance`, [`ValidationError::DuplicateQuestion`], a bad `config`
+    /// or gate parameters, and the errors of the rollouts (budget, runner,
+    /// run log).
+    pub async fn judge(
+        &mut self,
+        ctx: ValidationContext<'_>,
+        config: &ValidationConfig,
+        previous: &Workspace,
+        watched: &Workspace,
+        provenance: &BTreeSet<String>,
+        questions: &[GeneratedQuestion],
+    ) -> Result<ProbationVerdict, ValidationError> {
+        let gate = Gate::new(config.params)?;
+        if config.ladder.is_empty() {
+            return Err(ValidationError::EmptyLadder);
+        }
+        if config.ladder.contains(&0) {
+            return Err(ValidationError::ZeroBlock);
+        }
+        let mut ids = BTreeSet::new();
+        if let Some(dup) = questions
+            .iter()
+            .find(|q| !ids.insert(q.question_id.as_str()))
+        {
+            return Err(ValidationError::DuplicateQuestion(dup.question_id.clone()));
+        }
+        check_split(ids.iter().copied(), provenance)?;
+        let base_id = format!(
+            "{}probation_{}_base_{}",
+            config.gate_run_prefix, watched.version, previous.version
+        );
+        let watched_id = format!("{}probation_{}", config.gate_run_prefix, watched.version);
+        let order = fixed_question_order(questions, config.seed);
+        let mut verdict = self.verdict(&gate);
+        let (mut start, mut block) = (0_usize, 0_usize);
+        while start < order.len() && verdict == ProbationVerdict::Unverified {
+            let size = config
+                .ladder
+                .get(block)
+                .or(config.ladder.last())
+                .copied()
+                .unwrap_or(1);
+            let end = start.saturating_add(size).min(order.len());
+            let items = order.get(start..end).unwrap_or_default();
+            let (before, _) = run_arm(ctx, &base_id, previous, items, Arm::Baseline).await?;
+            let (now, _) = run_arm(ctx, &watched_id, watched, items, Arm::Candidate).await?;
+            let pairs: BTreeMap<String, (bool, bool)> = items
+                .iter()
+                .filter_map(|q| {
+                    let b: &Prediction = before.get(&q.question_id)?;
+                    let n: &Prediction = now.get(&q.question_id)?;
+                    (!is_failure(b) && !is_failure(n))
+                        .then(|| (q.question_id.clone(), (b.correct, n.correct)))
+                })
+                .collect();
+            self.observe(&pairs);
+            verdict = self.verdict(&gate);
+            start = end;
+            block = block.saturating_add(1);
+        }
+        self.verdict = Some(verdict);
+        ctx.events.emit(&HarnessEvent::ProbationSettled {
+            version: self.version.clone(),
+            verdict,
+            w: self.w,
+            l: self.l,
+        });
+        Ok(verdict)
     }
 
     /// Adds the pairs of a later run: question id → (previous version

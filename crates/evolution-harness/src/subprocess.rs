@@ -5,7 +5,7 @@
 //! any way kills that child, becomes an INFRA outcome, and the lane starts a
 //! fresh child for its next question.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -44,6 +44,26 @@ pub enum ProcessMode {
     Worker,
 }
 
+/// Which variables of this program's own environment an agent starts with.
+/// [`SubprocessConfig::env`] is set on top either way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InheritedEnv {
+    /// Every variable except the named ones (say, the variable holding the
+    /// optimizer's API key).
+    AllExcept(BTreeSet<String>),
+    /// Only the named variables that are set: a cleared environment plus an
+    /// allowlist.
+    Only(BTreeSet<String>),
+}
+
+impl Default for InheritedEnv {
+    /// Everything is inherited.
+    fn default() -> Self {
+        InheritedEnv::AllExcept(BTreeSet::new())
+    }
+}
+
 /// How to start and supervise the agent program.
 #[derive(Debug, Clone)]
 pub struct SubprocessConfig {
@@ -51,8 +71,10 @@ pub struct SubprocessConfig {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment variables.
+    /// Variables set in the agent's environment, whatever `inherit_env` says.
     pub env: BTreeMap<String, String>,
+    /// What the agent inherits of this program's environment (by default, all of it).
+    pub inherit_env: InheritedEnv,
     /// One process per question, or long-lived workers.
     pub mode: ProcessMode,
     /// Questions run at once (at least 1).
@@ -72,6 +94,7 @@ impl SubprocessConfig {
             program: program.into(),
             args: Vec::new(),
             env: BTreeMap::new(),
+            inherit_env: InheritedEnv::default(),
             mode: ProcessMode::default(),
             concurrency: 1,
             question_timeout: Duration::from_secs(600),
@@ -219,6 +242,26 @@ fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialize
     Ok(Materialized { dir })
 }
 
+/// The agent's environment: what `inherit_env` lets through of ours, then `env`.
+fn set_environment(command: &mut Command, config: &SubprocessConfig) {
+    match &config.inherit_env {
+        InheritedEnv::AllExcept(names) => {
+            for name in names {
+                command.env_remove(name);
+            }
+        }
+        InheritedEnv::Only(names) => {
+            command.env_clear();
+            for name in names {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
+            }
+        }
+    }
+    command.envs(&config.env);
+}
+
 /// A running child with its pipes. Dropping it kills the child's process group.
 struct AgentProcess {
     child: Child,
@@ -238,9 +281,9 @@ impl Drop for AgentProcess {
 impl AgentProcess {
     fn spawn(config: &SubprocessConfig) -> Result<Self, String> {
         let mut command = Command::new(&config.program);
+        set_environment(&mut command, config);
         command
             .args(&config.args)
-            .envs(&config.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

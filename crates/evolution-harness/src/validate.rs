@@ -616,6 +616,8 @@ pub struct DataSplit {
     train: BTreeSet<String>,
     gate: BTreeSet<String>,
     holdout: BTreeSet<String>,
+    #[serde(default)]
+    probation: BTreeSet<String>,
 }
 
 impl DataSplit {
@@ -656,6 +658,37 @@ impl DataSplit {
             train,
             gate,
             holdout,
+            probation: BTreeSet::new(),
+        })
+    }
+
+    /// The same split with a probation pool: questions that judge a
+    /// provisionally accepted version and nothing else.
+    ///
+    /// # Errors
+    /// [`ValidationError::DuplicateQuestion`] for an id listed twice;
+    /// [`ValidationError::SplitOverlap`] listing every pool id that is also
+    /// a training, gate or holdout question.
+    pub fn with_probation<S: AsRef<str>>(self, probation: &[S]) -> Result<Self, ValidationError> {
+        let mut pool = BTreeSet::new();
+        for id in probation {
+            if !pool.insert(id.as_ref().to_owned()) {
+                return Err(ValidationError::DuplicateQuestion(id.as_ref().to_owned()));
+            }
+        }
+        let overlap: Vec<String> = pool
+            .iter()
+            .filter(|id| {
+                self.train.contains(*id) || self.gate.contains(*id) || self.holdout.contains(*id)
+            })
+            .cloned()
+            .collect();
+        if !overlap.is_empty() {
+            return Err(ValidationError::SplitOverlap(overlap));
+        }
+        Ok(DataSplit {
+            probation: pool,
+            ..self
         })
     }
 
@@ -672,5 +705,10 @@ impl DataSplit {
     /// Questions kept for the final report.
     pub fn holdout(&self) -> &BTreeSet<String> {
         &self.holdout
+    }
+
+    /// Questions that judge provisionally accepted versions.
+    pub fn probation(&self) -> &BTreeSet<String> {
+        &self.probation
     }
 }

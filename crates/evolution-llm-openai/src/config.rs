@@ -1,5 +1,6 @@
 //! The provider's configuration, shaped for a TOML file.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -178,7 +179,24 @@ impl ApiKey {
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
+
+    /// `text` with every occurrence of the key replaced by `<redacted>`
+    /// (borrowed when there is none). Keys shorter than
+    /// [`MIN_REDACTED_KEY_CHARS`] are left alone: replacing a short string
+    /// would mangle ordinary text, and such a key guards nothing.
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.0.chars().count() < MIN_REDACTED_KEY_CHARS || !text.contains(self.0.as_str()) {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(text.replace(self.0.as_str(), REDACTED))
+    }
 }
+
+/// What stands in for the API key wherever a server echoed it.
+pub const REDACTED: &str = "<redacted>";
+
+/// Keys this short are not looked for in replies and messages.
+pub(crate) const MIN_REDACTED_KEY_CHARS: usize = 8;
 
 impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,6 +10,11 @@
 //! content classes, and every error says how many attempts ran and whether a
 //! request may have been billed.
 //!
+//! The API key never leaves the provider: a server that echoes it (an
+//! error quoting the `Authorization` header, say) has every occurrence
+//! replaced by [`REDACTED`] in the error message or reply the provider
+//! returns, and so in every log line, run log and file made from them.
+//!
 //! To record a run and replay it offline, wrap the provider in the
 //! `evolution-llm-cassette` crate's `Recorder`.
 //!
@@ -42,5 +47,5 @@ mod provider;
 mod sse;
 mod wire;
 
-pub use crate::config::{ConfigError, OpenAiConfig, RetryPolicy, Timeouts};
+pub use crate::config::{ConfigError, OpenAiConfig, REDACTED, RetryPolicy, Timeouts};
 pub use crate::provider::{OpenAiProvider, PROVIDER_NAME};

@@ -1,5 +1,6 @@
 //! The HTTP provider: one call = attempts under a deadline, retried by policy.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -142,8 +143,25 @@ impl OpenAiProvider {
             .with_jitter()
     }
 
-    /// One attempt: send, then read the whole reply, under the attempt's limits.
+    /// One attempt, with the API key taken out of whatever the server sent back.
     async fn attempt(
+        &self,
+        body: &[u8],
+        deadline: Instant,
+        state: &CallState,
+    ) -> Result<Reply, LlmError> {
+        let result = self.attempt_as_sent(body, deadline, state).await;
+        let Some(key) = &self.api_key else {
+            return result;
+        };
+        match result {
+            Ok(reply) => Ok(reply.redacted(key)),
+            Err(e) => Err(redacted_error(e, key)),
+        }
+    }
+
+    /// One attempt: send, then read the whole reply, under the attempt's limits.
+    async fn attempt_as_sent(
         &self,
         body: &[u8],
         deadline: Instant,
@@ -245,6 +263,41 @@ struct Reply {
     usage: Usage,
     ttft: Option<Duration>,
     max_gap: Option<Duration>,
+}
+
+impl Reply {
+    /// The reply with every occurrence of `key` in its text replaced.
+    fn redacted(self, key: &ApiKey) -> Reply {
+        let clean = |text: String| match key.redact(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(clean) => clean,
+        };
+        Reply {
+            id: self.id.map(clean),
+            model: self.model.map(clean),
+            content: clean(self.content),
+            thinking: clean(self.thinking),
+            finish_reason: self.finish_reason.map(clean),
+            ..self
+        }
+    }
+}
+
+/// `e` with every occurrence of `key` in its message replaced; the rest kept.
+fn redacted_error(e: LlmError, key: &ApiKey) -> LlmError {
+    let Cow::Owned(message) = key.redact(e.message()) else {
+        return e;
+    };
+    let mut clean = LlmError::new(e.kind(), message)
+        .with_attempts(e.attempts())
+        .with_possibly_billed(e.possibly_billed());
+    if let Some(status) = e.status() {
+        clean = clean.with_status(status);
+    }
+    if let Some(wait) = e.retry_after() {
+        clean = clean.with_retry_after(wait);
+    }
+    clean
 }
 
 #[async_trait]

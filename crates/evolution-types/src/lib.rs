@@ -56,7 +56,9 @@ pub use crate::records::{
     GeneratedQuestion, INFRA_STOP_REASON, Prediction, QuestionOutcome, TraceStep,
     is_infra_stop_reason,
 };
-pub use crate::skill_file::{DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_name};
+pub use crate::skill_file::{
+    DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_for, skill_file_name,
+};
 
 /// A JSON object: the map type used for free-form fields that must survive a
 /// round trip unchanged.

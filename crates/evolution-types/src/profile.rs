@@ -47,6 +47,10 @@ pub struct Profile {
     pub single_failure_note: String,
     /// Skill file used when no file matches a task type.
     pub default_skill_file: String,
+    /// Task type → skill file, chosen by the caller; wins over the
+    /// `<task type>.md` naming convention (see [`crate::skill_file_for`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_skill_files: BTreeMap<String, String>,
     /// Confidence at or above which a wrong answer is `high_conf_wrong`.
     pub high_confidence: f64,
     /// Confidence below which a right answer is `low_conf_right`.
@@ -83,6 +87,7 @@ impl Profile {
                                   failure does not happen again."
                 .to_owned(),
             default_skill_file: crate::DEFAULT_SKILL_FILE.to_owned(),
+            task_skill_files: BTreeMap::new(),
             high_confidence: 0.7,
             low_confidence: 0.5,
         }

@@ -49,6 +49,12 @@ pub(crate) enum Command {
     /// skills found there, a placeholder for the agent's command, and a
     /// `[profile]` with the tool names seen in a run log or trajectories.
     Init(InitArgs),
+    /// List the runs of a project and what each staged for adoption.
+    Status(StatusArgs),
+    /// Write a run's staged documents to your skill files, after showing
+    /// each diff and asking (through each file's version store, so
+    /// `history` and `rollback` cover it).
+    Adopt(AdoptArgs),
 }
 
 /// How the number of edits per round changes across rounds.
@@ -204,6 +210,10 @@ pub(crate) struct RunArgs {
     /// `[evolve] min_edits` (default 2).
     #[arg(long)]
     pub(crate) min_edits: Option<usize>,
+    /// Start the run over: delete this run name's earlier store, run log,
+    /// checkpoint and staged proposal first.
+    #[arg(long)]
+    pub(crate) fresh: bool,
 }
 
 /// Options of `gate`.
@@ -370,4 +380,30 @@ pub(crate) struct InitArgs {
     /// Overwrite an existing `evolve.toml`.
     #[arg(long)]
     pub(crate) force: bool,
+}
+
+/// Options of `status`.
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// The project folder (where the run configuration is). Default: the
+    /// current folder, or the nearest parent with a `.skill-evolve/runs` folder.
+    #[arg(value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+}
+
+/// Options of `adopt`.
+#[derive(Debug, Args)]
+pub(crate) struct AdoptArgs {
+    /// The run: its name (looked up like `status` does) or its folder.
+    #[arg(value_name = "RUN")]
+    pub(crate) run: String,
+    /// Adopt only these documents (skill name or document name; repeatable).
+    #[arg(long = "skill", value_name = "NAME")]
+    pub(crate) skills: Vec<String>,
+    /// The project folder. Default: as for `status`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// Write without asking.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
 }

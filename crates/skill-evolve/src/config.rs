@@ -122,6 +122,16 @@ pub(crate) async fn build_llm_from(
         )),
         ProviderArg::Openai => {
             let config = openai_config(openai, config_path.as_deref())?;
+            if let Some(var) = &config.api_key_env
+                && !is_variable_name(var)
+            {
+                // Quoting it would print the key to anyone who passed the key itself.
+                return Err(bad_option(
+                    "api_key_env must be the name of the environment variable that holds the \
+                     key (letters, digits and _, such as OPENAI_API_KEY); the value given is \
+                     not such a name, and is not shown in case it is the key itself",
+                ));
+            }
             let description = format!("openai {} at {}", config.model, config.base_url);
             let model = config.model.clone();
             let live = OpenAiProvider::new(config).map_err(|e| match e {
@@ -264,6 +274,12 @@ fn openai_config(table: toml::Table, config_path: Option<&Path>) -> anyhow::Resu
                 None => bad_option(problem),
             }
         })
+}
+
+/// True for a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_variable_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The model of a cassette's first entry, so `--model` can be left out on replay.

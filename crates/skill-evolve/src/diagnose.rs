@@ -23,6 +23,7 @@ use crate::cli::DiagnoseArgs;
 use crate::config::{build_llm, read_profile};
 use crate::error::bad_at;
 use crate::questions::{load_questions, read_tree};
+use crate::render::terminal_safe;
 
 pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     // Opening a missing path would create an empty database: refuse first.
@@ -120,7 +121,8 @@ fn with_llm(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        print!("{}", full_markdown(&result));
+        // The judges' verdicts and the agent's answers are quoted as they came.
+        print!("{}", terminal_safe(&full_markdown(&result)));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -133,26 +135,15 @@ struct DirSkills {
 }
 
 impl DirSkills {
+    /// The skills of `dir` in any layout the `layout` module reads, keyed
+    /// by document name.
     fn read(dir: &Path) -> anyhow::Result<Self> {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| bad_at(dir, None, format!("cannot read the skills folder: {e}")))?;
+        let docs = crate::layout::read_skills(dir).map_err(|problem| bad_at(dir, None, problem))?;
         let mut files = BTreeMap::new();
-        for entry in entries {
-            let path = entry
-                .map_err(|e| bad_at(dir, None, format!("cannot read the skills folder: {e}")))?
-                .path();
-            if !path.is_file() {
-                continue;
-            }
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| bad_at(&path, None, format!("cannot read the skill file: {e}")))?;
-            files.insert(name.to_owned(), text);
+        for doc in docs {
+            let text = std::fs::read_to_string(&doc.path)
+                .map_err(|e| bad_at(&doc.path, None, format!("cannot read the skill file: {e}")))?;
+            files.insert(doc.document, text);
         }
         Ok(DirSkills { files })
     }
@@ -357,7 +348,10 @@ fn rules_only(
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", markdown(&args.run_id, &predictions, &rows));
+        print!(
+            "{}",
+            terminal_safe(&markdown(&args.run_id, &predictions, &rows))
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -23,7 +23,8 @@ use serde::Serialize;
 use crate::cli::DoctorArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::error::{bad_at, line_of};
-use crate::render::{colour_diff, unified_diff, write_atomically};
+use crate::render::{colour_diff, terminal_safe, unified_diff};
+use crate::working_copy::write_through;
 
 /// One problem of a document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -386,7 +387,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             "{}:{}: {}{}",
             path.display(),
             p.line,
-            p.problem,
+            terminal_safe(&p.problem),
             if p.fixable {
                 " [fixable with --fix]"
             } else {
@@ -417,7 +418,7 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ))
     );
     for note in &notes {
-        println!("repair: {note}");
+        println!("repair: {}", terminal_safe(note));
     }
     let remaining = check(&fixed);
     let approved = if args.yes {
@@ -434,14 +435,14 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         println!("discarded: {} is unchanged", path.display());
         return Ok(exit_for(&problems));
     }
-    write_atomically(path, &fixed)?;
+    write_through(path, &fixed)?;
     println!("repaired {}", path.display());
     for p in &remaining {
         println!(
             "{}:{}: {} (still to fix by hand)",
             path.display(),
             p.line,
-            p.problem
+            terminal_safe(&p.problem)
         );
     }
     Ok(exit_for(&remaining))

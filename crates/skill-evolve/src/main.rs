@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 
+mod adopt;
 mod cli;
 mod config;
 mod confirm;
@@ -23,16 +24,20 @@ mod error;
 mod evolve;
 mod gate;
 mod init;
+mod layout;
 #[cfg(feature = "local")]
 mod local;
 mod profile;
 mod questions;
 mod render;
 mod run;
+mod status;
 mod store;
+mod working_copy;
 
 use crate::cli::{Cli, Command};
 use crate::error::{BadInput, one_line};
+use crate::render::terminal_safe;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -43,10 +48,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(bad) = e.downcast_ref::<BadInput>() {
-                eprintln!("error: {bad}");
+                eprintln!("error: {}", terminal_safe(&bad.to_string()));
                 ExitCode::from(2)
             } else {
-                eprintln!("error: {}", one_line(&format!("{e:#}")));
+                eprintln!("error: {}", terminal_safe(&one_line(&format!("{e:#}"))));
                 ExitCode::from(1)
             }
         }
@@ -92,5 +97,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args),
         Command::Diagnose(args) => diagnose::run(&args),
         Command::Init(args) => init::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Adopt(args) => adopt::run(&args),
     }
 }

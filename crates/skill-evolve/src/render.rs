@@ -1,9 +1,9 @@
 //! What the user sees: unified diffs (coloured on a terminal), the table of
-//! edits, and the one way this program replaces a file (atomically).
+//! edits, and text from untrusted sources made safe for a terminal.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write as _;
-use std::path::Path;
+use std::fmt::Write as _;
 
 use console::{Style, measure_text_width};
 use similar::TextDiff;
@@ -45,6 +45,41 @@ pub(crate) fn documents_diff(
     out
 }
 
+/// `text` with every character that could steer a terminal shown as an
+/// escape instead: control characters (ESC, BEL, backspace, a carriage return
+/// not ending a line, ...) as `\x1b`, C1 controls and the bidirectional
+/// overrides as `\u{202e}`. Newlines and tabs stay. Everything this program
+/// prints that an LLM, an agent, a store or a file wrote goes through here,
+/// so a reply cannot erase or rewrite the lines a user is asked to approve.
+pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
+    if !text.contains(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut chars = text.chars().peekable();
+    let mut out = String::with_capacity(text.len().saturating_add(16));
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            out.push(c);
+        } else if needs_escape(c) {
+            let code = u32::from(c);
+            if code < 0x80 {
+                let _ = write!(out, "\\x{code:02x}");
+            } else {
+                let _ = write!(out, "\\u{{{code:x}}}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// True for the characters [`terminal_safe`] escapes.
+fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Colours a unified diff line by line (removals red, additions green, hunk
 /// headers cyan); plain when stdout is not a terminal or `NO_COLOR` is set.
 pub(crate) fn colour_diff(unified: &str) -> String {
@@ -54,7 +89,16 @@ pub(crate) fn colour_diff(unified: &str) -> String {
     let bold = Style::new().bold().for_stdout();
     let mut out = String::with_capacity(unified.len());
     for line in unified.split_inclusive('\n') {
-        let body = line.trim_end_matches('\n');
+        // A CRLF line keeps its carriage return: before the newline it moves nothing.
+        let ending = if line.ends_with("\r\n") {
+            "\r\n"
+        } else if line.ends_with('\n') {
+            "\n"
+        } else {
+            ""
+        };
+        let body = terminal_safe(line.strip_suffix(ending).unwrap_or(line));
+        let body = body.as_ref();
         let styled = if body.starts_with("+++") || body.starts_with("---") {
             bold.apply_to(body).to_string()
         } else if body.starts_with('+') {
@@ -67,9 +111,7 @@ pub(crate) fn colour_diff(unified: &str) -> String {
             body.to_owned()
         };
         out.push_str(&styled);
-        if line.ends_with('\n') {
-            out.push('\n');
-        }
+        out.push_str(ending);
     }
     out
 }
@@ -84,6 +126,7 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>], max_width: usize) -> 
             .map(|c| if c == '\n' { '⏎' } else { c })
             .filter(|c| *c != '\r')
             .collect();
+        let flat = terminal_safe(&flat).into_owned();
         if flat.chars().count() > max_width {
             let mut cut: String = flat.chars().take(max_width.saturating_sub(1)).collect();
             cut.push('…');
@@ -130,24 +173,6 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>], max_width: usize) -> 
     out
 }
 
-/// Replaces `path` with `text` through a temporary file in the same
-/// directory, synced and renamed: a crash leaves the old file or the new one.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +197,30 @@ mod tests {
         assert!(d.starts_with("--- a/b.md\n+++ b/b.md\n"), "{d}");
         assert!(d.contains("+y\n") && !d.contains("a.md"), "{d}");
         assert_eq!(documents_diff(&before, &before), "");
+    }
+
+    #[test]
+    fn terminal_safe_escapes_what_could_steer_a_terminal() {
+        let check = |input: &str, expected: &str| assert_eq!(terminal_safe(input), expected);
+        check("plain\ttext\nnext line\r\n", "plain\ttext\nnext line\r\n");
+        check("\x1b[2K\x1b[1Agone", "\\x1b[2K\\x1b[1Agone");
+        check(
+            "bell\x07 back\x08 nul\0 del\x7f",
+            "bell\\x07 back\\x08 nul\\x00 del\\x7f",
+        );
+        check("over\rwrite", "over\\x0dwrite");
+        check("csi \u{9b}2J", "csi \\u{9b}2J");
+        check("abc\u{202e}fed", "abc\\u{202e}fed");
+        check("确认改 — fine", "确认改 — fine");
+        assert!(matches!(terminal_safe("nothing to do"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn diffs_and_tables_show_control_characters_escaped() {
+        let d = unified_diff("a\n", "a\x1b[2K\n", "old", "new");
+        assert!(colour_diff(&d).contains("+a\\x1b[2K\n"), "{d}");
+        let t = table(&["why"], &[vec!["x\x1b[1Ay".into()]], 40);
+        assert!(t.contains("x\\x1b[1Ay") && !t.contains('\x1b'), "{t}");
     }
 
     #[test]

@@ -7,18 +7,26 @@
 //! so an interruption leaves the store at a consistent version. A working
 //! copy edited by hand since the last version is recorded as its own version
 //! before the evolved one, so no edit of the user's is lost from history.
+//! The working copy is written through its symbolic link and never when it
+//! is read-only (checked before the store moves); when writing it fails
+//! after the store moved (a full disk), the error says so and how `rollback`
+//! brings the two together again, which it can because a working copy whose
+//! text is a stored version holds nothing the store would lose.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use evolution_store_fs::{Change, FsStore, FsStoreError, HistoryEntry, HistoryKind, VersionId};
+use evolution_store_fs::{
+    Change, FsStore, FsStoreError, HistoryEntry, HistoryKind, Opened, VersionId,
+};
 use serde::Serialize;
 
 use crate::cli::{DiffArgs, HistoryArgs, RollbackArgs, StoreArgs};
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::read_document;
 use crate::error::{bad_at, bad_option};
-use crate::render::{colour_diff, unified_diff, write_atomically};
+use crate::render::{colour_diff, terminal_safe, unified_diff};
+use crate::working_copy::{writable_target, write_through};
 
 /// The folder beside a skill that holds its store and its runs.
 pub(crate) const STATE_DIR: &str = ".skill-evolve";
@@ -117,34 +125,89 @@ pub(crate) fn write_new_version(
     candidate: &str,
     message: &str,
 ) -> anyhow::Result<VersionId> {
+    record_and_write(
+        skill,
+        explicit_store,
+        working,
+        candidate,
+        message,
+        write_through,
+    )
+}
+
+/// [`write_new_version`] with the working copy written by `write`.
+fn record_and_write(
+    skill: &Path,
+    explicit_store: Option<&Path>,
+    working: &str,
+    candidate: &str,
+    message: &str,
+    write: impl FnOnce(&Path, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<VersionId> {
+    // A working copy that cannot be written is refused before the store moves.
+    writable_target(skill)?;
     let name = document_name(skill)?;
     let root = store_root(skill, explicit_store);
-    let store = match FsStore::open(&root) {
-        Ok(store) => {
-            let stored = store.read(&name).ok();
-            if stored.as_deref() != Some(working) {
-                store
-                    .advance_version(
-                        &[Change::write(name.clone(), working)],
-                        "working copy as found before evolving",
-                    )
-                    .map_err(|e| store_error(&root, e))?;
-            }
-            store
-        }
-        Err(FsStoreError::NotAStore { .. }) => FsStore::init(
-            &root,
-            [(name.clone(), working.to_owned())],
-            "imported working copy",
-        )
-        .map_err(|e| store_error(&root, e))?,
-        Err(e) => return Err(store_error(&root, e)),
-    };
+    // `open_or_init`: evolves started at once on a new skill share the store one of them creates.
+    let (store, opened) = FsStore::open_or_init(
+        &root,
+        [(name.clone(), working.to_owned())],
+        "imported working copy",
+    )
+    .map_err(|e| store_error(&root, e))?;
+    if opened == Opened::Existing && store.read(&name).ok().as_deref() != Some(working) {
+        store
+            .advance_version(
+                &[Change::write(name.clone(), working)],
+                "working copy as found before evolving",
+            )
+            .map_err(|e| store_error(&root, e))?;
+    }
+    let previous = store.current_version().map_err(|e| store_error(&root, e))?;
     let version = store
         .advance_version(&[Change::write(name, candidate)], message)
         .map_err(|e| store_error(&root, e))?;
-    write_atomically(skill, candidate)?;
+    write(skill, candidate)
+        .map_err(|e| store_ahead(e, skill, explicit_store, previous, version))?;
     Ok(version)
+}
+
+/// The error of a working copy that could not be written after the store
+/// moved from `file_holds` to `store_holds`, with the ways back.
+fn store_ahead(
+    e: anyhow::Error,
+    skill: &Path,
+    explicit_store: Option<&Path>,
+    file_holds: VersionId,
+    store_holds: VersionId,
+) -> anyhow::Error {
+    let store = explicit_store
+        .map(|s| format!(" --store {}", s.display()))
+        .unwrap_or_default();
+    let rollback = format!("skill-evolve rollback {}{store}", skill.display());
+    anyhow::anyhow!(
+        "{e:#}. The store is ahead of the file: it is at {store_holds} but {} still holds \
+         {file_holds}. Once the disk has room, `{rollback} --to {store_holds} --yes` writes \
+         {store_holds} to the file, or `{rollback} --to {file_holds} --yes` takes the store \
+         back to the file; running the same command again works too",
+        skill.display()
+    )
+}
+
+/// The latest version of `store` in which `name` has the text `text`: a
+/// working copy holding it has nothing the store would lose.
+fn stored_version(store: &FsStore, name: &str, text: &str) -> anyhow::Result<Option<VersionId>> {
+    let root = store.root().to_path_buf();
+    let entries = store.history().map_err(|e| store_error(&root, e))?;
+    let mut versions: Vec<VersionId> = entries.iter().map(|e| e.version).collect();
+    versions.sort_unstable();
+    versions.dedup();
+    for version in versions.into_iter().rev() {
+        if store.read_at(version, name).ok().as_deref() == Some(text) {
+            return Ok(Some(version));
+        }
+    }
+    Ok(None)
 }
 
 #[derive(Serialize)]
@@ -190,7 +253,7 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             "{} {kind:<8} {from:<12} {}  {}{mark}",
             entry.version,
             format_time(entry.unix_ms),
-            entry.message
+            terminal_safe(&entry.message)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -245,15 +308,25 @@ pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| store_error(&root, e))?;
     let skill = &args.target.skill;
     let working = read_document(skill)?;
+    // Refused before the diff is shown and the user asked.
+    writable_target(skill)?;
     let stored = store.read(&name).map_err(|e| store_error(&root, e))?;
-    if working != stored {
+    let current = store.current_version().map_err(|e| store_error(&root, e))?;
+    // A working copy whose text is in the store loses nothing (it is where a
+    // failed write left the file, behind or ahead of the store).
+    let file_holds = if working == stored {
+        Some(current)
+    } else {
+        stored_version(&store, &name, &working)?
+    };
+    let Some(file_holds) = file_holds else {
         return Err(bad_at(
             skill,
             None,
             "the working copy was edited since its last version; save those edits (or discard \
              them) before rolling back",
         ));
-    }
+    };
     let text = unified_diff(&working, &target_text, &name, &format!("{name}@{to}"));
     if text.is_empty() {
         println!("{name} already has the text of {to}");
@@ -273,13 +346,16 @@ pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     store.rollback(to).map_err(|e| store_error(&root, e))?;
-    write_atomically(skill, &target_text)?;
+    write_through(skill, &target_text)
+        .map_err(|e| store_ahead(e, skill, args.target.store.as_deref(), file_holds, to))?;
     println!("rolled back {} to {to}", skill.display());
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser as _;
+
     use super::*;
 
     #[test]
@@ -295,6 +371,55 @@ mod tests {
         assert_eq!(format_time(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(format_time(951_782_400_000), "2000-02-29 00:00:00 UTC");
         assert_eq!(format_time(1_795_997_959_375), "2026-11-30 00:19:19 UTC");
+    }
+
+    #[test]
+    fn a_failed_write_after_the_store_moved_says_how_to_recover() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("SKILL.md");
+        std::fs::write(&skill, "v1\n").unwrap();
+        let full = |_: &Path, _: &str| -> anyhow::Result<()> {
+            Err(std::io::Error::from(std::io::ErrorKind::StorageFull).into())
+        };
+        let err = record_and_write(&skill, None, "v1\n", "v2\n", "evolved", full).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("The store is ahead of the file"), "{text}");
+        assert!(text.contains("it is at v000002 but"), "{text}");
+        assert!(text.contains("still holds v000001"), "{text}");
+        assert!(
+            text.contains("--to v000002 --yes` writes v000002 to the file"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--to v000001 --yes` takes the store back"),
+            "{text}"
+        );
+        assert!(
+            text.starts_with("no storage space. The store is ahead"),
+            "{text}"
+        );
+        // The store moved, the file did not.
+        let store = FsStore::open(store_root(&skill, None)).unwrap();
+        assert_eq!(store.current_version().unwrap(), VersionId::new(2));
+        assert_eq!(std::fs::read_to_string(&skill).unwrap(), "v1\n");
+        // Each suggested rollback brings them together again.
+        for (to, text) in [("v000002", "v2\n"), ("v000001", "v1\n")] {
+            let cli = crate::cli::Cli::try_parse_from([
+                "skill-evolve",
+                "rollback",
+                skill.to_str().unwrap(),
+                "--to",
+                to,
+                "--yes",
+            ])
+            .unwrap();
+            let crate::cli::Command::Rollback(args) = cli.command else {
+                unreachable!()
+            };
+            rollback(&args).unwrap();
+            assert_eq!(std::fs::read_to_string(&skill).unwrap(), text);
+            assert_eq!(store.read("SKILL.md").unwrap(), text);
+        }
     }
 
     #[test]

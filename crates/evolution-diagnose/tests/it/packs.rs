@@ -483,3 +483,28 @@ fn merges_wrap_stats_per_step() {
     assert_eq!(merged[0].stats["per_step"].as_array().unwrap().len(), 2);
     assert_eq!(merged[1].stats["per_step"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn the_profiles_chosen_skill_file_wins() {
+    use evolution_diagnose::packs::resolve_target_file;
+    let store = store().with("billing.md", "billing");
+    let mut chosen = profile();
+    chosen.task_skill_files = [("Refunds".to_owned(), "billing.md".to_owned())].into();
+    chosen.default_skill_file = "temporal.md".to_owned();
+    assert_eq!(
+        resolve_target_file(&store, "Refunds", &chosen).unwrap(),
+        "billing.md"
+    );
+    assert_eq!(
+        resolve_target_file(&store, "Temporal", &chosen).unwrap(),
+        "temporal.md"
+    );
+    assert_eq!(
+        resolve_target_file(&store, "Other", &chosen).unwrap(),
+        "temporal.md"
+    );
+    assert_eq!(
+        resolve_target_file(&store, "Other", &profile()).unwrap(),
+        "default-strategy.md"
+    );
+}

@@ -7,8 +7,7 @@ use evolution_patch::{
 use evolution_types::template::render as render_template;
 use evolution_types::{
     ChatMessage, ChatOptions, Edit, EditOp, EditReport, EditStatus, EvolutionRecord,
-    EvolutionStatus, JsonMap, LlmProvider, SkillCasePack, SkillStore, TargetType,
-    resolve_skill_file,
+    EvolutionStatus, JsonMap, LlmProvider, SkillCasePack, SkillStore, TargetType, skill_file_for,
 };
 use serde_json::{Value, json};
 use tracing::Instrument as _;
@@ -29,8 +28,8 @@ use super::{EvolveOptions, PATCH_ROUNDS, SkillUpdateMode};
 
 /// Evolves one skill file from its case pack.
 ///
-/// The target is `pack.target_file`, or [`resolve_skill_file`] of the task
-/// type when that is empty. Without failure cases and lapse notes nothing
+/// The target is `pack.target_file`, or [`skill_file_for`] of the task
+/// type (with the profile's choices) when that is empty. Without failure cases and lapse notes nothing
 /// is called and the record is `Skipped`. Otherwise, for failure cases:
 ///
 /// - **C, patch** (default): the `evolve_skill` prompt, then rank-and-clip
@@ -74,10 +73,18 @@ async fn skill_inner(
     options: &EvolveOptions,
 ) -> Result<EvolutionRecord, EvolveError> {
     let target_file = if pack.target_file.is_empty() {
-        resolve_skill_file(store, &pack.task_type).map_err(|source| EvolveError::Store {
-            file: format!("(skill for task type {:?})", pack.task_type),
-            source,
-        })?
+        let files = store
+            .list_skill_files()
+            .map_err(|source| EvolveError::Store {
+                file: format!("(skill for task type {:?})", pack.task_type),
+                source,
+            })?;
+        skill_file_for(
+            &files,
+            &pack.task_type,
+            &options.profile.task_skill_files,
+            &options.profile.default_skill_file,
+        )
     } else {
         pack.target_file.clone()
     };

@@ -192,6 +192,8 @@ fn preflight_estimate_is_the_worst_case_and_names_the_caps_it_passes() {
         diagnosis_calls_per_epoch: 30,
         calls_per_candidate: 3,
         slow_update_calls_per_epoch: 1,
+        slow_update_candidates_per_epoch: 0,
+        probation_questions: 0,
         prompt_tokens_per_call: 2_000,
         completion_tokens_per_call: 500,
         model: "m".into(),
@@ -206,6 +208,16 @@ fn preflight_estimate_is_the_worst_case_and_names_the_caps_it_passes() {
     assert_eq!(estimate.llm_calls, 3 * (30 + 12 + 1));
     assert_eq!(estimate.tokens, 129 * 2_500);
     assert_eq!(estimate.rollouts, 3 * (20 + 4 * 50 * 2));
+    // The slow update's candidates are gated, and each candidate may be
+    // watched on the probation pool: both cost rollouts, no LLM call.
+    let gated = RunPlan {
+        slow_update_candidates_per_epoch: 2,
+        probation_questions: 10,
+        ..plan.clone()
+    };
+    let more = Estimate::of(&gated, &limits);
+    assert_eq!(more.rollouts, 3 * (20 + (4 + 2) * (50 + 10) * 2));
+    assert_eq!(more.llm_calls, estimate.llm_calls);
     let cost = estimate.cost.unwrap();
     assert!((cost - (129.0 * 2_000.0 + 129.0 * 1_000.0) / 1e6).abs() < 1e-12);
     assert_eq!(estimate.over_limits, ["rollouts 1260 > cap 1000"]);

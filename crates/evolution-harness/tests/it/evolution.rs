@@ -30,9 +30,9 @@ fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::Age
         .get("s.md")
         .map(String::as_str)
         .unwrap_or_default();
-    // A rule that games the gate: right on gate questions, wrong on training
-    // type b, no effect elsewhere.
-    let gamed = q.question_id.starts_with("g-") || q.question_id.starts_with("t-b");
+    // A rule that games the gate: right on gate questions, wrong on fresh
+    // type-b questions (the probation pool's), no effect elsewhere.
+    let gamed = q.question_id.starts_with("g-") || q.question_id.starts_with("p-b");
     if skill.contains("sneaky") && gamed {
         let right = q.question_id.starts_with("g-");
         return Ok(evolution_harness::AgentReply {
@@ -41,6 +41,15 @@ fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::Age
             } else {
                 "wrong".into()
             },
+            ..Default::default()
+        });
+    }
+    // A rule that memorised its training failures (and was lucky on the
+    // gate): right on every training and gate question, no effect elsewhere.
+    let seen = q.question_id.starts_with("t-") || q.question_id.starts_with("g-");
+    if skill.contains("memo") && seen {
+        return Ok(evolution_harness::AgentReply {
+            prediction: q.answer.clone(),
             ..Default::default()
         });
     }
@@ -145,6 +154,11 @@ struct World {
 
 impl World {
     fn new() -> Self {
+        World::with_guidance("Keep the rules that fixed earlier failures.")
+    }
+
+    /// A world whose LLM writes `guidance` in every slow update.
+    fn with_guidance(guidance: &'static str) -> Self {
         World {
             store: MemoryVersionedStore::new(BTreeMap::from([(
                 "s.md".to_owned(),
@@ -156,9 +170,7 @@ impl World {
             proposer: Scripted {
                 calls: AtomicUsize::new(0),
             },
-            llm: ScriptedLlm::from_fn(|_| {
-                Ok("Keep the rules that fixed earlier failures.".to_owned())
-            }),
+            llm: ScriptedLlm::from_fn(move |_| Ok(guidance.to_owned())),
             rollouts: AtomicUsize::new(0),
         }
     }
@@ -187,6 +199,7 @@ impl World {
             train: set("t", 10),
             gate: set("g", 30),
             holdout: set("h", 10),
+            probation: vec![],
             prompt_files: BTreeSet::new(),
             slow_update_template: Some(PromptTemplates::default().slow_update),
             estimate: None,
@@ -217,13 +230,23 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     assert_eq!(report.stop_reason, StopReason::MaxEpochs);
     assert_eq!(report.epochs, 3);
     // Epoch 0: harm rejected, help-a accepted (v2), noop (written against v1)
-    // rebased on v2 and rejected. Epoch 1: noop rejected, help-c accepted (v3), then
-    // the slow update writes v4; epoch 2 proposes nothing and its slow update writes v5.
+    // rebased on v2 and rejected. Epoch 1: noop rejected, help-c accepted (v3),
+    // then the slow update's guidance (it changes no answer) is gated and
+    // rejected; epoch 2 proposes nothing and its slow update is rejected too.
     let rows = summary(&report);
     let accepted: Vec<_> = rows.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
     let rejected: Vec<_> = rows.iter().filter(|r| !r.1).map(|r| r.0.as_str()).collect();
     assert_eq!(accepted, ["e2e_e0_help-a", "e2e_e1_help-c"]);
-    assert_eq!(rejected, ["e2e_e0_harm", "e2e_e0_noop", "e2e_e1_noop"]);
+    assert_eq!(
+        rejected,
+        [
+            "e2e_e0_harm",
+            "e2e_e0_noop",
+            "e2e_e1_noop",
+            "e2e_e1_slow-update-s.md",
+            "e2e_e2_slow-update-s.md"
+        ]
+    );
     let history: Vec<_> = world
         .store
         .history()
@@ -231,8 +254,8 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
         .into_iter()
         .map(|h| h.version)
         .collect();
-    assert_eq!(history, ["v1", "v2", "v3", "v4", "v5"]);
-    assert_eq!(report.final_version, "v5");
+    assert_eq!(history, ["v1", "v2", "v3"]);
+    assert_eq!(report.final_version, "v3");
     for row in rows.iter().filter(|r| r.1) {
         assert!(
             history.contains(row.2.as_ref().unwrap()),
@@ -246,7 +269,7 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     );
     assert!(!final_skill.contains("break:b"));
     assert!(
-        final_skill.contains("<!-- SLOW_UPDATE_START -->"),
+        !final_skill.contains("<!-- SLOW_UPDATE_START -->"),
         "{final_skill}"
     );
     let (before, after) = (
@@ -297,7 +320,9 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
         stored("e2e_train_e1_v2"),
         [
             (v("v2"), v("note: double-check"), None),
-            (v("v2"), v("fix:c"), Some(v("v3")))
+            (v("v2"), v("fix:c"), Some(v("v3"))),
+            // The slow update, written against v3 and rejected.
+            (v("v3"), v(""), None)
         ]
     );
     // The scripted proposer does not diagnose.
@@ -383,6 +408,7 @@ async fn overlapping_splits_fail_before_any_rollout() {
         train: set("t", 3),
         gate: set("t", 2),
         holdout: vec![],
+        probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
         estimate: None,
@@ -450,10 +476,11 @@ async fn a_run_killed_at_any_checkpoint_resumes_to_the_same_result() {
     }
 }
 
-struct Sneaky;
+/// Proposes one rule, in the first epoch only.
+struct OneRule(&'static str);
 
 #[async_trait]
-impl Proposer for Sneaky {
+impl Proposer for OneRule {
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         if request.epoch > 0 {
             return Ok(Proposals::default());
@@ -464,11 +491,11 @@ impl Proposer for Sneaky {
             .get("s.md")
             .cloned()
             .unwrap_or_default();
-        let text = format!("{skill}\nsneaky\n");
+        let text = format!("{skill}\n{}\n", self.0);
         let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill, "");
-        record.edits = vec![Edit::append("sneaky")];
+        record.edits = vec![Edit::append(self.0)];
         Ok(vec![Proposal {
-            label: "sneaky".into(),
+            label: self.0.into(),
             writes: BTreeMap::from([("s.md".to_owned(), text)]),
             record,
         }]
@@ -476,10 +503,34 @@ impl Proposer for Sneaky {
     }
 }
 
-#[tokio::test]
-async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
-    let world = World::new();
-    let runner = InProcessRunner::new(agent);
+/// Runs three epochs of `rule` with six gate questions the baseline gets
+/// wrong (W = 6, E ≈ 18.1 < 20 at exhaustion, so the gate can only accept
+/// provisionally) and `probation` as the probation pool.
+async fn provisional(
+    world: &World,
+    rule: &'static str,
+    probation: Vec<GeneratedQuestion>,
+) -> EvolutionReport {
+    let report = provisional_run(world, rule, probation).await.unwrap();
+    let record = &report.records[0];
+    assert!(record.accepted);
+    assert_eq!(
+        record.validation.as_ref().map(|v| v.decision()),
+        Some(evolution_gate::GateDecision::AcceptProvisional)
+    );
+    assert_eq!(record.new_version.as_deref(), Some("v2"));
+    report
+}
+
+async fn provisional_run(
+    world: &World,
+    rule: &'static str,
+    probation: Vec<GeneratedQuestion>,
+) -> Result<EvolutionReport, LoopError> {
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        world.rollouts.fetch_add(1, Ordering::Relaxed);
+        agent(ws, q)
+    });
     let budget = Budget::unlimited();
     let ctx = LoopContext {
         validation: ValidationContext {
@@ -487,10 +538,10 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
             recorder: &world.log,
             budget: &budget,
             events: &world.events,
-            resume_from: None,
+            resume_from: Some(&world.log),
         },
         store: &world.store,
-        proposer: &Sneaky,
+        proposer: &OneRule(rule),
         llm: &world.llm,
         checkpoint: &world.checkpoint,
     };
@@ -498,14 +549,13 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
         run_name: "sn".into(),
         max_epochs: 3,
         train: set("t", 10),
-        // Six gate questions the baseline gets wrong: W = 6, E ≈ 18.1 < 20 at
-        // exhaustion, so the gate can only accept provisionally.
         gate: set("g", 10)
             .into_iter()
             .filter(|q| q.task_type == "a")
             .take(6)
             .collect(),
         holdout: vec![],
+        probation,
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
         estimate: None,
@@ -517,18 +567,11 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
         gate_guard_err: 0.2,
         params: GateParams::default(),
     };
-    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
-        .await
-        .unwrap();
-    let record = &report.records[0];
-    assert!(record.accepted);
-    assert_eq!(
-        record.validation.as_ref().map(|v| v.decision()),
-        Some(evolution_gate::GateDecision::AcceptProvisional)
-    );
-    assert_eq!(record.new_version.as_deref(), Some("v2"));
-    // Epoch 1 runs the training questions on v2: ten type-b losses, E(L, W) ≈ 186 ≥ 10.
-    let settled: Vec<_> = world
+    run_evolution(ctx, &config, Gatekeeper::new(gate)).await
+}
+
+fn settled(world: &World) -> Vec<(String, evolution_gate::ProbationVerdict, u64, u64)> {
+    world
         .events
         .events()
         .into_iter()
@@ -541,21 +584,153 @@ async fn a_provisional_accept_that_hurts_later_is_rolled_back() {
             } => Some((version, verdict, w, l)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The rule is right on every training question it was written from and
+/// on the gate, and changes nothing on fresh questions. Judged on the
+/// training questions (twenty wins) it would be confirmed; on the
+/// probation pool it gains nothing and stays unverified.
+#[tokio::test]
+async fn a_candidate_that_memorised_its_training_failures_is_not_confirmed() {
+    let world = World::new();
+    let report = provisional(&world, "memo", set("p", 10)).await;
     assert_eq!(
-        settled,
+        settled(&world),
+        [(
+            "v2".to_owned(),
+            evolution_gate::ProbationVerdict::Unverified,
+            0,
+            0
+        )]
+    );
+    let watch = report.records[0].probation.clone().unwrap();
+    assert_eq!(
+        watch.verdict,
+        Some(evolution_gate::ProbationVerdict::Unverified)
+    );
+    assert_eq!(watch.seen.len(), 30);
+    assert!(
+        watch.seen.keys().all(|id| id.starts_with("p-")),
+        "{watch:?}"
+    );
+    // Every probation rollout ran under the gate's marker, none under training.
+    let runs = world.log.run_ids();
+    assert!(runs.iter().any(|r| r == "sn_gate_probation_v2"), "{runs:?}");
+    assert!(
+        runs.iter().any(|r| r == "sn_gate_probation_v2_base_v1"),
+        "{runs:?}"
+    );
+    assert_eq!(report.final_version, "v2");
+}
+
+/// A probation pool that overlaps the questions a candidate was written
+/// from is refused before any rollout.
+#[tokio::test]
+async fn a_probation_pool_with_training_questions_is_refused() {
+    let world = World::new();
+    let runner = InProcessRunner::new(agent);
+    let budget = Budget::unlimited();
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &world.log,
+            budget: &budget,
+            events: &world.events,
+            resume_from: None,
+        },
+        store: &world.store,
+        proposer: &OneRule("memo"),
+        llm: &world.llm,
+        checkpoint: &world.checkpoint,
+    };
+    let config = LoopConfig {
+        run_name: "x".into(),
+        max_epochs: 1,
+        train: set("t", 3),
+        gate: set("g", 2),
+        holdout: vec![],
+        probation: set("t", 1),
+        prompt_files: BTreeSet::new(),
+        slow_update_template: None,
+        estimate: None,
+    };
+    let err = run_evolution(ctx, &config, Gatekeeper::new(ValidationConfig::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, LoopError::Validation(ValidationError::SplitOverlap(ref ids)) if ids.len() == 3),
+        "{err}"
+    );
+    assert!(world.log.run_ids().is_empty());
+}
+
+#[tokio::test]
+async fn a_provisional_accept_that_hurts_fresh_questions_is_rolled_back() {
+    let world = World::new();
+    let pool: Vec<GeneratedQuestion> = set("p", 10)
+        .into_iter()
+        .filter(|q| q.task_type == "b")
+        .collect();
+    let report = provisional(&world, "sneaky", pool).await;
+    // Right after the accept, v2 and v1 answer the pool: the first block
+    // holds six type-b losses, E(L, W) ≈ 18.1 ≥ 10.
+    assert_eq!(
+        settled(&world),
         [(
             "v2".to_owned(),
             evolution_gate::ProbationVerdict::Rollback,
             0,
-            10
+            6
         )]
+    );
+    assert_eq!(
+        report.records[0].probation.as_ref().and_then(|p| p.verdict),
+        Some(evolution_gate::ProbationVerdict::Rollback)
     );
     assert_eq!(report.final_version, "v1");
     assert_eq!(world.store.current_version().unwrap(), "v1");
     let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     assert!(state.probations.is_empty());
     assert_eq!(report.epochs, 3);
+
+    // Killed at any checkpoint save, the run resumes to the same result:
+    // no rollout repeated, the rollback done once, no version written twice.
+    let rollouts = world.rollouts.load(Ordering::Relaxed);
+    let saves = world.checkpoint.saves.load(Ordering::Relaxed);
+    let pool = || -> Vec<GeneratedQuestion> {
+        set("p", 10)
+            .into_iter()
+            .filter(|q| q.task_type == "b")
+            .collect()
+    };
+    for kill in 1..=saves {
+        let again = World::new();
+        again.checkpoint.fail_at.store(kill, Ordering::Relaxed);
+        let killed = provisional_run(&again, "sneaky", pool()).await;
+        assert!(
+            matches!(killed, Err(LoopError::Checkpoint(_))),
+            "kill {kill}"
+        );
+        again.checkpoint.fail_at.store(0, Ordering::Relaxed);
+        let resumed = provisional_run(&again, "sneaky", pool()).await.unwrap();
+        assert_eq!(summary(&resumed), summary(&report), "kill {kill}");
+        assert_eq!(
+            resumed.records[0].probation, report.records[0].probation,
+            "kill {kill}"
+        );
+        assert_eq!(resumed.final_version, "v1", "kill {kill}");
+        assert_eq!(
+            again.store.history().unwrap().len(),
+            world.store.history().unwrap().len(),
+            "kill {kill}"
+        );
+        assert_eq!(
+            again.rollouts.load(Ordering::Relaxed),
+            rollouts,
+            "kill {kill}"
+        );
+    }
 }
 
 /// Three edits of `s.md` written against the same text, as the patch
@@ -633,6 +808,7 @@ async fn run_same_file(
         train: set("t", 10),
         gate: set("g", 30),
         holdout: set("h", 10),
+        probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
         estimate: None,
@@ -708,4 +884,44 @@ async fn a_stale_proposal_is_rebased_when_its_edits_still_apply() {
         );
         assert_eq!(world_log.evolutions("r_train_e0_v1"), stored, "kill {kill}");
     }
+}
+
+/// The slow update's guidance reaches the agent (it is part of the skill),
+/// so guidance that breaks answers is a harmful change: the gate rejects it,
+/// the report records it, and it never becomes the baseline.
+#[tokio::test]
+async fn a_harmful_slow_update_is_gated_and_not_adopted() {
+    let world = World::with_guidance("Prefer the old habit: break:b");
+    let report = world.run(&Budget::unlimited(), false).await.unwrap();
+    let slow: Vec<_> = report
+        .records
+        .iter()
+        .filter(|r| r.candidate.contains("_slow-update-"))
+        .collect();
+    assert_eq!(slow.len(), 2, "{:?}", summary(&report));
+    for record in &slow {
+        assert!(!record.accepted, "{record:?}");
+        assert_eq!(record.new_version, None);
+        let v = record.validation.as_ref().unwrap();
+        assert!(v.l > 0 && v.w == 0, "{v:?}");
+    }
+    let history = world.store.history().unwrap();
+    assert!(
+        history.iter().all(|h| !h.message.contains("slow-update")),
+        "{history:?}"
+    );
+    let final_skill = world.store.documents(&report.final_version).unwrap()["s.md"].clone();
+    assert!(!final_skill.contains("break:b"), "{final_skill}");
+    assert!((report.holdout_after.unwrap() - 1.0).abs() < 1e-9);
+    // The rejections are events of the run, like any candidate's.
+    let rejected = world
+        .events
+        .events()
+        .into_iter()
+        .filter(|e| {
+            matches!(e, evolution_harness::HarnessEvent::CandidateRejected { candidate, .. }
+                if candidate.contains("_slow-update-"))
+        })
+        .count();
+    assert_eq!(rejected, 2);
 }

@@ -108,6 +108,7 @@ async fn run(dir: &Path, llm: &ScriptedLlm, live: usize, concurrency: usize) -> 
         train,
         gate: set("g", 30),
         holdout: set("h", 10),
+        probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: Some(templates.slow_update.clone()),
         estimate: None,

@@ -202,6 +202,7 @@ async fn run_once(
         train,
         gate: set("g", 30),
         holdout: set("h", 10),
+        probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: Some(templates.slow_update.clone()),
         estimate: None,
@@ -243,7 +244,19 @@ async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_h
     let accepted: Vec<_> = rows.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
     let rejected: Vec<_> = rows.iter().filter(|r| !r.1).map(|r| r.0.as_str()).collect();
     assert_eq!(accepted, ["k_e0_0-a.md", "k_e1_0-b.md"], "{rows:?}");
-    assert_eq!(rejected, ["k_e0_1-b.md", "k_e0_2-c.md"], "{rows:?}");
+    // The slow update's guidance is gated like any candidate; it changes
+    // no answer, so the gate rejects it and it never becomes the baseline.
+    assert_eq!(
+        rejected,
+        [
+            "k_e0_1-b.md",
+            "k_e0_2-c.md",
+            "k_e1_slow-update-a.md",
+            "k_e1_slow-update-b.md",
+            "k_e2_slow-update-b.md"
+        ],
+        "{rows:?}"
+    );
 
     let docs = final_documents(dir.path());
     assert!(docs["a.md"].contains(HELP_A), "{}", docs["a.md"]);

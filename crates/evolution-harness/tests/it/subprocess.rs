@@ -1,8 +1,8 @@
 use std::time::{Duration, Instant};
 
 use evolution_harness::{
-    AgentRunner, ProcessMode, QuestionOutcome, RunnerError, SubprocessConfig, SubprocessRunner,
-    Workspace,
+    AgentRunner, InheritedEnv, ProcessMode, QuestionOutcome, RunnerError, SubprocessConfig,
+    SubprocessRunner, Workspace,
 };
 use evolution_testkit::fixtures::question;
 use evolution_types::GeneratedQuestion;
@@ -293,4 +293,49 @@ async fn a_timed_out_agent_is_stopped_with_the_processes_it_started() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(gone(child), "the agent's child {child} outlived it");
+}
+
+/// An agent that answers with the values of three variables of its environment.
+fn env_agent(inherit_env: InheritedEnv) -> SubprocessRunner {
+    let mut config = SubprocessConfig::new("/bin/sh");
+    config.args = vec![
+        "-c".into(),
+        r#"read -r line; printf '{"type":"result","prediction":"%s|%s|%s"}\n' "${HOME-unset}" "${CARGO_MANIFEST_DIR-unset}" "${EVOLUTION_TEST_FIXED-unset}""#.into(),
+    ];
+    config.env = [("EVOLUTION_TEST_FIXED".to_owned(), "fixed".to_owned())].into();
+    config.inherit_env = inherit_env;
+    SubprocessRunner::new(config).unwrap()
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_agent_inherits_what_the_config_lets_through_plus_its_own_variables() {
+    // CARGO_MANIFEST_DIR (set by the test runner) stands in for a secret: a variable this
+    // process has and the agent may not get.
+    let home = std::env::var("HOME").unwrap();
+    let path = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect();
+    let cases = [
+        (InheritedEnv::default(), format!("{home}|{path}|fixed")),
+        (
+            InheritedEnv::AllExcept(names(&["CARGO_MANIFEST_DIR"])),
+            format!("{home}|unset|fixed"),
+        ),
+        (
+            InheritedEnv::Only(names(&["HOME", "NOT_SET_ANYWHERE"])),
+            format!("{home}|unset|fixed"),
+        ),
+        (
+            InheritedEnv::Only(names(&["CARGO_MANIFEST_DIR"])),
+            format!("unset|{path}|fixed"),
+        ),
+    ];
+    for (inherit, expected) in cases {
+        let runner = env_agent(inherit.clone());
+        let out = runner
+            .run("run-env", &workspace(), &[q("e", "env", "?", "")])
+            .await
+            .unwrap();
+        assert_eq!(out[0].prediction.prediction, expected, "{inherit:?}");
+    }
 }

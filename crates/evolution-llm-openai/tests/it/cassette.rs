@@ -348,12 +348,13 @@ async fn a_torn_last_line_is_dropped_and_the_journal_goes_on() {
     let torn = &text.as_bytes()[..third_start + 25];
     std::fs::write(&path, torn).expect("write torn");
 
-    // Replay tolerates it read-only.
-    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m")
-        .await
-        .expect("replay opens a torn cassette");
-    let miss = replay.chat(&ask("c"), &ChatOptions::default()).await;
-    assert!(miss.is_err(), "the torn call is not recorded: {miss:?}");
+    // Replay refuses it, naming the cut line, and leaves the file as it is.
+    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m").await;
+    assert!(
+        matches!(replay, Err(CassetteError::TornLine { line: 3, .. })),
+        "{replay:?}"
+    );
+    assert_eq!(std::fs::read(&path).expect("read"), torn);
 
     let inner = Counting::default();
     let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")

@@ -661,3 +661,46 @@ async fn a_zero_call_timeout_fails_at_once() {
     assert!(err.attempts() <= 1, "{err}");
     assert!(elapsed < ms(500), "{elapsed:?}");
 }
+
+/// A server that echoes the `Authorization` header (in an error, a reply, a
+/// streamed reply) never gets the key past the provider.
+#[tokio::test]
+async fn an_echoed_api_key_is_redacted_in_errors_and_replies() {
+    let echo = "Invalid header: Authorization: Bearer sk-test-secret (key sk-test-secret)";
+    let error = serde_json::json!({"error": {"message": echo}}).to_string();
+    let stream = Step::Sse {
+        events: events(
+            [
+                delta("reasoning_content", "I saw sk-test-secret"),
+                delta("content", echo),
+            ]
+            .into_iter()
+            .chain(stream_end(1, 1)),
+        ),
+        complete: true,
+    };
+    let server = TestServer::start(vec![
+        Step::status(401, &error),
+        Step::status(503, echo),
+        Step::ok(completion(echo)),
+        stream,
+    ])
+    .await;
+    let mut config = fast_config(&server.base_url());
+    config.retry.max_retries = 0;
+    let expected = "Invalid header: Authorization: Bearer <redacted> (key <redacted>)";
+    for status in [401, 503] {
+        let (result, _) = measure("echoed key", config.clone(), &ChatOptions::default()).await;
+        let err = result.expect_err("an error status");
+        assert_eq!(err.status(), Some(status));
+        assert_eq!(err.message(), expected);
+        assert!(!err.to_string().contains("sk-test-secret"), "{err}");
+    }
+    let (result, _) = measure("echoed key", config.clone(), &ChatOptions::default()).await;
+    assert_eq!(result.expect("a reply").content, expected);
+    config.stream = true;
+    let (result, _) = measure("echoed key", config, &ChatOptions::default()).await;
+    let reply = result.expect("a streamed reply");
+    assert_eq!(reply.content, expected);
+    assert_eq!(reply.thinking, "I saw <redacted>");
+}

@@ -1,4 +1,8 @@
-use evolution_types::{Profile, SkillStore, StoreError, resolve_skill_file, skill_file_name};
+use std::collections::BTreeMap;
+
+use evolution_types::{
+    Profile, SkillStore, StoreError, resolve_skill_file, skill_file_for, skill_file_name,
+};
 
 #[test]
 fn video_qa_profile_is_the_reference_implementations() {
@@ -83,6 +87,33 @@ fn resolves_skill_files_like_the_seed() {
         "default-strategy.md"
     );
     assert_eq!(skill_file_name("Temporal  Order"), "temporal--order.md");
+}
+
+#[test]
+fn a_chosen_file_wins_over_the_naming_convention_and_the_default() {
+    let files = ["billing.md".to_owned(), "support.md".to_owned()];
+    let chosen = BTreeMap::from([("Refunds".to_owned(), "billing.md".to_owned())]);
+    assert_eq!(
+        skill_file_for(&files, "Refunds", &chosen, "support.md"),
+        "billing.md"
+    );
+    assert_eq!(
+        skill_file_for(&files, "Billing", &chosen, "support.md"),
+        "billing.md"
+    );
+    assert_eq!(
+        skill_file_for(&files, "Other", &chosen, "support.md"),
+        "support.md"
+    );
+    // A chosen file the store lacks is still returned: reading it fails loudly.
+    let missing = BTreeMap::from([("Other".to_owned(), "gone.md".to_owned())]);
+    assert_eq!(
+        skill_file_for(&files, "Other", &missing, "support.md"),
+        "gone.md"
+    );
+    // Profiles written before the field existed still read.
+    let p: Profile = serde_json::from_str("{}").unwrap();
+    assert!(p.task_skill_files.is_empty());
 }
 
 struct Broken;

@@ -12,6 +12,7 @@
 //! shown and nothing is written until the user says yes.
 
 mod rounds;
+mod run_dir;
 mod trajectories;
 
 use std::path::{Path, PathBuf};
@@ -25,14 +26,16 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::rounds::evolve_loop;
+use self::run_dir::{candidate_file_name, check_run_dir};
 use self::trajectories::{load_dir, load_session_state};
 use crate::cli::EvolveArgs;
 use crate::config::build_llm;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
-use crate::render::{colour_diff, table, unified_diff};
-use crate::store::{STATE_DIR, document_name, skill_dir, write_new_version};
+use crate::render::{colour_diff, table, terminal_safe, unified_diff};
+use crate::store::{STATE_DIR, document_name, skill_dir, store_root, write_new_version};
+use crate::working_copy::writable_target;
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
 #[derive(Clone, Copy)]
@@ -41,7 +44,15 @@ struct Out {
 }
 
 impl Out {
+    /// Prints `text` with control characters escaped: much of it (edit
+    /// reasons, summaries, file notes) comes from an LLM or from files.
     fn say(self, text: &str) {
+        self.say_styled(&terminal_safe(text));
+    }
+
+    /// Prints text this program styled itself (a coloured diff, whose lines
+    /// `colour_diff` escaped before colouring).
+    fn say_styled(self, text: &str) {
         if self.json {
             eprint!("{text}");
         } else {
@@ -92,10 +103,19 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let name = document_name(skill)?;
+    // A skill that could not be written is refused before the LLM is paid.
+    if args.yes || stdin_is_terminal() {
+        writable_target(skill)?;
+    }
     let run_dir = args
         .run_dir
         .clone()
         .unwrap_or_else(|| default_run_dir(skill));
+    check_run_dir(
+        &run_dir,
+        &skill_dir(skill),
+        &store_root(skill, args.store.as_deref()),
+    )?;
     let run_id = run_dir
         .file_name()
         .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned());
@@ -169,7 +189,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
 
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let candidate_path = run_dir.join(&name);
+    let candidate_path = run_dir.join(candidate_file_name(&name));
     if summary.changed {
         std::fs::write(&candidate_path, &candidate).with_context(|| {
             format!("cannot save the candidate to {}", candidate_path.display())
@@ -190,7 +210,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     let approved = if args.yes {
         true
     } else if stdin_is_terminal() {
-        ask_yes_no(&format!("Write this version of {name}?"))? == Answer::Yes
+        ask_yes_no(&format!("Write this version of {}?", terminal_safe(&name)))? == Answer::Yes
     } else {
         out.say(&format!(
             "not written: no terminal to confirm on and no --yes. The candidate is at {}\n",
@@ -272,7 +292,7 @@ fn default_run_dir(skill: &Path) -> PathBuf {
 /// The coloured diff, the table of edits and the meta-reflection's verdict.
 fn show_candidate(out: Out, name: &str, original: &str, candidate: &str, summary: &Summary) {
     let diff = unified_diff(original, candidate, name, &format!("{name} (candidate)"));
-    out.say(&colour_diff(&diff));
+    out.say_styled(&colour_diff(&diff));
     let mut rows = Vec::new();
     for round in summary.rounds.iter().filter(|r| r.accepted) {
         for (edit, report) in round.selected.iter().zip(&round.reports) {

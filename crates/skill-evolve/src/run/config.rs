@@ -5,7 +5,8 @@
 //! ```toml
 //! [run]
 //! name = "release-notes"          # prefix of every run id
-//! skills = "skills"               # folder of the starting skill documents
+//! skills = "skills"               # the skills: <name>/SKILL.md folders, <name>.md
+//!                                 # files, or one SKILL.md (see the layout module)
 //! prompts = "prompts"             # optional: prompt documents evolved too
 //!                                 # (system prompt, <tool>_extract.md / _verify.md)
 //! tree = "trees.json"             # optional: source id → tree, for the missed-nodes judge
@@ -23,6 +24,11 @@
 //! concurrency = 1
 //! timeout_secs = 600
 //! scoring = "exact_match"         # exact_match | agent_reported
+//! # env = { AGENT_MODE = "eval" } # variables set for the agent
+//! # pass_env = ["AGENT_API_KEY"]  # variables passed through even when held back
+//! # clear_env = true              # start from an empty environment: only the basics
+//!                                 # (PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE,
+//!                                 # TZ, TMPDIR), pass_env and env
 //!
 //! [questions]
 //! file = "questions.jsonl"        # JSON array or JSON lines
@@ -35,6 +41,10 @@
 //! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
 //! ladder = [10, 20, 40]
 //! guard_err = 0.2
+//! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
+//!                                 # (e-LOND), or "off" for per-candidate bounds only
+//! probation = 0.0                 # share of the gate questions held back to judge
+//!                                 # provisional accepts (0: they stand unwatched)
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -44,6 +54,10 @@
 //!
 //! # [budget.prices]               # model = price per million tokens, finite and >= 0
 //! # deepseek-chat = { prompt_per_million = 0.27, completion_per_million = 1.1 }
+//!
+//! [skills]                        # optional: task type → skill name
+//! "Release Notes" = "release-notes"
+//! default = "general"             # the fallback for every other task type
 //!
 //! [llm]                           # as in skill-evolve.toml
 //! provider = "replay"
@@ -62,7 +76,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
-use evolution_harness::{BudgetLimits, fixed_question_order};
+use evolution_harness::{BudgetLimits, InheritedEnv, fixed_question_order};
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
@@ -70,6 +84,7 @@ use toml::Spanned;
 use crate::cli::{RunArgs, ScheduleArg};
 use crate::config::LlmSection;
 use crate::error::{bad_at, bad_option, line_of};
+use crate::layout::{MapProblem, SkillDoc, TaskSkills, map_tasks, read_skills};
 use crate::questions::{load_questions, read_tree};
 
 #[derive(Debug, Deserialize)]
@@ -88,6 +103,8 @@ struct RunFile {
     evolve: EvolveSection,
     #[serde(default)]
     profile: crate::profile::ProfileSection,
+    #[serde(default)]
+    skills: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -126,8 +143,17 @@ struct AgentSection {
     timeout_secs: Spanned<u64>,
     #[serde(default)]
     scoring: ScoringChoice,
+    #[serde(default = "unspanned")]
+    env: Spanned<BTreeMap<String, String>>,
+    #[serde(default = "unspanned")]
+    pass_env: Spanned<Vec<String>>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    clear_env: bool,
+}
+
+/// The default of an optional key, with no place in the file.
+fn unspanned<T: Default>() -> Spanned<T> {
+    Spanned::new(0..0, T::default())
 }
 
 fn one() -> Spanned<usize> {
@@ -199,6 +225,10 @@ struct GateSection {
     guard_err: Spanned<f64>,
     #[serde(default)]
     seed: u64,
+    #[serde(default = "default_fdr")]
+    fdr_alpha: Spanned<FdrChoice>,
+    #[serde(default = "no_share")]
+    probation: Spanned<f64>,
 }
 
 impl Default for GateSection {
@@ -208,8 +238,25 @@ impl Default for GateSection {
             ladder: default_ladder(),
             guard_err: default_guard(),
             seed: 0,
+            fdr_alpha: default_fdr(),
+            probation: no_share(),
         }
     }
+}
+
+/// `[gate] fdr_alpha`: a level, or a word (only `"off"` is valid).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FdrChoice {
+    Level(f64),
+    Word(String),
+}
+
+/// The run-wide false-discovery rate `run` controls unless told otherwise.
+pub(crate) const DEFAULT_FDR_ALPHA: f64 = 0.05;
+
+fn default_fdr() -> Spanned<FdrChoice> {
+    Spanned::new(0..0, FdrChoice::Level(DEFAULT_FDR_ALPHA))
 }
 
 fn no_share() -> Spanned<f64> {
@@ -237,8 +284,10 @@ pub(crate) struct RunConfig {
     pub(crate) program: PathBuf,
     /// Its arguments.
     pub(crate) args: Vec<String>,
-    /// Extra environment of the agent.
+    /// Variables set for the agent.
     pub(crate) env: BTreeMap<String, String>,
+    /// What the agent inherits of this program's environment.
+    pub(crate) inherit_env: InheritedEnv,
     /// Long-lived workers instead of a process per question.
     pub(crate) worker: bool,
     /// Questions at once.
@@ -253,6 +302,8 @@ pub(crate) struct RunConfig {
     pub(crate) gate: Vec<GeneratedQuestion>,
     /// Held-out questions.
     pub(crate) holdout: Vec<GeneratedQuestion>,
+    /// Questions that judge provisional accepts, held back from the gate's.
+    pub(crate) probation: Vec<GeneratedQuestion>,
     /// Gate thresholds.
     pub(crate) params: GateParams,
     /// The name of the preset they come from.
@@ -263,14 +314,21 @@ pub(crate) struct RunConfig {
     pub(crate) guard_err: f64,
     /// Seed of the gate's question order.
     pub(crate) gate_seed: u64,
+    /// The false-discovery rate controlled over the run's candidates
+    /// (e-LOND), or `None` when `[gate] fdr_alpha = "off"`.
+    pub(crate) fdr_alpha: Option<f64>,
     /// Budget caps.
     pub(crate) budget: BudgetLimits,
     /// The `[llm]` section.
     pub(crate) llm: LlmSection,
     /// The model name, when the configuration names one.
     pub(crate) model: String,
-    /// Skill documents found in `skills`.
+    /// Skill documents found in `skills` (their document names).
     pub(crate) skill_files: Vec<String>,
+    /// The skills found in `skills`: document name and the user's file.
+    pub(crate) skill_docs: Vec<SkillDoc>,
+    /// Which skill document serves each task type of the question set.
+    pub(crate) task_skills: TaskSkills,
     /// Folder of the starting prompt documents, when prompts are evolved too.
     pub(crate) prompts: Option<PathBuf>,
     /// Prompt documents found in `prompts`.
@@ -319,7 +377,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let src = Source { path, text: &text };
 
     let run = check_run(&src, &file.run, &base)?;
-    let (prompts, prompt_files) = check_prompts(&src, args, &file.run, &base, &run.skill_files)?;
+    let skill_files: Vec<String> = run.skill_docs.iter().map(|d| d.document.clone()).collect();
+    let (prompts, prompt_files) = check_prompts(&src, args, &file.run, &base, &skill_files)?;
     let tree_data = match (&args.tree, &file.run.tree) {
         (Some(tree), _) => read_tree(tree)?,
         (None, Some(tree)) => read_tree(&base.join(tree.get_ref()))?,
@@ -327,8 +386,16 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &base)?;
+    let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
     let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
+    let task_skills = check_task_skills(
+        &src,
+        &file.skills,
+        &run.skill_docs,
+        [&train, &gate, &holdout],
+    )?;
     let gate_checked = check_gate(&src, &file.gate)?;
+    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
     let profile = file.profile.resolve(path, &text)?;
     Ok(RunConfig {
@@ -337,7 +404,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         max_epochs: run.max_epochs,
         program: agent.program,
         args: agent.args,
-        env: file.agent.env,
+        env: file.agent.env.into_inner(),
+        inherit_env,
         worker: matches!(file.agent.mode, Mode::Worker),
         concurrency: agent.concurrency,
         timeout_secs: agent.timeout_secs,
@@ -345,15 +413,19 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         train,
         gate,
         holdout,
+        probation,
         params: gate_checked.params,
         preset: gate_checked.preset,
         ladder: gate_checked.ladder,
         guard_err: gate_checked.guard_err,
         gate_seed: file.gate.seed,
+        fdr_alpha: gate_checked.fdr_alpha,
         budget: file.budget,
         llm: file.llm,
         model,
-        skill_files: run.skill_files,
+        skill_files: run.skill_docs.iter().map(|d| d.document.clone()).collect(),
+        skill_docs: run.skill_docs,
+        task_skills,
         prompts,
         prompt_files,
         tree_data,
@@ -369,7 +441,7 @@ struct RunChecked {
     name: String,
     max_epochs: u32,
     skills: PathBuf,
-    skill_files: Vec<String>,
+    skill_docs: Vec<SkillDoc>,
 }
 
 /// `[run]`: the name, the epochs and the skills folder.
@@ -397,7 +469,7 @@ fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<
         ));
     }
     let skills = base.join(run.skills.get_ref());
-    let skill_files = list_documents(&skills).map_err(|problem| {
+    let skill_docs = read_skills(&skills).map_err(|problem| {
         src.at(
             run.skills.span(),
             format!("[run] skills {}: {problem}", skills.display()),
@@ -407,7 +479,34 @@ fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<
         name,
         max_epochs,
         skills,
-        skill_files,
+        skill_docs,
+    })
+}
+
+/// `[skills]`: every task type of the question set resolved to a skill
+/// document before anything runs.
+fn check_task_skills(
+    src: &Source<'_>,
+    mapping: &BTreeMap<String, Spanned<String>>,
+    docs: &[SkillDoc],
+    sets: [&[GeneratedQuestion]; 3],
+) -> anyhow::Result<TaskSkills> {
+    let plain: BTreeMap<String, String> = mapping
+        .iter()
+        .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+        .collect();
+    let tasks = sets.into_iter().flatten().map(|q| q.task_type.as_str());
+    map_tasks(docs, tasks, &plain).map_err(|problem| {
+        let span = match &problem {
+            MapProblem::UnknownSkill { key, .. } | MapProblem::UnknownTask { key, .. } => {
+                mapping.get(key).map(Spanned::span)
+            }
+            MapProblem::NoSkill { .. } => None,
+        };
+        match span {
+            Some(span) => src.at(span, problem.to_string()),
+            None => bad_at(src.path, None, problem.to_string()),
+        }
     })
 }
 
@@ -556,6 +655,50 @@ fn check_agent(
     })
 }
 
+/// What a cleared agent environment (`clear_env = true`) keeps: where programs are, whose
+/// home it is, the language and time zone, the temporary folder.
+pub(crate) const BASIC_ENV: [&str; 9] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
+/// `[agent] env`, `pass_env` and `clear_env` against `[llm.openai] api_key_env`: the
+/// variable holding the optimizer's API key never reaches the agent unless named in
+/// `pass_env` (or given a value in `env`).
+fn agent_environment(
+    src: &Source<'_>,
+    agent: &AgentSection,
+    llm: &LlmSection,
+) -> anyhow::Result<InheritedEnv> {
+    let valid = |name: &str| !name.is_empty() && !name.contains(['=', '\0']);
+    if let Some(name) = agent.pass_env.get_ref().iter().find(|n| !valid(n)) {
+        return Err(src.at(
+            agent.pass_env.span(),
+            format!("[agent] pass_env: {name:?} is not a variable name"),
+        ));
+    }
+    if let Some(name) = agent.env.get_ref().keys().find(|n| !valid(n)) {
+        return Err(src.at(
+            agent.env.span(),
+            format!("[agent] env: {name:?} is not a variable name"),
+        ));
+    }
+    let passed: std::collections::BTreeSet<String> =
+        agent.pass_env.get_ref().iter().cloned().collect();
+    if agent.clear_env {
+        let mut names = passed;
+        names.extend(BASIC_ENV.iter().map(|n| (*n).to_owned()));
+        return Ok(InheritedEnv::Only(names));
+    }
+    let key = llm
+        .openai
+        .get("api_key_env")
+        .and_then(toml::Value::as_str)
+        .filter(|name| !passed.contains(*name));
+    Ok(InheritedEnv::AllExcept(
+        key.map(str::to_owned).into_iter().collect(),
+    ))
+}
+
 /// Train, gate and holdout questions.
 type Split = (
     Vec<GeneratedQuestion>,
@@ -610,6 +753,7 @@ struct GateChecked {
     guard_err: f64,
     preset: &'static str,
     params: GateParams,
+    fdr_alpha: Option<f64>,
 }
 
 /// `[gate]`: the ladder, the INFRA guard and the parameter preset.
@@ -630,12 +774,67 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
     }
     let preset = g.params.name();
     let params = GateParams::preset(preset).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
+    let fdr_alpha = match g.fdr_alpha.get_ref() {
+        FdrChoice::Level(alpha) if *alpha > 0.0 && *alpha < 1.0 => Some(*alpha),
+        FdrChoice::Word(word) if word == "off" => None,
+        FdrChoice::Level(alpha) => {
+            return Err(src.at(
+                g.fdr_alpha.span(),
+                format!("[gate] fdr_alpha must lie strictly between 0 and 1, not {alpha}"),
+            ));
+        }
+        FdrChoice::Word(word) => {
+            return Err(src.at(
+                g.fdr_alpha.span(),
+                format!(
+                    "[gate] fdr_alpha must be a level between 0 and 1 or \"off\", not {word:?}"
+                ),
+            ));
+        }
+    };
     Ok(GateChecked {
         ladder,
         guard_err,
         preset,
         params,
+        fdr_alpha,
     })
+}
+
+/// `[gate] probation`: the share of the gate questions held back to judge
+/// provisional accepts — the last ones of the seeded order, so they are
+/// never the training questions a candidate was written from, nor the
+/// questions that accepted it.
+fn hold_back_probation(
+    src: &Source<'_>,
+    g: &GateSection,
+    mut gate: Vec<GeneratedQuestion>,
+) -> anyhow::Result<(Vec<GeneratedQuestion>, Vec<GeneratedQuestion>)> {
+    let share = *g.probation.get_ref();
+    if !(0.0..1.0).contains(&share) {
+        return Err(src.at(
+            g.probation.span(),
+            format!("[gate] probation must be a share from 0 up to (not including) 1, not {share}"),
+        ));
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a share in [0, 1) of a question count, rounded: exact below 2^53"
+    )]
+    let held = ((gate.len() as f64) * share).round() as usize;
+    if held >= gate.len() {
+        return Err(src.at(
+            g.probation.span(),
+            format!(
+                "[gate] probation = {share} leaves none of the {} gate questions to the gate",
+                gate.len()
+            ),
+        ));
+    }
+    let probation = gate.split_off(gate.len().saturating_sub(held));
+    Ok((gate, probation))
 }
 
 /// `[budget]` against `[llm]`: a cost cap needs the model's price. Returns

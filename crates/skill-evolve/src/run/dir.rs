@@ -4,14 +4,26 @@ use std::path::{Path, PathBuf};
 
 /// The folder of one run, `<config dir>/.skill-evolve/runs/<name>/`, and the
 /// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
-/// `llm-journal.jsonl` (every finished LLM call), `workspaces/` (the agent's)
-/// and, at the end, `report.md` and `report.json`.
+/// `llm-journal.jsonl` (every finished LLM call), `workspaces/` (the agent's),
+/// `sources.json` (which user file each document came from, and its hash)
+/// and, at the end, `report.md`, `report.json` and `staged/` (the proposal
+/// `adopt` writes back).
 pub(crate) struct RunDir {
     /// `<config dir>/.skill-evolve/runs/<name>`.
     root: PathBuf,
 }
 
+/// The runs folder of a project: `<project>/.skill-evolve/runs`.
+pub(crate) fn runs_of(project: &Path) -> PathBuf {
+    project.join(crate::store::STATE_DIR).join("runs")
+}
+
 impl RunDir {
+    /// The run folder `root` itself (for commands that find runs by listing).
+    pub(crate) fn at(root: PathBuf) -> Self {
+        RunDir { root }
+    }
+
     /// The folder of the run `name` configured by the file `config_path`.
     pub(crate) fn of(config_path: &Path, name: &str) -> Self {
         let base = config_path
@@ -19,7 +31,7 @@ impl RunDir {
             .map(Path::to_path_buf)
             .unwrap_or_default();
         RunDir {
-            root: base.join(".skill-evolve").join("runs").join(name),
+            root: runs_of(&base).join(name),
         }
     }
 
@@ -57,5 +69,30 @@ impl RunDir {
     /// The machine-readable report.
     pub(crate) fn report_json(&self) -> PathBuf {
         self.root.join("report.json")
+    }
+
+    /// The project folder the run belongs to (the configuration's folder);
+    /// the user paths of `sources.json` are relative to it.
+    pub(crate) fn project(&self) -> PathBuf {
+        self.root
+            .ancestors()
+            .nth(3)
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// Which user file each stored document came from.
+    pub(crate) fn sources(&self) -> PathBuf {
+        self.root.join("sources.json")
+    }
+
+    /// The staged proposal's folder.
+    pub(crate) fn staged(&self) -> PathBuf {
+        self.root.join("staged")
+    }
+
+    /// The staged proposal's manifest.
+    pub(crate) fn proposal(&self) -> PathBuf {
+        self.staged().join("proposal.json")
     }
 }

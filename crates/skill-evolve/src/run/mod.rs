@@ -5,15 +5,19 @@
 //! - [`dir`]: [`RunDir`], every path of a run's folder;
 //! - [`wiring`]: the adapters and the harness loop;
 //! - [`progress`]: the progress bars and event lines;
-//! - [`report`]: `report.md` and `report.json`.
+//! - [`report`]: `report.md` and `report.json`;
+//! - [`stage`]: where each document came from, and the staged proposal
+//!   `adopt` writes back.
 //!
-//! This file is the command: the pre-flight estimate, the dry run, and how
+//! This file is the command: the pre-flight estimate, the check that the run
+//! name's store was made for these documents (or `--fresh`), the dry run, and how
 //! the run ended.
 
 mod config;
-mod dir;
+pub(crate) mod dir;
 mod progress;
 mod report;
+pub(crate) mod stage;
 mod wiring;
 
 use std::process::ExitCode;
@@ -54,6 +58,9 @@ pub(crate) fn estimate(config: &RunConfig) -> Estimate {
             .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
         calls_per_candidate: CALLS_PER_CANDIDATE,
         slow_update_calls_per_epoch: 1,
+        // The slow update's guidance is gated: one candidate per skill.
+        slow_update_candidates_per_epoch: n(config.skill_files.len()),
+        probation_questions: n(config.probation.len()),
         prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
         completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
         model: config.model.clone(),
@@ -67,7 +74,7 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         "run {:?}: {} skill document(s) in {}\n\
          agent: {} {}\n\
          questions: {} train, {} gate, {} holdout\n\
-         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%\n\
+         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%, {}{}\n\
          evolve: {}; edit budget {}\n\
          llm: {llm}\n\
          pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
@@ -82,6 +89,18 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
         config.preset,
         config.ladder,
         config.guard_err * 100.0,
+        match config.fdr_alpha {
+            Some(alpha) => format!("false-discovery rate at most {alpha} over the run (e-LOND)"),
+            None => "no run-wide error control (fdr_alpha = \"off\")".to_owned(),
+        },
+        if config.probation.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} gate question(s) held back for probation",
+                config.probation.len()
+            )
+        },
         match &config.prompts {
             Some(dir) if !config.prompt_files.is_empty() => format!(
                 "skills and {} prompt document(s) in {} (system prompt {})",
@@ -101,6 +120,9 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    for (task, document) in &config.task_skills.by_task {
+        out.push_str(&format!("  task type {task:?} → {document}\n"));
+    }
     out.push_str(&format!(
         "profile: {}\n",
         crate::profile::describe(&config.profile)
@@ -135,12 +157,29 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(args.config.clone()),
     ))?;
     let estimate = estimate(&config);
+    let dir = RunDir::of(&args.config, &config.name);
+    if !args.fresh {
+        stage::check_same_documents(&config, &dir)?;
+    }
     print!("{}", preflight(&config, &estimate, &llm.description));
     if args.dry_run {
+        if args.fresh && dir.root().exists() {
+            println!(
+                "--fresh: the run would start over ({} would be deleted)",
+                dir.root().display()
+            );
+        }
         println!("dry run: the configuration is valid; nothing was run or written");
         return Ok(ExitCode::SUCCESS);
     }
-    let dir = RunDir::of(&args.config, &config.name);
+    if args.fresh && dir.root().exists() {
+        std::fs::remove_dir_all(dir.root())
+            .with_context(|| format!("cannot delete {}", dir.root().display()))?;
+        println!(
+            "--fresh: deleted the earlier state of run {:?}",
+            config.name
+        );
+    }
     let ended = runtime.block_on(run_loop(&config, &dir, llm.provider, estimate))?;
     match ended {
         Ended::Interrupted => {
@@ -162,6 +201,16 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 report.records.iter().filter(|r| r.accepted).count()
             );
             println!("report: {}", path.display());
+            match stage::read_proposal(&dir)? {
+                Some(p) if !p.documents.is_empty() => println!(
+                    "staged {} document(s) in {}; your files are unchanged until you run \
+                     `skill-evolve adopt {}`",
+                    p.documents.len(),
+                    dir.staged().display(),
+                    config.name
+                ),
+                _ => println!("nothing staged: your files stay as they are"),
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

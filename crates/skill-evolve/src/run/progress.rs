@@ -9,6 +9,8 @@ use evolution_gate::GateDecision;
 use evolution_harness::{EventSink, HarnessEvent};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::render::terminal_safe;
+
 /// Progress bars from the harness's events (drawn only on a terminal), and
 /// one line per gate decision.
 pub(crate) struct Progress {
@@ -46,6 +48,8 @@ impl Progress {
 
     /// Prints `line` above the bars (or on stderr) and keeps it for the report.
     pub(crate) fn say(&self, line: String) {
+        // Event lines quote agents, files and the LLM: nothing in them may steer the terminal.
+        let line = terminal_safe(&line).into_owned();
         if self.terminal {
             let _ = self.bars.println(&line);
         } else {

@@ -1,5 +1,6 @@
 //! The report of a finished run: `report.md` (what changed, the gate's
-//! evidence per candidate, the events) and `report.json`.
+//! evidence per candidate, what is staged for adoption, the events) and
+//! `report.json`.
 
 use std::path::PathBuf;
 
@@ -9,32 +10,92 @@ use evolution_store_fs::FsVersionedStore;
 
 use super::dir::RunDir;
 use super::progress::decision_name;
+use super::stage::{report_section, stage};
 use crate::render::documents_diff;
+use crate::working_copy::write_atomically;
+
+/// The error control a run was under.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Guarantee {
+    /// e-LOND over the run's candidates at level `alpha`, its level spent
+    /// evenly over `horizon` candidates.
+    Fdr {
+        /// The false-discovery rate controlled.
+        alpha: f64,
+        /// The most candidates the run can gate.
+        horizon: u64,
+    },
+    /// `fdr_alpha = "off"`: each candidate's own false-accept bound only.
+    PerCandidate {
+        /// The e-value a confirmed accept needs.
+        e_confirm: f64,
+        /// The e-value a provisional accept needs.
+        e_provisional: f64,
+    },
+}
+
+impl Guarantee {
+    /// What held for the run, in one paragraph.
+    pub(crate) fn describe(&self) -> String {
+        match *self {
+            Guarantee::Fdr { alpha, horizon } => format!(
+                "Error control: the expected share of accepted candidates that are not better \
+                 than the version they replaced (the false-discovery rate) is at most {alpha} \
+                 over this run (e-LOND over at most {horizon} candidate(s); every accept, \
+                 provisional ones included, needed its e-LOND threshold, shown per candidate)."
+            ),
+            Guarantee::PerCandidate {
+                e_confirm,
+                e_provisional,
+            } => format!(
+                "Error control: off (`[gate] fdr_alpha = \"off\"`). Each candidate that is not \
+                 better is accepted with probability at most 1/{:.0}; nothing bounds the share \
+                 of such accepts over the run.",
+                e_confirm.min(e_provisional)
+            ),
+        }
+    }
+}
 
 /// The report: what changed, and the gate's evidence for every candidate.
 pub(crate) fn write_report(
     dir: &RunDir,
     store: &FsVersionedStore,
     report: &EvolutionReport,
+    guarantee: &Guarantee,
     events: &[String],
     usage: String,
 ) -> anyhow::Result<PathBuf> {
     let mut md = format!(
         "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
-         Holdout accuracy: {} → {}.\nUsage: {usage}\n\n## Gate evidence per candidate\n\n\
-         | candidate | accepted | W | L | paired | remaining | E | δ̂ | decision | new version |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         Holdout accuracy: {} → {}.\nUsage: {usage}\n\n{}\n\n## Gate evidence per candidate\n\n\
+         | candidate | accepted | W | L | paired | remaining | E | δ̂ | decision | new version | E needed |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
         report.stop_reason,
         report.epochs,
         report.initial_version,
         report.final_version,
         pct(report.holdout_before),
         pct(report.holdout_after),
+        guarantee.describe(),
     );
     for r in &report.records {
+        let needed = match (&r.level, &r.validation) {
+            (Some(level), _) if level.threshold.is_finite() => format!("{:.2}", level.threshold),
+            (Some(_), _) => "∞".to_owned(),
+            (None, Some(v)) => format!("{:.2}", v.e_confirm),
+            (None, None) => "—".to_owned(),
+        };
+        let probation = match &r.probation {
+            Some(p) => match p.verdict {
+                Some(verdict) => format!("; probation {} (W={}, L={})", verdict.as_str(), p.w, p.l),
+                None => "; probation pending".to_owned(),
+            },
+            None => String::new(),
+        };
         match &r.validation {
             Some(v) => md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {:.2} | {:.3} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {:.2} | {:.3} | {}{probation} | {} | {needed} |\n",
                 r.candidate,
                 if r.accepted { "yes" } else { "no" },
                 v.w,
@@ -47,7 +108,7 @@ pub(crate) fn write_report(
                 r.new_version.as_deref().unwrap_or("—"),
             )),
             None => md.push_str(&format!(
-                "| {} | no | — | — | — | — | — | — | not gated (FDR level 0) | — |\n",
+                "| {} | no | — | — | — | — | — | — | not gated (past the run's e-LOND horizon) | — | {needed} |\n",
                 r.candidate
             )),
         }
@@ -61,13 +122,27 @@ pub(crate) fn write_report(
     } else {
         md.push_str(&format!("```diff\n{diff}```\n"));
     }
+    let proposal = stage(dir, store, report)?;
+    md.push_str(&report_section(dir, &proposal));
     md.push_str("\n## Events\n\n");
     for line in events {
         md.push_str(&format!("- {line}\n"));
     }
     let path = dir.report_md();
-    std::fs::write(&path, md).with_context(|| format!("cannot write {}", path.display()))?;
+    write_atomically(&path, &md).with_context(|| format!("cannot write {}", path.display()))?;
+    let control = match *guarantee {
+        Guarantee::Fdr { alpha, horizon } => serde_json::json!({
+            "kind": "e_lond", "fdr_alpha": alpha, "horizon": horizon,
+        }),
+        Guarantee::PerCandidate {
+            e_confirm,
+            e_provisional,
+        } => serde_json::json!({
+            "kind": "off", "e_confirm": e_confirm, "e_provisional": e_provisional,
+        }),
+    };
     let json = serde_json::json!({
+        "error_control": control,
         "stop_reason": report.stop_reason,
         "epochs": report.epochs,
         "initial_version": report.initial_version,
@@ -75,8 +150,9 @@ pub(crate) fn write_report(
         "holdout_before": report.holdout_before,
         "holdout_after": report.holdout_after,
         "records": report.records,
+        "staged": proposal.documents,
     });
-    std::fs::write(dir.report_json(), serde_json::to_string_pretty(&json)?)
+    write_atomically(&dir.report_json(), &serde_json::to_string_pretty(&json)?)
         .context("cannot write report.json")?;
     Ok(path)
 }

@@ -5,7 +5,7 @@
 //! again resumes from the checkpoint: recorded rollouts and LLM calls are
 //! reused, not rerun.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,19 +13,20 @@ use anyhow::Context as _;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
-    Budget, EvolutionReport, Gatekeeper, KernelProposer, LoopConfig, LoopContext, MeteredLlm,
-    ProcessMode, PromptTemplates, Scoring, SubprocessConfig, SubprocessRunner, ValidationConfig,
-    ValidationContext, run_evolution,
+    Budget, ELond, EvolutionReport, GammaSequence, Gatekeeper, KernelProposer, LoopConfig,
+    LoopContext, LoopState, MeteredLlm, ProcessMode, PromptTemplates, Scoring, SubprocessConfig,
+    SubprocessRunner, ValidationConfig, ValidationContext, run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_store_fs::{FileCheckpoint, FsStore, FsStoreError, FsVersionedStore};
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_types::LlmProvider;
 
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::Progress;
-use super::report::{usage_line, write_report};
+use super::report::{Guarantee, usage_line, write_report};
+use super::stage::open_or_import;
 use crate::error::bad_option;
 
 /// How a run ended.
@@ -45,7 +46,7 @@ pub(crate) async fn run_loop(
 ) -> anyhow::Result<Ended> {
     std::fs::create_dir_all(dir.root())
         .with_context(|| format!("cannot create {}", dir.root().display()))?;
-    let store = open_or_init_store(config, &dir.store())?;
+    let store = open_or_import(config, dir)?;
     let store = FsVersionedStore::new(store);
     let log = SqliteRunLog::open(dir.runlog())
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
@@ -61,6 +62,7 @@ pub(crate) async fn run_loop(
         program: config.program.clone(),
         args: config.args.clone(),
         env: config.env.clone(),
+        inherit_env: config.inherit_env.clone(),
         mode: if config.worker {
             ProcessMode::Worker
         } else {
@@ -84,7 +86,7 @@ pub(crate) async fn run_loop(
         questions: config.train.clone(),
         tree_data: config.tree_data.clone(),
         templates: templates.clone(),
-        profile: config.profile.clone(),
+        profile: config.task_skills.apply(config.profile.clone()),
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions {
             system_prompt_file: config.system_prompt.clone(),
@@ -116,6 +118,7 @@ pub(crate) async fn run_loop(
         train: config.train.clone(),
         gate: config.gate.clone(),
         holdout: config.holdout.clone(),
+        probation: config.probation.clone(),
         prompt_files: config.prompt_files.iter().cloned().collect(),
         slow_update_template: Some(templates.slow_update.clone()),
         estimate: Some(estimate),
@@ -127,6 +130,14 @@ pub(crate) async fn run_loop(
         gate_guard_err: config.guard_err,
         params: config.params,
     });
+    let guarantee = guarantee(config);
+    let gatekeeper = match guarantee {
+        Guarantee::Fdr { alpha, horizon } => gatekeeper.with_fdr(
+            ELond::new(alpha, GammaSequence::Horizon { proposals: horizon })
+                .map_err(|e| bad_option(format!("[gate] fdr_alpha: {e}")))?,
+        ),
+        Guarantee::PerCandidate { .. } => gatekeeper,
+    };
     let outcome = tokio::select! {
         result = run_evolution(ctx, &loop_config, gatekeeper) => Some(result),
         _ = tokio::signal::ctrl_c() => None,
@@ -138,36 +149,72 @@ pub(crate) async fn run_loop(
         return Ok(Ended::Interrupted);
     };
     let report = result.map_err(|e| anyhow::anyhow!("the run failed: {e}"))?;
+    // A resumed run keeps the error control it started with (its state is
+    // in the checkpoint): the report states that one.
+    let guarantee = match LoopState::load(&checkpoint) {
+        Ok(Some(state)) => held(state.gatekeeper.fdr(), state.gatekeeper.params()),
+        _ => guarantee,
+    };
     let lines = progress.lines.lock().map(|l| l.clone()).unwrap_or_default();
-    let path = write_report(dir, &store, &report, &lines, usage_line(&budget.usage()))?;
+    let path = write_report(
+        dir,
+        &store,
+        &report,
+        &guarantee,
+        &lines,
+        usage_line(&budget.usage()),
+    )?;
     Ok(Ended::Finished(Box::new(report), path))
 }
 
-fn open_or_init_store(config: &RunConfig, root: &Path) -> anyhow::Result<FsStore> {
-    match FsStore::open(root) {
-        Ok(store) => Ok(store),
-        Err(FsStoreError::NotAStore { .. }) => {
-            let mut files = Vec::new();
-            let skills = config.skill_files.iter().map(|n| config.skills.join(n));
-            let prompts = config
-                .prompts
-                .iter()
-                .flat_map(|dir| config.prompt_files.iter().map(|n| dir.join(n)));
-            for path in skills.chain(prompts) {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| crate::error::bad_at(&path, None, format!("cannot read: {e}")))?;
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                files.push((name, text));
-            }
-            FsStore::init(root, files, "the skills the run started from")
-                .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", root.display()))
+/// The error control of a run: e-LOND over every candidate the loop can
+/// gate, or (with `fdr_alpha = "off"`) only each candidate's own bound.
+///
+/// e-LOND spends its level evenly over a horizon fixed before the run: the
+/// most candidates the loop can gate. The kernel's proposer makes at most
+/// one candidate per task type of the training questions (one case pack
+/// each) and one per prompt document, every epoch; from the second epoch
+/// on, the slow update adds at most one per skill document. A horizon that
+/// is too large only costs power; a candidate past it is not gated at all.
+fn guarantee(config: &RunConfig) -> Guarantee {
+    match config.fdr_alpha {
+        Some(alpha) => {
+            let task_types: std::collections::BTreeSet<&str> =
+                config.train.iter().map(|q| q.task_type.as_str()).collect();
+            let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+            let per_epoch = n(task_types.len()).saturating_add(n(config.prompt_files.len()));
+            let epochs = u64::from(config.max_epochs);
+            let slow_updates = epochs
+                .saturating_sub(1)
+                .saturating_mul(n(config.skill_files.len()));
+            let horizon = epochs
+                .saturating_mul(per_epoch)
+                .saturating_add(slow_updates)
+                .max(1);
+            Guarantee::Fdr { alpha, horizon }
         }
-        Err(e) => Err(anyhow::anyhow!(
-            "cannot open the store {}: {e}",
-            root.display()
-        )),
+        None => Guarantee::PerCandidate {
+            e_confirm: config.params.e_confirm,
+            e_provisional: config.params.e_provisional,
+        },
+    }
+}
+
+/// The error control a gatekeeper applied: its e-LOND controller, or the
+/// per-candidate bounds of its parameters.
+fn held(fdr: Option<&ELond>, params: &evolution_gate::GateParams) -> Guarantee {
+    match fdr {
+        Some(fdr) => Guarantee::Fdr {
+            alpha: fdr.alpha(),
+            horizon: match fdr.gamma() {
+                GammaSequence::Horizon { proposals } => proposals,
+                // `run` only builds horizons; any other sequence has none.
+                GammaSequence::Lord | GammaSequence::Quadratic => u64::MAX,
+            },
+        },
+        None => Guarantee::PerCandidate {
+            e_confirm: params.e_confirm,
+            e_provisional: params.e_provisional,
+        },
     }
 }

@@ -435,3 +435,43 @@ fn provider_local_without_the_feature_is_one_line() {
         "rebuild skill-evolve with its default `local` feature",
     );
 }
+
+#[test]
+fn evolves_started_at_once_on_a_new_skill_all_succeed() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let outputs: Vec<std::process::Output> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..3)
+            .map(|i| {
+                scope.spawn(move || {
+                    skill_evolve(d)
+                        .args([
+                            "evolve",
+                            "skill/SKILL.md",
+                            "--trajectories",
+                            "temp",
+                            "--yes",
+                        ])
+                        .args(["--provider", "replay", "--cassette", "run.cassette"])
+                        .args(["--run-dir", &format!("runs/r{i}")])
+                        .output()
+                        .unwrap()
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for out in outputs {
+        assert!(out.status.success(), "{out:?}");
+    }
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = history["history"].as_array().unwrap();
+    let imports = entries.iter().filter(|e| e["kind"] == "init").count();
+    assert_eq!(imports, 1, "{history}");
+}

@@ -45,7 +45,7 @@ fn meta_reply() -> String {
     .to_string()
 }
 
-fn completion(content: &str) -> String {
+pub(crate) fn completion(content: &str) -> String {
     serde_json::json!({
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -247,4 +247,45 @@ fn answer(stream: TcpStream, reply: fn(&str) -> String) -> std::io::Result<()> {
         payload
     )?;
     stream.flush()
+}
+
+/// Starts a server answering each request with `reply(request body, its
+/// Authorization header line)`: a status and a body. Returns its base URL.
+pub(crate) fn start_raw(reply: fn(&str, &str) -> (u16, String)) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut length, mut auth) = (0usize, String::new());
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    } else if name.eq_ignore_ascii_case("authorization") {
+                        auth = line.to_owned();
+                    }
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let (status, payload) = reply(&String::from_utf8_lossy(&body), &auth);
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{payload}",
+                payload.len()
+            );
+        }
+    });
+    format!("http://127.0.0.1:{port}/v1")
 }

@@ -1,8 +1,11 @@
 //! End-to-end tests: they run the built `skill-evolve` binary.
 
+mod adopt;
 mod bad_input;
 mod diagnose;
 mod doctor;
+mod error_control;
+mod escapes;
 mod evolve;
 mod fake_llm;
 mod gate;
@@ -13,6 +16,8 @@ mod local;
 mod profile;
 mod resume;
 mod run;
+mod secrets;
 mod support;
 #[cfg(unix)]
 mod terminal;
+mod working_copy;

@@ -93,8 +93,9 @@ fn dry_run_prints_the_plan_and_the_estimate() {
     );
     // 2 epochs × (4 questions × 6 judge calls + 1 candidate × 3 + 1 slow update).
     assert!(text.contains("2 epoch(s)): 56 LLM calls"), "{text}");
-    // 2 epochs × (4 training + 1 candidate × 4 gate questions × 2 arms) rollouts.
-    assert!(text.contains("24 agent rollouts"), "{text}");
+    // 2 epochs × (4 training + (1 candidate + 1 slow update) × 4 gate
+    // questions × 2 arms) rollouts.
+    assert!(text.contains("40 agent rollouts"), "{text}");
     assert!(text.contains("note: "), "the 10-call cap is passed: {text}");
     assert!(text.contains("nothing was run or written"), "{text}");
     assert_eq!(snapshot(d), before);
@@ -232,7 +233,7 @@ pub(crate) fn rule_agent() -> std::path::PathBuf {
     debug_dir.join("rule-agent")
 }
 
-fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
+pub(crate) fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
     CONFIG
         .replace(
             r#"["sh", "agent.sh"]"#,

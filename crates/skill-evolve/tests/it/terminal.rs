@@ -61,3 +61,44 @@ fn confirming_on_a_terminal_writes_a_new_version() {
         SKILL
     );
 }
+
+/// `adopt` on a terminal: 「拒绝」 writes nothing, 「确认改」 writes the file.
+#[test]
+fn adopt_asks_on_a_terminal() {
+    let fake = crate::fake_llm::start_loop();
+    let dir = crate::adopt::agent_skills_workspace(&fake.base_url);
+    let d = dir.path();
+    assert!(crate::adopt::run_loop(d, &[]).status.success());
+    let before = std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap();
+    let spawn = || {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"));
+        cmd.current_dir(d)
+            .env("NO_COLOR", "1")
+            .args(["adopt", "demo"]);
+        spawn_command(cmd, Some(60_000)).unwrap()
+    };
+    let mut p = spawn();
+    p.exp_string("+RULE qa => yes").unwrap();
+    p.exp_string("Write 1 document(s) of run \"demo\" to your files? [y/yes/")
+        .unwrap();
+    p.exp_string("| n/").unwrap();
+    p.send_line("拒绝").unwrap();
+    p.exp_string("discarded: nothing was written").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
+        before
+    );
+    assert!(!d.join("skills/support/.skill-evolve").exists());
+    let mut p = spawn();
+    p.exp_string("| n/").unwrap();
+    p.send_line("确认改").unwrap();
+    p.exp_string("adopted skills/support/SKILL.md as v000002")
+        .unwrap();
+    p.exp_eof().unwrap();
+    assert!(
+        std::fs::read_to_string(d.join("skills/support/SKILL.md"))
+            .unwrap()
+            .contains("RULE qa => yes")
+    );
+}

@@ -1,0 +1,209 @@
+//! `skill-evolve run` controls the false-discovery rate over a run's
+//! candidates (e-LOND at `[gate] fdr_alpha`, 0.05 unless `"off"`), and its
+//! report says which guarantee held.
+
+use crate::run::{CONFIG, rule_agent, run_workspace, run_workspace_with};
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+/// Nine questions: two training questions and seven gate questions, two
+/// epochs, the calibrated gate. The reference agent with the proposed rule
+/// wins all seven: E(7, 0) ≈ 31.9, enough for the gate's own `E ≥ 20` but
+/// not for e-LOND's first level over a horizon of three candidates (one
+/// proposal per epoch and one slow update: 20 · 3 = 60).
+fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> String {
+    let mut config = CONFIG
+        .replace(
+            r#"["sh", "agent.sh"]"#,
+            &format!("[{:?}]", agent.display().to_string()),
+        )
+        .replace("max_llm_calls = 10", "max_llm_calls = 500")
+        .replace("train = 0.5", "train = 0.25")
+        .replace("gate = 0.5", "gate = 0.75")
+        .replace("ladder = [2, 4]", "ladder = [6, 12]")
+        .replace("http://127.0.0.1:9/v1", base_url);
+    if let Some(fdr) = fdr {
+        config = config.replace(
+            "ladder = [6, 12]",
+            &format!("ladder = [6, 12]\nfdr_alpha = {fdr}"),
+        );
+    }
+    config
+}
+
+fn run(config: &str) -> (String, String) {
+    let dir = run_workspace_with(config, 9);
+    run_in(dir.path())
+}
+
+fn run_in(d: &std::path::Path) -> (String, String) {
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    (stdout, report)
+}
+
+#[test]
+fn e_lond_is_on_by_default_and_binds_every_accept() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let (stdout, report) = run(&small_gate(&agent, &fake.base_url, None));
+    // Both epochs propose the rule; after six wins E ≈ 18.1, and even a
+    // seventh could not reach 60, so the gate stops for futility.
+    assert!(
+        stdout.contains("2 candidate(s), 0 accepted"),
+        "{stdout}\n{report}"
+    );
+    assert!(
+        report.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{report}"
+    );
+    assert!(report.contains("at most 3 candidate(s)"), "{report}");
+    assert!(
+        report.contains("| no | 6 | 0 | 6 | 1 | 18.14 | 1.000 | reject_futility | — | 60.00 |"),
+        "{report}"
+    );
+    assert!(report.contains("No change was accepted."), "{report}");
+
+    // A finished run asked again with `fdr_alpha = "off"` resumes from its
+    // checkpoint: its report still states the control the run was under.
+    let dir = run_workspace_with(&small_gate(&agent, &fake.base_url, None), 9);
+    let d = dir.path();
+    run_in(d);
+    std::fs::write(
+        d.join("evolve.toml"),
+        small_gate(&agent, &fake.base_url, Some("\"off\"")),
+    )
+    .unwrap();
+    let (_, resumed) = run_in(d);
+    assert!(
+        resumed.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{resumed}"
+    );
+
+    // The same run with `fdr_alpha = "off"`: the gate alone accepts, and the
+    // report says that no run-wide bound held.
+    let (stdout, report) = run(&small_gate(&agent, &fake.base_url, Some("\"off\"")));
+    assert!(stdout.contains("1 accepted"), "{stdout}\n{report}");
+    assert!(report.contains("Error control: off"), "{report}");
+    assert!(
+        stdout.contains("no run-wide error control (fdr_alpha = \"off\")"),
+        "{stdout}"
+    );
+    assert!(report.contains("at most 1/20"), "{report}");
+    assert!(report.contains("+RULE qa => yes"), "{report}");
+}
+
+#[test]
+fn a_bad_fdr_level_is_one_line_exit_2() {
+    for (value, needle) in [
+        (
+            "1.5",
+            "evolve.toml:20: [gate] fdr_alpha must lie strictly between 0 and 1, not 1.5",
+        ),
+        (
+            "0",
+            "[gate] fdr_alpha must lie strictly between 0 and 1, not 0",
+        ),
+        (
+            "\"of\"",
+            "evolve.toml:20: [gate] fdr_alpha must be a level between 0 and 1 or \"off\", not \"of\"",
+        ),
+    ] {
+        let config = CONFIG.replace(
+            "ladder = [2, 4]",
+            &format!("ladder = [2, 4]\nfdr_alpha = {value}"),
+        );
+        let dir = run_workspace(&config);
+        let d = dir.path();
+        let before = snapshot(d);
+        let out = skill_evolve(d)
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+        assert_eq!(snapshot(d), before);
+    }
+}
+
+#[test]
+fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
+    let config = CONFIG.replace("ladder = [2, 4]", "ladder = [2, 4]\nprobation = 0.25");
+    let dir = run_workspace(&config);
+    let out = skill_evolve(dir.path())
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Four gate questions, one held back for probation.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("questions: 4 train, 3 gate, 0 holdout"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "INFRA guard 20%, false-discovery rate at most 0.05 over the run (e-LOND), \
+             1 gate question(s) held back for probation"
+        ),
+        "{text}"
+    );
+    for (value, needle) in [
+        (
+            "1.0",
+            "evolve.toml:20: [gate] probation must be a share from 0 up to (not including) 1, not 1",
+        ),
+        ("-0.1", "[gate] probation must be a share"),
+        (
+            "0.9",
+            "evolve.toml:20: [gate] probation = 0.9 leaves none of the 4 gate questions to the gate",
+        ),
+    ] {
+        let config = CONFIG.replace(
+            "ladder = [2, 4]",
+            &format!("ladder = [2, 4]\nprobation = {value}"),
+        );
+        let dir = run_workspace(&config);
+        let out = skill_evolve(dir.path())
+            .env("SKILL_EVOLVE_TEST_KEY", "k")
+            .args(["run", "--config", "evolve.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+    }
+}
+
+/// With `fdr_alpha = "off"` and the `seed` preset, four gate questions end in
+/// a provisional accept (E(4, 0) = 6.2 ≥ 3); the three questions held back by
+/// `[gate] probation` judge it at once, and the report shows the verdict.
+#[test]
+fn a_provisional_accept_is_judged_on_the_held_back_questions() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config = small_gate(&agent, &fake.base_url, Some("\"off\""))
+        .replace("max_epochs = 2", "max_epochs = 1")
+        .replace(r#"params = "calibrated""#, r#"params = "seed""#)
+        .replace("ladder = [6, 12]", "ladder = [4]\nprobation = 0.4");
+    let (stdout, report) = run(&config);
+    assert!(
+        stdout.contains("1 candidate(s), 1 accepted"),
+        "{stdout}\n{report}"
+    );
+    assert!(
+        report.contains(
+            "| yes | 4 | 0 | 4 | 0 | 6.20 | 1.000 | accept_provisional; probation unverified (W=3, L=0) |"
+        ),
+        "{report}"
+    );
+    assert!(report.contains("at most 1/3"), "{report}");
+}
