@@ -149,7 +149,8 @@ impl<'a> Diagnoser<'a> {
         self
     }
 
-    /// With this profile (the domain constants of the agent).
+    /// With this profile (the domain constants of the agent; default
+    /// `Profile::neutral()`, which names no tool).
     #[must_use]
     pub fn with_profile(mut self, profile: Profile) -> Self {
         self.profile = profile;
