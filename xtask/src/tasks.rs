@@ -132,13 +132,14 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 7] = [
+const BENCHES: [(&str, &str, &str); 8] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("patch", "evolution-patch", "patch_bench"),
     ("diagnose", "evolution-diagnose", "diagnose_bench"),
     ("json", "evolution-diagnose", "json_repair_bench"),
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
+    ("inputs", "evolution-harness", "inputs_bench"),
     ("local", "evolution-llm-local", "local_bench"),
 ];
 

@@ -5,7 +5,7 @@
 //! every file or section that does not is named in a diagnostic with the
 //! reason. Nothing is skipped silently.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use evolution_types::{GeneratedQuestion, JsonMap, Prediction, TraceStep};
@@ -177,21 +177,32 @@ impl Ingested {
             reason: reason.into(),
         });
     }
+}
 
+/// Ingestion in progress: the records so far and the ids they hold, so that a
+/// repeated id is found in constant time however many records came before.
+#[derive(Default)]
+struct Collector {
+    out: Ingested,
+    ids: HashSet<String>,
+}
+
+impl Collector {
+    fn skip(&mut self, source: impl Into<String>, reason: impl Into<String>) {
+        self.out.skip(source, reason);
+    }
+
+    /// Adds a record, or skips it when its id was seen before.
     fn add(&mut self, source: String, record: (GeneratedQuestion, Prediction, Vec<TraceStep>)) {
         let (question, prediction, trace) = record;
-        if self
-            .predictions
-            .iter()
-            .any(|p| p.question_id == prediction.question_id)
-        {
+        if !self.ids.insert(prediction.question_id.clone()) {
             let id = prediction.question_id;
             self.skip(source, format!("duplicate trajectory id {id:?}"));
             return;
         }
-        self.questions.push(question);
-        self.predictions.push(prediction);
-        self.traces.extend(trace);
+        self.out.questions.push(question);
+        self.out.predictions.push(prediction);
+        self.out.traces.extend(trace);
     }
 }
 
@@ -204,7 +215,7 @@ pub fn parse_trajectories<N: AsRef<str>, T: AsRef<str>>(
     run_id: &str,
     files: impl IntoIterator<Item = (N, T)>,
 ) -> Ingested {
-    let mut out = Ingested::default();
+    let mut out = Collector::default();
     for (name, text) in files {
         let name = name.as_ref();
         match serde_json::from_str::<Value>(text.as_ref()) {
@@ -231,11 +242,45 @@ pub fn parse_trajectories<N: AsRef<str>, T: AsRef<str>>(
             Err(e) => out.skip(name, format!("invalid JSON: {e}")),
         }
     }
-    out
+    out.out
+}
+
+/// Largest trajectory file (or SESSION-STATE.md) read, in bytes: 64 MiB.
+pub const MAX_TRAJECTORY_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads a trajectory file: a regular file (checked before it is opened, so a
+/// named pipe never blocks) of at most [`MAX_TRAJECTORY_FILE_BYTES`].
+/// `Err` is the reason, in words.
+fn read_trajectory_file(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file (a named pipe, a device or a socket)".to_owned());
+    }
+    let too_big = |size: u64| {
+        format!(
+            "{size} bytes, over the limit of {MAX_TRAJECTORY_FILE_BYTES} bytes \
+             (64 MiB) for a trajectory file"
+        )
+    };
+    if meta.len() > MAX_TRAJECTORY_FILE_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TRAJECTORY_FILE_BYTES.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if read > MAX_TRAJECTORY_FILE_BYTES {
+        return Err(too_big(read));
+    }
+    String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_owned())
 }
 
 /// Reads every file of `dir` (sorted by name) as trajectories. Files not
-/// ending in `.json`, subfolders and unreadable files are reported, not read.
+/// ending in `.json`, subfolders and unreadable files are reported, not read;
+/// so are named pipes, devices and files over [`MAX_TRAJECTORY_FILE_BYTES`].
 ///
 /// # Errors
 /// [`IngestError::Io`] when the folder cannot be listed;
@@ -260,9 +305,9 @@ pub fn load_trajectory_dir(run_id: &str, dir: &Path) -> Result<Ingested, IngestE
         } else if !name.to_lowercase().ends_with(".json") {
             skipped.push((name, "not a .json file".to_owned()));
         } else {
-            match std::fs::read_to_string(&path) {
+            match read_trajectory_file(&path) {
                 Ok(text) => files.push((name, text)),
-                Err(e) => skipped.push((name, format!("unreadable: {e}"))),
+                Err(reason) => skipped.push((name, format!("unreadable: {reason}"))),
             }
         }
     }
@@ -379,7 +424,7 @@ pub fn parse_session_state(
     text: &str,
     rules: &FailureRules,
 ) -> Ingested {
-    let mut out = Ingested::default();
+    let mut out = Collector::default();
     let sections = outcome_sections(text);
     if sections.is_empty() {
         out.skip(source, "no \"## Outcomes\" section");
@@ -391,7 +436,7 @@ pub fn parse_session_state(
             Err(reason) => out.skip(section, reason),
         }
     }
-    out
+    out.out
 }
 
 fn session_section(
@@ -500,15 +545,16 @@ fn session_section(
 /// Reads and parses a SESSION-STATE.md file (see [`parse_session_state`]).
 ///
 /// # Errors
-/// [`IngestError::Io`] when the file cannot be read.
+/// [`IngestError::Io`] when the file cannot be read, is not a regular file or
+/// is over [`MAX_TRAJECTORY_FILE_BYTES`].
 pub fn load_session_state(
     run_id: &str,
     path: &Path,
     rules: &FailureRules,
 ) -> Result<Ingested, IngestError> {
-    let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
+    let text = read_trajectory_file(path).map_err(|reason| IngestError::Io {
         path: path.display().to_string(),
-        source,
+        source: std::io::Error::other(reason),
     })?;
     let name = path.file_name().map_or_else(
         || path.display().to_string(),

@@ -38,7 +38,8 @@
 //! - Slow update: [`slow_update`] writes long-term guidance into the
 //!   skill's slow-update region, regressions first.
 //! - Inputs: [`load_trajectory_dir`] and [`load_session_state`]
-//!   with per-file [`IngestDiagnostic`]s; [`PromptTemplates`], the kernel
+//!   with per-file [`IngestDiagnostic`]s; question sets ([`parse_question_set`],
+//!   JSON array or JSON lines); [`PromptTemplates`], the kernel
 //!   crates' built-in prompts plus the slow update's, overridable from a
 //!   directory.
 //! - Progress: [`HarnessEvent`] through an [`EventSink`].
@@ -100,7 +101,8 @@
 //! are kept for the runner's next run until [`SubprocessRunner::shutdown`].
 //!
 //! A crash, a hang past the per-question timeout, a non-JSON or unknown
-//! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, or an answer for
+//! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, more trace steps or
+//! output bytes than its [`OutputLimits`] allow, or an answer for
 //! another question makes that question an INFRA error (`stop_reason =
 //! "error"` with the reason in `error`); the child is killed
 //! and the next question gets a fresh one. The run goes on: whether too many
@@ -127,6 +129,7 @@ mod gatekeeper;
 mod ingest;
 mod kernel;
 mod probation;
+mod question_set;
 mod reply_schemas;
 mod runner;
 mod slow_update;
@@ -146,15 +149,16 @@ pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
-    REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir, parse_session_state,
-    parse_trajectories,
+    MAX_TRAJECTORY_FILE_BYTES, REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir,
+    parse_session_state, parse_trajectories,
 };
 pub use crate::kernel::KernelProposer;
 
 pub use crate::probation::{Probation, ProbationOutcome};
+pub use crate::question_set::{QuestionSetError, parse_question_set};
 pub use crate::reply_schemas::{WithReplySchemas, kernel_reply_schema};
 pub use crate::runner::{
-    AgentReply, AgentRunner, InProcessRunner, RunnerError, Scoring, Workspace,
+    AgentReply, AgentRunner, InProcessRunner, OutputLimits, RunnerError, Scoring, Workspace,
 };
 // The ports and records the loop writes through, defined in `evolution-types`.
 pub use crate::slow_update::{

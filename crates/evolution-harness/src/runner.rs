@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use evolution_types::{
     GeneratedQuestion, INFRA_STOP_REASON, JsonMap, Prediction, QuestionOutcome, TraceStep,
+    template::truncate_chars,
 };
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Named versions of the documents an agent runs with: the skills and the
 /// prompts (system prompt, tool prompts) of one store version.
@@ -80,6 +82,73 @@ pub struct AgentReply {
     pub extra: JsonMap,
 }
 
+/// Bounds on what an agent may write for one question, so that a runaway
+/// agent costs neither memory nor run-log space without limit.
+///
+/// Past `max_steps` trace steps or `max_output_bytes` of output, the question
+/// becomes an INFRA error (the subprocess runner stops reading and stops the
+/// agent). A step's `raw_content` or `tool_output` longer than
+/// `max_field_chars` is stored cut, ending in a marker that says how much was
+/// left out (`…[N more chars]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputLimits {
+    /// Most trace steps per question, streamed and inline together (default 1000).
+    pub max_steps: usize,
+    /// Most bytes an agent writes for one question: every line, the result
+    /// included (default 16 MiB).
+    pub max_output_bytes: usize,
+    /// Longest `raw_content` or `tool_output` stored per step, in characters
+    /// (default 65 536).
+    pub max_field_chars: usize,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        OutputLimits {
+            max_steps: 1000,
+            max_output_bytes: 16 * 1024 * 1024,
+            max_field_chars: 64 * 1024,
+        }
+    }
+}
+
+/// The step fields that are cut to [`OutputLimits::max_field_chars`] when stored.
+const CAPPED_FIELDS: [&str; 2] = ["raw_content", "tool_output"];
+
+impl OutputLimits {
+    /// `Err` (the INFRA message) when `steps` is over the step limit.
+    pub(crate) fn check_steps(&self, steps: usize) -> Result<(), String> {
+        if steps > self.max_steps {
+            return Err(format!(
+                "the agent wrote more than {} trace steps for one question (the limit); it was \
+                 stopped",
+                self.max_steps
+            ));
+        }
+        Ok(())
+    }
+
+    /// The INFRA message for output over the byte limit.
+    pub(crate) fn too_many_bytes(&self) -> String {
+        format!(
+            "the agent wrote more than {} bytes of output for one question (the limit); it was \
+             stopped",
+            self.max_output_bytes
+        )
+    }
+
+    /// Cuts the long text fields of one raw step, each with its marker.
+    fn cut_fields(&self, step: &mut JsonMap) {
+        for key in CAPPED_FIELDS {
+            if let Some(Value::String(text)) = step.get_mut(key)
+                && text.chars().nth(self.max_field_chars).is_some()
+            {
+                *text = truncate_chars(text, self.max_field_chars);
+            }
+        }
+    }
+}
+
 /// How the harness decides whether an answer is correct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,7 +176,8 @@ impl Scoring {
 }
 
 impl AgentReply {
-    /// Scores this reply to `question` and builds the run-log records.
+    /// Scores this reply to `question` and builds the run-log records, within
+    /// the default [`OutputLimits`].
     ///
     /// Trace steps without a `step` number are numbered by position; steps
     /// whose fields have the wrong types make the whole question an INFRA
@@ -119,11 +189,34 @@ impl AgentReply {
         streamed_steps: Vec<JsonMap>,
         scoring: Scoring,
     ) -> QuestionOutcome {
+        self.into_outcome_within(
+            run_id,
+            question,
+            streamed_steps,
+            scoring,
+            &OutputLimits::default(),
+        )
+    }
+
+    /// [`AgentReply::into_outcome`] within `limits`: more steps than allowed
+    /// make the question an INFRA error, and long step fields are stored cut.
+    pub fn into_outcome_within(
+        self,
+        run_id: &str,
+        question: &GeneratedQuestion,
+        streamed_steps: Vec<JsonMap>,
+        scoring: Scoring,
+        limits: &OutputLimits,
+    ) -> QuestionOutcome {
         let mut reply = self;
         let mut raw_steps = streamed_steps;
         raw_steps.append(&mut reply.steps);
+        if let Err(message) = limits.check_steps(raw_steps.len()) {
+            return QuestionOutcome::infra_error(run_id, question, message);
+        }
         let mut trace = Vec::with_capacity(raw_steps.len());
         for (index, mut raw) in raw_steps.into_iter().enumerate() {
+            limits.cut_fields(&mut raw);
             let position = u32::try_from(index).unwrap_or(u32::MAX).saturating_add(1);
             raw.insert("run_id".to_owned(), run_id.into());
             raw.insert(
@@ -261,6 +354,7 @@ pub(crate) fn check_unique(questions: &[GeneratedQuestion]) -> Result<(), Runner
 pub struct InProcessRunner<F> {
     agent: F,
     scoring: Scoring,
+    limits: OutputLimits,
 }
 
 impl<F> InProcessRunner<F>
@@ -272,7 +366,14 @@ where
         InProcessRunner {
             agent,
             scoring: Scoring::default(),
+            limits: OutputLimits::default(),
         }
+    }
+
+    /// The same runner with other bounds on each reply's trace.
+    pub fn with_limits(mut self, limits: OutputLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The same runner with another scoring rule.
@@ -286,6 +387,7 @@ impl<F> std::fmt::Debug for InProcessRunner<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InProcessRunner")
             .field("scoring", &self.scoring)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -305,7 +407,13 @@ where
         Ok(questions
             .iter()
             .map(|question| match (self.agent)(workspace, question) {
-                Ok(reply) => reply.into_outcome(run_id, question, Vec::new(), self.scoring),
+                Ok(reply) => reply.into_outcome_within(
+                    run_id,
+                    question,
+                    Vec::new(),
+                    self.scoring,
+                    &self.limits,
+                ),
                 Err(message) => QuestionOutcome::infra_error(run_id, question, message),
             })
             .collect())

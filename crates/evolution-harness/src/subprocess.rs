@@ -17,7 +17,9 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::runner::{AgentReply, AgentRunner, RunnerError, Scoring, Workspace, check_unique};
+use crate::runner::{
+    AgentReply, AgentRunner, OutputLimits, RunnerError, Scoring, Workspace, check_unique,
+};
 
 /// Characters of a child's stderr kept for error messages (the tail).
 const STDERR_TAIL_CHARS: usize = 2000;
@@ -85,6 +87,8 @@ pub struct SubprocessConfig {
     pub scoring: Scoring,
     /// Directory under which workspaces are materialized (system temp when `None`).
     pub workspace_root: Option<PathBuf>,
+    /// Bounds on what the agent writes per question.
+    pub limits: OutputLimits,
 }
 
 impl SubprocessConfig {
@@ -100,6 +104,7 @@ impl SubprocessConfig {
             question_timeout: Duration::from_secs(600),
             scoring: Scoring::default(),
             workspace_root: None,
+            limits: OutputLimits::default(),
         }
     }
 }
@@ -375,12 +380,14 @@ impl AgentProcess {
         }
     }
 
-    /// Sends one request and reads until its `result` line.
+    /// Sends one request and reads until its `result` line, at most `limits`'s
+    /// steps and bytes (past them the question fails and reading stops).
     async fn ask(
         &mut self,
         request: &str,
         question_id: &str,
         close_stdin: bool,
+        limits: &OutputLimits,
     ) -> Result<(AgentReply, Vec<JsonMap>), String> {
         let stdin = self
             .stdin
@@ -400,15 +407,30 @@ impl AgentProcess {
             self.stdin = None;
         }
         let mut steps = Vec::new();
+        let mut used = 0usize;
         loop {
-            let line = match read_line(&mut self.stdout).await {
+            let remaining = limits.max_output_bytes.saturating_sub(used);
+            let cap = remaining.min(MAX_LINE_BYTES);
+            let line = match read_line(&mut self.stdout, cap).await {
                 Ok(Some(line)) => line,
                 Ok(None) => {
                     let note = self.exit_note().await;
                     return Err(format!("agent ended before answering: {note}"));
                 }
-                Err(e) => return Err(e),
+                Err(LineError::TooLong) if cap < MAX_LINE_BYTES => {
+                    return Err(limits.too_many_bytes());
+                }
+                Err(LineError::TooLong) => {
+                    return Err(format!(
+                        "garbage output: a line longer than {MAX_LINE_BYTES} bytes"
+                    ));
+                }
+                Err(LineError::Other(e)) => return Err(e),
             };
+            used = used.saturating_add(line.len()).saturating_add(1);
+            if used > limits.max_output_bytes {
+                return Err(limits.too_many_bytes());
+            }
             if line.trim().is_empty() {
                 continue;
             }
@@ -427,6 +449,7 @@ impl AgentProcess {
                 Some("step") => {
                     object.remove("question_id");
                     steps.push(object);
+                    limits.check_steps(steps.len())?;
                 }
                 Some("result") => {
                     object.remove("question_id");
@@ -440,16 +463,27 @@ impl AgentProcess {
     }
 }
 
+/// Why a line of the agent's output could not be read.
+enum LineError {
+    /// Longer than the limit it was read with.
+    TooLong,
+    /// Unreadable or not UTF-8 (the message says which).
+    Other(String),
+}
+
 /// One line of stdout without its newline; `None` at end of output. Lines
-/// over [`MAX_LINE_BYTES`] or not UTF-8 are errors, so a runaway agent
-/// cannot exhaust memory.
-async fn read_line(stdout: &mut BufReader<ChildStdout>) -> Result<Option<String>, String> {
+/// over `limit` bytes or not UTF-8 are errors, so a runaway agent cannot
+/// exhaust memory.
+async fn read_line(
+    stdout: &mut BufReader<ChildStdout>,
+    limit: usize,
+) -> Result<Option<String>, LineError> {
     let mut line = Vec::new();
     loop {
         let chunk = stdout
             .fill_buf()
             .await
-            .map_err(|e| format!("could not read the agent's output: {e}"))?;
+            .map_err(|e| LineError::Other(format!("could not read the agent's output: {e}")))?;
         if chunk.is_empty() {
             if line.is_empty() {
                 return Ok(None);
@@ -462,10 +496,8 @@ async fn read_line(stdout: &mut BufReader<ChildStdout>) -> Result<Option<String>
         };
         line.extend_from_slice(chunk.get(..take).unwrap_or_default());
         stdout.consume(take);
-        if line.len() > MAX_LINE_BYTES.saturating_add(1) {
-            return Err(format!(
-                "garbage output: a line longer than {MAX_LINE_BYTES} bytes"
-            ));
+        if line.len() > limit.saturating_add(1) {
+            return Err(LineError::TooLong);
         }
         if done {
             break;
@@ -479,7 +511,7 @@ async fn read_line(stdout: &mut BufReader<ChildStdout>) -> Result<Option<String>
     }
     String::from_utf8(line)
         .map(Some)
-        .map_err(|_| "garbage output: a line that is not UTF-8".to_owned())
+        .map_err(|_| LineError::Other("garbage output: a line that is not UTF-8".to_owned()))
 }
 
 fn preview(line: &str) -> String {
@@ -538,11 +570,18 @@ async fn run_question(
     let per_question = config.mode == ProcessMode::PerQuestion;
     let asked = tokio::time::timeout(
         config.question_timeout,
-        process.ask(&request, &question.question_id, per_question),
+        process.ask(
+            &request,
+            &question.question_id,
+            per_question,
+            &config.limits,
+        ),
     )
     .await;
     let outcome = match asked {
-        Ok(Ok((reply, steps))) => reply.into_outcome(run_id, question, steps, config.scoring),
+        Ok(Ok((reply, steps))) => {
+            reply.into_outcome_within(run_id, question, steps, config.scoring, &config.limits)
+        }
         Ok(Err(message)) => QuestionOutcome::infra_error(run_id, question, message),
         Err(_) => QuestionOutcome::infra_error(
             run_id,

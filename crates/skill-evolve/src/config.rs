@@ -28,6 +28,7 @@ use serde::Deserialize;
 
 use crate::cli::{LlmArgs, ProviderArg};
 use crate::error::{bad_at, bad_option, line_of};
+use crate::input::{InputKind, check_input, read_input_text};
 use crate::profile::ProfileSection;
 
 /// The file read when `--config` is not given and it exists.
@@ -163,6 +164,11 @@ pub(crate) async fn build_llm_from(
                 Some(model) => model.to_owned(),
                 None => cassette_model(&cassette)?,
             };
+            // The recorder reads the file itself: checked first, so a pipe never blocks it
+            // (a missing file is left to the recorder, which says what a cassette is).
+            if cassette.exists() {
+                check_input(&cassette, InputKind::Cassette)?;
+            }
             let recorder = Recorder::open(NoLiveProvider, &cassette, CassetteMode::Replay, &model)
                 .await
                 .map_err(cassette_error)?;
@@ -220,8 +226,7 @@ fn load_file_config(
             default
         }
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| bad_at(&path, None, format!("cannot read the configuration: {e}")))?;
+    let text = read_input_text(&path, InputKind::Config)?;
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|span| line_of(&text, span.start));
         bad_at(&path, line, e.message().to_owned())
@@ -245,7 +250,7 @@ fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Resul
         "local" => Ok(ProviderArg::Local),
         "replay" => Ok(ProviderArg::Replay),
         other => {
-            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let text = read_input_text(path, InputKind::Config).unwrap_or_default();
             Err(bad_at(
                 path,
                 Some(line_of(&text, spanned.span().start)),
@@ -284,8 +289,7 @@ fn is_variable_name(name: &str) -> bool {
 
 /// The model of a cassette's first entry, so `--model` can be left out on replay.
 fn cassette_model(path: &Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad_at(path, None, format!("cannot read the cassette: {e}")))?;
+    let text = read_input_text(path, InputKind::Cassette)?;
     let Some((index, line)) = text
         .lines()
         .enumerate()

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use crate::cli::DiagnoseArgs;
 use crate::config::{build_llm, read_profile};
 use crate::error::bad_at;
+use crate::input::{InputKind, read_input_text};
 use crate::questions::{load_questions, read_tree};
 use crate::render::terminal_safe;
 
@@ -141,8 +142,7 @@ impl DirSkills {
         let docs = crate::layout::read_skills(dir).map_err(|problem| bad_at(dir, None, problem))?;
         let mut files = BTreeMap::new();
         for doc in docs {
-            let text = std::fs::read_to_string(&doc.path)
-                .map_err(|e| bad_at(&doc.path, None, format!("cannot read the skill file: {e}")))?;
+            let text = read_input_text(&doc.path, InputKind::SkillDocument)?;
             files.insert(doc.document, text);
         }
         Ok(DirSkills { files })

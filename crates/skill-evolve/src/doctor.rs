@@ -22,7 +22,8 @@ use serde::Serialize;
 
 use crate::cli::DoctorArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
-use crate::error::{bad_at, line_of};
+use crate::error::line_of;
+use crate::input::{InputKind, read_input_text};
 use crate::render::{colour_diff, terminal_safe, unified_diff};
 use crate::working_copy::write_through;
 
@@ -357,12 +358,7 @@ fn apply_plan(text: &str, plan: &PairPlan) -> String {
 
 /// Reads a document as UTF-8, or a bad input naming it.
 pub(crate) fn read_document(path: &Path) -> anyhow::Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| bad_at(path, None, format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let line = line_of(&String::from_utf8_lossy(&e.as_bytes()[..at]), at);
-        bad_at(path, Some(line), "not valid UTF-8")
-    })
+    read_input_text(path, InputKind::SkillDocument)
 }
 
 pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {

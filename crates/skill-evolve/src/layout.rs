@@ -171,8 +171,8 @@ fn one_file(path: &Path) -> Result<SkillDoc, String> {
 
 /// `<folder>/SKILL.md`: named by its frontmatter, else by the folder.
 fn skill_md(path: &Path, folder: &Path) -> Result<SkillDoc, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_input_text(path, crate::input::InputKind::SkillDocument)
+        .map_err(|e| e.to_string())?;
     let name = match frontmatter_name(&text)
         .map_err(|problem| format!("{}: {problem}", path.display()))?
     {

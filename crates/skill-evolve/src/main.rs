@@ -24,6 +24,7 @@ mod error;
 mod evolve;
 mod gate;
 mod init;
+mod input;
 mod layout;
 #[cfg(feature = "local")]
 mod local;

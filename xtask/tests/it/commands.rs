@@ -54,6 +54,7 @@ fn unknown_benchmark_lists_the_known_ones() {
         ("diagnose", "evolution-diagnose --example diagnose_bench"),
         ("json", "evolution-diagnose --example json_repair_bench"),
         ("runlog", "evolution-runlog-sqlite --example runlog_bench"),
+        ("inputs", "evolution-harness --example inputs_bench"),
     ] {
         let line = out
             .stderr

@@ -35,6 +35,9 @@ pub(crate) fn repair_object(text: &str) -> Option<Map<String, Value>> {
         i: 0,
         depth: 0,
         too_deep: false,
+        bare_end: Search::default(),
+        bare_separator: Search::default(),
+        bare_quote: None,
     };
     let start = parser.s.iter().position(|&c| c == '{' || c == '｛')?;
     parser.i = start + 1;
@@ -61,6 +64,56 @@ struct Parser {
     i: usize,
     depth: usize,
     too_deep: bool,
+    /// Where an unquoted value's look-ahead for its closing quote stops.
+    bare_end: Search,
+    /// The next `,` or space, which tells a sentence from a word.
+    bare_separator: Search,
+    /// The verdict on the last closing quote that look-ahead stopped at:
+    /// (its index, whether it closes the value).
+    bare_quote: Option<(usize, bool)>,
+}
+
+/// The last answer of a forward search for the first character of a kind:
+/// searched from `from`, found at `found` (the text's length when absent).
+///
+/// No character of the kind lies in `from..found`, so a later search
+/// starting anywhere in that range has the same answer. Unquoted values are
+/// read left to right, so each character is looked at about once: a text of
+/// many short values (`{k:a,k:a,…}`) is read in linear time, not one scan to
+/// the end of the text per value.
+#[derive(Default)]
+struct Search {
+    from: usize,
+    found: usize,
+    valid: bool,
+}
+
+impl Search {
+    /// The first index at or after `from` whose character matches `kind`.
+    fn find(&mut self, s: &[char], from: usize, kind: fn(char) -> bool) -> usize {
+        if self.valid && (self.from..=self.found).contains(&from) {
+            return self.found;
+        }
+        let found = s
+            .get(from..)
+            .and_then(|rest| rest.iter().position(|&c| kind(c)))
+            .map_or(s.len(), |at| from.saturating_add(at));
+        *self = Search {
+            from,
+            found,
+            valid: true,
+        };
+        found
+    }
+}
+
+/// Characters that end an unquoted value's look-ahead for its closing quote.
+fn ends_bare_look_ahead(c: char) -> bool {
+    matches!(normalize_punct(c), '"' | '}' | '{' | '\n')
+}
+
+fn is_separator(c: char) -> bool {
+    c == ',' || c == ' '
 }
 
 fn is_open_quote(c: char) -> bool {
@@ -610,27 +663,31 @@ impl Parser {
         self.bare(ctx)
     }
 
+    /// True when the quote at `at` closes an unquoted value rather than
+    /// starting a key; remembered for the next value that looks ahead to it.
+    fn bare_quote_closes(&mut self, at: usize) -> bool {
+        if let Some((known, closes)) = self.bare_quote
+            && known == at
+        {
+            return closes;
+        }
+        let closes = self.quote_closes(at, Ctx::Value) && !self.starts_key(at);
+        self.bare_quote = Some((at, closes));
+        closes
+    }
+
     /// Reads an unquoted string value.
     fn bare(&mut self, ctx: Ctx) -> Value {
         let start = self.i;
         // `ipsum, sic, datum.",}`: a value missing only its opening quote.
         if ctx == Ctx::Value {
-            let mut j = start;
-            while let Some(c) = self.raw(j) {
-                match normalize_punct(c) {
-                    '"' => {
-                        if self.quote_closes(j, ctx) && !self.starts_key(j) {
-                            let text: String =
-                                self.s.get(start..j).unwrap_or_default().iter().collect();
-                            if text.contains(',') || text.contains(' ') {
-                                self.i = j + 1;
-                                return Value::String(text.trim().to_owned());
-                            }
-                        }
-                        break;
-                    }
-                    '}' | '{' | '\n' => break,
-                    _ => j += 1,
+            let j = self.bare_end.find(&self.s, start, ends_bare_look_ahead);
+            if self.raw(j) == Some('"') && self.bare_quote_closes(j) {
+                let separated = self.bare_separator.find(&self.s, start, is_separator) < j;
+                if separated {
+                    let text: String = self.s.get(start..j).unwrap_or_default().iter().collect();
+                    self.i = j + 1;
+                    return Value::String(text.trim().to_owned());
                 }
             }
         }
@@ -722,5 +779,37 @@ mod tests {
         let o = repair_object(r#"{"e": "\ud83d\ude00", "l": "\ud800x"}"#).unwrap_or_default();
         assert_eq!(o.get("e").and_then(Value::as_str), Some("😀"));
         assert_eq!(o.get("l").and_then(Value::as_str), Some("\u{FFFD}x"));
+    }
+
+    /// The shapes whose unquoted values each used to look ahead to the end of the text.
+    #[test]
+    fn many_unquoted_values_read_as_before() {
+        let keys: Vec<String> = (0..300).map(|i| format!("k{i}:a")).collect();
+        let o = repair_object(&format!("{{{}}}", keys.join(","))).unwrap_or_default();
+        assert_eq!(o.len(), 300);
+        assert!(o.values().all(|v| v == "a"));
+        let same = vec!["k:a"; 300].join(",");
+        let o = repair_object(&format!("{{{same}}}")).unwrap_or_default();
+        assert_eq!(Value::Object(o), serde_json::json!({"k": "a"}));
+        // A quote far ahead closes the first value that holds a separator.
+        let spaced: Vec<String> = (0..50).map(|i| format!("k{i}: a b")).collect();
+        let text = format!("{{{}\"}}", spaced.join(","));
+        let o = repair_object(&text).unwrap_or_default();
+        let expected: String = spaced.join(",");
+        let expected = expected.strip_prefix("k0: ").unwrap_or_default().trim();
+        assert_eq!(Value::Object(o), serde_json::json!({"k0": expected}));
+        // Commas are separators too: the whole run up to the quote is one value.
+        let words = vec!["k:a"; 50].join(",");
+        let o = repair_object(&format!("{{x:{words}\", \"y\": 1}}")).unwrap_or_default();
+        assert_eq!(Value::Object(o), serde_json::json!({"x": words, "y": 1}));
+        // Without a separator before it, the quote is left to the main scan.
+        let o = repair_object("{x:abc\", \"y\": 1}").unwrap_or_default();
+        assert_eq!(Value::Object(o), serde_json::json!({"x": "abc", "y": 1}));
+        // Lines and braces end the look-ahead, as before.
+        let o = repair_object("{a: b c\n, d: e f\", g: {h: i j\"}}").unwrap_or_default();
+        assert_eq!(
+            Value::Object(o),
+            serde_json::json!({"a": "b c", "d": "e f", "g": {"h": "i j"}})
+        );
     }
 }

@@ -210,3 +210,53 @@ fn skipped_inputs_become_events() {
     assert_eq!(skipped.len(), out.diagnostics.len());
     assert_eq!(skipped.last().map(String::as_str), Some("notes.txt"));
 }
+
+/// The shape that was slow: one array of many trajectories, some ids repeated, across files.
+#[test]
+fn duplicates_among_many_trajectories_are_each_reported_once() {
+    let item = |id: &str| {
+        format!(
+            r#"{{"id":"{id}", "task_description":"", "question":"", "fail_reason":"", "predicted_answer":"", "reference_text":""}}"#
+        )
+    };
+    let n = 2000;
+    let first: Vec<String> = (0..n).map(|i| item(&format!("t{i}"))).collect();
+    // The second file repeats every 100th id of the first and adds new ones.
+    let second: Vec<String> = (0..n)
+        .map(|i| {
+            if i % 100 == 0 {
+                item(&format!("t{i}"))
+            } else {
+                item(&format!("u{i}"))
+            }
+        })
+        .collect();
+    let out = parse_trajectories(
+        "r",
+        [
+            ("a.json", format!("[{}]", first.join(","))),
+            ("b.json", format!("[{}]", second.join(","))),
+        ],
+    );
+    assert_eq!(out.predictions.len(), 2 * n - n / 100);
+    let reasons: Vec<_> = out
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.source, d.reason))
+        .collect();
+    assert_eq!(reasons.len(), n / 100);
+    assert_eq!(reasons[0], "b.json[0]: duplicate trajectory id \"t0\"");
+    assert_eq!(reasons[1], "b.json[100]: duplicate trajectory id \"t100\"");
+    // Input order is kept.
+    assert_eq!(out.predictions[n].question_id, "u1");
+}
+
+#[test]
+fn session_state_sections_with_one_id_keep_the_first() {
+    let text = "## Outcomes\n- id: s1\n- hard_success: false\n\n## Outcomes\n- id: s1\n- hard_success: true\n";
+    let out = evolution_harness::parse_session_state("r", "S.md", text, &FailureRules::default());
+    assert_eq!(out.predictions.len(), 1);
+    assert!(!out.predictions[0].correct);
+    assert_eq!(out.diagnostics[0].source, "S.md:5");
+    assert_eq!(out.diagnostics[0].reason, "duplicate trajectory id \"s1\"");
+}

@@ -1,8 +1,8 @@
 use std::time::{Duration, Instant};
 
 use evolution_harness::{
-    AgentRunner, InheritedEnv, ProcessMode, QuestionOutcome, RunnerError, SubprocessConfig,
-    SubprocessRunner, Workspace,
+    AgentRunner, InheritedEnv, OutputLimits, ProcessMode, QuestionOutcome, RunnerError,
+    SubprocessConfig, SubprocessRunner, Workspace,
 };
 use evolution_testkit::fixtures::question;
 use evolution_types::GeneratedQuestion;
@@ -307,6 +307,16 @@ fn env_agent(inherit_env: InheritedEnv) -> SubprocessRunner {
     SubprocessRunner::new(config).unwrap()
 }
 
+/// A shell agent running `script` for each question (after reading the
+/// request), within `limits`.
+fn shell_agent(script: &str, limits: OutputLimits) -> SubprocessRunner {
+    let mut config = SubprocessConfig::new("/bin/sh");
+    config.args = vec!["-c".into(), format!("read -r request\n{script}")];
+    config.question_timeout = Duration::from_secs(60);
+    config.limits = limits;
+    SubprocessRunner::new(config).unwrap()
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn the_agent_inherits_what_the_config_lets_through_plus_its_own_variables() {
@@ -338,4 +348,109 @@ async fn the_agent_inherits_what_the_config_lets_through_plus_its_own_variables(
             .unwrap();
         assert_eq!(out[0].prediction.prediction, expected, "{inherit:?}");
     }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn an_agent_flooding_its_output_is_stopped_at_the_byte_limit() {
+    // Step lines without end, each 1 KiB of raw content: only the limit stops it.
+    let step = format!(r#"{{"type":"step","raw_content":"{}"}}"#, "x".repeat(1024));
+    let limits = OutputLimits {
+        max_output_bytes: 256 * 1024,
+        ..OutputLimits::default()
+    };
+    let runner = shell_agent(&format!("yes '{step}'"), limits);
+    let out = runner
+        .run("run-f", &workspace(), &[q("flood", "counting", "x", "3")])
+        .await
+        .unwrap();
+    assert!(out[0].is_infra_error());
+    assert!(out[0].trace.is_empty());
+    assert_eq!(
+        out[0].prediction.error.as_deref(),
+        Some(
+            "the agent wrote more than 262144 bytes of output for one question (the limit); it \
+             was stopped"
+        )
+    );
+    // One line longer than what is left of the budget is refused before it is read whole.
+    let long = r#"printf '{"type":"step","raw_content":"'
+head -c 307200 /dev/zero | tr '\0' y
+echo '"}'"#;
+    let runner = shell_agent(long, limits);
+    let out = runner
+        .run("run-f", &workspace(), &[q("long", "counting", "x", "3")])
+        .await
+        .unwrap();
+    assert!(
+        out[0]
+            .prediction
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("more than 262144 bytes")),
+        "{:?}",
+        out[0].prediction
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn too_many_steps_are_an_infra_error_streamed_or_inline() {
+    let limits = OutputLimits {
+        max_steps: 5,
+        ..OutputLimits::default()
+    };
+    let expected = "the agent wrote more than 5 trace steps for one question (the limit); it was \
+                    stopped";
+    // Streamed: reading stops at the sixth step, though the agent would write more.
+    let streamed = r#"while true; do echo '{"type":"step","tool_name":"t"}'; done"#;
+    let out = shell_agent(streamed, limits)
+        .run("run-s", &workspace(), &[q("s", "counting", "x", "3")])
+        .await
+        .unwrap();
+    assert_eq!(out[0].prediction.error.as_deref(), Some(expected));
+    // Inline in the result line, after three streamed ones.
+    let inline = r#"for i in 1 2 3; do echo '{"type":"step"}'; done
+echo '{"type":"result","prediction":"3","steps":[{},{},{}]}'"#;
+    let out = shell_agent(inline, limits)
+        .run("run-s", &workspace(), &[q("s", "counting", "x", "3")])
+        .await
+        .unwrap();
+    assert_eq!(out[0].prediction.error.as_deref(), Some(expected));
+    // Five in all are within the limit.
+    let five = r#"for i in 1 2 3; do echo '{"type":"step"}'; done
+echo '{"type":"result","prediction":"3","steps":[{},{}]}'"#;
+    let out = shell_agent(five, limits)
+        .run("run-s", &workspace(), &[q("s", "counting", "x", "3")])
+        .await
+        .unwrap();
+    assert!(!out[0].is_infra_error(), "{:?}", out[0].prediction);
+    assert_eq!(out[0].trace.len(), 5);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn long_step_fields_are_stored_cut_with_a_marker() {
+    let limits = OutputLimits {
+        max_field_chars: 10,
+        ..OutputLimits::default()
+    };
+    let raw = "é".repeat(25);
+    let script = format!(
+        r#"echo '{{"type":"step","raw_content":"{raw}","tool_output":"short","thought":"{raw}"}}'
+echo '{{"type":"result","prediction":"3"}}'"#
+    );
+    let out = shell_agent(&script, limits)
+        .run("run-c", &workspace(), &[q("c", "counting", "x", "3")])
+        .await
+        .unwrap();
+    assert!(out[0].prediction.correct, "{:?}", out[0].prediction);
+    let step = &out[0].trace[0];
+    assert_eq!(
+        step.raw_content,
+        format!("{}…[15 more chars]", "é".repeat(10))
+    );
+    assert_eq!(step.tool_output, "short");
+    // Only the two fields that grow with the agent's output are cut.
+    assert_eq!(step.thought, raw);
 }

@@ -16,6 +16,7 @@ use evolution_harness::{
 use serde_json::Value;
 
 use crate::error::bad_at;
+use crate::input::{InputKind, read_input_text};
 
 /// One failed trajectory, as the prompts show it (the kernel's type).
 pub(crate) type Trajectory = Failure;
@@ -52,8 +53,7 @@ pub(crate) fn load_dir(run_id: &str, dir: &Path) -> anyhow::Result<Loaded> {
 
 /// Reads the `## Outcomes` sections of a SESSION-STATE.md.
 pub(crate) fn load_session_state(run_id: &str, path: &Path) -> anyhow::Result<Loaded> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad_at(path, None, format!("cannot read: {e}")))?;
+    let text = read_input_text(path, InputKind::SessionState)?;
     let source = path.display().to_string();
     let ingested = parse_session_state(run_id, &source, &text, &FailureRules::default());
     convert(ingested, |d| {

@@ -29,6 +29,10 @@
 //! # clear_env = true              # start from an empty environment: only the basics
 //!                                 # (PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE,
 //!                                 # TZ, TMPDIR), pass_env and env
+//! max_steps = 1000                # trace steps per question; more is an INFRA error
+//! max_output_bytes = 16777216     # bytes the agent writes per question (16 MiB); more is INFRA
+//! max_field_chars = 65536         # raw_content / tool_output stored per step; longer is cut,
+//!                                 # ending in "…[N more chars]"
 //!
 //! [questions]
 //! file = "questions.jsonl"        # JSON array or JSON lines
@@ -76,7 +80,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
 use evolution_gate::GateParams;
-use evolution_harness::{BudgetLimits, InheritedEnv, fixed_question_order};
+use evolution_harness::{BudgetLimits, InheritedEnv, OutputLimits, fixed_question_order};
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
@@ -84,6 +88,7 @@ use toml::Spanned;
 use crate::cli::{RunArgs, ScheduleArg};
 use crate::config::LlmSection;
 use crate::error::{bad_at, bad_option, line_of};
+use crate::input::{InputKind, read_input_text};
 use crate::layout::{MapProblem, SkillDoc, TaskSkills, map_tasks, read_skills};
 use crate::questions::{load_questions, read_tree};
 
@@ -149,6 +154,12 @@ struct AgentSection {
     pass_env: Spanned<Vec<String>>,
     #[serde(default)]
     clear_env: bool,
+    #[serde(default)]
+    max_steps: Option<Spanned<usize>>,
+    #[serde(default)]
+    max_output_bytes: Option<Spanned<usize>>,
+    #[serde(default)]
+    max_field_chars: Option<Spanned<usize>>,
 }
 
 /// The default of an optional key, with no place in the file.
@@ -296,6 +307,8 @@ pub(crate) struct RunConfig {
     pub(crate) timeout_secs: u64,
     /// Trust the agent's own `correct` field.
     pub(crate) agent_scores: bool,
+    /// Bounds on what the agent writes per question.
+    pub(crate) limits: OutputLimits,
     /// Training questions.
     pub(crate) train: Vec<GeneratedQuestion>,
     /// Gate questions.
@@ -362,13 +375,7 @@ impl Source<'_> {
 /// Reads and checks `path`, with the flags of `args` winning over its keys;
 /// nothing is written.
 pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        bad_at(
-            path,
-            None,
-            format!("cannot read the run configuration: {e}"),
-        )
-    })?;
+    let text = read_input_text(path, InputKind::RunConfig)?;
     let file: RunFile = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|span| line_of(&text, span.start));
         bad_at(path, line, e.message().to_owned())
@@ -410,6 +417,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         concurrency: agent.concurrency,
         timeout_secs: agent.timeout_secs,
         agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
+        limits: agent.limits,
         train,
         gate,
         holdout,
@@ -615,6 +623,7 @@ struct AgentChecked {
     args: Vec<String>,
     concurrency: usize,
     timeout_secs: u64,
+    limits: OutputLimits,
 }
 
 /// `[agent]`: the program (found), its concurrency and its timeout.
@@ -647,11 +656,33 @@ fn check_agent(
             "[agent] timeout_secs must be at least 1".to_owned(),
         ));
     }
+    let mut limits = OutputLimits::default();
+    for (key, value, slot) in [
+        ("max_steps", &agent.max_steps, &mut limits.max_steps),
+        (
+            "max_output_bytes",
+            &agent.max_output_bytes,
+            &mut limits.max_output_bytes,
+        ),
+        (
+            "max_field_chars",
+            &agent.max_field_chars,
+            &mut limits.max_field_chars,
+        ),
+    ] {
+        if let Some(value) = value {
+            if *value.get_ref() == 0 {
+                return Err(src.at(value.span(), format!("[agent] {key} must be at least 1")));
+            }
+            *slot = *value.get_ref();
+        }
+    }
     Ok(AgentChecked {
         program,
         args: args.to_vec(),
         concurrency,
         timeout_secs,
+        limits,
     })
 }
 

@@ -23,6 +23,7 @@ use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::decision_name;
 use crate::error::{bad_at, bad_option};
+use crate::input::{InputKind, read_input_text};
 use crate::render::unified_diff;
 use crate::working_copy::write_atomically;
 
@@ -195,8 +196,11 @@ pub(crate) fn open_or_import(config: &RunConfig, dir: &RunDir) -> anyhow::Result
     let mut files = Vec::new();
     let mut sources = Sources::default();
     for (document, name, kind, path) in planned(config) {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
+        let input = match kind {
+            DocKind::Skill => InputKind::SkillDocument,
+            DocKind::Prompt => InputKind::PromptDocument,
+        };
+        let text = read_input_text(&path, input)?;
         sources.documents.push(Source {
             document: document.clone(),
             name,

@@ -76,6 +76,7 @@ pub(crate) async fn run_loop(
             Scoring::ExactMatch
         },
         workspace_root: Some(dir.workspaces()),
+        limits: config.limits,
     })
     .map_err(|e| bad_option(format!("[agent]: {e}")))?;
     std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;

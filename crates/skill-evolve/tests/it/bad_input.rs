@@ -198,7 +198,7 @@ fn store_and_skill_problems_are_one_line() {
     check(
         d,
         &evolve("missing.md"),
-        "missing.md: cannot read: No such file",
+        "missing.md: cannot read the skill document: No such file",
     );
     // Reversed markers are refused like duplicated ones: line and a pointer to doctor.
     std::fs::create_dir_all(d.join("rev")).unwrap();

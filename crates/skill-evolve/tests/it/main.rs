@@ -10,6 +10,7 @@ mod evolve;
 mod fake_llm;
 mod gate;
 mod init;
+mod inputs;
 mod journal;
 #[cfg(feature = "local")]
 mod local;
