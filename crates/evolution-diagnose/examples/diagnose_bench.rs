@@ -106,7 +106,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         confirmation_bias: "{{question}} {{trace}}".into(),
         evidence_sufficiency: "{{question}} {{tool_outputs}}".into(),
     };
-    let profile = Profile::default();
+    let profile = Profile::video_qa();
     let store = MemoryStore::new().with("default-strategy.md", "1. scan");
     let tree = BTreeMap::from([("video-1".to_owned(), json!({"id": "root"}))]);
     // What one scripted call really takes on this machine (timer rounding,

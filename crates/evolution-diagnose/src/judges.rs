@@ -111,7 +111,7 @@ impl JudgeContext<'_> {
     fn visited_nodes(&self) -> String {
         self.trace
             .iter()
-            .filter(|s| s.tool_name == self.profile.visit_tool)
+            .filter(|s| self.profile.visit_tool.as_ref() == Some(&s.tool_name))
             .filter_map(|s| crate::rules::input_field(s, "node_id"))
             .collect::<Vec<_>>()
             .join(", ")
@@ -373,7 +373,8 @@ pub async fn judge_evidence_sufficiency(
 /// All Stage-1 metrics of one question: the rule metrics plus the five judges.
 ///
 /// The judges run concurrently (one span judge per call of a span-judged
-/// tool). If any judge's replies stay unusable, the question is degraded:
+/// tool; the missed-nodes judge only when the profile names a visit tool or
+/// the source's tree is known). If any judge's replies stay unusable, the question is degraded:
 /// rule metrics kept, judge fields empty, `degraded = true`. A provider
 /// error is returned as [`DiagnoseError::Llm`].
 pub async fn compute_question_metrics(
@@ -388,9 +389,18 @@ pub async fn compute_question_metrics(
             .filter(|s| ctx.profile.span_eval_tools.contains(&s.tool_name))
             .map(|s| evaluate_span(llm, prompts, ctx, s)),
     );
+    // Which nodes were missed means something only for an agent that visits
+    // nodes, or a source whose tree is known.
+    let missed = async {
+        if ctx.profile.visit_tool.is_some() || ctx.tree.is_some() {
+            judge_missed_nodes(llm, prompts, ctx).await
+        } else {
+            Ok(Vec::new())
+        }
+    };
     let (spans, missed, adherence, bias, sufficient) = futures_util::future::join5(
         spans,
-        judge_missed_nodes(llm, prompts, ctx),
+        missed,
         judge_skill_adherence(llm, prompts, ctx),
         judge_confirmation_bias(llm, prompts, ctx),
         judge_evidence_sufficiency(llm, prompts, ctx),

@@ -19,8 +19,12 @@
 //! values; the result is a [`evolution_types::DiagnosisResult`] value. Every
 //! domain constant (span-judged tools, tool → prompt files, the level
 //! pattern, INFRA stop reasons, the pattern threshold, the single-failure
-//! note, confidence thresholds) comes from [`evolution_types::Profile`],
-//! whose default is the reference implementation's. Concurrency is bounded by the caller: at
+//! note, confidence thresholds) comes from [`evolution_types::Profile`]:
+//! `Profile::video_qa()` is the reference implementation's, the default
+//! (`Profile::neutral()`) names no tool, and then no span is judged, the
+//! missed-nodes judge is not asked, and the visit and search metrics are
+//! `None` (not computed) rather than 0; [`rules::check_profile`] checks a
+//! profile before use. Concurrency is bounded by the caller: at
 //! most `concurrency` LLM calls are in flight at once, across questions and
 //! the judges of one question, so wall time tracks
 //! `calls × latency / concurrency`.
@@ -121,4 +125,5 @@ pub mod stats;
 pub use crate::error::{DiagnoseError, JudgeError};
 pub use crate::pipeline::{DiagnoseOptions, Diagnoser};
 pub use crate::prompts::DiagnosePrompts;
+pub use crate::rules::check_profile;
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

@@ -347,7 +347,8 @@ fn span_sample(q: &DiagnosedQuestion, span: &evolution_types::SpanMetrics) -> Sp
 /// [`TOP_PER_GROUP`] most hallucinated spans (> 0.5), without duplicates, at
 /// most [`MAX_FAILURE_SPANS`]. Successes: up to [`MAX_SUCCESS_SPANS`] spans
 /// with completeness ≥ 0.9 and no hallucination, most complete first.
-/// Target files come from `profile.tool_target_files`; stats are the tool's entry of [`crate::stats::tool_stats`].
+/// Target files come from `profile.tool_target_files` (`<tool>_extract.md` and
+/// `<tool>_verify.md` for a tool without an entry); stats are the tool's entry of [`crate::stats::tool_stats`].
 pub fn build_tool_case_packs(
     questions: &[DiagnosedQuestion],
     tool_stats: &Stats,
@@ -429,7 +430,9 @@ pub fn build_tool_case_packs(
                     .tool_target_files
                     .get(tool)
                     .cloned()
-                    .unwrap_or_default(),
+                    .unwrap_or_else(|| {
+                        vec![format!("{tool}_extract.md"), format!("{tool}_verify.md")]
+                    }),
                 stats,
                 failure_spans,
                 success_spans,

@@ -22,7 +22,7 @@ use crate::packs::{
     resolve_target_file,
 };
 use crate::prompts::DiagnosePrompts;
-use crate::rules::{aggregate_soft, level_regex, ratio};
+use crate::rules::{aggregate_soft, check_profile, ratio};
 use crate::stats;
 
 /// What to diagnose and how many LLM calls may run at once.
@@ -149,7 +149,8 @@ impl<'a> Diagnoser<'a> {
         self
     }
 
-    /// With this profile (the domain constants of the agent).
+    /// With this profile (the domain constants of the agent; default
+    /// `Profile::neutral()`, which names no tool).
     #[must_use]
     pub fn with_profile(mut self, profile: Profile) -> Self {
         self.profile = profile;
@@ -184,7 +185,7 @@ impl<'a> Diagnoser<'a> {
     ///
     /// # Errors
     /// [`DiagnoseError::InvalidOptions`] for a concurrency of 0,
-    /// [`DiagnoseError::InvalidProfile`] for an unusable level pattern, and
+    /// [`DiagnoseError::InvalidProfile`] for an unusable profile ([`check_profile`]), and
     /// the run log's, the store's and the provider's errors.
     pub async fn run(
         &self,
@@ -228,7 +229,7 @@ async fn run(
             "concurrency must be at least 1".to_owned(),
         ));
     }
-    level_regex(profile)?;
+    check_profile(profile)?;
     let by_id: HashMap<&str, &GeneratedQuestion> = questions
         .iter()
         .map(|q| (q.question_id.as_str(), q))

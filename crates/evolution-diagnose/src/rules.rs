@@ -155,21 +155,24 @@ pub(crate) fn number(value: &Value) -> Option<f64> {
     n.is_finite().then_some(n)
 }
 
-/// The profile's level pattern, compiled.
+/// The profile's level pattern, compiled; `None` when it names none.
 ///
 /// Compiling a regex costs far more than applying it (`\d` is a Unicode
 /// class), so compiled patterns are kept in a small process-wide cache.
 /// They are shared through an `Arc` rather than cloned: a cloned `Regex`
 /// starts with an empty match cache, which would cost as much as compiling.
-pub(crate) fn level_regex(profile: &Profile) -> Result<Arc<Regex>, DiagnoseError> {
+pub(crate) fn level_regex(profile: &Profile) -> Result<Option<Arc<Regex>>, DiagnoseError> {
     type Cache = Mutex<Vec<(String, Arc<Regex>)>>;
     static CACHE: LazyLock<Cache> = LazyLock::new(Mutex::default);
     const CACHE_SIZE: usize = 8;
+    let Some(pattern) = profile.level_pattern.as_deref() else {
+        return Ok(None);
+    };
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, re)) = cache.iter().find(|(p, _)| *p == profile.level_pattern) {
-        return Ok(Arc::clone(re));
+    if let Some((_, re)) = cache.iter().find(|(p, _)| p == pattern) {
+        return Ok(Some(Arc::clone(re)));
     }
-    let re = Regex::new(&profile.level_pattern).map_err(|e| DiagnoseError::InvalidProfile {
+    let re = Regex::new(pattern).map_err(|e| DiagnoseError::InvalidProfile {
         field: "level_pattern",
         message: e.to_string(),
     })?;
@@ -177,8 +180,35 @@ pub(crate) fn level_regex(profile: &Profile) -> Result<Arc<Regex>, DiagnoseError
     if cache.len() >= CACHE_SIZE {
         cache.remove(0);
     }
-    cache.push((profile.level_pattern.clone(), Arc::clone(&re)));
-    Ok(re)
+    cache.push((pattern.to_owned(), Arc::clone(&re)));
+    Ok(Some(re))
+}
+
+/// Checks a profile before use: the level pattern compiles, and
+/// [`Profile::problems`] finds nothing (thresholds in `[0, 1]`, a pattern
+/// count of at least 1, plain names).
+///
+/// # Errors
+/// [`DiagnoseError::InvalidProfile`] naming the first field at fault.
+pub fn check_profile(profile: &Profile) -> Result<(), DiagnoseError> {
+    level_regex(profile)?;
+    match profile.problems().into_iter().next() {
+        Some((field, message)) => Err(DiagnoseError::InvalidProfile { field, message }),
+        None => Ok(()),
+    }
+}
+
+/// The calls of `tool` in the trace, each input's `field`; `None` when no
+/// tool is named.
+fn tool_inputs(trace: &[TraceStep], tool: Option<&str>, field: &str) -> Option<Vec<String>> {
+    let tool = tool?;
+    Some(
+        trace
+            .iter()
+            .filter(|s| s.tool_name == tool)
+            .filter_map(|s| input_field(s, field))
+            .collect(),
+    )
 }
 
 /// The node a visit-tool call visited: the `node_id` field of its input (or
@@ -201,7 +231,9 @@ pub(crate) fn input_field(step: &TraceStep, field: &str) -> Option<String> {
 /// correctness, stop reason) and the rule metrics, with every judge field
 /// empty and `degraded` false. Node visits are the calls of `profile.visit_tool` (their input's
 /// `node_id`), searches the calls of `profile.search_tool` (their input's
-/// `query`). Fails only on an invalid `level_pattern`.
+/// `query`); a metric whose tool the profile does not name is `None` (not
+/// computed), and the level-jump pattern is empty without a visit tool or a
+/// level pattern. Fails only on an invalid `level_pattern`.
 pub fn extract_rule_metrics(
     prediction: &Prediction,
     trace: &[TraceStep],
@@ -214,16 +246,12 @@ pub fn extract_rule_metrics(
         .filter(|c| c.is_finite())
         .unwrap_or(DEFAULT_CONFIDENCE);
     let confidence = extract_last_confidence(&raw, fallback);
-    let visits: Vec<String> = trace
-        .iter()
-        .filter(|s| s.tool_name == profile.visit_tool)
-        .filter_map(|s| input_field(s, "node_id"))
-        .collect();
-    let queries: Vec<String> = trace
-        .iter()
-        .filter(|s| s.tool_name == profile.search_tool)
-        .filter_map(|s| input_field(s, "query"))
-        .collect();
+    let visits = tool_inputs(trace, profile.visit_tool.as_deref(), "node_id");
+    let queries = tool_inputs(trace, profile.search_tool.as_deref(), "query");
+    let level_jump_pattern = match (&visits, &level) {
+        (Some(visits), Some(level)) => calc_level_jump_pattern(visits, level),
+        _ => String::new(),
+    };
     let tools: Vec<&str> = trace.iter().map(|s| s.tool_name.as_str()).collect();
     Ok(QuestionMetrics {
         question_id: prediction.question_id.clone(),
@@ -239,9 +267,9 @@ pub fn extract_rule_metrics(
             prediction.correct,
             profile,
         ),
-        repeat_visit_rate: calc_repeat_visit_rate(&visits),
-        search_keyword_repetition: calc_search_keyword_repetition(&queries),
-        level_jump_pattern: calc_level_jump_pattern(&visits, &level),
+        repeat_visit_rate: visits.as_deref().map(calc_repeat_visit_rate),
+        search_keyword_repetition: queries.as_deref().map(calc_search_keyword_repetition),
+        level_jump_pattern,
         tool_usage: calc_tool_usage(&tools),
         ..QuestionMetrics::default()
     })

@@ -56,13 +56,24 @@ fn top_tags<'a>(tags: impl Iterator<Item = &'a String>) -> Value {
         .collect()
 }
 
-/// Per-tool span statistics (the diagnosis's `tool_stats`).
+/// Per-tool statistics (the diagnosis's `tool_stats`): one entry for every
+/// tool the traces called or a judge scored.
 ///
-/// `{tool: {n_spans, avg_completeness, avg_hallucination, p25_completeness,
-/// low_completeness_count, high_hallucination_count, top_missed_info_tags,
-/// top_hallucination_tags}}`; `{}` when no span was judged.
+/// `{tool: {n_calls, n_spans, avg_completeness, avg_hallucination,
+/// p25_completeness, low_completeness_count, high_hallucination_count,
+/// top_missed_info_tags, top_hallucination_tags}}`: `n_calls` counts the
+/// tool's calls (its `tool_usage`), the rest are over its judged spans —
+/// `n_spans` 0 and null averages for a tool that is not span-judged. `{}`
+/// when no tool was called and no span judged. (The reference
+/// implementation listed judged tools only and had no `n_calls`; a profile
+/// that names no tool would leave it empty.)
 pub fn tool_stats(metrics: &[QuestionMetrics]) -> Stats {
-    let mut by_tool: BTreeMap<&str, Vec<&SpanMetrics>> = BTreeMap::new();
+    let mut calls: BTreeMap<&str, u64> = BTreeMap::new();
+    for (tool, n) in metrics.iter().flat_map(|m| &m.tool_usage) {
+        *calls.entry(tool.as_str()).or_default() += u64::from(*n);
+    }
+    let mut by_tool: BTreeMap<&str, Vec<&SpanMetrics>> =
+        calls.keys().map(|tool| (*tool, Vec::new())).collect();
     for span in metrics.iter().flat_map(|m| &m.span_metrics) {
         by_tool
             .entry(span.tool_name.as_str())
@@ -74,6 +85,7 @@ pub fn tool_stats(metrics: &[QuestionMetrics]) -> Stats {
         .map(|(tool, spans)| {
             let completeness: Vec<f64> = spans.iter().map(|s| s.extraction_completeness).collect();
             let stats = json!({
+                "n_calls": calls.get(tool).copied().unwrap_or(0),
                 "n_spans": spans.len(),
                 "avg_completeness": opt(mean(completeness.iter().copied())),
                 "avg_hallucination": opt(mean(spans.iter().map(|s| s.hallucination_rate))),
@@ -94,8 +106,8 @@ fn group_stats(group: &[&QuestionMetrics]) -> Value {
         // The reference implementation's key: it holds the mean budget usage, not a step count.
         "avg_steps": opt(mean(group.iter().map(|m| m.budget_usage))),
         "avg_confidence": opt(mean(group.iter().map(|m| m.confidence))),
-        "avg_repeat_visit_rate": opt(mean(group.iter().map(|m| m.repeat_visit_rate))),
-        "avg_search_keyword_repetition": opt(mean(group.iter().map(|m| m.search_keyword_repetition))),
+        "avg_repeat_visit_rate": opt(mean(group.iter().filter_map(|m| m.repeat_visit_rate))),
+        "avg_search_keyword_repetition": opt(mean(group.iter().filter_map(|m| m.search_keyword_repetition))),
         "avg_format_compliance": opt(mean(group.iter().map(|m| m.format_compliance))),
         "avg_adherence": opt(mean(group.iter().filter_map(|m| m.adherence_rate))),
         "avg_soft_score": opt(mean(group.iter().filter_map(|m| m.soft_score))),
@@ -108,7 +120,8 @@ fn group_stats(group: &[&QuestionMetrics]) -> Value {
 /// error_types: {error_type: count}}}`; each group holds `n`, `avg_steps`
 /// (the reference implementation's name for the mean *budget usage*, kept for fidelity),
 /// `avg_confidence`, `avg_repeat_visit_rate`, `avg_search_keyword_repetition`,
-/// `avg_format_compliance`, `avg_adherence`, `avg_soft_score`.
+/// `avg_format_compliance`, `avg_adherence`, `avg_soft_score` (null where
+/// no question of the group has the metric).
 pub fn task_stats(metrics: &[QuestionMetrics], attributions: &[ErrorAttribution]) -> Stats {
     let mut by_task: BTreeMap<&str, Vec<&QuestionMetrics>> = BTreeMap::new();
     for m in metrics {
@@ -190,7 +203,9 @@ pub fn adherence_stats(metrics: &[QuestionMetrics]) -> Stats {
 /// Counts and rates of `early_submit` ([`is_early_submit`]),
 /// `high_conf_wrong`, `low_conf_right` and `confirmation_bias`, plus mean
 /// budget usage, repeat-visit rate, keyword repetition and format
-/// compliance. With no questions every count, rate and mean is 0.
+/// compliance. With no questions every count, rate and mean is 0; the
+/// repeat-visit rate and keyword repetition are null when questions exist
+/// but none computed them (the profile names no visit or search tool).
 pub fn behavior_stats(metrics: &[QuestionMetrics]) -> Stats {
     let n = metrics.len();
     let count = |f: &dyn Fn(&QuestionMetrics) -> bool| metrics.iter().filter(|m| f(m)).count();
@@ -199,6 +214,12 @@ pub fn behavior_stats(metrics: &[QuestionMetrics]) -> Stats {
     let low = count(&|m| m.confidence_calibration == ConfidenceCalibration::LowConfRight);
     let bias = count(&|m| m.confirmation_bias == Some(true));
     let avg = |f: &dyn Fn(&QuestionMetrics) -> f64| mean(metrics.iter().map(f)).unwrap_or(0.0);
+    let avg_computed =
+        |f: &dyn Fn(&QuestionMetrics) -> Option<f64>| match mean(metrics.iter().filter_map(f)) {
+            Some(v) => Value::from(v),
+            None if n == 0 => Value::from(0.0),
+            None => Value::Null,
+        };
     let stats = json!({
         "n": n,
         "early_submit_count": early,
@@ -210,8 +231,8 @@ pub fn behavior_stats(metrics: &[QuestionMetrics]) -> Stats {
         "confirmation_bias_count": bias,
         "confirmation_bias_rate": ratio(bias, n),
         "avg_budget_usage": avg(&|m| m.budget_usage),
-        "avg_repeat_visit_rate": avg(&|m| m.repeat_visit_rate),
-        "avg_search_keyword_repetition": avg(&|m| m.search_keyword_repetition),
+        "avg_repeat_visit_rate": avg_computed(&|m| m.repeat_visit_rate),
+        "avg_search_keyword_repetition": avg_computed(&|m| m.search_keyword_repetition),
         "avg_format_compliance": avg(&|m| m.format_compliance),
     });
     match stats {

@@ -78,11 +78,17 @@ pub struct QuestionMetrics {
     pub budget_usage: f64,
     /// Calibration class of the answer's confidence.
     pub confidence_calibration: ConfidenceCalibration,
-    /// Share of node visits that were repeats.
-    pub repeat_visit_rate: f64,
-    /// Largest character-trigram Jaccard similarity between two search queries.
-    pub search_keyword_repetition: f64,
-    /// Sequence of tree levels visited, joined with `→`.
+    /// Share of node visits that were repeats; `None` (null) when the
+    /// profile names no visit tool, so it was not computed.
+    #[serde(default)]
+    pub repeat_visit_rate: Option<f64>,
+    /// Largest character-trigram Jaccard similarity between two search
+    /// queries; `None` (null) when the profile names no search tool.
+    #[serde(default)]
+    pub search_keyword_repetition: Option<f64>,
+    /// Sequence of tree levels visited, joined with `→` (empty without a
+    /// visit tool or a level pattern).
+    #[serde(default)]
     pub level_jump_pattern: String,
     /// Tool name → number of calls.
     pub tool_usage: BTreeMap<String, u32>,
@@ -183,8 +189,8 @@ pub struct CaseMetrics {
     pub budget_usage: f64,
     /// Calibration class.
     pub confidence_calibration: Option<ConfidenceCalibration>,
-    /// Repeat-visit rate.
-    pub repeat_visit_rate: f64,
+    /// Repeat-visit rate, when computed.
+    pub repeat_visit_rate: Option<f64>,
     /// Tool name → calls.
     pub tool_usage: BTreeMap<String, u32>,
     /// Missed nodes.

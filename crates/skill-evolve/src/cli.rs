@@ -45,6 +45,10 @@ pub(crate) enum Command {
     /// Check a skill document (frontmatter, region markers, code fences) and
     /// optionally repair what is safe to repair.
     Doctor(DoctorArgs),
+    /// Write a commented run configuration (`evolve.toml`) for a folder: the
+    /// skills found there, a placeholder for the agent's command, and a
+    /// `[profile]` with the tool names seen in a run log or trajectories.
+    Init(InitArgs),
     /// List the runs of a project and what each staged for adoption.
     Status(StatusArgs),
     /// Write a run's staged documents to your skill files, after showing
@@ -356,6 +360,26 @@ pub(crate) struct DoctorArgs {
     /// Print the problems as JSON (without `--fix`).
     #[arg(long, conflicts_with = "fix")]
     pub(crate) json: bool,
+}
+
+/// Options of `init`.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The folder to configure (its `skills/` and `prompts/` are looked at).
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub(crate) dir: PathBuf,
+    /// A run log (SQLite) whose traces show the agent's tool names.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) runlog: Option<PathBuf>,
+    /// With `--runlog`: only this run's traces (default: every run).
+    #[arg(long, value_name = "ID", requires = "runlog")]
+    pub(crate) run_id: Option<String>,
+    /// A folder of trajectory files (`.json`, with `steps`) showing the tool names.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) trajectories: Option<PathBuf>,
+    /// Overwrite an existing `evolve.toml`.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 /// Options of `status`.

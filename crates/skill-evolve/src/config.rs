@@ -10,6 +10,9 @@
 //! base_url = "https://api.deepseek.com/v1"
 //! model = "deepseek-chat"
 //! api_key_env = "DEEPSEEK_API_KEY"
+//!
+//! [profile]                    # the agent's tool names and thresholds (see `profile.rs`)
+//! span_eval_tools = ["lookup_order"]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -18,12 +21,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder};
 use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider};
-use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
+use evolution_types::{
+    ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
+};
 use serde::Deserialize;
 
 use crate::cli::{LlmArgs, ProviderArg};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, check_input, read_input_text};
+use crate::profile::ProfileSection;
 
 /// The file read when `--config` is not given and it exists.
 pub(crate) const DEFAULT_CONFIG: &str = "skill-evolve.toml";
@@ -33,6 +39,8 @@ pub(crate) const DEFAULT_CONFIG: &str = "skill-evolve.toml";
 struct FileConfig {
     #[serde(default)]
     llm: LlmSection,
+    #[serde(default)]
+    profile: ProfileSection,
 }
 
 /// The `[llm]` section, shared by `skill-evolve.toml` and a run configuration.
@@ -73,6 +81,7 @@ pub(crate) async fn build_llm_from(
 ) -> anyhow::Result<Llm> {
     let file = FileConfig {
         llm: section.clone(),
+        profile: ProfileSection::default(),
     };
     let base_dir = config_path
         .as_deref()
@@ -196,12 +205,23 @@ async fn with_recording(
 }
 
 fn read_file_config(explicit: Option<&Path>) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
+    Ok(match load_file_config(explicit)? {
+        Some((config, path, _)) => (config, Some(path)),
+        None => (FileConfig::default(), None),
+    })
+}
+
+/// The configuration file (`explicit`, else `skill-evolve.toml` when it
+/// exists), parsed, with its path and text.
+fn load_file_config(
+    explicit: Option<&Path>,
+) -> anyhow::Result<Option<(FileConfig, PathBuf, String)>> {
     let path = match explicit {
         Some(path) => path.to_path_buf(),
         None => {
             let default = PathBuf::from(DEFAULT_CONFIG);
             if !default.is_file() {
-                return Ok((FileConfig::default(), None));
+                return Ok(None);
             }
             default
         }
@@ -211,7 +231,17 @@ fn read_file_config(explicit: Option<&Path>) -> anyhow::Result<(FileConfig, Opti
         let line = e.span().map(|span| line_of(&text, span.start));
         bad_at(&path, line, e.message().to_owned())
     })?;
-    Ok((config, Some(path)))
+    Ok(Some((config, path, text)))
+}
+
+/// The agent's profile from the configuration's `[profile]` table
+/// (domain-neutral without a file or a table); every problem is one line
+/// naming the file, the line and the key.
+pub(crate) fn read_profile(explicit: Option<&Path>) -> anyhow::Result<Profile> {
+    match load_file_config(explicit)? {
+        Some((config, path, text)) => config.profile.resolve(&path, &text),
+        None => Ok(Profile::neutral()),
+    }
 }
 
 fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Result<ProviderArg> {

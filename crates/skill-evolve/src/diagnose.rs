@@ -20,7 +20,7 @@ use evolution_types::{
 use serde_json::{Value, json};
 
 use crate::cli::DiagnoseArgs;
-use crate::config::build_llm;
+use crate::config::{build_llm, read_profile};
 use crate::error::bad_at;
 use crate::input::{InputKind, read_input_text};
 use crate::out::{out, outln};
@@ -32,14 +32,15 @@ pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     if !args.runlog.is_file() {
         return Err(bad_at(&args.runlog, None, "no such run log file"));
     }
+    let profile = read_profile(args.llm.config.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     if args.no_llm {
-        rules_only(args, &runtime)
+        rules_only(args, &runtime, &profile)
     } else {
-        with_llm(args, &runtime)
+        with_llm(args, &runtime, &profile)
     }
 }
 
@@ -59,7 +60,11 @@ fn log_error(path: &Path, e: RunLogError) -> anyhow::Error {
 }
 
 /// The full diagnosis: every input is read and checked before the first LLM call.
-fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+fn with_llm(
+    args: &DiagnoseArgs,
+    runtime: &tokio::runtime::Runtime,
+    profile: &Profile,
+) -> anyhow::Result<ExitCode> {
     let questions = match &args.questions {
         Some(path) => load_questions(path)?,
         None => Vec::new(),
@@ -88,7 +93,6 @@ fn with_llm(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
         only_incorrect: args.only_incorrect,
         ..DiagnoseOptions::default()
     };
-    let profile = Profile::default();
     let result = runtime.block_on(async {
         let log = open_log(&args.runlog)?;
         // An unknown run or an empty one is bad input, found before any LLM call.
@@ -223,6 +227,29 @@ fn full_markdown(r: &DiagnosisResult) -> String {
             ));
         }
     }
+    if !r.tool_stats.is_empty() {
+        out.push_str(
+            "\n## Tools\n\n| tool | calls | spans judged | mean completeness | mean hallucination |\n\
+             |---|---|---|---|---|\n",
+        );
+        for (tool, stats) in &r.tool_stats {
+            let number = |key: &str| {
+                stats
+                    .get(key)
+                    .and_then(Value::as_f64)
+                    .map_or_else(|| "—".to_owned(), |v| format!("{v:.2}"))
+            };
+            let count = |key: &str| stats.get(key).and_then(Value::as_u64).unwrap_or(0);
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                cell(tool),
+                count("n_calls"),
+                count("n_spans"),
+                number("avg_completeness"),
+                number("avg_hallucination"),
+            ));
+        }
+    }
     out.push_str(
         "\n## Questions\n\n| question | correct | calibration | adherence | confirmation bias | \
          evidence sufficient | missed nodes | spans judged | degraded |\n\
@@ -276,7 +303,11 @@ fn full_markdown(r: &DiagnosisResult) -> String {
 }
 
 /// Rule metrics only: no model, no prompts.
-fn rules_only(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+fn rules_only(
+    args: &DiagnoseArgs,
+    runtime: &tokio::runtime::Runtime,
+    profile: &Profile,
+) -> anyhow::Result<ExitCode> {
     let (predictions, traces) = runtime.block_on(async {
         let log = open_log(&args.runlog)?;
         let predictions = log
@@ -296,7 +327,6 @@ fn rules_only(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
             format!("run {:?} has no predictions", args.run_id),
         ));
     }
-    let profile = Profile::default();
     let mut rows = Vec::with_capacity(predictions.len());
     for p in &predictions {
         let trace: Vec<TraceStep> = traces
@@ -304,7 +334,7 @@ fn rules_only(args: &DiagnoseArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
             .filter(|s| s.question_id == p.question_id)
             .cloned()
             .collect();
-        let metrics = extract_rule_metrics(p, &trace, &profile)
+        let metrics = extract_rule_metrics(p, &trace, profile)
             .map_err(|e| anyhow::anyhow!("rule metrics of {}: {e}", p.question_id))?;
         rows.push((p, trace.len(), metrics));
     }
@@ -374,16 +404,17 @@ fn markdown(
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
+        let rate = |v: Option<f64>| v.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.2}"));
         out.push_str(&format!(
-            "| {} | {} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} |\n",
+            "| {} | {} | {:.2} | {} | {:.2} | {:.2} | {} | {} | {} |\n",
             p.question_id.replace('|', "\\|"),
             if p.correct { "yes" } else { "no" },
             m.confidence,
             calibration,
             m.format_compliance,
             m.budget_usage,
-            m.repeat_visit_rate,
-            m.search_keyword_repetition,
+            rate(m.repeat_visit_rate),
+            rate(m.search_keyword_repetition),
             tools.join(", ")
         ));
     }

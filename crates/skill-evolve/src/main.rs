@@ -23,11 +23,13 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod init;
 mod input;
 mod layout;
 #[cfg(feature = "local")]
 mod local;
 mod out;
+mod profile;
 mod questions;
 mod render;
 mod run;
@@ -96,6 +98,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rollback(args) => store::rollback(&args),
         Command::Run(args) => run::run(&args),
         Command::Diagnose(args) => diagnose::run(&args),
+        Command::Init(args) => init::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Adopt(args) => adopt::run(&args),
     }

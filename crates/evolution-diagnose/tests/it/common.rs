@@ -21,7 +21,7 @@ pub(crate) fn prompts() -> DiagnosePrompts {
 }
 
 pub(crate) fn profile() -> Profile {
-    Profile::default()
+    Profile::video_qa()
 }
 
 /// A trace of five steps over the three span-judged tools and one other.

@@ -10,7 +10,7 @@ use evolution_types::{
     CauseCategory, ConfidenceCalibration, ErrorAttribution, ErrorType, QuestionMetrics,
     SkillStepAdherence, SpanMetrics, Stats, SystemCasePack, ToolCasePack,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::{prediction, profile};
 
@@ -72,7 +72,7 @@ fn d2_per_tool() {
         span(2, "view_node", 1.0, 0.8),
     ];
     a.span_metrics[0].missed_info_tags = vec!["colour".into()];
-    let d2 = tool_stats(&[a]);
+    let d2 = tool_stats(std::slice::from_ref(&a));
     let v = &d2["view_node"];
     assert_eq!(v["n_spans"], 2);
     assert_eq!(v["avg_completeness"], 0.6);
@@ -82,6 +82,17 @@ fn d2_per_tool() {
         v["top_missed_info_tags"],
         json!([{"tag": "colour", "count": 1}])
     );
+    // Every tool the traces called has an entry, judged or not.
+    let mut b = qm("b", "t", true);
+    b.tool_usage = [("lookup_order".to_owned(), 3), ("view_node".to_owned(), 2)].into();
+    let mut c = qm("c", "t", true);
+    c.tool_usage = [("lookup_order".to_owned(), 1)].into();
+    let d2 = tool_stats(&[a, b, c]);
+    assert_eq!(d2["lookup_order"]["n_calls"], 4);
+    assert_eq!(d2["lookup_order"]["n_spans"], 0);
+    assert_eq!(d2["lookup_order"]["avg_completeness"], Value::Null);
+    assert_eq!(d2["view_node"]["n_calls"], 2);
+    assert_eq!(d2["view_node"]["n_spans"], 2);
     assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 25.0), Some(1.75));
     assert_eq!(percentile(&[], 50.0), None);
 }
@@ -146,6 +157,14 @@ fn d5_behaviour() {
     assert_eq!(d5["early_submit_count"], 1);
     assert_eq!(d5["early_submit_rate"], 0.5);
     assert_eq!(d5["confirmation_bias_count"], 1);
+    // Not computed (no visit or search tool named) is null, not 0.
+    assert_eq!(d5["avg_repeat_visit_rate"], Value::Null);
+    assert_eq!(d5["avg_search_keyword_repetition"], Value::Null);
+    assert_eq!(empty["avg_repeat_visit_rate"], 0.0);
+    let mut visited = qm("c", "t", true);
+    visited.repeat_visit_rate = Some(0.5);
+    let d5 = behavior_stats(&[qm("d", "t", true), visited]);
+    assert_eq!(d5["avg_repeat_visit_rate"], 0.5);
 }
 
 fn store() -> MemoryStore {

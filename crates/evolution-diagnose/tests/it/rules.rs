@@ -71,7 +71,7 @@ fn keyword_repetition_is_char_trigram_max_jaccard() {
 
 #[test]
 fn level_jump_pattern() {
-    let re = Regex::new(&Profile::default().level_pattern).unwrap();
+    let re = Regex::new(Profile::video_qa().level_pattern.as_deref().unwrap()).unwrap();
     let p = calc_level_jump_pattern(&["seg_L1_000", "seg_L2_001"], &re);
     assert!(p.contains("L1"));
     assert_eq!(p, "L1→L2");
@@ -147,7 +147,7 @@ fn rule_metrics_from_prediction_and_trace() {
             r#"{"answer": "B", "reflect": {"confidence": 0.9}}"#,
         ),
     ];
-    let m = extract_rule_metrics(&pred, &trace, &Profile::default()).unwrap();
+    let m = extract_rule_metrics(&pred, &trace, &Profile::video_qa()).unwrap();
     assert_eq!(m.confidence, 0.9);
     assert_eq!(
         m.confidence_calibration,
@@ -155,28 +155,113 @@ fn rule_metrics_from_prediction_and_trace() {
     );
     assert_eq!(m.format_compliance, 0.8);
     assert!(close(m.budget_usage, 5.0 / 15.0));
-    assert!(close(m.repeat_visit_rate, 1.0 / 3.0));
-    assert!(m.search_keyword_repetition > 0.5);
+    assert!(close(m.repeat_visit_rate.unwrap(), 1.0 / 3.0));
+    assert!(m.search_keyword_repetition.unwrap() > 0.5);
     assert_eq!(m.level_jump_pattern, "L1→L2→L2");
     assert_eq!(m.tool_usage["view_node"], 3);
+    // The neutral profile names no visit or search tool: those metrics are
+    // not computed (None, not 0); the rest are the same.
+    let neutral = extract_rule_metrics(&pred, &trace, &Profile::neutral()).unwrap();
+    assert_eq!(neutral.repeat_visit_rate, None);
+    assert_eq!(neutral.search_keyword_repetition, None);
+    assert_eq!(neutral.level_jump_pattern, "");
+    assert_eq!(neutral.tool_usage, m.tool_usage);
+    assert_eq!(neutral.format_compliance, m.format_compliance);
+    // Naming other tools measures those: a visit tool without a level pattern.
+    let renamed: Vec<TraceStep> = trace
+        .iter()
+        .map(|s| TraceStep {
+            tool_name: s
+                .tool_name
+                .replace("view_node", "open_page")
+                .replace("search_similar", "search_kb"),
+            ..s.clone()
+        })
+        .collect();
+    let profile = Profile {
+        visit_tool: Some("open_page".into()),
+        search_tool: Some("search_kb".into()),
+        ..Profile::neutral()
+    };
+    let other = extract_rule_metrics(&pred, &renamed, &profile).unwrap();
+    assert_eq!(other.repeat_visit_rate, m.repeat_visit_rate);
+    assert_eq!(other.search_keyword_repetition, m.search_keyword_repetition);
+    assert_eq!(other.level_jump_pattern, "");
     // Without reflect.confidence in the last step: the prediction's confidence.
-    let m = extract_rule_metrics(&pred, &trace[..4], &Profile::default()).unwrap();
+    let m = extract_rule_metrics(&pred, &trace[..4], &Profile::video_qa()).unwrap();
     assert_eq!(m.confidence, 0.4);
     // Without either: 0.5.
     pred.answer_confidence = None;
-    let m = extract_rule_metrics(&pred, &trace[..4], &Profile::default()).unwrap();
+    let m = extract_rule_metrics(&pred, &trace[..4], &Profile::video_qa()).unwrap();
     assert_eq!(m.confidence, 0.5);
 }
 
 #[test]
 fn invalid_level_pattern_is_a_typed_error() {
     let profile = Profile {
-        level_pattern: "(".to_owned(),
+        level_pattern: Some("(".to_owned()),
         ..Profile::default()
     };
     let pred = fixtures::prediction("r", "q1", "t", true);
     let err = extract_rule_metrics(&pred, &[], &profile).unwrap_err();
     assert!(err.to_string().contains("level_pattern"), "{err}");
+    assert!(
+        evolution_diagnose::check_profile(&profile)
+            .unwrap_err()
+            .to_string()
+            .contains("level_pattern")
+    );
+}
+
+#[test]
+fn check_profile_names_the_field_at_fault() {
+    assert!(evolution_diagnose::check_profile(&Profile::neutral()).is_ok());
+    assert!(evolution_diagnose::check_profile(&Profile::video_qa()).is_ok());
+    let cases = [
+        (
+            Profile {
+                high_confidence: 1.5,
+                ..Profile::neutral()
+            },
+            "high_confidence",
+        ),
+        (
+            Profile {
+                low_confidence: 0.9,
+                ..Profile::neutral()
+            },
+            "low_confidence",
+        ),
+        (
+            Profile {
+                min_pattern_count: 0,
+                ..Profile::neutral()
+            },
+            "min_pattern_count",
+        ),
+        (
+            Profile {
+                tool_target_files: [("t".to_owned(), vec!["../t_extract.md".to_owned()])].into(),
+                ..Profile::neutral()
+            },
+            "tool_target_files",
+        ),
+        (
+            Profile {
+                span_eval_tools: [" ".to_owned()].into(),
+                ..Profile::neutral()
+            },
+            "span_eval_tools",
+        ),
+    ];
+    for (profile, field) in cases {
+        match evolution_diagnose::check_profile(&profile) {
+            Err(evolution_diagnose::DiagnoseError::InvalidProfile { field: f, .. }) => {
+                assert_eq!(f, field);
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
 }
 
 fn span(c: f64, h: f64) -> SpanMetrics {
@@ -231,11 +316,11 @@ mod properties {
                 raw_content: r.clone(),
                 ..fixtures::trace_step("r", "q", i as u32 + 1, if i % 2 == 0 { "view_node" } else { "search_similar" }, "o")
             }).collect();
-            let m = extract_rule_metrics(&pred, &trace, &Profile::default()).unwrap();
+            let m = extract_rule_metrics(&pred, &trace, &Profile::video_qa()).unwrap();
             prop_assert!(m.budget_usage.is_finite() && m.budget_usage >= 0.0);
             prop_assert!(unit(m.format_compliance));
-            prop_assert!(unit(m.repeat_visit_rate));
-            prop_assert!(unit(m.search_keyword_repetition));
+            prop_assert!(m.repeat_visit_rate.is_some_and(unit));
+            prop_assert!(m.search_keyword_repetition.is_some_and(unit));
             prop_assert!(!m.confidence.is_nan());
         }
 

@@ -41,7 +41,8 @@ pub struct EvolveOptions {
     pub skill_update_mode: SkillUpdateMode,
     /// Edits rejected earlier; those for the evolved file are shown to the LLM.
     pub rejected: Vec<RejectedEdit>,
-    /// Frozen sections and other domain constants.
+    /// Frozen sections and other domain constants (default: `Profile::neutral()`,
+    /// which freezes the `## Output format` sections).
     pub profile: Profile,
     /// File name of the system prompt in the prompt store.
     pub system_prompt_file: String,

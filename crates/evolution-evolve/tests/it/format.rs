@@ -23,6 +23,7 @@ pub(crate) fn case(id: &str, output_len: usize) -> CaseSample {
             correct: false,
             error_type: Some(ErrorType::SearchFailure),
             budget_usage: 0.4,
+            repeat_visit_rate: Some(0.0),
             ..CaseMetrics::default()
         },
         selection_reason: "search_failure".to_owned(),

@@ -138,7 +138,7 @@ proptest! {
 
     #[test]
     fn pure_functions_never_panic(a in document(), b in document(), c in document(), text in reply()) {
-        let profile = evolution_types::Profile::default();
+        let profile = evolution_types::Profile::video_qa();
         let _ = validate_skill(&a, &b);
         let _ = validate_system(&a, &b, &profile);
         let _ = validate_tool(&a, &b, &b, &c, &profile);

@@ -25,3 +25,12 @@ pub(crate) fn transient() -> LlmError {
 pub(crate) fn empty_reply() -> LlmError {
     LlmError::new(LlmErrorKind::EmptyContent, "empty reply")
 }
+
+/// Default options with the reference implementation's profile (Chinese
+/// section titles), which the system and tool fixtures are written for.
+pub(crate) fn evolve_options() -> evolution_evolve::EvolveOptions {
+    evolution_evolve::EvolveOptions {
+        profile: evolution_types::Profile::video_qa(),
+        ..evolution_evolve::EvolveOptions::default()
+    }
+}

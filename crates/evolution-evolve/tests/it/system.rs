@@ -1,11 +1,11 @@
 use evolution_evolve::feedback::FEEDBACK_NOT_APPLIED;
-use evolution_evolve::{EvolveError, EvolveOptions, Evolver};
+use evolution_evolve::{EvolveError, Evolver};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{EditStatus, EvolutionStatus, SystemCasePack, TargetType};
 use serde_json::json;
 
 use crate::format::case;
-use crate::support::{prompts, transient};
+use crate::support::{evolve_options, prompts, transient};
 
 const SYSTEM: &str = "You are a video QA agent.\n\n## 能力边界\nOnly answer from the video.\n\n## 输出格式\nReply with JSON {\"answer\": ...}.\n\n## 视频树结构\nSegments nest by level.\n\n## 策略\nExplore before answering.\nSubmit when confident.\n";
 
@@ -26,7 +26,7 @@ async fn no_failures_is_skipped_without_a_call() {
     let llm = ScriptedLlm::new();
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .system_prompt(&pack(0), &store())
         .await
         .unwrap();
@@ -43,7 +43,7 @@ async fn edits_outside_frozen_sections_are_accepted() {
     .to_string()]);
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .system_prompt(&pack(1), &store())
         .await
         .unwrap();
@@ -64,7 +64,7 @@ async fn frozen_section_edits_are_refused_then_rejected() {
     let llm = ScriptedLlm::with_replies([frozen.clone(), frozen]);
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .system_prompt(&pack(1), &store())
         .await
         .unwrap();
@@ -85,14 +85,14 @@ async fn errors_propagate() {
     llm.push_error(transient());
     let err = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .system_prompt(&pack(1), &store())
         .await
         .unwrap_err();
     assert!(matches!(err, EvolveError::Llm(_)));
     let err = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .system_prompt(&pack(1), &MemoryStore::new())
         .await
         .unwrap_err();

@@ -4,7 +4,7 @@ use evolution_types::{EditStatus, EvolutionStatus, TargetType, ToolCasePack};
 use serde_json::{Value, json};
 
 use crate::format::span;
-use crate::support::prompts;
+use crate::support::{evolve_options, prompts};
 
 const EXTRACT: &str =
     "Extract what the node shows.\nList every object.\n\n## 输出格式\n{\"objects\": [...]}\n";
@@ -45,7 +45,7 @@ async fn evolved_content_is_json_even_when_skipped() {
     let llm = ScriptedLlm::new();
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .tool(&pack(0), &store())
         .await
         .unwrap();
@@ -60,7 +60,7 @@ async fn evolved_content_is_json_even_when_skipped() {
         ScriptedLlm::with_replies([r#"{"suggestions":[],"extract_edits":[],"verify_edits":[]}"#]);
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .tool(&pack(1), &store())
         .await
         .unwrap();
@@ -90,7 +90,7 @@ async fn pooled_budget_is_split_back_by_source() {
         ScriptedLlm::with_replies([reply.to_string(), r#"{"ranking": [3, 0, 2]}"#.to_owned()]);
     let options = EvolveOptions {
         edit_budget: 3,
-        ..EvolveOptions::default()
+        ..evolve_options()
     };
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
@@ -148,7 +148,7 @@ async fn missing_edit_lists_are_a_json_failure() {
     ]);
     let record = Evolver::new(&llm)
         .with_prompts(prompts())
-        .with_options(EvolveOptions::default())
+        .with_options(evolve_options())
         .tool(&pack(1), &store())
         .await
         .unwrap();

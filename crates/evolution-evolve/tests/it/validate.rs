@@ -130,7 +130,7 @@ fn every_failed_check_is_reported() {
 
 #[test]
 fn system_identical_passes_and_frozen_sections_are_compared() {
-    let profile = Profile::default();
+    let profile = Profile::video_qa();
     let content = "intro\n## 能力边界\nfrozen\n## 输出格式\nfrozen2\n## other\nbody";
     assert!(validate_system(content, content, &profile).passed());
     let orig = "intro\n## 能力边界\noriginal\n## other\nbody";
@@ -158,7 +158,7 @@ fn system_identical_passes_and_frozen_sections_are_compared() {
 fn system_uses_the_profile_sections() {
     let profile = Profile {
         frozen_system_sections: vec!["Rules".to_owned()],
-        ..Profile::default()
+        ..Profile::video_qa()
     };
     let orig = "## Rules\nkeep\n## 能力边界\nx\n";
     let evol = "## Rules\nkeep\n## 能力边界\ny\n";
@@ -167,7 +167,7 @@ fn system_uses_the_profile_sections() {
 
 #[test]
 fn tool_checks_output_format_and_length_per_file_but_not_fences() {
-    let profile = Profile::default();
+    let profile = Profile::video_qa();
     let extract = "## 输出格式\nfixed\n## other\nbody";
     let verify = "## 输出格式\nfixed2\n## other\nbody2";
     assert!(validate_tool(extract, extract, verify, verify, &profile).passed());

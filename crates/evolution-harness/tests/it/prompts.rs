@@ -513,7 +513,7 @@ async fn run_kernel_loop<const N: usize>(
         questions: train.clone(),
         tree_data: BTreeMap::new(),
         templates: PromptTemplates::default(),
-        profile: evolution_types::Profile::default(),
+        profile: evolution_types::Profile::video_qa(),
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions::default(),
         schedule: EditBudgetSchedule::Constant { max_edits: 3 },

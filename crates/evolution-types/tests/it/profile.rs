@@ -5,8 +5,27 @@ use evolution_types::{
 };
 
 #[test]
-fn default_profile_is_the_seeds() {
-    insta::assert_json_snapshot!(Profile::default());
+fn video_qa_profile_is_the_reference_implementations() {
+    insta::assert_json_snapshot!(Profile::video_qa());
+}
+
+#[test]
+fn the_default_profile_is_neutral_and_names_no_tool() {
+    let p = Profile::default();
+    assert_eq!(p, Profile::neutral());
+    assert!(p.span_eval_tools.is_empty());
+    assert!(p.tool_target_files.is_empty());
+    assert!(p.problems().is_empty());
+    assert_eq!(
+        (p.visit_tool, p.search_tool, p.level_pattern),
+        (None, None, None)
+    );
+    assert!(Profile::video_qa().problems().is_empty());
+    for name in Profile::PRESET_NAMES {
+        assert!(Profile::preset(name).is_some(), "{name}");
+    }
+    assert_eq!(Profile::preset("video-qa"), Some(Profile::video_qa()));
+    assert_eq!(Profile::preset("video"), None);
 }
 
 #[test]
@@ -14,6 +33,33 @@ fn partial_profile_fills_defaults() {
     let p: Profile = serde_json::from_str(r#"{"min_pattern_count": 5}"#).unwrap();
     assert_eq!(p.min_pattern_count, 5);
     assert_eq!(p.infra_stop_reasons, Profile::default().infra_stop_reasons);
+    // The reference implementation's JSON (plain strings) still reads.
+    let p: Profile =
+        serde_json::from_str(r#"{"visit_tool": "view_node", "level_pattern": "_L(\\d+)_"}"#)
+            .unwrap();
+    assert_eq!(p.visit_tool.as_deref(), Some("view_node"));
+    assert_eq!(p.level_pattern.as_deref(), Some(r"_L(\d+)_"));
+}
+
+#[test]
+fn problems_name_each_bad_field() {
+    let p = Profile {
+        high_confidence: 1.2,
+        low_confidence: -0.1,
+        min_pattern_count: 0,
+        default_skill_file: "../x.md".into(),
+        ..Profile::neutral()
+    };
+    let fields: Vec<&str> = p.problems().into_iter().map(|(f, _)| f).collect();
+    assert_eq!(
+        fields,
+        [
+            "high_confidence",
+            "low_confidence",
+            "min_pattern_count",
+            "default_skill_file"
+        ]
+    );
 }
 
 struct Files(Vec<&'static str>);

@@ -66,6 +66,9 @@
 //! [llm]                           # as in skill-evolve.toml
 //! provider = "replay"
 //! cassette = "run.cassette"
+//!
+//! [profile]                       # as in skill-evolve.toml: the agent's tool names
+//! span_eval_tools = ["lookup_order"]
 //! ```
 //!
 //! Paths are relative to the configuration file. Every problem is one line
@@ -103,6 +106,8 @@ struct RunFile {
     llm: LlmSection,
     #[serde(default)]
     evolve: EvolveSection,
+    #[serde(default)]
+    profile: crate::profile::ProfileSection,
     #[serde(default)]
     skills: BTreeMap<String, Spanned<String>>,
 }
@@ -349,6 +354,8 @@ pub(crate) struct RunConfig {
     pub(crate) schedule_text: String,
     /// Which prompt document is the system prompt.
     pub(crate) system_prompt: String,
+    /// The agent's domain constants (`[profile]`).
+    pub(crate) profile: evolution_types::Profile,
 }
 
 /// The configuration file's path and text, for problems that name a line.
@@ -397,6 +404,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let gate_checked = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
+    let profile = file.profile.resolve(path, &text)?;
     Ok(RunConfig {
         name: run.name,
         skills: run.skills,
@@ -432,6 +440,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         schedule: evolve.schedule,
         schedule_text: evolve.schedule_text,
         system_prompt: evolve.system_prompt,
+        profile,
     })
 }
 

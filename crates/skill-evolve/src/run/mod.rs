@@ -124,6 +124,10 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
     for (task, document) in &config.task_skills.by_task {
         out.push_str(&format!("  task type {task:?} → {document}\n"));
     }
+    out.push_str(&format!(
+        "profile: {}\n",
+        crate::profile::describe(&config.profile)
+    ));
     for over in &estimate.over_limits {
         out.push_str(&format!(
             "  note: {over}; the run stops at the cap and the same command continues it after you raise it\n"

@@ -20,7 +20,7 @@ use evolution_harness::{
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
-use evolution_types::{LlmProvider, Profile};
+use evolution_types::LlmProvider;
 
 use super::config::RunConfig;
 use super::dir::RunDir;
@@ -87,7 +87,7 @@ pub(crate) async fn run_loop(
         questions: config.train.clone(),
         tree_data: config.tree_data.clone(),
         templates: templates.clone(),
-        profile: config.task_skills.apply(Profile::default()),
+        profile: config.task_skills.apply(config.profile.clone()),
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions {
             system_prompt_file: config.system_prompt.clone(),

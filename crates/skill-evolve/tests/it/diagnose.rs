@@ -169,6 +169,12 @@ fn judged_workspace() -> tempfile::TempDir {
         r#"{"v1": {"id": "root", "children": [{"id": "n1"}, {"id": "n2"}]}}"#,
     )
     .unwrap();
+    // The trace's tools are the video-QA agent's: its built-in profile names them.
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[profile]\npreset = \"video-qa\"\n",
+    )
+    .unwrap();
     dir
 }
 

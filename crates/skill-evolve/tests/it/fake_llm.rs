@@ -135,6 +135,34 @@ fn loop_system_reply(prompt: &str) -> String {
     }
 }
 
+/// The line the tool-prompt evolution of [`start_tools`] appends to the extract prompt.
+pub(crate) const TOOL_RULE: &str = "RULE qa => yes";
+
+/// Starts a server for an agent with its own tools: the span judge scores
+/// every call poorly (completeness 0.2, tagged `order status`), the tool
+/// prompts' evolution appends [`TOOL_RULE`] to the extract prompt, and the
+/// skill's evolution proposes nothing.
+pub(crate) fn start_tools() -> FakeLlm {
+    start_with(tools_reply)
+}
+
+fn tools_reply(prompt: &str) -> String {
+    if prompt.contains("strict evaluator of one tool call") {
+        serde_json::json!({"extraction_completeness": 0.2, "hallucination_rate": 0.0,
+                           "missed_info_tags": ["order status"], "hallucination_tags": []})
+        .to_string()
+    } else if prompt.contains("You improve the two prompts that steer the tool") {
+        serde_json::json!({"suggestions": ["the extract prompt never says what qa answers"],
+            "extract_edits": [{"op": "append", "target": "", "content": TOOL_RULE}],
+            "verify_edits": []})
+        .to_string()
+    } else if prompt.contains("You improve a skill document") {
+        serde_json::json!({"suggestions": [], "edits": []}).to_string()
+    } else {
+        loop_reply(prompt)
+    }
+}
+
 /// The judges' replies, told apart by each default template's opening.
 fn judge_reply(prompt: &str) -> String {
     let reply = if prompt.contains("Decide whether the failure comes") {

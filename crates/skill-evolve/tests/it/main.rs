@@ -9,11 +9,13 @@ mod escapes;
 mod evolve;
 mod fake_llm;
 mod gate;
+mod init;
 mod inputs;
 mod journal;
 #[cfg(feature = "local")]
 mod local;
 mod pipes;
+mod profile;
 mod resume;
 mod run;
 mod secrets;

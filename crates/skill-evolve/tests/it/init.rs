@@ -1,0 +1,181 @@
+//! `skill-evolve init`: a commented run configuration for a folder, with the
+//! tool names of a run log or trajectory folder in its `[profile]`; an
+//! existing configuration is kept unless `--force`.
+
+use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_types::TraceStep;
+use serde_json::json;
+
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+const TRAJECTORY: &str = r#"{"id": "t1", "task_description": "orders", "question": "Where is order 7?",
+ "fail_reason": "the status was misread", "predicted_answer": "lost", "reference_text": "shipped",
+ "steps": [
+  {"step": 1, "tool_name": "lookup_order", "tool_input": {"order_id": "7"}, "tool_output": "shipped"},
+  {"step": 2, "tool_name": "search_kb", "tool_input": {"query": "late"}, "tool_output": "3 days"},
+  {"step": 3, "tool_name": "lookup_order", "tool_input": {"order_id": "8"}, "tool_output": "lost"}
+ ]}"#;
+
+/// A folder with Agent-Skills-style and flat skills, the prompts of one
+/// tool, and a trajectory folder.
+fn folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skills/orders")).unwrap();
+    std::fs::write(d.join("skills/orders/SKILL.md"), "# Orders\n").unwrap();
+    std::fs::write(d.join("skills/default-strategy.md"), "# Default\n").unwrap();
+    std::fs::create_dir_all(d.join("prompts")).unwrap();
+    for name in ["lookup_order_extract.md", "lookup_order_verify.md"] {
+        std::fs::write(d.join("prompts").join(name), "# Prompt\n").unwrap();
+    }
+    std::fs::create_dir_all(d.join("traces")).unwrap();
+    std::fs::write(d.join("traces/t1.json"), TRAJECTORY).unwrap();
+    dir
+}
+
+#[test]
+fn init_writes_a_commented_configuration_with_the_tools_seen() {
+    let dir = folder();
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .args(["init", "--trajectories", "traces"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("2 skill document(s), tools lookup_order, search_kb"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    for needle in [
+        "found: default-strategy.md, orders/SKILL.md",
+        "prompts = \"prompts\"",
+        "command = [\"./my-agent\"]",
+        "# Tools seen in traces: lookup_order (2 call(s)), search_kb (1 call(s))",
+        "span_eval_tools = [\"lookup_order\", \"search_kb\"]",
+        "tool_target_files = { \"lookup_order\" = [\"lookup_order_extract.md\", \"lookup_order_verify.md\"] }",
+        "# search_tool = \"search_kb\"",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in\n{text}");
+    }
+    // With the agent and the questions filled in, the configuration is valid
+    // and its profile is the one written.
+    let questions: String = (0..4)
+        .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"yes\"}}\n"))
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    std::fs::write(d.join("agent.sh"), "cat >/dev/null\n").unwrap();
+    std::fs::write(
+        d.join("evolve.toml"),
+        text.replace(
+            "command = [\"./my-agent\"]",
+            "command = [\"sh\", \"agent.sh\"]",
+        ) + "\n[llm]\nprovider = \"openai\"\n[llm.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+               model = \"m\"\napi_key_env = \"SKILL_EVOLVE_TEST_KEY\"\n",
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("profile: span-judged tools: lookup_order, search_kb"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn init_keeps_an_existing_configuration_unless_forced() {
+    let dir = folder();
+    let d = dir.path();
+    std::fs::write(d.join("evolve.toml"), "# mine\n").unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d).args(["init"]).output().unwrap();
+    assert_one_line_error(&out, "evolve.toml: already exists");
+    assert_eq!(snapshot(d), before);
+    let out = skill_evolve(d).args(["init", "--force"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    assert!(text.contains("[profile]"), "{text}");
+    assert!(
+        text.contains("# span_eval_tools = [\"lookup_order\", \"search_kb\"]"),
+        "no traces: the tools are an example, commented out\n{text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("span_eval_tools")),
+        "{text}"
+    );
+}
+
+#[test]
+fn init_reads_tool_names_from_a_run_log() {
+    let dir = folder();
+    let d = dir.path();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let log = SqliteRunLog::open(d.join("run.sqlite")).unwrap();
+        for (run, tool) in [("r1", "lookup_order"), ("r2", "refund\u{7}order")] {
+            log.create_run(run, json!({})).await.unwrap();
+            let step = TraceStep {
+                question_id: "q1".to_owned(),
+                step: 1,
+                tool_name: tool.to_owned(),
+                tool_input: json!({}),
+                ..TraceStep::default()
+            };
+            log.insert_traces(run, vec![step]).await.unwrap();
+        }
+    });
+    let out = skill_evolve(d)
+        .args(["init", "--runlog", "run.sqlite"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    assert!(
+        text.contains("span_eval_tools = [\"lookup_order\"]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 more tool name(s) left out"),
+        "a name with a control character is not written\n{text}"
+    );
+    // A run that is not there: the valid ones are named, nothing is written.
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args([
+            "init",
+            "--force",
+            "--runlog",
+            "run.sqlite",
+            "--run-id",
+            "r9",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "run.sqlite: no run \"r9\" here (runs: r1, r2)");
+    assert_eq!(snapshot(d), before);
+    // Missing inputs are one line, exit 2.
+    for (args, needle) in [
+        (vec!["init", "nowhere"], "nowhere: no such folder"),
+        (
+            vec!["init", "--force", "--runlog", "none.sqlite"],
+            "none.sqlite: no such run log file",
+        ),
+        (
+            vec!["init", "--force", "--trajectories", "skills"],
+            "skills: no .json trajectory files here",
+        ),
+    ] {
+        let out = skill_evolve(d).args(&args).output().unwrap();
+        assert_one_line_error(&out, needle);
+        assert_eq!(snapshot(d), before);
+    }
+}
