@@ -108,10 +108,12 @@ fn commands_not_built_yet_say_so() {
 fn diagnose_refuses_another_programs_database_and_leaves_it_alone() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let conn = rusqlite::Connection::open(d.join("app.sqlite")).unwrap();
-    conn.execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY);")
-        .unwrap();
-    drop(conn);
+    // An SQLite database of another program: one table, `users`.
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/other-program.sqlite"),
+        d.join("app.sqlite"),
+    )
+    .unwrap();
     for extra in [&[][..], &["--no-llm"][..]] {
         let mut args = vec!["diagnose", "--runlog", "app.sqlite", "--run-id", "r1"];
         args.extend(extra);
