@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::rounds::evolve_loop;
-use self::run_dir::{candidate_file_name, check_run_dir};
+use self::run_dir::{candidate_file_name, check_run_dir, check_run_dir_writable};
 use self::trajectories::{load_dir, load_session_state};
 use crate::cli::EvolveArgs;
 use crate::config::build_llm;
@@ -154,6 +154,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    check_run_dir_writable(&run_dir)?;
     let llm = runtime.block_on(build_llm(&args.llm))?;
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));

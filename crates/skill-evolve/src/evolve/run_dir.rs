@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::bad_option;
+use crate::error::{bad_at, bad_option};
 
 /// The candidate's file name in the run folder: never the skill's own name,
 /// so no run folder can make the candidate replace the skill.
@@ -37,6 +37,47 @@ pub(crate) fn check_run_dir(run_dir: &Path, skill_dir: &Path, store: &Path) -> a
         ));
     }
     Ok(())
+}
+
+/// Refuses a run folder that cannot be written, before anything is asked of
+/// the model: the folder itself, or the nearest folder above it that exists,
+/// must take a new file. The check leaves nothing behind.
+pub(crate) fn check_run_dir_writable(run_dir: &Path) -> anyhow::Result<()> {
+    let existing = run_dir
+        .ancestors()
+        .find(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_ok())
+        .unwrap_or(Path::new("."));
+    if !existing.is_dir() {
+        return Err(bad_at(
+            run_dir,
+            None,
+            format!(
+                "cannot be the run folder: {} is not a folder; nothing was sent to the model",
+                existing.display()
+            ),
+        ));
+    }
+    let probe = existing.join(format!(".skill-evolve-write-check-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(file) => {
+            drop(file);
+            // Best effort: the probe is empty and hidden.
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(bad_at(
+            run_dir,
+            None,
+            format!(
+                "cannot be the run folder: {} cannot be written ({e}); nothing was sent to the model",
+                existing.display()
+            ),
+        )),
+    }
 }
 
 /// `path` made absolute with its links resolved, also when its last

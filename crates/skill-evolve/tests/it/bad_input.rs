@@ -110,7 +110,10 @@ fn diagnose_refuses_another_programs_database_and_leaves_it_alone() {
     let d = dir.path();
     // An SQLite database of another program: one table, `users`.
     std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/other-program.sqlite"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/other-program.sqlite"
+        ),
         d.join("app.sqlite"),
     )
     .unwrap();

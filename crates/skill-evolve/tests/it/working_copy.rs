@@ -191,3 +191,23 @@ fn rollback_recovers_a_store_that_is_ahead_of_its_file() {
     std::fs::write(d.join("skill/SKILL.md"), "hand edit\n").unwrap();
     assert_one_line_error(&rollback(d, "2"), "edited since its last version");
 }
+
+#[test]
+fn a_run_folder_that_cannot_be_made_is_refused_before_the_model_is_asked() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    std::fs::write(d.join("notes.txt"), "a file, not a folder").unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "replay", "--cassette", "run.cassette"])
+        .args(["--run-dir", "notes.txt/run"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "notes.txt is not a folder; nothing was sent to the model",
+    );
+    assert_eq!(snapshot(d), before, "nothing written");
+}
