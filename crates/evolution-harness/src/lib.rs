@@ -169,7 +169,8 @@ pub use crate::subprocess::{
     InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
 };
 pub use crate::templates::{
-    PromptTemplates, SLOW_UPDATE, TemplateError, all_templates, reads_legacy_syntax, template_spec,
+    MAX_TEMPLATE_BYTES, PromptTemplates, SLOW_UPDATE, TemplateError, all_templates,
+    reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
     BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,

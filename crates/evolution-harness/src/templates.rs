@@ -60,6 +60,9 @@ fn known_names() -> String {
         .join(", ")
 }
 
+/// The largest template override read, in bytes (4 MiB): far above any prompt.
+pub const MAX_TEMPLATE_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Why a template directory could not be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -208,6 +211,22 @@ impl PromptTemplates {
                     file,
                     known: known_names(),
                 });
+            }
+            // A pipe or a device would block or never end: only regular files within the cap.
+            let meta = std::fs::metadata(&path).map_err(|e| io(&path, e))?;
+            if !meta.is_file() {
+                let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+                return Err(io(&path, e));
+            }
+            if meta.len() > MAX_TEMPLATE_BYTES {
+                let e = std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} bytes, more than a template may hold ({MAX_TEMPLATE_BYTES})",
+                        meta.len()
+                    ),
+                );
+                return Err(io(&path, e));
             }
             let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
             templates.set(stem, text)?;

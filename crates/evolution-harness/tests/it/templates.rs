@@ -176,3 +176,21 @@ fn overrides_in_the_older_single_brace_syntax_still_work() {
     let (t, _) = PromptTemplates::with_overrides(evolve.path()).unwrap();
     assert_eq!(t.evolve.evolve_rank, "Rank {document} {{edits}}");
 }
+
+#[cfg(unix)]
+#[test]
+fn an_override_that_is_not_a_regular_file_is_refused_without_reading_it() {
+    let dir = dir_with(&[]);
+    let fifo = dir.path().join("evolve_rank.md");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Reading the pipe would block for ever; the check comes first.
+    let err = PromptTemplates::with_overrides(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, TemplateError::Io { source, .. } if source.to_string() == "not a regular file"),
+        "{err}"
+    );
+}
