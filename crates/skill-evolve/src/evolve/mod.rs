@@ -33,6 +33,7 @@ use crate::config::build_llm;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
+use crate::input::read_prompt_templates;
 use crate::out::{out, outln};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::store::{STATE_DIR, document_name, skill_dir, store_root, write_new_version};
@@ -149,6 +150,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     schedule
         .budget_at(0, total_steps)
         .map_err(|e| bad_option(format!("--max-edits/--min-edits: {e}")))?;
+    let templates = read_prompt_templates(args.prompts.as_deref())?;
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -173,6 +175,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         &loaded.failures,
         args,
         &schedule,
+        &templates,
     ))?;
     let mut summary = Summary {
         skill: skill.display().to_string(),
@@ -403,8 +406,16 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        rt.block_on(evolve_loop(llm, DOC, &failures, &a, &schedule_of(&a)))
-            .unwrap()
+        let templates = evolution_harness::PromptTemplates::default();
+        rt.block_on(evolve_loop(
+            llm,
+            DOC,
+            &failures,
+            &a,
+            &schedule_of(&a),
+            &templates,
+        ))
+        .unwrap()
     }
 
     #[test]
