@@ -30,6 +30,16 @@ pub(crate) fn evolve_cmd(d: &Path) -> assert_cmd::Command {
     cmd
 }
 
+/// `skill-evolve history --json` of the workspace's skill.
+fn history_json(d: &Path) -> serde_json::Value {
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Records a cassette of one evolve run (without --yes, so nothing is written).
 pub(crate) fn record(d: &Path) -> std::process::Output {
     let fake = start();
@@ -112,12 +122,7 @@ fn replay_with_yes_writes_a_version_that_history_shows() {
         "insert_after lands after its target"
     );
 
-    let out = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let history = history_json(d);
     assert_eq!(history["current"], "v000002");
     let entries = history["history"].as_array().unwrap();
     assert_eq!(entries.len(), 2);
@@ -433,12 +438,7 @@ fn evolves_started_at_once_on_a_new_skill_all_succeed() {
     for out in outputs {
         assert!(out.status.success(), "{out:?}");
     }
-    let out = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let history = history_json(d);
     let entries = history["history"].as_array().unwrap();
     let imports = entries.iter().filter(|e| e["kind"] == "init").count();
     assert_eq!(imports, 1, "{history}");
