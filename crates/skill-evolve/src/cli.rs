@@ -22,8 +22,10 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Evolve one skill document from failure trajectories:
-    /// reflect, aggregate, select, update, meta-reflect, then show the diff
-    /// and ask before writing a new version.
+    /// reflect, aggregate, select, update, meta-reflect; gate the candidate
+    /// against an agent when `--agent-config` names one (otherwise it is
+    /// ungated, and the summary says so); then show the diff and ask before
+    /// writing a new version.
     Evolve(EvolveArgs),
     /// Run the full harness loop from a run configuration (agent, questions,
     /// budgets, gate): diagnose, evolve the skills (and the system and tool
