@@ -96,6 +96,25 @@ impl ReflectPrompts {
             meta_reflect,
         }
     }
+
+    /// The text of template `name`, if the bundle has one of that name.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&str> {
+        Some(match name {
+            "reflect" => &self.reflect,
+            "meta_reflect" => &self.meta_reflect,
+            _ => return None,
+        })
+    }
+
+    /// The text of template `name`, to replace it.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut String> {
+        Some(match name {
+            "reflect" => &mut self.reflect,
+            "meta_reflect" => &mut self.meta_reflect,
+            _ => return None,
+        })
+    }
 }
 
 impl Default for ReflectPrompts {

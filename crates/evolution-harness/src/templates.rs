@@ -1,6 +1,7 @@
 //! Prompt templates for every bundle: the kernel crates' built-in ones
-//! ([`DiagnosePrompts::builtin`], [`EvolvePrompts::builtin`]) and this
-//! crate's slow update, with per-file overrides from a directory, each checked
+//! ([`DiagnosePrompts::builtin`], [`EvolvePrompts::builtin`], and
+//! [`ReflectPrompts::builtin`] for the reflect → meta-reflect loop of
+//! `evolution_evolve::reflect`) and this crate's slow update, with per-file overrides from a directory, each checked
 //! against the placeholders its crate declares.
 //!
 //! Every template uses the workspace's one placeholder syntax, `{{name}}`
@@ -13,6 +14,7 @@ use std::path::Path;
 
 use evolution_diagnose::DiagnosePrompts;
 use evolution_evolve::EvolvePrompts;
+use evolution_evolve::reflect::ReflectPrompts;
 use evolution_types::template::{self, TemplateSpec};
 use serde::{Deserialize, Serialize};
 
@@ -32,13 +34,15 @@ pub const SLOW_UPDATE: TemplateSpec = TemplateSpec {
 };
 
 /// Every template, in bundle order: the diagnosis bundle, the evolution
-/// bundle, then the slow update.
+/// bundle, the reflect bundle, then the slow update.
 pub fn all_templates() -> impl Iterator<Item = &'static TemplateSpec> {
     const DIAGNOSE: &[TemplateSpec] = &DiagnosePrompts::TEMPLATES;
     const EVOLVE: &[TemplateSpec] = &EvolvePrompts::TEMPLATES;
+    const REFLECT: &[TemplateSpec] = &ReflectPrompts::TEMPLATES;
     DIAGNOSE
         .iter()
         .chain(EVOLVE)
+        .chain(REFLECT)
         .chain(std::iter::once(&SLOW_UPDATE))
 }
 
@@ -108,6 +112,9 @@ pub struct PromptTemplates {
     pub diagnose: DiagnosePrompts,
     /// The evolution bundle.
     pub evolve: EvolvePrompts,
+    /// The reflect → meta-reflect bundle of `skill-evolve evolve`.
+    #[serde(default)]
+    pub reflect: ReflectPrompts,
     /// The slow-update prompt.
     pub slow_update: String,
 }
@@ -117,6 +124,7 @@ impl Default for PromptTemplates {
         PromptTemplates {
             diagnose: DiagnosePrompts::builtin(),
             evolve: EvolvePrompts::builtin(),
+            reflect: ReflectPrompts::builtin(),
             slow_update: SLOW_UPDATE.builtin.to_owned(),
         }
     }
@@ -127,9 +135,12 @@ impl PromptTemplates {
         if name == SLOW_UPDATE.name {
             return Some(&mut self.slow_update);
         }
-        match self.diagnose.get_mut(name) {
+        if let Some(slot) = self.diagnose.get_mut(name) {
+            return Some(slot);
+        }
+        match self.evolve.get_mut(name) {
             Some(slot) => Some(slot),
-            None => self.evolve.get_mut(name),
+            None => self.reflect.get_mut(name),
         }
     }
 
@@ -138,7 +149,10 @@ impl PromptTemplates {
         if name == SLOW_UPDATE.name {
             return Some(&self.slow_update);
         }
-        self.diagnose.get(name).or_else(|| self.evolve.get(name))
+        self.diagnose
+            .get(name)
+            .or_else(|| self.evolve.get(name))
+            .or_else(|| self.reflect.get(name))
     }
 
     /// Replaces template `name` with `text` after checking it against the

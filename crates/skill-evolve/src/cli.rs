@@ -183,6 +183,12 @@ pub(crate) struct EvolveArgs {
     /// Trajectories per reflection call.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) batch_size: u16,
+    /// Folder of prompt-template overrides (`<name>.md`: `reflect.md`,
+    /// `meta_reflect.md`, `evolve_rank.md`, and `slow_update.md` for
+    /// `--slow-update`), each checked against the placeholders its template
+    /// may use.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) prompts: Option<PathBuf>,
     /// Write the new version without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,

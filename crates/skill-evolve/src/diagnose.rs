@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use evolution_diagnose::rules::extract_rule_metrics;
 use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
-use evolution_harness::PromptTemplates;
 use evolution_runlog_sqlite::{SqliteRunLog, SqliteRunLogError};
 use evolution_types::{
     DiagnosisResult, Prediction, Profile, QuestionMetrics, RunLog, RunLogError, SkillStore,
@@ -22,7 +21,7 @@ use serde_json::{Value, json};
 use crate::cli::DiagnoseArgs;
 use crate::config::{build_llm, read_profile};
 use crate::error::bad_at;
-use crate::input::{InputKind, read_input_text};
+use crate::input::{InputKind, read_input_text, read_prompt_templates};
 use crate::out::{out, outln};
 use crate::questions::{load_questions, read_tree};
 use crate::render::terminal_safe;
@@ -77,17 +76,7 @@ fn with_llm(
         Some(path) => read_tree(path)?,
         None => BTreeMap::new(),
     };
-    let templates = match &args.prompts {
-        Some(dir) => {
-            if !dir.is_dir() {
-                return Err(bad_at(dir, None, "no such prompt-template folder"));
-            }
-            PromptTemplates::with_overrides(dir)
-                .map_err(|e| bad_at(dir, None, e.to_string()))?
-                .0
-        }
-        None => PromptTemplates::default(),
-    };
+    let templates = read_prompt_templates(args.prompts.as_deref())?;
     let options = DiagnoseOptions {
         concurrency: usize::from(args.concurrency),
         only_incorrect: args.only_incorrect,

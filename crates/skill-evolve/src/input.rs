@@ -6,6 +6,8 @@
 use std::io::Read as _;
 use std::path::Path;
 
+use evolution_harness::PromptTemplates;
+
 use crate::error::{bad_at, line_of};
 
 /// Mebibytes, for the limits below.
@@ -103,6 +105,21 @@ pub(crate) fn read_input_text(path: &Path, kind: InputKind) -> anyhow::Result<St
         let before = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or_default());
         bad_at(path, Some(line_of(&before, valid)), "not valid UTF-8")
     })
+}
+
+/// The built-in prompt templates with the overrides of the folder `dir`
+/// (`<name>.md` each, checked against its template's placeholders), or the
+/// built-in ones alone without a folder.
+pub(crate) fn read_prompt_templates(dir: Option<&Path>) -> anyhow::Result<PromptTemplates> {
+    let Some(dir) = dir else {
+        return Ok(PromptTemplates::default());
+    };
+    if !dir.is_dir() {
+        return Err(bad_at(dir, None, "no such prompt-template folder"));
+    }
+    Ok(PromptTemplates::with_overrides(dir)
+        .map_err(|e| bad_at(dir, None, e.to_string()))?
+        .0)
 }
 
 fn within_limit(path: &Path, kind: InputKind, size: u64) -> anyhow::Result<()> {

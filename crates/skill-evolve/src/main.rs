@@ -8,6 +8,14 @@
 //! reported as one line with exit code 2.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// A command-line program may still not panic on any input: bad input is a
+// one-line error with exit code 2 (tests keep these, see clippy.toml).
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::process::ExitCode;
 

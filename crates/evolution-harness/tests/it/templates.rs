@@ -2,6 +2,7 @@ use std::collections::BTreeSet;
 
 use evolution_diagnose::DiagnosePrompts;
 use evolution_evolve::EvolvePrompts;
+use evolution_evolve::reflect::ReflectPrompts;
 use evolution_harness::{PromptTemplates, TemplateError, all_templates, reads_legacy_syntax};
 use evolution_types::template::{legacy_placeholders, placeholders, render};
 
@@ -43,7 +44,7 @@ fn every_default_uses_only_placeholders_its_renderer_fills() {
 }
 
 #[test]
-fn defaults_fill_both_bundles() {
+fn defaults_fill_every_bundle() {
     let t = PromptTemplates::default();
     let all = [
         &t.diagnose.defect_vs_lapse,
@@ -60,6 +61,8 @@ fn defaults_fill_both_bundles() {
         &t.evolve.evolve_rank,
         &t.evolve.consolidate_system,
         &t.evolve.evolve_rewrite,
+        &t.reflect.reflect,
+        &t.reflect.meta_reflect,
         &t.slow_update,
     ];
     assert_eq!(all.len(), all_templates().count());
@@ -70,6 +73,7 @@ fn defaults_fill_both_bundles() {
     assert_eq!(t.get("nope"), None);
     assert_eq!(t.diagnose, DiagnosePrompts::default());
     assert_eq!(t.evolve, EvolvePrompts::default());
+    assert_eq!(t.reflect, ReflectPrompts::default());
 }
 
 fn sample(name: &str) -> String {
@@ -122,6 +126,43 @@ fn a_directory_overrides_single_templates() {
         t.evolve.evolve_skill,
         PromptTemplates::default().evolve.evolve_skill
     );
+}
+
+#[test]
+fn a_directory_overrides_the_reflect_templates() {
+    let dir = dir_with(&[
+        (
+            "reflect.md",
+            "Fix {{skill_content}} for these {{n_trajectories}}: {{trajectories}}",
+        ),
+        (
+            "meta_reflect.md",
+            "Which of {{failure_modes}} does {{skill_content}} fix?",
+        ),
+    ]);
+    let (t, overridden) = PromptTemplates::with_overrides(dir.path()).unwrap();
+    assert_eq!(overridden, ["meta_reflect", "reflect"]);
+    assert_eq!(
+        t.get("reflect"),
+        Some("Fix {{skill_content}} for these {{n_trajectories}}: {{trajectories}}")
+    );
+    assert_eq!(
+        t.reflect.meta_reflect,
+        "Which of {{failure_modes}} does {{skill_content}} fix?"
+    );
+    // The reflect templates always used `{{name}}`: a wrong name is an
+    // error, and single braces are not read as placeholders.
+    let typo = dir_with(&[("reflect.md", "Fix {{skill}} for {{trajectories}}")]);
+    let err = PromptTemplates::with_overrides(typo.path()).unwrap_err();
+    assert!(
+        matches!(&err, TemplateError::UnknownPlaceholder { template, placeholder, .. }
+            if template == "reflect" && placeholder == "skill"),
+        "{err}"
+    );
+    assert!(!reads_legacy_syntax("meta_reflect"));
+    let single = dir_with(&[("meta_reflect.md", "Judge {failure_modes}")]);
+    let (t, _) = PromptTemplates::with_overrides(single.path()).unwrap();
+    assert_eq!(t.reflect.meta_reflect, "Judge {failure_modes}");
 }
 
 #[test]

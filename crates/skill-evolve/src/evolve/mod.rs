@@ -52,6 +52,7 @@ use crate::config::{api_key_variable, build_llm};
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
+use crate::input::read_prompt_templates;
 use crate::out::{out, outln};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::run::config::{GatingConfig, load_gating};
@@ -180,6 +181,8 @@ struct Inputs {
     run_dir: RunDir,
     loaded: Loaded,
     schedule: EditBudgetSchedule,
+    /// The prompts, with the overrides of `--prompts DIR`.
+    templates: PromptTemplates,
     gating: Option<GatingConfig>,
 }
 
@@ -243,6 +246,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     schedule
         .budget_at(0, total_steps)
         .map_err(|e| bad_option(format!("--max-edits/--min-edits: {e}")))?;
+    let templates = read_prompt_templates(args.prompts.as_deref())?;
     // The gate's configuration, and its promise that it tests on questions
     // the candidate was not written from, before anything runs.
     let gating = match &args.agent_config {
@@ -261,6 +265,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         run_dir,
         loaded,
         schedule,
+        templates,
         gating,
     })
 }
@@ -277,6 +282,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         run_dir,
         loaded,
         schedule,
+        templates,
         gating,
     } = check_inputs(args)?;
     let budget = gating.as_ref().map(budget_of).transpose()?;
@@ -312,6 +318,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         &loaded.failures,
         args,
         &schedule,
+        &templates,
     ))?;
     let candidates = u64::from(args.slow_update).saturating_add(1);
     let Outcome {
@@ -362,6 +369,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         loaded: &loaded,
         llm: provider.as_ref(),
         slow_update: args.slow_update,
+        slow_update_template: &templates.slow_update,
     };
     let offered = match (&gating, budget) {
         (Some(config), Some(budget)) => {
@@ -450,6 +458,8 @@ struct Session<'a> {
     loaded: &'a Loaded,
     llm: &'a dyn LlmProvider,
     slow_update: bool,
+    /// The slow update's prompt (built in, or `--prompts DIR`'s override).
+    slow_update_template: &'a str,
 }
 
 impl Session<'_> {
@@ -510,7 +520,7 @@ impl Session<'_> {
             let pairs = gated_pairs(&questions, &before, &after);
             let update = slow_update(
                 self.llm,
-                &PromptTemplates::default().slow_update,
+                self.slow_update_template,
                 self.original,
                 &offered,
                 &pairs,
@@ -548,7 +558,7 @@ impl Session<'_> {
         let pairs = ungated_pairs(&self.loaded.failures, &summary.rounds);
         let update = slow_update(
             self.llm,
-            &PromptTemplates::default().slow_update,
+            self.slow_update_template,
             self.original,
             self.candidate,
             &pairs,
@@ -713,8 +723,16 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        rt.block_on(evolve_loop(llm, DOC, &failures, &a, &schedule_of(&a)))
-            .unwrap()
+        let templates = evolution_harness::PromptTemplates::default();
+        rt.block_on(evolve_loop(
+            llm,
+            DOC,
+            &failures,
+            &a,
+            &schedule_of(&a),
+            &templates,
+        ))
+        .unwrap()
     }
 
     #[test]

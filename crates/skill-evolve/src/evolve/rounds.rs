@@ -4,10 +4,9 @@
 
 use std::time::Duration;
 
-use evolution_evolve::reflect::{
-    ReflectError, ReflectOptions, ReflectPrompts, Round, StopReason, reflect_loop,
-};
-use evolution_evolve::{EditBudgetSchedule, EvolvePrompts};
+use evolution_evolve::EditBudgetSchedule;
+use evolution_evolve::reflect::{ReflectError, ReflectOptions, Round, StopReason, reflect_loop};
+use evolution_harness::PromptTemplates;
 use evolution_types::LlmProvider;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -36,7 +35,8 @@ fn spinner() -> ProgressBar {
     bar
 }
 
-/// The rounds; returns the last accepted candidate (the original when none)
+/// The rounds with `templates` (the reflect, meta-reflect and ranking
+/// prompts); returns the last accepted candidate (the original when none)
 /// and what the rounds did.
 pub(super) async fn evolve_loop(
     llm: &dyn LlmProvider,
@@ -44,18 +44,18 @@ pub(super) async fn evolve_loop(
     failures: &[Trajectory],
     args: &EvolveArgs,
     schedule: &EditBudgetSchedule,
+    templates: &PromptTemplates,
 ) -> anyhow::Result<(String, Outcome)> {
     let options = ReflectOptions {
         rounds: u32::from(args.rounds),
         batch_size: usize::from(args.batch_size),
         schedule: *schedule,
-        // The ranking prompt is the kernel's built-in template, as the harness's default.
-        rank_prompts: EvolvePrompts::builtin(),
+        rank_prompts: templates.evolve.clone(),
     };
     let progress = spinner();
     let result = reflect_loop(
         llm,
-        &ReflectPrompts::builtin(),
+        &templates.reflect,
         original,
         failures,
         &options,

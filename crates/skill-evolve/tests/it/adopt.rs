@@ -3,10 +3,8 @@
 //! files untouched), `status` lists it and `adopt` writes it through the
 //! file's version store; every refusal writes nothing.
 
-use std::path::Path;
-
 use crate::run::{CONFIG, loop_config, rule_agent, run_workspace, run_workspace_with};
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
 /// The support skill, in the Agent Skills layout, named by its frontmatter.
 const SUPPORT: &str =
@@ -37,15 +35,6 @@ pub(crate) fn agent_skills_workspace(base_url: &str) -> tempfile::TempDir {
     dir
 }
 
-pub(crate) fn run_loop(d: &Path, extra: &[&str]) -> std::process::Output {
-    skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -57,7 +46,7 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
     let d = dir.path();
     let skills_before = snapshot(&d.join("skills"));
 
-    let dry = run_loop(d, &["--dry-run"]);
+    let dry = run_config(d, &["--dry-run"]);
     assert!(dry.status.success(), "{dry:?}");
     assert!(
         text(&dry.stdout).contains("2 skill document(s) in skills"),
@@ -70,7 +59,7 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
         text(&dry.stdout)
     );
 
-    let out = run_loop(d, &[]);
+    let out = run_config(d, &[]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
@@ -165,7 +154,7 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
         SUPPORT
     );
     // The same run command again resumes a finished run: the adoption stays recorded.
-    let again = run_loop(d, &[]);
+    let again = run_config(d, &[]);
     assert!(again.status.success(), "{again:?}");
     let status = text(&skill_evolve(d).arg("status").output().unwrap().stdout);
     assert!(status.contains("(adopted as v000002;"), "{status}");
@@ -190,7 +179,7 @@ fn adopt_refuses_a_file_edited_since_the_run_read_it() {
     let fake = crate::fake_llm::start_loop();
     let dir = agent_skills_workspace(&fake.base_url);
     let d = dir.path();
-    let out = run_loop(d, &[]);
+    let out = run_config(d, &[]);
     assert!(out.status.success(), "{out:?}");
     let edited = format!("{SUPPORT}RULE refund => ask\n");
     std::fs::write(d.join("skills/support/SKILL.md"), &edited).unwrap();
@@ -215,12 +204,7 @@ fn a_task_type_without_a_skill_fails_before_any_rollout() {
     std::fs::write(d.join("skills/shipping.md"), "RULE late => sorry\n").unwrap();
     let before = snapshot(d);
     for extra in [&["--dry-run"][..], &[]] {
-        let out = skill_evolve(d)
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml"])
-            .args(extra)
-            .output()
-            .unwrap();
+        let out = run_config(d, extra);
         assert_one_line_error(
             &out,
             "evolve.toml: task type \"qa\" has no skill: no [skills] entry for it or `default`, \
@@ -232,22 +216,14 @@ fn a_task_type_without_a_skill_fails_before_any_rollout() {
     // A mapping that names a missing skill is found at its line.
     let mapped = CONFIG.replace("[llm]\n", "[skills]\ndefault = \"shiping\"\n\n[llm]\n");
     std::fs::write(d.join("evolve.toml"), &mapped).unwrap();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(d, &["--dry-run"]);
     assert_one_line_error(
         &out,
         "evolve.toml:25: [skills] \"default\" = \"shiping\": no such skill",
     );
     // With the fallback named, every task type resolves.
     std::fs::write(d.join("evolve.toml"), mapped.replace("shiping", "shipping")).unwrap();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(d, &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     assert!(text(&out.stdout).contains("task type \"qa\" → shipping.md"));
 }
@@ -264,11 +240,7 @@ fn a_single_skill_md_serves_every_task_type() {
     )
     .unwrap();
     std::fs::write(d.join("my-skill/scripts/notes.md"), "a resource\n").unwrap();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(d, &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     let stdout = text(&out.stdout);
     assert!(
@@ -288,11 +260,7 @@ fn a_link_in_the_skills_folder_is_refused() {
     let d = dir.path();
     std::fs::write(d.join("secret.md"), "not a skill\n").unwrap();
     std::os::unix::fs::symlink(d.join("secret.md"), d.join("skills/linked.md")).unwrap();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(d, &["--dry-run"]);
     assert_one_line_error(&out, "is a symbolic link; skill folders may not hold links");
 }
 
@@ -301,7 +269,7 @@ fn a_store_made_for_other_documents_names_fresh() {
     let fake = crate::fake_llm::start_loop();
     let dir = run_workspace_with(&loop_config(&rule_agent(), &fake.base_url), 14);
     let d = dir.path();
-    let first = run_loop(d, &[]);
+    let first = run_config(d, &[]);
     assert!(first.status.success(), "{first:?}");
     // The user moves to the Agent Skills layout; the run name stays.
     std::fs::remove_file(d.join("skills/default-strategy.md")).unwrap();
@@ -310,18 +278,18 @@ fn a_store_made_for_other_documents_names_fresh() {
     let before = snapshot(d);
     for extra in [&["--dry-run"][..], &[]] {
         assert_one_line_error(
-            &run_loop(d, extra),
+            &run_config(d, extra),
             "run \"demo\" was started with other documents (default-strategy.md from \
              skills/default-strategy.md; the configuration now gives general.md from \
              skills/general/SKILL.md): run again with --fresh",
         );
         assert_eq!(snapshot(d), before);
     }
-    let dry = run_loop(d, &["--fresh", "--dry-run"]);
+    let dry = run_config(d, &["--fresh", "--dry-run"]);
     assert!(dry.status.success(), "{dry:?}");
     assert!(text(&dry.stdout).contains("the run would start over"));
     assert_eq!(snapshot(d), before);
-    let fresh = run_loop(d, &["--fresh"]);
+    let fresh = run_config(d, &["--fresh"]);
     let stdout = text(&fresh.stdout);
     assert!(fresh.status.success(), "{stdout}\n{}", text(&fresh.stderr));
     assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
@@ -340,7 +308,7 @@ fn a_run_that_accepts_nothing_stages_nothing_and_says_why() {
         .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"maybe\"}}\n"))
         .collect();
     std::fs::write(d.join("questions.jsonl"), questions).unwrap();
-    let out = run_loop(d, &[]);
+    let out = run_config(d, &[]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("0 accepted"), "{stdout}");

@@ -3,73 +3,36 @@
 
 use std::sync::atomic::Ordering;
 
-use evolution_runlog_sqlite::SqliteRunLog;
-use evolution_types::{Prediction, TraceStep};
+use evolution_types::Prediction;
 use serde_json::json;
 
 use crate::fake_llm::start_judges;
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
-
-fn step(q: &str, n: u32, tool: &str, input: serde_json::Value) -> TraceStep {
-    TraceStep {
-        question_id: q.to_owned(),
-        step: n,
-        tool_name: tool.to_owned(),
-        tool_input: input,
-        raw_content: "{\"action\": \"x\"}".to_owned(),
-        ..TraceStep::default()
-    }
-}
+use crate::runlogs::{prediction, step, write_run};
+use crate::support::{assert_one_line_error, diagnose_rules, skill_evolve, snapshot};
 
 fn make_log(path: &std::path::Path) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let log = SqliteRunLog::open(path).unwrap();
-        log.create_run("r1", json!({})).await.unwrap();
-        let p = |id: &str, correct: bool, conf: f64| Prediction {
-            question_id: id.to_owned(),
-            task_type: "qa".to_owned(),
-            prediction: "a".to_owned(),
-            answer: "a".to_owned(),
-            correct,
-            answer_confidence: Some(conf),
-            steps_used: 2,
-            max_steps: 10,
-            stop_reason: "submit".to_owned(),
-            ..Prediction::default()
-        };
-        log.insert_predictions("r1", vec![p("q1", true, 0.9), p("q2", false, 0.95)])
-            .await
-            .unwrap();
-        log.insert_traces(
-            "r1",
-            vec![
-                step("q2", 1, "search", json!({"query": "release notes"})),
-                step("q2", 2, "search", json!({"query": "release notes"})),
-            ],
-        )
-        .await
-        .unwrap();
-    });
+    let p = |id: &str, correct: bool, conf: f64| Prediction {
+        answer: "a".to_owned(),
+        answer_confidence: Some(conf),
+        ..prediction(id, "a", correct)
+    };
+    write_run(
+        path,
+        "r1",
+        vec![p("q1", true, 0.9), p("q2", false, 0.95)],
+        vec![
+            step("q2", 1, "search", json!({"query": "release notes"})),
+            step("q2", 2, "search", json!({"query": "release notes"})),
+        ],
+    );
 }
 
 #[test]
 fn rule_metrics_as_markdown_and_json() {
     let dir = tempfile::tempdir().unwrap();
     make_log(&dir.path().join("run.sqlite"));
-    let out = skill_evolve(dir.path())
-        .args([
-            "diagnose",
-            "--runlog",
-            "run.sqlite",
-            "--run-id",
-            "r1",
-            "--no-llm",
-            "--json",
-        ])
+    let out = diagnose_rules(dir.path(), "r1")
+        .arg("--json")
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -83,17 +46,7 @@ fn rule_metrics_as_markdown_and_json() {
     assert_eq!(q2["tool_usage"]["search"], 2);
     assert_eq!(q2["budget_usage"], 0.2);
 
-    let out = skill_evolve(dir.path())
-        .args([
-            "diagnose",
-            "--runlog",
-            "run.sqlite",
-            "--run-id",
-            "r1",
-            "--no-llm",
-        ])
-        .output()
-        .unwrap();
+    let out = diagnose_rules(dir.path(), "r1").output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("# Diagnosis of run `r1`"), "{text}");
     assert!(text.contains("2 questions, accuracy 50.0%"), "{text}");
@@ -102,17 +55,7 @@ fn rule_metrics_as_markdown_and_json() {
         "{text}"
     );
 
-    let out = skill_evolve(dir.path())
-        .args([
-            "diagnose",
-            "--runlog",
-            "run.sqlite",
-            "--run-id",
-            "nope",
-            "--no-llm",
-        ])
-        .output()
-        .unwrap();
+    let out = diagnose_rules(dir.path(), "nope").output().unwrap();
     assert_one_line_error(&out, "run.sqlite: no run with id \"nope\"");
 }
 
@@ -122,35 +65,20 @@ const QUESTIONS: &str = r#"{"question_id": "q1", "task_type": "qa", "video_id": 
 
 /// A run with a wrong answer whose trace visits and searches the source.
 fn make_judged_log(path: &std::path::Path) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let log = SqliteRunLog::open(path).unwrap();
-        log.create_run("r1", json!({})).await.unwrap();
-        let p = |id: &str, prediction: &str, correct: bool| Prediction {
-            question_id: id.to_owned(),
-            task_type: "qa".to_owned(),
-            video_id: "v1".to_owned(),
-            prediction: prediction.to_owned(),
-            answer: String::new(),
-            correct,
-            answer_confidence: Some(0.9),
-            steps_used: 2,
-            max_steps: 10,
-            stop_reason: "submit".to_owned(),
-            ..Prediction::default()
-        };
-        log.insert_predictions("r1", vec![p("q1", "a", true), p("q2", "c", false)])
-            .await
-            .unwrap();
-        let mut visit = step("q2", 1, "view_node", json!({"node_id": "n1"}));
-        visit.tool_output = "node n1: the crash fix".to_owned();
-        let mut search = step("q2", 2, "search_similar", json!({"query": "crash"}));
-        search.tool_output = "n1".to_owned();
-        log.insert_traces("r1", vec![visit, search]).await.unwrap();
-    });
+    let p = |id: &str, answer: &str, correct: bool| Prediction {
+        video_id: "v1".to_owned(),
+        ..prediction(id, answer, correct)
+    };
+    let mut visit = step("q2", 1, "view_node", json!({"node_id": "n1"}));
+    visit.tool_output = "node n1: the crash fix".to_owned();
+    let mut search = step("q2", 2, "search_similar", json!({"query": "crash"}));
+    search.tool_output = "n1".to_owned();
+    write_run(
+        path,
+        "r1",
+        vec![p("q1", "a", true), p("q2", "c", false)],
+        vec![visit, search],
+    );
 }
 
 fn judged_workspace() -> tempfile::TempDir {
@@ -199,14 +127,7 @@ fn judges_record_then_replay_the_same_diagnosis() {
     let live = skill_evolve(d)
         .args(INPUTS)
         .args(["tree.json", "--json", "--concurrency", "1"])
-        .args([
-            "--provider",
-            "openai",
-            "--base-url",
-            &fake.base_url,
-            "--model",
-            "fake-model",
-        ])
+        .args(fake.provider_args())
         .args(["--record", "diag.cassette"])
         .output()
         .unwrap();
@@ -288,14 +209,7 @@ fn bad_inputs_of_the_judged_diagnosis_exit_2_before_any_call() {
     };
     let before = files();
     let fake = start_judges();
-    let llm = [
-        "--provider",
-        "openai",
-        "--base-url",
-        &fake.base_url,
-        "--model",
-        "m",
-    ];
+    let llm = fake.provider_args();
     let run = |extra: &[&str]| {
         skill_evolve(d)
             .args(["diagnose", "--runlog", "run.sqlite"])

@@ -2,8 +2,11 @@
 //! candidates (e-LOND at `[gate] fdr_alpha`, 0.05 unless `"off"`), and its
 //! report says which guarantee held.
 
-use crate::run::{CONFIG, rule_agent, run_workspace, run_workspace_with};
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::run::{
+    CONFIG, assert_config_refused, live_config, rule_agent, run_to_end, run_workspace,
+    run_workspace_with, with_agent,
+};
+use crate::support::run_config;
 
 /// Nine questions: two training questions and seven gate questions, two
 /// epochs, the calibrated gate. The reference agent with the proposed rule
@@ -11,16 +14,9 @@ use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 /// not for e-LOND's first level over a horizon of three candidates (one
 /// proposal per epoch and one slow update: 20 · 3 = 60).
 fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> String {
-    let mut config = CONFIG
-        .replace(
-            r#"["sh", "agent.sh"]"#,
-            &format!("[{:?}]", agent.display().to_string()),
-        )
-        .replace("max_llm_calls = 10", "max_llm_calls = 500")
+    let mut config = with_agent(&live_config(base_url), agent)
         .replace("train = 0.5", "train = 0.25")
-        .replace("gate = 0.5", "gate = 0.75")
-        .replace("ladder = [2, 4]", "ladder = [6, 12]")
-        .replace("http://127.0.0.1:9/v1", base_url);
+        .replace("gate = 0.5", "gate = 0.75");
     if let Some(fdr) = fdr {
         config = config.replace(
             "ladder = [6, 12]",
@@ -30,25 +26,19 @@ fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> Str
     config
 }
 
+/// [`CONFIG`] with `line` added to its `[gate]` table.
+fn gate_config(line: &str) -> String {
+    CONFIG.replace("ladder = [2, 4]", &format!("ladder = [2, 4]\n{line}"))
+}
+
 fn run(config: &str) -> (String, String) {
     let dir = run_workspace_with(config, 9);
     run_in(dir.path())
 }
 
 fn run_in(d: &std::path::Path) -> (String, String) {
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
-    (stdout, report)
+    let finished = run_to_end(d);
+    (finished.stdout, finished.report)
 }
 
 #[test]
@@ -118,32 +108,14 @@ fn a_bad_fdr_level_is_one_line_exit_2() {
             "evolve.toml:20: [gate] fdr_alpha must be a level between 0 and 1 or \"off\", not \"of\"",
         ),
     ] {
-        let config = CONFIG.replace(
-            "ladder = [2, 4]",
-            &format!("ladder = [2, 4]\nfdr_alpha = {value}"),
-        );
-        let dir = run_workspace(&config);
-        let d = dir.path();
-        let before = snapshot(d);
-        let out = skill_evolve(d)
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml", "--dry-run"])
-            .output()
-            .unwrap();
-        assert_one_line_error(&out, needle);
-        assert_eq!(snapshot(d), before);
+        assert_config_refused(&gate_config(&format!("fdr_alpha = {value}")), needle);
     }
 }
 
 #[test]
 fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
-    let config = CONFIG.replace("ladder = [2, 4]", "ladder = [2, 4]\nprobation = 0.25");
-    let dir = run_workspace(&config);
-    let out = skill_evolve(dir.path())
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let dir = run_workspace(&gate_config("probation = 0.25"));
+    let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     // Four gate questions, one held back for probation.
     let text = String::from_utf8_lossy(&out.stdout);
@@ -169,17 +141,7 @@ fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
             "evolve.toml:20: [gate] probation = 0.9 leaves none of the 4 gate questions to the gate",
         ),
     ] {
-        let config = CONFIG.replace(
-            "ladder = [2, 4]",
-            &format!("ladder = [2, 4]\nprobation = {value}"),
-        );
-        let dir = run_workspace(&config);
-        let out = skill_evolve(dir.path())
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml", "--dry-run"])
-            .output()
-            .unwrap();
-        assert_one_line_error(&out, needle);
+        assert_config_refused(&gate_config(&format!("probation = {value}")), needle);
     }
 }
 

@@ -3,9 +3,10 @@
 //! meta-reflection's summary cannot erase or move the lines of the diff the
 //! user is approving.
 
-use crate::evolve::{SKILL, workspace};
+use crate::evolve::{SKILL, evolve_cmd, workspace};
 use crate::fake_llm::{completion, start_raw};
-use crate::support::skill_evolve;
+use crate::runlogs::write_run;
+use crate::support::{diagnose_rules, skill_evolve};
 
 /// Erase the line, move up, clear the screen: what a hostile reply would send.
 const ERASE: &str = "\u{1b}[2K\u{1b}[1A\u{1b}[2J";
@@ -39,14 +40,8 @@ fn escape_sequences_in_replies_are_shown_escaped_in_the_diff_table_and_summary()
     let url = start_raw(hostile);
     let dir = workspace(SKILL);
     let d = dir.path();
-    let out = skill_evolve(d)
-        .args([
-            "evolve",
-            "skill/SKILL.md",
-            "--trajectories",
-            "temp",
-            "--yes",
-        ])
+    let out = evolve_cmd(d)
+        .arg("--yes")
         .args(["--provider", "openai", "--base-url", &url, "--model", "m"])
         .output()
         .unwrap();
@@ -109,45 +104,28 @@ fn an_error_quoting_a_server_message_shows_its_control_characters_escaped() {
 /// in the diagnosis.
 #[test]
 fn agent_output_in_a_run_log_is_shown_escaped_by_diagnose() {
-    use evolution_runlog_sqlite::SqliteRunLog;
     use evolution_types::{Prediction, TraceStep};
     let dir = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let log = SqliteRunLog::open(dir.path().join("run.sqlite")).unwrap();
-        log.create_run("r1", serde_json::json!({})).await.unwrap();
-        let prediction = Prediction {
-            question_id: "q1".to_owned(),
-            task_type: "qa".to_owned(),
-            prediction: "a".to_owned(),
-            answer: "b".to_owned(),
-            ..Prediction::default()
-        };
-        log.insert_predictions("r1", vec![prediction])
-            .await
-            .unwrap();
-        let step = TraceStep {
-            question_id: "q1".to_owned(),
-            step: 1,
-            tool_name: format!("search{ERASE}"),
-            ..TraceStep::default()
-        };
-        log.insert_traces("r1", vec![step]).await.unwrap();
-    });
-    let out = skill_evolve(dir.path())
-        .args([
-            "diagnose",
-            "--runlog",
-            "run.sqlite",
-            "--run-id",
-            "r1",
-            "--no-llm",
-        ])
-        .output()
-        .unwrap();
+    let prediction = Prediction {
+        question_id: "q1".to_owned(),
+        task_type: "qa".to_owned(),
+        prediction: "a".to_owned(),
+        answer: "b".to_owned(),
+        ..Prediction::default()
+    };
+    let step = TraceStep {
+        question_id: "q1".to_owned(),
+        step: 1,
+        tool_name: format!("search{ERASE}"),
+        ..TraceStep::default()
+    };
+    write_run(
+        &dir.path().join("run.sqlite"),
+        "r1",
+        vec![prediction],
+        vec![step],
+    );
+    let out = diagnose_rules(dir.path(), "r1").output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_no_escape(&stdout);

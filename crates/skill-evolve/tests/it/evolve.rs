@@ -23,19 +23,28 @@ pub(crate) fn workspace(skill: &str) -> tempfile::TempDir {
     dir
 }
 
+/// `skill-evolve evolve` in `d` on the workspace's skill and trajectories.
+pub(crate) fn evolve_cmd(d: &Path) -> assert_cmd::Command {
+    let mut cmd = skill_evolve(d);
+    cmd.args(["evolve", "skill/SKILL.md", "--trajectories", "temp"]);
+    cmd
+}
+
+/// `skill-evolve history --json` of the workspace's skill.
+fn history_json(d: &Path) -> serde_json::Value {
+    let out = skill_evolve(d)
+        .args(["history", "skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Records a cassette of one evolve run (without --yes, so nothing is written).
 pub(crate) fn record(d: &Path) -> std::process::Output {
     let fake = start();
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
-        .args([
-            "--provider",
-            "openai",
-            "--base-url",
-            &fake.base_url,
-            "--model",
-            "fake-model",
-        ])
+    let out = evolve_cmd(d)
+        .args(fake.provider_args())
         .args(["--record", "run.cassette"])
         .output()
         .unwrap();
@@ -80,14 +89,8 @@ fn replay_with_yes_writes_a_version_that_history_shows() {
     let d = dir.path();
     assert!(record(d).status.success());
     let before = snapshot(&d.join("skill"));
-    let out = skill_evolve(d)
-        .args([
-            "evolve",
-            "skill/SKILL.md",
-            "--trajectories",
-            "temp",
-            "--yes",
-        ])
+    let out = evolve_cmd(d)
+        .arg("--yes")
         .args([
             "--provider",
             "replay",
@@ -119,12 +122,7 @@ fn replay_with_yes_writes_a_version_that_history_shows() {
         "insert_after lands after its target"
     );
 
-    let out = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let history = history_json(d);
     assert_eq!(history["current"], "v000002");
     let entries = history["history"].as_array().unwrap();
     assert_eq!(entries.len(), 2);
@@ -170,8 +168,7 @@ fn a_skill_with_duplicated_markers_is_refused_with_a_pointer_to_doctor() {
     let dir = workspace(DUPLICATED);
     let d = dir.path();
     let before = snapshot(d);
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+    let out = evolve_cmd(d)
         .args(["--provider", "replay", "--cassette", "missing.cassette"])
         .output()
         .unwrap();
@@ -357,11 +354,7 @@ fn hand_edits_are_kept_in_history_and_block_a_rollback() {
         "run.cassette",
         "--yes",
     ];
-    skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
-        .args(replay)
-        .assert()
-        .success();
+    evolve_cmd(d).args(replay).assert().success();
     // A hand edit since the last version blocks a rollback, which writes nothing.
     let edited = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap() + "\nhand edit\n";
     std::fs::write(d.join("skill/SKILL.md"), &edited).unwrap();
@@ -377,22 +370,9 @@ fn hand_edits_are_kept_in_history_and_block_a_rollback() {
     assert_eq!(snapshot(d), before);
     // The next evolve records the hand edit as its own version first.
     let fake = start();
-    skill_evolve(d)
-        .args([
-            "evolve",
-            "skill/SKILL.md",
-            "--trajectories",
-            "temp",
-            "--yes",
-        ])
-        .args([
-            "--provider",
-            "openai",
-            "--base-url",
-            &fake.base_url,
-            "--model",
-            "fake-model",
-        ])
+    evolve_cmd(d)
+        .arg("--yes")
+        .args(fake.provider_args())
         .assert()
         .success();
     let out = skill_evolve(d)
@@ -426,8 +406,7 @@ fn hand_edits_are_kept_in_history_and_block_a_rollback() {
 fn provider_local_without_the_feature_is_one_line() {
     let dir = workspace(SKILL);
     let d = dir.path();
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+    let out = evolve_cmd(d)
         .args(["--provider", "local"])
         .output()
         .unwrap();
@@ -446,14 +425,8 @@ fn evolves_started_at_once_on_a_new_skill_all_succeed() {
         let runs: Vec<_> = (0..3)
             .map(|i| {
                 scope.spawn(move || {
-                    skill_evolve(d)
-                        .args([
-                            "evolve",
-                            "skill/SKILL.md",
-                            "--trajectories",
-                            "temp",
-                            "--yes",
-                        ])
+                    evolve_cmd(d)
+                        .arg("--yes")
                         .args(["--provider", "replay", "--cassette", "run.cassette"])
                         .args(["--run-dir", &format!("runs/r{i}")])
                         .output()
@@ -466,13 +439,98 @@ fn evolves_started_at_once_on_a_new_skill_all_succeed() {
     for out in outputs {
         assert!(out.status.success(), "{out:?}");
     }
-    let out = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let history = history_json(d);
     let entries = history["history"].as_array().unwrap();
     let imports = entries.iter().filter(|e| e["kind"] == "init").count();
     assert_eq!(imports, 1, "{history}");
+}
+
+/// The evolve workspace with a `prompts` folder of template overrides.
+fn workspace_with_prompts(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = workspace(SKILL);
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    for (name, text) in files {
+        std::fs::write(prompts.join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn prompt_overrides_change_what_the_reflect_and_meta_reflect_calls_say() {
+    // The fake server tells the two calls apart by these section titles.
+    let dir = workspace_with_prompts(&[
+        (
+            "reflect.md",
+            "HOUSE REFLECT on:\n{{skill_content}}\n## Failed trajectories ({{n_trajectories}})\n{{trajectories}}\n",
+        ),
+        (
+            "meta_reflect.md",
+            "HOUSE META on:\n{{skill_content}}\n## Known failures ({{n_trajectories}})\n{{failure_modes}}\n",
+        ),
+    ]);
+    let d = dir.path();
+    let fake = start();
+    let out = evolve_cmd(d)
+        .args(["--prompts", "prompts", "--json"])
+        .args(fake.provider_args())
+        .args(["--record", "run.cassette"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2, "{out:?}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["changed"], true, "{summary}");
+    // The cassette keeps each request: both prompts are the overrides, filled in.
+    let cassette = std::fs::read_to_string(d.join("run.cassette")).unwrap();
+    let prompts: Vec<String> = cassette
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .map(|entry| {
+            entry["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    assert_eq!(prompts.len(), 2, "{cassette}");
+    let reflect = prompts.iter().find(|p| p.contains("HOUSE REFLECT on:\n"));
+    let meta = prompts.iter().find(|p| p.contains("HOUSE META on:\n"));
+    let (reflect, meta) = (reflect.unwrap(), meta.unwrap());
+    assert!(reflect.contains("## Failed trajectories (2)"), "{reflect}");
+    assert!(!reflect.contains("{{"), "{reflect}");
+    assert!(meta.contains("## Known failures (2)"), "{meta}");
+    assert!(
+        meta.contains(REPLACEMENT),
+        "the candidate is judged: {meta}"
+    );
+}
+
+#[test]
+fn a_prompt_override_with_an_unknown_placeholder_is_refused_before_any_call() {
+    let dir = workspace_with_prompts(&[(
+        "reflect.md",
+        "Improve {{skil_content}} from {{trajectories}}\n",
+    )]);
+    let d = dir.path();
+    let before = snapshot(d);
+    let fake = start();
+    let out = evolve_cmd(d)
+        .args(["--prompts", "prompts"])
+        .args(fake.provider_args())
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "prompts: template reflect uses \"skil_content\"");
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(snapshot(d), before);
+    let out = evolve_cmd(d)
+        .args(["--prompts", "no-such-folder"])
+        .args(["--provider", "replay", "--cassette", "missing.cassette"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "no-such-folder: no such prompt-template folder");
+    assert_eq!(snapshot(d), before);
 }

@@ -467,3 +467,47 @@ fn trajectories_and_a_session_state_are_reflected_on_together() {
     assert!(cassette.contains("the notes missed the security fix"));
     assert!(cassette.contains("A crash fix that users had reported"));
 }
+
+#[test]
+fn the_slow_update_prompt_comes_from_the_prompts_folder_when_it_has_one() {
+    let fake = start_evolve_gain();
+    let dir = workspace(SKILL, 1, "");
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("prompts")).unwrap();
+    // The fake server answers the slow update by its words "long-term guidance".
+    std::fs::write(
+        d.join("prompts/slow_update.md"),
+        "HOUSE long-term guidance for {{current_skill}} after {{regressions}}\n",
+    )
+    .unwrap();
+    let summary = json_of(&evolve(
+        d,
+        &fake.base_url,
+        &[
+            "--slow-update",
+            "--prompts",
+            "prompts",
+            "--json",
+            "--record",
+            "slow.cassette",
+        ],
+    ));
+    assert_eq!(summary["slow_update"]["updated"], true, "{summary}");
+    let cassette = std::fs::read_to_string(d.join("slow.cassette")).unwrap();
+    let asked: Vec<serde_json::Value> = cassette
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let slow: Vec<&str> = asked
+        .iter()
+        .flat_map(|entry| entry["messages"].as_array().unwrap())
+        .filter_map(|m| m["content"].as_str())
+        .filter(|text| text.starts_with("HOUSE long-term guidance for "))
+        .collect();
+    assert_eq!(slow.len(), 1, "{cassette}");
+    assert!(
+        slow[0].contains(QA_RULE),
+        "the candidate is filled in: {}",
+        slow[0]
+    );
+}

@@ -66,6 +66,21 @@ pub(crate) struct FakeLlm {
     pub(crate) calls: Arc<AtomicUsize>,
 }
 
+impl FakeLlm {
+    /// The options that send `skill-evolve`'s LLM calls to this server
+    /// (provider `openai`, model `fake-model`).
+    pub(crate) fn provider_args(&self) -> [&str; 6] {
+        [
+            "--provider",
+            "openai",
+            "--base-url",
+            &self.base_url,
+            "--model",
+            "fake-model",
+        ]
+    }
+}
+
 /// Starts the evolve server on a free port; it lives until the test process ends.
 pub(crate) fn start() -> FakeLlm {
     start_with(evolve_reply)

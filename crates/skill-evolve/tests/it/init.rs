@@ -2,11 +2,11 @@
 //! tool names of a run log or trajectory folder in its `[profile]`; an
 //! existing configuration is kept unless `--force`.
 
-use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::TraceStep;
 use serde_json::json;
 
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::runlogs::write_run;
+use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
 const TRAJECTORY: &str = r#"{"id": "t1", "task_description": "orders", "question": "Where is order 7?",
  "fail_reason": "the status was misread", "predicted_answer": "lost", "reference_text": "shipped",
@@ -75,11 +75,7 @@ fn init_writes_a_commented_configuration_with_the_tools_seen() {
                model = \"m\"\napi_key_env = \"SKILL_EVOLVE_TEST_KEY\"\n",
     )
     .unwrap();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(d, &["--dry-run"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -115,24 +111,16 @@ fn init_keeps_an_existing_configuration_unless_forced() {
 fn init_reads_tool_names_from_a_run_log() {
     let dir = folder();
     let d = dir.path();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let log = SqliteRunLog::open(d.join("run.sqlite")).unwrap();
-        for (run, tool) in [("r1", "lookup_order"), ("r2", "refund\u{7}order")] {
-            log.create_run(run, json!({})).await.unwrap();
-            let step = TraceStep {
-                question_id: "q1".to_owned(),
-                step: 1,
-                tool_name: tool.to_owned(),
-                tool_input: json!({}),
-                ..TraceStep::default()
-            };
-            log.insert_traces(run, vec![step]).await.unwrap();
-        }
-    });
+    for (run, tool) in [("r1", "lookup_order"), ("r2", "refund\u{7}order")] {
+        let step = TraceStep {
+            question_id: "q1".to_owned(),
+            step: 1,
+            tool_name: tool.to_owned(),
+            tool_input: json!({}),
+            ..TraceStep::default()
+        };
+        write_run(&d.join("run.sqlite"), run, Vec::new(), vec![step]);
+    }
     let out = skill_evolve(d)
         .args(["init", "--runlog", "run.sqlite"])
         .output()

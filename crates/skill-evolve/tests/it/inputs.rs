@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
 /// Long enough for a slow machine; only a blocked read reaches it.
 const HANG_GUARD: Duration = Duration::from_secs(120);
@@ -131,11 +131,7 @@ fn agent_output_limits_are_run_configuration_keys() {
     let limits =
         "timeout_secs = 30\nmax_steps = 50\nmax_output_bytes = 65536\nmax_field_chars = 100";
     let dir = run_workspace(&CONFIG.replace("timeout_secs = 30", limits));
-    let out = skill_evolve(dir.path())
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     for (key, line) in [
         ("max_steps", 10),

@@ -4,53 +4,17 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::run::{CONFIG, run_workspace_with};
-use crate::support::skill_evolve;
-
-/// The reference agent of evolution-harness, built next to this binary.
-fn rule_agent() -> std::path::PathBuf {
-    let bin = assert_cmd::cargo::cargo_bin("skill-evolve");
-    let debug_dir = bin.parent().unwrap().to_path_buf();
-    let target = debug_dir.parent().unwrap();
-    let status = std::process::Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "evolution-harness",
-            "--bin",
-            "rule-agent",
-        ])
-        .env("CARGO_TARGET_DIR", target)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    debug_dir.join("rule-agent")
-}
+use crate::run::{loop_config, rule_agent, run_workspace_with};
+use crate::support::run_config;
 
 #[test]
 fn a_rerun_answers_finished_llm_calls_from_the_runs_journal() {
     let agent = rule_agent();
     let fake = crate::fake_llm::start_loop();
-    let config = CONFIG
-        .replace(
-            r#"["sh", "agent.sh"]"#,
-            &format!("[{:?}]", agent.display().to_string()),
-        )
-        .replace("max_llm_calls = 10", "max_llm_calls = 500")
-        .replace("train = 0.5", "train = 0.15")
-        .replace("gate = 0.5", "gate = 0.85")
-        .replace("max_epochs = 2", "max_epochs = 1")
-        .replace("ladder = [2, 4]", "ladder = [6, 12]")
-        .replace("http://127.0.0.1:9/v1", &fake.base_url);
-    let dir = run_workspace_with(&config, 14);
+    let dir = run_workspace_with(&loop_config(&agent, &fake.base_url), 14);
     let d = dir.path();
     let run = |what: &str| {
-        let out = skill_evolve(d)
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml"])
-            .output()
-            .unwrap();
+        let out = run_config(d, &[]);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success(),

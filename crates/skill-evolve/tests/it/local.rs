@@ -1,6 +1,6 @@
 //! `--provider local`: the embedded model (SmolLM2-135M from `cargo xtask fetch-model`).
 
-use crate::evolve::{SKILL, workspace};
+use crate::evolve::{SKILL, evolve_cmd, workspace};
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
 #[test]
@@ -28,16 +28,7 @@ fn an_unknown_local_setting_is_one_line_naming_the_file() {
     )
     .unwrap();
     let before = snapshot(d);
-    let out = skill_evolve(d)
-        .args([
-            "evolve",
-            "skill/SKILL.md",
-            "--trajectories",
-            "temp",
-            "--yes",
-        ])
-        .output()
-        .unwrap();
+    let out = evolve_cmd(d).arg("--yes").output().unwrap();
     assert_one_line_error(&out, "skill-evolve.toml");
     assert!(String::from_utf8_lossy(&out.stderr).contains("temperature"));
     assert_eq!(snapshot(d), before);
@@ -50,8 +41,7 @@ fn an_unknown_local_setting_is_one_line_naming_the_file() {
 fn the_local_model_runs_evolve_end_to_end_with_parseable_replies() {
     let dir = workspace(SKILL);
     let d = dir.path();
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+    let out = evolve_cmd(d)
         .args(["--provider", "local", "--json"])
         .output()
         .unwrap();

@@ -19,6 +19,7 @@ mod pipes;
 mod profile;
 mod resume;
 mod run;
+mod runlogs;
 mod secrets;
 mod support;
 #[cfg(unix)]

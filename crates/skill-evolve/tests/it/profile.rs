@@ -2,71 +2,54 @@
 //! `search_kb`) is diagnosed and evolved under those names, nothing is
 //! assumed without the table, and every bad value is one line, exit 2.
 
-use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::{Prediction, TraceStep};
 use serde_json::{Value, json};
 
-use crate::run::{CONFIG, run_workspace, run_workspace_with};
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::run::{CONFIG, live_config, one_epoch, run_to_end, run_workspace, run_workspace_with};
+use crate::runlogs::{prediction, step, with_log, write_run};
+use crate::support::{assert_one_line_error, diagnose_rules, run_config, skill_evolve, snapshot};
 
-fn step(q: &str, n: u32, tool: &str, input: Value, output: &str) -> TraceStep {
+/// Step `n` of question `q`: `tool` called with `input` returned `output`.
+fn tool_step(q: &str, n: u32, tool: &str, input: Value, output: &str) -> TraceStep {
     TraceStep {
-        question_id: q.to_owned(),
-        step: n,
-        tool_name: tool.to_owned(),
-        tool_input: input,
         tool_output: output.to_owned(),
         thought: format!("call {tool}"),
-        raw_content: "{\"action\": \"x\"}".to_owned(),
-        ..TraceStep::default()
+        ..step(q, n, tool, input)
     }
 }
 
 /// A run `r1` of an order-support agent: q1 right, q2 wrong; each looks an
 /// order up and searches the knowledge base twice with the same query.
 fn make_orders_log(path: &std::path::Path) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let log = SqliteRunLog::open(path).unwrap();
-        log.create_run("r1", json!({})).await.unwrap();
-        let p = |id: &str, prediction: &str, correct: bool| Prediction {
-            question_id: id.to_owned(),
-            task_type: "qa".to_owned(),
-            prediction: prediction.to_owned(),
-            correct,
-            answer_confidence: Some(0.9),
-            steps_used: 3,
-            max_steps: 10,
-            stop_reason: "submit".to_owned(),
-            ..Prediction::default()
-        };
-        log.insert_predictions("r1", vec![p("q1", "shipped", true), p("q2", "lost", false)])
-            .await
-            .unwrap();
-        let mut steps = Vec::new();
-        for q in ["q1", "q2"] {
-            steps.push(step(
+    let p = |id: &str, answer: &str, correct: bool| Prediction {
+        steps_used: 3,
+        ..prediction(id, answer, correct)
+    };
+    let mut steps = Vec::new();
+    for q in ["q1", "q2"] {
+        steps.push(tool_step(
+            q,
+            1,
+            "lookup_order",
+            json!({"order_id": "7"}),
+            "order 7: shipped on Monday",
+        ));
+        for n in [2, 3] {
+            steps.push(tool_step(
                 q,
-                1,
-                "lookup_order",
-                json!({"order_id": "7"}),
-                "order 7: shipped on Monday",
+                n,
+                "search_kb",
+                json!({"query": "late delivery"}),
+                "deliveries take 3 days",
             ));
-            for n in [2, 3] {
-                steps.push(step(
-                    q,
-                    n,
-                    "search_kb",
-                    json!({"query": "late delivery"}),
-                    "deliveries take 3 days",
-                ));
-            }
         }
-        log.insert_traces("r1", steps).await.unwrap();
-    });
+    }
+    write_run(
+        path,
+        "r1",
+        vec![p("q1", "shipped", true), p("q2", "lost", false)],
+        steps,
+    );
 }
 
 const ORDER_QUESTIONS: &str = r#"{"question_id": "q1", "task_type": "qa", "question": "Where is order 7?", "answer": "shipped"}
@@ -91,11 +74,7 @@ fn orders_workspace(profile: Option<&str>) -> tempfile::TempDir {
 }
 
 fn rules_json(d: &std::path::Path) -> Value {
-    let out = skill_evolve(d)
-        .args(["diagnose", "--runlog", "run.sqlite", "--run-id", "r1"])
-        .args(["--no-llm", "--json"])
-        .output()
-        .unwrap();
+    let out = diagnose_rules(d, "r1").arg("--json").output().unwrap();
     assert!(out.status.success(), "{out:?}");
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -117,17 +96,7 @@ fn metrics_of_tools_the_profile_does_not_name_are_not_computed() {
     assert_eq!(q2["search_keyword_repetition"], 1.0, "{q2}");
     assert_eq!(q2["repeat_visit_rate"], Value::Null, "{q2}");
     // The markdown says n/a for what was not computed.
-    let out = skill_evolve(dir.path())
-        .args([
-            "diagnose",
-            "--runlog",
-            "run.sqlite",
-            "--run-id",
-            "r1",
-            "--no-llm",
-        ])
-        .output()
-        .unwrap();
+    let out = diagnose_rules(dir.path(), "r1").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("| n/a | 1.00 | lookup_order×1, search_kb×2 |"),
@@ -276,17 +245,7 @@ fn bad_profile_values_are_one_line_errors_naming_file_line_and_key() {
         let dir = orders_workspace(Some(&format!("[profile]\n{line}\n")));
         let d = dir.path();
         let before = snapshot(d);
-        let out = skill_evolve(d)
-            .args([
-                "diagnose",
-                "--runlog",
-                "run.sqlite",
-                "--run-id",
-                "r1",
-                "--no-llm",
-            ])
-            .output()
-            .unwrap();
+        let out = diagnose_rules(d, "r1").output().unwrap();
         assert_one_line_error(&out, needle);
         assert_eq!(snapshot(d), before, "{line}");
     }
@@ -299,11 +258,7 @@ fn the_run_configuration_takes_a_profile_and_checks_it() {
          search_tool = \"search_kb\"\n"
     );
     let dir = run_workspace(&with_profile);
-    let out = skill_evolve(dir.path())
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -315,11 +270,7 @@ fn the_run_configuration_takes_a_profile_and_checks_it() {
     );
     // Without the table: nothing named.
     let dir = run_workspace(CONFIG);
-    let out = skill_evolve(dir.path())
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(dir.path(), &["--dry-run"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("profile: span-judged tools: none; visit tool: none; search tool: none"),
@@ -341,11 +292,7 @@ fn the_run_configuration_takes_a_profile_and_checks_it() {
     ] {
         let dir = run_workspace(&format!("{CONFIG}\n[profile]\n{line}\n"));
         let before = snapshot(dir.path());
-        let out = skill_evolve(dir.path())
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml", "--dry-run"])
-            .output()
-            .unwrap();
+        let out = run_config(dir.path(), &["--dry-run"]);
         assert_one_line_error(&out, &needle);
         assert_eq!(snapshot(dir.path()), before);
     }
@@ -373,17 +320,10 @@ fn a_run_evolves_the_prompt_of_a_tool_whose_spans_are_judged_poor() {
     let fake = crate::fake_llm::start_tools();
     let config = format!(
         "{}\n[profile]\nspan_eval_tools = [\"lookup_order\", \"search_kb\"]\n",
-        CONFIG
-            .replace("max_llm_calls = 10", "max_llm_calls = 500")
-            .replace("train = 0.5", "train = 0.15")
-            .replace("gate = 0.5", "gate = 0.85")
-            .replace("max_epochs = 2", "max_epochs = 1")
-            .replace("ladder = [2, 4]", "ladder = [6, 12]")
-            .replace("http://127.0.0.1:9/v1", &fake.base_url)
-            .replace(
-                "skills = \"skills\"",
-                "skills = \"skills\"\nprompts = \"prompts\""
-            )
+        one_epoch(&live_config(&fake.base_url)).replace(
+            "skills = \"skills\"",
+            "skills = \"skills\"\nprompts = \"prompts\""
+        )
     );
     let dir = run_workspace_with(&config, 14);
     let d = dir.path();
@@ -395,29 +335,14 @@ fn a_run_evolves_the_prompt_of_a_tool_whose_spans_are_judged_poor() {
         EXTRACT_PROMPT.replace("Extract from", "Verify"),
     )
     .unwrap();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("1 candidate(s), 1 accepted"),
-        "{stdout}\n{stderr}"
-    );
+    let finished = run_to_end(d);
+    finished.assert_summary("1 candidate(s), 1 accepted");
+    let report = finished.report;
     let run = d.join(".skill-evolve/runs/demo");
-    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("lookup_order_extract.md"), "{report}");
     assert!(report.contains("+RULE qa => yes"), "{report}");
     // The recorded diagnosis names the agent's tools.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let diagnoses = rt.block_on(async {
-        let log = SqliteRunLog::open(run.join("runlog.sqlite")).unwrap();
+    let diagnoses = with_log(&run.join("runlog.sqlite"), async |log| {
         let mut all = Vec::new();
         for info in log.runs().await.unwrap() {
             all.extend(log.diagnoses(&info.run_id).await.unwrap());

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::RunLog as _;
 
 use crate::run::rule_agent;
+use crate::runlogs::with_log;
 use crate::support::skill_evolve;
 
 /// The shipped demo in a fresh folder, its agent wrapped by a script that
@@ -75,11 +75,7 @@ fn calls(d: &Path) -> Vec<(String, String)> {
 
 /// Every rollout the run log holds a prediction for.
 fn finished_rollouts(runlog: PathBuf) -> BTreeSet<(String, String)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let log = SqliteRunLog::open(runlog).unwrap();
+    with_log(&runlog, async |log| {
         let mut out = BTreeSet::new();
         for run in log.runs().await.unwrap() {
             for p in log.get_predictions(&run.run_id, None).await.unwrap() {

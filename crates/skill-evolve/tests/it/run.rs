@@ -1,7 +1,7 @@
 //! `skill-evolve run --config`: the run configuration is checked in full
 //! (one line, exit 2, nothing written) and the pre-flight estimate printed.
 
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
 /// A run configuration whose agent is the shell (always on PATH).
 pub(crate) const CONFIG: &str = r#"[run]
@@ -55,16 +55,23 @@ pub(crate) fn run_workspace_with(config: &str, n: usize) -> tempfile::TempDir {
     dir
 }
 
+/// Asserts that `config` is refused by a dry run with one line containing
+/// `needle` (exit 2), and that nothing in its workspace changed.
+pub(crate) fn assert_config_refused(config: &str, needle: &str) {
+    let dir = run_workspace(config);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = run_config(d, &["--dry-run"]);
+    assert_one_line_error(&out, needle);
+    assert_eq!(snapshot(d), before, "{needle}");
+}
+
 #[test]
 fn every_gate_preset_is_accepted_by_the_run_config() {
     for name in evolution_gate::PRESET_NAMES {
         let config = CONFIG.replace(r#"params = "calibrated""#, &format!("params = \"{name}\""));
         let dir = run_workspace(&config);
-        let out = skill_evolve(dir.path())
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml", "--dry-run"])
-            .output()
-            .unwrap();
+        let out = run_config(dir.path(), &["--dry-run"]);
         assert!(out.status.success(), "{name}: {out:?}");
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains(&format!("gate: {name} parameters")), "{text}");
@@ -76,11 +83,7 @@ fn dry_run_prints_the_plan_and_the_estimate() {
     let dir = run_workspace(CONFIG);
     let d = dir.path();
     let before = snapshot(d);
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(d, &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -179,16 +182,7 @@ fn every_bad_run_configuration_is_one_line_exit_2() {
     for (from, to, needle) in cases {
         let config = CONFIG.replace(from, to);
         assert_ne!(config, CONFIG, "{from}");
-        let dir = run_workspace(&config);
-        let d = dir.path();
-        let before = snapshot(d);
-        let out = skill_evolve(d)
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml", "--dry-run"])
-            .output()
-            .unwrap();
-        assert_one_line_error(&out, needle);
-        assert_eq!(snapshot(d), before);
+        assert_config_refused(&config, needle);
     }
     // The question set's own problems name its file and line.
     let dir = run_workspace(CONFIG);
@@ -197,11 +191,7 @@ fn every_bad_run_configuration_is_one_line_exit_2() {
         "{\"question_id\": \"a\"}\n{\n",
     )
     .unwrap();
-    let out = skill_evolve(dir.path())
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = run_config(dir.path(), &["--dry-run"]);
     assert_one_line_error(&out, "questions.jsonl:2: not a question");
     // A missing API key is found before anything runs.
     let out = skill_evolve(dir.path())
@@ -233,18 +223,71 @@ pub(crate) fn rule_agent() -> std::path::PathBuf {
     debug_dir.join("rule-agent")
 }
 
-pub(crate) fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
+/// [`CONFIG`] for a whole run against the fake LLM at `base_url`: room for
+/// 500 LLM calls, gate blocks of 6 and 12 questions.
+pub(crate) fn live_config(base_url: &str) -> String {
     CONFIG
-        .replace(
-            r#"["sh", "agent.sh"]"#,
-            &format!("[{:?}]", agent.display().to_string()),
-        )
         .replace("max_llm_calls = 10", "max_llm_calls = 500")
+        .replace("ladder = [2, 4]", "ladder = [6, 12]")
+        .replace("http://127.0.0.1:9/v1", base_url)
+}
+
+/// `config` with one epoch, 15% of the questions to train on and 85% to gate.
+pub(crate) fn one_epoch(config: &str) -> String {
+    config
         .replace("train = 0.5", "train = 0.15")
         .replace("gate = 0.5", "gate = 0.85")
         .replace("max_epochs = 2", "max_epochs = 1")
-        .replace("ladder = [2, 4]", "ladder = [6, 12]")
-        .replace("http://127.0.0.1:9/v1", base_url)
+}
+
+/// `config` with `agent` as the agent's command.
+pub(crate) fn with_agent(config: &str, agent: &std::path::Path) -> String {
+    config.replace(
+        r#"["sh", "agent.sh"]"#,
+        &format!("[{:?}]", agent.display().to_string()),
+    )
+}
+
+/// One epoch of `agent` against the fake LLM at `base_url`.
+pub(crate) fn loop_config(agent: &std::path::Path, base_url: &str) -> String {
+    one_epoch(&with_agent(&live_config(base_url), agent))
+}
+
+/// What a run that ended well printed, and its report.
+pub(crate) struct Finished {
+    /// Its standard output.
+    pub(crate) stdout: String,
+    /// Its standard error (progress and events).
+    pub(crate) stderr: String,
+    /// `report.md` of the run `demo`.
+    pub(crate) report: String,
+}
+
+impl Finished {
+    /// Asserts that the run's closing summary says `summary`
+    /// (`1 candidate(s), 1 accepted`).
+    pub(crate) fn assert_summary(&self, summary: &str) {
+        assert!(
+            self.stdout.contains(summary),
+            "{}\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// Runs the configuration of `d` to its end, asserting that it succeeds.
+pub(crate) fn run_to_end(d: &std::path::Path) -> Finished {
+    let out = run_config(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    Finished {
+        stdout,
+        stderr,
+        report,
+    }
 }
 
 #[test]
@@ -256,30 +299,15 @@ fn the_loop_evolves_gates_and_accepts_with_the_reference_agent() {
     // workspace has no system prompt to evolve.
     let dir = run_workspace_with(&loop_config(&agent, &fake.base_url), 14);
     let d = dir.path();
-    let out = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("1 candidate(s), 1 accepted"),
-        "{stdout}\n{stderr}"
-    );
-    let run = d.join(".skill-evolve/runs/demo");
-    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let finished = run_to_end(d);
+    finished.assert_summary("1 candidate(s), 1 accepted");
+    let (report, stderr) = (&finished.report, &finished.stderr);
     assert!(report.contains("+RULE qa => yes"), "{report}");
     assert!(report.contains("accept_confirmed"), "{report}");
     assert!(stderr.contains("gate "), "{stderr}");
     // The same command again resumes: the loop is done, nothing is rerun.
     let calls = fake.calls.load(std::sync::atomic::Ordering::SeqCst);
-    let again = skill_evolve(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .args(["run", "--config", "evolve.toml"])
-        .output()
-        .unwrap();
+    let again = run_config(d, &[]);
     assert!(again.status.success(), "{again:?}");
     assert!(String::from_utf8_lossy(&again.stderr).contains("resuming from"));
     assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
@@ -414,14 +442,7 @@ fn prompts_tree_and_schedule_options_are_checked_and_shown() {
     std::fs::create_dir_all(d.join("prompts")).unwrap();
     std::fs::write(d.join("prompts/system.md"), "You answer questions.\n").unwrap();
     std::fs::write(d.join("trees.json"), r#"{"s1": {"id": "root"}}"#).unwrap();
-    let dry_run = |extra: &[&str]| {
-        skill_evolve(d)
-            .env("SKILL_EVOLVE_TEST_KEY", "k")
-            .args(["run", "--config", "evolve.toml", "--dry-run"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let dry_run = |extra: &[&str]| run_config(d, &[&["--dry-run"], extra].concat());
     let help = skill_evolve(d).args(["run", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     for option in [

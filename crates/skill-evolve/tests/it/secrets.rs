@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::evolve::evolve_cmd;
 use crate::run::{CONFIG, run_workspace};
 use crate::support::skill_evolve;
 
@@ -201,8 +202,7 @@ fn a_key_given_where_its_variable_name_belongs_is_not_echoed() {
     let dir = crate::evolve::workspace(crate::evolve::SKILL);
     let d = dir.path();
     let before = crate::support::snapshot(d);
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+    let out = evolve_cmd(d)
         .args(["--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
         .args(["--api-key-env", KEY])
         .output()

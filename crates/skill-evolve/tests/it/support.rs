@@ -22,6 +22,27 @@ pub(crate) fn skill_evolve(dir: &Path) -> Command {
     cmd
 }
 
+/// `skill-evolve run --config evolve.toml` in `dir` with `extra` arguments
+/// (`--dry-run`, …), the API key the test configurations name
+/// (`SKILL_EVOLVE_TEST_KEY`) set.
+pub(crate) fn run_config(dir: &Path, extra: &[&str]) -> std::process::Output {
+    skill_evolve(dir)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .args(["run", "--config", "evolve.toml"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// `skill-evolve diagnose` of run `run_id` of the run log `run.sqlite` in
+/// `dir`, rule metrics only (no LLM).
+pub(crate) fn diagnose_rules(dir: &Path, run_id: &str) -> Command {
+    let mut cmd = skill_evolve(dir);
+    cmd.args(["diagnose", "--runlog", "run.sqlite", "--run-id", run_id])
+        .arg("--no-llm");
+    cmd
+}
+
 /// Every file under `dir` with its bytes, sorted by path: to show that a
 /// command wrote nothing.
 pub(crate) fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {

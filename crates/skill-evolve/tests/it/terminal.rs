@@ -68,7 +68,7 @@ fn adopt_asks_on_a_terminal() {
     let fake = crate::fake_llm::start_loop();
     let dir = crate::adopt::agent_skills_workspace(&fake.base_url);
     let d = dir.path();
-    assert!(crate::adopt::run_loop(d, &[]).status.success());
+    assert!(crate::support::run_config(d, &[]).status.success());
     let before = std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap();
     let spawn = || {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"));

@@ -3,7 +3,7 @@
 //! the working copy is written through a symbolic link, never over a
 //! read-only file.
 
-use crate::evolve::{SKILL, record, workspace};
+use crate::evolve::{SKILL, evolve_cmd, record, workspace};
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
 #[test]
@@ -39,8 +39,7 @@ fn a_run_folder_that_is_the_skills_folder_or_the_store_is_refused() {
         ),
     ];
     for (args, needle) in cases {
-        let out = skill_evolve(d)
-            .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        let out = evolve_cmd(d)
             .args(["--provider", "replay", "--cassette", "missing.cassette"])
             .args(*args)
             .output()
@@ -55,8 +54,7 @@ fn the_candidate_has_its_own_name_in_the_run_folder() {
     let dir = workspace(SKILL);
     let d = dir.path();
     assert!(record(d).status.success());
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+    let out = evolve_cmd(d)
         .args(["--provider", "replay", "--cassette", "run.cassette"])
         .args(["--run-dir", "out"])
         .output()
@@ -73,14 +71,8 @@ fn the_candidate_has_its_own_name_in_the_run_folder() {
 
 /// Replays the recorded cassette with `--yes`: the evolved version is written.
 fn evolve_yes(d: &std::path::Path) -> std::process::Output {
-    skill_evolve(d)
-        .args([
-            "evolve",
-            "skill/SKILL.md",
-            "--trajectories",
-            "temp",
-            "--yes",
-        ])
+    evolve_cmd(d)
+        .arg("--yes")
         .args(["--provider", "replay", "--cassette", "run.cassette"])
         .output()
         .unwrap()
@@ -138,14 +130,8 @@ fn a_read_only_skill_is_refused_before_anything_is_written() {
     };
     read_only(0o444);
     let before = snapshot(d);
-    let out = skill_evolve(d)
-        .args([
-            "evolve",
-            "skill/SKILL.md",
-            "--trajectories",
-            "temp",
-            "--yes",
-        ])
+    let out = evolve_cmd(d)
+        .arg("--yes")
         .args(["--provider", "replay", "--cassette", "missing.cassette"])
         .output()
         .unwrap();
@@ -199,8 +185,7 @@ fn a_run_folder_that_cannot_be_made_is_refused_before_the_model_is_asked() {
     assert!(record(d).status.success());
     std::fs::write(d.join("notes.txt"), "a file, not a folder").unwrap();
     let before = snapshot(d);
-    let out = skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+    let out = evolve_cmd(d)
         .args(["--provider", "replay", "--cassette", "run.cassette"])
         .args(["--run-dir", "notes.txt/run"])
         .output()

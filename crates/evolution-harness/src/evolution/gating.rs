@@ -1,0 +1,172 @@
+//! Gating the epoch's candidates one by one, each against the version
+//! current when its turn comes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use evolution_types::EvolutionResult;
+
+use super::documents::{document, rebase, with_writes, workspace, workspace_at};
+use super::epoch::TrainingRun;
+use super::watch::settle_probations;
+use super::{LoopConfig, LoopContext, LoopError, LoopState, Proposal};
+use crate::gatekeeper::GateRecord;
+use crate::runner::Workspace;
+use crate::validate::{Candidate, ValidationError};
+
+/// Gates the epoch's proposals not judged yet, in order, saving the state
+/// after each; every pending probation is settled first and after each
+/// accept, so nothing is gated on top of a version still on probation.
+pub(super) async fn gate_pending(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+    train: &TrainingRun,
+) -> Result<(), LoopError> {
+    let proposals = state.proposals.clone().unwrap_or_default();
+    settle_probations(ctx, config, provenance, state).await?;
+    while let Some(proposal) = proposals.get(state.judged) {
+        gate_proposal(ctx, config, provenance, state, proposal, train).await?;
+        state.judged = state.judged.saturating_add(1);
+        state.save(ctx.checkpoint)?;
+        settle_probations(ctx, config, provenance, state).await?;
+    }
+    Ok(())
+}
+
+/// Gates one proposal of the epoch against the current version (rebasing
+/// it when an earlier accept changed its documents), records its gate
+/// record, its blacklist entries and its evolution record, and starts the
+/// probation of a provisional accept.
+async fn gate_proposal(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+    proposal: &Proposal,
+    train: &TrainingRun,
+) -> Result<(), LoopError> {
+    let base = workspace(ctx.store, config)?;
+    let label = format!("{}_e{}_{}", config.run_name, state.epoch, proposal.label);
+    let Some(GateInput { against, writes }) =
+        gate_input(ctx, config, proposal, train, &base, &label)?
+    else {
+        return Ok(());
+    };
+    let candidate = Candidate {
+        label: label.clone(),
+        workspace: with_writes(&base, &label, &writes, config),
+        provenance: provenance.clone(),
+    };
+    let record = state
+        .gatekeeper
+        .judge(
+            ctx.validation,
+            ctx.store,
+            &base,
+            &candidate,
+            &writes,
+            &config.gate,
+        )
+        .await?;
+    state
+        .rejected
+        .extend(record.rejected_edits(&proposal.record));
+    state.probations.extend(record.probation.clone());
+    record_evolution(ctx, proposal, &writes, &against, &record, train).await?;
+    state.records.push(record);
+    Ok(())
+}
+
+/// What a proposal is gated with: the documents it is gated against and
+/// the documents it writes.
+struct GateInput {
+    /// The version before the proposal's accept: the current one, or the
+    /// one its accept replaced when it was accepted before a kill.
+    against: Workspace,
+    /// Document name → full new text.
+    writes: BTreeMap<String, String>,
+}
+
+/// The writes to gate for `proposal` on the current documents `base`: its
+/// own when nothing it writes changed since it was written; rebased when an
+/// earlier accept changed them (`None` when it cannot be: the proposal is
+/// skipped); and when its candidate `label` was already accepted before a
+/// kill, what the current version holds, gated against the version that
+/// accept replaced.
+fn gate_input(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    proposal: &Proposal,
+    train: &TrainingRun,
+    base: &Workspace,
+    label: &str,
+) -> Result<Option<GateInput>, LoopError> {
+    // The documents the proposal was written against: the epoch's training
+    // version for the proposer's, the version current when it was written
+    // for the slow update's.
+    let written_against = if proposal.record.source_version == train.workspace.version {
+        train.workspace.clone()
+    } else {
+        workspace_at(ctx.store, config, &proposal.record.source_version)?
+    };
+    let stale = proposal
+        .writes
+        .keys()
+        .any(|name| document(base, name) != document(&written_against, name));
+    let parent = crate::gatekeeper::accepted_earlier(ctx.store, &base.version, label)
+        .map_err(ValidationError::from)?;
+    let against = match &parent {
+        Some(parent) => workspace_at(ctx.store, config, parent)?,
+        None => base.clone(),
+    };
+    let writes = if parent.is_some() {
+        // Accepted before a kill: the current version holds what
+        // was accepted (the proposal's writes, rebased or not).
+        Some(
+            proposal
+                .writes
+                .keys()
+                .filter_map(|name| Some((name.clone(), document(base, name)?.clone())))
+                .collect(),
+        )
+    } else if stale {
+        rebase(proposal, &written_against, base)
+    } else {
+        Some(proposal.writes.clone())
+    };
+    Ok(writes.map(|writes| GateInput { against, writes }))
+}
+
+/// Records the proposal's evolution record in the run log under the
+/// epoch's training run id, with the version its accept wrote; a rebased
+/// proposal's record says what was gated, not what was proposed.
+async fn record_evolution(
+    ctx: LoopContext<'_>,
+    proposal: &Proposal,
+    writes: &BTreeMap<String, String>,
+    against: &Workspace,
+    record: &GateRecord,
+    train: &TrainingRun,
+) -> Result<(), LoopError> {
+    let mut evolution = proposal.record.clone();
+    if *writes != proposal.writes
+        && let Some(text) = writes.get(&evolution.target_file)
+    {
+        evolution.original_content = document(against, &evolution.target_file)
+            .cloned()
+            .unwrap_or_default();
+        evolution.evolved_content.clone_from(text);
+    }
+    evolution.result_version.clone_from(&record.new_version);
+    ctx.validation
+        .recorder
+        .record_evolution(&EvolutionResult {
+            run_id: train.run_id.clone(),
+            source_version: proposal.record.source_version.clone(),
+            records: vec![evolution],
+        })
+        .await
+        .map_err(ValidationError::from)?;
+    Ok(())
+}

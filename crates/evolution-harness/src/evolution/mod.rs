@@ -1,0 +1,250 @@
+//! The epoch loop: roll out the training questions, ask a [`Proposer`] for
+//! candidates, gate each, keep the accepted, blacklist the rejected, write
+//! slow-update guidance, and stop by the workflow's stopping rules.
+//!
+//! Proposals come through a trait so the loop does not depend on how they
+//! are made: the kernel's diagnose → evolve pipeline is one proposer, a
+//! scripted list in a test is another. The loop state is checkpointed after
+//! every step, and every rollout is recorded under a deterministic run id,
+//! so a run killed at any point resumes without repeating a rollout or a
+//! proposer call.
+//!
+//! One file per phase: `epoch` (the training run, the proposer's call, the
+//! stopping rules, the holdout scores), `gating` (each candidate against
+//! the current version), `watch` (probation of provisional accepts),
+//! `guidance` (the slow update's candidates) and `documents` (a version's
+//! documents, and rebasing a stale proposal); `proposal` and `state` hold
+//! the public types.
+
+mod documents;
+mod epoch;
+mod gating;
+mod guidance;
+mod proposal;
+mod state;
+mod watch;
+
+use std::collections::BTreeSet;
+
+use evolution_types::{
+    Checkpoint, CheckpointError, GeneratedQuestion, LlmProvider, VersionedStore,
+};
+
+pub use self::proposal::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
+pub use self::state::{EvolutionReport, LoopState, StopReason};
+use crate::budget::BudgetExceeded;
+use crate::events::HarnessEvent;
+use crate::gatekeeper::Gatekeeper;
+use crate::validate::{DataSplit, ValidationContext, ValidationError};
+
+/// The label prefix of the slow update's candidates (`slow-update-<document>`).
+pub const SLOW_UPDATE_LABEL: &str = "slow-update";
+
+/// Settings of the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopConfig {
+    /// Prefix of every run id of the loop (training, holdout).
+    pub run_name: String,
+    /// Epochs at most.
+    pub max_epochs: u32,
+    /// Questions diagnosis and evolution learn from.
+    pub train: Vec<GeneratedQuestion>,
+    /// Questions the gate validates on.
+    pub gate: Vec<GeneratedQuestion>,
+    /// Questions scored once before and once after, never learned from.
+    pub holdout: Vec<GeneratedQuestion>,
+    /// Questions that judge a provisionally accepted version right after
+    /// its accept ([`Probation::judge`](crate::Probation::judge)); disjoint from the other three
+    /// sets. Empty: a provisional accept stands unwatched, with only the
+    /// gate's own bound (`1/e_provisional`, or the e-LOND level under FDR
+    /// control).
+    pub probation: Vec<GeneratedQuestion>,
+    /// Document names that are prompts; every other document is a skill.
+    pub prompt_files: BTreeSet<String>,
+    /// The slow-update template, or `None` to skip the slow update.
+    pub slow_update_template: Option<String>,
+    /// The pre-flight estimate, announced in [`HarnessEvent::RunStarted`].
+    pub estimate: Option<crate::budget::Estimate>,
+}
+
+/// Why the loop stopped without a report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoopError {
+    /// Validation, rollouts, store or budget (a budget stop is a clean stop:
+    /// rerun with a larger budget and the same checkpoint to continue).
+    #[error(transparent)]
+    Validation(#[from] ValidationError),
+    /// The proposer failed.
+    #[error(transparent)]
+    Propose(#[from] ProposeError),
+    /// The checkpoint failed.
+    #[error("checkpoint failed: {0}")]
+    Checkpoint(#[from] CheckpointError),
+    /// The slow update failed on a malformed document.
+    #[error(transparent)]
+    SlowUpdate(#[from] crate::slow_update::SlowUpdateError),
+}
+
+/// The services of the loop.
+#[derive(Clone, Copy)]
+pub struct LoopContext<'a> {
+    /// Rollouts, recording, budget and events (its `resume_from` is used for resuming).
+    pub validation: ValidationContext<'a>,
+    /// The versioned documents.
+    pub store: &'a dyn VersionedStore,
+    /// Makes proposals.
+    pub proposer: &'a dyn Proposer,
+    /// For the slow update. Wrap it (and the proposer's provider) in
+    /// [`crate::MeteredLlm`] over the same [`crate::Budget`] as `validation`
+    /// to cap LLM calls, tokens and money, and give both the same
+    /// `LlmJournal` (from `evolution-llm-cassette`) so that a resumed run
+    /// repeats no finished call.
+    pub llm: &'a dyn LlmProvider,
+    /// Saves the loop state.
+    pub checkpoint: &'a dyn Checkpoint,
+}
+
+impl std::fmt::Debug for LoopContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopContext").finish_non_exhaustive()
+    }
+}
+
+/// Runs the loop to its end (or resumes it from `ctx.checkpoint`).
+///
+/// Before any rollout the train, gate, holdout and probation questions
+/// must be disjoint ([`DataSplit`]), and every proposal's provenance is the
+/// training set, so no candidate is gated or watched on its own evidence. Per epoch: the
+/// training questions run on the current version (run id
+/// `<run_name>_train_e<epoch>_<version>`); the proposer proposes; each
+/// proposal is gated (a proposal whose documents an earlier accept of the
+/// same epoch already changed is stale, since it was written against the
+/// old text: it is rebased — its edits re-applied to the current text with
+/// the patch engine — when it writes one document, its edits are its whole
+/// change and each still applies where it asked; otherwise it is skipped);
+/// then, from the second epoch on, the slow update
+/// compares this epoch's training answers with the previous epoch's for
+/// every skill document that changed and writes the guidance as a new
+/// version. A provisionally accepted version is on [`Probation`](crate::Probation) at once,
+/// before anything else is gated on top of it: it and the version it
+/// replaced answer the probation questions ([`LoopConfig::probation`],
+/// never the training questions it was written from), and a `rollback`
+/// verdict restores the version it replaced ([`Probation::judge`](crate::Probation::judge)); the
+/// verdict is kept in the accept's [`GateRecord`](crate::GateRecord).
+/// The run stops after `max_epochs`, or when two consecutive
+/// epochs proposed the same edits or did not raise training accuracy.
+///
+/// The run log keeps the evidence: the proposer's diagnosis of each epoch
+/// ([`crate::RunRecorder::record_diagnosis`]) and each gated proposal's
+/// [`EvolutionRecord`], with `result_version` set to the version its accept
+/// wrote ([`crate::RunRecorder::record_evolution`]), both under the
+/// epoch's training run id.
+///
+/// A budget cap is a clean stop: the report says which cap
+/// ([`StopReason::Budget`]) and holds what was decided so far; running again
+/// with a larger budget and the same checkpoint continues the run.
+///
+/// # Errors
+/// [`LoopError`]; the checkpoint then holds the state to resume from.
+pub async fn run_evolution(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    gatekeeper: Gatekeeper,
+) -> Result<EvolutionReport, LoopError> {
+    let ids =
+        |qs: &[GeneratedQuestion]| qs.iter().map(|q| q.question_id.clone()).collect::<Vec<_>>();
+    let split = DataSplit::new(
+        &ids(&config.train),
+        &ids(&config.gate),
+        &ids(&config.holdout),
+    )?
+    .with_probation(&ids(&config.probation))?;
+    let provenance: BTreeSet<String> = split.train().clone();
+    let vctx = ctx.validation;
+    let mut state = match LoopState::load(ctx.checkpoint)? {
+        Some(state) => state,
+        None => {
+            let initial_version = ctx.store.current_version().map_err(ValidationError::from)?;
+            vctx.events.emit(&HarnessEvent::RunStarted {
+                run_id: config.run_name.clone(),
+                estimate: config.estimate.clone(),
+            });
+            LoopState {
+                epoch: 0,
+                train_version: None,
+                proposals: None,
+                judged: 0,
+                slow_update_proposed: false,
+                gatekeeper,
+                records: Vec::new(),
+                probations: Vec::new(),
+                rejected: Vec::new(),
+                train_accuracy: Vec::new(),
+                edit_history: Vec::new(),
+                stale_epochs: 0,
+                initial_version,
+                stopped: None,
+            }
+        }
+    };
+    let driven = drive(ctx, config, &provenance, &mut state).await;
+    let (holdout_before, holdout_after, stop_reason) = match driven {
+        Ok((before, after)) => (
+            before,
+            after,
+            state.stopped.clone().unwrap_or(StopReason::MaxEpochs),
+        ),
+        Err(error) => match budget_cause(&error, vctx) {
+            Some(exceeded) => (None, None, StopReason::Budget(exceeded)),
+            None => return Err(error),
+        },
+    };
+    vctx.events.emit(&HarnessEvent::RunFinished {
+        run_id: config.run_name.clone(),
+        usage: vctx.budget.usage(),
+    });
+    Ok(EvolutionReport {
+        stop_reason,
+        epochs: state.epoch,
+        initial_version: state.initial_version.clone(),
+        final_version: ctx.store.current_version().map_err(ValidationError::from)?,
+        records: state.records.clone(),
+        holdout_before,
+        holdout_after,
+    })
+}
+
+/// The budget cap behind `error`, if a cap caused it (directly, or through
+/// a proposer whose LLM calls the budget refused).
+fn budget_cause(error: &LoopError, vctx: ValidationContext<'_>) -> Option<BudgetExceeded> {
+    match error {
+        LoopError::Validation(ValidationError::Budget(exceeded)) => Some(exceeded.clone()),
+        LoopError::Propose(_) => vctx.budget.stopped(),
+        _ => None,
+    }
+}
+
+/// The epochs, then the holdout scores.
+async fn drive(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+) -> Result<(Option<f64>, Option<f64>), LoopError> {
+    let mut previous_train = None;
+    while state.stopped.is_none() {
+        let train = epoch::run_training(ctx, config, state).await?;
+        epoch::propose(ctx, config, state, &train).await?;
+        loop {
+            gating::gate_pending(ctx, config, provenance, state, &train).await?;
+            if state.slow_update_proposed {
+                break;
+            }
+            guidance::propose_slow_update(ctx, config, state, &train, &mut previous_train).await?;
+        }
+        epoch::finish(ctx, config, state, &train.answers)?;
+        previous_train = Some(train);
+    }
+    epoch::holdout_scores(ctx, config, state).await
+}

@@ -1,0 +1,109 @@
+//! The loop's saved state and what a finished run reports.
+
+use evolution_types::{Checkpoint, CheckpointError, RejectedEdit};
+use serde::{Deserialize, Serialize};
+
+use crate::budget::BudgetExceeded;
+use crate::gatekeeper::{GateRecord, Gatekeeper};
+use crate::probation::Probation;
+
+use super::Proposal;
+
+/// Why the loop stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A budget cap was reached. The checkpoint holds where the run was:
+    /// run again with a larger budget to continue.
+    Budget(BudgetExceeded),
+    /// `max_epochs` epochs ran.
+    MaxEpochs,
+    /// Two consecutive epochs proposed the same edits.
+    RepeatedEdits,
+    /// Two consecutive epochs did not improve training accuracy.
+    NoImprovement,
+}
+
+/// Where a run is: saved after every step, so a killed run resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopState {
+    /// The current epoch (0-based).
+    pub epoch: u32,
+    /// The version this epoch's training run used, once chosen.
+    pub train_version: Option<String>,
+    /// This epoch's proposals, once made.
+    pub proposals: Option<Vec<Proposal>>,
+    /// Proposals of this epoch already judged.
+    pub judged: usize,
+    /// Whether this epoch's slow-update candidates were already proposed
+    /// (they join [`LoopState::proposals`] after the proposer's).
+    #[serde(default)]
+    pub slow_update_proposed: bool,
+    /// The gate's state (FDR, baseline cache).
+    pub gatekeeper: Gatekeeper,
+    /// Every proposal judged so far.
+    pub records: Vec<GateRecord>,
+    /// Provisionally accepted versions whose probation has not finished.
+    pub probations: Vec<Probation>,
+    /// The blacklist.
+    pub rejected: Vec<RejectedEdit>,
+    /// Training accuracy per finished epoch.
+    pub train_accuracy: Vec<f64>,
+    /// The proposals' edits per finished epoch (for the repeated-edits rule).
+    pub edit_history: Vec<Vec<String>>,
+    /// Epochs in a row without improvement or with repeated edits.
+    pub stale_epochs: u32,
+    /// The version the run started from.
+    pub initial_version: String,
+    /// Set once the loop has stopped.
+    pub stopped: Option<StopReason>,
+}
+
+impl LoopState {
+    /// The state saved in `checkpoint`, if any.
+    ///
+    /// # Errors
+    /// The checkpoint's own error, or [`CheckpointError::Corrupt`] when the
+    /// saved value is not a loop state.
+    pub fn load(checkpoint: &dyn Checkpoint) -> Result<Option<LoopState>, CheckpointError> {
+        checkpoint
+            .load()?
+            .map(|value| {
+                serde_json::from_value(value).map_err(|e| CheckpointError::Corrupt {
+                    message: format!("not a loop state: {e}"),
+                })
+            })
+            .transpose()
+    }
+
+    /// Saves this state in `checkpoint`, replacing the previous one.
+    ///
+    /// # Errors
+    /// The checkpoint's own error, or [`CheckpointError::Corrupt`] when the
+    /// state cannot be turned into JSON.
+    pub fn save(&self, checkpoint: &dyn Checkpoint) -> Result<(), CheckpointError> {
+        let value = serde_json::to_value(self).map_err(|e| CheckpointError::Corrupt {
+            message: format!("loop state not serialisable: {e}"),
+        })?;
+        checkpoint.save(&value)
+    }
+}
+
+/// What a finished run reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvolutionReport {
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// Epochs run.
+    pub epochs: u32,
+    /// The version it started from.
+    pub initial_version: String,
+    /// The version it ended with.
+    pub final_version: String,
+    /// Every proposal with its gate record.
+    pub records: Vec<GateRecord>,
+    /// Holdout accuracy of the initial version (INFRA failures excluded).
+    pub holdout_before: Option<f64>,
+    /// Holdout accuracy of the final version.
+    pub holdout_after: Option<f64>,
+}

@@ -1,0 +1,59 @@
+//! Watching provisionally accepted versions: each is judged on the
+//! probation pool right after its accept, and rolled back on a `rollback`
+//! verdict.
+
+use std::collections::BTreeSet;
+
+use super::documents::workspace_at;
+use super::{LoopConfig, LoopContext, LoopError, LoopState};
+use crate::validate::ValidationError;
+
+/// Judges every pending probation on the probation pool, right after the
+/// provisional accept that started it (or, after a kill, when the loop
+/// resumes), before anything else is gated on top of it. A `rollback`
+/// verdict restores the version it replaced (when the watched version is
+/// still current, so a rollback already done before a kill is not done
+/// twice); every verdict ends the watch and is kept in the accept's
+/// [`GateRecord::probation`]. With an empty pool the watch ends
+/// `unverified` at once.
+pub(super) async fn settle_probations(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+) -> Result<(), LoopError> {
+    while let Some(mut watch) = state.probations.first().cloned() {
+        let previous = workspace_at(ctx.store, config, &watch.previous_version)?;
+        let watched = workspace_at(ctx.store, config, &watch.version)?;
+        let verdict = watch
+            .judge(
+                ctx.validation,
+                state.gatekeeper.config(),
+                &previous,
+                &watched,
+                provenance,
+                &config.probation,
+            )
+            .await?;
+        if verdict == evolution_gate::ProbationVerdict::Rollback {
+            watch
+                .settle(
+                    ctx.store,
+                    &evolution_gate::Gate::new(*state.gatekeeper.params())
+                        .map_err(ValidationError::from)?,
+                )
+                .map_err(ValidationError::from)?;
+        }
+        if let Some(record) = state
+            .records
+            .iter_mut()
+            .rev()
+            .find(|r| r.new_version.as_deref() == Some(watch.version.as_str()))
+        {
+            record.probation = Some(watch);
+        }
+        state.probations.remove(0);
+        state.save(ctx.checkpoint)?;
+    }
+    Ok(())
+}
