@@ -26,15 +26,18 @@ mod gate;
 mod init;
 mod input;
 mod layout;
+mod llm_log;
 #[cfg(feature = "local")]
 mod local;
 mod out;
+mod probe;
 mod profile;
 mod questions;
 mod render;
 mod run;
 mod status;
 mod store;
+mod verbose;
 mod working_copy;
 
 use crate::cli::{Cli, Command};
@@ -46,6 +49,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),
     };
+    if cli.verbose {
+        verbose::init();
+    }
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -73,19 +79,29 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            // The message is the first paragraph; usage and tips follow a blank line.
-            let text = e.to_string();
-            let message = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ");
-            let message = message.strip_prefix("error: ").unwrap_or(&message);
-            eprintln!("error: {message} (see --help)");
+            eprintln!("error: {} (see --help)", usage_error_line(&e.to_string()));
             ExitCode::from(2)
         }
     }
+}
+
+/// clap's message in one line: its first paragraph, then its tips ("a
+/// similar subcommand exists: 'evolve'"); the usage block is left out.
+fn usage_error_line(text: &str) -> String {
+    let mut paragraphs = text.split("\n\n");
+    let first = paragraphs.next().unwrap_or_default();
+    let mut parts = vec![first.lines().map(str::trim).collect::<Vec<_>>().join(" ")];
+    for paragraph in paragraphs {
+        parts.extend(
+            paragraph
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("tip:"))
+                .map(str::to_owned),
+        );
+    }
+    let line = parts.join("; ");
+    line.strip_prefix("error: ").unwrap_or(&line).to_owned()
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -155,7 +155,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     check_run_dir_writable(&run_dir)?;
-    let llm = runtime.block_on(build_llm(&args.llm))?;
+    let llm = runtime.block_on(build_llm(&args.llm, &[&args.skill]))?;
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));
     }
