@@ -67,21 +67,29 @@ pub(crate) struct LlmSection {
 }
 
 impl LlmSection {
-    /// The environment variable the `openai` provider of this section reads
-    /// its key from: `api_key_env`, else the first set of the server's usual
-    /// variables (as [`build_llm_from`] chooses); `None` for another provider.
-    pub(crate) fn key_variable(&self) -> Option<String> {
-        let openai = match &self.provider {
-            Some(p) => p.get_ref() == "openai",
-            None => self.cassette.is_none(),
+    /// The environment variable the `openai` provider of this section (with
+    /// the command's flags `args`, which win) reads its key from:
+    /// `api_key_env`, else the first set of the server's usual variables (as
+    /// [`build_llm_from`] chooses); `None` for another provider.
+    pub(crate) fn key_variable(&self, args: Option<&LlmArgs>) -> Option<String> {
+        let openai = match (args.and_then(|a| a.provider), &self.provider) {
+            (Some(p), _) => p == ProviderArg::Openai,
+            (None, Some(p)) => p.get_ref() == "openai",
+            (None, None) => self.cassette.is_none() && args.is_none_or(|a| a.cassette.is_none()),
         };
         if !openai {
             return None;
         }
-        if let Some(var) = self.openai.get("api_key_env").and_then(toml::Value::as_str) {
+        let table = |key: &str| self.openai.get(key).and_then(toml::Value::as_str);
+        if let Some(var) = args
+            .and_then(|a| a.api_key_env.as_deref())
+            .or_else(|| table("api_key_env"))
+        {
             return Some(var.to_owned());
         }
-        let base_url = self.openai.get("base_url").and_then(toml::Value::as_str)?;
+        let base_url = args
+            .and_then(|a| a.base_url.as_deref())
+            .or_else(|| table("base_url"))?;
         usual_api_key_vars(base_url)
             .into_iter()
             .find(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
@@ -360,6 +368,16 @@ fn load_file_config(
         bad_at(&path, line, e.message().to_owned())
     })?;
     Ok(Some((config, path, text)))
+}
+
+/// The name of the environment variable holding the API key of the LLM
+/// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
+/// configuration file found from `near`, else the usual variable the key is
+/// read from without one), when there is one: an agent run beside this LLM
+/// must not inherit it.
+pub(crate) fn api_key_variable(args: &LlmArgs, near: &[&Path]) -> anyhow::Result<Option<String>> {
+    let (file, _) = read_file_config(args.config.as_deref(), near)?;
+    Ok(file.llm.key_variable(Some(args)))
 }
 
 /// The agent's profile from the configuration's `[profile]` table
