@@ -165,3 +165,35 @@ fn run_finds_evolve_toml_in_a_parent_folder() {
         .unwrap();
     assert_one_line_error(&out, "no evolve.toml in this folder or a folder above it");
 }
+
+#[test]
+fn run_uses_the_default_key_variable_and_keeps_it_from_its_agent() {
+    let fake = crate::fake_llm::start_loop();
+    let config = crate::run::CONFIG
+        .replace("api_key_env = \"SKILL_EVOLVE_TEST_KEY\"\n", "")
+        .replace("http://127.0.0.1:9/v1", &fake.base_url);
+    assert!(!config.contains("api_key_env"), "{config}");
+    let dir = crate::run::run_workspace(&config);
+    let d = dir.path();
+    std::fs::write(
+        d.join("agent.sh"),
+        "read -r line\nenv >> env.txt\nprintf '{\"type\":\"result\",\"prediction\":\"unknown\"}\\n'\n",
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .env("OPENAI_API_KEY", KEY)
+        .env("EVOLVE_TEST_OTHER", "other")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(API key from OPENAI_API_KEY)"), "{stdout}");
+    let env = std::fs::read_to_string(d.join("env.txt")).unwrap();
+    assert!(
+        env.contains("EVOLVE_TEST_OTHER=other"),
+        "the agent ran: {env}"
+    );
+    assert!(!env.contains("OPENAI_API_KEY="), "{env}");
+    assert!(!env.contains(KEY), "{env}");
+}
