@@ -59,7 +59,7 @@ fn main() -> ExitCode {
                 eprintln!("error: {}", terminal_safe(&bad.to_string()));
                 ExitCode::from(2)
             } else {
-                eprintln!("error: {}", terminal_safe(&one_line(&format!("{e:#}"))));
+                eprintln!("error: {}", terminal_safe(&one_line(&chain_line(&e))));
                 ExitCode::from(1)
             }
         }
@@ -83,6 +83,24 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, `: `-separated like `{:#}`, leaving out a
+/// cause whose text the message already quotes (an error that prints its
+/// source would otherwise show it twice).
+fn chain_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// clap's message in one line: its first paragraph, then its tips ("a

@@ -46,6 +46,8 @@ fn a_cassette_miss_names_what_changed_and_how_to_re_record() {
         line.contains("record it again with a live provider and --record FILE"),
         "{line}"
     );
+    // Said once, though the error quoting it also carries it as its cause.
+    assert_eq!(line.matches("cassette miss").count(), 1, "{line}");
     // Nothing written.
     assert_eq!(snapshot(d), before);
 }
