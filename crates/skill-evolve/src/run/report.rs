@@ -72,8 +72,9 @@ and shrinks with L); **E needed**: what an accept needed.
 - **δ̂**: the estimated gain in accuracy, (W − L) / paired.
 - `accept_confirmed`: E reached E needed with a large enough δ̂; the candidate became the new \
 version.
-- `accept_provisional`: the questions ran out with moderate evidence; accepted on probation, \
-rolled back if later questions go against it.
+- `accept_provisional`: the questions ran out with moderate evidence; accepted on probation \
+(judged again on the gate questions held back for it, when the run keeps some, and rolled back \
+if they go against it).
 - `reject_directional`: the candidate was losing more than it won; stopped early.
 - `reject_futility`: even winning every remaining question could not reach E needed; stopped \
 early.
