@@ -36,6 +36,7 @@
 )]
 
 mod journal;
+mod miss;
 mod replay;
 
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};

@@ -79,12 +79,25 @@ pub enum CassetteError {
         line: usize,
     },
     /// Replay found no recording of the request.
-    #[error("cassette miss: no recording of this request (key {key}{})", tag_note(.tag))]
+    #[error("cassette miss: no recording of this request (key {key}{}){}", tag_note(.tag), changed_note(.changed))]
     Miss {
         /// The request's key.
         key: String,
         /// The request's tag, for finding the caller.
         tag: Option<String>,
+        /// How the request differs from the closest recording (the same
+        /// tag's first): the model, the options, or where a message's text
+        /// changed. `None` when not worked out.
+        changed: Option<String>,
+    },
+    /// The file a recording would replace is not a regular file (a folder,
+    /// a pipe, a device): found when the cassette is opened, before any call.
+    #[error("cassette {path}: cannot record here: {reason}")]
+    NotAFile {
+        /// The cassette path.
+        path: PathBuf,
+        /// What is there instead.
+        reason: String,
     },
 }
 
@@ -94,14 +107,25 @@ fn tag_note(tag: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
+fn changed_note(changed: &Option<String>) -> String {
+    changed
+        .as_ref()
+        .map(|c| format!("; {c}"))
+        .unwrap_or_default()
+}
+
 /// One line of a cassette.
 #[derive(Debug, Serialize, Deserialize)]
-struct Entry {
-    key: String,
-    model: String,
-    messages: Vec<ChatMessage>,
-    options: ChatOptions,
-    response: LlmResponse,
+pub(crate) struct Entry {
+    pub(crate) key: String,
+    pub(crate) model: String,
+    /// The call's tag, kept to explain a later miss; not part of the key
+    /// (cassettes written before it was kept have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tag: Option<String>,
+    pub(crate) messages: Vec<ChatMessage>,
+    pub(crate) options: ChatOptions,
+    pub(crate) response: LlmResponse,
 }
 
 /// The cassette key of a request: the SHA-256 (hex) of the model, the messages
@@ -122,7 +146,7 @@ pub fn cassette_key(model: &str, messages: &[ChatMessage], options: &ChatOptions
     hex
 }
 
-fn keyed_options(options: &ChatOptions) -> ChatOptions {
+pub(crate) fn keyed_options(options: &ChatOptions) -> ChatOptions {
     ChatOptions {
         tag: None,
         timeout: None,
@@ -212,13 +236,11 @@ impl<P: LlmProvider> Recorder<P> {
         let mut recorded = HashMap::new();
         let sink = match mode {
             CassetteMode::Record => {
+                check_record_target(&path).await?;
                 let pending = pending_path(&path);
-                let file = tokio::fs::File::create(&pending).await.map_err(|source| {
-                    CassetteError::Io {
-                        path: pending.clone(),
-                        source,
-                    }
-                })?;
+                // Named by the cassette, not the hidden temporary file: the
+                // user chose the cassette's place.
+                let file = tokio::fs::File::create(&pending).await.map_err(io)?;
                 Sink {
                     file: Some(file),
                     pending: Some(pending),
@@ -300,6 +322,7 @@ impl<P: LlmProvider> Recorder<P> {
         self.take(&key).ok_or_else(|| CassetteError::Miss {
             key,
             tag: options.tag.clone(),
+            changed: None,
         })
     }
 
@@ -326,6 +349,7 @@ impl<P: LlmProvider> Recorder<P> {
         let entry = Entry {
             key,
             model: self.model.clone(),
+            tag: options.tag.clone(),
             messages: messages.to_vec(),
             options: keyed_options(options),
             response: response.clone(),
@@ -382,6 +406,24 @@ impl<P> Drop for Recorder<P> {
             let _ = std::fs::remove_file(pending);
         }
     }
+}
+
+/// Refuses a recording target that is there and is not a regular file (a
+/// folder, a pipe, a device, a socket): the recording would fail only after
+/// its first paid call, or silently replace the special file.
+async fn check_record_target(path: &Path) -> Result<(), CassetteError> {
+    let reason = match tokio::fs::metadata(path).await {
+        Ok(meta) if meta.is_file() => return Ok(()),
+        Ok(meta) if meta.is_dir() => "it is a folder; name a file",
+        Ok(_) => "it is not a regular file (a pipe, a device or a socket)",
+        // Missing (or behind a path that is not a folder): creating the
+        // temporary recording beside it reports that.
+        Err(_) => return Ok(()),
+    };
+    Err(CassetteError::NotAFile {
+        path: path.to_path_buf(),
+        reason: reason.to_owned(),
+    })
 }
 
 /// How a cassette file ends.
@@ -517,9 +559,11 @@ impl<P: LlmProvider> Recorder<P> {
             return Ok(response);
         }
         if self.mode == CassetteMode::Replay {
+            let changed = crate::miss::explain(&self.path, &self.model, messages, options).await;
             let miss = CassetteError::Miss {
                 key,
                 tag: options.tag.clone(),
+                changed,
             };
             return Err(LlmError::new(LlmErrorKind::Other, miss.to_string()));
         }

@@ -168,6 +168,43 @@ impl Default for RetryPolicy {
     }
 }
 
+/// Providers whose servers are known by their host, with the environment
+/// variable their own tools read the key from.
+const PROVIDER_KEY_VARS: [(&str, &str); 5] = [
+    ("deepseek.com", "DEEPSEEK_API_KEY"),
+    ("openrouter.ai", "OPENROUTER_API_KEY"),
+    ("groq.com", "GROQ_API_KEY"),
+    ("mistral.ai", "MISTRAL_API_KEY"),
+    ("together.xyz", "TOGETHER_API_KEY"),
+];
+
+/// The variable most OpenAI-compatible clients read the key from.
+pub const OPENAI_API_KEY_VAR: &str = "OPENAI_API_KEY";
+
+/// The environment variables the key of the server at `base_url` is usually
+/// kept in, to look at when no `api_key_env` is configured, most specific
+/// first: the provider's own variable when the host is a known provider's
+/// (`api.deepseek.com` → `DEEPSEEK_API_KEY`; also OpenRouter, Groq, Mistral
+/// and Together), then [`OPENAI_API_KEY_VAR`].
+pub fn usual_api_key_vars(base_url: &str) -> Vec<&'static str> {
+    let host = reqwest::Url::parse(base_url.trim())
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+        .unwrap_or_default();
+    let mut vars: Vec<&'static str> = PROVIDER_KEY_VARS
+        .iter()
+        .filter(|(domain, _)| {
+            host == *domain
+                || host
+                    .strip_suffix(domain)
+                    .is_some_and(|rest| rest.ends_with('.'))
+        })
+        .map(|(_, var)| *var)
+        .collect();
+    vars.push(OPENAI_API_KEY_VAR);
+    vars
+}
+
 /// An API key read from the environment. Its `Debug` never shows the key.
 #[derive(Clone)]
 pub(crate) struct ApiKey(String);

@@ -47,5 +47,8 @@ mod provider;
 mod sse;
 mod wire;
 
-pub use crate::config::{ConfigError, OpenAiConfig, REDACTED, RetryPolicy, Timeouts};
+pub use crate::config::{
+    ConfigError, OPENAI_API_KEY_VAR, OpenAiConfig, REDACTED, RetryPolicy, Timeouts,
+    usual_api_key_vars,
+};
 pub use crate::provider::{OpenAiProvider, PROVIDER_NAME};

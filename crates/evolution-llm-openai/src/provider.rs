@@ -48,6 +48,34 @@ pub struct OpenAiProvider {
     client: reqwest::Client,
     permits: Semaphore,
     calls: AtomicU64,
+    /// Where the key came from, named (never shown) when the server refuses it.
+    key_source: KeySource,
+}
+
+/// Where a provider's API key came from.
+#[derive(Debug, Clone)]
+enum KeySource {
+    /// The environment variable of this name.
+    Env(String),
+    /// The program passed it ([`OpenAiProvider::with_api_key`]).
+    Given,
+    /// No key: no `Authorization` header is sent.
+    None,
+}
+
+impl KeySource {
+    /// What a refused call (401, 403) adds to its message.
+    fn note(&self) -> String {
+        match self {
+            KeySource::Env(var) => {
+                format!("the API key sent was read from the environment variable {var}")
+            }
+            KeySource::Given => "the API key sent was the one the program passed".to_owned(),
+            KeySource::None => "no API key was sent: set api_key_env to the environment \
+                                variable that holds one"
+                .to_owned(),
+        }
+    }
 }
 
 impl fmt::Debug for OpenAiProvider {
@@ -63,15 +91,16 @@ impl fmt::Debug for OpenAiProvider {
 impl OpenAiProvider {
     /// Builds a provider, reading the API key from the variable `api_key_env` names.
     pub fn new(config: OpenAiConfig) -> Result<Self, ConfigError> {
-        let api_key = match &config.api_key_env {
-            Some(var) => {
+        let (api_key, source) = match &config.api_key_env {
+            Some(var) => (
                 Some(ApiKey::new(std::env::var(var).map_err(|_| {
                     ConfigError::MissingApiKey { var: var.clone() }
-                })?))
-            }
-            None => None,
+                })?)),
+                KeySource::Env(var.clone()),
+            ),
+            None => (None, KeySource::None),
         };
-        Self::build(config, api_key)
+        Self::build(config, api_key, source)
     }
 
     /// Builds a provider with a key the caller already holds (from a secret
@@ -80,7 +109,7 @@ impl OpenAiProvider {
         config: OpenAiConfig,
         api_key: impl Into<String>,
     ) -> Result<Self, ConfigError> {
-        Self::build(config, Some(ApiKey::new(api_key.into())))
+        Self::build(config, Some(ApiKey::new(api_key.into())), KeySource::Given)
     }
 
     /// The configuration the provider runs with.
@@ -88,7 +117,11 @@ impl OpenAiProvider {
         &self.config
     }
 
-    fn build(config: OpenAiConfig, api_key: Option<ApiKey>) -> Result<Self, ConfigError> {
+    fn build(
+        config: OpenAiConfig,
+        api_key: Option<ApiKey>,
+        key_source: KeySource,
+    ) -> Result<Self, ConfigError> {
         let endpoint = endpoint(&config.base_url)?;
         if config.max_concurrency == 0 || config.max_concurrency > Semaphore::MAX_PERMITS {
             return Err(ConfigError::Invalid(format!(
@@ -121,6 +154,7 @@ impl OpenAiProvider {
             api_key,
             client,
             calls: AtomicU64::new(0),
+            key_source,
         })
     }
 
@@ -288,6 +322,11 @@ fn redacted_error(e: LlmError, key: &ApiKey) -> LlmError {
     let Cow::Owned(message) = key.redact(e.message()) else {
         return e;
     };
+    with_message(e, message)
+}
+
+/// `e` with another message; its kind, status, wait, attempts and billing kept.
+fn with_message(e: LlmError, message: String) -> LlmError {
     let mut clean = LlmError::new(e.kind(), message)
         .with_attempts(e.attempts())
         .with_possibly_billed(e.possibly_billed());
@@ -407,6 +446,12 @@ impl LlmProvider for OpenAiProvider {
             }
             Err(e) => {
                 let billed = billed || e.possibly_billed();
+                let e = if e.kind() == LlmErrorKind::Auth {
+                    let message = format!("{} ({})", e.message(), self.key_source.note());
+                    with_message(e, message)
+                } else {
+                    e
+                };
                 Err(e.with_attempts(attempts).with_possibly_billed(billed))
             }
         }

@@ -13,6 +13,11 @@ use evolution_evolve::EditBudgetSchedule;
 #[derive(Debug, Parser)]
 #[command(name = "skill-evolve", version, propagate_version = true)]
 pub(crate) struct Cli {
+    /// Print on stderr what happens underneath: every LLM call (its tag, how
+    /// long it took, why a reply was unusable), the configuration file read,
+    /// retries.
+    #[arg(short, long, global = true)]
+    pub(crate) verbose: bool,
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -108,7 +113,9 @@ pub(crate) enum ProviderArg {
 /// environment variables, which win over `skill-evolve.toml`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct LlmArgs {
-    /// Configuration file (TOML). Default: `./skill-evolve.toml` when it exists.
+    /// Configuration file (TOML). Default: the nearest `skill-evolve.toml`
+    /// beside the command's input (the skill, the run log) or in a folder
+    /// above it, else in the current folder or above it.
     #[arg(long, env = "SKILL_EVOLVE_CONFIG", value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// LLM provider.
@@ -120,7 +127,9 @@ pub(crate) struct LlmArgs {
     /// Model name.
     #[arg(long, env = "SKILL_EVOLVE_MODEL")]
     pub(crate) model: Option<String>,
-    /// Name of the environment variable that holds the API key.
+    /// Name of the environment variable that holds the API key. Default: the
+    /// server's usual one when set (`DEEPSEEK_API_KEY` for DeepSeek, …), else
+    /// `OPENAI_API_KEY` when set, else no key.
     #[arg(long, env = "SKILL_EVOLVE_API_KEY_ENV", value_name = "VAR")]
     pub(crate) api_key_env: Option<String>,
     /// Cassette to answer from (provider `replay`).
@@ -209,9 +218,11 @@ pub(crate) struct EvolveArgs {
 /// Options of `run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Run configuration (agent command, question set, budgets, gate parameters).
+    /// Run configuration (agent command, question set, budgets, gate
+    /// parameters). Default: `evolve.toml` (what `init` writes) in the
+    /// current folder or the nearest folder above it.
     #[arg(long, value_name = "FILE")]
-    pub(crate) config: PathBuf,
+    pub(crate) config: Option<PathBuf>,
     /// Check the configuration and print the pre-flight estimate; run nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,

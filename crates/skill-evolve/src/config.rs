@@ -1,6 +1,14 @@
 //! LLM configuration: `skill-evolve.toml`, environment variables and flags
 //! (in rising order of precedence), turned into one provider.
 //!
+//! Without `--config`, the file is the nearest `skill-evolve.toml` beside
+//! the input a command works on (the skill of `evolve`, the skills or run log
+//! of `diagnose`) or in a folder above it, else in the current folder or
+//! above it; `-v` names the file read. Without `api_key_env`, the key is
+//! read from the variable the server's provider usually keeps it in
+//! (`DEEPSEEK_API_KEY` for `api.deepseek.com`, …), else `OPENAI_API_KEY`,
+//! whichever is set first (`evolution_llm_openai::usual_api_key_vars`).
+//!
 //! ```toml
 //! [llm]
 //! provider = "openai"          # openai | local | replay
@@ -20,7 +28,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder};
-use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider};
+use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
 use evolution_types::{
     ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
 };
@@ -29,9 +37,10 @@ use serde::Deserialize;
 use crate::cli::{LlmArgs, ProviderArg};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, check_input, read_input_text};
+use crate::llm_log::LoggedLlm;
 use crate::profile::ProfileSection;
 
-/// The file read when `--config` is not given and it exists.
+/// The file looked for when `--config` is not given.
 pub(crate) const DEFAULT_CONFIG: &str = "skill-evolve.toml";
 
 #[derive(Debug, Default, Deserialize)]
@@ -57,6 +66,37 @@ pub(crate) struct LlmSection {
     pub(crate) local: toml::Table,
 }
 
+impl LlmSection {
+    /// The environment variable the `openai` provider of this section (with
+    /// the command's flags `args`, which win) reads its key from:
+    /// `api_key_env`, else the first set of the server's usual variables (as
+    /// [`build_llm_from`] chooses); `None` for another provider.
+    pub(crate) fn key_variable(&self, args: Option<&LlmArgs>) -> Option<String> {
+        let openai = match (args.and_then(|a| a.provider), &self.provider) {
+            (Some(p), _) => p == ProviderArg::Openai,
+            (None, Some(p)) => p.get_ref() == "openai",
+            (None, None) => self.cassette.is_none() && args.is_none_or(|a| a.cassette.is_none()),
+        };
+        if !openai {
+            return None;
+        }
+        let table = |key: &str| self.openai.get(key).and_then(toml::Value::as_str);
+        if let Some(var) = args
+            .and_then(|a| a.api_key_env.as_deref())
+            .or_else(|| table("api_key_env"))
+        {
+            return Some(var.to_owned());
+        }
+        let base_url = args
+            .and_then(|a| a.base_url.as_deref())
+            .or_else(|| table("base_url"))?;
+        usual_api_key_vars(base_url)
+            .into_iter()
+            .find(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+            .map(str::to_owned)
+    }
+}
+
 /// The provider a command talks to, and a one-line description for the user.
 pub(crate) struct Llm {
     /// The provider (wrapped in a recorder when `--record` is given).
@@ -65,19 +105,45 @@ pub(crate) struct Llm {
     pub(crate) description: String,
 }
 
-/// Reads the configuration and builds the provider. Every problem is a bad
-/// input (exit 2) found before any call is made.
-pub(crate) async fn build_llm(args: &LlmArgs) -> anyhow::Result<Llm> {
-    let (file, config_path) = read_file_config(args.config.as_deref())?;
-    build_llm_from(args, &file.llm, config_path).await
+/// Where the user names the model, for the hint when none is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LlmSource {
+    /// The command's flags (and `skill-evolve.toml`).
+    Flags,
+    /// The `[llm]` table of a run configuration.
+    RunConfig,
+}
+
+/// Reads the configuration (found as the module docs say, from the inputs
+/// in `near`) and builds the provider. Every problem is a bad input (exit 2)
+/// found before any call is made.
+pub(crate) async fn build_llm(args: &LlmArgs, near: &[&Path]) -> anyhow::Result<Llm> {
+    let (file, config_path) = read_file_config(args.config.as_deref(), near)?;
+    build_llm_from(args, &file.llm, config_path, LlmSource::Flags).await
 }
 
 /// Builds the provider from an `[llm]` section read from `config_path`
 /// (paths in it are relative to that file), with `args` taking precedence.
+/// Every call through it is logged (`-v` shows the lines).
 pub(crate) async fn build_llm_from(
     args: &LlmArgs,
     section: &LlmSection,
     config_path: Option<PathBuf>,
+    source: LlmSource,
+) -> anyhow::Result<Llm> {
+    let llm = build_provider(args, section, config_path, source).await?;
+    tracing::info!("LLM: {}", crate::render::terminal_safe(&llm.description));
+    Ok(Llm {
+        provider: Arc::new(LoggedLlm::new(llm.provider)),
+        description: llm.description,
+    })
+}
+
+async fn build_provider(
+    args: &LlmArgs,
+    section: &LlmSection,
+    config_path: Option<PathBuf>,
+    source: LlmSource,
 ) -> anyhow::Result<Llm> {
     let file = FileConfig {
         llm: section.clone(),
@@ -88,15 +154,16 @@ pub(crate) async fn build_llm_from(
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let provider = match (&args.provider, &file.llm.provider) {
-        (Some(p), _) => *p,
-        (None, Some(spanned)) => {
-            parse_provider(spanned, config_path.as_deref().unwrap_or(Path::new("")))?
-        }
+    let (provider, chosen) = match (&args.provider, &file.llm.provider) {
+        (Some(p), _) => (*p, true),
+        (None, Some(spanned)) => (
+            parse_provider(spanned, config_path.as_deref().unwrap_or(Path::new("")))?,
+            true,
+        ),
         (None, None) if args.cassette.is_some() || file.llm.cassette.is_some() => {
-            ProviderArg::Replay
+            (ProviderArg::Replay, true)
         }
-        (None, None) => ProviderArg::Openai,
+        (None, None) => (ProviderArg::Openai, false),
     };
     let mut openai = file.llm.openai.clone();
     for (key, value) in [
@@ -122,7 +189,10 @@ pub(crate) async fn build_llm_from(
              OpenAI-compatible server (a local llama.cpp or Ollama server works offline)",
         )),
         ProviderArg::Openai => {
-            let config = openai_config(openai, config_path.as_deref())?;
+            if !chosen && !openai.contains_key("base_url") && !openai.contains_key("model") {
+                return Err(bad_option(no_provider_hint(source)));
+            }
+            let mut config = openai_config(openai, config_path.as_deref(), source)?;
             if let Some(var) = &config.api_key_env
                 && !is_variable_name(var)
             {
@@ -133,7 +203,21 @@ pub(crate) async fn build_llm_from(
                      not such a name, and is not shown in case it is the key itself",
                 ));
             }
-            let description = format!("openai {} at {}", config.model, config.base_url);
+            if config.api_key_env.is_none() {
+                config.api_key_env = usual_api_key_vars(&config.base_url)
+                    .into_iter()
+                    .find(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+                    .map(str::to_owned);
+            }
+            let description = format!(
+                "openai {} at {} ({})",
+                config.model,
+                config.base_url,
+                match &config.api_key_env {
+                    Some(var) => format!("API key from {var}"),
+                    None => "no API key".to_owned(),
+                }
+            );
             let model = config.model.clone();
             let live = OpenAiProvider::new(config).map_err(|e| match e {
                 ConfigError::MissingApiKey { var } => bad_option(format!(
@@ -173,7 +257,7 @@ pub(crate) async fn build_llm_from(
                 .await
                 .map_err(cassette_error)?;
             Ok(Llm {
-                provider: Arc::new(recorder),
+                provider: Arc::new(Replay { recorder }),
                 description: format!("replay of {} (model {model})", cassette.display()),
             })
         }
@@ -204,28 +288,80 @@ async fn with_recording(
     }
 }
 
-fn read_file_config(explicit: Option<&Path>) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
-    Ok(match load_file_config(explicit)? {
+/// The one-line error of a command that needs a model when none is named,
+/// with the choices that work offline.
+fn no_provider_hint(source: LlmSource) -> String {
+    match source {
+        LlmSource::Flags => format!(
+            "no LLM is configured: name an OpenAI-compatible server with --base-url URL and \
+             --model NAME (or [llm.openai] in {DEFAULT_CONFIG}), or work offline with \
+             --provider local (the embedded model) or --provider replay --cassette FILE"
+        ),
+        LlmSource::RunConfig => "no LLM is configured: add [llm.openai] with base_url and \
+             model for an OpenAI-compatible server, or work offline with [llm] provider = \
+             \"local\" (the embedded model) or provider = \"replay\" and cassette = \"FILE\""
+            .to_owned(),
+    }
+}
+
+fn read_file_config(
+    explicit: Option<&Path>,
+    near: &[&Path],
+) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
+    Ok(match load_file_config(explicit, near)? {
         Some((config, path, _)) => (config, Some(path)),
         None => (FileConfig::default(), None),
     })
 }
 
-/// The configuration file (`explicit`, else `skill-evolve.toml` when it
-/// exists), parsed, with its path and text.
+/// The nearest `skill-evolve.toml`: in the folder of each path of `near`
+/// (a file's folder, or the folder itself) or a folder above it, then in the
+/// current folder or a folder above it.
+pub(crate) fn find_config(near: &[&Path]) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    let starts = near
+        .iter()
+        .filter_map(|p| std::path::absolute(p).ok())
+        .map(|p| {
+            if p.is_dir() {
+                p
+            } else {
+                p.parent().map(Path::to_path_buf).unwrap_or(p)
+            }
+        })
+        .chain(cwd);
+    for start in starts {
+        if let Some(found) = start
+            .ancestors()
+            .map(|dir| dir.join(DEFAULT_CONFIG))
+            .find(|candidate| candidate.is_file())
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// The configuration file (`explicit`, else the one [`find_config`] finds),
+/// parsed, with its path and text.
 fn load_file_config(
     explicit: Option<&Path>,
+    near: &[&Path],
 ) -> anyhow::Result<Option<(FileConfig, PathBuf, String)>> {
     let path = match explicit {
         Some(path) => path.to_path_buf(),
-        None => {
-            let default = PathBuf::from(DEFAULT_CONFIG);
-            if !default.is_file() {
+        None => match find_config(near) {
+            Some(found) => found,
+            None => {
+                tracing::info!("configuration: no {DEFAULT_CONFIG} found, none read");
                 return Ok(None);
             }
-            default
-        }
+        },
     };
+    tracing::info!(
+        "configuration: {}",
+        crate::render::terminal_safe(&path.display().to_string())
+    );
     let text = read_input_text(&path, InputKind::Config)?;
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|span| line_of(&text, span.start));
@@ -236,26 +372,19 @@ fn load_file_config(
 
 /// The name of the environment variable holding the API key of the LLM
 /// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
-/// configuration file), when one is named: an agent run beside this LLM
+/// configuration file found from `near`, else the usual variable the key is
+/// read from without one), when there is one: an agent run beside this LLM
 /// must not inherit it.
-pub(crate) fn api_key_variable(args: &LlmArgs) -> anyhow::Result<Option<String>> {
-    if let Some(name) = &args.api_key_env {
-        return Ok(Some(name.clone()));
-    }
-    let (file, _) = read_file_config(args.config.as_deref())?;
-    Ok(file
-        .llm
-        .openai
-        .get("api_key_env")
-        .and_then(toml::Value::as_str)
-        .map(str::to_owned))
+pub(crate) fn api_key_variable(args: &LlmArgs, near: &[&Path]) -> anyhow::Result<Option<String>> {
+    let (file, _) = read_file_config(args.config.as_deref(), near)?;
+    Ok(file.llm.key_variable(Some(args)))
 }
 
 /// The agent's profile from the configuration's `[profile]` table
 /// (domain-neutral without a file or a table); every problem is one line
 /// naming the file, the line and the key.
-pub(crate) fn read_profile(explicit: Option<&Path>) -> anyhow::Result<Profile> {
-    match load_file_config(explicit)? {
+pub(crate) fn read_profile(explicit: Option<&Path>, near: &[&Path]) -> anyhow::Result<Profile> {
+    match load_file_config(explicit, near)? {
         Some((config, path, text)) => config.profile.resolve(&path, &text),
         None => Ok(Profile::neutral()),
     }
@@ -277,9 +406,18 @@ fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Resul
     }
 }
 
-fn openai_config(table: toml::Table, config_path: Option<&Path>) -> anyhow::Result<OpenAiConfig> {
-    let hint = "set --base-url and --model (or SKILL_EVOLVE_BASE_URL / SKILL_EVOLVE_MODEL, or \
-                [llm.openai] in skill-evolve.toml)";
+fn openai_config(
+    table: toml::Table,
+    config_path: Option<&Path>,
+    source: LlmSource,
+) -> anyhow::Result<OpenAiConfig> {
+    let hint = match source {
+        LlmSource::Flags => {
+            "set --base-url and --model (or SKILL_EVOLVE_BASE_URL / SKILL_EVOLVE_MODEL, or \
+             [llm.openai] in skill-evolve.toml)"
+        }
+        LlmSource::RunConfig => "set base_url and model in [llm.openai]",
+    };
     for key in ["base_url", "model"] {
         if !table.contains_key(key) {
             return Err(bad_option(format!(
@@ -342,6 +480,11 @@ fn cassette_error(e: CassetteError) -> anyhow::Error {
         CassetteError::Parse { path, line, source } => {
             bad_at(&path, Some(line), format!("not a cassette entry: {source}"))
         }
+        CassetteError::NotAFile { path, reason } => bad_at(
+            &path,
+            None,
+            format!("cannot record a cassette here: {reason}; nothing was sent to the model"),
+        ),
         CassetteError::KeyMismatch { path, line, .. } => bad_at(
             &path,
             Some(line),
@@ -349,6 +492,34 @@ fn cassette_error(e: CassetteError) -> anyhow::Error {
              version)",
         ),
         other => bad_option(other.to_string()),
+    }
+}
+
+/// A replay: the cassette's answers, and on a miss (the only way it fails)
+/// what to do about it.
+#[derive(Debug)]
+struct Replay {
+    recorder: Recorder<NoLiveProvider>,
+}
+
+#[async_trait]
+impl LlmProvider for Replay {
+    async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
+        self.recorder.chat(messages, options).await.map_err(|e| {
+            LlmError::new(
+                e.kind(),
+                format!(
+                    "{}; the cassette {} was recorded for other requests: record it again with \
+                     a live provider and --record FILE",
+                    e.message(),
+                    self.recorder.path().display()
+                ),
+            )
+        })
     }
 }
 

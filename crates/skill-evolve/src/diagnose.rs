@@ -31,7 +31,7 @@ pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     if !args.runlog.is_file() {
         return Err(bad_at(&args.runlog, None, "no such run log file"));
     }
-    let profile = read_profile(args.llm.config.as_deref())?;
+    let profile = read_profile(args.llm.config.as_deref(), &near(args))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -43,6 +43,15 @@ pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Where the configuration file is looked for first: beside the skills, then the run log.
+fn near(args: &DiagnoseArgs) -> Vec<&Path> {
+    args.skills
+        .as_deref()
+        .into_iter()
+        .chain([args.runlog.as_path()])
+        .collect()
+}
+
 /// Opens the run log read-only: diagnosing never changes the file it reads, and a database
 /// of another program is refused rather than given this tool's tables.
 fn open_log(path: &Path) -> anyhow::Result<SqliteRunLog> {
@@ -52,6 +61,64 @@ fn open_log(path: &Path) -> anyhow::Result<SqliteRunLog> {
         }
         other => bad_at(path, None, format!("not a run log: {other}")),
     })
+}
+
+/// The predictions of `run_id`; an unknown run (its error lists the run
+/// log's runs) or an empty one is bad input.
+async fn predictions_of(
+    log: &SqliteRunLog,
+    path: &Path,
+    run_id: &str,
+) -> anyhow::Result<Vec<Prediction>> {
+    match log.get_predictions(run_id, None).await {
+        Ok(predictions) if !predictions.is_empty() => Ok(predictions),
+        Ok(_) | Err(RunLogError::RunNotFound { .. }) => {
+            Err(no_predictions(log, path, run_id).await)
+        }
+        Err(e) => Err(log_error(path, e)),
+    }
+}
+
+/// Run ids named in an error before the rest are counted.
+const RUN_IDS_SHOWN: usize = 20;
+
+/// The error for a run with no predictions: an unknown run id lists the run
+/// log's runs (the first [`RUN_IDS_SHOWN`], and how many more).
+async fn no_predictions(log: &SqliteRunLog, path: &Path, run_id: &str) -> anyhow::Error {
+    let runs = match log.runs().await {
+        Ok(runs) => runs,
+        Err(e) => return bad_at(path, None, format!("not a run log: {e}")),
+    };
+    if runs.iter().any(|r| r.run_id == run_id) {
+        return bad_at(path, None, format!("run {run_id:?} has no predictions"));
+    }
+    if runs.is_empty() {
+        return bad_at(
+            path,
+            None,
+            format!("no run with id {run_id:?}; the run log holds no runs"),
+        );
+    }
+    let mut ids: Vec<String> = runs
+        .iter()
+        .take(RUN_IDS_SHOWN)
+        .map(|r| format!("{:?}", r.run_id))
+        .collect();
+    if runs.len() > RUN_IDS_SHOWN {
+        ids.push(format!(
+            "and {} more",
+            runs.len().saturating_sub(RUN_IDS_SHOWN)
+        ));
+    }
+    bad_at(
+        path,
+        None,
+        format!(
+            "no run with id {run_id:?}; the run log holds {} run(s): {}",
+            runs.len(),
+            ids.join(", ")
+        ),
+    )
 }
 
 fn log_error(path: &Path, e: RunLogError) -> anyhow::Error {
@@ -85,18 +152,8 @@ fn with_llm(
     let result = runtime.block_on(async {
         let log = open_log(&args.runlog)?;
         // An unknown run or an empty one is bad input, found before any LLM call.
-        let predictions = log
-            .get_predictions(&args.run_id, None)
-            .await
-            .map_err(|e| log_error(&args.runlog, e))?;
-        if predictions.is_empty() {
-            return Err(bad_at(
-                &args.runlog,
-                None,
-                format!("run {:?} has no predictions", args.run_id),
-            ));
-        }
-        let llm = build_llm(&args.llm).await?;
+        predictions_of(&log, &args.runlog, &args.run_id).await?;
+        let llm = build_llm(&args.llm, &near(args)).await?;
         eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
         Diagnoser::new(llm.provider.as_ref(), &log, &skills)
             .with_prompts(templates.diagnose.clone())
@@ -299,23 +356,13 @@ fn rules_only(
 ) -> anyhow::Result<ExitCode> {
     let (predictions, traces) = runtime.block_on(async {
         let log = open_log(&args.runlog)?;
-        let predictions = log
-            .get_predictions(&args.run_id, None)
-            .await
-            .map_err(|e| log_error(&args.runlog, e))?;
+        let predictions = predictions_of(&log, &args.runlog, &args.run_id).await?;
         let traces = log
             .get_traces(&args.run_id, None)
             .await
             .map_err(|e| log_error(&args.runlog, e))?;
         anyhow::Ok((predictions, traces))
     })?;
-    if predictions.is_empty() {
-        return Err(bad_at(
-            &args.runlog,
-            None,
-            format!("run {:?} has no predictions", args.run_id),
-        ));
-    }
     let mut rows = Vec::with_capacity(predictions.len());
     for p in &predictions {
         let trace: Vec<TraceStep> = traces

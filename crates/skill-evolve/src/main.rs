@@ -34,15 +34,18 @@ mod gate;
 mod init;
 mod input;
 mod layout;
+mod llm_log;
 #[cfg(feature = "local")]
 mod local;
 mod out;
+mod probe;
 mod profile;
 mod questions;
 mod render;
 mod run;
 mod status;
 mod store;
+mod verbose;
 mod working_copy;
 
 use crate::cli::{Cli, Command};
@@ -54,6 +57,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),
     };
+    if cli.verbose {
+        verbose::init();
+    }
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -61,7 +67,7 @@ fn main() -> ExitCode {
                 eprintln!("error: {}", terminal_safe(&bad.to_string()));
                 ExitCode::from(2)
             } else {
-                eprintln!("error: {}", terminal_safe(&one_line(&format!("{e:#}"))));
+                eprintln!("error: {}", terminal_safe(&one_line(&chain_line(&e))));
                 ExitCode::from(1)
             }
         }
@@ -81,19 +87,47 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            // The message is the first paragraph; usage and tips follow a blank line.
-            let text = e.to_string();
-            let message = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ");
-            let message = message.strip_prefix("error: ").unwrap_or(&message);
-            eprintln!("error: {message} (see --help)");
+            eprintln!("error: {} (see --help)", usage_error_line(&e.to_string()));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, `: `-separated like `{:#}`, leaving out a
+/// cause whose text the message already quotes (an error that prints its
+/// source would otherwise show it twice).
+fn chain_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// clap's message in one line: its first paragraph, then its tips ("a
+/// similar subcommand exists: 'evolve'"); the usage block is left out.
+fn usage_error_line(text: &str) -> String {
+    let mut paragraphs = text.split("\n\n");
+    let first = paragraphs.next().unwrap_or_default();
+    let mut parts = vec![first.lines().map(str::trim).collect::<Vec<_>>().join(" ")];
+    for paragraph in paragraphs {
+        parts.extend(
+            paragraph
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("tip:"))
+                .map(str::to_owned),
+        );
+    }
+    let line = parts.join("; ");
+    line.strip_prefix("error: ").unwrap_or(&line).to_owned()
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -3,9 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+use evolution_runlog_sqlite::SqliteRunLog;
+
 use crate::cli::StatusArgs;
 use crate::error::{bad_at, bad_option};
 use crate::out::outln;
+use crate::render::terminal_safe;
 use crate::run::dir::{RunDir, runs_of};
 use crate::run::stage::read_proposal;
 
@@ -61,7 +65,25 @@ pub(crate) fn list_runs(project: &Path) -> anyhow::Result<Vec<(String, RunDir)>>
     Ok(out)
 }
 
-/// One line (and its staged documents) per run.
+/// The run ids a run's log holds (its training and gate rollouts), oldest
+/// first; empty before the run log exists.
+fn run_ids(runtime: &tokio::runtime::Runtime, dir: &RunDir) -> anyhow::Result<Vec<String>> {
+    let path = dir.runlog();
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    runtime.block_on(async {
+        let log = SqliteRunLog::open_read_only(&path)
+            .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
+        let runs = log
+            .runs()
+            .await
+            .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
+        Ok(runs.into_iter().map(|r| r.run_id).collect())
+    })
+}
+
+/// One line (and its staged documents and run ids) per run.
 pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let project = find_project(args.dir.as_deref())?;
     let runs = list_runs(&project)?;
@@ -69,6 +91,10 @@ pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         outln!("no runs in {}", runs_of(&project).display());
         return Ok(ExitCode::SUCCESS);
     }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
     for (name, dir) in runs {
         let proposal = read_proposal(&dir)?;
         let state = match &proposal {
@@ -112,6 +138,14 @@ pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             .any(|d| d.adopted_as.is_none())
         {
             outln!("  adopt with: skill-evolve adopt {name}");
+        }
+        let ids = run_ids(&runtime, &dir)?;
+        if !ids.is_empty() {
+            outln!(
+                "  run ids in {} (for `skill-evolve diagnose --runlog FILE --run-id ID`): {}",
+                dir.runlog().display(),
+                terminal_safe(&ids.join(", "))
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

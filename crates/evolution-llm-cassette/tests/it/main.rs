@@ -163,3 +163,110 @@ async fn replay_refuses_a_cassette_whose_last_line_is_cut_short() {
     // Nothing was repaired behind the user's back.
     assert_eq!(std::fs::read_to_string(&path).unwrap(), &text[..cut]);
 }
+
+#[tokio::test]
+async fn a_miss_says_how_the_request_differs_from_the_closest_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.cassette.jsonl");
+    let live = ScriptedLlm::with_replies(["ok", "ok"]);
+    let recorder = Recorder::open(&live, &path, CassetteMode::Record, "m")
+        .await
+        .unwrap();
+    let judge = ChatOptions::default().with_tag("judge");
+    let reflect = ChatOptions::default().with_tag("reflect");
+    let skill = |rule: &str| {
+        vec![
+            ChatMessage::system("You improve skills."),
+            ChatMessage::user(format!("# Skill\n\n1. Read the task.\n2. {rule}\n")),
+        ]
+    };
+    recorder
+        .chat(&skill("Answer briefly."), &reflect)
+        .await
+        .unwrap();
+    recorder.chat(&ask("Is it right?"), &judge).await.unwrap();
+    drop(recorder);
+
+    let replay = Recorder::open(ScriptedLlm::new(), &path, CassetteMode::Replay, "m")
+        .await
+        .unwrap();
+    // The document changed on its third line: the miss names the message,
+    // the line and both texts around the change.
+    let miss = replay
+        .chat(&skill("Answer at length."), &reflect)
+        .await
+        .unwrap_err();
+    let text = miss.message();
+    assert!(text.contains("tag \"reflect\" (line 1)"), "{text}");
+    assert!(
+        text.contains("message 2 of 2 (user) changed from line 4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Answer briefly") && text.contains("Answer at length"),
+        "{text}"
+    );
+    assert!(!text.contains('\n'), "one line: {text}");
+
+    // Another model: said so, beside the closest recording of the tag.
+    let other = Recorder::open(ScriptedLlm::new(), &path, CassetteMode::Replay, "m2")
+        .await
+        .unwrap();
+    let miss = other.chat(&ask("Is it right?"), &judge).await.unwrap_err();
+    assert!(
+        miss.message()
+            .contains("the model changed: recorded \"m\", now \"m2\""),
+        "{miss}"
+    );
+    assert!(!miss.message().contains("message 1"), "{miss}");
+
+    // Other options: the changed option is named.
+    let warmer = judge.clone().with_temperature(0.7);
+    let miss = replay
+        .chat(&ask("Is it right?"), &warmer)
+        .await
+        .unwrap_err();
+    assert!(
+        miss.message()
+            .contains("the call's options changed (temperature)"),
+        "{miss}"
+    );
+}
+
+#[tokio::test]
+async fn recording_into_a_folder_or_a_pipe_is_refused_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = ScriptedLlm::with_replies(["never"]);
+    let folder = dir.path().join("cassettes");
+    std::fs::create_dir(&folder).unwrap();
+    let opened = Recorder::open(&live, &folder, CassetteMode::Record, "m").await;
+    assert!(
+        matches!(&opened, Err(CassetteError::NotAFile { reason, .. }) if reason.contains("folder")),
+        "{opened:?}"
+    );
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let opened = Recorder::open(&live, &fifo, CassetteMode::Record, "m").await;
+        assert!(
+            matches!(&opened, Err(CassetteError::NotAFile { reason, .. }) if reason.contains("not a regular file")),
+            "{opened:?}"
+        );
+    }
+    // A path through a file: the error names the cassette, not a temporary file.
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let through = file.join("run.jsonl");
+    match Recorder::open(&live, &through, CassetteMode::Record, "m").await {
+        Err(CassetteError::Io { path, .. }) => assert_eq!(path, through),
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    assert_eq!(live.call_count(), 0);
+    // Nothing was left behind in the folder tried.
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}

@@ -86,7 +86,7 @@ async fn record_then_replay_offline() {
     // A request the cassette does not hold is a typed miss, through both APIs.
     let new = vec![ChatMessage::user("never asked")];
     match replay.replay(&new, &ChatOptions::default().with_tag("judge")) {
-        Err(CassetteError::Miss { key, tag }) => {
+        Err(CassetteError::Miss { key, tag, .. }) => {
             assert_eq!(
                 key,
                 cassette_key("test-model", &new, &ChatOptions::default())

@@ -86,3 +86,34 @@ fn bad_configurations_are_typed_errors() {
         Err(ConfigError::Invalid(_))
     ));
 }
+
+#[test]
+fn the_usual_key_variable_follows_the_host() {
+    use evolution_llm_openai::usual_api_key_vars;
+    assert_eq!(
+        usual_api_key_vars("https://api.deepseek.com/v1"),
+        ["DEEPSEEK_API_KEY", "OPENAI_API_KEY"]
+    );
+    assert_eq!(
+        usual_api_key_vars("https://API.DeepSeek.com"),
+        ["DEEPSEEK_API_KEY", "OPENAI_API_KEY"]
+    );
+    assert_eq!(
+        usual_api_key_vars("https://openrouter.ai/api/v1"),
+        ["OPENROUTER_API_KEY", "OPENAI_API_KEY"]
+    );
+    assert_eq!(
+        usual_api_key_vars("https://api.openai.com/v1"),
+        ["OPENAI_API_KEY"]
+    );
+    assert_eq!(
+        usual_api_key_vars("http://127.0.0.1:8080/v1"),
+        ["OPENAI_API_KEY"]
+    );
+    // A look-alike host is not the provider.
+    assert_eq!(
+        usual_api_key_vars("https://notdeepseek.com/v1"),
+        ["OPENAI_API_KEY"]
+    );
+    assert_eq!(usual_api_key_vars("not a url"), ["OPENAI_API_KEY"]);
+}

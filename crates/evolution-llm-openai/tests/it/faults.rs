@@ -468,12 +468,37 @@ async fn unauthorized_surfaces_at_once_with_the_server_message() {
     let config = fast_config(&server.base_url());
     let (result, elapsed) = measure("401", config, &ChatOptions::default()).await;
     let err = check_err(result, &server, LlmErrorKind::Auth, 1, elapsed, ms(2_000));
+    // The server's words, then where the key came from (never the key).
     assert_eq!(
         (err.status(), err.message()),
-        (Some(401), "Incorrect API key provided")
+        (
+            Some(401),
+            "Incorrect API key provided (the API key sent was the one the program passed)"
+        )
     );
     assert!(err.is_permanent());
     assert!(!err.to_string().contains("sk-test-secret"));
+}
+
+#[tokio::test]
+async fn unauthorized_without_a_key_says_none_was_sent() {
+    let server = TestServer::start(vec![Step::status(
+        401,
+        r#"{"error":{"message":"Missing bearer token"}}"#,
+    )])
+    .await;
+    let llm = evolution_llm_openai::OpenAiProvider::new(fast_config(&server.base_url()))
+        .expect("no key needed");
+    let err = llm
+        .chat(&question(), &ChatOptions::default())
+        .await
+        .expect_err("401");
+    assert_eq!(err.kind(), LlmErrorKind::Auth);
+    assert_eq!(
+        err.message(),
+        "Missing bearer token (no API key was sent: set api_key_env to the environment variable \
+         that holds one)"
+    );
 }
 
 #[tokio::test]
@@ -693,7 +718,12 @@ async fn an_echoed_api_key_is_redacted_in_errors_and_replies() {
         let (result, _) = measure("echoed key", config.clone(), &ChatOptions::default()).await;
         let err = result.expect_err("an error status");
         assert_eq!(err.status(), Some(status));
-        assert_eq!(err.message(), expected);
+        let note = if status == 401 {
+            " (the API key sent was the one the program passed)"
+        } else {
+            ""
+        };
+        assert_eq!(err.message(), format!("{expected}{note}"));
         assert!(!err.to_string().contains("sk-test-secret"), "{err}");
     }
     let (result, _) = measure("echoed key", config.clone(), &ChatOptions::default()).await;

@@ -251,7 +251,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     // the candidate was not written from, before anything runs.
     let gating = match &args.agent_config {
         Some(path) => {
-            let key = api_key_variable(&args.llm)?;
+            let key = api_key_variable(&args.llm, &[&args.skill])?;
             let config = load_gating(path, key.as_deref(), args.slow_update)?;
             check_disjoint(&config, &loaded.questions)?;
             check_fresh(&run_dir)?;
@@ -292,7 +292,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     run_dir.check_writable()?;
-    let llm = runtime.block_on(build_llm(&args.llm))?;
+    let llm = runtime.block_on(build_llm(&args.llm, &[&args.skill]))?;
     // A gated session's LLM calls count against its `[budget]` too.
     let provider: Arc<dyn LlmProvider> = match &budget {
         Some(budget) => Arc::new(MeteredLlm::new(

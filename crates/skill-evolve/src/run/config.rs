@@ -820,7 +820,7 @@ pub(crate) const BASIC_ENV: [&str; 9] = [
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 ];
 
-/// `[agent] env`, `pass_env` and `clear_env` against `[llm.openai] api_key_env`: the
+/// `[agent] env`, `pass_env` and `clear_env` against the `[llm]` key's variable: the
 /// variable holding the optimizer's API key never reaches the agent unless named in
 /// `pass_env` (or given a value in `env`).
 fn agent_environment(
@@ -848,14 +848,9 @@ fn agent_environment(
         names.extend(BASIC_ENV.iter().map(|n| (*n).to_owned()));
         return Ok(InheritedEnv::Only(names));
     }
-    let key = llm
-        .openai
-        .get("api_key_env")
-        .and_then(toml::Value::as_str)
-        .filter(|name| !passed.contains(*name));
-    Ok(InheritedEnv::AllExcept(
-        key.map(str::to_owned).into_iter().collect(),
-    ))
+    // The variable named by `api_key_env`, or the usual one the key is read from without it.
+    let key = llm.key_variable(None).filter(|name| !passed.contains(name));
+    Ok(InheritedEnv::AllExcept(key.into_iter().collect()))
 }
 
 /// Train, gate and holdout questions.

@@ -6,6 +6,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{bad_at, bad_option};
+use crate::probe::check_folder_writable;
 
 /// The folder of one run, `<config dir>/.skill-evolve/runs/<name>/`, and the
 /// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
@@ -170,43 +171,13 @@ impl RunDir {
     /// of the model: the folder itself, or the nearest folder above it that
     /// exists, must take a new file. The check leaves nothing behind.
     pub(crate) fn check_writable(&self) -> anyhow::Result<()> {
-        let existing = self
-            .root
-            .ancestors()
-            .find(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_ok())
-            .unwrap_or(Path::new("."));
-        if !existing.is_dir() {
-            return Err(bad_at(
+        check_folder_writable(&self.root).map_err(|e| {
+            bad_at(
                 &self.root,
                 None,
-                format!(
-                    "cannot be the run folder: {} is not a folder; nothing was sent to the model",
-                    existing.display()
-                ),
-            ));
-        }
-        let probe = existing.join(format!(".skill-evolve-write-check-{}", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)
-        {
-            Ok(file) => {
-                drop(file);
-                // Best effort: the probe is empty and hidden.
-                let _ = std::fs::remove_file(&probe);
-                Ok(())
-            }
-            Err(e) => Err(bad_at(
-                &self.root,
-                None,
-                format!(
-                    "cannot be the run folder: {} cannot be written ({e}); nothing was sent to \
-                     the model",
-                    existing.display()
-                ),
-            )),
-        }
+                format!("cannot be the run folder: {e}; nothing was sent to the model"),
+            )
+        })
     }
 }
 

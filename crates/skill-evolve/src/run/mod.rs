@@ -20,6 +20,7 @@ mod report;
 pub(crate) mod stage;
 mod wiring;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -29,8 +30,10 @@ use self::config::{RunConfig, load};
 use self::dir::RunDir;
 use self::wiring::{Ended, run_loop};
 use crate::cli::{LlmArgs, RunArgs};
-use crate::config::build_llm_from;
+use crate::config::{LlmSource, build_llm_from};
+use crate::error::{bad_at, bad_option};
 use crate::out::{out, outln};
+use crate::probe::check_folder_writable;
 
 /// Assumed LLM calls of diagnosis per training question (five judges and
 /// the defect-vs-lapse call); spans add more, so the estimate is a floor
@@ -136,9 +139,47 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
     out
 }
 
+/// The run configuration `init` writes, looked for when `--config` is not given.
+const RUN_CONFIG: &str = "evolve.toml";
+
+/// `evolve.toml` in the current folder or the nearest folder above it.
+fn find_run_config() -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    cwd.ancestors()
+        .map(|dir| dir.join(RUN_CONFIG))
+        .find(|path| path.is_file())
+        .ok_or_else(|| {
+            bad_option(format!(
+                "no {RUN_CONFIG} in this folder or a folder above it: `skill-evolve init` \
+                 writes one, or name it with --config FILE"
+            ))
+        })
+}
+
 /// `skill-evolve run`: load and check, print the pre-flight, then run (or resume).
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let config = load(&args.config, args)?;
+    let config_path = match &args.config {
+        Some(path) => path.clone(),
+        None => find_run_config()?,
+    };
+    tracing::info!(
+        "run configuration: {}",
+        crate::render::terminal_safe(&config_path.display().to_string())
+    );
+    let config = load(&config_path, args)?;
+    let dir = RunDir::of(&config_path, &config.name);
+    // Before the model is built (a recording opens its file) and long before
+    // the first rollout or LLM call.
+    check_folder_writable(dir.root()).map_err(|e| {
+        bad_at(
+            dir.root(),
+            None,
+            format!(
+                "cannot be the run folder: {e}; no agent was started and nothing was sent to \
+                 the model"
+            ),
+        )
+    })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -155,10 +196,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let llm = runtime.block_on(build_llm_from(
         &llm_args,
         &config.llm,
-        Some(args.config.clone()),
+        Some(config_path.clone()),
+        LlmSource::RunConfig,
     ))?;
     let estimate = estimate(&config);
-    let dir = RunDir::of(&args.config, &config.name);
     if !args.fresh {
         stage::check_same_documents(&config, &dir)?;
     }

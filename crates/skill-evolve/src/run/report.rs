@@ -1,12 +1,15 @@
 //! The report of a finished run: `report.md` (what changed, the gate's
-//! evidence per candidate, what is staged for adoption, the events) and
-//! `report.json`.
+//! evidence per candidate with a legend of its columns and decisions — or,
+//! when no candidate was gated, why —, what is staged for adoption, the
+//! events) and `report.json`.
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use evolution_harness::{EvolutionReport, VersionedStore as _};
+use evolution_harness::{EvolutionReport, StopReason, VersionedStore as _};
+use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsVersionedStore;
+use evolution_types::{RunLog as _, is_infra_stop_reason};
 
 use super::dir::RunDir;
 use super::progress::decision_name;
@@ -57,7 +60,88 @@ impl Guarantee {
     }
 }
 
+/// What the columns and decisions of the gate table mean, one line each.
+pub(crate) const LEGEND: &str = "\
+- **W** (wins): gate questions the candidate answered right and the version it challenged \
+answered wrong.
+- **L** (losses): gate questions the challenged version answered right and the candidate wrong.
+- **paired**: gate questions both answered so far, ties included; **remaining**: gate \
+questions not used yet.
+- **E**: the e-value, the evidence that the candidate is better (1 is none; it grows with W \
+and shrinks with L); **E needed**: what an accept needed.
+- **δ̂**: the estimated gain in accuracy, (W − L) / paired.
+- `accept_confirmed`: E reached E needed with a large enough δ̂; the candidate became the new \
+version.
+- `accept_provisional`: the questions ran out with moderate evidence; accepted on probation \
+(judged again on the gate questions held back for it, when the run keeps some, and rolled back \
+if they go against it).
+- `reject_directional`: the candidate was losing more than it won; stopped early.
+- `reject_futility`: even winning every remaining question could not reach E needed; stopped \
+early.
+- `reject_inertia`: the questions ran out without enough evidence either way.
+- `continue`: no decision yet (the run stopped in the middle of the candidate's gate).
+";
+
+/// Why a run gated no candidate, from how it stopped and its training
+/// rollouts in the run log: the budget ran out, the agent made no mistake to
+/// learn from, every failure was an infrastructure error, or the model
+/// proposed nothing that applied.
+pub(crate) async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionReport) -> String {
+    if let StopReason::Budget(exceeded) = &report.stop_reason {
+        return format!(
+            "the budget ran out before a candidate was proposed ({exceeded}); raise [budget] \
+             and run the same command to continue"
+        );
+    }
+    let mut failures = 0usize;
+    let mut infra = 0usize;
+    let mut answered = 0usize;
+    let mut training_runs = Vec::new();
+    for run in log.runs().await.unwrap_or_default() {
+        if !run.run_id.contains("_train_e") {
+            continue;
+        }
+        let predictions = log
+            .get_predictions(&run.run_id, None)
+            .await
+            .unwrap_or_default();
+        for p in &predictions {
+            if is_infra_stop_reason(&p.stop_reason) || p.error.is_some() {
+                infra = infra.saturating_add(1);
+            } else {
+                answered = answered.saturating_add(1);
+                if !p.correct {
+                    failures = failures.saturating_add(1);
+                }
+            }
+        }
+        training_runs.push(run.run_id);
+    }
+    let runs = training_runs.join(", ");
+    if training_runs.is_empty() {
+        "no training rollout was recorded, so nothing was diagnosed".to_owned()
+    } else if failures == 0 && infra == 0 {
+        format!(
+            "the agent answered all {answered} training question(s) correctly (run(s) {runs}): \
+             there was no failure to learn from"
+        )
+    } else if failures == 0 {
+        format!(
+            "every failed training question ({infra}) was an infrastructure error (the agent \
+             crashed, timed out or sent no answer), which the diagnosis leaves out; fix the \
+             agent and run again (run(s) {runs})"
+        )
+    } else {
+        format!(
+            "the diagnosis saw {failures} wrong answer(s) in the training run(s) {runs}, but the \
+             model proposed no edit that applied to the documents; `skill-evolve -v run` shows \
+             its replies, and `skill-evolve diagnose --runlog` the diagnosis"
+        )
+    }
+}
+
 /// The report: what changed, and the gate's evidence for every candidate.
+/// `no_candidate` says why the table is empty, when it is.
 pub(crate) fn write_report(
     dir: &RunDir,
     store: &FsVersionedStore,
@@ -65,6 +149,7 @@ pub(crate) fn write_report(
     guarantee: &Guarantee,
     events: &[String],
     usage: String,
+    no_candidate: Option<&str>,
 ) -> anyhow::Result<PathBuf> {
     let mut md = format!(
         "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
@@ -112,6 +197,12 @@ pub(crate) fn write_report(
                 r.candidate
             )),
         }
+    }
+    match no_candidate {
+        Some(why) if report.records.is_empty() => {
+            md.push_str(&format!("\nNo candidate was gated: {why}.\n"));
+        }
+        _ => md.push_str(&format!("\n{LEGEND}")),
     }
     md.push_str("\n## Diff, first to final version\n\n");
     let before = store.documents(&report.initial_version).unwrap_or_default();

@@ -25,7 +25,7 @@ use evolution_types::LlmProvider;
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::Progress;
-use super::report::{Guarantee, usage_line, write_report};
+use super::report::{Guarantee, usage_line, why_no_candidate, write_report};
 use super::stage::open_or_import;
 use crate::error::bad_option;
 
@@ -157,6 +157,11 @@ pub(crate) async fn run_loop(
         _ => guarantee,
     };
     let lines = progress.lines.lock().map(|l| l.clone()).unwrap_or_default();
+    let no_candidate = if report.records.is_empty() {
+        Some(why_no_candidate(&log, &report).await)
+    } else {
+        None
+    };
     let path = write_report(
         dir,
         &store,
@@ -164,6 +169,7 @@ pub(crate) async fn run_loop(
         &guarantee,
         &lines,
         usage_line(&budget.usage()),
+        no_candidate.as_deref(),
     )?;
     Ok(Ended::Finished(Box::new(report), path))
 }

@@ -57,6 +57,8 @@ fn rule_metrics_as_markdown_and_json() {
 
     let out = diagnose_rules(dir.path(), "nope").output().unwrap();
     assert_one_line_error(&out, "run.sqlite: no run with id \"nope\"");
+    // The valid ids are named.
+    assert_one_line_error(&out, "the run log holds 1 run(s): \"r1\"");
 }
 
 const QUESTIONS: &str = r#"{"question_id": "q1", "task_type": "qa", "video_id": "v1", "question": "Which release fixed the crash?", "answer": "a"}

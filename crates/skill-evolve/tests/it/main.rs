@@ -13,15 +13,21 @@ mod gate;
 mod init;
 mod inputs;
 mod journal;
+mod llm_setup;
 #[cfg(feature = "local")]
 mod local;
 mod pipes;
+mod probes;
 mod profile;
+mod replay_miss;
 mod resume;
 mod run;
+mod run_ids;
 mod runlogs;
 mod secrets;
+mod suggestions;
 mod support;
 #[cfg(unix)]
 mod terminal;
+mod verbose;
 mod working_copy;

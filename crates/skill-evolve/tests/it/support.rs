@@ -5,7 +5,8 @@ use std::path::Path;
 use assert_cmd::Command;
 
 /// The binary, run in `dir` with no terminal on stdin, no colour and none of
-/// the `SKILL_EVOLVE_*` variables of the caller's environment.
+/// the `SKILL_EVOLVE_*` variables of the caller's environment, nor any of
+/// the variables an API key is read from by default.
 pub(crate) fn skill_evolve(dir: &Path) -> Command {
     let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("skill-evolve");
     cmd.current_dir(dir).env("NO_COLOR", "1").write_stdin("");
@@ -16,6 +17,12 @@ pub(crate) fn skill_evolve(dir: &Path) -> Command {
         "SKILL_EVOLVE_MODEL",
         "SKILL_EVOLVE_API_KEY_ENV",
         "SKILL_EVOLVE_CASSETTE",
+        "OPENAI_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "MISTRAL_API_KEY",
+        "TOGETHER_API_KEY",
     ] {
         cmd.env_remove(var);
     }
