@@ -55,6 +55,10 @@ pub(crate) enum Command {
     /// each diff and asking (through each file's version store, so
     /// `history` and `rollback` cover it).
     Adopt(AdoptArgs),
+    /// Read real agent sessions (Claude Code, Codex, a SESSION-STATE.md or a trajectory
+    /// folder) into trajectories `evolve --trajectories` reads: secrets redacted, each
+    /// session judged failed or passed with its reasons.
+    Harvest(crate::harvest::HarvestArgs),
 }
 
 /// How the number of edits per round changes across rounds.

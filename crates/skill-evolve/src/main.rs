@@ -23,6 +23,7 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod harvest;
 mod init;
 mod input;
 mod layout;
@@ -101,5 +102,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Adopt(args) => adopt::run(&args),
+        Command::Harvest(args) => harvest::run(&args),
     }
 }

@@ -9,6 +9,7 @@ mod escapes;
 mod evolve;
 mod fake_llm;
 mod gate;
+mod harvest;
 mod init;
 mod inputs;
 mod journal;
