@@ -1,8 +1,8 @@
 //! Harvesting agent sessions into trajectories, without I/O: the record parsers of Claude Code
 //! transcripts ([`claude_code`]) and Codex rollout files ([`codex`]), fed one line at a time;
 //! secret redaction ([`redact`]); explicit outcomes ([`outcome`]); failure signals with their
-//! reasons ([`signals`]); and the trajectory object `skill-evolve evolve` reads
-//! ([`trajectory`]).
+//! reasons ([`signals`]); the trajectory object `skill-evolve evolve` reads ([`trajectory`]);
+//! and one rollout's result in that same format ([`capture`]).
 //!
 //! Key design choice: a session is judged by what happened in it (tool errors, interrupted
 //! turns, refused tool calls) or by an outcome it states in a field of its own
@@ -41,6 +41,7 @@
     clippy::indexing_slicing
 )]
 
+pub mod capture;
 pub mod claude_code;
 pub mod codex;
 pub mod outcome;

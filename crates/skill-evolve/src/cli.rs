@@ -59,6 +59,9 @@ pub(crate) enum Command {
     /// folder) into trajectories `evolve --trajectories` reads: secrets redacted, each
     /// session judged failed or passed with its reasons.
     Harvest(crate::harvest::HarvestArgs),
+    /// Add one rollout's result (question, prediction, correct, steps, skill, time,
+    /// metadata) to a folder of trajectories `evolve --trajectories` reads.
+    Capture(crate::capture::CaptureArgs),
 }
 
 /// How the number of edits per round changes across rounds.

@@ -15,6 +15,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 
 mod adopt;
+mod capture;
 mod cli;
 mod config;
 mod confirm;
@@ -103,5 +104,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(args) => status::run(&args),
         Command::Adopt(args) => adopt::run(&args),
         Command::Harvest(args) => harvest::run(&args),
+        Command::Capture(args) => capture::run(&args),
     }
 }

@@ -232,7 +232,7 @@ fn finish(
 }
 
 /// A trajectory file as text: a regular file of at most the harness's trajectory limit.
-fn read_bounded(path: &Path) -> Result<String, String> {
+pub(crate) fn read_bounded(path: &Path) -> Result<String, String> {
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".to_owned());

@@ -10,7 +10,7 @@
 //! is written (exit code 2).
 
 mod config;
-mod dir;
+pub(crate) mod dir;
 mod files;
 pub(crate) mod session_state;
 

@@ -2,6 +2,7 @@
 
 mod adopt;
 mod bad_input;
+mod capture;
 mod diagnose;
 mod doctor;
 mod error_control;
