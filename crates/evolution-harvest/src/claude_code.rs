@@ -112,13 +112,14 @@ impl ClaudeCodeReader {
             self.session.saw_timestamp(ts);
         }
         if let Some(cwd) = record.get("cwd").and_then(Value::as_str) {
+            let cwd = self.policy.text(cwd);
             self.session.saw_project(cwd);
         }
         if self.found_id.is_none()
             && let Some(id) = record.get("sessionId").and_then(Value::as_str)
             && !id.is_empty()
         {
-            self.found_id = Some(id.to_owned());
+            self.found_id = Some(self.policy.text(id));
         }
         let timestamp = record
             .get("timestamp")

@@ -95,6 +95,7 @@ impl CodexReader {
             "session_meta" => self.meta(payload),
             "turn_context" => {
                 if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+                    let cwd = self.policy.text(cwd);
                     self.session.saw_project(cwd);
                 }
             }
@@ -121,9 +122,10 @@ impl CodexReader {
             && !id.is_empty()
             && self.found_id.is_none()
         {
-            self.found_id = Some(id.to_owned());
+            self.found_id = Some(self.policy.text(id));
         }
         if let Some(cwd) = payload.get("cwd").and_then(Value::as_str) {
+            let cwd = self.policy.text(cwd);
             self.session.saw_project(cwd);
         }
         if let Some(ts) = payload.get("timestamp").and_then(Value::as_str) {

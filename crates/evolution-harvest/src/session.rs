@@ -201,9 +201,10 @@ impl Session {
             .any(|s| s == name || s.rsplit(':').next() == Some(name))
     }
 
-    /// Records a timestamp, keeping the earliest and latest.
+    /// Records a timestamp, keeping the earliest and latest (a value longer than an ISO 8601
+    /// timestamp can be is not one, and is ignored).
     pub(crate) fn saw_timestamp(&mut self, ts: &str) {
-        if ts.is_empty() {
+        if ts.is_empty() || ts.len() > MAX_TIMESTAMP_BYTES {
             return;
         }
         if self.first_timestamp.as_deref().is_none_or(|f| ts < f) {
@@ -214,13 +215,20 @@ impl Session {
         }
     }
 
-    /// Records a working folder (once).
-    pub(crate) fn saw_project(&mut self, cwd: &str) {
-        if !cwd.is_empty() && !self.projects.iter().any(|p| p == cwd) {
-            self.projects.push(cwd.to_owned());
+    /// Records a working folder (once; at most [`MAX_PROJECTS`], a longer list is not a
+    /// project's).
+    pub(crate) fn saw_project(&mut self, cwd: String) {
+        if !cwd.is_empty() && self.projects.len() < MAX_PROJECTS && !self.projects.contains(&cwd) {
+            self.projects.push(cwd);
         }
     }
 }
+
+/// Longest timestamp kept, in bytes.
+const MAX_TIMESTAMP_BYTES: usize = 64;
+
+/// Most working folders kept per session.
+pub const MAX_PROJECTS: usize = 64;
 
 /// What happens to every text a reader keeps: secrets are redacted (unless redaction is off),
 /// then the text is cut to a number of characters with a marker saying how much was left out.
@@ -346,7 +354,7 @@ mod tests {
     #[test]
     fn projects_match_their_subfolders_only() {
         let mut s = Session::new(SourceKind::Codex, "s");
-        s.saw_project("/home/u/proj/sub");
+        s.saw_project("/home/u/proj/sub".to_owned());
         assert!(s.ran_in("/home/u/proj"));
         assert!(s.ran_in("/home/u/proj/"));
         assert!(!s.ran_in("/home/u/pro"));

@@ -6,6 +6,7 @@
 //!
 //! Every text in it already went through the reader's [`crate::session::TextPolicy`].
 
+use evolution_types::template::truncate_chars;
 use serde_json::{Map, Value, json};
 
 use crate::session::{Role, Session};
@@ -13,6 +14,9 @@ use crate::signals::Verdict;
 
 /// Most steps written per trajectory; the number left out is written as `steps_omitted`.
 pub const MAX_STEPS: usize = 1_000;
+
+/// Most characters of the user's later messages kept as `feedback`, all together.
+pub const MAX_FEEDBACK_CHARS: usize = 32_000;
 
 /// Most characters of a trajectory id (before the source prefix).
 const MAX_ID_CHARS: usize = 96;
@@ -124,7 +128,10 @@ pub fn to_trajectory(session: &Session, verdict: &Verdict) -> Map<String, Value>
     );
     out.insert(
         "feedback".to_owned(),
-        Value::String(later_messages.join("\n---\n")),
+        Value::String(truncate_chars(
+            &later_messages.join("\n---\n"),
+            MAX_FEEDBACK_CHARS,
+        )),
     );
     out.insert("steps".to_owned(), Value::Array(steps));
     if omitted > 0 {
