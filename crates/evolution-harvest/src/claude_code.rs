@@ -64,6 +64,8 @@ pub struct ClaudeCodeReader {
     subagent: Option<String>,
     /// The session id found in the records, if any.
     found_id: Option<String>,
+    /// The working folder of the last record, as written.
+    last_cwd: String,
 }
 
 impl ClaudeCodeReader {
@@ -76,6 +78,7 @@ impl ClaudeCodeReader {
             open_message: None,
             subagent: None,
             found_id: None,
+            last_cwd: String::new(),
         }
     }
 
@@ -111,7 +114,11 @@ impl ClaudeCodeReader {
         if let Some(ts) = record.get("timestamp").and_then(Value::as_str) {
             self.session.saw_timestamp(ts);
         }
-        if let Some(cwd) = record.get("cwd").and_then(Value::as_str) {
+        if let Some(cwd) = record.get("cwd").and_then(Value::as_str)
+            && self.last_cwd != cwd
+        {
+            // Every record repeats the folder: it is redacted once per change, not per line.
+            cwd.clone_into(&mut self.last_cwd);
             let cwd = self.policy.text(cwd);
             self.session.saw_project(cwd);
         }
