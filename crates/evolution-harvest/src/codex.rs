@@ -42,6 +42,9 @@ const CONTEXT_PREFIXES: [&str; 5] = [
     "<turn_aborted>",
 ];
 
+/// How a tool output starts when the user declined the call.
+const REJECTED_OUTPUTS: [&str; 2] = ["exec command rejected by user", "patch rejected by user"];
+
 /// Reads one Codex rollout file line by line.
 #[derive(Debug)]
 pub struct CodexReader {
@@ -242,7 +245,10 @@ impl CodexReader {
 
     fn result(&mut self, call_id: &str, text: &str, failed: bool) {
         let output = self.policy.text(text);
-        let rejected = text.contains("rejected by user");
+        // Codex answers a call the user declined with this sentence as the whole output.
+        let rejected = REJECTED_OUTPUTS
+            .iter()
+            .any(|p| text.trim_start().starts_with(p));
         let index = match self.calls.get(call_id) {
             Some(&i) => i,
             None => {
@@ -385,6 +391,23 @@ mod tests {
         assert_eq!(s.skipped_records, 1);
         assert!(s.used_skill("lint"));
         assert_eq!(s.last_answer(), Some("Done."));
+    }
+
+    #[test]
+    fn a_declined_call_is_refused_not_failed_and_a_mention_is_neither() {
+        let mut r = CodexReader::new("s", TextPolicy::default());
+        let lines = [
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"a"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"a","output":"exec command rejected by user"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"b"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"b","output":"docs.md: a call is rejected by user choice"}}"#,
+        ];
+        for (i, l) in lines.iter().enumerate() {
+            r.push_line(i + 1, l).unwrap();
+        }
+        let s = r.finish().0;
+        assert_eq!(s.rejected_calls(), 1);
+        assert_eq!(s.tool_errors(), 0);
     }
 
     #[test]

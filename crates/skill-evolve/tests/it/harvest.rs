@@ -474,3 +474,33 @@ fn a_harvested_folder_feeds_evolve_and_its_prompts_hold_no_secret() {
         );
     }
 }
+
+#[test]
+fn a_trajectory_folder_keeps_good_files_and_skips_bad_ones_by_name() {
+    let dir = workspace();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("own")).unwrap();
+    std::fs::write(
+        d.join("own/a.json"),
+        r#"[{"id": "t1", "task_description": "d", "question": "q", "fail_reason": "wrong total",
+            "predicted_answer": "p", "reference_text": "r", "notes": "DB_PASSWORD=hunter2hunter2xyz"},
+           {"id": "t2"}]"#,
+    )
+    .unwrap();
+    std::fs::write(d.join("own/b.json"), "{ not json").unwrap();
+    let out = harvest(d, &["--source", "dir", "--from", "own", "--out", "h"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "1", "{text}");
+    assert_eq!(count(&text, "skipped sessions"), "2", "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a.json: item 2: missing required fields"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("b.json: invalid JSON"), "{stderr}");
+    let t1 = read_json(&d.join("h/t1.json"));
+    assert_eq!(t1["fail_reason"], "wrong total");
+    assert_eq!(t1["notes"], "DB_PASSWORD=[REDACTED:env_secret]");
+    assert_eq!(t1["harvest"]["reasons"][0]["value"], "wrong total");
+}
