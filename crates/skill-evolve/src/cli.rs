@@ -62,6 +62,13 @@ pub(crate) enum Command {
     /// each diff and asking (through each file's version store, so
     /// `history` and `rollback` cover it).
     Adopt(AdoptArgs),
+    /// Read real agent sessions (Claude Code, Codex, a SESSION-STATE.md or a trajectory
+    /// folder) into trajectories `evolve --trajectories` reads: secrets redacted, each
+    /// session judged failed or passed with its reasons.
+    Harvest(crate::harvest::HarvestArgs),
+    /// Add one rollout's result (question, prediction, correct, steps, skill, time,
+    /// metadata) to a folder of trajectories `evolve --trajectories` reads.
+    Capture(crate::capture::CaptureArgs),
 }
 
 /// How the number of edits per round changes across rounds.

@@ -50,6 +50,11 @@ struct FileConfig {
     llm: LlmSection,
     #[serde(default)]
     profile: ProfileSection,
+    /// `[harvest]`: the `harvest` command's rules, read by `harvest/config.rs`; accepted here
+    /// so that one file configures every command.
+    #[serde(default)]
+    #[expect(dead_code, reason = "checked and used by the harvest command only")]
+    harvest: Option<toml::Table>,
 }
 
 /// The `[llm]` section, shared by `skill-evolve.toml` and a run configuration.
@@ -148,6 +153,7 @@ async fn build_provider(
     let file = FileConfig {
         llm: section.clone(),
         profile: ProfileSection::default(),
+        harvest: None,
     };
     let base_dir = config_path
         .as_deref()

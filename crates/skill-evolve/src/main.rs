@@ -23,6 +23,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 
 mod adopt;
+mod capture;
 mod cli;
 mod config;
 mod confirm;
@@ -31,6 +32,7 @@ mod doctor;
 mod error;
 mod evolve;
 mod gate;
+mod harvest;
 mod init;
 mod input;
 mod layout;
@@ -143,5 +145,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Adopt(args) => adopt::run(&args),
+        Command::Harvest(args) => harvest::run(&args),
+        Command::Capture(args) => capture::run(&args),
     }
 }

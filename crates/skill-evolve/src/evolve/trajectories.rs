@@ -10,12 +10,11 @@
 use std::path::Path;
 
 use evolution_evolve::reflect::Failure;
-use evolution_harness::{
-    FailureRules, IngestDiagnostic, IngestError, Ingested, load_trajectory_dir, parse_session_state,
-};
+use evolution_harness::{IngestDiagnostic, IngestError, Ingested, load_trajectory_dir};
 use serde_json::Value;
 
 use crate::error::bad_at;
+use crate::harvest::session_state::read_session_state;
 use crate::input::{InputKind, read_input_text};
 
 /// One failed trajectory, as the prompts show it (the kernel's type).
@@ -98,11 +97,13 @@ pub(crate) fn load_dir(run_id: &str, dir: &Path) -> anyhow::Result<Loaded> {
     })
 }
 
-/// Reads the `## Outcomes` sections of a SESSION-STATE.md.
+/// Reads the `## Outcomes` sections of a SESSION-STATE.md, each judged by its explicit
+/// outcome fields (`hard_success`, `outcome`/`结果`/`status`…, a tool error field), never
+/// by words found in its text (see `harvest::session_state`).
 pub(crate) fn load_session_state(run_id: &str, path: &Path) -> anyhow::Result<Loaded> {
     let text = read_input_text(path, InputKind::SessionState)?;
     let source = path.display().to_string();
-    let ingested = parse_session_state(run_id, &source, &text, &FailureRules::default());
+    let (ingested, _) = read_session_state(run_id, &source, &text);
     convert(ingested, |d| {
         // Sources are `path:line` of the section heading, or the path itself.
         let line = d
@@ -250,10 +251,31 @@ mod tests {
         assert_eq!(loaded.failures.len(), 2);
         assert_eq!(loaded.failures[0].fail_reason, "wrong chip model");
         assert_eq!(loaded.failures[0].task_description, "spec");
-        assert!(
-            loaded.failures[1].fail_reason.contains("failed_status"),
-            "{:?}",
-            loaded.failures[1]
+        assert_eq!(
+            loaded.failures[1].fail_reason,
+            "the session states status: ❌ tool call (failed)"
+        );
+    }
+
+    #[test]
+    fn a_successful_session_that_mentions_errors_is_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("SESSION-STATE.md");
+        std::fs::write(
+            &path,
+            "# Session\n\n## Outcomes\n- id: fix-parser\n- hard_success: true\n\
+             - task_description: 修复错误 in the parser (the old build failed, wrong output)\n\
+             - feedback: 不对的地方都修好了\n- 结果: 成功\n\n## Outcomes\n- id: chip\n\
+             - 结果: 失败，芯片型号错了\n",
+        )
+        .unwrap();
+        let loaded = load_session_state("r", &path).unwrap();
+        assert_eq!(loaded.passed, 1);
+        let ids: Vec<&str> = loaded.failures.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["chip"]);
+        assert_eq!(
+            loaded.failures[0].fail_reason,
+            "the session states 结果: 失败，芯片型号错了 (failed)"
         );
     }
 

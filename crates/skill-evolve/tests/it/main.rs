@@ -2,6 +2,7 @@
 
 mod adopt;
 mod bad_input;
+mod capture;
 mod diagnose;
 mod doctor;
 mod error_control;
@@ -10,6 +11,7 @@ mod evolve;
 mod evolve_gated;
 mod fake_llm;
 mod gate;
+mod harvest;
 mod init;
 mod inputs;
 mod journal;

@@ -1,0 +1,419 @@
+//! Claude Code transcripts: one JSON object per line, as Claude Code writes them under
+//! `~/.claude/projects/<encoded project path>/<session>.jsonl`, with each subagent's
+//! conversation in a side file `<session>/subagents/<agent>.jsonl`.
+//!
+//! Records read: `user` (a message, tool results with `is_error`, an interruption marker,
+//! a skill's instructions announced as a meta message) and `assistant` (text and `tool_use`
+//! blocks; one message may span several lines sharing its `message.id`). Known records that
+//! carry nothing to learn from (`progress`, `system`, `file-history-snapshot`,
+//! `queue-operation`, `summary`…) are passed over; any other type is skipped and counted.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::outcome::outcome_in_message;
+use crate::session::{
+    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, is_skill_name,
+    skills_in_paths,
+};
+
+/// Record types that are read or knowingly passed over.
+const KNOWN_RECORDS: [&str; 9] = [
+    "user",
+    "assistant",
+    "progress",
+    "system",
+    "file-history-snapshot",
+    "queue-operation",
+    "summary",
+    "custom-title",
+    "tag",
+];
+
+/// Content blocks that are read or knowingly passed over.
+const KNOWN_BLOCKS: [&str; 7] = [
+    "text",
+    "thinking",
+    "redacted_thinking",
+    "tool_use",
+    "tool_result",
+    "image",
+    "document",
+];
+
+/// The text Claude Code writes as a user message when the user stops a turn.
+pub const INTERRUPTED_MARKER: &str = "[Request interrupted by user";
+
+/// How a tool result says the user refused the call.
+const REJECTED_PREFIX: &str = "The user doesn't want to proceed with this tool use";
+
+/// How Claude Code announces a loaded skill in a meta message.
+const SKILL_BASE_DIR: &str = "Base directory for this skill:";
+
+/// Reads one session (its main file, then each side file) line by line.
+#[derive(Debug)]
+pub struct ClaudeCodeReader {
+    session: Session,
+    policy: TextPolicy,
+    /// Tool call index by `tool_use` id.
+    calls: HashMap<String, usize>,
+    /// The assistant message being read: its id and its turn's index.
+    open_message: Option<(String, usize)>,
+    /// The subagent whose side file is being read.
+    subagent: Option<String>,
+    /// The session id found in the records, if any.
+    found_id: Option<String>,
+    /// The working folder of the last record, as written.
+    last_cwd: String,
+}
+
+impl ClaudeCodeReader {
+    /// A reader for the session `fallback_id` (used when no record names its session).
+    pub fn new(fallback_id: &str, policy: TextPolicy) -> Self {
+        ClaudeCodeReader {
+            session: Session::new(SourceKind::ClaudeCode, fallback_id),
+            policy,
+            calls: HashMap::new(),
+            open_message: None,
+            subagent: None,
+            found_id: None,
+            last_cwd: String::new(),
+        }
+    }
+
+    /// The lines that follow come from the side file of subagent `agent`.
+    pub fn start_side_file(&mut self, agent: &str) {
+        self.subagent = Some(agent.to_owned());
+        self.open_message = None;
+        self.session.side_files = self.session.side_files.saturating_add(1);
+    }
+
+    /// Reads line `line_no` (1-based). Blank lines are ignored.
+    ///
+    /// # Errors
+    /// [`LineError`] when the line is not a JSON object: the session should be skipped.
+    pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let bad = |reason: String| LineError {
+            line: line_no,
+            reason,
+        };
+        let record: Map<String, Value> = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => return Err(bad("not a JSON object".to_owned())),
+            Err(e) => return Err(bad(format!("invalid JSON: {e}"))),
+        };
+        let kind = record.get("type").and_then(Value::as_str).unwrap_or("");
+        if !KNOWN_RECORDS.contains(&kind) {
+            self.session.skipped_records = self.session.skipped_records.saturating_add(1);
+            return Ok(());
+        }
+        if let Some(ts) = record.get("timestamp").and_then(Value::as_str) {
+            self.session.saw_timestamp(ts);
+        }
+        if let Some(cwd) = record.get("cwd").and_then(Value::as_str)
+            && self.last_cwd != cwd
+        {
+            // Every record repeats the folder: it is redacted once per change, not per line.
+            cwd.clone_into(&mut self.last_cwd);
+            let cwd = self.policy.text(cwd);
+            self.session.saw_project(cwd);
+        }
+        if self.found_id.is_none()
+            && let Some(id) = record.get("sessionId").and_then(Value::as_str)
+            && !id.is_empty()
+        {
+            self.found_id = Some(self.policy.text(id));
+        }
+        let timestamp = record
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        match kind {
+            "user" => self.user(&record, timestamp),
+            "assistant" => self.assistant(&record, timestamp),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn user(&mut self, record: &Map<String, Value>, timestamp: Option<String>) {
+        self.open_message = None;
+        let content = record.get("message").and_then(|m| m.get("content"));
+        let is_meta = record.get("isMeta").and_then(Value::as_bool) == Some(true);
+        let is_summary = record.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+        let mut texts = Vec::new();
+        match content {
+            Some(Value::String(s)) => texts.push(s.as_str()),
+            Some(Value::Array(blocks)) => {
+                for block in blocks {
+                    let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+                    match kind {
+                        "text" => {
+                            if let Some(t) = block.get("text").and_then(Value::as_str) {
+                                texts.push(t);
+                            }
+                        }
+                        "tool_result" => self.tool_result(block),
+                        other => self.count_block(other),
+                    }
+                }
+            }
+            _ => {}
+        }
+        for text in texts {
+            if is_meta {
+                if let Some(rest) = text.trim_start().strip_prefix(SKILL_BASE_DIR) {
+                    let dir = rest.lines().next().unwrap_or_default().trim();
+                    let name = dir.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                    if is_skill_name(name) {
+                        self.session.skills.insert(name.to_owned());
+                    }
+                }
+                continue;
+            }
+            if is_summary {
+                continue;
+            }
+            if text.trim_start().starts_with(INTERRUPTED_MARKER) {
+                self.session.interruptions = self.session.interruptions.saturating_add(1);
+                continue;
+            }
+            if let Some(outcome) = outcome_in_message(text) {
+                self.session.outcome = Some(outcome);
+            }
+            let text = self.policy.text(text);
+            self.session.turns.push(Turn {
+                role: Role::User,
+                text,
+                timestamp: timestamp.clone(),
+                subagent: self.subagent.clone(),
+            });
+        }
+    }
+
+    fn tool_result(&mut self, block: &Value) {
+        let id = block
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
+        let raw = match block.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        let rejected = is_error && raw.trim_start().starts_with(REJECTED_PREFIX);
+        let output = self.policy.text(&raw);
+        let index = match self.calls.get(id) {
+            Some(&i) => i,
+            None => {
+                // A result whose call is not in the file (cut off, or before a compaction).
+                self.session.tool_calls.push(ToolCall {
+                    id: self.policy.text(id),
+                    name: String::new(),
+                    input: Value::Null,
+                    output: None,
+                    is_error: false,
+                    rejected: false,
+                    thought: String::new(),
+                    subagent: self.subagent.clone(),
+                });
+                self.session.tool_calls.len().saturating_sub(1)
+            }
+        };
+        if let Some(call) = self.session.tool_calls.get_mut(index) {
+            call.output = Some(output);
+            call.is_error = is_error;
+            call.rejected = rejected;
+        }
+    }
+
+    fn assistant(&mut self, record: &Map<String, Value>, timestamp: Option<String>) {
+        let Some(message) = record.get("message") else {
+            return;
+        };
+        let message_id = message
+            .get("id")
+            .and_then(Value::as_str)
+            .or_else(|| record.get("uuid").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_owned();
+        let turn_index = match &self.open_message {
+            Some((id, index)) if *id == message_id && !message_id.is_empty() => *index,
+            _ => {
+                self.session.turns.push(Turn {
+                    role: Role::Assistant,
+                    text: String::new(),
+                    timestamp,
+                    subagent: self.subagent.clone(),
+                });
+                let index = self.session.turns.len().saturating_sub(1);
+                self.open_message = Some((message_id, index));
+                index
+            }
+        };
+        let blocks = match message.get("content") {
+            Some(Value::Array(blocks)) => blocks.as_slice(),
+            Some(Value::String(s)) => {
+                let text = self.policy.text(s);
+                self.append_text(turn_index, &text);
+                return;
+            }
+            _ => return,
+        };
+        for block in blocks {
+            let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+            match kind {
+                "text" => {
+                    let raw = block.get("text").and_then(Value::as_str).unwrap_or("");
+                    if !raw.trim().is_empty() {
+                        let text = self.policy.text(raw);
+                        self.append_text(turn_index, &text);
+                    }
+                }
+                "tool_use" => self.tool_use(block, turn_index),
+                other => self.count_block(other),
+            }
+        }
+    }
+
+    fn append_text(&mut self, turn_index: usize, text: &str) {
+        if let Some(turn) = self.session.turns.get_mut(turn_index) {
+            if !turn.text.is_empty() {
+                turn.text.push('\n');
+            }
+            turn.text.push_str(text);
+        }
+    }
+
+    fn tool_use(&mut self, block: &Value, turn_index: usize) {
+        let id = block
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let name = block.get("name").and_then(Value::as_str).unwrap_or("");
+        let input = block.get("input").cloned().unwrap_or(Value::Null);
+        self.note_skills(name, &input);
+        let thought = self
+            .session
+            .turns
+            .get(turn_index)
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        let call = ToolCall {
+            id: self.policy.text(&id),
+            name: self.policy.text(name),
+            input: self.policy.json(input),
+            output: None,
+            is_error: false,
+            rejected: false,
+            thought,
+            subagent: self.subagent.clone(),
+        };
+        self.session.tool_calls.push(call);
+        self.calls
+            .insert(id, self.session.tool_calls.len().saturating_sub(1));
+    }
+
+    /// The skill tool names its skill; a read or a command may open a `SKILL.md`.
+    fn note_skills(&mut self, tool: &str, input: &Value) {
+        if tool == "Skill"
+            && let Some(name) = input
+                .get("skill")
+                .or_else(|| input.get("name"))
+                .and_then(Value::as_str)
+            && is_skill_name(name)
+        {
+            self.session.skills.insert(name.to_owned());
+        }
+        for key in ["file_path", "path", "command"] {
+            if let Some(text) = input.get(key).and_then(Value::as_str) {
+                self.session.skills.extend(skills_in_paths(text));
+            }
+        }
+    }
+
+    fn count_block(&mut self, kind: &str) {
+        if !KNOWN_BLOCKS.contains(&kind) {
+            self.session.skipped_records = self.session.skipped_records.saturating_add(1);
+        }
+    }
+
+    /// The session read so far. Assistant turns with no text (only tool calls) are dropped
+    /// from the turns; their calls stay.
+    pub fn finish(mut self) -> (Session, TextPolicy) {
+        if let Some(id) = self.found_id {
+            self.session.id = id;
+        }
+        self.session
+            .turns
+            .retain(|t| !(t.role == Role::Assistant && t.text.is_empty()));
+        (self.session, self.policy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(lines: &[&str]) -> Session {
+        let mut r = ClaudeCodeReader::new("fallback", TextPolicy::default());
+        for (i, line) in lines.iter().enumerate() {
+            r.push_line(i + 1, line).unwrap();
+        }
+        r.finish().0
+    }
+
+    #[test]
+    fn tool_calls_pair_with_their_results_across_lines() {
+        let s = read(&[
+            r#"{"type":"user","sessionId":"s1","cwd":"/p","timestamp":"2026-01-02T03:04:05Z","message":{"role":"user","content":"fix the build"}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Looking."}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"boom","is_error":true}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#,
+            r#"{"type":"progress","data":{}}"#,
+            r#"{"type":"brand-new-record"}"#,
+        ]);
+        assert_eq!(s.id, "s1");
+        assert_eq!(s.projects, ["/p"]);
+        assert_eq!(s.turns.len(), 2);
+        assert_eq!(s.tool_calls.len(), 1);
+        assert_eq!(s.tool_calls[0].thought, "Looking.");
+        assert_eq!(s.tool_calls[0].output.as_deref(), Some("boom"));
+        assert_eq!(s.tool_errors(), 1);
+        assert_eq!(s.interruptions, 1);
+        assert_eq!(s.skipped_records, 1);
+    }
+
+    #[test]
+    fn malformed_lines_name_their_line() {
+        let mut r = ClaudeCodeReader::new("f", TextPolicy::default());
+        r.push_line(1, "").unwrap();
+        let err = r.push_line(2, "{oops").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.reason.starts_with("invalid JSON"), "{err}");
+        assert!(r.push_line(3, "[1]").is_err());
+    }
+
+    #[test]
+    fn skills_come_from_the_skill_tool_reads_and_announcements() {
+        let s = read(&[
+            r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"a","name":"Skill","input":{"skill":"plug:deploy"}},{"type":"tool_use","id":"b","name":"Read","input":{"file_path":"/h/.claude/skills/pdf/SKILL.md"}}]}}"#,
+            r#"{"type":"user","isMeta":true,"message":{"content":[{"type":"text","text":"Base directory for this skill: /h/.claude/skills/review\n\n# Review"}]}}"#,
+        ]);
+        let skills: Vec<&str> = s.skills.iter().map(String::as_str).collect();
+        assert_eq!(skills, ["pdf", "plug:deploy", "review"]);
+        assert!(s.used_skill("deploy"));
+        assert!(s.turns.is_empty());
+    }
+}

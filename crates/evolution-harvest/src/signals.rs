@@ -1,0 +1,338 @@
+//! Failure signals: why a harvested session counts as failed or passed, from what happened in
+//! it (tool errors, turns the user interrupted, tool calls the user refused) and what it states
+//! (an explicit outcome), never from words found in its text.
+//!
+//! The rules are the `[harvest]` table of the configuration; [`HarvestRules::default`] counts
+//! every signal once it occurs at least once, and lets an explicit outcome decide alone.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::Session;
+
+/// A kind of evidence that a session failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalKind {
+    /// Tool calls whose result is an error.
+    ToolError,
+    /// Turns the user interrupted.
+    Interrupted,
+    /// Tool calls the user refused.
+    RejectedToolCall,
+    /// An outcome the session states (`Outcome: failed`); when counted, it decides alone.
+    ExplicitOutcome,
+}
+
+impl SignalKind {
+    /// Every kind, in order.
+    pub const ALL: [SignalKind; 4] = [
+        SignalKind::ToolError,
+        SignalKind::Interrupted,
+        SignalKind::RejectedToolCall,
+        SignalKind::ExplicitOutcome,
+    ];
+}
+
+/// Which signals count, and from how many occurrences (the `[harvest]` table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HarvestRules {
+    /// The signals that count; the others are reported but decide nothing.
+    pub signals: BTreeSet<SignalKind>,
+    /// Tool errors from which a session counts as failed.
+    pub min_tool_errors: usize,
+    /// Interrupted turns from which a session counts as failed.
+    pub min_interruptions: usize,
+    /// Refused tool calls from which a session counts as failed.
+    pub min_rejected_calls: usize,
+    /// Count every failed tool call. By default a failure counts only when the agent never
+    /// got past it: the last call of that tool failed too (a missing file read, then found,
+    /// is how agents work, not a failure).
+    pub count_recovered_tool_errors: bool,
+}
+
+impl Default for HarvestRules {
+    fn default() -> Self {
+        HarvestRules {
+            signals: SignalKind::ALL.into_iter().collect(),
+            min_tool_errors: 1,
+            min_interruptions: 1,
+            min_rejected_calls: 1,
+            count_recovered_tool_errors: false,
+        }
+    }
+}
+
+/// One reason for a verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "signal", rename_all = "snake_case")]
+pub enum Reason {
+    /// Tool calls failed.
+    ToolErrors {
+        /// How many.
+        count: usize,
+        /// True when only failures the agent never got past were counted.
+        unrecovered: bool,
+        /// The tools that failed, first failure first, each once.
+        tools: Vec<String>,
+    },
+    /// The user interrupted turns.
+    Interrupted {
+        /// How many.
+        count: usize,
+    },
+    /// The user refused tool calls.
+    RejectedToolCalls {
+        /// How many.
+        count: usize,
+    },
+    /// The session states its outcome.
+    ExplicitOutcome {
+        /// True for a positive outcome.
+        passed: bool,
+        /// The field that states it.
+        field: String,
+        /// Its value.
+        value: String,
+    },
+    /// No counted signal fired.
+    NoFailureSignal,
+}
+
+impl Reason {
+    /// The reason in words, for `fail_reason` and the terminal.
+    pub fn describe(&self) -> String {
+        match self {
+            Reason::ToolErrors {
+                count,
+                unrecovered,
+                tools,
+            } => {
+                let names = if tools.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", tools.join(", "))
+                };
+                let tail = match (*unrecovered, *count) {
+                    (false, _) => "",
+                    (true, 1) => " and was not retried successfully",
+                    (true, _) => " and were not retried successfully",
+                };
+                format!("{count} tool call{} failed{tail}{names}", plural(*count))
+            }
+            Reason::Interrupted { count } => {
+                format!("the user interrupted {count} turn{}", plural(*count))
+            }
+            Reason::RejectedToolCalls { count } => {
+                format!("the user refused {count} tool call{}", plural(*count))
+            }
+            Reason::ExplicitOutcome {
+                passed,
+                field,
+                value,
+            } => format!(
+                "the session states {field}: {value} ({})",
+                if *passed { "passed" } else { "failed" }
+            ),
+            Reason::NoFailureSignal => "no failure signal".to_owned(),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Whether a session passed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// True when the session counts as passed.
+    pub passed: bool,
+    /// The reasons: for a failure, every counted signal that fired; for a pass, the explicit
+    /// outcome or [`Reason::NoFailureSignal`].
+    pub reasons: Vec<Reason>,
+}
+
+impl Verdict {
+    /// The reasons in words, joined with `; `.
+    pub fn describe(&self) -> String {
+        self.reasons
+            .iter()
+            .map(Reason::describe)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Judges a session by `rules`.
+///
+/// ```
+/// use evolution_harvest::session::{Session, SourceKind};
+/// use evolution_harvest::signals::{HarvestRules, judge};
+///
+/// let mut session = Session::new(SourceKind::Codex, "s");
+/// session.interruptions = 1;
+/// let verdict = judge(&session, &HarvestRules::default());
+/// assert!(!verdict.passed);
+/// assert_eq!(verdict.describe(), "the user interrupted 1 turn");
+/// ```
+pub fn judge(session: &Session, rules: &HarvestRules) -> Verdict {
+    let counts = |kind| rules.signals.contains(&kind);
+    if counts(SignalKind::ExplicitOutcome)
+        && let Some(outcome) = &session.outcome
+    {
+        return Verdict {
+            passed: outcome.passed,
+            reasons: vec![Reason::ExplicitOutcome {
+                passed: outcome.passed,
+                field: outcome.field.clone(),
+                value: outcome.value.clone(),
+            }],
+        };
+    }
+    let mut reasons = Vec::new();
+    let failed: Vec<&crate::session::ToolCall> = if rules.count_recovered_tool_errors {
+        session
+            .tool_calls
+            .iter()
+            .filter(|c| c.is_error && !c.rejected)
+            .collect()
+    } else {
+        session.unrecovered_tool_errors()
+    };
+    let errors = failed.len();
+    if counts(SignalKind::ToolError) && errors > 0 && errors >= rules.min_tool_errors {
+        let mut tools: Vec<String> = Vec::new();
+        for call in failed {
+            let name = if call.name.is_empty() {
+                "unknown tool"
+            } else {
+                call.name.as_str()
+            };
+            if !tools.iter().any(|t| t == name) {
+                tools.push(name.to_owned());
+            }
+        }
+        reasons.push(Reason::ToolErrors {
+            count: errors,
+            unrecovered: !rules.count_recovered_tool_errors,
+            tools,
+        });
+    }
+    let interrupted = session.interruptions;
+    if counts(SignalKind::Interrupted) && interrupted > 0 && interrupted >= rules.min_interruptions
+    {
+        reasons.push(Reason::Interrupted { count: interrupted });
+    }
+    let rejected = session.rejected_calls();
+    if counts(SignalKind::RejectedToolCall) && rejected > 0 && rejected >= rules.min_rejected_calls
+    {
+        reasons.push(Reason::RejectedToolCalls { count: rejected });
+    }
+    if reasons.is_empty() {
+        Verdict {
+            passed: true,
+            reasons: vec![Reason::NoFailureSignal],
+        }
+    } else {
+        Verdict {
+            passed: false,
+            reasons,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Outcome;
+    use crate::session::{Role, SourceKind, ToolCall, Turn};
+
+    fn call(name: &str, is_error: bool, rejected: bool) -> ToolCall {
+        ToolCall {
+            id: String::new(),
+            name: name.to_owned(),
+            input: serde_json::Value::Null,
+            output: Some("error: nope".to_owned()),
+            is_error,
+            rejected,
+            thought: String::new(),
+            subagent: None,
+        }
+    }
+
+    #[test]
+    fn words_in_the_text_decide_nothing() {
+        let mut s = Session::new(SourceKind::ClaudeCode, "s");
+        s.turns.push(Turn {
+            role: Role::User,
+            text: "修复错误 in the parser: the test failed, wrong output, error everywhere".into(),
+            timestamp: None,
+            subagent: None,
+        });
+        s.tool_calls.push(call("Bash", false, false));
+        let v = judge(&s, &HarvestRules::default());
+        assert!(v.passed);
+        assert_eq!(v.reasons, [Reason::NoFailureSignal]);
+    }
+
+    #[test]
+    fn thresholds_and_switches_apply() {
+        let mut s = Session::new(SourceKind::ClaudeCode, "s");
+        s.tool_calls.push(call("Bash", true, false));
+        s.tool_calls.push(call("Edit", true, true));
+        let v = judge(&s, &HarvestRules::default());
+        assert!(!v.passed);
+        assert_eq!(
+            v.describe(),
+            "1 tool call failed and was not retried successfully (Bash); the user refused 1 tool call"
+        );
+        // A later successful call of the same tool recovers from the failure.
+        let mut recovered = s.clone();
+        recovered.tool_calls.push(call("Bash", false, false));
+        let rules = HarvestRules {
+            signals: [SignalKind::ToolError].into_iter().collect(),
+            ..HarvestRules::default()
+        };
+        assert!(judge(&recovered, &rules).passed);
+        let strict = HarvestRules {
+            count_recovered_tool_errors: true,
+            ..rules
+        };
+        assert_eq!(
+            judge(&recovered, &strict).describe(),
+            "1 tool call failed (Bash)"
+        );
+        let lenient = HarvestRules {
+            min_tool_errors: 2,
+            signals: [SignalKind::ToolError].into_iter().collect(),
+            ..HarvestRules::default()
+        };
+        assert!(judge(&s, &lenient).passed);
+    }
+
+    #[test]
+    fn an_explicit_outcome_decides_alone_when_counted() {
+        let mut s = Session::new(SourceKind::Codex, "s");
+        s.interruptions = 2;
+        s.outcome = Some(Outcome {
+            passed: true,
+            field: "outcome".into(),
+            value: "passed".into(),
+        });
+        assert!(judge(&s, &HarvestRules::default()).passed);
+        let mut rules = HarvestRules::default();
+        rules.signals.remove(&SignalKind::ExplicitOutcome);
+        let v = judge(&s, &rules);
+        assert!(!v.passed);
+        assert_eq!(v.describe(), "the user interrupted 2 turns");
+        let parsed: HarvestRules =
+            serde_json::from_str(r#"{"signals": ["interrupted"], "min_interruptions": 3}"#)
+                .unwrap();
+        assert!(judge(&s, &parsed).passed, "2 interruptions are under 3");
+        s.interruptions = 3;
+        assert!(!judge(&s, &parsed).passed);
+    }
+}

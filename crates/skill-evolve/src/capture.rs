@@ -1,0 +1,241 @@
+//! `skill-evolve capture`: adds one rollout's result (question, prediction, whether it was
+//! right, steps, skill, time, metadata) to a folder as a trajectory JSON file, the format
+//! `evolve --trajectories` reads. An agent's harness calls it once per rollout; the folder is
+//! then evolution input as it stands.
+//!
+//! A file is never replaced: a given `--id` that is already in the folder is refused, and a
+//! generated id takes the next free number. The file appears whole or not at all, and its
+//! text is redacted like everything `harvest` writes (`--no-redact` keeps it, and says so).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+use evolution_harvest::capture::{Rollout, iso_utc, rollout_trajectory};
+use evolution_harvest::redact::Redactor;
+use evolution_harvest::trajectory::safe_id;
+use serde_json::{Map, Value};
+
+use crate::error::{bad_at, bad_option};
+use crate::harvest::dir::read_bounded;
+use crate::out::outln;
+use crate::render::terminal_safe;
+
+/// Options of `capture`.
+#[derive(Debug, Args)]
+pub(crate) struct CaptureArgs {
+    /// The folder of trajectories to add the rollout to (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// What the agent was asked.
+    #[arg(long)]
+    pub(crate) question: String,
+    /// What the agent answered.
+    #[arg(long)]
+    pub(crate) prediction: String,
+    /// Whether the answer was right.
+    #[arg(long, value_name = "true|false", action = clap::ArgAction::Set, value_parser = clap::value_parser!(bool))]
+    pub(crate) correct: bool,
+    /// The expected answer.
+    #[arg(long, default_value = "")]
+    pub(crate) reference: String,
+    /// Why the answer was wrong.
+    #[arg(long, default_value = "")]
+    pub(crate) fail_reason: String,
+    /// What the agent was asked to do, in general.
+    #[arg(long, default_value = "")]
+    pub(crate) task: String,
+    /// The skill the agent ran with.
+    #[arg(long, value_name = "ID")]
+    pub(crate) skill: Option<String>,
+    /// A JSON array of the agent's steps (objects with `tool_name`, `tool_input`,
+    /// `tool_output`, `thought`…).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) steps: Option<PathBuf>,
+    /// Metadata kept with the rollout (repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub(crate) metadata: Vec<String>,
+    /// The rollout's id (letters, digits, `-`, `_`, `.`). Default: `rollout-<time>-<n>`.
+    #[arg(long)]
+    pub(crate) id: Option<String>,
+    /// When the rollout ran (ISO 8601). Default: now, in UTC.
+    #[arg(long, value_name = "TIME")]
+    pub(crate) timestamp: Option<String>,
+    /// Keep secrets as written instead of replacing them with `[REDACTED:<kind>]`.
+    #[arg(long)]
+    pub(crate) no_redact: bool,
+}
+
+/// Runs `capture`.
+pub(crate) fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
+    if args.dir.exists() && !args.dir.is_dir() {
+        return Err(bad_at(
+            &args.dir,
+            None,
+            "--dir must be a folder; this is a file",
+        ));
+    }
+    if let Some(id) = &args.id
+        && safe_id("", id) != *id
+    {
+        return Err(bad_option(format!(
+            "--id {:?}: use letters, digits, '-', '_' and '.' only (at most 96, not starting \
+             with '.'), so that it can name its file",
+            id
+        )));
+    }
+    let timestamp = match &args.timestamp {
+        Some(t) => check_timestamp(t)?,
+        None => iso_utc(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        ),
+    };
+    let mut metadata = Map::new();
+    for pair in &args.metadata {
+        let Some((key, value)) = pair.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+            return Err(bad_option(format!(
+                "--meta {pair:?}: expected KEY=VALUE, such as --meta model=gpt-5"
+            )));
+        };
+        metadata.insert(key.trim().to_owned(), Value::String(value.to_owned()));
+    }
+    let steps = match &args.steps {
+        Some(path) => read_steps(path)?,
+        None => Vec::new(),
+    };
+    if args.no_redact {
+        eprintln!("warning: --no-redact: the rollout is written with its secrets as given");
+    }
+    std::fs::create_dir_all(&args.dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.dir.display()))?;
+    let compact: String = timestamp
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let mut rollout = Rollout {
+        id: String::new(),
+        question: args.question.clone(),
+        prediction: args.prediction.clone(),
+        correct: args.correct,
+        reference: args.reference.clone(),
+        fail_reason: args.fail_reason.clone(),
+        task: args.task.clone(),
+        skill: args.skill.clone(),
+        steps,
+        timestamp,
+        metadata,
+    };
+    let mut redactor = Redactor::default();
+    let mut n = 0u32;
+    loop {
+        n = n.saturating_add(1);
+        rollout.id = match &args.id {
+            Some(id) => id.clone(),
+            None => format!("rollout-{compact}-{n}"),
+        };
+        let object = rollout_trajectory(&rollout, (!args.no_redact).then_some(&mut redactor));
+        let text = serde_json::to_string_pretty(&Value::Object(object))?;
+        let path = args.dir.join(format!("{}.json", rollout.id));
+        match write_new(&args.dir, &path, &text)? {
+            true => {
+                outln!(
+                    "captured {} ({}) in {}",
+                    terminal_safe(&rollout.id),
+                    if rollout.correct { "passed" } else { "failed" },
+                    terminal_safe(&path.display().to_string())
+                );
+                if redactor.total() > 0 {
+                    outln!("redacted secrets: {}", redactor.total());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            false if args.id.is_some() => {
+                return Err(bad_at(
+                    &path,
+                    None,
+                    "a rollout with this id is already captured; rollouts are never replaced",
+                ));
+            }
+            false if n >= 10_000 => {
+                return Err(anyhow::anyhow!(
+                    "no free rollout name in {} after {n} tries",
+                    args.dir.display()
+                ));
+            }
+            false => redactor = Redactor::default(),
+        }
+    }
+}
+
+/// Writes `text` to `path` in one step (a temporary file in `dir`, then a link that fails
+/// when `path` exists); `false` when `path` exists.
+fn write_new(dir: &Path, path: &Path, text: &str) -> anyhow::Result<bool> {
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| anyhow::anyhow!("cannot write in {}: {e}", dir.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(|e| anyhow::anyhow!("cannot write in {}: {e}", dir.display()))?;
+    match file.persist_noclobber(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot write {}: {}",
+            path.display(),
+            e.error
+        )),
+    }
+}
+
+/// The steps file: a JSON array of objects.
+fn read_steps(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text = read_bounded(path).map_err(|reason| bad_at(path, None, reason))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| bad_at(path, Some(e.line()), format!("not JSON: {e}")))?;
+    let Value::Array(items) = value else {
+        return Err(bad_at(
+            path,
+            None,
+            "the steps must be a JSON array of objects",
+        ));
+    };
+    if let Some(index) = items.iter().position(|v| !v.is_object()) {
+        return Err(bad_at(
+            path,
+            None,
+            format!("step {} is not a JSON object", index.saturating_add(1)),
+        ));
+    }
+    Ok(items)
+}
+
+/// `YYYY-MM-DD`, optionally followed by `T` and a time: the form sessions are sorted by.
+fn check_timestamp(raw: &str) -> anyhow::Result<String> {
+    let bytes = raw.as_bytes();
+    let date_ok = raw.len() >= 10
+        && raw.is_char_boundary(10)
+        && bytes.iter().take(10).enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                *b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    let rest_ok = raw.get(10..).is_some_and(|rest| {
+        rest.is_empty()
+            || (rest.starts_with('T')
+                && rest
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || matches!(c, 'T' | ':' | '.' | 'Z' | '+' | '-')))
+    });
+    if date_ok && rest_ok {
+        Ok(raw.to_owned())
+    } else {
+        Err(bad_option(format!(
+            "--timestamp {raw:?}: expected ISO 8601, such as 2026-03-01T12:00:00Z"
+        )))
+    }
+}

@@ -1,0 +1,506 @@
+//! `skill-evolve harvest` end to end, on hand-written sessions in the formats Claude Code and
+//! Codex write (`fixtures/harvest/`): counts, verdicts with reasons, filters, redaction of a
+//! dozen kinds of secrets in every written file, bad input, and a harvested folder fed to
+//! `evolve --trajectories`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+
+use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+
+/// The secrets planted in the fixtures, by kind: none may appear in anything harvest writes.
+const SECRETS: [(&str, &str); 15] = [
+    ("openai", "sk-proj-Q2x9LmN4pR7tV1wY3zA5bC8dE0fG6hJ"),
+    (
+        "anthropic",
+        "sk-ant-api03-Zy8Xw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7",
+    ),
+    ("google", "AIzaSyD4fakeHarvestKey0123456789abcdefg"),
+    ("aws access key", "AKIAQWERTYUIOPASDFGH"),
+    ("aws secret", "wJalrXUtnFEMIK7MDENGbPxRfiCYharvestKEY1"),
+    ("github", "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    (
+        "github fine-grained",
+        "github_pat_11AAAAAAA0harvestFixture_abcdefghijklmnopqrstuv",
+    ),
+    ("slack", "xoxb-2048-4096-AbCdEfGhIjKlMnOp"),
+    ("bearer", "tok.live.9f8e7d6c5b4a3f2e1d"),
+    ("private key", "MIIEowIBAAKCAQEAharvestFixtureKeyBody123"),
+    ("url password", "S3cr3tPassw0rdX"),
+    ("env password", "hunter2hunter2xyz"),
+    ("stripe", "sk_live_51HharvestFixture0123456789"),
+    (
+        "jwt",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJoYXJ2ZXN0In0.c2lnbmF0dXJlZml4dHVyZQ",
+    ),
+    ("gitlab", "glpat-harvestFixture12345"),
+];
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/harvest")
+}
+
+/// A temporary folder holding a copy of the fixtures.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures(), dir.path());
+    dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn harvest(d: &Path, args: &[&str]) -> std::process::Output {
+    skill_evolve(d).arg("harvest").args(args).output().unwrap()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// The value of a `name: value` summary line.
+fn count(stdout: &str, name: &str) -> String {
+    let prefix = format!("{name}: ");
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name:?} line in {stdout}"))
+        .to_owned()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn claude_code_sessions_are_counted_judged_and_written_one_file_each() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(
+        d,
+        &["--source", "claude-code", "--from", "claude", "--out", "h"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for (name, value) in [
+        ("sessions", "3"),
+        ("turns", "11"),
+        ("tool calls", "6"),
+        ("tool errors", "2"),
+        ("interruptions", "1"),
+        ("failed", "1"),
+        ("passed", "2"),
+        ("skipped records", "1"),
+        ("skipped sessions", "1"),
+        ("filtered out", "0"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    assert!(
+        count(&text, "written").starts_with("3 trajectories"),
+        "{text}"
+    );
+    // The malformed line skips its session, named with file and line.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("44444444-4444-4444-8444-444444444444.jsonl:3: invalid JSON"),
+        "{stderr}"
+    );
+    let failed = read_json(&d.join("h/claude-code-22222222-2222-4222-8222-222222222222.json"));
+    assert_eq!(failed["hard"], 0.0);
+    assert_eq!(
+        failed["fail_reason"],
+        "2 tool calls failed and were not retried successfully (Bash); the user interrupted 1 turn"
+    );
+    assert_eq!(failed["harvest"]["verdict"], "failed");
+    assert_eq!(failed["harvest"]["reasons"][0]["signal"], "tool_errors");
+    assert_eq!(failed["harvest"]["side_files"], 1);
+    assert_eq!(failed["feedback"], "Stop, use the CI pipeline instead.");
+    let steps = failed["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    assert_eq!(steps[0]["is_error"], true);
+    assert_eq!(steps[2]["subagent"], "agent-perm01");
+    // A successful session whose text is full of "error", "failed", "wrong" and 修复错误 passes.
+    let words = read_json(&d.join("h/claude-code-33333333-3333-4333-8333-333333333333.json"));
+    assert_eq!(words["hard"], 1.0);
+    assert_eq!(words["fail_reason"], "");
+    assert_eq!(
+        words["harvest"]["reasons"][0]["signal"],
+        "no_failure_signal"
+    );
+    let skill = read_json(&d.join("h/claude-code-11111111-1111-4111-8111-111111111111.json"));
+    assert_eq!(
+        skill["harvest"]["skills"],
+        serde_json::json!(["release-notes"])
+    );
+    // One line per session says its verdict and why.
+    assert!(
+        text.contains(
+            "failed  claude-code-22222222-2222-4222-8222-222222222222  2 tool calls failed and were"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn project_date_and_skill_filters_keep_only_matching_sessions() {
+    let dir = workspace();
+    let d = dir.path();
+    for (args, sessions, filtered) in [
+        (vec!["--project", "/work/demo-app"], "2", "1"),
+        (vec!["--project", "/work/demo"], "0", "3"),
+        (vec!["--since", "2026-01-01"], "2", "1"),
+        (vec!["--skill", "release-notes"], "1", "2"),
+    ] {
+        let mut all = vec!["--source", "claude-code", "--from", "claude"];
+        all.extend(args.iter().copied());
+        let out = harvest(d, &all);
+        assert!(out.status.success(), "{out:?}");
+        let text = stdout(&out);
+        assert_eq!(count(&text, "sessions"), sessions, "{args:?}: {text}");
+        assert_eq!(count(&text, "filtered out"), filtered, "{args:?}: {text}");
+    }
+    // Without --out nothing is written.
+    assert!(!d.join("h").exists());
+}
+
+#[test]
+fn codex_sessions_read_calls_exit_codes_aborted_turns_and_stated_outcomes() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(d, &["--source", "codex", "--from", "codex", "--out", "h"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for (name, value) in [
+        ("sessions", "2"),
+        ("turns", "5"),
+        ("tool calls", "2"),
+        ("tool errors", "1"),
+        ("interruptions", "1"),
+        ("failed", "1"),
+        ("passed", "1"),
+        ("skipped records", "1"),
+        ("skipped sessions", "0"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let failed = read_json(&d.join("h/codex-0199aaaa-0000-7000-8000-000000000001.json"));
+    assert_eq!(
+        failed["fail_reason"],
+        "1 tool call failed and was not retried successfully (shell); the user interrupted 1 turn"
+    );
+    assert_eq!(failed["question"], "Run the test suite and fix what fails.");
+    assert_eq!(
+        failed["harvest"]["skills"],
+        serde_json::json!(["test-runner"])
+    );
+    assert_eq!(
+        failed["harvest"]["projects"],
+        serde_json::json!(["/work/demo-app"])
+    );
+    let passed = read_json(&d.join("h/codex-0199aaaa-0000-7000-8000-000000000002.json"));
+    assert_eq!(passed["hard"], 1.0);
+    assert_eq!(
+        passed["harvest"]["reasons"][0]["signal"],
+        "explicit_outcome"
+    );
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "codex",
+            "--from",
+            "codex",
+            "--skill",
+            "test-runner",
+        ],
+    );
+    assert_eq!(count(&stdout(&out), "sessions"), "1");
+}
+
+#[test]
+fn no_secret_reaches_any_written_file_or_the_terminal() {
+    let dir = workspace();
+    let d = dir.path();
+    let mut printed = String::new();
+    for args in [
+        vec![
+            "--source",
+            "claude-code",
+            "--from",
+            "claude",
+            "--out",
+            "out/claude",
+        ],
+        vec!["--source", "codex", "--from", "codex", "--out", "out/codex"],
+        vec!["--source", "session-state", "--out", "out/state"],
+        vec![
+            "--source",
+            "dir",
+            "--from",
+            "out/claude",
+            "--out",
+            "out/again",
+        ],
+    ] {
+        let out = harvest(d, &args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        printed.push_str(&stdout(&out));
+        printed.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    let files = snapshot(&d.join("out"));
+    assert_eq!(
+        files.len(),
+        3 + 2 + 2 + 3,
+        "{:?}",
+        files.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    let mut markers = 0;
+    for (name, bytes) in &files {
+        let text = String::from_utf8_lossy(bytes);
+        for (kind, secret) in SECRETS {
+            assert!(!text.contains(secret), "the {kind} secret is in {name}");
+        }
+        markers += text.matches("[REDACTED:").count();
+    }
+    for (kind, secret) in SECRETS {
+        assert!(!printed.contains(secret), "the {kind} secret was printed");
+    }
+    // Every planted secret was replaced: 14 in the first session (twice: the tool output
+    // is copied again by the `dir` pass), one more in the failed session's prompt and its
+    // copy, one in Codex, one in the SESSION-STATE.
+    assert!(markers >= 2 * 15 + 2, "{markers} markers");
+    assert!(printed.contains("redacted secrets: 15 ("), "{printed}");
+}
+
+#[test]
+fn no_redact_is_explicit_and_said() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "codex",
+            "--from",
+            "codex",
+            "--out",
+            "h",
+            "--no-redact",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--no-redact: secrets"), "{stderr}");
+    assert_eq!(count(&stdout(&out), "redaction"), "off (--no-redact)");
+    let text = std::fs::read_to_string(d.join("h/codex-0199aaaa-0000-7000-8000-000000000001.json"))
+        .unwrap();
+    assert!(text.contains("sk_live_51HharvestFixture0123456789"));
+}
+
+#[test]
+fn session_state_is_judged_by_its_outcome_fields() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(d, &["--source", "session-state", "--out", "s"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "failed"), "1", "{text}");
+    assert_eq!(count(&text, "passed"), "1", "{text}");
+    let fixed = read_json(&d.join("s/session-state-fix-parser.json"));
+    assert_eq!(fixed["hard"], 1.0);
+    let chip = read_json(&d.join("s/session-state-chip-model.json"));
+    assert_eq!(
+        chip["fail_reason"],
+        "the session states 结果: 失败，芯片型号错了 (failed)"
+    );
+    assert_eq!(chip["reference_text"], "STM32F407");
+}
+
+#[test]
+fn harvest_rules_come_from_the_configuration() {
+    let dir = workspace();
+    let d = dir.path();
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[harvest]\nsignals = [\"interrupted\"]\n",
+    )
+    .unwrap();
+    let out = harvest(d, &["--source", "claude-code", "--from", "claude"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("failed  claude-code-22222222-2222-4222-8222-222222222222  the user interrupted 1 turn\n"),
+        "{text}"
+    );
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[harvest]\nmin_tool_errors = 3\n",
+    )
+    .unwrap();
+    let text = stdout(&harvest(
+        d,
+        &["--source", "claude-code", "--from", "claude"],
+    ));
+    assert_eq!(
+        count(&text, "failed"),
+        "1",
+        "interruption still counts: {text}"
+    );
+    assert!(!text.contains("tool calls failed"), "{text}");
+}
+
+#[test]
+fn bad_options_and_configuration_stop_before_anything_is_written() {
+    let dir = workspace();
+    let d = dir.path();
+    let before = snapshot(d);
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[
+                "--source",
+                "claude-code",
+                "--from",
+                "claude",
+                "--since",
+                "2026-13-01",
+                "--out",
+                "h",
+            ],
+            "--since \"2026-13-01\": expected a day as YYYY-MM-DD",
+        ),
+        (
+            &["--source", "dir", "--out", "h"],
+            "--source dir needs --from DIR",
+        ),
+        (
+            &[
+                "--source",
+                "codex",
+                "--from",
+                "codex",
+                "--out",
+                "SESSION-STATE.md",
+            ],
+            "SESSION-STATE.md: --out must be a folder",
+        ),
+        (
+            &["--source", "session-state", "--skill", "x", "--out", "h"],
+            "a session-state source has no project, date or skill",
+        ),
+        (
+            &["--source", "codex", "--from", "nowhere", "--out", "h"],
+            "nowhere: no Codex sessions here",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_one_line_error(&harvest(d, args), needle);
+    }
+    std::fs::write(
+        d.join("bad.toml"),
+        "[harvest]\nmin_tool_errors = \"many\"\n",
+    )
+    .unwrap();
+    let out = harvest(
+        d,
+        &[
+            "--source", "codex", "--from", "codex", "--config", "bad.toml", "--out", "h",
+        ],
+    );
+    assert_one_line_error(&out, "bad.toml:2: [harvest]: invalid type");
+    std::fs::remove_file(d.join("bad.toml")).unwrap();
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn a_harvested_folder_feeds_evolve_and_its_prompts_hold_no_secret() {
+    let dir = crate::evolve::workspace(crate::evolve::SKILL);
+    let d = dir.path();
+    copy_tree(&fixtures().join("claude"), &d.join("claude"));
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "claude-code",
+            "--from",
+            "claude",
+            "--out",
+            "harvested",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let fake = crate::fake_llm::start();
+    let out = skill_evolve(d)
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "harvested"])
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &fake.base_url,
+            "--model",
+            "fake-model",
+        ])
+        .args(["--record", "run.cassette"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // One reflection over the one failed session, one meta-reflection.
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2, "{out:?}");
+    let cassette = std::fs::read_to_string(d.join("run.cassette")).unwrap();
+    assert!(
+        cassette.contains("2 tool calls failed and were not retried successfully (Bash)"),
+        "the failure reached the prompt"
+    );
+    assert!(
+        cassette.contains("[REDACTED:anthropic_key]"),
+        "the redacted question reached it"
+    );
+    for (kind, secret) in SECRETS {
+        assert!(
+            !cassette.contains(secret),
+            "the {kind} secret reached a prompt"
+        );
+    }
+}
+
+#[test]
+fn a_trajectory_folder_keeps_good_files_and_skips_bad_ones_by_name() {
+    let dir = workspace();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("own")).unwrap();
+    std::fs::write(
+        d.join("own/a.json"),
+        r#"[{"id": "t1", "task_description": "d", "question": "q", "fail_reason": "wrong total",
+            "predicted_answer": "p", "reference_text": "r", "notes": "DB_PASSWORD=hunter2hunter2xyz"},
+           {"id": "t2"}]"#,
+    )
+    .unwrap();
+    std::fs::write(d.join("own/b.json"), "{ not json").unwrap();
+    let out = harvest(d, &["--source", "dir", "--from", "own", "--out", "h"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "1", "{text}");
+    assert_eq!(count(&text, "skipped sessions"), "2", "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a.json: item 2: missing required fields"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("b.json: invalid JSON"), "{stderr}");
+    let t1 = read_json(&d.join("h/t1.json"));
+    assert_eq!(t1["fail_reason"], "wrong total");
+    assert_eq!(t1["notes"], "DB_PASSWORD=[REDACTED:env_secret]");
+    assert_eq!(t1["harvest"]["reasons"][0]["value"], "wrong total");
+}
