@@ -32,6 +32,7 @@ mod out;
 mod profile;
 mod questions;
 mod render;
+mod report_html;
 mod run;
 mod status;
 mod store;
@@ -101,5 +102,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Adopt(args) => adopt::run(&args),
+        Command::Report(args) => report_html::run(&args),
     }
 }

@@ -65,6 +65,7 @@ pub(crate) fn write_report(
     guarantee: &Guarantee,
     events: &[String],
     usage: String,
+    facts: &crate::report_html::RunFacts,
 ) -> anyhow::Result<PathBuf> {
     let mut md = format!(
         "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
@@ -151,6 +152,9 @@ pub(crate) fn write_report(
         "holdout_after": report.holdout_after,
         "records": report.records,
         "staged": proposal.documents,
+        "usage": facts.usage,
+        "budget": facts.budget,
+        "gate": facts.gate,
     });
     write_atomically(&dir.report_json(), &serde_json::to_string_pretty(&json)?)
         .context("cannot write report.json")?;

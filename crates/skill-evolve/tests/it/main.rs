@@ -16,6 +16,7 @@ mod journal;
 mod local;
 mod pipes;
 mod profile;
+mod report_html;
 mod resume;
 mod run;
 mod secrets;
