@@ -265,3 +265,84 @@ pub(crate) struct Inputs {
     /// Holdout counts (before, after), when the run log has them.
     pub(crate) holdout: Option<(Score, Score)>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as an older version wrote it (no usage, budget, gate or
+    /// trajectory), with the `null`s JSON holds for infinite numbers and a
+    /// field the views do not know.
+    const OLD_REPORT: &str = r#"{
+        "error_control": {"kind": "e_lond", "fdr_alpha": 0.05, "horizon": 3},
+        "stop_reason": "max_epochs",
+        "epochs": 2,
+        "initial_version": "v000001",
+        "final_version": "v000001",
+        "holdout_before": null,
+        "holdout_after": null,
+        "staged": [],
+        "records": [
+            {"candidate": "a", "level": {"index": 1, "alpha_t": 0.01, "threshold": 100.0,
+              "discoveries_before": 0},
+             "validation": {"candidate": "a", "baseline_version": "v000001",
+               "baseline_run_id": "b", "candidate_run_id": "c", "w": 6, "l": 0, "n_used": 6,
+               "n_remaining": 1, "blocks_used": 1,
+               "verdict": {"decision": "reject_futility", "e_value": null,
+                 "ln_e_value": 2.9, "wald_lambda": 2.0, "delta_hat": 1.0, "delta_shrunk": 0.6},
+               "e_confirm": 100.0, "observed": {"q1": [false, true]}, "infra_errors": 0,
+               "rollouts": 12},
+             "fdr": null, "accepted": false, "new_version": null, "probation": null},
+            {"candidate": "b", "level": {"index": 4, "alpha_t": 0.0, "threshold": null,
+              "discoveries_before": 0},
+             "validation": null, "fdr": null, "accepted": false, "new_version": null,
+             "probation": null}
+        ]
+    }"#;
+
+    #[test]
+    fn an_older_report_with_nulls_reads() {
+        let report: SavedReport = serde_json::from_str(OLD_REPORT).unwrap();
+        assert_eq!(report.records.len(), 2);
+        assert_eq!(report.stop_reason, StopReason::MaxEpochs);
+        let first = report.records[0].validation.as_ref().unwrap();
+        assert!(first.trajectory.is_empty());
+        assert_eq!(first.verdict.decision, GateDecision::RejectFutility);
+        assert_eq!(first.observed.get("q1"), Some(&(false, true)));
+        assert_eq!(report.records[1].level.unwrap().threshold, None);
+        assert!(report.usage.is_none() && report.budget.is_none() && report.gate.is_none());
+    }
+
+    #[test]
+    fn the_facts_a_run_writes_read_back() {
+        let mut gate = GateParams::calibrated();
+        gate.lambda_dir = f64::NEG_INFINITY;
+        let facts = RunFacts {
+            usage: Usage {
+                llm_calls: 3,
+                prompt_tokens: 10,
+                completion_tokens: 5,
+                cost: 0.5,
+                rollouts: 7,
+            },
+            budget: BudgetLimits {
+                max_llm_calls: Some(9),
+                ..BudgetLimits::default()
+            },
+            gate,
+        };
+        let json = serde_json::to_value(&facts).unwrap();
+        // `−∞` (the directional exit switched off) is `null` in JSON.
+        assert!(json["gate"]["lambda_dir"].is_null());
+        let usage: UsageView = serde_json::from_value(json["usage"].clone()).unwrap();
+        let budget: BudgetView = serde_json::from_value(json["budget"].clone()).unwrap();
+        let gate: GateView = serde_json::from_value(json["gate"].clone()).unwrap();
+        assert_eq!(
+            (usage.llm_calls, usage.cost, usage.rollouts),
+            (3, Some(0.5), 7)
+        );
+        assert_eq!(budget.max_llm_calls, Some(9));
+        assert_eq!(gate.lambda_dir, None);
+        assert_eq!(gate.e_confirm, 20.0);
+    }
+}
