@@ -173,7 +173,7 @@ pub use crate::templates::{
     reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
-    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, INFRA_GUARD_MIN_ROLLOUTS,
+    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_ROLLOUTS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
 };

@@ -132,6 +132,29 @@ pub struct ValidationOutcome {
     pub infra_errors: u64,
     /// Rollouts actually run (baseline cache hits excluded).
     pub rollouts: u64,
+    /// Where the evidence stood after each block the gate decided on, in
+    /// order; the last point is the final verdict's. Empty in records
+    /// written before it was kept.
+    #[serde(default)]
+    pub trajectory: Vec<GatePoint>,
+}
+
+/// The gate's evidence after one block: the counts so far, `ln E` and the
+/// decision taken on them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GatePoint {
+    /// Paired questions so far (ties included).
+    pub n_used: u64,
+    /// Questions not reached yet.
+    pub n_remaining: u64,
+    /// Wins so far.
+    pub w: u64,
+    /// Losses so far.
+    pub l: u64,
+    /// `ln E(W, L)` of the gate's e-process.
+    pub ln_e_value: f64,
+    /// The decision after this block.
+    pub decision: GateDecision,
 }
 
 impl ValidationOutcome {
@@ -462,6 +485,7 @@ pub async fn validate_candidate(
     let mut block = 0_usize;
     let (mut w, mut l, mut n_used) = (0_u64, 0_u64, 0_u64);
     let mut observed = BTreeMap::new();
+    let mut trajectory = Vec::new();
     let (mut infra_errors, mut arm_rollouts, mut rollouts_run) = (0_u64, 0_u64, 0_u64);
 
     while start < total {
@@ -571,6 +595,14 @@ pub async fn validate_candidate(
             continue;
         }
         let verdict = gate.decide(&Tally::new(w, l, n_used, n_remaining))?;
+        trajectory.push(GatePoint {
+            n_used,
+            n_remaining,
+            w,
+            l,
+            ln_e_value: verdict.ln_e_value,
+            decision: verdict.decision,
+        });
         ctx.events.emit(&HarnessEvent::BlockGated {
             candidate: candidate.label.clone(),
             block: block.saturating_sub(1),
@@ -600,6 +632,7 @@ pub async fn validate_candidate(
                 observed,
                 infra_errors,
                 rollouts: rollouts_run,
+                trajectory,
             });
         }
     }

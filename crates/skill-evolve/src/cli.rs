@@ -69,6 +69,9 @@ pub(crate) enum Command {
     /// Add one rollout's result (question, prediction, correct, steps, skill, time,
     /// metadata) to a folder of trajectories `evolve --trajectories` reads.
     Capture(crate::capture::CaptureArgs),
+    /// Rebuild a finished run's self-contained HTML report (`report.html`:
+    /// lineage, evidence charts, diffs) from its folder and print its path.
+    Report(ReportArgs),
 }
 
 /// How the number of edits per round changes across rounds.
@@ -438,6 +441,18 @@ pub(crate) struct StatusArgs {
     /// current folder, or the nearest parent with a `.skill-evolve/runs` folder.
     #[arg(value_name = "DIR")]
     pub(crate) dir: Option<PathBuf>,
+}
+
+/// Options of `report`.
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// The run's folder (`.skill-evolve/runs/<name>`).
+    #[arg(value_name = "RUN_DIR")]
+    pub(crate) run: PathBuf,
+    /// Open the report with the system's opener (`xdg-open` on Linux); without
+    /// a display, only print its path.
+    #[arg(long)]
+    pub(crate) open: bool,
 }
 
 /// Options of `adopt`.

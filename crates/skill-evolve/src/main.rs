@@ -44,6 +44,7 @@ mod probe;
 mod profile;
 mod questions;
 mod render;
+mod report_html;
 mod run;
 mod status;
 mod store;
@@ -147,5 +148,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Adopt(args) => adopt::run(&args),
         Command::Harvest(args) => harvest::run(&args),
         Command::Capture(args) => capture::run(&args),
+        Command::Report(args) => report_html::run(&args),
     }
 }

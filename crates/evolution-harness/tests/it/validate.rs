@@ -203,6 +203,53 @@ async fn a_helpful_edit_is_accepted_and_both_arms_are_recorded() {
         gated.last().map(|g| g.1),
         Some(GateDecision::AcceptConfirmed)
     );
+    // One point per gated block, counts growing, the last one the verdict's.
+    assert_eq!(out.trajectory.len(), out.blocks_used);
+    assert!(
+        out.trajectory
+            .windows(2)
+            .all(|p| p[0].n_used < p[1].n_used && p[0].w <= p[1].w && p[0].l <= p[1].l),
+        "{:?}",
+        out.trajectory
+    );
+    let last = out.trajectory.last().unwrap();
+    assert_eq!(
+        (last.w, last.l, last.n_used, last.n_remaining, last.decision),
+        (out.w, out.l, out.n_used, out.n_remaining, out.decision())
+    );
+    assert_eq!(last.ln_e_value, out.verdict.ln_e_value);
+    assert!(
+        out.trajectory[..out.trajectory.len() - 1]
+            .iter()
+            .all(|p| p.decision == GateDecision::Continue)
+    );
+}
+
+#[test]
+fn an_outcome_saved_before_the_trajectory_was_kept_still_reads() {
+    let outcome = evolution_harness::ValidationOutcome {
+        candidate: "c".to_owned(),
+        baseline_version: "v1".to_owned(),
+        baseline_run_id: "b".to_owned(),
+        candidate_run_id: "c".to_owned(),
+        w: 1,
+        l: 0,
+        n_used: 1,
+        n_remaining: 0,
+        blocks_used: 1,
+        verdict: evolution_gate::Gate::calibrated()
+            .decide(&evolution_gate::Tally::new(1, 0, 1, 0))
+            .unwrap(),
+        e_confirm: 20.0,
+        observed: Default::default(),
+        infra_errors: 0,
+        rollouts: 2,
+        trajectory: Vec::new(),
+    };
+    let mut json = serde_json::to_value(&outcome).unwrap();
+    json.as_object_mut().unwrap().remove("trajectory").unwrap();
+    let read: evolution_harness::ValidationOutcome = serde_json::from_value(json).unwrap();
+    assert_eq!(read, outcome);
 }
 
 #[tokio::test]
@@ -562,6 +609,7 @@ async fn a_killed_validation_resumes_from_the_run_log_to_the_same_result() {
             o.blocks_used,
             o.verdict,
             o.observed.clone(),
+            o.trajectory.clone(),
         )
     };
     assert_eq!(comparable(&resumed), comparable(&expected));

@@ -12,7 +12,7 @@ use crate::probe::check_folder_writable;
 /// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
 /// `llm-journal.jsonl` (every finished LLM call), `workspaces/` (the agent's),
 /// `sources.json` (which user file each document came from, and its hash)
-/// and, at the end, `report.md`, `report.json` and `staged/` (the proposal
+/// and, at the end, `report.md`, `report.json`, `report.html` and `staged/` (the proposal
 /// `adopt` writes back).
 ///
 /// An `evolve` session's folder (by default
@@ -83,6 +83,11 @@ impl RunDir {
     /// The machine-readable report.
     pub(crate) fn report_json(&self) -> PathBuf {
         self.root.join("report.json")
+    }
+
+    /// The self-contained HTML report (charts, lineage, diffs).
+    pub(crate) fn report_html(&self) -> PathBuf {
+        self.root.join("report.html")
     }
 
     /// The project folder the run belongs to (the configuration's folder);

@@ -243,6 +243,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 report.records.iter().filter(|r| r.accepted).count()
             );
             outln!("report: {}", path.display());
+            outln!("html report: {}", dir.report_html().display());
             match stage::read_proposal(&dir)? {
                 Some(p) if !p.documents.is_empty() => outln!(
                     "staged {} document(s) in {}; your files are unchanged until you run \

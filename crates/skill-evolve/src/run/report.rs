@@ -150,6 +150,7 @@ pub(crate) fn write_report(
     events: &[String],
     usage: String,
     no_candidate: Option<&str>,
+    facts: &crate::report_html::RunFacts,
 ) -> anyhow::Result<PathBuf> {
     let mut md = format!(
         "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
@@ -242,6 +243,9 @@ pub(crate) fn write_report(
         "holdout_after": report.holdout_after,
         "records": report.records,
         "staged": proposal.documents,
+        "usage": facts.usage,
+        "budget": facts.budget,
+        "gate": facts.gate,
     });
     write_atomically(&dir.report_json(), &serde_json::to_string_pretty(&json)?)
         .context("cannot write report.json")?;

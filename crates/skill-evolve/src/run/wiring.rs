@@ -152,15 +152,23 @@ pub(crate) async fn run_loop(
     let report = result.map_err(|e| anyhow::anyhow!("the run failed: {e}"))?;
     // A resumed run keeps the error control it started with (its state is
     // in the checkpoint): the report states that one.
-    let guarantee = match LoopState::load(&checkpoint) {
-        Ok(Some(state)) => held(state.gatekeeper.fdr(), state.gatekeeper.params()),
-        _ => guarantee,
+    let (guarantee, gate_params) = match LoopState::load(&checkpoint) {
+        Ok(Some(state)) => (
+            held(state.gatekeeper.fdr(), state.gatekeeper.params()),
+            *state.gatekeeper.params(),
+        ),
+        _ => (guarantee, config.params),
     };
     let lines = progress.lines.lock().map(|l| l.clone()).unwrap_or_default();
     let no_candidate = if report.records.is_empty() {
         Some(why_no_candidate(&log, &report).await)
     } else {
         None
+    };
+    let facts = crate::report_html::RunFacts {
+        usage: budget.usage(),
+        budget: config.budget.clone(),
+        gate: gate_params,
     };
     let path = write_report(
         dir,
@@ -170,7 +178,9 @@ pub(crate) async fn run_loop(
         &lines,
         usage_line(&budget.usage()),
         no_candidate.as_deref(),
+        &facts,
     )?;
+    crate::report_html::write(dir).await?;
     Ok(Ended::Finished(Box::new(report), path))
 }
 

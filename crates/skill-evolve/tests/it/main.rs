@@ -22,6 +22,7 @@ mod pipes;
 mod probes;
 mod profile;
 mod replay_miss;
+mod report_html;
 mod resume;
 mod run;
 mod run_ids;

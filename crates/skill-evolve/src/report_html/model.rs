@@ -1,0 +1,348 @@
+//! What the HTML report is drawn from: the facts a run adds to
+//! `report.json` ([`RunFacts`]), the views that read `report.json` back
+//! ([`SavedReport`]), and the [`Inputs`] gathered from the run folder.
+//!
+//! The views read only the fields the page shows and accept `null` where
+//! `report.json` holds a number that was not finite (JSON has no infinity:
+//! an e-LOND threshold of a candidate past the horizon, `lambda_dir = −∞`,
+//! an e-value beyond `f64`); they never fail on fields they do not know.
+
+use std::collections::BTreeMap;
+
+use evolution_gate::{EProcess, GateDecision, GateParams, ProbationVerdict};
+use evolution_harness::{BudgetLimits, GatePoint, StopReason, Usage};
+use serde::{Deserialize, Serialize};
+
+/// What a run adds to `report.json` for the HTML report: the budget's use
+/// and caps, and the gate's parameters before any e-LOND level raised them.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RunFacts {
+    /// What the run used.
+    pub(crate) usage: Usage,
+    /// The run's caps.
+    pub(crate) budget: BudgetLimits,
+    /// The gate's parameters.
+    pub(crate) gate: GateParams,
+}
+
+/// `report.json`, as far as the page needs it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct SavedReport {
+    /// The error control the run was under.
+    pub(crate) error_control: ErrorControl,
+    /// Why the run stopped.
+    pub(crate) stop_reason: StopReason,
+    /// Epochs run.
+    pub(crate) epochs: u32,
+    /// The version the run started from.
+    pub(crate) initial_version: String,
+    /// The version it ended with.
+    pub(crate) final_version: String,
+    /// Holdout accuracy of the first version.
+    #[serde(default)]
+    pub(crate) holdout_before: Option<f64>,
+    /// Holdout accuracy of the final version.
+    #[serde(default)]
+    pub(crate) holdout_after: Option<f64>,
+    /// Every candidate, in the order it was gated.
+    pub(crate) records: Vec<RecordView>,
+    /// What the run used (absent from reports of older versions).
+    #[serde(default)]
+    pub(crate) usage: Option<UsageView>,
+    /// The run's caps (absent from reports of older versions).
+    #[serde(default)]
+    pub(crate) budget: Option<BudgetView>,
+    /// The gate's parameters (absent from reports of older versions).
+    #[serde(default)]
+    pub(crate) gate: Option<GateView>,
+}
+
+/// `report.json`'s `error_control`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum ErrorControl {
+    /// e-LOND over the run's candidates.
+    ELond {
+        /// The false-discovery rate controlled.
+        fdr_alpha: f64,
+        /// The most candidates the run can gate.
+        #[serde(default)]
+        horizon: Option<u64>,
+    },
+    /// Each candidate's own bound only.
+    Off {
+        /// The e-value a confirmed accept needs.
+        e_confirm: f64,
+        /// The e-value a provisional accept needs.
+        e_provisional: f64,
+    },
+}
+
+/// One candidate's gate record.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct RecordView {
+    /// The candidate's label.
+    pub(crate) candidate: String,
+    /// The e-LOND level it was tested at.
+    #[serde(default)]
+    pub(crate) level: Option<LevelView>,
+    /// The validation, `None` when it was not gated.
+    #[serde(default)]
+    pub(crate) validation: Option<ValidationView>,
+    /// Whether it was accepted.
+    pub(crate) accepted: bool,
+    /// The version it became.
+    #[serde(default)]
+    pub(crate) new_version: Option<String>,
+    /// The probation of a provisional accept.
+    #[serde(default)]
+    pub(crate) probation: Option<ProbationView>,
+}
+
+/// An e-LOND level.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub(crate) struct LevelView {
+    /// 1-based position among the run's candidates.
+    pub(crate) index: u64,
+    /// `α_t`.
+    pub(crate) alpha_t: f64,
+    /// `1/α_t`; `None` when infinite (`α_t = 0`).
+    #[serde(default)]
+    pub(crate) threshold: Option<f64>,
+    /// Accepts before this candidate.
+    pub(crate) discoveries_before: u64,
+}
+
+/// One candidate's validation.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct ValidationView {
+    /// The version it was compared with.
+    pub(crate) baseline_version: String,
+    /// Wins.
+    pub(crate) w: u64,
+    /// Losses.
+    pub(crate) l: u64,
+    /// Paired questions.
+    pub(crate) n_used: u64,
+    /// Questions not reached.
+    pub(crate) n_remaining: u64,
+    /// Blocks run.
+    pub(crate) blocks_used: usize,
+    /// The final verdict.
+    pub(crate) verdict: VerdictView,
+    /// The `e_confirm` the gate used (its e-LOND level's when higher).
+    #[serde(default)]
+    pub(crate) e_confirm: Option<f64>,
+    /// Question id → (baseline right, candidate right).
+    #[serde(default)]
+    pub(crate) observed: BTreeMap<String, (bool, bool)>,
+    /// INFRA failures over both arms.
+    #[serde(default)]
+    pub(crate) infra_errors: u64,
+    /// Rollouts run.
+    #[serde(default)]
+    pub(crate) rollouts: u64,
+    /// The evidence after each block (empty in older reports).
+    #[serde(default)]
+    pub(crate) trajectory: Vec<GatePoint>,
+}
+
+/// The gate's final verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub(crate) struct VerdictView {
+    /// The exit taken.
+    pub(crate) decision: GateDecision,
+    /// `ln E`.
+    pub(crate) ln_e_value: f64,
+    /// Wald's statistic.
+    pub(crate) wald_lambda: f64,
+    /// `(W − L)/n_used`.
+    pub(crate) delta_hat: f64,
+}
+
+/// A probation's state.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct ProbationView {
+    /// The version watched.
+    pub(crate) version: String,
+    /// The version it replaced.
+    pub(crate) previous_version: String,
+    /// Wins on the probation pool.
+    pub(crate) w: u64,
+    /// Losses on the probation pool.
+    pub(crate) l: u64,
+    /// The verdict, `None` while pending.
+    #[serde(default)]
+    pub(crate) verdict: Option<ProbationVerdict>,
+}
+
+/// What a run used.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub(crate) struct UsageView {
+    /// LLM calls.
+    pub(crate) llm_calls: u64,
+    /// Prompt tokens.
+    pub(crate) prompt_tokens: u64,
+    /// Completion tokens.
+    pub(crate) completion_tokens: u64,
+    /// Money spent (`None` if it was not a finite number).
+    #[serde(default)]
+    pub(crate) cost: Option<f64>,
+    /// Agent rollouts.
+    pub(crate) rollouts: u64,
+}
+
+/// A run's caps; `None` is unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub(crate) struct BudgetView {
+    /// Most LLM calls.
+    #[serde(default)]
+    pub(crate) max_llm_calls: Option<u64>,
+    /// Most tokens.
+    #[serde(default)]
+    pub(crate) max_tokens: Option<u64>,
+    /// Most money.
+    #[serde(default)]
+    pub(crate) max_cost: Option<f64>,
+    /// Most rollouts.
+    #[serde(default)]
+    pub(crate) max_rollouts: Option<u64>,
+}
+
+/// The gate's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub(crate) struct GateView {
+    /// E needed to confirm.
+    pub(crate) e_confirm: f64,
+    /// E needed for a provisional accept at exhaustion.
+    pub(crate) e_provisional: f64,
+    /// Net wins a provisional accept needs.
+    pub(crate) w_net_min: i64,
+    /// Smallest `δ̂` of a confirmed accept.
+    pub(crate) delta_min: f64,
+    /// The directional exit's boundary; `None` when it is off (`−∞`).
+    #[serde(default)]
+    pub(crate) lambda_dir: Option<f64>,
+    /// The e-process.
+    #[serde(default)]
+    pub(crate) e_process: EProcess,
+}
+
+/// A document of the staged proposal, as the page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StagedView {
+    /// The document's name in the store.
+    pub(crate) document: String,
+    /// Its version in the user's store once adopted.
+    pub(crate) adopted_as: Option<String>,
+}
+
+/// Correct and usable answers of one holdout run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Score {
+    /// Right answers.
+    pub(crate) right: u64,
+    /// Answers scored (INFRA failures left out).
+    pub(crate) scored: u64,
+}
+
+/// Everything the page is drawn from, gathered from a run folder.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Inputs {
+    /// The run's name.
+    pub(crate) run: String,
+    /// `report.json`.
+    pub(crate) report: SavedReport,
+    /// Per candidate (by index in `report.records`): its unified diff
+    /// against the version it was gated against, when known.
+    pub(crate) diffs: BTreeMap<usize, String>,
+    /// Per candidate: the LLM calls that wrote it, when the run log has them.
+    pub(crate) writing_calls: BTreeMap<usize, u32>,
+    /// The diff of the first version to the final one.
+    pub(crate) final_diff: String,
+    /// The staged documents.
+    pub(crate) staged: Vec<StagedView>,
+    /// Holdout counts (before, after), when the run log has them.
+    pub(crate) holdout: Option<(Score, Score)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as an older version wrote it (no usage, budget, gate or
+    /// trajectory), with the `null`s JSON holds for infinite numbers and a
+    /// field the views do not know.
+    const OLD_REPORT: &str = r#"{
+        "error_control": {"kind": "e_lond", "fdr_alpha": 0.05, "horizon": 3},
+        "stop_reason": "max_epochs",
+        "epochs": 2,
+        "initial_version": "v000001",
+        "final_version": "v000001",
+        "holdout_before": null,
+        "holdout_after": null,
+        "staged": [],
+        "records": [
+            {"candidate": "a", "level": {"index": 1, "alpha_t": 0.01, "threshold": 100.0,
+              "discoveries_before": 0},
+             "validation": {"candidate": "a", "baseline_version": "v000001",
+               "baseline_run_id": "b", "candidate_run_id": "c", "w": 6, "l": 0, "n_used": 6,
+               "n_remaining": 1, "blocks_used": 1,
+               "verdict": {"decision": "reject_futility", "e_value": null,
+                 "ln_e_value": 2.9, "wald_lambda": 2.0, "delta_hat": 1.0, "delta_shrunk": 0.6},
+               "e_confirm": 100.0, "observed": {"q1": [false, true]}, "infra_errors": 0,
+               "rollouts": 12},
+             "fdr": null, "accepted": false, "new_version": null, "probation": null},
+            {"candidate": "b", "level": {"index": 4, "alpha_t": 0.0, "threshold": null,
+              "discoveries_before": 0},
+             "validation": null, "fdr": null, "accepted": false, "new_version": null,
+             "probation": null}
+        ]
+    }"#;
+
+    #[test]
+    fn an_older_report_with_nulls_reads() {
+        let report: SavedReport = serde_json::from_str(OLD_REPORT).unwrap();
+        assert_eq!(report.records.len(), 2);
+        assert_eq!(report.stop_reason, StopReason::MaxEpochs);
+        let first = report.records[0].validation.as_ref().unwrap();
+        assert!(first.trajectory.is_empty());
+        assert_eq!(first.verdict.decision, GateDecision::RejectFutility);
+        assert_eq!(first.observed.get("q1"), Some(&(false, true)));
+        assert_eq!(report.records[1].level.unwrap().threshold, None);
+        assert!(report.usage.is_none() && report.budget.is_none() && report.gate.is_none());
+    }
+
+    #[test]
+    fn the_facts_a_run_writes_read_back() {
+        let mut gate = GateParams::calibrated();
+        gate.lambda_dir = f64::NEG_INFINITY;
+        let facts = RunFacts {
+            usage: Usage {
+                llm_calls: 3,
+                prompt_tokens: 10,
+                completion_tokens: 5,
+                cost: 0.5,
+                rollouts: 7,
+            },
+            budget: BudgetLimits {
+                max_llm_calls: Some(9),
+                ..BudgetLimits::default()
+            },
+            gate,
+        };
+        let json = serde_json::to_value(&facts).unwrap();
+        // `−∞` (the directional exit switched off) is `null` in JSON.
+        assert!(json["gate"]["lambda_dir"].is_null());
+        let usage: UsageView = serde_json::from_value(json["usage"].clone()).unwrap();
+        let budget: BudgetView = serde_json::from_value(json["budget"].clone()).unwrap();
+        let gate: GateView = serde_json::from_value(json["gate"].clone()).unwrap();
+        assert_eq!(
+            (usage.llm_calls, usage.cost, usage.rollouts),
+            (3, Some(0.5), 7)
+        );
+        assert_eq!(budget.max_llm_calls, Some(9));
+        assert_eq!(gate.lambda_dir, None);
+        assert_eq!(gate.e_confirm, 20.0);
+    }
+}
