@@ -141,17 +141,18 @@ pub(crate) async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionRepor
 }
 
 /// The report: what changed, and the gate's evidence for every candidate.
-/// `no_candidate` says why the table is empty, when it is.
+/// `no_candidate` says why the table is empty, when it is; `facts` holds the
+/// budget's use and caps and the gate's parameters.
 pub(crate) fn write_report(
     dir: &RunDir,
     store: &FsVersionedStore,
     report: &EvolutionReport,
     guarantee: &Guarantee,
     events: &[String],
-    usage: String,
     no_candidate: Option<&str>,
     facts: &crate::report_html::RunFacts,
 ) -> anyhow::Result<PathBuf> {
+    let usage = usage_line(&facts.usage);
     let mut md = format!(
         "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
          Holdout accuracy: {} → {}.\nUsage: {usage}\n\n{}\n\n## Gate evidence per candidate\n\n\

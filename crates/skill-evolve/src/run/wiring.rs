@@ -25,7 +25,7 @@ use evolution_types::LlmProvider;
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::Progress;
-use super::report::{Guarantee, usage_line, why_no_candidate, write_report};
+use super::report::{Guarantee, why_no_candidate, write_report};
 use super::stage::open_or_import;
 use crate::error::bad_option;
 
@@ -176,7 +176,6 @@ pub(crate) async fn run_loop(
         &report,
         &guarantee,
         &lines,
-        usage_line(&budget.usage()),
         no_candidate.as_deref(),
         &facts,
     )?;
