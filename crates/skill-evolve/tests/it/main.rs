@@ -18,6 +18,7 @@ mod pipes;
 mod profile;
 mod resume;
 mod run;
+mod run_knobs;
 mod secrets;
 mod support;
 #[cfg(unix)]
