@@ -22,8 +22,10 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Evolve one skill document from failure trajectories:
-    /// reflect, aggregate, select, update, meta-reflect, then show the diff
-    /// and ask before writing a new version.
+    /// reflect, aggregate, select, update, meta-reflect; gate the candidate
+    /// against an agent when `--agent-config` names one (otherwise it is
+    /// ungated, and the summary says so); then show the diff and ask before
+    /// writing a new version.
     Evolve(EvolveArgs),
     /// Run the full harness loop from a run configuration (agent, questions,
     /// budgets, gate): diagnose, evolve the skills (and the system and tool
@@ -131,17 +133,40 @@ pub(crate) struct LlmArgs {
 
 /// Options of `evolve`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["trajectories", "session_state"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(true).args(["trajectories", "session_state"])))]
 pub(crate) struct EvolveArgs {
     /// The skill document to evolve.
     #[arg(value_name = "SKILL.md")]
     pub(crate) skill: PathBuf,
-    /// Folder of failure trajectories, one JSON object (or array) per `.json` file.
+    /// Folder of failure trajectories, one JSON object (or array) per `.json`
+    /// file. May be given with `--session-state`: both are reflected on
+    /// together (trajectory ids must then differ).
     #[arg(long, value_name = "DIR")]
     pub(crate) trajectories: Option<PathBuf>,
     /// A SESSION-STATE.md whose `## Outcomes` sections are read as trajectories.
     #[arg(long, value_name = "FILE")]
     pub(crate) session_state: Option<PathBuf>,
+    /// Gate the candidate against an agent: a run configuration (the
+    /// `evolve.toml` of `skill-evolve run`) whose `[agent]`, `[questions]`,
+    /// `[gate]` and `[budget]` are used. Baseline and candidate answer the
+    /// same gate questions in the same order; only a candidate the
+    /// e-process accepts is offered and written (false discoveries
+    /// controlled over the session's candidates by `[gate] fdr_alpha`,
+    /// 0.05 unless "off"). A gate question that is also one of the
+    /// trajectories (same id or same text) stops the command before
+    /// anything runs. Without it the candidate is ungated: never tested
+    /// against the agent, and the summary says so.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) agent_config: Option<PathBuf>,
+    /// After the rounds, consolidate long-term guidance into the skill's
+    /// `<!-- SLOW_UPDATE_* -->` region (created when absent). Gated with
+    /// `--agent-config`: the original and the candidate answer the training
+    /// questions, the LLM writes guidance from the comparison, and the
+    /// result is gated as a candidate of its own. Ungated otherwise: the
+    /// comparison is the trajectories and the meta-reflection's verdicts,
+    /// with no agent run.
+    #[arg(long)]
+    pub(crate) slow_update: bool,
     /// Edit-budget schedule across rounds.
     #[arg(long, value_enum, default_value = "constant")]
     pub(crate) schedule: ScheduleArg,

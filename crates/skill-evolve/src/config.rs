@@ -234,6 +234,23 @@ fn load_file_config(
     Ok(Some((config, path, text)))
 }
 
+/// The name of the environment variable holding the API key of the LLM
+/// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
+/// configuration file), when one is named: an agent run beside this LLM
+/// must not inherit it.
+pub(crate) fn api_key_variable(args: &LlmArgs) -> anyhow::Result<Option<String>> {
+    if let Some(name) = &args.api_key_env {
+        return Ok(Some(name.clone()));
+    }
+    let (file, _) = read_file_config(args.config.as_deref())?;
+    Ok(file
+        .llm
+        .openai
+        .get("api_key_env")
+        .and_then(toml::Value::as_str)
+        .map(str::to_owned))
+}
+
 /// The agent's profile from the configuration's `[profile]` table
 /// (domain-neutral without a file or a table); every problem is one line
 /// naming the file, the line and the key.

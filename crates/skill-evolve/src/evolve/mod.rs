@@ -1,41 +1,62 @@
 //! `skill-evolve evolve`: the reflect → meta-reflect loop on one skill document.
 //!
-//! ① load the failure trajectories → ② reflect (one LLM call per batch:
-//! suggestions and edits) → ③ aggregate (`aggregate_patches`) → ④ select
-//! (`rank_and_clip` to the round's budget from the schedule) → ⑤ update
-//! (`apply_patch_with_report`, frontmatter and protected regions untouched) →
-//! ⑥ meta-reflect (`validate_skill`, then an LLM check of which failures the
-//! candidate addresses). Rounds repeat on the failures still open, up to
-//! `--rounds`, and stop early when every failure is addressed, when a round
-//! proposes the same edits as the one before, or when a round does not
-//! improve on the previous one. Then the diff and the table of edits are
-//! shown and nothing is written until the user says yes.
+//! ① load the failure trajectories (a folder, a SESSION-STATE.md, or both) →
+//! ② reflect (one LLM call per batch: suggestions and edits) → ③ aggregate
+//! (`aggregate_patches`) → ④ select (`rank_and_clip` to the round's budget
+//! from the schedule) → ⑤ update (`apply_patch_with_report`, frontmatter
+//! and protected regions untouched) → ⑥ meta-reflect (`validate_skill`,
+//! then an LLM check of which failures the candidate addresses). Rounds
+//! repeat on the failures still open, up to `--rounds`, and stop early when
+//! every failure is addressed, when a round proposes the same edits as the
+//! one before, or when a round does not improve on the previous one.
+//! `--slow-update` then consolidates long-term guidance into the skill's
+//! slow-update region.
+//!
+//! With `--agent-config` the candidate (and the slow update's result, a
+//! candidate of its own) is gated: baseline and candidate answer the same
+//! gate questions of the configured agent, the e-process decides, and only
+//! a candidate that passes is offered (`gating`). Without it the candidate
+//! is ungated, and the summary and `report.json` say so in plain words.
+//! Then the diff and the table of edits are shown and nothing is written
+//! until the user says yes.
+//!
+//! - [`trajectories`]: the inputs, through the harness's ingestion;
+//! - [`rounds`]: the kernel's loop with the command's flags;
+//! - [`gating`]: the gate session in the run folder;
+//! - [`slow`]: the slow update's comparison, gated or not.
 
+mod gating;
 mod rounds;
-mod run_dir;
+mod slow;
 mod trajectories;
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use evolution_evolve::EditBudgetSchedule;
 use evolution_evolve::reflect::Round;
+use evolution_harness::{MeteredLlm, PromptTemplates, slow_update};
+use evolution_types::LlmProvider;
 use serde::Serialize;
 use serde_json::Value;
 
-use self::rounds::evolve_loop;
-use self::run_dir::{candidate_file_name, check_run_dir, check_run_dir_writable};
-use self::trajectories::{load_dir, load_session_state};
+use self::gating::{GateSession, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh};
+use self::rounds::{Outcome, evolve_loop};
+use self::slow::{SlowReport, gated_pairs, ungated_pairs};
+use self::trajectories::{Loaded, load_sources};
 use crate::cli::EvolveArgs;
-use crate::config::build_llm;
+use crate::config::{api_key_variable, build_llm};
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::{read_document, region_problems};
 use crate::error::{bad_at, bad_option};
 use crate::out::{out, outln};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
-use crate::store::{STATE_DIR, document_name, skill_dir, store_root, write_new_version};
+use crate::run::config::{GatingConfig, load_gating};
+use crate::run::dir::RunDir;
+use crate::store::{document_name, skill_dir, store_root, write_new_version};
 use crate::working_copy::writable_target;
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
@@ -77,13 +98,93 @@ struct Summary {
     written: bool,
     version: Option<String>,
     candidate: Option<String>,
+    /// Whether the candidate was tested against an agent, and what the gate said.
+    gate: GateSummary,
+    /// What `--slow-update` did (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slow_update: Option<SlowReport>,
 }
 
-/// `skill-evolve evolve`: check every input, run the rounds, show the
-/// candidate, and write it only once the user agrees.
-pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
-    let out = Out { json: args.json };
-    // Every input is checked before the first LLM call.
+/// The gate's part of the summary.
+#[derive(Debug, Serialize)]
+struct GateSummary {
+    /// `gated` (tested against the agent) or `ungated` (never tested).
+    mode: &'static str,
+    /// The same in plain words.
+    note: String,
+    /// The run configuration that named the agent and the questions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_config: Option<String>,
+    /// The gate's parameter preset, and the `[gate]` keys that changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preset: Option<String>,
+    /// The false-discovery rate controlled over the session's candidates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fdr_alpha: Option<f64>,
+    /// One verdict per candidate gated, in order.
+    verdicts: Vec<Verdict>,
+}
+
+impl GateSummary {
+    fn ungated() -> Self {
+        GateSummary {
+            mode: "ungated",
+            note: UNGATED_NOTE.to_owned(),
+            agent_config: None,
+            preset: None,
+            fdr_alpha: None,
+            verdicts: Vec::new(),
+        }
+    }
+
+    fn gated(config: &GatingConfig, candidates: u64) -> Self {
+        let control = match config.fdr_alpha {
+            Some(alpha) => format!(
+                "false-discovery rate at most {alpha} over this session's {candidates} \
+                 candidate(s) (e-LOND)"
+            ),
+            None => "each candidate's own error bound only (fdr_alpha = \"off\")".to_owned(),
+        };
+        GateSummary {
+            mode: "gated",
+            note: format!(
+                "gated: baseline and candidate answered the same {} gate question(s) of {} with \
+                 the agent {}; {} parameters, {control}",
+                config.gate.len(),
+                config.questions_file.display(),
+                config.program.display(),
+                config.preset,
+            ),
+            agent_config: Some(config.path.display().to_string()),
+            preset: Some(config.preset.clone()),
+            fdr_alpha: config.fdr_alpha,
+            verdicts: Vec::new(),
+        }
+    }
+
+    /// The lines printed with the candidate.
+    fn lines(&self) -> Vec<String> {
+        if self.mode == "ungated" {
+            return vec![self.note.clone()];
+        }
+        std::iter::once(self.note.clone())
+            .chain(self.verdicts.iter().map(Verdict::line))
+            .collect()
+    }
+}
+
+/// The checked inputs, gathered before the first LLM call.
+struct Inputs {
+    original: String,
+    name: String,
+    run_dir: RunDir,
+    loaded: Loaded,
+    schedule: EditBudgetSchedule,
+    gating: Option<GatingConfig>,
+}
+
+/// Every input checked, nothing sent and nothing written.
+fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     let skill = &args.skill;
     let original = read_document(skill)?;
     if let Some(p) = region_problems(&original).first() {
@@ -108,27 +209,20 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     if args.yes || stdin_is_terminal() {
         writable_target(skill)?;
     }
-    let run_dir = args
+    let root = args
         .run_dir
         .clone()
-        .unwrap_or_else(|| default_run_dir(skill));
-    check_run_dir(
-        &run_dir,
+        .unwrap_or_else(|| RunDir::default_evolve_root(&skill_dir(skill)));
+    let run_dir = RunDir::evolve_session(
+        root,
         &skill_dir(skill),
         &store_root(skill, args.store.as_deref()),
     )?;
-    let run_id = run_dir
-        .file_name()
-        .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned());
-    let loaded = match (&args.trajectories, &args.session_state) {
-        (Some(dir), _) => load_dir(&run_id, dir)?,
-        (None, Some(file)) => load_session_state(&run_id, file)?,
-        (None, None) => {
-            return Err(bad_option(
-                "give --trajectories DIR or --session-state FILE",
-            ));
-        }
-    };
+    let loaded = load_sources(
+        &run_dir.name(),
+        args.trajectories.as_deref(),
+        args.session_state.as_deref(),
+    )?;
     if loaded.failures.is_empty() {
         let source = args
             .trajectories
@@ -149,13 +243,58 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     schedule
         .budget_at(0, total_steps)
         .map_err(|e| bad_option(format!("--max-edits/--min-edits: {e}")))?;
+    // The gate's configuration, and its promise that it tests on questions
+    // the candidate was not written from, before anything runs.
+    let gating = match &args.agent_config {
+        Some(path) => {
+            let key = api_key_variable(&args.llm)?;
+            let config = load_gating(path, key.as_deref(), args.slow_update)?;
+            check_disjoint(&config, &loaded.questions)?;
+            check_fresh(&run_dir)?;
+            Some(config)
+        }
+        None => None,
+    };
+    Ok(Inputs {
+        original,
+        name,
+        run_dir,
+        loaded,
+        schedule,
+        gating,
+    })
+}
+
+/// `skill-evolve evolve`: check every input, run the rounds, gate the
+/// candidate when an agent is configured, show it, and write it only once
+/// the user agrees.
+pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
+    let out = Out { json: args.json };
+    let skill = &args.skill;
+    let Inputs {
+        original,
+        name,
+        run_dir,
+        loaded,
+        schedule,
+        gating,
+    } = check_inputs(args)?;
+    let budget = gating.as_ref().map(budget_of).transpose()?;
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    check_run_dir_writable(&run_dir)?;
+    run_dir.check_writable()?;
     let llm = runtime.block_on(build_llm(&args.llm))?;
+    // A gated session's LLM calls count against its `[budget]` too.
+    let provider: Arc<dyn LlmProvider> = match &budget {
+        Some(budget) => Arc::new(MeteredLlm::new(
+            Arc::clone(&llm.provider),
+            Arc::clone(budget),
+        )),
+        None => Arc::clone(&llm.provider),
+    };
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));
     }
@@ -168,38 +307,46 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     ));
 
     let (candidate, outcome) = runtime.block_on(evolve_loop(
-        llm.provider.as_ref(),
+        provider.as_ref(),
         &original,
         &loaded.failures,
         args,
         &schedule,
     ))?;
+    let candidates = u64::from(args.slow_update).saturating_add(1);
+    let Outcome {
+        rounds,
+        stop_reason,
+        llm_calls,
+    } = outcome;
     let mut summary = Summary {
         skill: skill.display().to_string(),
-        run_dir: run_dir.display().to_string(),
+        run_dir: run_dir.root().display().to_string(),
         provider: llm.description.clone(),
         failures: loaded.failures.len(),
         passed_trajectories: loaded.passed,
-        rounds: outcome.rounds,
-        stop_reason: outcome.stop_reason,
-        llm_calls: outcome.llm_calls,
+        rounds,
+        stop_reason,
+        llm_calls,
         changed: candidate != original,
         written: false,
         version: None,
         candidate: None,
+        gate: match &gating {
+            Some(config) => GateSummary::gated(config, candidates),
+            None => GateSummary::ungated(),
+        },
+        slow_update: None,
     };
 
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let candidate_path = run_dir.join(candidate_file_name(&name));
-    if summary.changed {
-        std::fs::write(&candidate_path, &candidate).with_context(|| {
-            format!("cannot save the candidate to {}", candidate_path.display())
-        })?;
-        summary.candidate = Some(candidate_path.display().to_string());
-    }
-
+    std::fs::create_dir_all(run_dir.root())
+        .with_context(|| format!("cannot create the run folder {}", run_dir.root().display()))?;
     if !summary.changed {
+        if args.slow_update {
+            summary.slow_update = Some(SlowReport::skipped(
+                "the rounds proposed no change: there is nothing to consolidate",
+            ));
+        }
         out.say(&format!(
             "no change to propose ({}); {} is unchanged\n",
             summary.stop_reason,
@@ -208,7 +355,40 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         return finish(out, &run_dir, &summary);
     }
 
-    show_candidate(out, &name, &original, &candidate, &summary);
+    let session = Session {
+        name: &name,
+        original: &original,
+        candidate: &candidate,
+        loaded: &loaded,
+        llm: provider.as_ref(),
+        slow_update: args.slow_update,
+    };
+    let offered = match (&gating, budget) {
+        (Some(config), Some(budget)) => {
+            runtime.block_on(session.gated(config, &run_dir, budget, candidates, &mut summary))?
+        }
+        _ => Some(runtime.block_on(session.ungated(&mut summary))?),
+    };
+    let candidate_path = run_dir.candidate(&name);
+    let shown = offered.as_deref().unwrap_or(&candidate);
+    std::fs::write(&candidate_path, shown)
+        .with_context(|| format!("cannot save the candidate to {}", candidate_path.display()))?;
+    summary.candidate = Some(candidate_path.display().to_string());
+
+    let Some(offered) = offered else {
+        for line in summary.gate.lines() {
+            out.say(&format!("{line}\n"));
+        }
+        out.say(&format!(
+            "not written: the candidate did not pass the gate; {} is unchanged (the rejected \
+             candidate is at {})\n",
+            skill.display(),
+            candidate_path.display()
+        ));
+        return finish(out, &run_dir, &summary);
+    };
+
+    show_candidate(out, &name, &original, &offered, &summary);
     let approved = if args.yes {
         true
     } else if stdin_is_terminal() {
@@ -243,29 +423,152 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .filter(|r| r.accepted)
         .map(|r| r.reports.iter().filter(|x| x.status.is_applied()).count())
         .sum();
+    let gate = match summary.gate.verdicts.iter().rev().find(|v| v.passed) {
+        Some(v) => format!(
+            "gated, {} (W={}, L={}, E={:.2})",
+            v.decision, v.w, v.l, v.e_value
+        ),
+        None => "ungated".to_owned(),
+    };
     let message = format!(
-        "skill-evolve evolve: {applied} edits from {} failure trajectories (run {})",
+        "skill-evolve evolve: {applied} edits from {} failure trajectories, {gate} (run {})",
         summary.failures,
-        run_dir.display()
+        run_dir.root().display()
     );
-    let version = write_new_version(
-        skill,
-        args.store.as_deref(),
-        &original,
-        &candidate,
-        &message,
-    )?;
+    let version = write_new_version(skill, args.store.as_deref(), &original, &offered, &message)?;
     summary.written = true;
     summary.version = Some(version.to_string());
     out.say(&format!("wrote {} as {version}\n", skill.display()));
     finish(out, &run_dir, &summary)
 }
 
-fn finish(out: Out, run_dir: &Path, summary: &Summary) -> anyhow::Result<ExitCode> {
+/// What the steps after the rounds share.
+struct Session<'a> {
+    name: &'a str,
+    original: &'a str,
+    candidate: &'a str,
+    loaded: &'a Loaded,
+    llm: &'a dyn LlmProvider,
+    slow_update: bool,
+}
+
+impl Session<'_> {
+    /// Gates the candidate and, when asked and it passed, the slow update's
+    /// result on top of it; returns the document to offer, `None` when the
+    /// candidate failed the gate.
+    async fn gated(
+        &self,
+        config: &GatingConfig,
+        run_dir: &RunDir,
+        budget: Arc<evolution_harness::Budget>,
+        candidates: u64,
+        summary: &mut Summary,
+    ) -> anyhow::Result<Option<String>> {
+        let provenance: BTreeSet<String> = self
+            .loaded
+            .questions
+            .iter()
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut gate = GateSession::open(
+            config,
+            run_dir,
+            self.name,
+            self.original,
+            provenance,
+            budget,
+            candidates,
+        )?;
+        let result = self.gate_all(&mut gate, config, summary).await;
+        gate.close().await;
+        result
+    }
+
+    async fn gate_all(
+        &self,
+        gate: &mut GateSession<'_>,
+        config: &GatingConfig,
+        summary: &mut Summary,
+    ) -> anyhow::Result<Option<String>> {
+        let first = gate
+            .gate("evolve", self.candidate, &BTreeSet::new())
+            .await?;
+        let passed = first.passed;
+        summary.gate.verdicts.push(first);
+        if !passed {
+            if self.slow_update {
+                summary.slow_update = Some(SlowReport::skipped(
+                    "the candidate did not pass the gate: there is no change to consolidate",
+                ));
+            }
+            return Ok(None);
+        }
+        let mut offered = gate.current_text()?;
+        if self.slow_update {
+            let (questions, [before, after]) =
+                gate.training_answers(self.original, &offered).await?;
+            let pairs = gated_pairs(&questions, &before, &after);
+            let update = slow_update(
+                self.llm,
+                &PromptTemplates::default().slow_update,
+                self.original,
+                &offered,
+                &pairs,
+            )
+            .await?;
+            summary.llm_calls = summary.llm_calls.saturating_add(1);
+            summary.slow_update = Some(SlowReport::of(
+                &update,
+                format!(
+                    "the agent's answers on {} training question(s) of {} under the original \
+                     and under the candidate",
+                    pairs.len(),
+                    config.questions_file.display()
+                ),
+            ));
+            if update.updated && update.content != offered {
+                let train: BTreeSet<String> =
+                    questions.iter().map(|q| q.question_id.clone()).collect();
+                let verdict = gate.gate("slow-update", &update.content, &train).await?;
+                if verdict.passed {
+                    offered = update.content;
+                }
+                summary.gate.verdicts.push(verdict);
+            }
+        }
+        Ok(Some(offered))
+    }
+
+    /// The candidate, with the slow update's guidance when asked; never
+    /// tested against an agent.
+    async fn ungated(&self, summary: &mut Summary) -> anyhow::Result<String> {
+        if !self.slow_update {
+            return Ok(self.candidate.to_owned());
+        }
+        let pairs = ungated_pairs(&self.loaded.failures, &summary.rounds);
+        let update = slow_update(
+            self.llm,
+            &PromptTemplates::default().slow_update,
+            self.original,
+            self.candidate,
+            &pairs,
+        )
+        .await?;
+        summary.llm_calls = summary.llm_calls.saturating_add(1);
+        summary.slow_update = Some(SlowReport::of(
+            &update,
+            "ungated: the trajectories and the meta-reflection's verdicts; no agent was run"
+                .to_owned(),
+        ));
+        Ok(update.content)
+    }
+}
+
+fn finish(out: Out, run_dir: &RunDir, summary: &Summary) -> anyhow::Result<ExitCode> {
     let report = serde_json::to_string_pretty(summary)?;
-    let path = run_dir.join("report.json");
-    std::fs::create_dir_all(run_dir)
-        .with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
+    let path = run_dir.report_json();
+    std::fs::create_dir_all(run_dir.root())
+        .with_context(|| format!("cannot create the run folder {}", run_dir.root().display()))?;
     std::fs::write(&path, format!("{report}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;
     if out.json {
@@ -278,17 +581,6 @@ fn finish(out: Out, run_dir: &Path, summary: &Summary) -> anyhow::Result<ExitCod
 
 fn schedule_of(args: &EvolveArgs) -> EditBudgetSchedule {
     args.schedule.schedule(args.max_edits, args.min_edits)
-}
-
-fn default_run_dir(skill: &Path) -> PathBuf {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_millis();
-    skill_dir(skill)
-        .join(STATE_DIR)
-        .join("runs")
-        .join(format!("run-{ms}-{}", std::process::id()))
 }
 
 /// The coloured diff, the table of edits and the meta-reflection's verdict.
@@ -341,6 +633,25 @@ fn show_candidate(out: Out, name: &str, original: &str, candidate: &str, summary
         }
     }
     out.say(&format!("stopped: {}\n", summary.stop_reason));
+    if let Some(slow) = &summary.slow_update {
+        let what = if slow.updated {
+            "new long-term guidance in the slow-update region"
+        } else {
+            "the previous guidance kept"
+        };
+        let why = slow
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        out.say(&format!(
+            "slow update: {what}{why}; compared on {}\n",
+            slow.compared_on
+        ));
+    }
+    for line in summary.gate.lines() {
+        out.say(&format!("{line}\n"));
+    }
 }
 
 #[cfg(test)]
@@ -349,7 +660,6 @@ mod tests {
     use evolution_testkit::ScriptedLlm;
     use serde_json::json;
 
-    use super::rounds::Outcome;
     use super::trajectories::Trajectory;
     use super::*;
     use crate::cli::{Cli, Command};

@@ -1,6 +1,6 @@
 //! The first step of `evolve`: the failure trajectories, read by evolution-harness's
-//! ingestion (a folder of JSON files, Phase 1, or a SESSION-STATE.md, Phase 2)
-//! and held to the command line's bad-input contract.
+//! ingestion (a folder of JSON files, Phase 1, a SESSION-STATE.md, Phase 2,
+//! or both together) and held to the command line's bad-input contract.
 //!
 //! The harness's ingestion partly succeeds and names every skipped input; the
 //! command is stricter: an input that cannot be read as a trajectory stops the
@@ -30,6 +30,53 @@ pub(crate) struct Loaded {
     pub(crate) passed: usize,
     /// Inputs that were not trajectory files (mentioned, not fatal).
     pub(crate) notes: Vec<String>,
+    /// The id and question text of every trajectory read, failed or
+    /// passed: a gate must not test on them.
+    pub(crate) questions: Vec<(String, String)>,
+}
+
+/// Reads the trajectory folder `dir` and the SESSION-STATE.md `session_state`
+/// (either or both) and puts their trajectories together, the folder's
+/// first. An id found in both sources is refused: the meta-reflection names
+/// failures by id, so two failures with one id could not be told apart.
+pub(crate) fn load_sources(
+    run_id: &str,
+    dir: Option<&Path>,
+    session_state: Option<&Path>,
+) -> anyhow::Result<Loaded> {
+    let from_dir = dir.map(|d| load_dir(run_id, d)).transpose()?;
+    let from_state = session_state
+        .map(|f| load_session_state(run_id, f))
+        .transpose()?;
+    match (from_dir, from_state) {
+        (Some(mut a), Some(b)) => {
+            let ids: std::collections::BTreeSet<&str> =
+                a.questions.iter().map(|(id, _)| id.as_str()).collect();
+            if let (Some((id, _)), Some(file)) = (
+                b.questions.iter().find(|(id, _)| ids.contains(id.as_str())),
+                session_state,
+            ) {
+                return Err(bad_at(
+                    file,
+                    None,
+                    format!(
+                        "trajectory id {id:?} is also in {}: trajectories read together need \
+                         ids of their own",
+                        dir.unwrap_or(Path::new("")).display()
+                    ),
+                ));
+            }
+            a.failures.extend(b.failures);
+            a.passed = a.passed.saturating_add(b.passed);
+            a.notes.extend(b.notes);
+            a.questions.extend(b.questions);
+            Ok(a)
+        }
+        (Some(a), None) | (None, Some(a)) => Ok(a),
+        (None, None) => Err(crate::error::bad_option(
+            "give --trajectories DIR, --session-state FILE, or both",
+        )),
+    }
 }
 
 /// Reads every `.json` file directly in `dir` (sorted by name).
@@ -100,7 +147,9 @@ fn convert(
     }
     let mut failures = Vec::new();
     let mut passed = 0usize;
+    let mut questions = Vec::new();
     for (question, prediction) in ingested.questions.iter().zip(&ingested.predictions) {
+        questions.push((prediction.question_id.clone(), question.question.clone()));
         if prediction.correct {
             passed = passed.saturating_add(1);
             continue;
@@ -141,12 +190,46 @@ fn convert(
         failures,
         passed,
         notes,
+        questions,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_and_a_session_state_load_together_with_ids_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("t");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(
+            folder.join("a.json"),
+            format!(r#"{{"id": "t1", "fail_reason": "x", {FULL}}}"#),
+        )
+        .unwrap();
+        let state = dir.path().join("S.md");
+        std::fs::write(
+            &state,
+            "# S\n## Outcomes\n- hard_success: false\n- fail_reason: \"late\"\n",
+        )
+        .unwrap();
+        let both = load_sources("r", Some(&folder), Some(&state)).unwrap();
+        assert_eq!(both.failures.len(), 2);
+        assert_eq!(both.failures[0].id, "t1");
+        assert_eq!(both.failures[1].fail_reason, "late");
+        assert_eq!(both.questions.len(), 2);
+        let state_id = both.failures[1].id.clone();
+        std::fs::write(
+            folder.join("a.json"),
+            format!(r#"{{"id": "{state_id}", "fail_reason": "x", {FULL}}}"#),
+        )
+        .unwrap();
+        let err = load_sources("r", Some(&folder), Some(&state))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ids of their own"), "{err}");
+    }
 
     const FULL: &str = r#""task_description": "d", "question": "q", "predicted_answer": "p", "reference_text": "r""#;
 

@@ -432,7 +432,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &base)?;
     let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
-    let (train, gate, holdout) = check_questions(&src, &file.questions, &base)?;
+    let (train, gate, holdout) = check_questions(&src, &file.questions, &base, true)?;
     let task_skills = check_task_skills(
         &src,
         &file.skills,
@@ -482,6 +482,134 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         consolidate_notes: evolve.consolidate_notes,
         consolidate_chars: evolve.consolidate_chars,
         profile,
+    })
+}
+
+/// A run configuration read for `evolve`'s gate: the `[agent]`,
+/// `[questions]`, `[gate]` and `[budget]` sections. The sections only `run`
+/// reads (`[run]`, `[evolve]`, `[skills]`, `[profile]`, `[llm]`) may be
+/// present, so one `evolve.toml` serves both commands; any other is an error.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GatingFile {
+    agent: AgentSection,
+    questions: QuestionsSection,
+    #[serde(default)]
+    gate: GateSection,
+    #[serde(default)]
+    budget: BudgetLimits,
+    #[serde(default)]
+    llm: LlmSection,
+    #[serde(default, rename = "run")]
+    _run: Option<toml::Value>,
+    #[serde(default, rename = "evolve")]
+    _evolve: Option<toml::Value>,
+    #[serde(default, rename = "profile")]
+    _profile: Option<toml::Value>,
+    #[serde(default, rename = "skills")]
+    _skills: Option<toml::Value>,
+}
+
+/// What `evolve` needs to gate a candidate against an agent, checked as
+/// `run` checks the same sections.
+#[derive(Debug)]
+pub(crate) struct GatingConfig {
+    /// The configuration file, for messages.
+    pub(crate) path: PathBuf,
+    /// The question set file, for messages.
+    pub(crate) questions_file: PathBuf,
+    /// The agent program.
+    pub(crate) program: PathBuf,
+    /// Its arguments.
+    pub(crate) args: Vec<String>,
+    /// Variables set for the agent.
+    pub(crate) env: BTreeMap<String, String>,
+    /// What the agent inherits of this program's environment.
+    pub(crate) inherit_env: InheritedEnv,
+    /// Long-lived workers instead of a process per question.
+    pub(crate) worker: bool,
+    /// Questions at once.
+    pub(crate) concurrency: usize,
+    /// Seconds per question.
+    pub(crate) timeout_secs: u64,
+    /// Trust the agent's own `correct` field.
+    pub(crate) agent_scores: bool,
+    /// Bounds on what the agent writes per question.
+    pub(crate) limits: OutputLimits,
+    /// Training questions (the slow update compares the two versions on them).
+    pub(crate) train: Vec<GeneratedQuestion>,
+    /// Gate questions.
+    pub(crate) gate: Vec<GeneratedQuestion>,
+    /// Questions that judge a provisional accept, held back from the gate's.
+    pub(crate) probation: Vec<GeneratedQuestion>,
+    /// Gate thresholds.
+    pub(crate) params: GateParams,
+    /// The preset they come from, and the keys of `[gate]` that changed it.
+    pub(crate) preset: String,
+    /// Validation block sizes.
+    pub(crate) ladder: Vec<usize>,
+    /// Tolerated INFRA error rate.
+    pub(crate) guard_err: f64,
+    /// Seed of the gate's question order.
+    pub(crate) gate_seed: u64,
+    /// The false-discovery rate controlled over the session's candidates
+    /// (e-LOND), or `None` when `[gate] fdr_alpha = "off"`.
+    pub(crate) fdr_alpha: Option<f64>,
+    /// Budget caps.
+    pub(crate) budget: BudgetLimits,
+}
+
+/// Reads and checks the gating sections of the run configuration `path`
+/// for `evolve`; nothing is written. `hidden_key` names the environment
+/// variable holding the API key of the LLM `evolve` talks to: like the key
+/// of the file's own `[llm]`, the agent does not inherit it unless
+/// `[agent] pass_env` names it. With `need_train`, the split must leave a
+/// training question.
+pub(crate) fn load_gating(
+    path: &Path,
+    hidden_key: Option<&str>,
+    need_train: bool,
+) -> anyhow::Result<GatingConfig> {
+    let text = read_input_text(path, InputKind::RunConfig)?;
+    let file: GatingFile = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|span| line_of(&text, span.start));
+        bad_at(path, line, e.message().to_owned())
+    })?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let src = Source { path, text: &text };
+    let agent = check_agent(&src, &file.agent, &base)?;
+    let mut inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
+    if let (InheritedEnv::AllExcept(hidden), Some(key)) = (&mut inherit_env, hidden_key)
+        && !file.agent.pass_env.get_ref().iter().any(|n| n == key)
+    {
+        hidden.insert(key.to_owned());
+    }
+    let (train, gate, _holdout) = check_questions(&src, &file.questions, &base, need_train)?;
+    let gate_checked = check_gate(&src, &file.gate)?;
+    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
+    check_budget(path, &file.budget, &file.llm)?;
+    Ok(GatingConfig {
+        path: path.to_path_buf(),
+        questions_file: base.join(file.questions.file.get_ref()),
+        program: agent.program,
+        args: agent.args,
+        env: file.agent.env.into_inner(),
+        inherit_env,
+        worker: matches!(file.agent.mode, Mode::Worker),
+        concurrency: agent.concurrency,
+        timeout_secs: agent.timeout_secs,
+        agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
+        limits: agent.limits,
+        train,
+        gate,
+        probation,
+        params: gate_checked.params,
+        preset: gate_checked.preset,
+        ladder: gate_checked.ladder,
+        guard_err: gate_checked.guard_err,
+        gate_seed: file.gate.seed,
+        fdr_alpha: gate_checked.fdr_alpha,
+        budget: file.budget,
     })
 }
 
@@ -813,8 +941,14 @@ type Split = (
     Vec<GeneratedQuestion>,
 );
 
-/// `[questions]`: the shares, the question set, and its split.
-fn check_questions(src: &Source<'_>, q: &QuestionsSection, base: &Path) -> anyhow::Result<Split> {
+/// `[questions]`: the shares, the question set, and its split. The gate
+/// always needs a question; the training share only when `need_train`.
+fn check_questions(
+    src: &Source<'_>,
+    q: &QuestionsSection,
+    base: &Path,
+    need_train: bool,
+) -> anyhow::Result<Split> {
     for (label, share) in [
         ("train", &q.train),
         ("gate", &q.gate),
@@ -840,11 +974,16 @@ fn check_questions(src: &Source<'_>, q: &QuestionsSection, base: &Path) -> anyho
     let questions_path = base.join(q.file.get_ref());
     let questions = load_questions(&questions_path)?;
     let (train, gate, holdout) = split(&questions, q.seed, train_share, gate_share);
-    if train.is_empty() || gate.is_empty() {
+    if (need_train && train.is_empty()) || gate.is_empty() {
+        let needs = if need_train {
+            "both need at least one"
+        } else {
+            "the gate needs at least one"
+        };
         return Err(src.at(
             q.gate.span(),
             format!(
-                "[questions] the split leaves {} training and {} gate questions of {}; both need at least one",
+                "[questions] the split leaves {} training and {} gate questions of {}; {needs}",
                 train.len(),
                 gate.len(),
                 questions.len()

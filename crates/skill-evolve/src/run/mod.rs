@@ -13,9 +13,9 @@
 //! name's store was made for these documents (or `--fresh`), the dry run, and how
 //! the run ended.
 
-mod config;
+pub(crate) mod config;
 pub(crate) mod dir;
-mod progress;
+pub(crate) mod progress;
 mod report;
 pub(crate) mod stage;
 mod wiring;

@@ -212,8 +212,9 @@ fn input_problems_exit_2_before_any_call() {
             "S.md:1: soft_score must be a number in [0, 1]",
         ),
         (
+            // Both sources are read; the first bad one stops the command.
             &["--session-state", "S.md", "--trajectories", "temp"],
-            "cannot be used with",
+            "temp/broken.json:3: invalid JSON",
         ),
         (
             &["--session-state", "nowhere.md"],

@@ -87,6 +87,52 @@ fn evolve_reply(prompt: &str) -> String {
     }
 }
 
+/// The rule the gated evolve tests' reflection writes: with it the reference
+/// agent answers qa questions `yes`.
+pub(crate) const QA_RULE: &str = "RULE qa => yes";
+/// The rule that replaces [`QA_RULE`] in [`start_evolve_regress`]'s reflection.
+pub(crate) const WRONG_RULE: &str = "RULE qa => no";
+/// The slow update's guidance of the evolve servers below.
+pub(crate) const GUIDANCE: &str = "Keep exactly one RULE line per task type.";
+
+/// Starts an evolve server whose reflection appends [`QA_RULE`], whose
+/// meta-reflection says failure `t1` is addressed, and whose slow update
+/// answers [`GUIDANCE`].
+pub(crate) fn start_evolve_gain() -> FakeLlm {
+    start_with(|prompt| {
+        evolve_edit_reply(
+            prompt,
+            serde_json::json!({"op": "append", "target": "", "content": QA_RULE,
+                               "reason": "t1: no rule answers qa questions"}),
+        )
+    })
+}
+
+/// Starts an evolve server whose reflection replaces [`QA_RULE`] by
+/// [`WRONG_RULE`] (a regression), otherwise as [`start_evolve_gain`].
+pub(crate) fn start_evolve_regress() -> FakeLlm {
+    start_with(|prompt| {
+        evolve_edit_reply(
+            prompt,
+            serde_json::json!({"op": "replace", "target": QA_RULE, "content": WRONG_RULE,
+                               "reason": "t1: qa answers looked too eager"}),
+        )
+    })
+}
+
+fn evolve_edit_reply(prompt: &str, edit: serde_json::Value) -> String {
+    if prompt.contains("## Known failures") {
+        serde_json::json!({"addressed": ["t1"], "unaddressed": [], "summary": "t1 is covered."})
+            .to_string()
+    } else if prompt.contains("## Failed trajectories") {
+        serde_json::json!({"reasoning": "r", "suggestions": [], "edits": [edit]}).to_string()
+    } else if prompt.contains("long-term guidance") {
+        GUIDANCE.to_owned()
+    } else {
+        serde_json::json!({"ranking": [0]}).to_string()
+    }
+}
+
 /// Starts a server for the whole loop: the judges, then a skill edit that
 /// adds `RULE qa => yes` (what the reference `rule-agent` answers from), and
 /// the slow update's guidance.

@@ -7,6 +7,7 @@ mod doctor;
 mod error_control;
 mod escapes;
 mod evolve;
+mod evolve_gated;
 mod fake_llm;
 mod gate;
 mod init;
