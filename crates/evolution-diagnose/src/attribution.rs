@@ -72,6 +72,9 @@ pub fn attribute_error(metrics: &QuestionMetrics) -> ErrorAttribution {
 }
 
 /// The trimmed note, or `None` when it is blank.
+/// The reasoning sub-type of a failure none of the named types fits.
+pub const REASONING_OTHER: &str = "other";
+
 fn non_blank(note: Option<&Value>) -> Option<String> {
     let note = note?.as_str()?.trim();
     (!note.is_empty()).then(|| note.to_owned())
@@ -129,7 +132,9 @@ pub async fn classify_defect_vs_lapse(
 
 /// Sub-classifies a reasoning failure: reply `{"type": "..."}`.
 ///
-/// Any failure — unusable replies or a provider error — gives `None` and
+/// A `type` that is a string of blanks reads as [`REASONING_OTHER`], the prompt's
+/// "none of these": the reply schema cannot forbid blanks, and a model decoding under it
+/// (deterministically) would give the same reply on every retry. Any failure — unusable replies or a provider error — gives `None` and
 /// never interrupts the diagnosis.
 pub async fn classify_reasoning_failure(
     llm: &dyn LlmProvider,
@@ -148,7 +153,10 @@ pub async fn classify_reasoning_failure(
         llm,
         &[ChatMessage::user(prompt)],
         &judge_options("reasoning_sub"),
-        |o| non_blank(o.get("type")).ok_or_else(|| "reply lacks a `type`".to_owned()),
+        |o| match o.get("type") {
+            Some(Value::String(kind)) if kind.trim().is_empty() => Ok(REASONING_OTHER.to_owned()),
+            kind => non_blank(kind).ok_or_else(|| "reply lacks a `type`".to_owned()),
+        },
     )
     .await;
     match verdict {

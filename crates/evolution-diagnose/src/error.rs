@@ -7,8 +7,10 @@ use evolution_types::{LlmError, RunLogError, StoreError};
 #[non_exhaustive]
 pub enum JudgeError {
     /// Every attempt returned a reply that held no usable JSON verdict.
-    #[error("judge reply unusable after {attempts} attempts: {last}")]
+    #[error("unreadable `{tag}` reply after {attempts} attempts: {last}")]
     Unparseable {
+        /// The tag of the judge's request (`judge.<name>`; empty when it had none).
+        tag: String,
         /// Attempts made.
         attempts: u32,
         /// What was wrong with the last reply.

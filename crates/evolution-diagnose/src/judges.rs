@@ -208,6 +208,7 @@ pub async fn call_judge<T>(
         tracing::debug!(attempt, tag = ?options.tag, reason = %last, "judge reply unusable");
     }
     Err(JudgeError::Unparseable {
+        tag: options.tag.clone().unwrap_or_default(),
         attempts: JUDGE_ATTEMPTS,
         last,
     })

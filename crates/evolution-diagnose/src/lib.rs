@@ -68,7 +68,7 @@
 //! | confirmation bias | `{"confirmation_bias": bool}` | unusable reply (retried) |
 //! | evidence sufficiency | `{"evidence_sufficient": bool}` | unusable reply (retried) |
 //! | defect vs lapse | `{"category": "defect" \| "lapse", "lapse_note": ".."}` | unusable reply; after 3 attempts: lapse without note |
-//! | reasoning sub-type | `{"type": ".."}` | none |
+//! | reasoning sub-type | `{"type": ".."}` | none; a blank type is `other` |
 //!
 //! [`reply_schema`] gives each reply above as a JSON Schema keyed by the request tag
 //! (`judge.<name>`), for providers that can decode under one; the requests carry none.
@@ -82,7 +82,9 @@
 //!
 //! # JSON from LLMs
 //!
-//! [`json::extract_json_from_response`] drops `<think>…</think>` blocks, then tries
+//! [`json::extract_json_from_response`] takes a reply that is one JSON object as a whole as
+//! it is (its strings may quote think tags or fences); otherwise it drops
+//! `<think>…</think>` blocks, then tries
 //! a fenced block, the outermost braces, and a repair parser of our own
 //! (missing/doubled/single/typographic quotes, unquoted keys and values,
 //! missing commas and colons, trailing commas, comments, Python literals,

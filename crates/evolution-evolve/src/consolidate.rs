@@ -5,10 +5,8 @@ use std::fmt::Write as _;
 
 use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
 
-use serde_json::Value;
-
-use crate::json::parse_llm_json;
 use crate::prompts::EvolvePrompts;
+use crate::replies::ConsolidateReply;
 use evolution_types::template::render as render_template;
 
 /// What [`consolidate_appendix`] returned and why.
@@ -62,7 +60,8 @@ pub async fn consolidate_appendix(
         ChatMessage::system(system),
         ChatMessage::user(listed.clone()),
     ];
-    let options = ChatOptions::json().with_tag("evolve.consolidate");
+    const TAG: &str = "evolve.consolidate";
+    let options = ChatOptions::json().with_tag(TAG);
     let reply = match llm.chat(&messages, &options).await {
         Ok(reply) => reply,
         Err(error) => {
@@ -70,18 +69,12 @@ pub async fn consolidate_appendix(
             return unchanged(1, format!("the consolidation call failed: {error}"));
         }
     };
-    let Some(map) = parse_llm_json(&reply.content) else {
-        return unchanged(1, "the consolidation reply is not a JSON object".to_owned());
+    let merged = match ConsolidateReply::read(TAG, &reply.content) {
+        Ok(read) => read.notes,
+        Err(unreadable) => return unchanged(1, unreadable.to_string()),
     };
-    let Some(Value::Array(items)) = map.get("notes") else {
-        return unchanged(1, "the consolidation reply has no `notes` array".to_owned());
-    };
-    let mut merged = Vec::with_capacity(items.len());
-    for item in items {
-        match item.as_str().map(str::trim) {
-            Some(text) if !text.is_empty() => merged.push(text.to_owned()),
-            _ => return unchanged(1, "a consolidated note is blank or not a string".to_owned()),
-        }
+    if merged.iter().any(String::is_empty) {
+        return unchanged(1, "a consolidated note is blank".to_owned());
     }
     if merged.is_empty() {
         return unchanged(1, "the consolidation returned no notes".to_owned());

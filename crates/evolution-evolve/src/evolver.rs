@@ -6,7 +6,10 @@ use evolution_types::{
 };
 
 use crate::error::EvolveError;
-use crate::evolve::{EvolveOptions, evolve_single_skill, evolve_single_tool, evolve_system_prompt};
+use crate::evolve::{
+    EvolveOptions, ToolPromptPair, evolve_single_skill, evolve_system_prompt, evolve_tool_pair,
+    tool_prompt_pairs,
+};
 use crate::prompts::EvolvePrompts;
 
 /// Proposes a new version of a skill, of the system prompt or of a tool's
@@ -91,8 +94,14 @@ impl<'a> Evolver<'a> {
     /// **A** (lapse only) takes over: one synthesized `applied_append` report per
     /// note, so that a caller does not mistake the round for a no-op. In every
     /// branch the lapse notes then go to the appendix; when existing plus new
-    /// notes reach `consolidate_threshold`, [`consolidate_appendix`](crate::consolidate::consolidate_appendix) runs and
-    /// its result is kept only when strictly shorter (guard G4).
+    /// notes reach `consolidate_threshold`, would take more than `consolidate_chars`
+    /// characters or would overflow the appendix limit
+    /// ([`APPENDIX_MAX_CHARS`](evolution_patch::APPENDIX_MAX_CHARS)),
+    /// [`consolidate_appendix`](crate::consolidate::consolidate_appendix) runs and its result
+    /// is kept only when strictly shorter, in notes or, for a size trigger, in characters
+    /// (guard G4). Notes that still cannot be written never cost the body candidate: it is
+    /// kept (`Accepted`), and the reason says `appendix not applied: <why>`; a record whose
+    /// only change was the appendix is then `Rejected`.
     ///
     /// Provider and store errors propagate; the record is built only at the end,
     /// so an error leaves nothing behind.
@@ -124,7 +133,24 @@ impl<'a> Evolver<'a> {
         evolve_system_prompt(self.llm, pack, store, &self.prompts, &self.options).await
     }
 
-    /// Evolves a tool's extract and verify prompts together.
+    /// Evolves every extract/verify pair of a tool ([`tool_prompt_pairs`]), one record per
+    /// pair in that order; see [`tool_pair`](Self::tool_pair).
+    ///
+    /// # Errors
+    /// The provider's and the store's errors (a pair whose files the store lacks included).
+    pub async fn tool(
+        &self,
+        pack: &ToolCasePack,
+        store: &dyn PromptStore,
+    ) -> Result<Vec<EvolutionRecord>, EvolveError> {
+        let mut records = Vec::new();
+        for pair in tool_prompt_pairs(pack) {
+            records.push(self.tool_pair(pack, &pair, store).await?);
+        }
+        Ok(records)
+    }
+
+    /// Evolves one extract prompt and its verify prompt together, from the tool's pack.
     ///
     /// The `evolve_tool` reply's `extract_edits` and `verify_edits` are pooled
     /// (each tagged in `extra["_src"]`) so that one budget and one ranking cover
@@ -136,11 +162,12 @@ impl<'a> Evolver<'a> {
     ///
     /// # Errors
     /// The provider's and the store's errors.
-    pub async fn tool(
+    pub async fn tool_pair(
         &self,
         pack: &ToolCasePack,
+        pair: &ToolPromptPair,
         store: &dyn PromptStore,
     ) -> Result<EvolutionRecord, EvolveError> {
-        evolve_single_tool(self.llm, pack, store, &self.prompts, &self.options).await
+        evolve_tool_pair(self.llm, pack, pair, store, &self.prompts, &self.options).await
     }
 }

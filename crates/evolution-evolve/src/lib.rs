@@ -40,8 +40,10 @@
 //!
 //! # JSON contract of the replies
 //!
-//! Replies are read by [`parse_llm_json`]: a `` ```json `` fenced block, or
-//! the whole reply, must be one JSON object. Fields:
+//! Replies are read by [`parse_llm_json`]: the whole reply, or a `` ```json `` fenced block,
+//! must be one JSON object; the readers of [`replies`] then check its fields, and a reply they
+//! refuse is reported as unreadable with its request's tag (in a record's reason, a ranking's
+//! or a consolidation's fallback), never as a reply that proposed nothing. Fields:
 //!
 //! - `evolve_skill`, `evolve_system`:
 //!   `{"suggestions": [any JSON, …], "edits": [{"op": "append" | "insert_after" | "replace" | "delete", "target": "…", "content": "…"}, …]}`.
@@ -70,7 +72,8 @@
 //! # LLM calls per branch
 //!
 //! `k` is 1 when the skill's appendix (existing plus new lapse notes)
-//! reaches `consolidate_threshold` and there are at least two notes, else 0.
+//! reaches `consolidate_threshold` notes, would take more than `consolidate_chars`
+//! characters or would overflow its limit, and there are at least two notes, else 0.
 //!
 //! | branch | best | worst |
 //! |---|---|---|
@@ -79,7 +82,7 @@
 //! | skill B, rewrite | 1 + k (no edits proposed) | 2 + k |
 //! | skill C, patch (A takes over when C yields nothing) | 1 + k | 4 + k (two rounds × (evolve + rank)) |
 //! | system prompt | 1 | 4 |
-//! | tool prompts | 1 | 4 |
+//! | tool prompts, per extract/verify pair | 1 | 4 |
 //!
 //! A rank call happens only when a round proposes more edits than the budget.
 //!
@@ -91,7 +94,8 @@
 //! [`validate`] (structural checks of a candidate), [`aggregate`] (merge the
 //! patches of several reflections), [`consolidate`] (merge appendix notes),
 //! [`rewrite`] (whole-document rewrite), [`format`](mod@format) (the text blocks the
-//! prompts are filled with) and [`feedback`] (the messages of a failed round).
+//! prompts are filled with), [`replies`] (the reader of each reply) and [`feedback`] (the
+//! messages of a failed round).
 //! [`reflect`] is a second loop built from them: reflect → meta-reflect on one
 //! skill from its failure trajectories, with its own templates
 //! ([`reflect::ReflectPrompts`]); `skill-evolve evolve` runs it.
@@ -116,6 +120,7 @@ mod json;
 mod prompts;
 pub mod rank;
 pub mod reflect;
+pub mod replies;
 pub mod rewrite;
 mod schema;
 pub mod validate;
@@ -131,7 +136,7 @@ pub mod feedback {
 
 pub use crate::budget::EditBudgetSchedule;
 pub use crate::error::{BudgetError, EvolveError};
-pub use crate::evolve::{EvolveOptions, SkillUpdateMode, tool_prompt_files};
+pub use crate::evolve::{EvolveOptions, SkillUpdateMode, ToolPromptPair, tool_prompt_pairs};
 pub use crate::evolver::Evolver;
 pub use crate::json::parse_llm_json;
 pub use crate::prompts::EvolvePrompts;

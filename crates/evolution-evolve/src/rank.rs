@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use evolution_types::template::render as render_template;
 
 use crate::format::budget_text;
-use crate::json::parse_llm_json;
 use crate::prompts::EvolvePrompts;
+use crate::replies::RankReply;
 
 /// The edits kept by [`rank_and_clip`] and what it did.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,15 +117,12 @@ pub async fn rank_and_clip(
             ("max_edits", &max_text),
         ],
     );
-    let options = ChatOptions::json().with_tag("evolve.rank");
+    const TAG: &str = "evolve.rank";
+    let options = ChatOptions::json().with_tag(TAG);
     let selected = match llm.chat(&[ChatMessage::user(prompt)], &options).await {
-        Ok(reply) => match parse_llm_json(&reply.content) {
-            Some(map) => match map.get("ranking") {
-                Some(Value::Array(ranking)) => Ok(select_top_edits(ranking, n, max_edits)),
-                _ => Err("the ranking reply has no `ranking` array".to_owned()),
-            },
-            None => Err("the ranking reply is not a JSON object".to_owned()),
-        },
+        Ok(reply) => RankReply::read(TAG, &reply.content)
+            .map(|reply| select_top_edits(&reply.ranking, n, max_edits))
+            .map_err(|unreadable| unreadable.to_string()),
         Err(error) if error.is_content() => Err(format!("the ranking call failed: {error}")),
         Err(error) => return Err(error),
     };

@@ -4,8 +4,8 @@ use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider};
 
 use serde_json::Value;
 
-use crate::json::parse_llm_json;
 use crate::prompts::EvolvePrompts;
+use crate::replies::RewriteReply;
 use evolution_types::template::render as render_template;
 
 /// What [`rewrite_from_suggestions`] produced.
@@ -45,7 +45,8 @@ pub async fn rewrite_from_suggestions(
             ("max_chars", &max_chars),
         ],
     );
-    let options = ChatOptions::json().with_tag("evolve.rewrite");
+    const TAG: &str = "evolve.rewrite";
+    let options = ChatOptions::json().with_tag(TAG);
     let declined = |reason: String| {
         Ok(Rewrite {
             outcome: Err(reason),
@@ -59,14 +60,12 @@ pub async fn rewrite_from_suggestions(
         }
         Err(error) => return Err(error),
     };
-    let Some(map) = parse_llm_json(&reply.content) else {
-        return declined("the rewrite reply is not a JSON object".to_owned());
-    };
-    let text = match map.get("rewritten") {
-        Some(Value::String(text)) if !text.trim().is_empty() => text,
-        Some(Value::String(_)) => return declined("the rewrite is blank".to_owned()),
-        Some(_) => return declined("`rewritten` is not a string".to_owned()),
-        None => return declined("the rewrite reply has no `rewritten` key".to_owned()),
+    let text = match RewriteReply::read(TAG, &reply.content) {
+        Ok(read) if read.rewritten.trim().is_empty() => {
+            return declined("the rewrite is blank".to_owned());
+        }
+        Ok(read) => read.rewritten,
+        Err(unreadable) => return declined(unreadable.to_string()),
     };
     let chars = text.chars().count();
     if chars > original_chars {
@@ -75,7 +74,7 @@ pub async fn rewrite_from_suggestions(
         ));
     }
     Ok(Rewrite {
-        outcome: Ok(text.clone()),
+        outcome: Ok(text),
         llm_calls: 1,
     })
 }

@@ -1,8 +1,9 @@
 //! JSON Schemas of the replies this crate asks for, keyed by the request tag.
 //!
-//! Each schema describes a subset of what [`parse_llm_json`](crate::parse_llm_json) and the
-//! callers accept (see the crate docs, "JSON contract of the replies"): every document valid
-//! under the schema is a usable reply. A provider that decodes under a grammar (a local model)
+//! Each schema describes a subset of what the tag's reader in [`replies`](crate::replies)
+//! accepts (see the crate docs, "JSON contract of the replies"): every document valid under
+//! the schema is a readable reply (a property test generates documents from each schema and
+//! reads them). A provider that decodes under a grammar (a local model)
 //! or honours `response_format: json_schema` can then only produce replies the pipeline reads.
 //! String and list bounds keep a small model from writing until its token limit; they are
 //! generous for real use.
@@ -66,7 +67,12 @@ pub fn reply_schema(tag: &str) -> Option<Value> {
         }),
         "evolve.consolidate" => json!({
             "type": "object",
-            "properties": {"notes": notes()},
+            "properties": {"notes": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": NOTE_CHARS},
+                "minItems": 1,
+                "maxItems": MAX_NOTES,
+            }},
             "required": ["notes"],
         }),
         "evolve.rewrite" => json!({

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use evolution_diagnose::{DiagnoseOptions, Diagnoser};
-use evolution_evolve::{EditBudgetSchedule, EvolveOptions, Evolver, tool_prompt_files};
+use evolution_evolve::{EditBudgetSchedule, EvolveOptions, Evolver, tool_prompt_pairs};
 use evolution_types::{
     EvolutionRecord, EvolutionStatus, GeneratedQuestion, LlmProvider, Profile, PromptStore, RunLog,
     SkillStore, StoreError,
@@ -48,8 +48,9 @@ impl PromptStore for WorkspaceStore<'_> {
 /// `run_log`), then one evolve call per case pack — skills
 /// ([`Evolver::skill`]), the system prompt ([`Evolver::system_prompt`],
 /// only when the workspace holds `evolve.system_prompt_file` among its
-/// prompts) and tools ([`Evolver::tool`], only when the workspace
-/// holds at least one of the tool's two prompt files). Each record whose
+/// prompts) and tools ([`Evolver::tool_pair`] for every extract/verify pair of
+/// [`tool_prompt_pairs`], each pair only when the workspace holds at least one of its two
+/// files). Each record whose
 /// status is `accepted` (it changed and passed structural validation)
 /// becomes one proposal labelled `<index>-<target file>`; skipped and
 /// rejected records are dropped. The edit budget follows `schedule` at
@@ -154,34 +155,37 @@ impl Proposer for KernelProposer<'_> {
             records.push((record, writes));
         }
         for pack in &diagnosis.tool_packs {
-            let (extract, verify) = tool_prompt_files(pack);
-            let prompts_held = &request.workspace.prompts;
-            if !prompts_held.contains_key(&extract) && !prompts_held.contains_key(&verify) {
-                continue;
-            }
-            let record =
-                evolver
-                    .tool(pack, &store)
+            // Every extract/verify pair the profile maps to the tool is its own candidate.
+            for pair in tool_prompt_pairs(pack) {
+                let prompts_held = &request.workspace.prompts;
+                if !prompts_held.contains_key(&pair.extract)
+                    && !prompts_held.contains_key(&pair.verify)
+                {
+                    continue;
+                }
+                let record = evolver
+                    .tool_pair(pack, &pair, &store)
                     .await
                     .map_err(|source| ProposeError::Evolve {
                         target: "tool",
                         source,
                     })?;
-            let mut writes = BTreeMap::new();
-            if record.status == EvolutionStatus::Accepted {
-                // A tool record holds {"extract": …, "verify": …}.
-                let pair: serde_json::Value = serde_json::from_str(&record.evolved_content)
-                    .map_err(|e| ProposeError::Unreadable {
-                        what: "evolved tool prompts",
-                        message: e.to_string(),
-                    })?;
-                for (file, key) in [(extract, "extract"), (verify, "verify")] {
-                    if let Some(text) = pair.get(key).and_then(serde_json::Value::as_str) {
-                        writes.insert(file, text.to_owned());
+                let mut writes = BTreeMap::new();
+                if record.status == EvolutionStatus::Accepted {
+                    // A tool record holds {"extract": …, "verify": …}.
+                    let texts: serde_json::Value = serde_json::from_str(&record.evolved_content)
+                        .map_err(|e| ProposeError::Unreadable {
+                            what: "evolved tool prompts",
+                            message: e.to_string(),
+                        })?;
+                    for (file, key) in [(pair.extract, "extract"), (pair.verify, "verify")] {
+                        if let Some(text) = texts.get(key).and_then(serde_json::Value::as_str) {
+                            writes.insert(file, text.to_owned());
+                        }
                     }
                 }
+                records.push((record, writes));
             }
-            records.push((record, writes));
         }
         let proposals = records
             .into_iter()

@@ -279,7 +279,16 @@ fn render(found: &Found<'_>) -> String {
          [questions]\n\
          file = \"questions.jsonl\"         # TODO: your question set (JSON lines or a JSON array)\n\
          train = 0.5\ngate = 0.5\nholdout = 0.0\nseed = 0\n\n\
-         [gate]\nparams = \"seed\"                  # seed | calibrated | thrifty | thorough\n\n\
+         [gate]\nparams = \"seed\"                  # seed | calibrated | thrifty | thorough\n\
+         # Any of these overrides the preset's value; together they must pass the gate's\n\
+         # own checks (e-value thresholds above 1, lambda_dir at most 0):\n\
+         # e_confirm = 20.0\n# e_provisional = 3.0\n# w_net_min = 2\n# delta_min = 0.02\n\
+         # lambda_dir = -0.642\n# e_rollback = 10.0\n\
+         # alternative = 0.7                # Wald's likelihood ratio for this win rate\n\n\
+         [evolve]\n\
+         # skill_update = \"patch\"          # patch (small edits) | rewrite (whole document, never longer)\n\
+         # consolidate_notes = 6            # appendix notes (old and new) at which they are merged\n\
+         # consolidate_chars = 2000         # appendix size past which they are merged (at most 2000)\n\n\
          [budget]\nmax_llm_calls = 400\nmax_rollouts = 2000\n\n\
          # [llm]\n# provider = \"openai\"\n# [llm.openai]\n\
          # base_url = \"https://api.openai.com/v1\"\n# model = \"gpt-4o-mini\"\n\

@@ -4,8 +4,9 @@
 //! [`extract_json_from_response`] (fenced block → outermost braces → repair;
 //! failure is an error) for judge replies, and [`parse_json_object`]
 //! (strict parse → repair; failure is `None`) for an agent's step output.
-//! Both drop `<think>…</think>` blocks first and both reject anything that is
-//! not a JSON object.
+//! Both drop `<think>…</think>` blocks first (a judge reply that is one JSON object as a
+//! whole is taken before that, its strings untouched) and both reject anything that is not a
+//! JSON object.
 
 mod repair;
 
@@ -129,10 +130,15 @@ fn kind_name(value: &Value) -> &'static str {
 
 /// Reads the JSON object a judge replied with.
 ///
-/// After dropping `<think>` blocks, tries in order: a fenced code block, the
-/// outermost braces, then repair (of the fenced block's content when there
-/// is one, else of the whole reply). Arrays and scalars are failures.
+/// A reply that is one JSON object as a whole is taken as it is, so that its strings may
+/// quote a think tag or a fence (a reply decoded under the judge's schema is always such a
+/// reply). Otherwise, after dropping `<think>` blocks, tries in order: a fenced code block,
+/// the outermost braces, then repair (of the fenced block's content when there is one, else
+/// of the whole reply). Arrays and scalars are failures.
 pub fn extract_json_from_response(text: &str) -> Result<JsonMap, JsonError> {
+    if let Some(object) = strict_object(text) {
+        return Ok(object);
+    }
     let text = strip_think_blocks(text);
     let text = text.trim();
     if text.is_empty() {

@@ -152,6 +152,15 @@ async fn reasoning_sub_classification_failure_is_none() {
         classify_reasoning_failure(&llm, &prompts(), &ctx, &a).await,
         None
     );
+    // A blank type (the schema's `minLength` cannot forbid one) is "none of these", read at once.
+    let llm = ScriptedLlm::with_replies([r#"{"type": " \t"}"#]);
+    assert_eq!(
+        classify_reasoning_failure(&llm, &prompts(), &ctx, &a)
+            .await
+            .as_deref(),
+        Some("other")
+    );
+    assert_eq!(llm.call_count(), 1);
     let llm = ScriptedLlm::new();
     llm.push_error(LlmError::new(LlmErrorKind::Timeout, "slow"));
     assert_eq!(

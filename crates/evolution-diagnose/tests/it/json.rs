@@ -103,6 +103,23 @@ fn think_blocks_are_stripped() {
 }
 
 #[test]
+fn a_whole_object_reply_keeps_the_think_tags_and_fences_its_strings_quote() {
+    let reply = r#"{"missed_info_tags": ["</think>", "<think>"], "note": "```json\n{}\n```"}"#;
+    let object = extract_json_from_response(reply).unwrap();
+    assert_eq!(
+        object["missed_info_tags"],
+        serde_json::json!(["</think>", "<think>"])
+    );
+    assert_eq!(object["note"], "```json\n{}\n```");
+    // Around a reply that is not one object as a whole, think blocks are still dropped.
+    let object = extract_json_from_response("<think>{\"a\": 1}</think>{\"b\": 2}").unwrap();
+    assert!(
+        object.contains_key("b") && !object.contains_key("a"),
+        "{object:?}"
+    );
+}
+
+#[test]
 fn parse_json_object_is_strict_then_repair_and_objects_only() {
     assert_eq!(
         Value::Object(parse_json_object("{\"a\": 1}").unwrap()),

@@ -111,6 +111,12 @@ async fn call_judge_retries_only_content_failures() {
         matches!(err, JudgeError::Unparseable { attempts: 3, .. }),
         "{err:?}"
     );
+    // It says which judge's replies could not be read.
+    assert!(
+        err.to_string()
+            .starts_with("unreadable `judge.x` reply after 3 attempts: "),
+        "{err}"
+    );
     assert_eq!(llm.call_count(), JUDGE_ATTEMPTS as usize);
     // Content-class provider errors are retried.
     let llm = ScriptedLlm::new();

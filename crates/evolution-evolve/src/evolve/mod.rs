@@ -37,6 +37,10 @@ pub struct EvolveOptions {
     pub edit_budget: usize,
     /// Appendix note count (existing plus new) at which notes are consolidated.
     pub consolidate_threshold: usize,
+    /// Appendix size in characters (existing plus new notes, as written) above which notes
+    /// are consolidated; a size over the appendix limit
+    /// ([`APPENDIX_MAX_CHARS`](evolution_patch::APPENDIX_MAX_CHARS)) always is.
+    pub consolidate_chars: usize,
     /// Patch (default) or rewrite, for skills.
     pub skill_update_mode: SkillUpdateMode,
     /// Edits rejected earlier; those for the evolved file are shown to the LLM.
@@ -49,12 +53,13 @@ pub struct EvolveOptions {
 }
 
 impl Default for EvolveOptions {
-    /// Budget 8, consolidation at 6 notes, patch mode, `system.md`.
+    /// Budget 8, consolidation at 6 notes or past the appendix limit, patch mode, `system.md`.
     fn default() -> Self {
         EvolveOptions {
             source_version: String::new(),
             edit_budget: 8,
             consolidate_threshold: 6,
+            consolidate_chars: evolution_patch::APPENDIX_MAX_CHARS,
             skill_update_mode: SkillUpdateMode::Patch,
             rejected: Vec::new(),
             profile: Profile::default(),
@@ -63,6 +68,7 @@ impl Default for EvolveOptions {
     }
 }
 
+mod appendix;
 mod patch_loop;
 mod single_doc;
 mod skill;
@@ -71,5 +77,5 @@ mod tool;
 
 pub(crate) use skill::evolve_single_skill;
 pub(crate) use system::evolve_system_prompt;
-pub(crate) use tool::evolve_single_tool;
-pub use tool::tool_prompt_files;
+pub(crate) use tool::evolve_tool_pair;
+pub use tool::{ToolPromptPair, tool_prompt_pairs};

@@ -9,9 +9,9 @@ use evolution_types::{
 use serde_json::Value;
 
 use crate::error::EvolveError;
-use crate::json::parse_llm_json;
 use crate::prompts::EvolvePrompts;
 use crate::rank::rank_and_clip;
+use crate::replies::UnreadableReply;
 
 use super::{
     FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED, PATCH_ROUNDS,
@@ -26,8 +26,9 @@ pub(super) struct Applied {
 
 /// What a target must provide to the patch loop.
 pub(super) trait Target: Sync {
-    /// The edits a reply proposes, or why the reply has the wrong shape.
-    fn proposals(&self, reply: &JsonMap) -> Result<Vec<Edit>, String>;
+    /// The edits and suggestions of a reply to a request tagged `tag`, or why it cannot be
+    /// read.
+    fn proposals(&self, tag: &str, reply: &str) -> Result<Proposals, UnreadableReply>;
     /// The text the ranker sees.
     fn rank_document(&self) -> String;
     /// The original documents.
@@ -36,6 +37,12 @@ pub(super) trait Target: Sync {
     fn apply(&self, edits: Vec<Edit>) -> Applied;
     /// Every failed validation check of a candidate.
     fn validate(&self, applied: &Applied) -> Vec<String>;
+}
+
+/// What a readable reply proposes.
+pub(super) struct Proposals {
+    pub(super) edits: Vec<Edit>,
+    pub(super) suggestions: Vec<Value>,
 }
 
 pub(super) enum LoopOutcome {
@@ -72,34 +79,37 @@ pub(super) async fn run_patch_loop(
     let mut failure = LoopOutcome::NoEdits;
     for round in 1..=PATCH_ROUNDS {
         llm_calls = llm_calls.saturating_add(1);
-        let reply = match llm.chat(&messages, &options).await {
-            Ok(reply) => Some(reply.content),
-            Err(error) if error.is_content() => None,
+        let (reply, proposals) = match llm.chat(&messages, &options).await {
+            Ok(reply) => {
+                let read = target.proposals(tag, &reply.content);
+                (Some(reply.content), read)
+            }
+            Err(error) if error.is_content() => (
+                None,
+                Err(UnreadableReply::new(
+                    tag,
+                    format!("the call returned no usable content ({error})"),
+                )),
+            ),
             Err(error) => return Err(error.into()),
         };
-        let parsed = reply.as_deref().and_then(parse_llm_json);
-        let proposals = match &parsed {
-            None => Err("the reply is not a JSON object".to_owned()),
-            Some(map) => target.proposals(map),
-        };
-        let feedback;
         let edits = match proposals {
-            Err(why) => {
-                tracing::info!(round, %why, "evolve reply unusable");
-                feedback = format!("{FEEDBACK_INVALID_JSON}\n- {why}");
+            Err(unreadable) => {
+                tracing::info!(round, %unreadable, "evolve reply unusable");
+                let feedback = format!("{FEEDBACK_INVALID_JSON}\n- {}", unreadable.why);
                 failure = LoopOutcome::Failed {
-                    reason: format!("round {round}: {why}"),
+                    reason: format!("round {round}: {unreadable}"),
                     errors: Vec::new(),
                     last: None,
                 };
                 next_turn(&mut messages, reply, feedback);
                 continue;
             }
-            Ok(edits) => edits,
+            Ok(proposals) => {
+                suggestions = proposals.suggestions;
+                proposals.edits
+            }
         };
-        if let Some(Value::Array(items)) = parsed.as_ref().and_then(|m| m.get("suggestions")) {
-            suggestions.clone_from(items);
-        }
         if edits.is_empty() {
             return Ok(LoopResult {
                 outcome: LoopOutcome::NoEdits,
@@ -191,29 +201,6 @@ fn explain(status: &EditStatus) -> String {
         _ => "skipped",
     };
     format!("{status} — {why}")
-}
-
-/// Reads `key` as a list of edits; `Ok(None)` when the key is absent.
-pub(super) fn edits_at(reply: &JsonMap, key: &str) -> Result<Option<Vec<Edit>>, String> {
-    let Some(value) = reply.get(key) else {
-        return Ok(None);
-    };
-    let Value::Array(items) = value else {
-        return Err(format!("`{key}` must be a list of edit objects"));
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            serde_json::from_value::<Edit>(item.clone()).map_err(|error| {
-                format!(
-                    "`{key}` item {} is not an edit object ({error})",
-                    i.saturating_add(1)
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
 }
 
 pub(super) fn region_text(

@@ -5,10 +5,11 @@ use evolution_patch::{appendix_region_bounds, apply_patch_with_report, slow_upda
 use evolution_types::{Edit, EvolutionRecord, EvolutionStatus, JsonMap, RejectedEdit};
 
 use crate::format::format_rejected_edits;
+use crate::replies::{EditsReply, UnreadableReply};
 use crate::validate::{extract_section, frontmatter_range};
 
 use super::PATCH_ROUNDS;
-use super::patch_loop::{Applied, LoopOutcome, LoopResult, Target, edits_at, region_text};
+use super::patch_loop::{Applied, LoopOutcome, LoopResult, Proposals, Target, region_text};
 
 /// Checks a candidate against its original, returning every failed check.
 type Validator<'a> = Box<dyn Fn(&str, &str) -> Vec<String> + Send + Sync + 'a>;
@@ -20,8 +21,12 @@ pub(super) struct SingleDoc<'a> {
 }
 
 impl Target for SingleDoc<'_> {
-    fn proposals(&self, reply: &JsonMap) -> Result<Vec<Edit>, String> {
-        edits_at(reply, "edits")?.ok_or_else(|| "the reply has no `edits` list".to_owned())
+    fn proposals(&self, tag: &str, reply: &str) -> Result<Proposals, UnreadableReply> {
+        let reply = EditsReply::read(tag, reply)?;
+        Ok(Proposals {
+            edits: reply.edits,
+            suggestions: reply.suggestions,
+        })
     }
     fn rank_document(&self) -> String {
         self.original.to_owned()

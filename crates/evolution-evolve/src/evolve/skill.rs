@@ -1,26 +1,23 @@
 //! Skill files: the patch branch, the rewrite branch and lapse notes in the appendix.
 
-use evolution_patch::{
-    append_to_appendix, appendix_region_bounds, extract_appendix_notes, replace_appendix_notes,
-    slow_update_region_bounds,
-};
+use evolution_patch::{appendix_region_bounds, slow_update_region_bounds};
 use evolution_types::template::render as render_template;
 use evolution_types::{
     ChatMessage, ChatOptions, Edit, EditOp, EditReport, EditStatus, EvolutionRecord,
     EvolutionStatus, JsonMap, LlmProvider, SkillCasePack, SkillStore, TargetType, skill_file_for,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use tracing::Instrument as _;
 
-use crate::consolidate::consolidate_appendix;
 use crate::error::EvolveError;
 use crate::format::{budget_text, format_case_samples};
-use crate::json::parse_llm_json;
 use crate::prompts::EvolvePrompts;
+use crate::replies::{EditsReply, UnreadableReply};
 use crate::rewrite::rewrite_from_suggestions;
 use crate::validate::validate_skill;
 
-use super::patch_loop::{LoopOutcome, edits_at, region_text, run_patch_loop};
+use super::appendix::{ConsolidatePolicy, add_lapse_notes};
+use super::patch_loop::{LoopOutcome, region_text, run_patch_loop};
 use super::single_doc::{
     SingleDoc, fill_from_attempt, relevant_rejected, skill_protected, stats_text,
 };
@@ -44,8 +41,12 @@ use super::{EvolveOptions, PATCH_ROUNDS, SkillUpdateMode};
 /// **A** (lapse only) takes over: one synthesized `applied_append` report per
 /// note, so that a caller does not mistake the round for a no-op. In every
 /// branch the lapse notes then go to the appendix; when existing plus new
-/// notes reach `consolidate_threshold`, [`consolidate_appendix`] runs and
-/// its result is kept only when strictly shorter (guard G4).
+/// notes reach `consolidate_threshold`, would take more than `consolidate_chars`
+/// characters or would overflow the appendix limit,
+/// [`consolidate_appendix`](crate::consolidate::consolidate_appendix) runs and its result is
+/// kept only when strictly shorter (guard G4). Notes that cannot be written (they still do
+/// not fit, or the markers are malformed) never cost the body candidate: it is kept and the
+/// reason says the appendix part was not applied and why.
 ///
 /// Provider and store errors propagate; the record is built only at the end,
 /// so an error leaves nothing behind.
@@ -184,7 +185,29 @@ async fn skill_inner(
     }
 
     let lapse_only = body.is_none() && !lapse_notes.is_empty();
-    if lapse_only {
+    let mut candidate = body.clone().unwrap_or_else(|| original.clone());
+    let mut appendix_note = String::new();
+    let mut appendix_failed = false;
+    if !lapse_notes.is_empty() {
+        let policy = ConsolidatePolicy {
+            count: options.consolidate_threshold,
+            chars: options.consolidate_chars,
+        };
+        let outcome = add_lapse_notes(llm, prompts, &candidate, &lapse_notes, policy).await;
+        record.llm_calls = record.llm_calls.saturating_add(outcome.llm_calls);
+        match outcome.doc {
+            Ok(doc) => {
+                candidate = doc;
+                appendix_note = outcome.note;
+            }
+            // The body candidate stays: only the appendix part is left out, and said so.
+            Err(why) => {
+                appendix_failed = true;
+                appendix_note = format!("appendix not applied: {why}");
+            }
+        }
+    }
+    if lapse_only && !appendix_failed {
         // Branch A: the body is unchanged; synthesize one applied report per note.
         record.clip_info = JsonMap::new();
         record
@@ -203,33 +226,6 @@ async fn skill_inner(
             })
             .collect();
     }
-    let mut candidate = body.clone().unwrap_or_else(|| original.clone());
-    let mut appendix_note = String::new();
-    if !lapse_notes.is_empty() {
-        match add_lapse_notes(
-            llm,
-            prompts,
-            &candidate,
-            &lapse_notes,
-            options.consolidate_threshold,
-        )
-        .await
-        {
-            (Ok(doc), calls, note) => {
-                record.llm_calls = record.llm_calls.saturating_add(calls);
-                candidate = doc;
-                appendix_note = note;
-            }
-            (Err(error), calls, _) => {
-                record.llm_calls = record.llm_calls.saturating_add(calls);
-                record.status = EvolutionStatus::Rejected;
-                record.reason = format!("appendix: {error}; nothing applied");
-                record.validation_errors.push(format!("appendix: {error}"));
-                record.evolved_content = original;
-                return Ok(record);
-            }
-        }
-    }
 
     let branch = if lapse_only { "lapse-only" } else { "" };
     let mut parts: Vec<String> = Vec::new();
@@ -239,12 +235,15 @@ async fn skill_inner(
     if !defect_note.is_empty() {
         parts.push(defect_note);
     }
+    if appendix_failed && candidate == original {
+        record.validation_errors.push(appendix_note.clone());
+    }
     if !appendix_note.is_empty() {
         parts.push(appendix_note);
     }
     record.reason = parts.join("; ");
     if candidate == original {
-        record.status = if defect_failed {
+        record.status = if defect_failed || appendix_failed {
             EvolutionStatus::Rejected
         } else {
             EvolutionStatus::Skipped
@@ -306,24 +305,21 @@ async fn rewrite_branch(
     prompt: String,
     record: &mut EvolutionRecord,
 ) -> Result<(Option<String>, String, bool), EvolveError> {
-    let options = ChatOptions::json().with_tag("evolve.skill");
+    const TAG: &str = "evolve.skill";
+    let options = ChatOptions::json().with_tag(TAG);
     record.llm_calls = record.llm_calls.saturating_add(1);
-    let reply = match llm.chat(&[ChatMessage::user(prompt)], &options).await {
-        Ok(reply) => reply.content,
-        Err(error) if error.is_content() => String::new(),
+    let read = match llm.chat(&[ChatMessage::user(prompt)], &options).await {
+        Ok(reply) => EditsReply::read(TAG, &reply.content),
+        Err(error) if error.is_content() => Err(UnreadableReply::new(
+            TAG,
+            format!("the call returned no usable content ({error})"),
+        )),
         Err(error) => return Err(error.into()),
     };
-    let Some(map) = parse_llm_json(&reply) else {
-        return Ok((
-            None,
-            "rewrite: the reflection reply is not a JSON object".to_owned(),
-            true,
-        ));
-    };
-    let edits = edits_at(&map, "edits").ok().flatten().unwrap_or_default();
-    let suggestions = match map.get("suggestions") {
-        Some(Value::Array(items)) => items.clone(),
-        _ => Vec::new(),
+    // A reply that cannot be read is a failure of the branch, never "no edits".
+    let EditsReply { suggestions, edits } = match read {
+        Ok(reply) => reply,
+        Err(unreadable) => return Ok((None, format!("rewrite: {unreadable}"), true)),
     };
     record.suggestions.clone_from(&suggestions);
     record.edits.clone_from(&edits);
@@ -366,49 +362,4 @@ async fn rewrite_branch(
         record.validation_errors = errors;
         Ok((None, "rewrite rejected by validation".to_owned(), true))
     }
-}
-
-/// Appends lapse notes, consolidating at the threshold (G4 here). Returns the
-/// document or an error text, the calls made, and a reason fragment.
-async fn add_lapse_notes(
-    llm: &dyn LlmProvider,
-    prompts: &EvolvePrompts,
-    doc: &str,
-    notes: &[String],
-    threshold: usize,
-) -> (Result<String, String>, u32, String) {
-    let existing = match extract_appendix_notes(doc) {
-        Ok(existing) => existing,
-        Err(error) => return (Err(error.to_string()), 0, String::new()),
-    };
-    let total = existing.len().saturating_add(notes.len());
-    if total < threshold {
-        let doc = append_to_appendix(doc, notes).map_err(|e| e.to_string());
-        return (
-            doc,
-            0,
-            format!("{} lapse note(s) appended to the appendix", notes.len()),
-        );
-    }
-    let combined: Vec<String> = existing.into_iter().chain(notes.iter().cloned()).collect();
-    let merged = consolidate_appendix(llm, prompts, &combined).await;
-    if merged.notes.len() < combined.len() {
-        let doc = replace_appendix_notes(doc, &merged.notes).map_err(|e| e.to_string());
-        let note = format!(
-            "appendix consolidated from {} to {} notes",
-            combined.len(),
-            merged.notes.len()
-        );
-        return (doc, merged.llm_calls, note);
-    }
-    // G4: a consolidation that is not strictly shorter is refused.
-    let why = merged
-        .fallback
-        .unwrap_or_else(|| "not fewer notes".to_owned());
-    let doc = append_to_appendix(doc, notes).map_err(|e| e.to_string());
-    let note = format!(
-        "{} lapse note(s) appended to the appendix (consolidation refused: {why})",
-        notes.len()
-    );
-    (doc, merged.llm_calls, note)
 }

@@ -3,7 +3,7 @@
 use evolution_patch::apply_patch_with_report;
 use evolution_types::template::render as render_template;
 use evolution_types::{
-    Edit, EvolutionRecord, JsonMap, LlmProvider, Profile, PromptStore, TargetType, ToolCasePack,
+    Edit, EvolutionRecord, LlmProvider, Profile, PromptStore, TargetType, ToolCasePack,
 };
 use serde_json::{Value, json};
 use tracing::Instrument as _;
@@ -12,10 +12,11 @@ use crate::SOURCE_TAG;
 use crate::error::EvolveError;
 use crate::format::{budget_text, format_spans};
 use crate::prompts::EvolvePrompts;
+use crate::replies::{ToolEditsReply, UnreadableReply};
 use crate::validate::validate_tool;
 
 use super::EvolveOptions;
-use super::patch_loop::{Applied, Target, edits_at, run_patch_loop};
+use super::patch_loop::{Applied, Proposals, Target, run_patch_loop};
 use super::single_doc::{finish_patch_record, relevant_rejected, sections_protected, stats_text};
 
 struct ToolDocs<'a> {
@@ -36,25 +37,25 @@ impl ToolDocs<'_> {
 }
 
 impl Target for ToolDocs<'_> {
-    fn proposals(&self, reply: &JsonMap) -> Result<Vec<Edit>, String> {
-        let extract = edits_at(reply, "extract_edits")?;
-        let verify = edits_at(reply, "verify_edits")?;
-        if extract.is_none() && verify.is_none() {
-            return Err("the reply has neither `extract_edits` nor `verify_edits`".to_owned());
-        }
+    fn proposals(&self, tag: &str, reply: &str) -> Result<Proposals, UnreadableReply> {
+        let reply = ToolEditsReply::read(tag, reply)?;
         // Pool both lists under one budget, tagging each edit with its file.
-        fn tag(src: &'static str) -> impl Fn(Edit) -> Edit {
+        fn tag_with(src: &'static str) -> impl Fn(Edit) -> Edit {
             move |mut e: Edit| {
                 e.extra.insert(SOURCE_TAG.to_owned(), json!(src));
                 e
             }
         }
-        Ok(extract
-            .unwrap_or_default()
+        let edits = reply
+            .extract_edits
             .into_iter()
-            .map(tag(EXTRACT))
-            .chain(verify.unwrap_or_default().into_iter().map(tag(VERIFY)))
-            .collect())
+            .map(tag_with(EXTRACT))
+            .chain(reply.verify_edits.into_iter().map(tag_with(VERIFY)))
+            .collect();
+        Ok(Proposals {
+            edits,
+            suggestions: reply.suggestions,
+        })
     }
     fn rank_document(&self) -> String {
         format!(
@@ -113,21 +114,103 @@ fn tool_contents(extract: &str, verify: &str) -> String {
     json!({ EXTRACT: extract, VERIFY: verify }).to_string()
 }
 
-/// The extract and verify prompt files of a tool: the first of the pack's
-/// `target_files` ending in `_extract.md` / `_verify.md`, else
-/// `<tool>_extract.md` / `<tool>_verify.md`.
-pub fn tool_prompt_files(pack: &ToolCasePack) -> (String, String) {
-    let find = |suffix: &str| {
-        pack.target_files
-            .iter()
-            .find(|f| f.ends_with(suffix))
-            .cloned()
-            .unwrap_or_else(|| format!("{}{suffix}", pack.tool_name))
-    };
-    (find("_extract.md"), find("_verify.md"))
+/// One extract prompt and the verify prompt that checks its output: the unit a tool's
+/// prompts are evolved in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolPromptPair {
+    /// The extract prompt file (`…_extract.md`).
+    pub extract: String,
+    /// The verify prompt file (`…_verify.md`).
+    pub verify: String,
 }
 
-/// Evolves a tool's extract and verify prompts together.
+const EXTRACT_SUFFIX: &str = "_extract.md";
+const VERIFY_SUFFIX: &str = "_verify.md";
+
+/// Every extract/verify pair among a tool's prompt files, in the order of the pack's
+/// `target_files` (the profile's `tool_target_files` for the tool); never empty.
+///
+/// `<stem>_extract.md` pairs with `<stem>_verify.md` when both are listed; the extract and
+/// verify files left over pair in the order listed; a file left without a partner pairs with
+/// its own stem's (`a_extract.md` with `a_verify.md`). Files with neither suffix are not
+/// tool prompts and are ignored. Without any, the pair is `<tool>_extract.md` /
+/// `<tool>_verify.md`.
+///
+/// ```
+/// use evolution_evolve::{ToolPromptPair, tool_prompt_pairs};
+/// let pack = evolution_types::ToolCasePack {
+///     tool_name: "search".to_owned(),
+///     target_files: ["search_extract.md", "rerank_extract.md", "rerank_verify.md", "search_verify.md"]
+///         .map(String::from)
+///         .to_vec(),
+///     ..Default::default()
+/// };
+/// let pairs: Vec<(String, String)> = tool_prompt_pairs(&pack)
+///     .into_iter()
+///     .map(|ToolPromptPair { extract, verify }| (extract, verify))
+///     .collect();
+/// assert_eq!(pairs, [
+///     ("search_extract.md".to_owned(), "search_verify.md".to_owned()),
+///     ("rerank_extract.md".to_owned(), "rerank_verify.md".to_owned()),
+/// ]);
+/// ```
+pub fn tool_prompt_pairs(pack: &ToolCasePack) -> Vec<ToolPromptPair> {
+    let mut extracts: Vec<&str> = Vec::new();
+    let mut verifies: Vec<&str> = Vec::new();
+    for file in &pack.target_files {
+        let list = if file.ends_with(EXTRACT_SUFFIX) {
+            &mut extracts
+        } else if file.ends_with(VERIFY_SUFFIX) {
+            &mut verifies
+        } else {
+            continue;
+        };
+        if !list.contains(&file.as_str()) {
+            list.push(file);
+        }
+    }
+    let stem = |file: &str, suffix: &str| file.strip_suffix(suffix).unwrap_or(file).to_owned();
+    let mut pairs = Vec::new();
+    let mut lone_extracts = Vec::new();
+    for extract in extracts {
+        let verify = format!("{}{VERIFY_SUFFIX}", stem(extract, EXTRACT_SUFFIX));
+        if let Some(at) = verifies.iter().position(|v| *v == verify) {
+            verifies.remove(at);
+            pairs.push(ToolPromptPair {
+                extract: extract.to_owned(),
+                verify,
+            });
+        } else {
+            lone_extracts.push(extract);
+        }
+    }
+    let mut lone_verifies = verifies.into_iter();
+    for extract in lone_extracts {
+        let verify = lone_verifies.next().map_or_else(
+            || format!("{}{VERIFY_SUFFIX}", stem(extract, EXTRACT_SUFFIX)),
+            str::to_owned,
+        );
+        pairs.push(ToolPromptPair {
+            extract: extract.to_owned(),
+            verify,
+        });
+    }
+    for verify in lone_verifies {
+        pairs.push(ToolPromptPair {
+            extract: format!("{}{EXTRACT_SUFFIX}", stem(verify, VERIFY_SUFFIX)),
+            verify: verify.to_owned(),
+        });
+    }
+    if pairs.is_empty() {
+        pairs.push(ToolPromptPair {
+            extract: format!("{}{EXTRACT_SUFFIX}", pack.tool_name),
+            verify: format!("{}{VERIFY_SUFFIX}", pack.tool_name),
+        });
+    }
+    pairs
+}
+
+/// Evolves one extract/verify pair of a tool.
 ///
 /// The `evolve_tool` reply's `extract_edits` and `verify_edits` are pooled
 /// (each tagged in `extra["_src"]`) so that one budget and one ranking cover
@@ -136,15 +219,16 @@ pub fn tool_prompt_files(pack: &ToolCasePack) -> (String, String) {
 /// checks both. `original_content` and `evolved_content` are JSON
 /// `{"extract": …, "verify": …}`; `target_file` is the extract file. A pack
 /// without failure spans is `Skipped` without a call.
-pub(crate) async fn evolve_single_tool(
+pub(crate) async fn evolve_tool_pair(
     llm: &dyn LlmProvider,
     pack: &ToolCasePack,
+    pair: &ToolPromptPair,
     store: &dyn PromptStore,
     prompts: &EvolvePrompts,
     options: &EvolveOptions,
 ) -> Result<EvolutionRecord, EvolveError> {
-    let span = tracing::info_span!("evolve_tool", tool = %pack.tool_name);
-    let record = tool_inner(llm, pack, store, prompts, options)
+    let span = tracing::info_span!("evolve_tool", tool = %pack.tool_name, extract = %pair.extract);
+    let record = tool_inner(llm, pack, pair, store, prompts, options)
         .instrument(span)
         .await?;
     tracing::info!(file = %record.target_file, status = ?record.status, calls = record.llm_calls, reason = %record.reason, "tool prompts evolved");
@@ -154,11 +238,12 @@ pub(crate) async fn evolve_single_tool(
 async fn tool_inner(
     llm: &dyn LlmProvider,
     pack: &ToolCasePack,
+    pair: &ToolPromptPair,
     store: &dyn PromptStore,
     prompts: &EvolvePrompts,
     options: &EvolveOptions,
 ) -> Result<EvolutionRecord, EvolveError> {
-    let (extract_file, verify_file) = tool_prompt_files(pack);
+    let (extract_file, verify_file) = (pair.extract.clone(), pair.verify.clone());
     let read = |file: &str| {
         store
             .read_prompt(file)

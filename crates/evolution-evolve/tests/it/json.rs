@@ -28,3 +28,16 @@ fn two_level_parse() {
     // A broken fence falls back to the whole reply.
     check("```json\n{broken\n```", None);
 }
+
+#[test]
+fn fences_quoted_inside_strings_do_not_cut_the_reply() {
+    // A whole-object reply whose string holds a fenced object is read as the whole.
+    let quoted =
+        r#"{"edits": [{"op": "append", "content": "Reply as:\n```json\n{\"a\": 1}\n```"}]}"#;
+    let map = parse_llm_json(quoted).unwrap();
+    assert!(map.contains_key("edits"), "{map:?}");
+    // A fenced reply whose string holds a fence: the block ends at the fence that closes it.
+    let fenced = format!("Here it is:\n```json\n{quoted}\n```\nDone.");
+    let map = parse_llm_json(&fenced).unwrap();
+    assert!(map.contains_key("edits"), "{map:?}");
+}

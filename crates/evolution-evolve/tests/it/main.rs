@@ -1,6 +1,7 @@
 //! Integration tests of `evolution-evolve` through its public API.
 
 mod aggregate;
+mod appendix;
 mod budget;
 mod consolidate;
 mod format;
@@ -8,6 +9,7 @@ mod json;
 mod props;
 mod rank;
 mod reflect;
+mod replies;
 mod rewrite;
 mod send;
 mod skill;

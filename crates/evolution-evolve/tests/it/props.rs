@@ -131,8 +131,10 @@ proptest! {
             failure_spans: vec![sp; failures],
             ..ToolCasePack::default()
         };
-        if let Ok(record) = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).tool(&tool_pack, &store)) {
-            prop_assert!(serde_json::from_str::<serde_json::Value>(&record.evolved_content).is_ok());
+        if let Ok(records) = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).tool(&tool_pack, &store)) {
+            for record in records {
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&record.evolved_content).is_ok());
+            }
         }
     }
 

@@ -580,5 +580,9 @@ async fn malformed_appendix_rejects_without_applying() {
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Rejected);
     assert_eq!(record.evolved_content, broken);
-    assert!(record.reason.starts_with("appendix:"), "{}", record.reason);
+    assert!(
+        record.reason.contains("appendix not applied:"),
+        "{}",
+        record.reason
+    );
 }

@@ -1,6 +1,6 @@
-use evolution_evolve::{EvolveOptions, Evolver, tool_prompt_files};
+use evolution_evolve::{EvolveOptions, Evolver, ToolPromptPair, tool_prompt_pairs};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
-use evolution_types::{EditStatus, EvolutionStatus, TargetType, ToolCasePack};
+use evolution_types::{EditStatus, EvolutionRecord, EvolutionStatus, TargetType, ToolCasePack};
 use serde_json::{Value, json};
 
 use crate::format::span;
@@ -32,6 +32,12 @@ fn pack(spans: usize) -> ToolCasePack {
     }
 }
 
+/// The one record of a tool with one pair of prompts.
+fn single(records: Vec<EvolutionRecord>) -> EvolutionRecord {
+    assert_eq!(records.len(), 1, "{records:?}");
+    records.into_iter().next().unwrap()
+}
+
 fn contents(record_json: &str) -> (String, String) {
     let value: Value = serde_json::from_str(record_json).unwrap();
     (
@@ -48,6 +54,7 @@ async fn evolved_content_is_json_even_when_skipped() {
         .with_options(evolve_options())
         .tool(&pack(0), &store())
         .await
+        .map(single)
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
     assert_eq!(record.target_type, TargetType::Tool);
@@ -63,6 +70,7 @@ async fn evolved_content_is_json_even_when_skipped() {
         .with_options(evolve_options())
         .tool(&pack(1), &store())
         .await
+        .map(single)
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Skipped);
     assert!(
@@ -97,6 +105,7 @@ async fn pooled_budget_is_split_back_by_source() {
         .with_options(options.clone())
         .tool(&pack(2), &store())
         .await
+        .map(single)
         .unwrap();
     assert_eq!(
         record.status,
@@ -151,6 +160,7 @@ async fn missing_edit_lists_are_a_json_failure() {
         .with_options(evolve_options())
         .tool(&pack(1), &store())
         .await
+        .map(single)
         .unwrap();
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert!(
@@ -163,24 +173,139 @@ async fn missing_edit_lists_are_a_json_failure() {
     assert!(verify.contains("Be strict."));
 }
 
-#[test]
-fn prompt_files_come_from_the_pack_or_the_tool_name() {
-    assert_eq!(
-        tool_prompt_files(&pack(0)),
-        (
-            "view_node_extract.md".to_owned(),
-            "view_node_verify.md".to_owned()
-        )
-    );
-    let bare = ToolCasePack {
-        tool_name: "observe_frame".to_owned(),
+fn pair(extract: &str, verify: &str) -> ToolPromptPair {
+    ToolPromptPair {
+        extract: extract.to_owned(),
+        verify: verify.to_owned(),
+    }
+}
+
+fn pairs_of(tool: &str, files: &[&str]) -> Vec<ToolPromptPair> {
+    tool_prompt_pairs(&ToolCasePack {
+        tool_name: tool.to_owned(),
+        target_files: files.iter().map(|f| (*f).to_owned()).collect(),
         ..ToolCasePack::default()
-    };
+    })
+}
+
+#[test]
+fn prompt_pairs_come_from_the_pack_or_the_tool_name() {
     assert_eq!(
-        tool_prompt_files(&bare),
-        (
-            "observe_frame_extract.md".to_owned(),
-            "observe_frame_verify.md".to_owned()
-        )
+        tool_prompt_pairs(&pack(0)),
+        [pair("view_node_extract.md", "view_node_verify.md")]
     );
+    assert_eq!(
+        pairs_of("observe_frame", &[]),
+        [pair("observe_frame_extract.md", "observe_frame_verify.md")]
+    );
+    // Same stems pair whatever the order; the rest pair in order; a lone file pairs with
+    // its own stem's partner; other files are not tool prompts.
+    assert_eq!(
+        pairs_of(
+            "t",
+            &[
+                "b_verify.md",
+                "a_extract.md",
+                "notes.txt",
+                "b_extract.md",
+                "a_verify.md"
+            ]
+        ),
+        [
+            pair("a_extract.md", "a_verify.md"),
+            pair("b_extract.md", "b_verify.md")
+        ]
+    );
+    assert_eq!(
+        pairs_of(
+            "t",
+            &[
+                "x_extract.md",
+                "y_verify.md",
+                "z_extract.md",
+                "x_extract.md"
+            ]
+        ),
+        [
+            pair("x_extract.md", "y_verify.md"),
+            pair("z_extract.md", "z_verify.md")
+        ]
+    );
+    assert_eq!(
+        pairs_of("t", &["only_verify.md"]),
+        [pair("only_extract.md", "only_verify.md")]
+    );
+}
+
+#[tokio::test]
+async fn every_pair_of_a_tool_is_evolved() {
+    let store = store()
+        .with(
+            "rerank_extract.md",
+            "Rank the nodes.\n\n## 输出格式\n[1, 2]\n",
+        )
+        .with(
+            "rerank_verify.md",
+            "Check the ranking.\n\n## 输出格式\n{\"ok\": true}\n",
+        );
+    let mut two = pack(1);
+    two.target_files.push("rerank_extract.md".to_owned());
+    two.target_files.push("rerank_verify.md".to_owned());
+    let llm = ScriptedLlm::with_replies([
+        json!({"extract_edits": [{"op": "append", "content": "List colours too."}], "verify_edits": []}).to_string(),
+        json!({"extract_edits": [], "verify_edits": [{"op": "insert_after", "target": "Check the ranking.", "content": "Reject ties."}]}).to_string(),
+    ]);
+    let records = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(evolve_options())
+        .tool(&two, &store)
+        .await
+        .unwrap();
+    let files: Vec<&str> = records.iter().map(|r| r.target_file.as_str()).collect();
+    assert_eq!(files, ["view_node_extract.md", "rerank_extract.md"]);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.status == EvolutionStatus::Accepted),
+        "{records:?}"
+    );
+    // Each call showed its own pair.
+    let asked = llm.requests();
+    assert!(
+        asked[0]
+            .last_user()
+            .contains("--- view_node_verify.md ---\nVerify the extraction.")
+    );
+    assert!(
+        asked[1]
+            .last_user()
+            .contains("--- rerank_extract.md ---\nRank the nodes.")
+    );
+    assert!(
+        asked[1]
+            .last_user()
+            .contains("--- rerank_verify.md ---\nCheck the ranking.")
+    );
+    assert!(
+        contents(&records[0].evolved_content)
+            .0
+            .contains("List colours too.")
+    );
+    let (extract, verify) = contents(&records[1].evolved_content);
+    assert_eq!(extract, "Rank the nodes.\n\n## 输出格式\n[1, 2]\n");
+    assert!(
+        verify.starts_with("Check the ranking.") && verify.contains("Reject ties."),
+        "{verify}"
+    );
+    // One pair alone, through `tool_pair`.
+    let llm = ScriptedLlm::with_replies([r#"{"extract_edits": [], "verify_edits": []}"#]);
+    let record = Evolver::new(&llm)
+        .with_prompts(prompts())
+        .with_options(evolve_options())
+        .tool_pair(&two, &pair("rerank_extract.md", "rerank_verify.md"), &store)
+        .await
+        .unwrap();
+    assert_eq!(record.target_file, "rerank_extract.md");
+    assert_eq!(record.status, EvolutionStatus::Skipped);
+    assert_eq!(llm.call_count(), 1);
 }

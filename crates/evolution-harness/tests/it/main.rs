@@ -11,6 +11,7 @@ mod persist;
 mod prompts;
 mod reply_schemas;
 mod runner;
+mod schema_replies;
 mod slow_update;
 mod subprocess;
 mod templates;

@@ -314,7 +314,16 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
             ..AgentReply::default()
         })
     });
-    let report = run_kernel_loop(&llm, &log, &store, &runner, "ks", ["system.md".to_owned()]).await;
+    let report = run_kernel_loop(
+        &llm,
+        &log,
+        &store,
+        &runner,
+        "ks",
+        ["system.md".to_owned()],
+        evolution_types::Profile::video_qa(),
+    )
+    .await;
     let accepted: Vec<&str> = report
         .records
         .iter()
@@ -451,6 +460,7 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
         &runner,
         "kt",
         [TOOL_EXTRACT.to_owned(), TOOL_VERIFY.to_owned()],
+        evolution_types::Profile::video_qa(),
     )
     .await;
     let accepted: Vec<&str> = report
@@ -492,6 +502,145 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
     assert_eq!(stored, [(TargetType::Tool, Some(version))]);
 }
 
+/// A tool steered by two extract/verify pairs: the kernel evolves each as a candidate of its
+/// own. Only the second pair's extract prompt can fix type `b`; the evolve reply changes that
+/// pair and leaves the first alone, and the gate accepts it.
+#[tokio::test]
+async fn the_kernel_proposer_evolves_every_prompt_pair_of_a_tool() {
+    use evolution_runlog_sqlite::SqliteRunLog;
+    use evolution_store_fs::FsStore;
+    use evolution_store_fs::FsVersionedStore;
+    use serde_json::json;
+
+    const PAIRS: [&str; 4] = [
+        "search_similar_extract.md",
+        "search_similar_verify.md",
+        "rerank_extract.md",
+        "rerank_verify.md",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+            (
+                format!("{t}.md"),
+                evolution_testkit::fixtures::skill_document(t, t, &body),
+            )
+        })
+        .collect();
+    for file in PAIRS {
+        files.push((
+            file.to_owned(),
+            format!(
+                "# {file}\n\nRead the passage the search returned, line by line.\n\
+                 Keep names, numbers and quotes exactly as written.\n"
+            ),
+        ));
+    }
+    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
+    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
+    let llm = ScriptedLlm::from_fn(move |request| {
+        let text = request.full_text();
+        if text.starts_with("You improve the two prompts") {
+            let extract: Vec<_> =
+                if text.contains("rerank_extract.md") && !text.contains(KERNEL_TOOL_RULE) {
+                    vec![json!({"op": "append", "target": "", "content": KERNEL_TOOL_RULE})]
+                } else {
+                    Vec::new()
+                };
+            return Ok(
+                json!({"suggestions": [], "extract_edits": extract, "verify_edits": []})
+                    .to_string(),
+            );
+        }
+        if text.starts_with("You improve a skill document") {
+            return Ok(json!({"suggestions": [], "edits": []}).to_string());
+        }
+        let span = request.options.tag.as_deref() == Some("judge.span");
+        Ok(json!({
+            "extraction_completeness": if span { 0.2 } else { 1.0 },
+            "hallucination_rate": 0.0,
+            "missed_info_tags": if span { vec!["date"] } else { Vec::new() },
+            "hallucination_tags": [], "missed_nodes": [],
+            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+            "adherence_rate": 1.0, "confirmation_bias": false, "evidence_sufficient": true,
+            "category": "defect", "lapse_note": "", "type": "logic_error"
+        })
+        .to_string())
+    });
+    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        let mut steps = Vec::new();
+        let right = match q.task_type.as_str() {
+            "a" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
+            "b" => {
+                let step = json!({"tool_name": "search_similar", "tool_input": {"query": "when"},
+                                  "tool_output": "Released on 2024-05-01.", "thought": "search"});
+                if let serde_json::Value::Object(map) = step {
+                    steps.push(map);
+                }
+                ws.prompts
+                    .get("rerank_extract.md")
+                    .is_some_and(|s| s.contains(KERNEL_TOOL_RULE))
+            }
+            _ => false,
+        };
+        Ok(AgentReply {
+            prediction: if right {
+                q.answer.clone()
+            } else {
+                "wrong".into()
+            },
+            steps,
+            ..AgentReply::default()
+        })
+    });
+    let mut profile = evolution_types::Profile::video_qa();
+    profile.tool_target_files.insert(
+        "search_similar".to_owned(),
+        PAIRS.iter().map(|f| (*f).to_owned()).collect(),
+    );
+    let report = run_kernel_loop(
+        &llm,
+        &log,
+        &store,
+        &runner,
+        "kp",
+        PAIRS.map(str::to_owned),
+        profile,
+    )
+    .await;
+    // Both pairs were shown to the model, each in its own evolve call.
+    let asked: Vec<String> = llm
+        .requests()
+        .iter()
+        .filter(|r| r.options.tag.as_deref() == Some("evolve.tool"))
+        .map(|r| r.full_text())
+        .collect();
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("search_similar_extract.md") && !t.contains("rerank_extract.md"))
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains("rerank_extract.md") && !t.contains("search_similar_extract.md"))
+    );
+    let accepted: Vec<&str> = report
+        .records
+        .iter()
+        .filter(|r| r.accepted)
+        .map(|r| r.candidate.as_str())
+        .collect();
+    assert_eq!(accepted.len(), 1, "{:?}", report.records);
+    assert!(accepted[0].ends_with("rerank_extract.md"), "{accepted:?}");
+    let docs = store.documents(&report.final_version).unwrap();
+    assert!(docs["rerank_extract.md"].contains(KERNEL_TOOL_RULE));
+    assert!(!docs["search_similar_extract.md"].contains(KERNEL_TOOL_RULE));
+}
+
 /// Two epochs of the loop with the real `KernelProposer` over `llm`: 10 training, 30 gate and
 /// 10 holdout questions per task type, the reference implementation's gate on blocks of 10 and 20.
 async fn run_kernel_loop<const N: usize>(
@@ -501,6 +650,7 @@ async fn run_kernel_loop<const N: usize>(
     runner: &dyn evolution_harness::AgentRunner,
     name: &str,
     prompt_files: [String; N],
+    profile: evolution_types::Profile,
 ) -> evolution_harness::EvolutionReport {
     use evolution_diagnose::DiagnoseOptions;
     use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
@@ -513,7 +663,7 @@ async fn run_kernel_loop<const N: usize>(
         questions: train.clone(),
         tree_data: BTreeMap::new(),
         templates: PromptTemplates::default(),
-        profile: evolution_types::Profile::video_qa(),
+        profile,
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions::default(),
         schedule: EditBudgetSchedule::Constant { max_edits: 3 },

@@ -116,9 +116,9 @@ struct GateSummary {
     /// The run configuration that named the agent and the questions.
     #[serde(skip_serializing_if = "Option::is_none")]
     agent_config: Option<String>,
-    /// The gate's parameter preset.
+    /// The gate's parameter preset, and the `[gate]` keys that changed it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    preset: Option<&'static str>,
+    preset: Option<String>,
     /// The false-discovery rate controlled over the session's candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
     fdr_alpha: Option<f64>,
@@ -157,7 +157,7 @@ impl GateSummary {
                 config.preset,
             ),
             agent_config: Some(config.path.display().to_string()),
-            preset: Some(config.preset),
+            preset: Some(config.preset.clone()),
             fdr_alpha: config.fdr_alpha,
             verdicts: Vec::new(),
         }

@@ -17,6 +17,10 @@
 //! max_edits = 8                   # the first epoch's edit budget
 //! min_edits = 2                   # the last epoch's, for linear and cosine
 //! system_prompt = "system.md"     # which prompt document is the system prompt
+//! skill_update = "patch"          # patch (small edits) | rewrite (whole document, shorter)
+//! consolidate_notes = 6           # appendix notes (old + new) at which they are merged
+//! consolidate_chars = 2000        # appendix size past which they are merged (at most 2000,
+//!                                 # the appendix limit, past which they always are)
 //!
 //! [agent]                         # the SubprocessRunner's program
 //! command = ["rule-agent"]        # program (PATH or relative to this file) and arguments
@@ -49,6 +53,14 @@
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
 //! probation = 0.0                 # share of the gate questions held back to judge
 //!                                 # provisional accepts (0: they stand unwatched)
+//! # e_confirm = 20.0              # any of these overrides the preset's value; together
+//! # e_provisional = 3.0           # they must pass the gate's own checks (docs/gate.md)
+//! # w_net_min = 2
+//! # delta_min = 0.02
+//! # lambda_dir = -0.642
+//! # e_rollback = 10.0
+//! # alternative = 0.7             # Wald's likelihood ratio for this win rate instead of
+//!                                 # the uniform mixture
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -78,9 +90,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
-use evolution_gate::GateParams;
+use evolution_evolve::{EditBudgetSchedule, EvolveOptions, SkillUpdateMode};
+use evolution_gate::{EProcess, Gate, GateError, GateParams};
 use evolution_harness::{BudgetLimits, InheritedEnv, OutputLimits, fixed_question_order};
+use evolution_patch::APPENDIX_MAX_CHARS;
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
@@ -119,6 +132,9 @@ struct EvolveSection {
     max_edits: Option<usize>,
     min_edits: Option<usize>,
     system_prompt: Option<Spanned<String>>,
+    skill_update: Option<SkillUpdateMode>,
+    consolidate_notes: Option<Spanned<usize>>,
+    consolidate_chars: Option<Spanned<usize>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -240,6 +256,15 @@ struct GateSection {
     fdr_alpha: Spanned<FdrChoice>,
     #[serde(default = "no_share")]
     probation: Spanned<f64>,
+    /// The preset's values, overridden one by one (checked together by `Gate::new`).
+    e_confirm: Option<Spanned<f64>>,
+    e_provisional: Option<Spanned<f64>>,
+    w_net_min: Option<Spanned<i64>>,
+    delta_min: Option<Spanned<f64>>,
+    lambda_dir: Option<Spanned<f64>>,
+    e_rollback: Option<Spanned<f64>>,
+    /// Wald's likelihood ratio tuned to this win rate instead of the uniform mixture.
+    alternative: Option<Spanned<f64>>,
 }
 
 impl Default for GateSection {
@@ -251,6 +276,13 @@ impl Default for GateSection {
             seed: 0,
             fdr_alpha: default_fdr(),
             probation: no_share(),
+            e_confirm: None,
+            e_provisional: None,
+            w_net_min: None,
+            delta_min: None,
+            lambda_dir: None,
+            e_rollback: None,
+            alternative: None,
         }
     }
 }
@@ -319,8 +351,8 @@ pub(crate) struct RunConfig {
     pub(crate) probation: Vec<GeneratedQuestion>,
     /// Gate thresholds.
     pub(crate) params: GateParams,
-    /// The name of the preset they come from.
-    pub(crate) preset: &'static str,
+    /// The preset they come from, and the keys of `[gate]` that changed it.
+    pub(crate) preset: String,
     /// Validation block sizes.
     pub(crate) ladder: Vec<usize>,
     /// Tolerated INFRA error rate.
@@ -354,6 +386,12 @@ pub(crate) struct RunConfig {
     pub(crate) schedule_text: String,
     /// Which prompt document is the system prompt.
     pub(crate) system_prompt: String,
+    /// Patch or rewrite, for skills.
+    pub(crate) skill_update: SkillUpdateMode,
+    /// Appendix note count at which notes are consolidated.
+    pub(crate) consolidate_notes: usize,
+    /// Appendix size in characters above which notes are consolidated.
+    pub(crate) consolidate_chars: usize,
     /// The agent's domain constants (`[profile]`).
     pub(crate) profile: evolution_types::Profile,
 }
@@ -440,6 +478,9 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         schedule: evolve.schedule,
         schedule_text: evolve.schedule_text,
         system_prompt: evolve.system_prompt,
+        skill_update: evolve.skill_update,
+        consolidate_notes: evolve.consolidate_notes,
+        consolidate_chars: evolve.consolidate_chars,
         profile,
     })
 }
@@ -503,8 +544,8 @@ pub(crate) struct GatingConfig {
     pub(crate) probation: Vec<GeneratedQuestion>,
     /// Gate thresholds.
     pub(crate) params: GateParams,
-    /// The name of the preset they come from.
-    pub(crate) preset: &'static str,
+    /// The preset they come from, and the keys of `[gate]` that changed it.
+    pub(crate) preset: String,
     /// Validation block sizes.
     pub(crate) ladder: Vec<usize>,
     /// Tolerated INFRA error rate.
@@ -690,6 +731,9 @@ struct EvolveChecked {
     schedule: EditBudgetSchedule,
     schedule_text: String,
     system_prompt: String,
+    skill_update: SkillUpdateMode,
+    consolidate_notes: usize,
+    consolidate_chars: usize,
 }
 
 /// `[evolve]`: the edit budget schedule and the system prompt's name.
@@ -738,10 +782,42 @@ fn check_evolve(
         }
         None => EvolveOptions::default().system_prompt_file,
     };
+    let defaults = EvolveOptions::default();
+    let consolidate_notes = match &evolve.consolidate_notes {
+        Some(n) if *n.get_ref() < 2 => {
+            return Err(src.at(
+                n.span(),
+                format!(
+                    "[evolve] consolidate_notes must be at least 2 (notes are merged into fewer), \
+                     not {}",
+                    n.get_ref()
+                ),
+            ));
+        }
+        Some(n) => *n.get_ref(),
+        None => defaults.consolidate_threshold,
+    };
+    let consolidate_chars = match &evolve.consolidate_chars {
+        Some(n) if !(1..=APPENDIX_MAX_CHARS).contains(n.get_ref()) => {
+            return Err(src.at(
+                n.span(),
+                format!(
+                    "[evolve] consolidate_chars must be 1 to {APPENDIX_MAX_CHARS} (the appendix \
+                     limit, past which notes are always consolidated), not {}",
+                    n.get_ref()
+                ),
+            ));
+        }
+        Some(n) => *n.get_ref(),
+        None => defaults.consolidate_chars,
+    };
     Ok(EvolveChecked {
         schedule,
         schedule_text,
         system_prompt,
+        skill_update: evolve.skill_update.unwrap_or_default(),
+        consolidate_notes,
+        consolidate_chars,
     })
 }
 
@@ -916,7 +992,7 @@ fn check_questions(
 struct GateChecked {
     ladder: Vec<usize>,
     guard_err: f64,
-    preset: &'static str,
+    preset: String,
     params: GateParams,
     fdr_alpha: Option<f64>,
 }
@@ -937,8 +1013,7 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
             format!("[gate] guard_err must be from 0 to 1, not {guard_err}"),
         ));
     }
-    let preset = g.params.name();
-    let params = GateParams::preset(preset).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
+    let (params, preset) = custom_params(src, g)?;
     let fdr_alpha = match g.fdr_alpha.get_ref() {
         FdrChoice::Level(alpha) if *alpha > 0.0 && *alpha < 1.0 => Some(*alpha),
         FdrChoice::Word(word) if word == "off" => None,
@@ -964,6 +1039,55 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
         params,
         fdr_alpha,
     })
+}
+
+/// `[gate] params` and the keys that override its values one by one, checked together by
+/// `Gate::new`; a value it refuses is reported at its key. Returns the parameters and how
+/// they were chosen (`seed`, or `seed (e_confirm, w_net_min set in [gate])`).
+fn custom_params(src: &Source<'_>, g: &GateSection) -> anyhow::Result<(GateParams, String)> {
+    let name = g.params.name();
+    let mut params = GateParams::preset(name).map_err(|e| anyhow::anyhow!("[gate] params: {e}"))?;
+    let mut changed: Vec<(&str, Range<usize>)> = Vec::new();
+    for (key, given, field) in [
+        ("e_confirm", &g.e_confirm, &mut params.e_confirm),
+        ("e_provisional", &g.e_provisional, &mut params.e_provisional),
+        ("delta_min", &g.delta_min, &mut params.delta_min),
+        ("lambda_dir", &g.lambda_dir, &mut params.lambda_dir),
+        ("e_rollback", &g.e_rollback, &mut params.e_rollback),
+    ] {
+        if let Some(value) = given {
+            *field = *value.get_ref();
+            changed.push((key, value.span()));
+        }
+    }
+    if let Some(value) = &g.w_net_min {
+        params.w_net_min = *value.get_ref();
+        changed.push(("w_net_min", value.span()));
+    }
+    if let Some(value) = &g.alternative {
+        params.e_process = EProcess::LikelihoodRatio {
+            alternative: *value.get_ref(),
+        };
+        changed.push(("alternative", value.span()));
+    }
+    if let Err(error) = Gate::new(params) {
+        let key = match &error {
+            GateError::InvalidParams { field, .. } => field.rsplit('.').next().unwrap_or(field),
+            _ => "",
+        };
+        let span = changed
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(0..0, |(_, span)| span.clone());
+        return Err(src.at(span, format!("[gate]: {error}")));
+    }
+    let preset = if changed.is_empty() {
+        name.to_owned()
+    } else {
+        let keys: Vec<&str> = changed.iter().map(|(k, _)| *k).collect();
+        format!("{name} ({} set in [gate])", keys.join(", "))
+    };
+    Ok((params, preset))
 }
 
 /// `[gate] probation`: the share of the gate questions held back to judge

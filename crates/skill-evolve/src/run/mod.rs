@@ -124,6 +124,15 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    out.push_str(&format!(
+        "skills: {}; appendix notes merged at {} notes or past {} characters\n",
+        match config.skill_update {
+            evolution_evolve::SkillUpdateMode::Patch => "patched with small edits",
+            evolution_evolve::SkillUpdateMode::Rewrite => "rewritten whole (never longer)",
+        },
+        config.consolidate_notes,
+        config.consolidate_chars
+    ));
     for (task, document) in &config.task_skills.by_task {
         out.push_str(&format!("  task type {task:?} → {document}\n"));
     }

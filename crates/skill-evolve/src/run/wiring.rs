@@ -91,6 +91,9 @@ pub(crate) async fn run_loop(
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions {
             system_prompt_file: config.system_prompt.clone(),
+            skill_update_mode: config.skill_update,
+            consolidate_threshold: config.consolidate_notes,
+            consolidate_chars: config.consolidate_chars,
             ..EvolveOptions::default()
         },
         schedule: config.schedule,

@@ -361,6 +361,11 @@ fn bad_agent_configurations_are_one_line_before_any_call() {
             good.replace("params = \"calibrated\"", "params = \"tuned\""),
             "unknown variant `tuned`",
         ),
+        // The preset's values overridden in `[gate]` are checked as `run` checks them.
+        (
+            good.replace("ladder = [6, 12]", "ladder = [6, 12]\ne_confirm = 0.5"),
+            "[gate]: invalid gate parameter e_confirm = 0.5",
+        ),
     ];
     for (config, needle) in cases {
         let dir = workspace(SKILL, 14, &config);

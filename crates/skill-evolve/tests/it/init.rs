@@ -66,6 +66,24 @@ fn init_writes_a_commented_configuration_with_the_tools_seen() {
         .collect();
     std::fs::write(d.join("questions.jsonl"), questions).unwrap();
     std::fs::write(d.join("agent.sh"), "cat >/dev/null\n").unwrap();
+    // The knobs written commented out are valid once uncommented.
+    let mut text = text.clone();
+    for key in [
+        "e_confirm",
+        "e_provisional",
+        "w_net_min",
+        "delta_min",
+        "lambda_dir",
+        "e_rollback",
+        "alternative",
+        "skill_update",
+        "consolidate_notes",
+        "consolidate_chars",
+    ] {
+        let commented = format!("\n# {key} = ");
+        assert!(text.contains(&commented), "{key} not offered in\n{text}");
+        text = text.replace(&commented, &format!("\n{key} = "));
+    }
     std::fs::write(
         d.join("evolve.toml"),
         text.replace(
@@ -80,6 +98,17 @@ fn init_writes_a_commented_configuration_with_the_tools_seen() {
     assert!(out.status.success(), "{out:?}");
     assert!(
         stdout.contains("profile: span-judged tools: lookup_order, search_kb"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "gate: seed (e_confirm, e_provisional, delta_min, lambda_dir, e_rollback, w_net_min, \
+             alternative set in [gate]) parameters"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("skills: patched with small edits; appendix notes merged at 6 notes or past 2000 characters"),
         "{stdout}"
     );
 }

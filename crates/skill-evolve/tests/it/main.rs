@@ -27,6 +27,7 @@ mod resume;
 mod run;
 mod run_ids;
 mod runlogs;
+mod run_knobs;
 mod secrets;
 mod suggestions;
 mod support;
