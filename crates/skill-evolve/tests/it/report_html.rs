@@ -329,8 +329,8 @@ pub(crate) fn chromium_command(chromium: &Path, profile: &Path) -> std::process:
     cmd
 }
 
-/// The report as a browser sees it: headless Chromium parses the page and
-/// every chart element is in its DOM. Skipped, with the reason printed,
+/// The report as a browser sees it: headless Chromium parses the page,
+/// every chart element is in its DOM, and its screenshot is not blank. Skipped, with the reason printed,
 /// where Chromium is not installed — unless `EVOLUTION_REQUIRE_CHROMIUM=1`
 /// (set by `cargo xtask ci`), where a missing Chromium fails the test.
 #[test]
@@ -367,4 +367,33 @@ fn chromium_renders_every_chart() {
         "{dom}"
     );
     assert!(dom.contains("<polyline class=\"s-lne\""), "{dom}");
+
+    // A screenshot of the page is not blank: PNG compresses a uniform page to
+    // almost nothing, so the report's picture must be far larger than that of
+    // an empty page of the same size.
+    let shot = |target: &str, name: &str| -> u64 {
+        let path = profile.path().join(name);
+        let out = chromium_command(chromium, profile.path())
+            .arg("--window-size=1100,1400")
+            .arg(format!("--screenshot={}", path.display()))
+            .arg(target)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{name} is not a PNG"
+        );
+        bytes.len() as u64
+    };
+    let blank = shot("about:blank", "blank.png");
+    let report = shot(
+        &format!("file://{}", run.join("report.html").display()),
+        "report.png",
+    );
+    assert!(
+        report > 10 * blank,
+        "the report's screenshot ({report} bytes) is hardly larger than a blank page's ({blank} bytes)"
+    );
 }
