@@ -10,6 +10,8 @@ use evolution_types::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::check::AnswerCheck;
+
 /// Named versions of the documents an agent runs with: the skills and the
 /// prompts (system prompt, tool prompts) of one store version.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -153,11 +155,12 @@ impl OutputLimits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scoring {
-    /// Answer and reference compared after trimming, case-insensitively.
+    /// Answer and reference compared after trimming, case-insensitively, or the question's
+    /// `check` applied to the answer when it has one (see [`AnswerCheck`]).
     /// The agent's own `correct` field is ignored, so an agent cannot grade itself.
     #[default]
     ExactMatch,
-    /// Trust the agent's `correct` field; fall back to exact match when absent.
+    /// Trust the agent's `correct` field; fall back to [`Scoring::ExactMatch`] when absent.
     AgentReported,
 }
 
@@ -168,9 +171,16 @@ impl Scoring {
             !reference.is_empty()
                 && reply.prediction.trim().to_lowercase() == reference.to_lowercase()
         };
+        // A question's check, when it has one, replaces the exact match; a check that cannot
+        // be read (refused when the set is read) or a rubric (not judged here) passes nothing.
+        let reference = || match AnswerCheck::of(question) {
+            Ok(Some(check)) => check.passes(&reply.prediction).unwrap_or(false),
+            Ok(None) => exact(),
+            Err(_) => false,
+        };
         match self {
-            Scoring::ExactMatch => exact(),
-            Scoring::AgentReported => reply.correct.unwrap_or_else(exact),
+            Scoring::ExactMatch => reference(),
+            Scoring::AgentReported => reply.correct.unwrap_or_else(reference),
         }
     }
 }
