@@ -266,6 +266,10 @@ pub(crate) struct RunArgs {
     /// checkpoint and staged proposal first.
     #[arg(long)]
     pub(crate) fresh: bool,
+    /// Run a question set that has lines marked `"reviewed": false` (such as the tasks
+    /// `harvest --tasks` mines) instead of refusing it; the pre-flight and report.md say so.
+    #[arg(long)]
+    pub(crate) allow_unreviewed: bool,
 }
 
 /// Options of `gate`.

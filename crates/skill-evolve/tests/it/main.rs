@@ -27,11 +27,12 @@ mod report_html;
 mod resume;
 mod run;
 mod run_ids;
-mod runlogs;
 mod run_knobs;
+mod runlogs;
 mod secrets;
 mod suggestions;
 mod support;
+mod tasks;
 #[cfg(unix)]
 mod terminal;
 mod verbose;
