@@ -29,6 +29,7 @@ mod run;
 mod run_ids;
 mod run_knobs;
 mod runlogs;
+mod schedule;
 mod secrets;
 mod suggestions;
 mod support;
