@@ -39,7 +39,10 @@
 //!                                 # ending in "…[N more chars]"
 //!
 //! [questions]
-//! file = "questions.jsonl"        # JSON array or JSON lines
+//! file = "questions.jsonl"        # JSON array or JSON lines; each question scored by its
+//!                                 # `answer`, or by its `check` when it has one (contains,
+//!                                 # regex, json_field; a rubric is refused); a line with
+//!                                 # "reviewed": false refuses the run (--allow-unreviewed)
 //! train = 0.5                     # shares of the split, summing to 1
 //! gate = 0.3
 //! holdout = 0.2
