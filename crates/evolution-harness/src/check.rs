@@ -120,6 +120,21 @@ impl AnswerCheck {
         }
     }
 
+    /// The check in words, as the reference answer diagnosis reads when a question has no
+    /// `answer` (for example `an answer containing "42"`).
+    pub fn describe(&self) -> String {
+        match self {
+            AnswerCheck::Contains(value) => format!("an answer containing {value:?}"),
+            AnswerCheck::Regex(regex) => {
+                format!("an answer matching the pattern {:?}", regex.as_str())
+            }
+            AnswerCheck::JsonField { path, equals } => {
+                format!("a JSON answer whose {} is {equals}", path.join("."))
+            }
+            AnswerCheck::Rubric(text) => format!("an answer that meets this rubric: {text}"),
+        }
+    }
+
     /// True for a rubric.
     pub fn is_rubric(&self) -> bool {
         matches!(self, AnswerCheck::Rubric(_))
@@ -157,6 +172,7 @@ mod tests {
         let c = check(serde_json::json!({"kind": "contains", "value": "42 Lines"}));
         assert_eq!(c.passes("There are 42 lines."), Some(true));
         assert_eq!(c.passes("There are 41 lines."), Some(false));
+        assert_eq!(c.describe(), "an answer containing \"42 lines\"");
     }
 
     #[test]
@@ -173,6 +189,7 @@ mod tests {
         assert_eq!(c.passes(r#"{"rows":[{"n":1},{"n":"3"}]}"#), Some(false));
         assert_eq!(c.passes(r#"{"rows":[]}"#), Some(false));
         assert_eq!(c.passes("not json"), Some(false));
+        assert_eq!(c.describe(), "a JSON answer whose rows.1.n is 3");
     }
 
     #[test]

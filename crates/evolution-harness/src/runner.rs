@@ -263,7 +263,7 @@ impl AgentReply {
                 task_type: question.task_type.clone(),
                 video_id: question.video_id.clone(),
                 prediction: reply.prediction,
-                answer: question.answer.clone(),
+                answer: reference_answer(question),
                 correct,
                 answer_confidence: reply.answer_confidence,
                 steps_used,
@@ -275,6 +275,17 @@ impl AgentReply {
             trace,
         }
     }
+}
+
+/// The reference answer a prediction records: the question's `answer`, or, when it has none,
+/// its check in words, so that diagnosis knows what a right answer looks like.
+fn reference_answer(question: &GeneratedQuestion) -> String {
+    if question.answer.trim().is_empty()
+        && let Ok(Some(check)) = AnswerCheck::of(question)
+    {
+        return check.describe();
+    }
+    question.answer.clone()
 }
 
 pub(crate) use evolution_types::is_infra_stop_reason as is_infra_stop;

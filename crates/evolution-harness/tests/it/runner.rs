@@ -165,4 +165,21 @@ async fn a_check_replaces_the_exact_match_and_a_rubric_passes_nothing() {
     let out = runner.run("r", &Workspace::new("v"), &qs).await.unwrap();
     let correct: Vec<_> = out.iter().map(|o| o.prediction.correct).collect();
     assert_eq!(correct, [true, false, false]);
+    // A question with an answer records it; the check scored it all the same.
+    assert_eq!(out[0].prediction.answer, "not the prediction");
+    let mut bare = question("bare", "t", "v");
+    bare.answer = String::new();
+    bare.extra.insert(
+        "check".into(),
+        json!({"kind": "regex", "pattern": "count\": 3"}),
+    );
+    let out = runner
+        .run("r", &Workspace::new("v"), &[bare])
+        .await
+        .unwrap();
+    assert!(out[0].prediction.correct);
+    assert_eq!(
+        out[0].prediction.answer,
+        "an answer matching the pattern \"count\\\": 3\""
+    );
 }
