@@ -122,6 +122,7 @@
 )]
 
 mod budget;
+mod check;
 mod events;
 mod evolution;
 mod fdr;
@@ -140,6 +141,7 @@ mod validate;
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
+pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,

@@ -9,6 +9,8 @@
 use std::collections::HashSet;
 
 use evolution_types::GeneratedQuestion;
+
+use crate::check::AnswerCheck;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -33,11 +35,12 @@ impl QuestionSetError {
 
 /// Parses a question set: a JSON array when the text starts with `[`, JSON
 /// lines otherwise (blank lines skipped). Ids must be present, non-empty and
-/// unique. An empty set is not an error here; the caller decides.
+/// unique, and a question's `check`, when present, must be usable (see
+/// [`AnswerCheck`]: a regular expression that does not compile is refused here). An empty set is not an error here; the caller decides.
 ///
 /// # Errors
 /// [`QuestionSetError`] with the line of the first problem: text that is not
-/// JSON, an element that is not a question, an empty or repeated id.
+/// JSON, an element that is not a question, an empty or repeated id, a bad check.
 pub fn parse_question_set(text: &str) -> Result<Vec<GeneratedQuestion>, QuestionSetError> {
     let (questions, lines) = if text.trim_start().starts_with('[') {
         parse_array(text)?
@@ -58,6 +61,7 @@ pub fn parse_question_set(text: &str) -> Result<Vec<GeneratedQuestion>, Question
                 format!("question_id {:?} appears twice", q.question_id),
             ));
         }
+        AnswerCheck::of(q).map_err(|e| QuestionSetError::at(*line, e.to_string()))?;
     }
     Ok(questions)
 }
@@ -214,6 +218,18 @@ mod tests {
         // A wrongly typed field names the element's id line too.
         let bad = text.replacen("\"task_type\": \"t\"", "\"task_type\": 5", 1);
         assert_eq!(line_of_error(&bad), Some(4));
+    }
+
+    #[test]
+    fn a_bad_check_names_its_line() {
+        let text = "{\"question_id\":\"a\",\"check\":{\"kind\":\"contains\",\"value\":\"x\"}}\n{\"question_id\":\"b\",\"check\":{\"kind\":\"regex\",\"pattern\":\"[\"}}\n";
+        let err = parse_question_set(text).unwrap_err();
+        assert_eq!(err.line, Some(2));
+        assert!(
+            err.problem.contains("question \"b\" has a bad check"),
+            "{}",
+            err.problem
+        );
     }
 
     #[test]

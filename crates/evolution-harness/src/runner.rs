@@ -10,6 +10,8 @@ use evolution_types::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::check::AnswerCheck;
+
 /// Named versions of the documents an agent runs with: the skills and the
 /// prompts (system prompt, tool prompts) of one store version.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -153,11 +155,12 @@ impl OutputLimits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scoring {
-    /// Answer and reference compared after trimming, case-insensitively.
+    /// Answer and reference compared after trimming, case-insensitively, or the question's
+    /// `check` applied to the answer when it has one (see [`AnswerCheck`]).
     /// The agent's own `correct` field is ignored, so an agent cannot grade itself.
     #[default]
     ExactMatch,
-    /// Trust the agent's `correct` field; fall back to exact match when absent.
+    /// Trust the agent's `correct` field; fall back to [`Scoring::ExactMatch`] when absent.
     AgentReported,
 }
 
@@ -168,9 +171,16 @@ impl Scoring {
             !reference.is_empty()
                 && reply.prediction.trim().to_lowercase() == reference.to_lowercase()
         };
+        // A question's check, when it has one, replaces the exact match; a check that cannot
+        // be read (refused when the set is read) or a rubric (not judged here) passes nothing.
+        let reference = || match AnswerCheck::of(question) {
+            Ok(Some(check)) => check.passes(&reply.prediction).unwrap_or(false),
+            Ok(None) => exact(),
+            Err(_) => false,
+        };
         match self {
-            Scoring::ExactMatch => exact(),
-            Scoring::AgentReported => reply.correct.unwrap_or_else(exact),
+            Scoring::ExactMatch => reference(),
+            Scoring::AgentReported => reply.correct.unwrap_or_else(reference),
         }
     }
 }
@@ -253,7 +263,7 @@ impl AgentReply {
                 task_type: question.task_type.clone(),
                 video_id: question.video_id.clone(),
                 prediction: reply.prediction,
-                answer: question.answer.clone(),
+                answer: reference_answer(question),
                 correct,
                 answer_confidence: reply.answer_confidence,
                 steps_used,
@@ -265,6 +275,17 @@ impl AgentReply {
             trace,
         }
     }
+}
+
+/// The reference answer a prediction records: the question's `answer`, or, when it has none,
+/// its check in words, so that diagnosis knows what a right answer looks like.
+fn reference_answer(question: &GeneratedQuestion) -> String {
+    if question.answer.trim().is_empty()
+        && let Ok(Some(check)) = AnswerCheck::of(question)
+    {
+        return check.describe();
+    }
+    question.answer.clone()
 }
 
 pub(crate) use evolution_types::is_infra_stop_reason as is_infra_stop;

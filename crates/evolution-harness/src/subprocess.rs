@@ -533,6 +533,17 @@ fn take_idle(idle: &Mutex<Vec<AgentProcess>>) -> Option<AgentProcess> {
     None
 }
 
+/// The question as the agent receives it: the reference answer and the check stay with the
+/// harness, which does the scoring.
+fn shown_question(question: &GeneratedQuestion) -> Value {
+    let mut shown = serde_json::to_value(question).unwrap_or_default();
+    if let Some(object) = shown.as_object_mut() {
+        object.remove("answer");
+        object.remove(crate::check::CHECK_KEY);
+    }
+    shown
+}
+
 /// One question, sent to `slot`'s process (spawned when absent).
 async fn run_question(
     config: &SubprocessConfig,
@@ -541,11 +552,7 @@ async fn run_question(
     workspace: &Value,
     question: &GeneratedQuestion,
 ) -> QuestionOutcome {
-    // The reference answer stays with the harness, which does the scoring.
-    let mut shown = serde_json::to_value(question).unwrap_or_default();
-    if let Some(object) = shown.as_object_mut() {
-        object.remove("answer");
-    }
+    let shown = shown_question(question);
     let request = serde_json::json!({
         "type": "question",
         "run_id": run_id,

@@ -2,6 +2,7 @@
 //! transcripts ([`claude_code`]) and Codex rollout files ([`codex`]), fed one line at a time;
 //! secret redaction ([`redact`]); explicit outcomes ([`outcome`]); failure signals with their
 //! reasons ([`signals`]); the trajectory object `skill-evolve evolve` reads ([`trajectory`]);
+//! recurring tasks mined from sessions into a question set to review ([`tasks`]);
 //! and one rollout's result in that same format ([`capture`]).
 //!
 //! Key design choice: a session is judged by what happened in it (tool errors, interrupted
@@ -48,4 +49,5 @@ pub mod outcome;
 pub mod redact;
 pub mod session;
 pub mod signals;
+pub mod tasks;
 pub mod trajectory;

@@ -69,6 +69,10 @@ pub(crate) enum Command {
     /// Add one rollout's result (question, prediction, correct, steps, skill, time,
     /// metadata) to a folder of trajectories `evolve --trajectories` reads.
     Capture(crate::capture::CaptureArgs),
+    /// Print (or, with `--install FILE`, add to that crontab file) the crontab entry that
+    /// harvests sessions and runs the loop every night or hour; results are staged, never
+    /// adopted.
+    Schedule(crate::schedule::ScheduleArgs),
     /// Rebuild a finished run's self-contained HTML report (`report.html`:
     /// lineage, evidence charts, diffs) from its folder and print its path.
     Report(ReportArgs),
@@ -266,6 +270,10 @@ pub(crate) struct RunArgs {
     /// checkpoint and staged proposal first.
     #[arg(long)]
     pub(crate) fresh: bool,
+    /// Run a question set that has lines marked `"reviewed": false` (such as the tasks
+    /// `harvest --tasks` mines) instead of refusing it; the pre-flight and report.md say so.
+    #[arg(long)]
+    pub(crate) allow_unreviewed: bool,
 }
 
 /// Options of `gate`.

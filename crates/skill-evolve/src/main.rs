@@ -46,6 +46,7 @@ mod questions;
 mod render;
 mod report_html;
 mod run;
+mod schedule;
 mod status;
 mod store;
 mod verbose;
@@ -148,6 +149,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Adopt(args) => adopt::run(&args),
         Command::Harvest(args) => harvest::run(&args),
         Command::Capture(args) => capture::run(&args),
+        Command::Schedule(args) => schedule::run(&args),
         Command::Report(args) => report_html::run(&args),
     }
 }

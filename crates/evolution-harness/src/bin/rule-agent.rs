@@ -6,7 +6,7 @@
 //! after reporting one trace step. A question whose text is `crash`, `hang`,
 //! `garbage`, `flood`, `binary` or `wrong-id` makes it misbehave that way, to exercise the
 //! runner's failure handling; `peek` answers with the reference answer if
-//! the request carried one (it must not). It serves requests until stdin
+//! the request carried one, else with its check (it must carry neither). It serves requests until stdin
 //! closes.
 #![expect(
     clippy::print_stderr,
@@ -87,11 +87,14 @@ fn main() {
                 continue;
             }
             "peek" => {
-                // Reports whether the request leaked the reference answer.
+                // Reports whether the request leaked the reference answer or the check.
+                let check = request.pointer("/question/check").map(Value::to_string);
                 let seen = request
                     .pointer("/question/answer")
                     .and_then(Value::as_str)
-                    .unwrap_or("none");
+                    .map(str::to_owned)
+                    .or(check)
+                    .unwrap_or_else(|| "none".to_owned());
                 json!({"type": "result", "question_id": qid, "prediction": seen})
             }
             "binary" => {

@@ -139,3 +139,47 @@ async fn duplicate_question_ids_are_refused() {
         .unwrap_err();
     assert!(matches!(err, RunnerError::DuplicateQuestion(id) if id == "q"));
 }
+
+#[tokio::test]
+async fn a_check_replaces_the_exact_match_and_a_rubric_passes_nothing() {
+    let runner = InProcessRunner::new(|_: &Workspace, _: &evolution_types::GeneratedQuestion| {
+        Ok(reply(r#"{"result": {"count": 3}}"#))
+    });
+    let with_check = |id: &str, check: serde_json::Value| {
+        let mut q = question(id, "t", "v");
+        q.answer = "not the prediction".into();
+        q.extra.insert("check".into(), check);
+        q
+    };
+    let qs = [
+        with_check(
+            "field",
+            json!({"kind": "json_field", "path": "result.count", "equals": 3}),
+        ),
+        with_check(
+            "other",
+            json!({"kind": "json_field", "path": "result.count", "equals": 4}),
+        ),
+        with_check("rubric", json!({"kind": "rubric", "text": "counts well"})),
+    ];
+    let out = runner.run("r", &Workspace::new("v"), &qs).await.unwrap();
+    let correct: Vec<_> = out.iter().map(|o| o.prediction.correct).collect();
+    assert_eq!(correct, [true, false, false]);
+    // A question with an answer records it; the check scored it all the same.
+    assert_eq!(out[0].prediction.answer, "not the prediction");
+    let mut bare = question("bare", "t", "v");
+    bare.answer = String::new();
+    bare.extra.insert(
+        "check".into(),
+        json!({"kind": "regex", "pattern": "count\": 3"}),
+    );
+    let out = runner
+        .run("r", &Workspace::new("v"), &[bare])
+        .await
+        .unwrap();
+    assert!(out[0].prediction.correct);
+    assert_eq!(
+        out[0].prediction.answer,
+        "an answer matching the pattern \"count\\\": 3\""
+    );
+}

@@ -212,6 +212,43 @@ async fn the_agent_never_sees_the_reference_answer() {
 }
 
 #[tokio::test]
+async fn the_agent_never_sees_the_check_which_scores_its_answer() {
+    let runner = agent(ProcessMode::PerQuestion, 1);
+    let with_check = |id: &str, text: &str, check: serde_json::Value| {
+        let mut question = q(id, "counting", text, "");
+        question.extra.insert("check".into(), check);
+        question
+    };
+    let questions = [
+        // `peek` answers with the check's JSON if the request carried it.
+        with_check(
+            "p",
+            "peek",
+            serde_json::json!({"kind": "regex", "pattern": "^none$"}),
+        ),
+        with_check(
+            "c3",
+            "how many?",
+            serde_json::json!({"kind": "contains", "value": "3"}),
+        ),
+        with_check(
+            "c4",
+            "how many?",
+            serde_json::json!({"kind": "contains", "value": "4"}),
+        ),
+    ];
+    let out = runner
+        .run("run-check", &workspace(), &questions)
+        .await
+        .unwrap();
+    let scored: Vec<_> = out
+        .iter()
+        .map(|o| (o.prediction.prediction.as_str(), o.prediction.correct))
+        .collect();
+    assert_eq!(scored, [("none", true), ("3", true), ("3", false)]);
+}
+
+#[tokio::test]
 async fn workers_stay_alive_across_runs_until_shutdown() {
     let runner = agent(ProcessMode::Worker, 2);
     let qs = |tag: &str| {

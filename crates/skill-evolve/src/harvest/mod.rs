@@ -8,6 +8,9 @@
 //! diagnostic naming the file and the line; record types the reader does not know are
 //! skipped and counted. Bad options and a bad configuration stop the command before anything
 //! is written (exit code 2).
+//!
+//! With `--tasks FILE`, the sessions' recurring first requests become a question set for
+//! `run` (`evolution_harvest::tasks` explains the grouping rule), every line unreviewed.
 
 mod config;
 pub(crate) mod dir;
@@ -23,6 +26,7 @@ use evolution_harvest::codex::CodexReader;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge;
+use evolution_harvest::tasks::{MinedTask, TaskMiner};
 use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
@@ -77,6 +81,14 @@ pub(crate) struct HarvestArgs {
     /// again replaces its file). Without it, only the counts are printed.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    /// Also write the recurring requests of the sessions as a question set to review
+    /// (JSON lines: `question_id`, `task_type`, `question`, `sessions`, a suggested `check`,
+    /// `"reviewed": false`). Claude Code and Codex sources only.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tasks: Option<PathBuf>,
+    /// With `--tasks`: fewest sessions whose first requests match for a task to be written.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "tasks")]
+    pub(crate) min_sessions: usize,
     /// Keep secrets as written instead of replacing them with `[REDACTED:<kind>]`.
     #[arg(long)]
     pub(crate) no_redact: bool,
@@ -126,6 +138,26 @@ pub(crate) fn run(args: &HarvestArgs) -> anyhow::Result<ExitCode> {
             args.source.name()
         )));
     }
+    if args.tasks.is_some()
+        && matches!(
+            args.source,
+            HarvestSource::SessionState | HarvestSource::Dir
+        )
+    {
+        return Err(bad_option(format!(
+            "--tasks groups agent transcripts by their first request; a {} source has none",
+            args.source.name()
+        )));
+    }
+    if let Some(tasks) = &args.tasks
+        && tasks.is_dir()
+    {
+        return Err(bad_at(
+            tasks,
+            None,
+            "--tasks must name a file; this is a folder",
+        ));
+    }
     let project = args
         .project
         .as_deref()
@@ -149,6 +181,7 @@ pub(crate) fn run(args: &HarvestArgs) -> anyhow::Result<ExitCode> {
     let mut counts = Counts::default();
     let mut redactions = Redactor::default();
     let mut writer = Writer::new(args.out.as_deref());
+    let mut miner = TaskMiner::new(args.min_sessions);
     match args.source {
         HarvestSource::ClaudeCode | HarvestSource::Codex => {
             let kind = if args.source == HarvestSource::Codex {
@@ -194,6 +227,7 @@ pub(crate) fn run(args: &HarvestArgs) -> anyhow::Result<ExitCode> {
                     redactions.absorb(r);
                 }
                 let verdict = judge(&session, &rules);
+                miner.add(&session, verdict.passed);
                 counts.add_session(&session);
                 writer.write(
                     &mut counts,
@@ -230,7 +264,31 @@ pub(crate) fn run(args: &HarvestArgs) -> anyhow::Result<ExitCode> {
         }
     }
     print_summary(args, &from, &counts, &redactions);
+    if let Some(path) = &args.tasks {
+        let tasks = miner.finish();
+        write_tasks(path, &tasks)?;
+        outln!(
+            "tasks: {} recurring (seen in at least {} sessions) written to {}, to review",
+            tasks.len(),
+            args.min_sessions.max(1),
+            terminal_safe(&path.display().to_string())
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes mined tasks as JSON lines, replacing the file atomically.
+fn write_tasks(path: &Path, tasks: &[MinedTask]) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for task in tasks {
+        text.push_str(&serde_json::to_string(task)?);
+        text.push('\n');
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
+    }
+    crate::working_copy::write_atomically(path, &text)
 }
 
 impl Counts {

@@ -39,7 +39,10 @@
 //!                                 # ending in "…[N more chars]"
 //!
 //! [questions]
-//! file = "questions.jsonl"        # JSON array or JSON lines
+//! file = "questions.jsonl"        # JSON array or JSON lines; each question scored by its
+//!                                 # `answer`, or by its `check` when it has one (contains,
+//!                                 # regex, json_field; a rubric is refused); a line with
+//!                                 # "reviewed": false refuses the run (--allow-unreviewed)
 //! train = 0.5                     # shares of the split, summing to 1
 //! gate = 0.3
 //! holdout = 0.2
@@ -92,7 +95,9 @@ use std::path::{Path, PathBuf};
 
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions, SkillUpdateMode};
 use evolution_gate::{EProcess, Gate, GateError, GateParams};
-use evolution_harness::{BudgetLimits, InheritedEnv, OutputLimits, fixed_question_order};
+use evolution_harness::{
+    AnswerCheck, BudgetLimits, InheritedEnv, OutputLimits, fixed_question_order,
+};
 use evolution_patch::APPENDIX_MAX_CHARS;
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
@@ -394,6 +399,8 @@ pub(crate) struct RunConfig {
     pub(crate) consolidate_chars: usize,
     /// The agent's domain constants (`[profile]`).
     pub(crate) profile: evolution_types::Profile,
+    /// Questions marked `"reviewed": false`, run because of `--allow-unreviewed`.
+    pub(crate) unreviewed: usize,
 }
 
 /// The configuration file's path and text, for problems that name a line.
@@ -432,7 +439,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &base)?;
     let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
-    let (train, gate, holdout) = check_questions(&src, &file.questions, &base, true)?;
+    let ((train, gate, holdout), unreviewed) =
+        check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
     let task_skills = check_task_skills(
         &src,
         &file.skills,
@@ -482,6 +490,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         consolidate_notes: evolve.consolidate_notes,
         consolidate_chars: evolve.consolidate_chars,
         profile,
+        unreviewed,
     })
 }
 
@@ -584,7 +593,9 @@ pub(crate) fn load_gating(
     {
         hidden.insert(key.to_owned());
     }
-    let (train, gate, _holdout) = check_questions(&src, &file.questions, &base, need_train)?;
+    // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
+    let ((train, gate, _holdout), _) =
+        check_questions(&src, &file.questions, &base, need_train, true)?;
     let gate_checked = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     check_budget(path, &file.budget, &file.llm)?;
@@ -937,13 +948,15 @@ type Split = (
 );
 
 /// `[questions]`: the shares, the question set, and its split. The gate
-/// always needs a question; the training share only when `need_train`.
+/// always needs a question; the training share only when `need_train`. Also the number of
+/// unreviewed questions (refused unless `allow_unreviewed`); rubric checks are refused.
 fn check_questions(
     src: &Source<'_>,
     q: &QuestionsSection,
     base: &Path,
     need_train: bool,
-) -> anyhow::Result<Split> {
+    allow_unreviewed: bool,
+) -> anyhow::Result<(Split, usize)> {
     for (label, share) in [
         ("train", &q.train),
         ("gate", &q.gate),
@@ -968,6 +981,8 @@ fn check_questions(
     }
     let questions_path = base.join(q.file.get_ref());
     let questions = load_questions(&questions_path)?;
+    let unreviewed = check_review(&questions_path, &questions, allow_unreviewed)?;
+    refuse_rubrics(&questions_path, &questions)?;
     let (train, gate, holdout) = split(&questions, q.seed, train_share, gate_share);
     if (need_train && train.is_empty()) || gate.is_empty() {
         let needs = if need_train {
@@ -985,7 +1000,60 @@ fn check_questions(
             ),
         ));
     }
-    Ok((train, gate, holdout))
+    Ok(((train, gate, holdout), unreviewed))
+}
+
+/// Refuses a question whose check is a rubric: scoring one needs an LLM judge, which the
+/// harness does not have, so every answer to it would count as wrong.
+fn refuse_rubrics(path: &Path, questions: &[GeneratedQuestion]) -> anyhow::Result<()> {
+    let rubrics: Vec<&GeneratedQuestion> = questions
+        .iter()
+        .filter(|q| {
+            AnswerCheck::of(q)
+                .ok()
+                .flatten()
+                .is_some_and(|c| c.is_rubric())
+        })
+        .collect();
+    if let Some(first) = rubrics.first() {
+        return Err(bad_at(
+            path,
+            None,
+            format!(
+                "{} question(s) have a rubric check (first: {:?}), which needs a judge this \
+                 program does not run; replace it with a contains, regex or json_field check",
+                rubrics.len(),
+                first.question_id
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The number of questions marked `"reviewed": false`, in file order. Without `allow`, any
+/// such question refuses the run, naming the count and the first id.
+fn check_review(
+    path: &Path,
+    questions: &[GeneratedQuestion],
+    allow: bool,
+) -> anyhow::Result<usize> {
+    let unreviewed: Vec<&GeneratedQuestion> = questions
+        .iter()
+        .filter(|q| q.extra.get("reviewed") == Some(&serde_json::Value::Bool(false)))
+        .collect();
+    match unreviewed.first() {
+        Some(first) if !allow => Err(bad_at(
+            path,
+            None,
+            format!(
+                "{} question(s) are marked \"reviewed\": false (first: {:?}); read each, fix \
+                 its question and check, set \"reviewed\": true, or pass --allow-unreviewed",
+                unreviewed.len(),
+                first.question_id
+            ),
+        )),
+        _ => Ok(unreviewed.len()),
+    }
 }
 
 /// The checked `[gate]` keys.

@@ -124,6 +124,13 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    if config.unreviewed > 0 {
+        out.push_str(&format!(
+            "unreviewed: {} question(s) marked \"reviewed\": false run anyway \
+             (--allow-unreviewed)\n",
+            config.unreviewed
+        ));
+    }
     out.push_str(&format!(
         "skills: {}; appendix notes merged at {} notes or past {} characters\n",
         match config.skill_update {

@@ -140,18 +140,33 @@ pub(crate) async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionRepor
     }
 }
 
+/// What the run's progress left for the report, beside the loop's own result.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunNotes<'a> {
+    /// The event lines printed during the run.
+    pub(crate) events: &'a [String],
+    /// Why no candidate was gated, when none was.
+    pub(crate) no_candidate: Option<&'a str>,
+    /// Questions marked `"reviewed": false` that ran under `--allow-unreviewed`.
+    pub(crate) unreviewed: usize,
+}
+
 /// The report: what changed, and the gate's evidence for every candidate.
-/// `no_candidate` says why the table is empty, when it is; `facts` holds the
-/// budget's use and caps and the gate's parameters.
+/// `notes` holds the events and why the table is empty, when it is; `facts`
+/// holds the budget's use and caps and the gate's parameters.
 pub(crate) fn write_report(
     dir: &RunDir,
     store: &FsVersionedStore,
     report: &EvolutionReport,
     guarantee: &Guarantee,
-    events: &[String],
-    no_candidate: Option<&str>,
+    notes: RunNotes<'_>,
     facts: &crate::report_html::RunFacts,
 ) -> anyhow::Result<PathBuf> {
+    let RunNotes {
+        events,
+        no_candidate,
+        unreviewed,
+    } = notes;
     let usage = usage_line(&facts.usage);
     let mut md = format!(
         "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
@@ -166,6 +181,14 @@ pub(crate) fn write_report(
         pct(report.holdout_after),
         guarantee.describe(),
     );
+    if unreviewed > 0 {
+        let note = format!(
+            "Unreviewed questions: {unreviewed} question(s) marked `\"reviewed\": false` were \
+             run (`--allow-unreviewed`); their checks were not read by a person.\n\n"
+        );
+        let at = md.find("## Gate evidence").unwrap_or(md.len());
+        md.insert_str(at, &note);
+    }
     for r in &report.records {
         let needed = match (&r.level, &r.validation) {
             (Some(level), _) if level.threshold.is_finite() => format!("{:.2}", level.threshold),

@@ -25,7 +25,7 @@ use evolution_types::LlmProvider;
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::Progress;
-use super::report::{Guarantee, why_no_candidate, write_report};
+use super::report::{Guarantee, RunNotes, why_no_candidate, write_report};
 use super::stage::open_or_import;
 use crate::error::bad_option;
 
@@ -178,8 +178,11 @@ pub(crate) async fn run_loop(
         &store,
         &report,
         &guarantee,
-        &lines,
-        no_candidate.as_deref(),
+        RunNotes {
+            events: &lines,
+            no_candidate: no_candidate.as_deref(),
+            unreviewed: config.unreviewed,
+        },
         &facts,
     )?;
     crate::report_html::write(dir).await?;

@@ -29,9 +29,11 @@ mod run;
 mod run_ids;
 mod run_knobs;
 mod runlogs;
+mod schedule;
 mod secrets;
 mod suggestions;
 mod support;
+mod tasks;
 #[cfg(unix)]
 mod terminal;
 mod verbose;

@@ -1,0 +1,257 @@
+//! Mined tasks end to end through the binary: Claude Code sessions written here → `harvest
+//! --tasks` → a question set with checks, refused by `run` until reviewed → `run` with the
+//! reference agent and the fake LLM → a staged proposal → `adopt --yes` writes the skill.
+//! Also: redaction in the mined file, and the question-set problems `run` refuses.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::run::{loop_config, rule_agent, run_workspace, run_workspace_with};
+use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
+
+/// Ticket categories: one recurring request each.
+const CATEGORIES: [&str; 14] = [
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+    "kilo", "lima", "mike", "november",
+];
+
+/// A Claude Code transcript line.
+fn record(session: &str, at: &str, kind: &str, content: Value) -> String {
+    let role = if kind == "user" { "user" } else { "assistant" };
+    let mut message = json!({"role": role, "content": content});
+    if kind == "assistant" {
+        message["id"] = json!(format!("msg-{session}-{at}"));
+    }
+    json!({"type": kind, "sessionId": session, "cwd": "/work/support", "timestamp": at,
+           "message": message})
+    .to_string()
+}
+
+/// Writes one session: a request, the `qa` skill loaded, and a final answer.
+fn write_session(folder: &Path, session: &str, day: u32, request: &str, answer: &str) {
+    let at = |s: u32| format!("2026-03-{day:02}T09:00:{s:02}.000Z");
+    let lines = [
+        record(session, &at(0), "user", json!(request)),
+        record(
+            session,
+            &at(1),
+            "assistant",
+            json!([{"type": "tool_use", "id": format!("t-{session}"), "name": "Skill",
+                    "input": {"skill": "qa"}}]),
+        ),
+        record(
+            session,
+            &at(2),
+            "user",
+            json!([{"type": "tool_result", "tool_use_id": format!("t-{session}"),
+                    "content": "loaded"}]),
+        ),
+        record(
+            session,
+            &at(3),
+            "assistant",
+            json!([{"type": "text", "text": answer}]),
+        ),
+    ];
+    std::fs::write(
+        folder.join(format!("{session}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+/// Two sessions per category (the request's ticket number differs), plus one request seen
+/// once, which is not recurring. One request carries a secret.
+fn write_sessions(d: &Path) -> std::path::PathBuf {
+    let folder = d.join("sessions/-work-support");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (i, category) in CATEGORIES.iter().enumerate() {
+        for (k, day) in [(0u32, 1u32), (1, 2)] {
+            let n = i as u32 * 10 + k;
+            let request = format!("Is a {category} ticket  #{n} refundable?");
+            write_session(&folder, &format!("s-{category}-{k}"), day, &request, "yes");
+        }
+    }
+    write_session(
+        &folder,
+        "s-once",
+        3,
+        "Rotate the key sk-proj-Q2x9LmN4pR7tV1wY3zA5bC8dE0fG6hJ please",
+        "done",
+    );
+    write_session(
+        &folder,
+        "s-once-2",
+        4,
+        "rotate the KEY sk-proj-Q2x9LmN4pR7tV1wY3zA5bC8dE0fG6hJ please",
+        "a long answer\nover two lines",
+    );
+    d.join("sessions")
+}
+
+fn harvest_tasks(d: &Path) -> std::process::Output {
+    skill_evolve(d)
+        .args([
+            "harvest",
+            "--source",
+            "claude-code",
+            "--from",
+            "sessions",
+            "--tasks",
+            "tasks.jsonl",
+        ])
+        .output()
+        .unwrap()
+}
+
+fn read_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn mined_tasks_are_reviewed_run_behind_the_gate_and_adopted() {
+    let fake = crate::fake_llm::start_loop();
+    let config = loop_config(&rule_agent(), &fake.base_url)
+        .replace("file = \"questions.jsonl\"", "file = \"tasks.jsonl\"");
+    let dir = run_workspace_with(&config, 1);
+    let d = dir.path();
+    write_sessions(d);
+
+    let out = harvest_tasks(d);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("tasks: 15 recurring (seen in at least 2 sessions)"),
+        "{stdout}"
+    );
+    let tasks = read_lines(&d.join("tasks.jsonl"));
+    assert_eq!(tasks.len(), 15);
+    let alpha = tasks
+        .iter()
+        .find(|t| t["question"] == "Is a alpha ticket  #1 refundable?")
+        .expect("the alpha task, with its latest request");
+    assert_eq!(alpha["task_type"], "qa");
+    assert_eq!(alpha["sessions"], json!(["s-alpha-0", "s-alpha-1"]));
+    assert_eq!(alpha["check"], json!({"kind": "contains", "value": "yes"}));
+    assert_eq!(alpha["reviewed"], false);
+    // The key request recurs too; its secret is redacted and its answer makes a rubric.
+    let text = std::fs::read_to_string(d.join("tasks.jsonl")).unwrap();
+    assert!(!text.contains("Q2x9LmN4pR7tV1wY3zA5bC8dE0fG6hJ"), "{text}");
+    let rotate = tasks
+        .iter()
+        .find(|t| t["question"].as_str().unwrap().contains("[REDACTED:"))
+        .expect("the rotate task");
+    assert_eq!(rotate["check"]["kind"], "rubric");
+
+    // Unreviewed: refused before any rollout, naming the file, the count and the first id.
+    let before = snapshot(d);
+    let refused = run_config(d, &[]);
+    assert_one_line_error(&refused, "tasks.jsonl");
+    assert_one_line_error(&refused, "15 question(s) are marked \"reviewed\": false");
+    assert_one_line_error(&refused, &format!("(first: {})", tasks[0]["question_id"]));
+    assert_eq!(snapshot(d), before);
+    // The rubric is refused even when unreviewed tasks are allowed.
+    let rubric = run_config(d, &["--dry-run", "--allow-unreviewed"]);
+    assert_one_line_error(&rubric, "have a rubric check");
+
+    // The review: the rotate task is dropped, the first task's check is left unreviewed
+    // (allowed below), and every other task is marked reviewed.
+    let reviewed: String = tasks
+        .iter()
+        .filter(|t| t["check"]["kind"] != "rubric")
+        .enumerate()
+        .map(|(i, t)| {
+            let mut t = t.clone();
+            t["reviewed"] = json!(i != 0);
+            t.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(d.join("tasks.jsonl"), &reviewed).unwrap();
+    assert_one_line_error(&run_config(d, &["--dry-run"]), "1 question(s) are marked");
+    let dry = run_config(d, &["--dry-run", "--allow-unreviewed"]);
+    assert!(dry.status.success(), "{dry:?}");
+    assert!(
+        String::from_utf8_lossy(&dry.stdout).contains(
+            "unreviewed: 1 question(s) marked \"reviewed\": false run anyway (--allow-unreviewed)"
+        ),
+        "{dry:?}"
+    );
+
+    let out = run_config(d, &["--allow-unreviewed"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(
+        report.contains("Unreviewed questions: 1 question(s)"),
+        "{report}"
+    );
+    let staged = d.join(".skill-evolve/runs/demo/staged/files/default-strategy.md");
+    let staged = std::fs::read_to_string(staged).unwrap();
+    assert!(staged.contains("RULE qa => yes"), "{staged}");
+
+    let adopted = skill_evolve(d)
+        .args(["adopt", "demo", "--yes"])
+        .output()
+        .unwrap();
+    assert!(adopted.status.success(), "{adopted:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("skills/default-strategy.md")).unwrap(),
+        staged
+    );
+}
+
+#[test]
+fn tasks_need_transcripts_and_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_sessions(d);
+    std::fs::create_dir_all(d.join("trajectories")).unwrap();
+    assert_one_line_error(
+        &skill_evolve(d)
+            .args(["harvest", "--source", "dir", "--from", "trajectories"])
+            .args(["--tasks", "t.jsonl"])
+            .output()
+            .unwrap(),
+        "--tasks groups agent transcripts",
+    );
+    std::fs::create_dir_all(d.join("here")).unwrap();
+    assert_one_line_error(
+        &skill_evolve(d)
+            .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+            .args(["--tasks", "here"])
+            .output()
+            .unwrap(),
+        "--tasks must name a file",
+    );
+    // Three sessions per task at least: only the categories' pairs fall short.
+    let out = skill_evolve(d)
+        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args(["--tasks", "t.jsonl", "--min-sessions", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(d.join("t.jsonl")).unwrap(), "");
+}
+
+#[test]
+fn a_check_that_cannot_be_read_is_refused_with_its_line() {
+    let dir = run_workspace(crate::run::CONFIG);
+    let d = dir.path();
+    let mut lines = std::fs::read_to_string(d.join("questions.jsonl")).unwrap();
+    lines.push_str(
+        r#"{"question_id": "bad", "task_type": "qa", "question": "?", "check": {"kind": "regex", "pattern": "(unclosed"}}"#,
+    );
+    lines.push('\n');
+    std::fs::write(d.join("questions.jsonl"), lines).unwrap();
+    let before = snapshot(d);
+    let out = run_config(d, &["--dry-run"]);
+    assert_one_line_error(&out, "questions.jsonl:9");
+    assert_one_line_error(&out, "question \"bad\" has a bad check");
+    assert_eq!(snapshot(d), before);
+}
