@@ -6,7 +6,8 @@
 //! machine gets them through `apt-get` (with `sudo` when not root). `cargo-deny` checks the
 //! dependency graph against `deny.toml`; it is built once with `cargo install` into a cache
 //! folder outside the clone, so repeated runs on one machine reuse it. The local model is
-//! fetched by `fetch-model`.
+//! fetched by `fetch-model`. Debian's `chromium` runs the HTML report's browser test, which
+//! `ci` requires (it sets `EVOLUTION_REQUIRE_CHROMIUM=1`, so the test fails rather than skips).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -17,13 +18,20 @@ use anyhow::{Context, Result, bail};
 /// The Debian packages behind the llama.cpp build.
 const PACKAGES: [&str; 2] = ["cmake", "libclang-dev"];
 
+/// The Debian package of the browser the HTML report's test renders the page in.
+const BROWSER_PACKAGE: &str = "chromium";
+
+/// Where Debian's `chromium` package puts the browser, and where the test looks for it.
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+
 /// The cargo-deny release `install-prereqs` builds (one known to build with this toolchain).
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
-/// `install-prereqs`: what the build needs ([`install_for_build`]) and cargo-deny for `ci`,
-/// each skipped when already present.
+/// `install-prereqs`: what the build needs ([`install_for_build`]), and cargo-deny and
+/// Chromium for `ci`, each skipped when already present.
 pub(crate) fn install_all() -> Result<()> {
     install_for_build()?;
+    ensure_chromium()?;
     ensure_cargo_deny()
 }
 
@@ -40,6 +48,9 @@ pub(crate) fn check_all() -> Result<()> {
     let hint = "run `cargo xtask install-prereqs` first";
     if !has_cmake() || !has_libclang() {
         bail!("cmake or libclang is missing (needed to build llama.cpp); {hint}");
+    }
+    if !Path::new(CHROMIUM).is_file() {
+        bail!("{CHROMIUM} is missing (the HTML report's browser test must run in ci); {hint}");
     }
     if !cargo_deny_path()?.is_file() {
         bail!("cargo-deny is not installed in the tools cache; {hint}");
@@ -121,6 +132,30 @@ pub(crate) fn ensure_llama_build_tools() -> Result<()> {
     Ok(())
 }
 
+/// Installs Debian's `chromium` unless [`CHROMIUM`] is already there.
+fn ensure_chromium() -> Result<()> {
+    if Path::new(CHROMIUM).is_file() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing {BROWSER_PACKAGE} (the HTML report's browser test renders in it)");
+    let root = is_root();
+    run_apt(root, &["update", "-qq"])?;
+    run_apt(
+        root,
+        &[
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            BROWSER_PACKAGE,
+        ],
+    )?;
+    if !Path::new(CHROMIUM).is_file() {
+        bail!("installed {BROWSER_PACKAGE} but {CHROMIUM} is still not found");
+    }
+    Ok(())
+}
+
 fn run_apt(root: bool, args: &[&str]) -> Result<()> {
     let mut command = if root {
         Command::new("apt-get")
@@ -133,7 +168,12 @@ fn run_apt(root: bool, args: &[&str]) -> Result<()> {
         .args(args)
         .env("DEBIAN_FRONTEND", "noninteractive")
         .status()
-        .context("cannot start apt-get (install cmake and libclang-dev by hand)")?;
+        .with_context(|| {
+            format!(
+                "cannot start apt-get (run `apt-get {}` by hand)",
+                args.join(" ")
+            )
+        })?;
     if !status.success() {
         bail!("`apt-get {}` failed ({status})", args.join(" "));
     }

@@ -21,13 +21,17 @@ enum Step {
     Deny,
 }
 
+/// The variable that makes the HTML report's browser test fail, not skip, without Chromium.
+const REQUIRE_CHROMIUM: &str = "EVOLUTION_REQUIRE_CHROMIUM";
+
 /// The cargo-deny checks `ci` runs (advisories need the advisory database from GitHub).
 const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 
 /// Runs the CI pipeline in order, stopping at the first failing step.
 ///
-/// It installs nothing: when cmake, libclang, cargo-deny or the local model is missing it
-/// stops at once and says to run `cargo xtask install-prereqs`.
+/// It installs nothing: when cmake, libclang, Chromium, cargo-deny or the local model is
+/// missing it stops at once and says to run `cargo xtask install-prereqs`. The tests run with
+/// `EVOLUTION_REQUIRE_CHROMIUM=1`, so the HTML report's browser test cannot skip.
 pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
     prereqs::check_all()?;
     let deny = prereqs::cargo_deny_path()?;
@@ -58,7 +62,7 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
         ),
         Step::Cargo(&["test", "--workspace", "--doc"], &[]),
         // The main test suite runs last so that its summary closes the CI log.
-        Step::Cargo(tests, &[]),
+        Step::Cargo(tests, &[(REQUIRE_CHROMIUM, "1")]),
     ];
     let total = steps.len();
     for (index, step) in steps.iter().enumerate() {
@@ -237,7 +241,8 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 /// reference agent, then runs the whole loop offline twice on the shipped example
 /// (`crates/skill-evolve/examples/rule-agent-demo`), each in a fresh folder under
 /// `<target>/demo`: first with LLM replies recorded in a cassette, then with the embedded
-/// 135M-parameter model proposing. Prints both reports.
+/// 135M-parameter model proposing. Prints both reports and where each part's `report.md`
+/// and `report.html` are.
 pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
     prereqs::install_for_build()?;
     let status = cargo()
@@ -308,16 +313,13 @@ pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
         if !status.success() {
             bail!("the demo run `{}` failed", part.run);
         }
-        let report = dir
-            .join(".skill-evolve/runs")
-            .join(part.run)
-            .join("report.md");
+        let run_dir = dir.join(".skill-evolve/runs").join(part.run);
+        let report = run_dir.join("report.md");
         let text = std::fs::read_to_string(&report)
             .with_context(|| format!("cannot read {}", report.display()))?;
         println!(
-            "\n{text}\nReport: {} ({:.0} s)",
-            report.display(),
-            started.elapsed().as_secs_f64()
+            "\n{text}\n{}",
+            report_locations(&run_dir, started.elapsed().as_secs_f64())
         );
     }
     println!(
@@ -327,10 +329,37 @@ pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where a demo part's reports are, given its run folder, and how long the part took.
+fn report_locations(run_dir: &Path, seconds: f64) -> String {
+    format!(
+        "Report: {} ({seconds:.0} s)\nHTML report: {} (open it in a browser)",
+        run_dir.join("report.md").display(),
+        run_dir.join("report.html").display()
+    )
+}
+
 /// One run of the demo: its folder under `<target>/demo`, its configuration and what it shows.
 struct DemoPart {
     folder: &'static str,
     config: &'static str,
     run: &'static str,
     intro: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::report_locations;
+
+    #[test]
+    fn a_demo_part_names_both_of_its_reports() {
+        let run = Path::new("/tmp/demo/recorded/.skill-evolve/runs/demo");
+        assert_eq!(
+            report_locations(run, 41.6),
+            "Report: /tmp/demo/recorded/.skill-evolve/runs/demo/report.md (42 s)\n\
+             HTML report: /tmp/demo/recorded/.skill-evolve/runs/demo/report.html \
+             (open it in a browser)"
+        );
+    }
 }

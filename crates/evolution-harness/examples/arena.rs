@@ -1,4 +1,4 @@
-//! The arena: many simulated proposals gated four ways, side by side.
+//! The arena: many simulated proposals gated several ways, side by side.
 //!
 //! A simulated agent's answer to a question depends on the rules in its
 //! skill. Each proposal adds one rule; on 70 % of questions the rule changes
@@ -7,9 +7,13 @@
 //! neutral). Proposals arrive one after another against the current skill
 //! and are judged by
 //!
-//! - the default gate (preset `seed`): [`Gatekeeper`] with the reference implementation's parameters and ladder;
-//! - the calibrated gate: the same with [`GateParams::calibrated`];
-//! - the FDR-controlled gate: the same with e-LOND over the run (α = 0.05);
+//! - each named gate preset (`seed`, `calibrated`, `thrifty`, `thorough`)
+//!   as `skill-evolve run` uses it by default: [`Gatekeeper`] with e-LOND over
+//!   the run (α = 0.05) and a probation pool held back from the gate
+//!   questions, on which every provisional accept is judged at once (a
+//!   rollback undoes it);
+//! - each preset alone, per proposal, without e-LOND or probation (what a
+//!   library caller gets from `Gatekeeper::new` without `with_fdr`);
 //! - greedy: accept when the candidate beats the baseline on a 10-question
 //!   minibatch.
 //!
@@ -19,7 +23,7 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use evolution_gate::GateParams;
+use evolution_gate::{Gate, GateParams, ProbationVerdict};
 use evolution_harness::{
     AgentReply, BaselineCache, Budget, Candidate, ELond, GammaSequence, Gatekeeper,
     InProcessRunner, NoEvents, ValidationConfig, ValidationContext, VersionedStore, Workspace,
@@ -30,7 +34,14 @@ use evolution_types::GeneratedQuestion;
 
 const PROPOSALS: usize = 60;
 const TIE_RATE: f64 = 0.7;
+/// Questions set aside for judging proposals: the gate's and, when a rule
+/// uses probation, the probation pool held back from them.
 const GATE_QUESTIONS: usize = 200;
+/// The probation pool: the last quarter of the gate questions (as
+/// `[gate] probation = 0.25` does in `skill-evolve run`).
+const PROBATION_QUESTIONS: usize = 50;
+/// The e-LOND level of the run.
+const FDR_ALPHA: f64 = 0.05;
 const HOLDOUT_QUESTIONS: usize = 2000;
 const MINIBATCH: usize = 10;
 
@@ -121,14 +132,17 @@ struct Tally {
     helpful: f64,
     harmful: f64,
     neutral: f64,
+    rolled_back: f64,
     rollouts: f64,
 }
 
+/// How the proposals of a run are judged.
 #[derive(Clone, Copy)]
 enum Rule {
-    Seed,
-    Calibrated,
-    Fdr,
+    /// The gate with these parameters; `guarded` adds e-LOND over the run
+    /// and a probation pool held back from the gate questions.
+    Gate { params: GateParams, guarded: bool },
+    /// Accept when the candidate beats the baseline on a random minibatch.
     Greedy,
 }
 
@@ -148,7 +162,10 @@ async fn replicate(seed: u64, rule: Rule) -> Tally {
             ..AgentReply::default()
         })
     });
-    let gate: Vec<GeneratedQuestion> = (0..GATE_QUESTIONS as u64).map(question).collect();
+    let guarded = matches!(rule, Rule::Gate { guarded: true, .. });
+    let pool_size = if guarded { PROBATION_QUESTIONS } else { 0 };
+    let all: Vec<GeneratedQuestion> = (0..GATE_QUESTIONS as u64).map(question).collect();
+    let (gate, pool) = all.split_at(GATE_QUESTIONS - pool_size);
     let store = MemoryVersionedStore::new([("s.md".to_owned(), String::new())].into());
     let log = MemoryRunLog::new();
     let budget = Budget::unlimited();
@@ -163,15 +180,15 @@ async fn replicate(seed: u64, rule: Rule) -> Tally {
         gate_run_prefix: format!("arena{seed}_gate_"),
         seed,
         params: match rule {
-            Rule::Calibrated => GateParams::calibrated(),
-            Rule::Seed | Rule::Fdr | Rule::Greedy => GateParams::default(),
+            Rule::Gate { params, .. } => params,
+            Rule::Greedy => GateParams::default(),
         },
         ..ValidationConfig::default()
     };
     let mut keeper = Gatekeeper::new(config.clone());
-    if let Rule::Fdr = rule {
+    if guarded {
         let fdr = ELond::new(
-            0.05,
+            FDR_ALPHA,
             GammaSequence::Horizon {
                 proposals: PROPOSALS as u64,
             },
@@ -199,17 +216,48 @@ async fn replicate(seed: u64, rule: Rule) -> Tally {
             provenance: BTreeSet::new(),
         };
         let accept = match rule {
-            Rule::Seed | Rule::Calibrated | Rule::Fdr => {
+            Rule::Gate { .. } => {
                 let writes = [("s.md".to_owned(), text_of(&with_rule))].into();
                 let record = keeper
-                    .judge(ctx, &store, &baseline, &candidate, &writes, &gate)
+                    .judge(ctx, &store, &baseline, &candidate, &writes, gate)
                     .await
                     .unwrap_or_else(|e| panic!("{e}"));
-                record.accepted
+                match (guarded, record.accepted, record.probation) {
+                    // A provisional accept is judged at once on the held-back pool.
+                    (true, true, Some(mut watch)) => {
+                        let previous = Workspace::new(watch.previous_version.clone())
+                            .with_skill("s.md", text_of(&accepted));
+                        let watched = Workspace::new(watch.version.clone())
+                            .with_skill("s.md", text_of(&with_rule));
+                        let verdict = watch
+                            .judge(
+                                ctx,
+                                keeper.config(),
+                                &previous,
+                                &watched,
+                                &candidate.provenance,
+                                pool,
+                            )
+                            .await
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        if verdict == ProbationVerdict::Rollback {
+                            let gate =
+                                Gate::new(*keeper.params()).unwrap_or_else(|e| panic!("{e}"));
+                            watch
+                                .settle(&store, &gate)
+                                .unwrap_or_else(|e| panic!("{e}"));
+                            tally.rolled_back += 1.0;
+                            false
+                        } else {
+                            true
+                        }
+                    }
+                    (_, passed, _) => passed,
+                }
             }
             Rule::Greedy => {
                 // A fresh random minibatch of gate questions per proposal.
-                let batch: Vec<GeneratedQuestion> = fixed_question_order(&gate, seed ^ step as u64)
+                let batch: Vec<GeneratedQuestion> = fixed_question_order(gate, seed ^ step as u64)
                     .into_iter()
                     .take(MINIBATCH)
                     .collect();
@@ -277,19 +325,27 @@ async fn main() {
         .sum::<f64>()
         / replications as f64;
     println!(
-        "{PROPOSALS} proposals per run (20 helpful p∈{{0.6..0.9}}, 20 harmful p∈{{0.1..0.4}}, 20 neutral), tie rate {TIE_RATE}, {GATE_QUESTIONS} gate questions, {replications} replications"
+        "{PROPOSALS} proposals per run (20 helpful p∈{{0.6..0.9}}, 20 harmful p∈{{0.1..0.4}}, 20 neutral), tie rate {TIE_RATE}, {GATE_QUESTIONS} gate questions ({PROBATION_QUESTIONS} of them held back for probation where e-LOND is on), {replications} replications"
     );
     println!("held-out accuracy before any edit: {start_holdout:.3}\n");
     println!(
-        "| rule | held-out accuracy | helpful accepted | harmful accepted | neutral accepted | rollouts |"
+        "| rule | held-out accuracy | helpful accepted | harmful accepted | neutral accepted | rolled back | rollouts | rollouts per helpful accept |"
     );
-    println!("|---|---|---|---|---|---|");
-    for (name, rule) in [
-        ("default gate (`seed`)", Rule::Seed),
-        ("calibrated gate", Rule::Calibrated),
-        ("default gate + e-LOND (α = 0.05)", Rule::Fdr),
-        ("greedy minibatch (10)", Rule::Greedy),
-    ] {
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut rules: Vec<(String, Rule)> = Vec::new();
+    for guarded in [false, true] {
+        for name in evolution_gate::PRESET_NAMES {
+            let params = GateParams::preset(name).unwrap_or_else(|e| panic!("{e}"));
+            let label = if guarded {
+                format!("`{name}` + e-LOND + probation")
+            } else {
+                format!("`{name}`, per proposal")
+            };
+            rules.push((label, Rule::Gate { params, guarded }));
+        }
+    }
+    rules.push(("greedy minibatch (10)".to_owned(), Rule::Greedy));
+    for (name, rule) in rules {
         let mut sum = Tally::default();
         for seed in 0..replications {
             let t = replicate(seed, rule).await;
@@ -297,15 +353,22 @@ async fn main() {
             sum.helpful += t.helpful;
             sum.harmful += t.harmful;
             sum.neutral += t.neutral;
+            sum.rolled_back += t.rolled_back;
             sum.rollouts += t.rollouts;
         }
         let n = replications as f64;
+        let per_helpful = if sum.helpful > 0.0 {
+            format!("{:.0}", sum.rollouts / sum.helpful)
+        } else {
+            "—".to_owned()
+        };
         println!(
-            "| {name} | {:.3} | {:.1} | {:.2} | {:.2} | {:.0} |",
+            "| {name} | {:.3} | {:.1} | {:.2} | {:.2} | {:.2} | {:.0} | {per_helpful} |",
             sum.holdout / n,
             sum.helpful / n,
             sum.harmful / n,
             sum.neutral / n,
+            sum.rolled_back / n,
             sum.rollouts / n
         );
     }

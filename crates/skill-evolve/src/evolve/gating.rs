@@ -17,7 +17,8 @@ use anyhow::Context as _;
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
     AgentRunner as _, Budget, Candidate, ELond, GammaSequence, GateRecord, Gatekeeper, ProcessMode,
-    Scoring, SubprocessConfig, SubprocessRunner, ValidationConfig, ValidationContext, Workspace,
+    Scoring, SubprocessConfig, SubprocessRunner, ValidationConfig, ValidationContext,
+    ValidationOutcome, Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FsStore, FsVersionedStore};
@@ -62,6 +63,10 @@ pub(crate) struct Verdict {
     /// The probation verdict of a provisional accept (`confirmed`,
     /// `rollback`, `unverified`), when there was one.
     pub(crate) probation: Option<String>,
+    /// The gate's whole evidence (counts per block, paired answers), for
+    /// the HTML report's chart and quadrants; absent when it did not test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) validation: Option<ValidationOutcome>,
 }
 
 impl Verdict {
@@ -420,6 +425,7 @@ fn verdict_of(label: &str, record: &GateRecord) -> Verdict {
                 remaining: v.n_remaining,
                 rollouts: v.rollouts,
                 probation: None,
+                validation: Some(v.clone()),
             }
         }
         None => Verdict {
@@ -434,6 +440,7 @@ fn verdict_of(label: &str, record: &GateRecord) -> Verdict {
             remaining: 0,
             rollouts: 0,
             probation: None,
+            validation: None,
         },
     }
 }

@@ -99,6 +99,10 @@ struct Summary {
     written: bool,
     version: Option<String>,
     candidate: Option<String>,
+    /// The unified diff of the original to the candidate shown (absent when
+    /// nothing changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<String>,
     /// Whether the candidate was tested against an agent, and what the gate said.
     gate: GateSummary,
     /// What `--slow-update` did (absent without it).
@@ -122,6 +126,9 @@ struct GateSummary {
     /// The false-discovery rate controlled over the session's candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
     fdr_alpha: Option<f64>,
+    /// The gate's parameters (before any e-LOND level raised them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<evolution_gate::GateParams>,
     /// One verdict per candidate gated, in order.
     verdicts: Vec<Verdict>,
 }
@@ -134,6 +141,7 @@ impl GateSummary {
             agent_config: None,
             preset: None,
             fdr_alpha: None,
+            params: None,
             verdicts: Vec::new(),
         }
     }
@@ -159,6 +167,7 @@ impl GateSummary {
             agent_config: Some(config.path.display().to_string()),
             preset: Some(config.preset.clone()),
             fdr_alpha: config.fdr_alpha,
+            params: Some(config.params),
             verdicts: Vec::new(),
         }
     }
@@ -339,6 +348,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         written: false,
         version: None,
         candidate: None,
+        diff: None,
         gate: match &gating {
             Some(config) => GateSummary::gated(config, candidates),
             None => GateSummary::ungated(),
@@ -382,6 +392,12 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     std::fs::write(&candidate_path, shown)
         .with_context(|| format!("cannot save the candidate to {}", candidate_path.display()))?;
     summary.candidate = Some(candidate_path.display().to_string());
+    summary.diff = Some(unified_diff(
+        &original,
+        shown,
+        &name,
+        &format!("{name} (candidate)"),
+    ));
 
     let Some(offered) = offered else {
         for line in summary.gate.lines() {
@@ -581,10 +597,12 @@ fn finish(out: Out, run_dir: &RunDir, summary: &Summary) -> anyhow::Result<ExitC
         .with_context(|| format!("cannot create the run folder {}", run_dir.root().display()))?;
     std::fs::write(&path, format!("{report}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;
+    let html = crate::report_html::write_evolve(run_dir)?;
     if out.json {
         outln!("{report}");
     } else {
         out.say(&format!("run report: {}\n", path.display()));
+        out.say(&format!("html report: {}\n", html.display()));
     }
     Ok(ExitCode::SUCCESS)
 }

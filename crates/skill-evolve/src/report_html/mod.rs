@@ -10,12 +10,17 @@
 //! - [`chart`] and [`svg`]: the line chart and the small SVG writer under it;
 //! - [`escape`]: run text made inert in HTML.
 //!
+//! - [`evolve_page`]: the page of an `evolve` session (its rounds, its
+//!   candidate with the gate's evidence or an "ungated" banner, its diff).
+//!
 //! This file gathers the inputs from a run folder (`report.json`, the store,
 //! the run log, the staged proposal) and is the `report` command, which
-//! rebuilds the page from them byte for byte.
+//! rebuilds the page from them byte for byte; an `evolve` session's folder
+//! needs only its `report.json`.
 
 mod chart;
 mod escape;
+mod evolve_page;
 mod model;
 mod page;
 mod svg;
@@ -31,7 +36,7 @@ use evolution_store_fs::{FsStore, FsVersionedStore};
 use evolution_types::{EvolutionRecord, RunLog as _, is_infra_stop_reason};
 
 pub(crate) use self::model::RunFacts;
-use self::model::{Inputs, RecordView, SavedReport, Score, StagedView};
+use self::model::{EvolveReport, Inputs, RecordView, SavedReport, Score, StagedView};
 use crate::cli::ReportArgs;
 use crate::error::bad_at;
 use crate::out::outln;
@@ -50,11 +55,64 @@ const MAX_REPORT_JSON_BYTES: u64 = 256 * 1024 * 1024;
 /// A `report.json` that is missing or not a run's report (bad input), or a
 /// file that cannot be written.
 pub(crate) async fn write(dir: &RunDir) -> anyhow::Result<PathBuf> {
-    let inputs = gather(dir).await?;
+    let text = read_report_text(dir)?;
+    if is_evolve_report(&text) {
+        return write_evolve_from(dir, &text);
+    }
+    let inputs = gather(dir, &text).await?;
     let html = page::page(&inputs);
+    save(dir, &html)
+}
+
+/// Writes `report.html` of an `evolve` session's folder `dir` from its
+/// `report.json`, and returns its path.
+///
+/// # Errors
+/// A `report.json` that is missing or not an `evolve` session's report
+/// (bad input), or a file that cannot be written.
+pub(crate) fn write_evolve(dir: &RunDir) -> anyhow::Result<PathBuf> {
+    let text = read_report_text(dir)?;
+    write_evolve_from(dir, &text)
+}
+
+/// The `evolve` page of `text` (the folder's `report.json`), written.
+fn write_evolve_from(dir: &RunDir, text: &str) -> anyhow::Result<PathBuf> {
+    let path = dir.report_json();
+    let report: EvolveReport = serde_json::from_str(text).map_err(|e| {
+        bad_at(
+            &path,
+            Some(e.line()),
+            format!("not an evolve session's report: {e}"),
+        )
+    })?;
+    let html = evolve_page::page(&run_name(dir), &report);
+    save(dir, &html)
+}
+
+/// `html` written atomically as the folder's `report.html`.
+fn save(dir: &RunDir, html: &str) -> anyhow::Result<PathBuf> {
     let path = dir.report_html();
-    write_atomically(&path, &html).with_context(|| format!("cannot write {}", path.display()))?;
+    write_atomically(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+/// Whether `report.json`'s text is an `evolve` session's (it has `rounds`
+/// and a `gate` with a `mode`) rather than a run's.
+fn is_evolve_report(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+        v.get("rounds").is_some_and(serde_json::Value::is_array)
+            && v.get("gate")
+                .and_then(|g| g.get("mode"))
+                .is_some_and(serde_json::Value::is_string)
+    })
+}
+
+/// The folder's name, which names the run or session.
+fn run_name(dir: &RunDir) -> String {
+    dir.root()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// `skill-evolve report <run-dir> [--open]`: rebuilds the run's
@@ -105,8 +163,8 @@ fn open(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `report.json` of `dir`, read back.
-fn read_report(dir: &RunDir) -> anyhow::Result<SavedReport> {
+/// The text of `report.json` of `dir`, refused past [`MAX_REPORT_JSON_BYTES`].
+fn read_report_text(dir: &RunDir) -> anyhow::Result<String> {
     let path = dir.report_json();
     let size = std::fs::metadata(&path)
         .map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?
@@ -118,22 +176,26 @@ fn read_report(dir: &RunDir) -> anyhow::Result<SavedReport> {
             format!("is {size} bytes, more than a run's report can be ({MAX_REPORT_JSON_BYTES})"),
         ));
     }
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
-    serde_json::from_str(&text)
-        .map_err(|e| bad_at(&path, Some(e.line()), format!("not a run's report: {e}")))
+    std::fs::read_to_string(&path).map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))
+}
+
+/// `text`, the `report.json` of `dir`, read as a run's report.
+fn read_report(dir: &RunDir, text: &str) -> anyhow::Result<SavedReport> {
+    serde_json::from_str(text).map_err(|e| {
+        bad_at(
+            &dir.report_json(),
+            Some(e.line()),
+            format!("not a run's report: {e}"),
+        )
+    })
 }
 
 /// Everything the page needs from the run folder. Only `report.json` must
 /// be there; what the store, the run log or the staged proposal cannot give
 /// is left out of the page with a note.
-async fn gather(dir: &RunDir) -> anyhow::Result<Inputs> {
-    let report = read_report(dir)?;
-    let run = dir
-        .root()
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+async fn gather(dir: &RunDir, text: &str) -> anyhow::Result<Inputs> {
+    let report = read_report(dir, text)?;
+    let run = run_name(dir);
     let store = FsStore::open(dir.store()).ok().map(FsVersionedStore::new);
     let log = if dir.runlog().is_file() {
         SqliteRunLog::open_read_only(dir.runlog()).ok()

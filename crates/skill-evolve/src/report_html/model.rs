@@ -266,6 +266,147 @@ pub(crate) struct Inputs {
     pub(crate) holdout: Option<(Score, Score)>,
 }
 
+/// The `report.json` of an `evolve` session, as far as its page needs it.
+/// Told from a run's report by its `rounds` and its `gate.mode`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct EvolveReport {
+    /// The skill document evolved.
+    pub(crate) skill: String,
+    /// The LLM that proposed.
+    #[serde(default)]
+    pub(crate) provider: String,
+    /// Failure trajectories learnt from.
+    #[serde(default)]
+    pub(crate) failures: u64,
+    /// Passing trajectories left out.
+    #[serde(default)]
+    pub(crate) passed_trajectories: u64,
+    /// The reflection rounds, in order.
+    pub(crate) rounds: Vec<RoundView>,
+    /// Why the rounds stopped, in words.
+    #[serde(default)]
+    pub(crate) stop_reason: String,
+    /// LLM calls made.
+    #[serde(default)]
+    pub(crate) llm_calls: u64,
+    /// Whether the rounds changed the document.
+    #[serde(default)]
+    pub(crate) changed: bool,
+    /// Whether the candidate was written to the skill.
+    #[serde(default)]
+    pub(crate) written: bool,
+    /// The version it was written as.
+    #[serde(default)]
+    pub(crate) version: Option<String>,
+    /// Where the candidate was saved.
+    #[serde(default)]
+    pub(crate) candidate: Option<String>,
+    /// The original to the candidate shown (absent in older reports).
+    #[serde(default)]
+    pub(crate) diff: Option<String>,
+    /// Whether and how the candidate was gated.
+    pub(crate) gate: EvolveGateView,
+    /// What `--slow-update` did.
+    #[serde(default)]
+    pub(crate) slow_update: Option<SlowView>,
+}
+
+/// One reflection round of an `evolve` session.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct RoundView {
+    /// The round, from 1.
+    pub(crate) round: u32,
+    /// Its edit budget (`None`: no limit).
+    #[serde(default)]
+    pub(crate) budget: Option<u64>,
+    /// Failures reflected on.
+    #[serde(default)]
+    pub(crate) trajectories: u64,
+    /// Edits proposed after aggregation.
+    #[serde(default)]
+    pub(crate) proposed: u64,
+    /// Edits kept.
+    #[serde(default)]
+    pub(crate) selected: Vec<evolution_types::Edit>,
+    /// The meta-reflection's judgement.
+    #[serde(default)]
+    pub(crate) meta: MetaView,
+    /// Whether the candidate became the next round's document.
+    #[serde(default)]
+    pub(crate) accepted: bool,
+}
+
+/// The meta-reflection of a round.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub(crate) struct MetaView {
+    /// Structural validation errors.
+    #[serde(default)]
+    pub(crate) validation_errors: Vec<String>,
+    /// Failures addressed.
+    #[serde(default)]
+    pub(crate) addressed: Vec<String>,
+    /// Failures still open, with what is missing.
+    #[serde(default)]
+    pub(crate) unaddressed: Vec<(String, String)>,
+    /// The model's one-sentence summary.
+    #[serde(default)]
+    pub(crate) summary: String,
+}
+
+/// The gate part of an `evolve` session's report.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct EvolveGateView {
+    /// `gated` or `ungated`.
+    pub(crate) mode: String,
+    /// The same in plain words.
+    #[serde(default)]
+    pub(crate) note: String,
+    /// The gate's parameters (absent in older reports and when ungated).
+    #[serde(default)]
+    pub(crate) params: Option<GateView>,
+    /// One verdict per candidate gated.
+    #[serde(default)]
+    pub(crate) verdicts: Vec<EvolveVerdictView>,
+}
+
+/// What the gate said about one candidate of an `evolve` session.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct EvolveVerdictView {
+    /// The candidate's label.
+    pub(crate) candidate: String,
+    /// Whether it passed.
+    pub(crate) passed: bool,
+    /// The decision, in words.
+    #[serde(default)]
+    pub(crate) decision: String,
+    /// The e-value a confirmed accept needed (`None` when infinite).
+    #[serde(default)]
+    pub(crate) e_confirm: Option<f64>,
+    /// The probation verdict, when there was one.
+    #[serde(default)]
+    pub(crate) probation: Option<String>,
+    /// The gate's evidence (absent in older reports and when not tested).
+    #[serde(default)]
+    pub(crate) validation: Option<ValidationView>,
+}
+
+/// What `--slow-update` did.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct SlowView {
+    /// Whether new guidance was written.
+    #[serde(default)]
+    pub(crate) updated: bool,
+    /// The guidance now in the region.
+    #[serde(default)]
+    pub(crate) guidance: String,
+    /// Why the previous guidance was kept, or why the update did not run.
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+    /// What the comparison was made of.
+    #[serde(default)]
+    pub(crate) compared_on: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,7 @@ const MAX_DIFF_LINES: usize = 4_000;
 const MAX_DIFF_LINE_CHARS: usize = 2_000;
 
 /// The page's stylesheet: readable on screen and on paper.
-const STYLE: &str = "
+pub(super) const STYLE: &str = "
 body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1b1f24;max-width:980px;margin:2em auto;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;margin-top:2em}
 h3{margin-bottom:.3em}code,pre{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:13px}
@@ -54,6 +54,7 @@ svg .s-best{stroke:#8250df;stroke-width:1.5;stroke-dasharray:6 4;fill:none}svg c
 svg .s-wald{stroke:#bc4c00;stroke-width:1.5;stroke-dasharray:2 3;fill:none}svg circle.s-wald{fill:#bc4c00}
 svg .l-accept{stroke:#1a7f37;stroke-width:1.5}svg .l-provisional{stroke:#4ac26b;stroke-width:1.2;stroke-dasharray:8 3}
 svg .l-directional{stroke:#cf222e;stroke-width:1.2;stroke-dasharray:4 3}
+.banner{border:1px solid #d4a72c;background:#fff8c5;border-radius:6px;padding:.6em 1em;font-weight:600}
 @media print{body{max-width:none;margin:0}a{color:inherit;text-decoration:none}h2{break-after:avoid}}
 ";
 
@@ -84,12 +85,12 @@ pub(crate) fn page(inputs: &Inputs) -> String {
 }
 
 /// Run text cut to [`MAX_LABEL_CHARS`] and escaped.
-fn label(raw: &str) -> String {
+pub(super) fn label(raw: &str) -> String {
     escape::text(&truncate_chars(raw, MAX_LABEL_CHARS))
 }
 
 /// An e-value from its logarithm: a plain number while it fits, else `e^x`.
-fn e_from_ln(ln_e: f64) -> String {
+pub(super) fn e_from_ln(ln_e: f64) -> String {
     if !ln_e.is_finite() {
         "n/a".to_owned()
     } else if ln_e < 40.0 {
@@ -100,7 +101,7 @@ fn e_from_ln(ln_e: f64) -> String {
 }
 
 /// A threshold that may be infinite (`None`).
-fn threshold(t: Option<f64>) -> String {
+pub(super) fn threshold(t: Option<f64>) -> String {
     match t {
         Some(t) if t.is_finite() => format!("{t:.2}"),
         _ => "∞".to_owned(),
@@ -787,7 +788,7 @@ pub(crate) fn evidence_chart(
 }
 
 /// The four quadrants of the paired questions.
-fn quadrants(v: &ValidationView) -> String {
+pub(super) fn quadrants(v: &ValidationView) -> String {
     let mut counts = [0_u64; 4];
     for (base, cand) in v.observed.values() {
         let slot = match (base, cand) {
@@ -811,7 +812,7 @@ fn quadrants(v: &ValidationView) -> String {
 
 /// A unified diff, coloured by line kind, escaped, at most
 /// [`MAX_DIFF_LINES`] lines (the rest counted).
-fn diff_block(diff: &str) -> String {
+pub(super) fn diff_block(diff: &str) -> String {
     let mut out = String::from("<pre class=\"diff\">");
     let total = diff.lines().count();
     for line in diff.lines().take(MAX_DIFF_LINES) {

@@ -14,7 +14,7 @@ use crate::run::rule_agent;
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
 /// A skill with no rule for qa questions: the reference agent answers `unknown`.
-const SKILL: &str = "---\nname: qa\ndescription: Answer questions.\n---\n\n# QA\n\n\
+pub(crate) const SKILL: &str = "---\nname: qa\ndescription: Answer questions.\n---\n\n# QA\n\n\
                      RULE other => no\n\n<!-- SLOW_UPDATE_START -->\n## Long-Term Guidance\n\n\
                      <!-- SLOW_UPDATE_END -->\n";
 
@@ -24,7 +24,7 @@ const TRAJECTORY: &str = r#"{"id": "t1", "task_description": "qa", "question": "
 
 /// An `evolve.toml` as `run` reads it: evolve uses its `[agent]`,
 /// `[questions]` and `[gate]`, and accepts the sections only `run` reads.
-fn agent_config(agent: &Path, gate_share: &str, extra: &str) -> String {
+pub(crate) fn agent_config(agent: &Path, gate_share: &str, extra: &str) -> String {
     format!(
         "[run]\nname = \"demo\"\nskills = \"skill\"\n\n\
          [agent]\ncommand = [{:?}]\ntimeout_secs = 30\n\n\
@@ -37,7 +37,7 @@ fn agent_config(agent: &Path, gate_share: &str, extra: &str) -> String {
 
 /// A workspace: the skill, one failed trajectory, `n` qa questions whose
 /// answer is `yes`, and `evolve.toml`.
-fn workspace(skill: &str, n: usize, config: &str) -> tempfile::TempDir {
+pub(crate) fn workspace(skill: &str, n: usize, config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("skill")).unwrap();
@@ -58,7 +58,7 @@ fn workspace(skill: &str, n: usize, config: &str) -> tempfile::TempDir {
 }
 
 /// `evolve` on the workspace against the fake server at `base_url`.
-fn evolve(d: &Path, base_url: &str, extra: &[&str]) -> std::process::Output {
+pub(crate) fn evolve(d: &Path, base_url: &str, extra: &[&str]) -> std::process::Output {
     skill_evolve(d)
         .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
         .args(["--provider", "openai", "--base-url", base_url])
@@ -68,7 +68,7 @@ fn evolve(d: &Path, base_url: &str, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn json_of(out: &std::process::Output) -> serde_json::Value {
+pub(crate) fn json_of(out: &std::process::Output) -> serde_json::Value {
     assert!(out.status.success(), "{out:?}");
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::evolve_gated::{SKILL, agent_config, evolve, json_of, workspace};
+use crate::fake_llm::{QA_RULE, start_evolve_gain};
 use crate::run::{CONFIG, rule_agent, run_workspace_with};
 use crate::support::{assert_one_line_error, skill_evolve};
 
@@ -200,27 +202,154 @@ fn open_without_a_display_prints_the_path() {
     assert!(text.contains("no display"), "{text}");
 }
 
+/// The run folder an `evolve --json` summary names, from the workspace `d`.
+fn evolve_run_dir(d: &Path, summary: &serde_json::Value) -> PathBuf {
+    let run = Path::new(summary["run_dir"].as_str().unwrap());
+    if run.is_absolute() {
+        run.to_path_buf()
+    } else {
+        d.join(run)
+    }
+}
+
+#[test]
+fn a_gated_evolve_writes_a_report_with_a_chart_per_gated_candidate() {
+    let agent = rule_agent();
+    let fake = start_evolve_gain();
+    let dir = workspace(SKILL, 14, &agent_config(&agent, "0.85", ""));
+    let d = dir.path();
+    let args = [
+        "--agent-config",
+        "evolve.toml",
+        "--slow-update",
+        "--yes",
+        "--json",
+    ];
+    let summary = json_of(&evolve(d, &fake.base_url, &args));
+    let run = evolve_run_dir(d, &summary);
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // The candidate and the slow update's result were both gated: two charts,
+    // each drawn from the per-block points the summary now keeps.
+    let verdicts = summary["gate"]["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2, "{summary:#}");
+    for v in verdicts {
+        let validation = &v["validation"];
+        assert_eq!(
+            validation["trajectory"].as_array().unwrap().len() as u64,
+            validation["blocks_used"].as_u64().unwrap(),
+            "{v:#}"
+        );
+    }
+    assert_eq!(html.matches("<svg class=\"gate-chart\"").count(), 2);
+    assert!(html.contains("<polyline class=\"s-lne\""), "{html}");
+    assert!(!html.contains("banner ungated"), "{html}");
+    assert!(html.contains("fixed: 12"), "{html}");
+    assert!(html.contains("<h2 id=\"rounds\">Reflection rounds</h2>"));
+    assert!(html.contains("<h2 id=\"slow-update\">Slow update</h2>"));
+    let added = format!(
+        "<span class=\"add\">+{}</span>",
+        QA_RULE.replace('>', "&gt;")
+    );
+    assert!(html.contains(&added), "{html}");
+    // Nothing fetched (the proposer's address is shown as text only).
+    for needle in ["href=\"http", "<script", "<link", "src=", "url("] {
+        assert!(!html.contains(needle), "{needle} in the report");
+    }
+    // `report` rebuilds it byte for byte.
+    let before = std::fs::read(run.join("report.html")).unwrap();
+    std::fs::remove_file(run.join("report.html")).unwrap();
+    let printed = rebuild(&std::env::temp_dir(), &run);
+    assert_eq!(
+        printed.trim(),
+        run.join("report.html").display().to_string()
+    );
+    assert_eq!(std::fs::read(run.join("report.html")).unwrap(), before);
+}
+
+#[test]
+fn an_ungated_evolve_report_says_so_and_escapes_hostile_text() {
+    let fake = start_evolve_gain();
+    let dir = workspace(SKILL, 1, "");
+    let d = dir.path();
+    let summary = json_of(&evolve(d, &fake.base_url, &["--json"]));
+    let run = evolve_run_dir(d, &summary);
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"banner ungated\">Ungated: "),
+        "{html}"
+    );
+    assert!(!html.contains("<svg"), "{html}");
+    assert!(
+        html.contains("Round 1 <span class=\"badge accepted\">kept</span>"),
+        "{html}"
+    );
+
+    // Every text field a model or a file wrote, made hostile afterwards.
+    let mut json = report_json(&run);
+    json["skill"] = serde_json::Value::from(format!("skill {HOSTILE}"));
+    json["stop_reason"] = serde_json::Value::from(format!("stop {HOSTILE}"));
+    json["diff"] = serde_json::Value::from(format!("+added {HOSTILE}\n"));
+    json["rounds"][0]["meta"]["summary"] = serde_json::Value::from(HOSTILE);
+    json["rounds"][0]["selected"][0]["content"] = serde_json::Value::from(HOSTILE);
+    json["gate"]["note"] = serde_json::Value::from(HOSTILE);
+    std::fs::write(run.join("report.json"), json.to_string()).unwrap();
+    rebuild(d, &run);
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    for raw in ["<script", "<img", "\u{1b}", "\u{0}", "\u{202e}", "\"><img"] {
+        assert!(!html.contains(raw), "{raw:?} came out raw");
+    }
+    let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x \
+                   onerror=alert(2)&gt;\\x1b[2J\\u{202e}evil\\x00end";
+    assert!(
+        html.contains(&format!("<title>Evolve report: skill {escaped}")),
+        "{html}"
+    );
+    assert!(html.contains(&format!("stop {escaped}")), "{html}");
+    assert!(
+        html.contains(&format!("<span class=\"add\">+added {escaped}</span>")),
+        "{html}"
+    );
+    assert!(html.matches(escaped).count() >= 6, "{html}");
+}
+
+/// Headless Chromium, as the tests run it: no sandbox, GPU, network
+/// services or first-run dialogs, and a fresh profile in `profile`.
+pub(crate) fn chromium_command(chromium: &Path, profile: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
 /// The report as a browser sees it: headless Chromium parses the page and
 /// every chart element is in its DOM. Skipped, with the reason printed,
-/// where Chromium is not installed.
+/// where Chromium is not installed — unless `EVOLUTION_REQUIRE_CHROMIUM=1`
+/// (set by `cargo xtask ci`), where a missing Chromium fails the test.
 #[test]
 #[expect(clippy::print_stderr, reason = "a skipped test says why")]
 fn chromium_renders_every_chart() {
     let chromium = Path::new("/usr/bin/chromium");
     if !chromium.exists() {
+        assert!(
+            std::env::var_os("EVOLUTION_REQUIRE_CHROMIUM").is_none_or(|v| v != "1"),
+            "/usr/bin/chromium is not installed and EVOLUTION_REQUIRE_CHROMIUM=1 requires it: \
+             run `cargo xtask install-prereqs`"
+        );
         eprintln!("skipped: /usr/bin/chromium is not installed");
         return;
     }
     let (_dir, run) = finished_run("");
-    let out = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            "--dump-dom",
-        ])
+    let profile = tempfile::tempdir().unwrap();
+    let out = chromium_command(chromium, profile.path())
+        .arg("--dump-dom")
         .arg(format!("file://{}", run.join("report.html").display()))
         .output()
         .unwrap();
