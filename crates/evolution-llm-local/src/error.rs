@@ -12,11 +12,11 @@ use crate::SchemaError;
 pub enum LocalLlmError {
     /// No cache directory could be determined for the default model.
     #[error(
-        "no model cache directory: set EVOLUTION_MODEL_DIR, XDG_CACHE_HOME or HOME, then run `cargo xtask fetch-model`"
+        "no model folder: set EVOLUTION_MODEL_DIR (or XDG_CACHE_HOME or HOME) to a folder holding the model file, or name a GGUF file with `[llm.local] model` (in a source checkout, `cargo xtask fetch-model` downloads the default model)"
     )]
     NoCacheDir,
     /// The model file does not exist.
-    #[error("model file {} not found; run `cargo xtask fetch-model` to download the default model", path.display())]
+    #[error("model file {} not found: put the GGUF model file there (or set EVOLUTION_MODEL_DIR to its folder), or name another file with `[llm.local] model`; in a source checkout, `cargo xtask fetch-model` downloads the default model", path.display())]
     ModelMissing {
         /// The path looked at.
         path: PathBuf,
@@ -30,7 +30,7 @@ pub enum LocalLlmError {
         reason: String,
     },
     /// The model file is not a loadable GGUF model, or its checksum is wrong.
-    #[error("model file {} is corrupt ({reason}); run `cargo xtask fetch-model` to download it again", path.display())]
+    #[error("model file {} is corrupt ({reason}): replace it with a good copy, or name another file with `[llm.local] model`; in a source checkout, `cargo xtask fetch-model` downloads the default model again", path.display())]
     ModelCorrupt {
         /// The path.
         path: PathBuf,

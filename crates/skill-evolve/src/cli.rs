@@ -117,7 +117,8 @@ pub(crate) enum ProviderArg {
     /// Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek,
     /// vLLM, Ollama, llama.cpp server).
     Openai,
-    /// The embedded local model (`[llm.local]`; default: SmolLM2-135M from `cargo xtask fetch-model`).
+    /// A GGUF model run on this machine's CPU (`[llm.local]`; `model` names the file,
+    /// else SmolLM2-135M-Instruct is loaded from the model folder, `$EVOLUTION_MODEL_DIR`).
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,
@@ -250,8 +251,8 @@ pub(crate) struct RunArgs {
     /// current folder.
     #[arg(long, value_name = "DIR")]
     pub(crate) prompts: Option<PathBuf>,
-    /// Source trees for the missed-nodes judge: a JSON object, source id
-    /// (a question's `video_id`) → tree. Overrides `[run] tree`.
+    /// Source trees for the missed-nodes judge: a JSON object mapping each
+    /// source id (the question field named `video_id`) to its tree. Overrides `[run] tree`.
     #[arg(long, value_name = "FILE")]
     pub(crate) tree: Option<PathBuf>,
     /// Edit-budget schedule across epochs. Overrides `[evolve] schedule`
@@ -291,9 +292,10 @@ pub(crate) struct GateArgs {
     /// Questions still available.
     #[arg(long, value_name = "R")]
     pub(crate) remaining: u64,
-    /// The gate's parameter set: `seed` (the default), `calibrated` (tuned by the
-    /// calibration benchmark), `thrifty` (few pairs on a useless candidate) or `thorough`
-    /// (finds smaller improvements); docs/gate.md compares them.
+    /// The gate's parameter set: `seed` (the default thresholds, those of the original
+    /// Python system, kept so results stay comparable), `calibrated` (tuned by
+    /// simulation), `thrifty` (few pairs on a useless candidate) or `thorough` (finds
+    /// smaller improvements); docs/gate.md compares them.
     #[arg(long, value_name = "NAME", default_value = "seed",
           value_parser = clap::builder::PossibleValuesParser::new(evolution_gate::PRESET_NAMES))]
     pub(crate) preset: String,

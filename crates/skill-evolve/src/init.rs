@@ -280,6 +280,9 @@ fn render(found: &Found<'_>) -> String {
          file = \"questions.jsonl\"         # TODO: your question set (JSON lines or a JSON array)\n\
          train = 0.5\ngate = 0.5\nholdout = 0.0\nseed = 0\n\n\
          [gate]\nparams = \"seed\"                  # seed | calibrated | thrifty | thorough\n\
+         # seed: the default thresholds, those of the original Python system; calibrated:\n\
+         # tuned by simulation; thrifty: few questions on a useless candidate; thorough:\n\
+         # more questions, finds smaller improvements.\n\
          # Any of these overrides the preset's value; together they must pass the gate's\n\
          # own checks (e-value thresholds above 1, lambda_dir at most 0):\n\
          # e_confirm = 20.0\n# e_provisional = 3.0\n# w_net_min = 2\n# delta_min = 0.02\n\

@@ -5,6 +5,7 @@ mod agent_protocol;
 mod bad_input;
 mod capture;
 mod diagnose;
+mod docs;
 mod doctor;
 mod error_control;
 mod escapes;
