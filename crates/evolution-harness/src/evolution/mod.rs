@@ -137,7 +137,7 @@ impl std::fmt::Debug for LoopContext<'_> {
 ///
 /// The run log keeps the evidence: the proposer's diagnosis of each epoch
 /// ([`crate::RunRecorder::record_diagnosis`]) and each gated proposal's
-/// [`EvolutionRecord`], with `result_version` set to the version its accept
+/// [`EvolutionRecord`](evolution_types::EvolutionRecord), with `result_version` set to the version its accept
 /// wrote ([`crate::RunRecorder::record_evolution`]), both under the
 /// epoch's training run id.
 ///
