@@ -329,6 +329,25 @@ def test_bad_command_lines_are_refused_on_one_line_with_status_2() -> None:
         assert done.stderr.startswith("python -m skill_evolve.ray: "), done.stderr
 
 
+@needs_ray
+def test_an_address_where_nothing_listens_is_one_line_and_status_1() -> None:
+    (port,) = free_ports(1)
+    done = subprocess.run(
+        bridge_argv(f"127.0.0.1:{port}", "ray_agents:rule_answer"),
+        capture_output=True,
+        text=True,
+        env=bridge_env(),
+        stdin=subprocess.DEVNULL,
+        timeout=PATIENCE_SECS,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"python -m skill_evolve.ray: cannot reach Ray at '127.0.0.1:{port}': "
+        f"nothing answers at 127.0.0.1:{port} ([Errno 111] Connection refused)"
+    ]
+
+
 def test_only_contents_travel_and_every_answer_comes_back(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -424,31 +443,51 @@ def test_a_question_past_its_timeout_is_infra_and_its_agent_is_killed(
     assert "no answer within" in hung["q1"]["error"]
 
 
-def test_sigterm_cancels_the_question_in_flight(cluster: Cluster, tmp_path: Path) -> None:
+def start_hanging_question(address: str, tmp_path: Path) -> Tuple[subprocess.Popen, int]:
+    """A bridge whose command agent hangs on its question; the bridge and the agent's pid."""
     space = workspace(tmp_path, {}, {})
     marker = tmp_path / "agent.pid"
     agent = ["sh", "-c", f"echo $$ > {marker}.tmp; mv {marker}.tmp {marker}; exec sleep 3600"]
     bridge = subprocess.Popen(
-        bridge_argv(cluster.address, "--", *agent),
+        bridge_argv(address, "--", *agent),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=bridge_env(),
     )
+    assert bridge.stdin is not None
+    bridge.stdin.write(request("q0", space).encode())
+    bridge.stdin.flush()
     try:
-        assert bridge.stdin is not None
-        bridge.stdin.write(request("q0", space).encode())
-        bridge.stdin.flush()
         wait_until(marker.exists, "the agent to start on a node")
-        pid = int(marker.read_text())
+    except BaseException:
+        bridge.kill()
+        bridge.wait()
+        raise
+    return bridge, int(marker.read_text())
+
+
+def test_sigterm_cancels_the_question_in_flight(cluster: Cluster, tmp_path: Path) -> None:
+    bridge, pid = start_hanging_question(cluster.address, tmp_path)
+    try:
         bridge.send_signal(signal.SIGTERM)
-        _, errors = bridge.communicate(timeout=PATIENCE_SECS)
+        out, errors = bridge.communicate(timeout=PATIENCE_SECS)
         assert bridge.returncode == 143, errors.decode(errors="replace")[-3000:]
+        assert out == b""
         wait_until(lambda: not pid_alive(pid), "the cancelled agent to be killed")
     finally:
         if bridge.poll() is None:
             bridge.kill()
             bridge.wait()
+
+
+def test_a_bridge_killed_outright_leaves_no_agent_behind(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    bridge, pid = start_hanging_question(cluster.address, tmp_path)
+    bridge.kill()
+    bridge.communicate()
+    wait_until(lambda: not pid_alive(pid), "the orphaned agent to be killed")
 
 
 def test_max_in_flight_caps_the_tasks_running_at_once(cluster: Cluster, tmp_path: Path) -> None:

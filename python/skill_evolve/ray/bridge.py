@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import queue
 import signal
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -137,6 +138,7 @@ class Bridge:
             if self.options.num_workers is not None:
                 kwargs["num_cpus"] = self.options.num_workers
         else:
+            check_reachable(self.options.address)
             kwargs["address"] = self.options.address
             kwargs.pop("include_dashboard")
         if self.options.runtime_env:
@@ -180,7 +182,12 @@ class Bridge:
         try:
             while True:
                 while waiting and len(self._in_flight) < self.options.max_in_flight:
-                    self._submit(waiting.pop(0))
+                    question = waiting.pop(0)
+                    try:
+                        self._submit(question)
+                    except Exception as error:  # Ray refused the task; the question fails alone
+                        message = f"could not submit the question to Ray: {_first_line(error)}"
+                        writer.write([infra_result(question.question_id, message)])
                 if ended and not waiting and not self._in_flight:
                     return 0
                 event = self._next_event()
@@ -325,6 +332,24 @@ class Bridge:
                 ray.cancel(ref, force=True)
         except Exception:  # best effort, see _cancel
             pass
+
+
+def check_reachable(address: str, timeout_secs: float = 10.0) -> None:
+    """Raises ``ConnectionError`` when a ``HOST:PORT`` or ``ray://HOST:PORT`` address refuses.
+
+    Ray itself waits minutes on an address where nothing listens (and can
+    crash doing so); a plain connection attempt says so at once. Other
+    addresses (``auto``) are left to Ray.
+    """
+    target = address[len("ray://") :] if address.startswith("ray://") else address
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_secs):
+            pass
+    except OSError as error:
+        raise ConnectionError(f"nothing answers at {host}:{port} ({error})") from error
 
 
 def _raise_stop(signum: int, frame: Any) -> None:

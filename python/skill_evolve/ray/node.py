@@ -14,12 +14,14 @@ failures, and never depend on which node they ran on:
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -28,6 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 EXIT_GRACE_SECS = 2.0
 #: How much of an agent's stderr is quoted when it fails.
 STDERR_TAIL_CHARS = 2000
+#: Linux's prctl option that signals a process when its parent dies.
+PR_SET_PDEATHSIG = 1
 #: The longest error message a task returns.
 MAX_ERROR_CHARS = 4000
 
@@ -106,6 +110,21 @@ def _kill_group(process: "subprocess.Popen[bytes]") -> None:
         pass
 
 
+def _die_with_parent() -> None:
+    """In the agent's process, before it starts: on Linux, be killed when the Ray worker dies.
+
+    A Ray worker killed outright (a forced cancel, its driver gone) runs no
+    clean-up; this keeps its agent from living on. Elsewhere it does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def run_command_question(
     command: List[str],
     request: Dict[str, Any],
@@ -145,6 +164,7 @@ def run_command_question(
                 stderr=stderr,
                 cwd=cwd,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as error:
             return {"error": f"could not start the agent {command[0]!r}: {error}"}
