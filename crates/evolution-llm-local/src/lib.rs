@@ -8,6 +8,13 @@
 //! The default model (SmolLM2-135M-Instruct, Q4_1) is fetched once by `cargo xtask
 //! fetch-model`; nothing is downloaded at run time.
 
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod error;
 mod grammar;
 mod model_file;
