@@ -459,6 +459,21 @@ fn an_ungated_slow_update_writes_guidance_and_says_what_it_compared() {
     assert_eq!(names, ["propose", "slow_update"], "{phases:?}");
     assert_eq!(phases["propose"]["llm_calls"], 2, "{phases:?}");
     assert_eq!(phases["slow_update"]["llm_calls"], 1, "{phases:?}");
+    // The session's page shows them as a table.
+    let page = std::path::Path::new(summary["run_dir"].as_str().unwrap()).join("report.html");
+    let html = std::fs::read_to_string(d.join(page)).unwrap();
+    assert!(
+        html.contains("<h2 id=\"usage\">Usage by phase</h2>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr><td>propose</td><td class=\"num\">2</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr><td>slow update</td><td class=\"num\">1</td>"),
+        "{html}"
+    );
     let written = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap();
     let start = written.find("<!-- SLOW_UPDATE_START -->").unwrap();
     assert!(written[start..].contains(GUIDANCE), "{written}");
