@@ -12,7 +12,9 @@
 //! behaviour) and the skill, system and tool case packs of [`packs`].
 //! [`Diagnoser::run`] runs it all over one run; the building blocks live in
 //! the named modules [`rules`], [`judges`], [`attribution`], [`stats`],
-//! [`packs`] and [`json`].
+//! [`packs`] and [`json`]. A front end that shows progress gives the
+//! diagnoser a [`DiagnoseProgress`] observer, told of each pass and of every
+//! judged item; the kernel itself prints nothing.
 //!
 //! Key design choice: the kernel decides and never writes. Inputs come
 //! through the ports (`RunLog`, `SkillStore`, `LlmProvider`) and plain
@@ -119,6 +121,7 @@ pub mod json;
 pub mod judges;
 pub mod packs;
 mod pipeline;
+mod progress;
 mod prompts;
 pub mod rules;
 mod schema;
@@ -126,6 +129,7 @@ pub mod stats;
 
 pub use crate::error::{DiagnoseError, JudgeError};
 pub use crate::pipeline::{DiagnoseOptions, Diagnoser};
+pub use crate::progress::{DiagnosePass, DiagnoseProgress};
 pub use crate::prompts::DiagnosePrompts;
 pub use crate::rules::check_profile;
 pub use crate::schema::{REPLY_SCHEMA_TAGS, reply_schema};

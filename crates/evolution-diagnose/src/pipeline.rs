@@ -21,6 +21,7 @@ use crate::packs::{
     DiagnosedQuestion, build_skill_case_packs, build_system_case_pack, build_tool_case_packs,
     resolve_target_file,
 };
+use crate::progress::{DiagnosePass, DiagnoseProgress, Silent};
 use crate::prompts::DiagnosePrompts;
 use crate::rules::{aggregate_soft, check_profile, ratio};
 use crate::stats;
@@ -111,6 +112,7 @@ pub struct Diagnoser<'a> {
     prompts: DiagnosePrompts,
     profile: Profile,
     options: DiagnoseOptions,
+    progress: Option<&'a dyn DiagnoseProgress>,
 }
 
 impl std::fmt::Debug for Diagnoser<'_> {
@@ -118,6 +120,7 @@ impl std::fmt::Debug for Diagnoser<'_> {
         f.debug_struct("Diagnoser")
             .field("profile", &self.profile)
             .field("options", &self.options)
+            .field("progress", &self.progress.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -139,6 +142,7 @@ impl<'a> Diagnoser<'a> {
             prompts: DiagnosePrompts::builtin(),
             profile: Profile::default(),
             options: DiagnoseOptions::default(),
+            progress: None,
         }
     }
 
@@ -164,6 +168,14 @@ impl<'a> Diagnoser<'a> {
         self
     }
 
+    /// With an observer told of each pass and of every judged item
+    /// ([`DiagnoseProgress`]); without one, nothing is told.
+    #[must_use]
+    pub fn with_progress(mut self, progress: &'a dyn DiagnoseProgress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
     /// Diagnoses run `run_id`: Stage 1 per question, the reasoning pass,
     /// Stage 2. `questions` gives question texts and reference answers,
     /// `tree_data` each source's tree (for the missed-nodes judge); both may
@@ -181,7 +193,8 @@ impl<'a> Diagnoser<'a> {
     /// questions and the judges within a question. Results come back in the
     /// run log's question order. A provider error aborts the diagnosis with
     /// [`DiagnoseError::Llm`] (adapters retry transient errors first); unusable
-    /// judge replies only degrade their question.
+    /// judge replies only degrade their question. The observer given to
+    /// [`Diagnoser::with_progress`] hears of both passes and of every item.
     ///
     /// # Errors
     /// [`DiagnoseError::InvalidOptions`] for a concurrency of 0,
@@ -203,6 +216,7 @@ impl<'a> Diagnoser<'a> {
             &self.prompts,
             &self.profile,
             &self.options,
+            self.progress.unwrap_or(&Silent),
         )
         .await
     }
@@ -223,6 +237,7 @@ async fn run(
     prompts: &DiagnosePrompts,
     profile: &Profile,
     options: &DiagnoseOptions,
+    progress: &dyn DiagnoseProgress,
 ) -> Result<DiagnosisResult, DiagnoseError> {
     if options.concurrency == 0 {
         return Err(DiagnoseError::InvalidOptions(
@@ -311,11 +326,14 @@ async fn run(
     // enough to keep every permit busy), so a huge run does not hold every
     // question's futures at once.
     let in_flight = options.concurrency.saturating_mul(2);
+    progress.pass_started(DiagnosePass::Questions, records.len());
     let mut stage1 = futures_util::stream::iter(records.into_iter().enumerate())
         .map(|(index, mut record)| {
             let skills = &skills;
             let span = tracing::info_span!("diagnose_question", question_id = %record.prediction.question_id);
             let work = async move {
+                let question_id = record.prediction.question_id.clone();
+                progress.item_started(DiagnosePass::Questions, &question_id);
                 let ctx = judge_context(&record, skills, tree_data, profile);
                 let metrics = compute_question_metrics(llm, prompts, &ctx).await?;
                 let attribution = if metrics.correct {
@@ -331,6 +349,7 @@ async fn run(
                 };
                 record.metrics = metrics;
                 record.attribution = attribution;
+                progress.item_finished(DiagnosePass::Questions, &question_id);
                 Ok::<_, DiagnoseError>((index, record))
             };
             work.instrument(span)
@@ -346,13 +365,25 @@ async fn run(
 
     let skills = &skills;
     // The reasoning sub-classification pass, after Stage 1 (bounded by the same limit).
+    let is_reasoning = |record: &DiagnosedQuestion| {
+        record
+            .attribution
+            .as_ref()
+            .is_some_and(|a| a.error_type == ErrorType::ReasoningFailure)
+    };
+    let n_reasoning = diagnosed.iter().filter(|&r| is_reasoning(r)).count();
+    progress.pass_started(DiagnosePass::Reasoning, n_reasoning);
     let subtypes = join_all(diagnosed.iter().map(|record| async move {
         let attribution = record.attribution.as_ref()?;
         if attribution.error_type != ErrorType::ReasoningFailure {
             return None;
         }
+        let question_id = record.prediction.question_id.as_str();
+        progress.item_started(DiagnosePass::Reasoning, question_id);
         let ctx = judge_context(record, skills, tree_data, profile);
-        classify_reasoning_failure(llm, prompts, &ctx, attribution).await
+        let subtype = classify_reasoning_failure(llm, prompts, &ctx, attribution).await;
+        progress.item_finished(DiagnosePass::Reasoning, question_id);
+        subtype
     }))
     .await;
     for (record, subtype) in diagnosed.iter_mut().zip(subtypes) {

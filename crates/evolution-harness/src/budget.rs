@@ -9,6 +9,8 @@ use async_trait::async_trait;
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
 use serde::{Deserialize, Serialize};
 
+use crate::events::Phase;
+
 /// Price of one model, in money units per million tokens.
 ///
 /// Deserializing refuses unknown keys and amounts that are negative or not
@@ -169,6 +171,36 @@ pub enum BudgetError {
 struct MeterState {
     usage: Usage,
     stopped: Option<BudgetExceeded>,
+    /// The phase spending is charged to, once one was entered.
+    phase: Option<Phase>,
+    /// What each phase used.
+    by_phase: BTreeMap<Phase, Usage>,
+}
+
+impl MeterState {
+    /// Applies `spend` to the run's usage and to the current phase's.
+    fn charge(&mut self, spend: impl Fn(&mut Usage)) {
+        spend(&mut self.usage);
+        if let Some(phase) = self.phase {
+            spend(self.by_phase.entry(phase).or_default());
+        }
+    }
+}
+
+impl Usage {
+    /// The sum of `self` and `other`, field by field.
+    #[must_use]
+    pub fn plus(&self, other: &Usage) -> Usage {
+        Usage {
+            llm_calls: self.llm_calls.saturating_add(other.llm_calls),
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_add(other.completion_tokens),
+            cost: self.cost + other.cost,
+            rollouts: self.rollouts.saturating_add(other.rollouts),
+        }
+    }
 }
 
 /// The shared meter: checked before spending, fed after. Once a cap is hit
@@ -227,6 +259,24 @@ impl Budget {
         self.lock().usage.clone()
     }
 
+    /// Charges what is metered from now on to `phase` (until the next
+    /// phase is entered); [`crate::Phases::start`] calls it.
+    pub fn enter_phase(&self, phase: Phase) {
+        self.lock().phase = Some(phase);
+    }
+
+    /// The phase spending is charged to, once one was entered.
+    pub fn phase(&self) -> Option<Phase> {
+        self.lock().phase
+    }
+
+    /// What each phase used, for the phases that used anything. Spending
+    /// before the first phase was entered counts in [`Budget::usage`] only;
+    /// once a phase is entered, the phases' usage sums to the run's.
+    pub fn usage_by_phase(&self) -> BTreeMap<Phase, Usage> {
+        self.lock().by_phase.clone()
+    }
+
     /// The cap that stopped the run, if one did.
     pub fn stopped(&self) -> Option<BudgetExceeded> {
         self.lock().stopped.clone()
@@ -283,17 +333,20 @@ impl Budget {
     /// has no price (the call is still counted, and the run stops).
     pub fn record_llm_call(&self, response: &LlmResponse) -> Result<(), BudgetExceeded> {
         let mut state = self.lock();
-        let usage = &mut state.usage;
-        usage.llm_calls = usage.llm_calls.saturating_add(1);
-        usage.prompt_tokens = usage.prompt_tokens.saturating_add(response.prompt_tokens);
-        usage.completion_tokens = usage
-            .completion_tokens
-            .saturating_add(response.completion_tokens);
-        match self.limits.prices.get(&response.model) {
-            Some(price) => {
-                usage.cost += price.cost(response.prompt_tokens, response.completion_tokens);
-                Ok(())
-            }
+        let price = self.limits.prices.get(&response.model);
+        let cost = price.map_or(0.0, |p| {
+            p.cost(response.prompt_tokens, response.completion_tokens)
+        });
+        state.charge(|usage| {
+            usage.llm_calls = usage.llm_calls.saturating_add(1);
+            usage.prompt_tokens = usage.prompt_tokens.saturating_add(response.prompt_tokens);
+            usage.completion_tokens = usage
+                .completion_tokens
+                .saturating_add(response.completion_tokens);
+            usage.cost += cost;
+        });
+        match price {
+            Some(_) => Ok(()),
             None if self.limits.max_cost.is_some() => {
                 let reason = BudgetExceeded::UnpricedModel {
                     model: response.model.clone(),
@@ -306,8 +359,8 @@ impl Budget {
 
     /// Records a failed LLM call that may have been billed (no token counts known).
     pub fn record_failed_call(&self) {
-        let mut state = self.lock();
-        state.usage.llm_calls = state.usage.llm_calls.saturating_add(1);
+        self.lock()
+            .charge(|usage| usage.llm_calls = usage.llm_calls.saturating_add(1));
     }
 
     /// Reserves `n` rollouts before running them: all or none.
@@ -331,7 +384,7 @@ impl Budget {
             };
             return Err(Budget::stop(&mut state, reason));
         }
-        state.usage.rollouts = after;
+        state.charge(|usage| usage.rollouts = usage.rollouts.saturating_add(n));
         Ok(())
     }
 }

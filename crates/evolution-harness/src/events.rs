@@ -5,7 +5,61 @@ use std::sync::{Mutex, PoisonError};
 use evolution_gate::GateDecision;
 use serde::{Deserialize, Serialize};
 
-use crate::budget::{BudgetExceeded, Usage};
+use crate::budget::{Budget, BudgetExceeded, Usage};
+
+/// A phase of a run: what the loop is busy with between its other events.
+/// The budget charges what it meters to the phase in progress
+/// ([`Budget::usage_by_phase`]); the order of the variants is the order of
+/// an epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Phase {
+    /// The agent answers questions to learn from or to score (training, holdout).
+    Rollout,
+    /// The training answers are diagnosed (the LLM judges).
+    Diagnose,
+    /// Candidates are written (the LLM edits documents).
+    Propose,
+    /// A candidate and the version it challenges answer the gate questions.
+    Gate,
+    /// A provisionally accepted version is judged on fresh questions.
+    Probation,
+    /// Long-term guidance is written from two epochs' answers.
+    SlowUpdate,
+}
+
+impl Phase {
+    /// Every phase, in the order of an epoch.
+    pub const ALL: [Phase; 6] = [
+        Phase::Rollout,
+        Phase::Diagnose,
+        Phase::Propose,
+        Phase::Gate,
+        Phase::Probation,
+        Phase::SlowUpdate,
+    ];
+
+    /// The phase as its serialized name (`rollout`, …, `slow_update`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Rollout => "rollout",
+            Phase::Diagnose => "diagnose",
+            Phase::Propose => "propose",
+            Phase::Gate => "gate",
+            Phase::Probation => "probation",
+            Phase::SlowUpdate => "slow_update",
+        }
+    }
+
+    /// The phase in words, for people (`slow update`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::SlowUpdate => "slow update",
+            other => other.as_str(),
+        }
+    }
+}
 
 /// Which side of a paired comparison a rollout belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -46,6 +100,18 @@ pub enum HarnessEvent {
         infra_error: bool,
         /// True when the result came from the baseline cache (no rollout).
         cached: bool,
+    },
+    /// A phase began; it lasts until the next one.
+    PhaseStarted {
+        /// The 0-based epoch (the number of epochs run, for the holdout
+        /// rollouts after the last one).
+        epoch: u32,
+        /// Which phase.
+        phase: Phase,
+        /// What it works on: a run id for rollouts and diagnosis, a
+        /// document for proposing and the slow update, a candidate for the
+        /// gate, a version for probation.
+        subject: String,
     },
     /// A validation block was paired and the gate decided.
     BlockGated {
@@ -144,6 +210,62 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<HarnessEvent> {
     fn emit(&self, event: &HarnessEvent) {
         // A closed receiver means nobody watches; the run goes on.
         let _ = self.send(event.clone());
+    }
+}
+
+/// Announces the phases of a run: each start is emitted as
+/// [`HarnessEvent::PhaseStarted`] and, with a budget, what the budget
+/// meters from then on is charged to that phase.
+#[derive(Clone, Copy)]
+pub struct Phases<'a> {
+    events: &'a dyn EventSink,
+    budget: Option<&'a Budget>,
+    epoch: u32,
+}
+
+impl<'a> Phases<'a> {
+    /// Announces to `events` and charges `budget`, in epoch `epoch`.
+    pub fn new(events: &'a dyn EventSink, budget: &'a Budget, epoch: u32) -> Self {
+        Phases {
+            events,
+            budget: Some(budget),
+            epoch,
+        }
+    }
+
+    /// Announces nothing and charges nothing (for calling a proposer outside a run).
+    pub fn silent() -> Phases<'static> {
+        Phases {
+            events: &NoEvents,
+            budget: None,
+            epoch: 0,
+        }
+    }
+
+    /// The epoch the phases belong to.
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// `phase` begins, working on `subject`.
+    pub fn start(&self, phase: Phase, subject: &str) {
+        if let Some(budget) = self.budget {
+            budget.enter_phase(phase);
+        }
+        self.events.emit(&HarnessEvent::PhaseStarted {
+            epoch: self.epoch,
+            phase,
+            subject: subject.to_owned(),
+        });
+    }
+}
+
+impl std::fmt::Debug for Phases<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Phases")
+            .field("epoch", &self.epoch)
+            .field("charges_a_budget", &self.budget.is_some())
+            .finish_non_exhaustive()
     }
 }
 

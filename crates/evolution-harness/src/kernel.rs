@@ -11,6 +11,7 @@ use evolution_types::{
     SkillStore, StoreError,
 };
 
+use crate::events::Phase;
 use crate::evolution::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
 use crate::runner::Workspace;
 use crate::templates::PromptTemplates;
@@ -44,13 +45,14 @@ impl PromptStore for WorkspaceStore<'_> {
 
 /// Diagnose → evolve, as a [`Proposer`] for [`crate::run_evolution`].
 ///
-/// Each epoch: [`Diagnoser::run`] on the epoch's training run (read from
-/// `run_log`), then one evolve call per case pack — skills
+/// Each epoch: [`Diagnoser::run`] (its opening phase, `diagnose`) on the
+/// epoch's training run (read from `run_log`), then one evolve call per case pack — skills
 /// ([`Evolver::skill`]), the system prompt ([`Evolver::system_prompt`],
 /// only when the workspace holds `evolve.system_prompt_file` among its
 /// prompts) and tools ([`Evolver::tool_pair`] for every extract/verify pair of
 /// [`tool_prompt_pairs`], each pair only when the workspace holds at least one of its two
-/// files). Each record whose
+/// files), each announced as a `propose` phase naming its document
+/// ([`ProposeRequest::phases`]). Each record whose
 /// status is `accepted` (it changed and passed structural validation)
 /// becomes one proposal labelled `<index>-<target file>`; skipped and
 /// rejected records are dropped. The edit budget follows `schedule` at
@@ -129,6 +131,7 @@ impl Proposer for KernelProposer<'_> {
             .with_options(options);
         let mut records = Vec::new();
         for pack in &diagnosis.skill_packs {
+            request.phases.start(Phase::Propose, &pack.target_file);
             let record =
                 evolver
                     .skill(pack, &store)
@@ -143,6 +146,7 @@ impl Proposer for KernelProposer<'_> {
         }
         let has_system = request.workspace.prompts.contains_key(&system_file);
         if let Some(pack) = diagnosis.system_pack.as_ref().filter(|_| has_system) {
+            request.phases.start(Phase::Propose, &system_file);
             let record = evolver
                 .system_prompt(pack, &store)
                 .await
@@ -163,6 +167,7 @@ impl Proposer for KernelProposer<'_> {
                 {
                     continue;
                 }
+                request.phases.start(Phase::Propose, &pair.extract);
                 let record = evolver
                     .tool_pair(pack, &pair, &store)
                     .await
@@ -199,5 +204,9 @@ impl Proposer for KernelProposer<'_> {
             proposals,
             diagnosis: Some(diagnosis),
         })
+    }
+
+    fn opening_phase(&self) -> Phase {
+        Phase::Diagnose
     }
 }

@@ -42,7 +42,9 @@
 //!   JSON array or JSON lines); [`PromptTemplates`], the kernel
 //!   crates' built-in prompts plus the slow update's, overridable from a
 //!   directory.
-//! - Progress: [`HarnessEvent`] through an [`EventSink`].
+//! - Progress: [`HarnessEvent`] through an [`EventSink`]; the loop announces
+//!   each [`Phase`] it enters ([`Phases`]), and the [`Budget`] charges its
+//!   usage to that phase.
 //! - The kernel: [`KernelProposer`] (diagnose → case packs → evolve every
 //!   target).
 //!
@@ -142,7 +144,7 @@ pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
-pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents};
+pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phase, Phases};
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
     ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,

@@ -352,6 +352,10 @@ pub(crate) struct DiagnoseArgs {
     /// Print the diagnosis as JSON instead of markdown.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Nothing on stderr but errors: neither the line naming the run and the
+    /// model nor the progress bar (drawn only when stderr is a terminal).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
     /// LLM options.
     #[command(flatten)]
     pub(crate) llm: LlmArgs,

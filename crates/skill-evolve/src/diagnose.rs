@@ -2,20 +2,27 @@
 //! or JSON. With an LLM it is the full two-stage diagnosis of
 //! `evolution_diagnose::Diagnoser` (rule metrics, the five judges,
 //! attributions, case packs) with the harness's default prompt templates;
-//! with `--no-llm` only the rule metrics, which need no model.
+//! with `--no-llm` only the rule metrics, which need no model. While the
+//! judges work, a bar on stderr counts the judged questions (only when
+//! stderr is a terminal and `--quiet` is not given).
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use evolution_diagnose::rules::extract_rule_metrics;
-use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
+use evolution_diagnose::{
+    DiagnoseError, DiagnoseOptions, DiagnosePass, DiagnoseProgress, Diagnoser,
+};
 use evolution_runlog_sqlite::{SqliteRunLog, SqliteRunLogError};
 use evolution_types::{
     DiagnosisResult, Prediction, Profile, QuestionMetrics, RunLog, RunLogError, SkillStore,
     StoreError, TraceStep,
 };
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
 use crate::cli::DiagnoseArgs;
@@ -154,17 +161,25 @@ fn with_llm(
         // An unknown run or an empty one is bad input, found before any LLM call.
         predictions_of(&log, &args.runlog, &args.run_id).await?;
         let llm = build_llm(&args.llm, &near(args)).await?;
-        eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
-        Diagnoser::new(llm.provider.as_ref(), &log, &skills)
+        if !args.quiet {
+            eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
+        }
+        let bar = JudgedBar::on_terminal(args.quiet);
+        let mut diagnoser = Diagnoser::new(llm.provider.as_ref(), &log, &skills)
             .with_prompts(templates.diagnose.clone())
             .with_profile(profile.clone())
-            .with_options(options.clone())
-            .run(&args.run_id, &questions, &tree_data)
-            .await
-            .map_err(|e| match e {
-                DiagnoseError::RunLog(e) => log_error(&args.runlog, e),
-                other => anyhow::Error::new(other).context("the diagnosis failed"),
-            })
+            .with_options(options.clone());
+        if let Some(bar) = &bar {
+            diagnoser = diagnoser.with_progress(bar);
+        }
+        let result = diagnoser.run(&args.run_id, &questions, &tree_data).await;
+        if let Some(bar) = &bar {
+            bar.0.finish_and_clear();
+        }
+        result.map_err(|e| match e {
+            DiagnoseError::RunLog(e) => log_error(&args.runlog, e),
+            other => anyhow::Error::new(other).context("the diagnosis failed"),
+        })
     })?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&result)?);
@@ -173,6 +188,44 @@ fn with_llm(
         out!("{}", terminal_safe(&full_markdown(&result)));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The diagnosis's progress on stderr: a bar of the judged questions, then
+/// of the reasoning failures classified.
+struct JudgedBar(ProgressBar);
+
+impl JudgedBar {
+    /// A bar when stderr is a terminal and the user did not ask for quiet;
+    /// otherwise none, and nothing is printed.
+    fn on_terminal(quiet: bool) -> Option<Self> {
+        if quiet || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} {msg} {pos}/{len} [{elapsed}] {wide_bar}")
+        {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(120));
+        Some(JudgedBar(bar))
+    }
+}
+
+impl DiagnoseProgress for JudgedBar {
+    fn pass_started(&self, pass: DiagnosePass, total: usize) {
+        self.0.set_length(u64::try_from(total).unwrap_or(u64::MAX));
+        self.0.set_position(0);
+        self.0.set_message(match pass {
+            DiagnosePass::Questions => "judging questions",
+            DiagnosePass::Reasoning => "classifying reasoning failures",
+            _ => pass.as_str(),
+        });
+    }
+
+    fn item_finished(&self, _pass: DiagnosePass, _question_id: &str) {
+        self.0.inc(1);
+    }
 }
 
 /// The skill files of one folder, read once; the judges see them as the

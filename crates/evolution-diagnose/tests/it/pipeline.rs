@@ -3,7 +3,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use evolution_diagnose::DiagnosePrompts;
-use evolution_diagnose::{DiagnoseError, DiagnoseOptions, Diagnoser};
+use evolution_diagnose::{
+    DiagnoseError, DiagnoseOptions, DiagnosePass, DiagnoseProgress, Diagnoser,
+};
 use evolution_testkit::{MemoryRunLog, MemoryStore, RecordedRequest, ScriptedLlm, fixtures};
 use evolution_types::{
     CauseCategory, ErrorType, GeneratedQuestion, LlmError, LlmErrorKind, Prediction, RunLogError,
@@ -214,6 +216,122 @@ async fn full_diagnosis_snapshot() {
     );
     assert!(llm.max_in_flight() <= 4);
     insta::assert_json_snapshot!(result);
+}
+
+/// Everything an observer heard, in order.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<(&'static str, DiagnosePass, String)>>);
+
+impl Heard {
+    fn push(&self, what: &'static str, pass: DiagnosePass, detail: String) {
+        self.0.lock().unwrap().push((what, pass, detail));
+    }
+    fn all(&self) -> Vec<(&'static str, DiagnosePass, String)> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl DiagnoseProgress for Heard {
+    fn pass_started(&self, pass: DiagnosePass, total: usize) {
+        self.push("pass", pass, total.to_string());
+    }
+    fn item_started(&self, pass: DiagnosePass, question_id: &str) {
+        self.push("start", pass, question_id.to_owned());
+    }
+    fn item_finished(&self, pass: DiagnosePass, question_id: &str) {
+        self.push("finish", pass, question_id.to_owned());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_observer_hears_each_pass_and_every_judged_item_once() {
+    // (only wrong answers, questions judged in Stage 1)
+    let cases: [(bool, &[&str]); 2] = [
+        (
+            false,
+            &[
+                "q01", "q02", "q03", "q05", "q06", "q07", "q08", "q09", "q10",
+            ],
+        ),
+        (true, &["q02", "q03", "q06", "q07", "q09"]),
+    ];
+    for (only_incorrect, judged) in cases {
+        let f = fixture();
+        let llm = ScriptedLlm::from_fn(fixture_reply);
+        let heard = Heard::default();
+        let result = Diagnoser::new(&llm, &f.log, &f.store)
+            .with_prompts(prompts())
+            .with_profile(profile())
+            .with_options(DiagnoseOptions {
+                concurrency: 3,
+                only_incorrect,
+                ..DiagnoseOptions::default()
+            })
+            .with_progress(&heard)
+            .run(RUN, &f.questions, &f.tree)
+            .await
+            .unwrap();
+        let heard = heard.all();
+        let reasoning: Vec<&str> = result
+            .attributions
+            .iter()
+            .filter(|a| a.error_type == ErrorType::ReasoningFailure)
+            .map(|a| a.question_id.as_str())
+            .collect();
+        assert!(!reasoning.is_empty(), "the fixture has a reasoning failure");
+        let passes: Vec<(DiagnosePass, String)> = heard
+            .iter()
+            .filter(|(what, _, _)| *what == "pass")
+            .map(|(_, pass, total)| (*pass, total.clone()))
+            .collect();
+        assert_eq!(
+            passes,
+            [
+                (DiagnosePass::Questions, judged.len().to_string()),
+                (DiagnosePass::Reasoning, reasoning.len().to_string()),
+            ]
+        );
+        for (pass, ids) in [
+            (DiagnosePass::Questions, judged.to_vec()),
+            (DiagnosePass::Reasoning, reasoning.clone()),
+        ] {
+            let at = |what: &str, id: &str| {
+                let found: Vec<usize> = heard
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (w, p, q))| *w == what && *p == pass && q == id)
+                    .map(|(i, _)| i)
+                    .collect();
+                assert_eq!(found.len(), 1, "{what} {id} in {pass:?}: {heard:?}");
+                found[0]
+            };
+            for id in &ids {
+                assert!(at("start", id) < at("finish", id));
+            }
+            let items = heard
+                .iter()
+                .filter(|(w, p, _)| *w != "pass" && *p == pass)
+                .count();
+            assert_eq!(items, 2 * ids.len(), "no item outside the scope");
+        }
+        // The reasoning pass begins once every question of Stage 1 is done.
+        let reasoning_at = heard
+            .iter()
+            .position(|(w, p, _)| *w == "pass" && *p == DiagnosePass::Reasoning)
+            .unwrap();
+        assert!(
+            heard[..reasoning_at]
+                .iter()
+                .all(|(_, p, _)| *p == DiagnosePass::Questions)
+        );
+        assert_eq!(
+            heard[..reasoning_at]
+                .iter()
+                .filter(|(w, _, _)| *w == "finish")
+                .count(),
+            judged.len()
+        );
+    }
 }
 
 #[tokio::test]

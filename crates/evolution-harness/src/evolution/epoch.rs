@@ -8,7 +8,7 @@ use evolution_types::Prediction;
 use super::documents::{workspace, workspace_at};
 use super::{LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals, ProposeRequest};
 use super::{StopReason, ValidationError};
-use crate::events::Arm;
+use crate::events::{Arm, Phase};
 use crate::runner::Workspace;
 use crate::validate::run_arm;
 
@@ -47,6 +47,7 @@ pub(super) async fn run_training(
     };
     let workspace = workspace_at(ctx.store, config, &train_version)?;
     let run_id = train_run_id(config, state.epoch, &workspace.version);
+    super::phases(ctx, state.epoch).start(Phase::Rollout, &run_id);
     let (answers, _) = run_arm(
         ctx.validation,
         &run_id,
@@ -75,6 +76,8 @@ pub(super) async fn propose(
     if state.proposals.is_some() {
         return Ok(());
     }
+    let phases = super::phases(ctx, state.epoch);
+    phases.start(ctx.proposer.opening_phase(), &train.run_id);
     let Proposals {
         mut proposals,
         diagnosis,
@@ -86,6 +89,7 @@ pub(super) async fn propose(
             train_run_id: &train.run_id,
             workspace: &train.workspace,
             rejected: &state.rejected,
+            phases,
         })
         .await?;
     for p in &mut proposals {
@@ -158,7 +162,10 @@ pub(super) async fn holdout_scores(
     let initial = workspace_at(ctx.store, config, &state.initial_version)?;
     let before_id = format!("{}_holdout_{}", config.run_name, initial.version);
     let after_id = format!("{}_holdout_{}", config.run_name, final_ws.version);
+    let phases = super::phases(ctx, state.epoch);
+    phases.start(Phase::Rollout, &before_id);
     let (before, _) = run_arm(vctx, &before_id, &initial, &config.holdout, Arm::Plain).await?;
+    phases.start(Phase::Rollout, &after_id);
     let (after, _) = run_arm(vctx, &after_id, &final_ws, &config.holdout, Arm::Plain).await?;
     Ok((accuracy(&before), accuracy(&after)))
 }

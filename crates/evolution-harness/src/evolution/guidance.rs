@@ -33,7 +33,7 @@ pub(super) async fn propose_slow_update(
     };
     let guidance = match (&config.slow_update_template, &previous) {
         (Some(template), Some(previous)) => {
-            slow_update_proposals(ctx, config, template, previous, train).await?
+            slow_update_proposals(ctx, config, state.epoch, template, previous, train).await?
         }
         _ => Vec::new(),
     };
@@ -51,9 +51,11 @@ pub(super) async fn propose_slow_update(
 /// writes from the comparison of the two epochs' training answers, as a
 /// proposal labelled `slow-update-<document>` written against the current
 /// version. Documents whose guidance the LLM left unchanged propose nothing.
+/// Each document's call is announced as a `slow_update` phase of `epoch`.
 async fn slow_update_proposals(
     ctx: LoopContext<'_>,
     config: &LoopConfig,
+    epoch: u32,
     template: &str,
     previous: &TrainingRun,
     train: &TrainingRun,
@@ -81,6 +83,7 @@ async fn slow_update_proposals(
         let Some(before) = previous.workspace.skills.get(name).filter(|b| *b != text) else {
             continue;
         };
+        super::phases(ctx, epoch).start(crate::events::Phase::SlowUpdate, name);
         let update = slow_update(ctx.llm, template, before, text, &pairs).await?;
         if !update.updated || update.content == *text {
             continue;

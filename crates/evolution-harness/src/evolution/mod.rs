@@ -33,7 +33,7 @@ use evolution_types::{
 pub use self::proposal::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
 pub use self::state::{EvolutionReport, LoopState, StopReason};
 use crate::budget::BudgetExceeded;
-use crate::events::HarnessEvent;
+use crate::events::{HarnessEvent, Phases};
 use crate::gatekeeper::Gatekeeper;
 use crate::validate::{DataSplit, ValidationContext, ValidationError};
 
@@ -112,6 +112,16 @@ impl std::fmt::Debug for LoopContext<'_> {
 }
 
 /// Runs the loop to its end (or resumes it from `ctx.checkpoint`).
+///
+/// Each phase is announced as it begins ([`HarnessEvent::PhaseStarted`]),
+/// and the budget charges what it meters to it ([`crate::Budget::usage_by_phase`]):
+/// an epoch's training rollouts (`rollout`, subject the run id), the
+/// proposer's call (its [`Proposer::opening_phase`], subject the training
+/// run id; the kernel's proposer announces `diagnose`, then `propose` per
+/// target document), each candidate's gate (`gate`, subject its label),
+/// each probation (`probation`, subject the watched version), the slow
+/// update per document (`slow_update`), and the holdout rollouts after the
+/// last epoch (`rollout`, subject the holdout run id).
 ///
 /// Before any rollout the train, gate, holdout and probation questions
 /// must be disjoint ([`DataSplit`]), and every proposal's provenance is the
@@ -213,6 +223,11 @@ pub async fn run_evolution(
         holdout_before,
         holdout_after,
     })
+}
+
+/// Announces the phases of epoch `epoch` to the run's events, charging its budget.
+fn phases(ctx: LoopContext<'_>, epoch: u32) -> Phases<'_> {
+    Phases::new(ctx.validation.events, ctx.validation.budget, epoch)
 }
 
 /// The budget cap behind `error`, if a cap caused it (directly, or through

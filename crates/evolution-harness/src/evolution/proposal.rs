@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use evolution_types::{DiagnosisResult, EvolutionRecord, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
+use crate::events::{Phase, Phases};
 use crate::runner::Workspace;
 
 /// One candidate change: whole documents to write, with the record of how
@@ -33,6 +34,10 @@ pub struct ProposeRequest<'a> {
     pub workspace: &'a Workspace,
     /// Every edit rejected so far, with its gate evidence.
     pub rejected: &'a [RejectedEdit],
+    /// Where the proposer announces the phases of its work after the first
+    /// ([`Proposer::opening_phase`], which the loop announces); what the
+    /// budget meters is charged to the phase announced last.
+    pub phases: Phases<'a>,
 }
 
 /// What a proposer made for an epoch: the candidates and, when it
@@ -97,4 +102,12 @@ pub enum ProposeError {
 pub trait Proposer: Send + Sync {
     /// Proposals for this epoch.
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError>;
+
+    /// The phase the loop announces before calling [`Proposer::propose`]:
+    /// [`Phase::Propose`] by default, [`Phase::Diagnose`] for a proposer that
+    /// diagnoses first (it then announces [`Phase::Propose`] itself through
+    /// [`ProposeRequest::phases`]).
+    fn opening_phase(&self) -> Phase {
+        Phase::Propose
+    }
 }

@@ -119,6 +119,63 @@ fn token_cap_and_rollout_reservations_are_all_or_nothing() {
     assert_eq!(fresh.usage().rollouts, 6);
 }
 
+/// Once a phase is entered, every call, failed call and rollout is charged
+/// to it as well as to the run; what came before counts for the run only.
+#[test]
+fn usage_is_charged_to_the_phase_in_progress() {
+    use evolution_harness::{Phase, Usage};
+    let budget = Budget::new(BudgetLimits {
+        prices: prices(),
+        ..BudgetLimits::default()
+    })
+    .unwrap();
+    budget.record_llm_call(&response("m", 1, 1)).unwrap();
+    assert!(budget.usage_by_phase().is_empty());
+    assert_eq!(budget.phase(), None);
+    budget.enter_phase(Phase::Rollout);
+    budget.reserve_rollouts(4).unwrap();
+    budget.enter_phase(Phase::Diagnose);
+    budget.record_llm_call(&response("m", 1_000, 500)).unwrap();
+    budget.record_failed_call();
+    budget.enter_phase(Phase::Rollout);
+    budget.reserve_rollouts(2).unwrap();
+    let by_phase = budget.usage_by_phase();
+    assert_eq!(
+        by_phase.keys().copied().collect::<Vec<_>>(),
+        [Phase::Rollout, Phase::Diagnose]
+    );
+    assert_eq!(
+        by_phase[&Phase::Rollout],
+        Usage {
+            rollouts: 6,
+            ..Usage::default()
+        }
+    );
+    let diagnose = &by_phase[&Phase::Diagnose];
+    assert_eq!(
+        (
+            diagnose.llm_calls,
+            diagnose.prompt_tokens,
+            diagnose.completion_tokens
+        ),
+        (2, 1_000, 500)
+    );
+    assert!((diagnose.cost - 0.002).abs() < 1e-15);
+    // The call before the first phase is the difference.
+    let total = budget.usage();
+    let phased = by_phase
+        .values()
+        .fold(Usage::default(), |sum, u| sum.plus(u));
+    assert_eq!(total.llm_calls, phased.llm_calls + 1);
+    assert_eq!(total.rollouts, phased.rollouts);
+    assert_eq!(Phase::SlowUpdate.as_str(), "slow_update");
+    assert_eq!(Phase::SlowUpdate.label(), "slow update");
+    assert_eq!(
+        serde_json::to_value(Phase::SlowUpdate).unwrap(),
+        "slow_update"
+    );
+}
+
 #[test]
 fn invalid_amounts_are_refused() {
     let err = Budget::new(BudgetLimits {

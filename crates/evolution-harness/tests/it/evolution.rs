@@ -176,6 +176,16 @@ impl World {
     }
 
     async fn run(&self, budget: &Budget, resume: bool) -> Result<EvolutionReport, LoopError> {
+        self.run_with(budget, resume, &self.llm).await
+    }
+
+    /// A run whose slow update calls `llm`.
+    async fn run_with(
+        &self,
+        budget: &Budget,
+        resume: bool,
+        llm: &dyn evolution_types::LlmProvider,
+    ) -> Result<EvolutionReport, LoopError> {
         let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
             self.rollouts.fetch_add(1, Ordering::Relaxed);
             agent(ws, q)
@@ -190,7 +200,7 @@ impl World {
             },
             store: &self.store,
             proposer: &self.proposer,
-            llm: &self.llm,
+            llm,
             checkpoint: &self.checkpoint,
         };
         let config = LoopConfig {
@@ -924,4 +934,109 @@ async fn a_harmful_slow_update_is_gated_and_not_adopted() {
         })
         .count();
     assert_eq!(rejected, 2);
+}
+
+/// Every phase the loop enters is announced before its work, in the order
+/// of the epochs, and the budget charges each phase what it used: the
+/// phases' usage adds up to the run's.
+#[tokio::test]
+async fn phases_are_announced_in_order_and_their_usage_adds_up_to_the_run() {
+    use evolution_harness::{HarnessEvent, MeteredLlm, Phase, Price, Usage};
+    let world = World::new();
+    let budget = std::sync::Arc::new(
+        Budget::new(BudgetLimits {
+            prices: BTreeMap::from([(
+                "scripted-model".to_owned(),
+                Price {
+                    prompt_per_million: 1_000_000.0,
+                    completion_per_million: 2_000_000.0,
+                },
+            )]),
+            ..BudgetLimits::default()
+        })
+        .unwrap(),
+    );
+    let llm = MeteredLlm::new(&world.llm, std::sync::Arc::clone(&budget));
+    let report = world.run_with(&budget, false, &llm).await.unwrap();
+    assert_eq!(report.epochs, 3);
+    let events = world.events.events();
+    let phases: Vec<(u32, Phase, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            HarnessEvent::PhaseStarted {
+                epoch,
+                phase,
+                subject,
+            } => Some((*epoch, *phase, subject.clone())),
+            _ => None,
+        })
+        .collect();
+    let p = |epoch: u32, phase: Phase, subject: &str| (epoch, phase, subject.to_owned());
+    assert_eq!(
+        phases,
+        [
+            p(0, Phase::Rollout, "e2e_train_e0_v1"),
+            p(0, Phase::Propose, "e2e_train_e0_v1"),
+            p(0, Phase::Gate, "e2e_e0_harm"),
+            p(0, Phase::Gate, "e2e_e0_help-a"),
+            p(0, Phase::Gate, "e2e_e0_noop"),
+            p(1, Phase::Rollout, "e2e_train_e1_v2"),
+            p(1, Phase::Propose, "e2e_train_e1_v2"),
+            p(1, Phase::Gate, "e2e_e1_noop"),
+            p(1, Phase::Gate, "e2e_e1_help-c"),
+            p(1, Phase::SlowUpdate, "s.md"),
+            p(1, Phase::Gate, "e2e_e1_slow-update-s.md"),
+            p(2, Phase::Rollout, "e2e_train_e2_v3"),
+            p(2, Phase::Propose, "e2e_train_e2_v3"),
+            p(2, Phase::SlowUpdate, "s.md"),
+            p(2, Phase::Gate, "e2e_e2_slow-update-s.md"),
+            p(3, Phase::Rollout, "e2e_holdout_v1"),
+            p(3, Phase::Rollout, "e2e_holdout_v3"),
+        ]
+    );
+    // Each phase is announced before its own events: the first block of a
+    // gate comes after the gate's announcement, the run's start before all.
+    let position = |wanted: &dyn Fn(&HarnessEvent) -> bool| events.iter().position(wanted).unwrap();
+    let gate_started = position(
+        &|e| matches!(e, HarnessEvent::PhaseStarted { subject, .. } if subject == "e2e_e0_harm"),
+    );
+    let first_block = position(&|e| matches!(e, HarnessEvent::BlockGated { .. }));
+    let first_phase = position(&|e| matches!(e, HarnessEvent::PhaseStarted { .. }));
+    assert!(matches!(events[0], HarnessEvent::RunStarted { .. }));
+    assert_eq!(first_phase, 1);
+    assert!(gate_started < first_block);
+    assert!(matches!(
+        events.last(),
+        Some(HarnessEvent::RunFinished { .. })
+    ));
+
+    let total = budget.usage();
+    let by_phase = budget.usage_by_phase();
+    let sum = by_phase
+        .values()
+        .fold(Usage::default(), |acc, u| acc.plus(u));
+    assert_eq!(
+        (
+            sum.llm_calls,
+            sum.prompt_tokens,
+            sum.completion_tokens,
+            sum.rollouts
+        ),
+        (
+            total.llm_calls,
+            total.prompt_tokens,
+            total.completion_tokens,
+            total.rollouts
+        )
+    );
+    assert!((sum.cost - total.cost).abs() < 1e-9, "{sum:?} vs {total:?}");
+    // Only the slow update calls the LLM here; the training and holdout
+    // rollouts are 3 × 30 + 2 × 30, the gates run both arms.
+    let slow = &by_phase[&Phase::SlowUpdate];
+    assert_eq!((slow.llm_calls, slow.rollouts), (2, 0));
+    assert!(slow.cost > 0.0 && slow.completion_tokens > 0, "{slow:?}");
+    assert_eq!(by_phase[&Phase::Rollout].rollouts, 150);
+    assert_eq!(by_phase[&Phase::Rollout].llm_calls, 0);
+    assert!(by_phase[&Phase::Gate].rollouts > 0);
+    assert!(!by_phase.contains_key(&Phase::Diagnose));
 }

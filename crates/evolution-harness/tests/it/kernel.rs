@@ -380,15 +380,38 @@ async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
         gate_delta_hat: None,
         source_version: version.clone(),
     }];
+    let events = evolution_harness::EventLog::new();
+    let budget = evolution_harness::Budget::unlimited();
     let request = |epoch| evolution_harness::ProposeRequest {
         epoch,
         max_epochs: 3,
         train_run_id: "train",
         workspace: &ws,
         rejected: &rejected,
+        phases: evolution_harness::Phases::new(&events, &budget, epoch),
     };
-    use evolution_harness::Proposer;
+    use evolution_harness::{HarnessEvent, Phase, Proposer};
+    assert_eq!(proposer.opening_phase(), Phase::Diagnose);
     let first = proposer.propose(request(0)).await.unwrap().proposals;
+    // After its diagnosis (the loop announces that), one `propose` phase per
+    // document it evolves; the LLM calls of the edits are charged to it.
+    let announced: Vec<(u32, Phase, String)> = events
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            HarnessEvent::PhaseStarted {
+                epoch,
+                phase,
+                subject,
+            } => Some((epoch, phase, subject)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        announced,
+        ["a.md", "b.md", "c.md"].map(|d| (0, Phase::Propose, d.to_owned()))
+    );
+    assert_eq!(budget.phase(), Some(Phase::Propose));
     let targets: Vec<_> = first
         .iter()
         .map(|p| p.record.target_file.as_str())

@@ -30,7 +30,7 @@ mod rounds;
 mod slow;
 mod trajectories;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -38,7 +38,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use evolution_evolve::EditBudgetSchedule;
 use evolution_evolve::reflect::Round;
-use evolution_harness::{MeteredLlm, PromptTemplates, slow_update};
+use evolution_harness::{Budget, MeteredLlm, Phase, PromptTemplates, Usage, slow_update};
 use evolution_types::LlmProvider;
 use serde::Serialize;
 use serde_json::Value;
@@ -108,6 +108,10 @@ struct Summary {
     /// What `--slow-update` did (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     slow_update: Option<SlowReport>,
+    /// What each phase used: `propose` (the rounds), `gate` (the gated
+    /// candidates, their probation included), `rollout` (the training
+    /// answers the slow update compares), `slow_update`.
+    usage_by_phase: BTreeMap<Phase, Usage>,
 }
 
 /// The gate's part of the summary.
@@ -294,7 +298,12 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         templates,
         gating,
     } = check_inputs(args)?;
-    let budget = gating.as_ref().map(budget_of).transpose()?;
+    // Every LLM call and rollout is metered, per phase; only a gated
+    // session has caps (its `[budget]`).
+    let budget = match &gating {
+        Some(config) => budget_of(config)?,
+        None => Arc::new(Budget::unlimited()),
+    };
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -303,13 +312,10 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     run_dir.check_writable()?;
     let llm = runtime.block_on(build_llm(&args.llm, &[&args.skill]))?;
     // A gated session's LLM calls count against its `[budget]` too.
-    let provider: Arc<dyn LlmProvider> = match &budget {
-        Some(budget) => Arc::new(MeteredLlm::new(
-            Arc::clone(&llm.provider),
-            Arc::clone(budget),
-        )),
-        None => Arc::clone(&llm.provider),
-    };
+    let provider: Arc<dyn LlmProvider> = Arc::new(MeteredLlm::new(
+        Arc::clone(&llm.provider),
+        Arc::clone(&budget),
+    ));
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));
     }
@@ -321,6 +327,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         llm.description
     ));
 
+    budget.enter_phase(Phase::Propose);
     let (candidate, outcome) = runtime.block_on(evolve_loop(
         provider.as_ref(),
         &original,
@@ -354,6 +361,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             None => GateSummary::ungated(),
         },
         slow_update: None,
+        usage_by_phase: BTreeMap::new(),
     };
 
     std::fs::create_dir_all(run_dir.root())
@@ -369,7 +377,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             summary.stop_reason,
             skill.display()
         ));
-        return finish(out, &run_dir, &summary);
+        return finish(out, &run_dir, &mut summary, &budget);
     }
 
     let session = Session {
@@ -378,14 +386,19 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         candidate: &candidate,
         loaded: &loaded,
         llm: provider.as_ref(),
+        budget: &budget,
         slow_update: args.slow_update,
         slow_update_template: &templates.slow_update,
     };
-    let offered = match (&gating, budget) {
-        (Some(config), Some(budget)) => {
-            runtime.block_on(session.gated(config, &run_dir, budget, candidates, &mut summary))?
-        }
-        _ => Some(runtime.block_on(session.ungated(&mut summary))?),
+    let offered = match &gating {
+        Some(config) => runtime.block_on(session.gated(
+            config,
+            &run_dir,
+            Arc::clone(&budget),
+            candidates,
+            &mut summary,
+        ))?,
+        None => Some(runtime.block_on(session.ungated(&mut summary))?),
     };
     let candidate_path = run_dir.candidate(&name);
     let shown = offered.as_deref().unwrap_or(&candidate);
@@ -409,7 +422,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             skill.display(),
             candidate_path.display()
         ));
-        return finish(out, &run_dir, &summary);
+        return finish(out, &run_dir, &mut summary, &budget);
     };
 
     show_candidate(out, &name, &original, &offered, &summary);
@@ -422,7 +435,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             "not written: no terminal to confirm on and no --yes. The candidate is at {}\n",
             candidate_path.display()
         ));
-        return finish(out, &run_dir, &summary);
+        return finish(out, &run_dir, &mut summary, &budget);
     };
     if !approved {
         out.say(&format!(
@@ -430,7 +443,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             skill.display(),
             candidate_path.display()
         ));
-        return finish(out, &run_dir, &summary);
+        return finish(out, &run_dir, &mut summary, &budget);
     }
     // The skill must not have changed while the LLM was thinking.
     let now = read_document(skill)?;
@@ -463,7 +476,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     summary.written = true;
     summary.version = Some(version.to_string());
     out.say(&format!("wrote {} as {version}\n", skill.display()));
-    finish(out, &run_dir, &summary)
+    finish(out, &run_dir, &mut summary, &budget)
 }
 
 /// What the steps after the rounds share.
@@ -473,6 +486,8 @@ struct Session<'a> {
     candidate: &'a str,
     loaded: &'a Loaded,
     llm: &'a dyn LlmProvider,
+    /// The meter of the session, told each phase as it begins.
+    budget: &'a Budget,
     slow_update: bool,
     /// The slow update's prompt (built in, or `--prompts DIR`'s override).
     slow_update_template: &'a str,
@@ -516,6 +531,7 @@ impl Session<'_> {
         config: &GatingConfig,
         summary: &mut Summary,
     ) -> anyhow::Result<Option<String>> {
+        self.budget.enter_phase(Phase::Gate);
         let first = gate
             .gate("evolve", self.candidate, &BTreeSet::new())
             .await?;
@@ -531,9 +547,11 @@ impl Session<'_> {
         }
         let mut offered = gate.current_text()?;
         if self.slow_update {
+            self.budget.enter_phase(Phase::Rollout);
             let (questions, [before, after]) =
                 gate.training_answers(self.original, &offered).await?;
             let pairs = gated_pairs(&questions, &before, &after);
+            self.budget.enter_phase(Phase::SlowUpdate);
             let update = slow_update(
                 self.llm,
                 self.slow_update_template,
@@ -555,6 +573,7 @@ impl Session<'_> {
             if update.updated && update.content != offered {
                 let train: BTreeSet<String> =
                     questions.iter().map(|q| q.question_id.clone()).collect();
+                self.budget.enter_phase(Phase::Gate);
                 let verdict = gate.gate("slow-update", &update.content, &train).await?;
                 if verdict.passed {
                     offered = update.content;
@@ -572,6 +591,7 @@ impl Session<'_> {
             return Ok(self.candidate.to_owned());
         }
         let pairs = ungated_pairs(&self.loaded.failures, &summary.rounds);
+        self.budget.enter_phase(Phase::SlowUpdate);
         let update = slow_update(
             self.llm,
             self.slow_update_template,
@@ -590,7 +610,15 @@ impl Session<'_> {
     }
 }
 
-fn finish(out: Out, run_dir: &RunDir, summary: &Summary) -> anyhow::Result<ExitCode> {
+/// Writes `report.json` (with what each phase of `budget` used) and the
+/// page, and prints the summary.
+fn finish(
+    out: Out,
+    run_dir: &RunDir,
+    summary: &mut Summary,
+    budget: &Budget,
+) -> anyhow::Result<ExitCode> {
+    summary.usage_by_phase = budget.usage_by_phase();
     let report = serde_json::to_string_pretty(summary)?;
     let path = run_dir.report_json();
     std::fs::create_dir_all(run_dir.root())

@@ -1,7 +1,7 @@
 //! The page of an `evolve` session: the candidate(s) with the gate's
 //! evidence when gated (the ln E chart per candidate, the quadrants) or a
-//! plain "ungated" banner, the reflection rounds and why they stopped, the
-//! slow update, and the diff. A pure function of the session's
+//! plain "ungated" banner, what each phase used, the reflection rounds and
+//! why they stopped, the slow update, and the diff. A pure function of the session's
 //! `report.json`, drawn with the run page's stylesheet, chart and escapes.
 
 use std::fmt::Write as _;
@@ -13,7 +13,8 @@ use super::chart::line_chart;
 use super::escape;
 use super::model::{EvolveReport, EvolveVerdictView, RoundView};
 use super::page::{
-    CHART_CLASS, STYLE, diff_block, e_from_ln, evidence_chart, label, quadrants, threshold,
+    CHART_CLASS, STYLE, diff_block, e_from_ln, evidence_chart, label, phase_table, quadrants,
+    threshold,
 };
 
 /// Longest free text shown in a cell (reasons, summaries, edit contents).
@@ -39,6 +40,10 @@ pub(crate) fn page(run: &str, report: &EvolveReport) -> String {
         label(run)
     );
     out.push_str(&summary(report));
+    if let Some(by_phase) = report.usage_by_phase.as_ref().filter(|p| !p.is_empty()) {
+        out.push_str("<h2 id=\"usage\">Usage by phase</h2>\n");
+        out.push_str(&phase_table(by_phase, None));
+    }
     out.push_str(&gate(report));
     out.push_str(&rounds(report));
     out.push_str(&slow_update(report));

@@ -10,15 +10,19 @@
 use std::collections::BTreeMap;
 
 use evolution_gate::{EProcess, GateDecision, GateParams, ProbationVerdict};
-use evolution_harness::{BudgetLimits, GatePoint, StopReason, Usage};
+use evolution_harness::{BudgetLimits, GatePoint, Phase, StopReason, Usage};
 use serde::{Deserialize, Serialize};
 
 /// What a run adds to `report.json` for the HTML report: the budget's use
-/// and caps, and the gate's parameters before any e-LOND level raised them.
+/// (in all and per phase) and caps, and the gate's parameters before any
+/// e-LOND level raised them.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct RunFacts {
     /// What the run used.
     pub(crate) usage: Usage,
+    /// What each phase of the run used (`rollout`, `diagnose`, `propose`,
+    /// `gate`, `probation`, `slow_update`); the phases add up to `usage`.
+    pub(crate) usage_by_phase: BTreeMap<Phase, Usage>,
     /// The run's caps.
     pub(crate) budget: BudgetLimits,
     /// The gate's parameters.
@@ -49,6 +53,10 @@ pub(crate) struct SavedReport {
     /// What the run used (absent from reports of older versions).
     #[serde(default)]
     pub(crate) usage: Option<UsageView>,
+    /// What each phase used, by the phase's name (absent from reports of
+    /// older versions).
+    #[serde(default)]
+    pub(crate) usage_by_phase: Option<BTreeMap<String, UsageView>>,
     /// The run's caps (absent from reports of older versions).
     #[serde(default)]
     pub(crate) budget: Option<BudgetView>,
@@ -309,6 +317,9 @@ pub(crate) struct EvolveReport {
     /// What `--slow-update` did.
     #[serde(default)]
     pub(crate) slow_update: Option<SlowView>,
+    /// What each phase used, by the phase's name (absent from older reports).
+    #[serde(default)]
+    pub(crate) usage_by_phase: Option<BTreeMap<String, UsageView>>,
 }
 
 /// One reflection round of an `evolve` session.
@@ -452,20 +463,38 @@ mod tests {
         assert_eq!(first.observed.get("q1"), Some(&(false, true)));
         assert_eq!(report.records[1].level.unwrap().threshold, None);
         assert!(report.usage.is_none() && report.budget.is_none() && report.gate.is_none());
+        assert!(report.usage_by_phase.is_none());
     }
 
     #[test]
     fn the_facts_a_run_writes_read_back() {
         let mut gate = GateParams::calibrated();
         gate.lambda_dir = f64::NEG_INFINITY;
+        let usage = Usage {
+            llm_calls: 3,
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            cost: 0.5,
+            rollouts: 7,
+        };
         let facts = RunFacts {
-            usage: Usage {
-                llm_calls: 3,
-                prompt_tokens: 10,
-                completion_tokens: 5,
-                cost: 0.5,
-                rollouts: 7,
-            },
+            usage: usage.clone(),
+            usage_by_phase: BTreeMap::from([
+                (
+                    Phase::Rollout,
+                    Usage {
+                        rollouts: 7,
+                        ..Usage::default()
+                    },
+                ),
+                (
+                    Phase::SlowUpdate,
+                    Usage {
+                        rollouts: 0,
+                        ..usage
+                    },
+                ),
+            ]),
             budget: BudgetLimits {
                 max_llm_calls: Some(9),
                 ..BudgetLimits::default()
@@ -483,6 +512,13 @@ mod tests {
             (3, Some(0.5), 7)
         );
         assert_eq!(budget.max_llm_calls, Some(9));
+        let phases: BTreeMap<String, UsageView> =
+            serde_json::from_value(json["usage_by_phase"].clone()).unwrap();
+        assert_eq!(
+            phases.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["rollout", "slow_update"]
+        );
+        assert_eq!(phases["slow_update"].llm_calls, 3);
         assert_eq!(gate.lambda_dir, None);
         assert_eq!(gate.e_confirm, 20.0);
     }

@@ -9,13 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use evolution_gate::{GateDecision, ProbationVerdict, wald_lambda};
-use evolution_harness::StopReason;
+use evolution_harness::{Phase, StopReason};
 use evolution_types::template::truncate_chars;
 
 use super::chart::{Level, LineChart, Series, line_chart};
 use super::escape;
 use super::model::{
-    ErrorControl, GateView, Inputs, RecordView, SavedReport, Score, StagedView, ValidationView,
+    ErrorControl, GateView, Inputs, RecordView, SavedReport, Score, StagedView, UsageView,
+    ValidationView,
 };
 
 /// The CSS class of every evidence chart (one per gated candidate).
@@ -359,7 +360,55 @@ fn outcome_badge(record: &RecordView) -> String {
     format!("<span class=\"badge\">{decision}{probation}</span>")
 }
 
-/// What the run used, by phase where the records tell, and the budget.
+/// The header of a usage table.
+const USAGE_HEADER: &str = "<table>\n<tr><th>phase</th><th>LLM calls</th><th>prompt tokens</th>\
+     <th>completion tokens</th><th>cost</th><th>agent rollouts</th></tr>\n";
+
+/// One row of a usage table; `name` is escaped.
+fn usage_row(name: &str, u: &UsageView) -> String {
+    let cost = u
+        .cost
+        .map_or_else(|| "n/a".to_owned(), |c| format!("{c:.4}"));
+    format!(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+         <td class=\"num\">{}</td><td class=\"num\">{cost}</td><td class=\"num\">{}</td></tr>\n",
+        escape::text(name),
+        u.llm_calls,
+        u.prompt_tokens,
+        u.completion_tokens,
+        u.rollouts
+    )
+}
+
+/// What each phase used, as a table: the known phases in the order of an
+/// epoch (named in words), any other name after them, then `total` when
+/// given.
+pub(crate) fn phase_table(
+    by_phase: &BTreeMap<String, UsageView>,
+    total: Option<&UsageView>,
+) -> String {
+    let mut out = String::from(USAGE_HEADER);
+    let known: Vec<&str> = Phase::ALL.iter().map(|p| p.as_str()).collect();
+    for phase in Phase::ALL {
+        if let Some(u) = by_phase.get(phase.as_str()) {
+            out.push_str(&usage_row(phase.label(), u));
+        }
+    }
+    for (name, u) in by_phase
+        .iter()
+        .filter(|(n, _)| !known.contains(&n.as_str()))
+    {
+        out.push_str(&usage_row(name, u));
+    }
+    if let Some(total) = total {
+        out.push_str(&usage_row("whole run", total));
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// What the run used, per phase (or, in reports written before phases were
+/// recorded, by what the records tell), and the budget.
 fn usage(inputs: &Inputs) -> String {
     let report = &inputs.report;
     let mut out = String::from("<h2 id=\"usage\">Usage</h2>\n");
@@ -367,6 +416,24 @@ fn usage(inputs: &Inputs) -> String {
         out.push_str("<p class=\"muted\">This report was written before usage was recorded in report.json.</p>\n");
         return out;
     };
+    let cost = total
+        .cost
+        .map_or_else(|| "n/a".to_owned(), |c| format!("{c:.4}"));
+    match &report.usage_by_phase {
+        Some(by_phase) if !by_phase.is_empty() => {
+            out.push_str(&phase_table(by_phase, Some(&total)));
+        }
+        _ => out.push_str(&usage_by_records(inputs, &total)),
+    }
+    out.push_str(&budget_line(report, &total, &cost));
+    out
+}
+
+/// The usage table of a report without phases: the whole run, then what
+/// the gate records and the run log tell (writing and gating the
+/// candidates), the rest in one row.
+fn usage_by_records(inputs: &Inputs, total: &UsageView) -> String {
+    let report = &inputs.report;
     let gate_rollouts: u64 = report
         .records
         .iter()
@@ -375,19 +442,8 @@ fn usage(inputs: &Inputs) -> String {
         .fold(0, u64::saturating_add);
     let writing_calls: Option<u64> = (inputs.writing_calls.len() == report.records.len())
         .then(|| inputs.writing_calls.values().map(|c| u64::from(*c)).sum());
-    let cost = total
-        .cost
-        .map_or_else(|| "n/a".to_owned(), |c| format!("{c:.4}"));
-    out.push_str(
-        "<table>\n<tr><th>phase</th><th>LLM calls</th><th>prompt tokens</th>\
-         <th>completion tokens</th><th>cost</th><th>agent rollouts</th></tr>\n",
-    );
-    let _ = writeln!(
-        out,
-        "<tr><td>whole run</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-         <td class=\"num\">{}</td><td class=\"num\">{cost}</td><td class=\"num\">{}</td></tr>",
-        total.llm_calls, total.prompt_tokens, total.completion_tokens, total.rollouts
-    );
+    let mut out = String::from(USAGE_HEADER);
+    out.push_str(&usage_row("whole run", total));
     let _ = writeln!(
         out,
         "<tr><td>writing the candidates (evolve, rank)</td><td class=\"num\">{}</td>\
@@ -410,6 +466,12 @@ fn usage(inputs: &Inputs) -> String {
         total.rollouts.saturating_sub(gate_rollouts)
     );
     out.push_str("</table>\n");
+    out
+}
+
+/// The budget line under the usage table (empty in reports without caps).
+fn budget_line(report: &SavedReport, total: &UsageView, cost: &str) -> String {
+    let mut out = String::new();
     if let Some(budget) = report.budget {
         let of = |used: String, cap: Option<String>| match cap {
             Some(cap) => format!("{used} of {cap}"),
@@ -429,7 +491,7 @@ fn usage(inputs: &Inputs) -> String {
                     .to_string(),
                 budget.max_tokens.map(|c| c.to_string())
             ),
-            of(cost.clone(), budget.max_cost.map(|c| format!("{c:.4}"))),
+            of(cost.to_owned(), budget.max_cost.map(|c| format!("{c:.4}"))),
             of(
                 total.rollouts.to_string(),
                 budget.max_rollouts.map(|c| c.to_string())
@@ -972,6 +1034,14 @@ mod tests {
                     cost: Some(0.25),
                     rollouts: 60,
                 }),
+                usage_by_phase: Some(BTreeMap::from([
+                    ("rollout".to_owned(), phase_usage(0, 0, 20)),
+                    ("diagnose".to_owned(), phase_usage(6, 1800, 0)),
+                    ("propose".to_owned(), phase_usage(4, 1000, 0)),
+                    ("gate".to_owned(), phase_usage(0, 0, 40)),
+                    ("slow_update".to_owned(), phase_usage(1, 200, 0)),
+                    (format!("later {HOSTILE}"), phase_usage(1, 0, 0)),
+                ])),
                 budget: Some(BudgetView {
                     max_llm_calls: Some(500),
                     max_tokens: None,
@@ -1005,6 +1075,50 @@ mod tests {
                 },
             )),
         }
+    }
+
+    /// What one phase used: calls, prompt tokens, rollouts.
+    fn phase_usage(llm_calls: u64, prompt_tokens: u64, rollouts: u64) -> UsageView {
+        UsageView {
+            llm_calls,
+            prompt_tokens,
+            completion_tokens: 0,
+            cost: Some(0.0),
+            rollouts,
+        }
+    }
+
+    #[test]
+    fn usage_is_shown_per_phase_in_the_order_of_an_epoch() {
+        let html = page(&inputs());
+        let names = [
+            "<tr><td>rollout</td>",
+            "<tr><td>diagnose</td>",
+            "<tr><td>propose</td>",
+            "<tr><td>gate</td>",
+            "<tr><td>slow update</td>",
+            "<tr><td>later &lt;script&gt;",
+            "<tr><td>whole run</td>",
+        ];
+        let at: Vec<usize> = names
+            .iter()
+            .map(|n| {
+                html.find(n)
+                    .unwrap_or_else(|| panic!("{n} missing: {html}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+        assert!(
+            html.contains(
+                "<tr><td>diagnose</td><td class=\"num\">6</td><td class=\"num\">1800</td>"
+            )
+        );
+        assert!(!html.contains("everything else"));
+        // A report written before phases were recorded keeps the older table.
+        let mut older = inputs();
+        older.report.usage_by_phase = None;
+        let html = page(&older);
+        assert!(html.contains("everything else") && !html.contains("<tr><td>diagnose</td>"));
     }
 
     #[test]

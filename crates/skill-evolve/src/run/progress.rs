@@ -1,12 +1,13 @@
-//! Progress of a run from the harness's events: a spinner of rollouts (drawn
-//! only on a terminal) and one line per gate decision, kept for the report.
+//! Progress of a run from the harness's events: a spinner of rollouts that
+//! names the phase the run is in (drawn only on a terminal) and one line per
+//! gate decision, kept for the report.
 
 use std::io::IsTerminal as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use evolution_gate::GateDecision;
-use evolution_harness::{EventSink, HarnessEvent};
+use evolution_harness::{EventSink, HarnessEvent, Phase};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::render::terminal_safe;
@@ -61,6 +62,21 @@ impl Progress {
     }
 }
 
+/// The spinner's message while `phase` of `epoch` works on `subject`, e.g.
+/// `epoch 1 · gate · run_e1_0-skill.md`; the subject is escaped and cut, it
+/// may name a document of the user's.
+fn phase_message(epoch: u32, phase: Phase, subject: &str) -> String {
+    let subject = evolution_types::template::truncate_chars(subject, MAX_SUBJECT_CHARS);
+    format!(
+        "epoch {epoch} · {} · {}",
+        phase.label(),
+        terminal_safe(&subject)
+    )
+}
+
+/// Longest subject shown in the spinner.
+const MAX_SUBJECT_CHARS: usize = 80;
+
 /// The gate decision as its serialised name (`accept`, `reject`, ...).
 pub(crate) fn decision_name(d: GateDecision) -> String {
     serde_json::to_value(d)
@@ -75,12 +91,17 @@ impl EventSink for Progress {
             HarnessEvent::RunStarted { run_id, .. } => {
                 self.questions.set_message(format!("run {run_id}"));
             }
-            HarnessEvent::QuestionDone { run_id, cached, .. } => {
-                if !cached {
-                    self.questions.inc(1);
-                }
-                self.questions.set_message(run_id.clone());
+            HarnessEvent::PhaseStarted {
+                epoch,
+                phase,
+                subject,
+            } => {
+                tracing::info!("{}", phase_message(*epoch, *phase, subject));
+                self.questions
+                    .set_message(phase_message(*epoch, *phase, subject));
             }
+            // The message names the phase (and its run); rollouts only count.
+            HarnessEvent::QuestionDone { cached: false, .. } => self.questions.inc(1),
             HarnessEvent::BlockGated {
                 candidate,
                 block,
@@ -132,5 +153,41 @@ impl EventSink for Progress {
             HarnessEvent::RunFinished { .. } => {}
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spinner_names_the_phase_the_run_is_in() {
+        let progress = Progress::new();
+        let phase = |epoch, phase, subject: &str| HarnessEvent::PhaseStarted {
+            epoch,
+            phase,
+            subject: subject.to_owned(),
+        };
+        progress.emit(&phase(0, Phase::Rollout, "r_train_e0_v1"));
+        assert_eq!(
+            progress.questions.message(),
+            "epoch 0 · rollout · r_train_e0_v1"
+        );
+        progress.emit(&HarnessEvent::QuestionDone {
+            run_id: "r_train_e0_v1".into(),
+            question_id: "q1".into(),
+            arm: evolution_harness::Arm::Plain,
+            correct: true,
+            infra_error: false,
+            cached: false,
+        });
+        assert_eq!(progress.questions.position(), 1);
+        progress.emit(&phase(1, Phase::SlowUpdate, "a\u{1b}[2Jb.md"));
+        assert_eq!(
+            progress.questions.message(),
+            "epoch 1 · slow update · a\\x1b[2Jb.md"
+        );
+        // A phase is not an event line of the report.
+        assert!(progress.lines.lock().unwrap().is_empty());
     }
 }

@@ -1,5 +1,5 @@
-//! The report of a finished run: `report.md` (what changed, the gate's
-//! evidence per candidate with a legend of its columns and decisions — or,
+//! The report of a finished run: `report.md` (what changed, what each
+//! phase used, the gate's evidence per candidate with a legend of its columns and decisions — or,
 //! when no candidate was gated, why —, what is staged for adoption, the
 //! events) and `report.json`.
 
@@ -181,6 +181,10 @@ pub(crate) fn write_report(
         pct(report.holdout_after),
         guarantee.describe(),
     );
+    if !facts.usage_by_phase.is_empty() {
+        let at = md.find("## Gate evidence").unwrap_or(md.len());
+        md.insert_str(at, &phase_table(&facts.usage, &facts.usage_by_phase));
+    }
     if unreviewed > 0 {
         let note = format!(
             "Unreviewed questions: {unreviewed} question(s) marked `\"reviewed\": false` were \
@@ -268,6 +272,7 @@ pub(crate) fn write_report(
         "records": report.records,
         "staged": proposal.documents,
         "usage": facts.usage,
+        "usage_by_phase": facts.usage_by_phase,
         "budget": facts.budget,
         "gate": facts.gate,
     });
@@ -282,6 +287,33 @@ pub(crate) fn usage_line(u: &evolution_harness::Usage) -> String {
         "{} LLM calls, {} prompt + {} completion tokens, {} agent rollouts",
         u.llm_calls, u.prompt_tokens, u.completion_tokens, u.rollouts
     )
+}
+
+/// What each phase used, as a markdown section: one row per phase that used
+/// anything, in the order of an epoch, then the whole run.
+pub(crate) fn phase_table(
+    total: &evolution_harness::Usage,
+    by_phase: &std::collections::BTreeMap<evolution_harness::Phase, evolution_harness::Usage>,
+) -> String {
+    let mut md = String::from(
+        "## Usage by phase
+
+         | phase | LLM calls | prompt tokens | completion tokens | cost | agent rollouts |
+         |---|---|---|---|---|---|
+",
+    );
+    let rows = by_phase
+        .iter()
+        .map(|(phase, usage)| (phase.label(), usage))
+        .chain([("whole run", total)]);
+    for (name, u) in rows {
+        md.push_str(&format!(
+            "| {name} | {} | {} | {} | {:.4} | {} |\n",
+            u.llm_calls, u.prompt_tokens, u.completion_tokens, u.cost, u.rollouts
+        ));
+    }
+    md.push('\n');
+    md
 }
 
 /// A share as a percentage, `n/a` when unknown.

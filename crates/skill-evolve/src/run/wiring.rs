@@ -170,6 +170,7 @@ pub(crate) async fn run_loop(
     };
     let facts = crate::report_html::RunFacts {
         usage: budget.usage(),
+        usage_by_phase: budget.usage_by_phase(),
         budget: config.budget.clone(),
         gate: gate_params,
     };

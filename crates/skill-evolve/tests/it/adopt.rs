@@ -3,7 +3,11 @@
 //! files untouched), `status` lists it and `adopt` writes it through the
 //! file's version store; every refusal writes nothing.
 
-use crate::run::{CONFIG, loop_config, rule_agent, run_workspace, run_workspace_with};
+use crate::profile::{EXTRACT_PROMPT, ORDERS_AGENT};
+use crate::run::{
+    CONFIG, live_config, loop_config, one_epoch, rule_agent, run_to_end, run_workspace,
+    run_workspace_with,
+};
 use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
 /// The support skill, in the Agent Skills layout, named by its frontmatter.
@@ -171,6 +175,125 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
     assert_eq!(
         std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
         SUPPORT
+    );
+}
+
+/// An agent with its own tools (`lookup_order`, `search_kb`) and Agent
+/// Skills: the profile's lookup maps `lookup_order` to `orders_extract.md`
+/// and `orders_verify.md` (a `lookup_order_extract.md` beside them is not
+/// its prompt), the run evolves the extract prompt its spans need, and
+/// `adopt --yes` writes exactly that file, which `history` then lists.
+#[test]
+fn the_file_a_tool_lookup_chooses_is_the_one_adopted_and_listed_in_history() {
+    let fake = crate::fake_llm::start_tools();
+    let config = format!(
+        "{}\n[profile]\nspan_eval_tools = [\"lookup_order\", \"search_kb\"]\n\
+         tool_target_files = {{ lookup_order = [\"orders_extract.md\", \"orders_verify.md\"] }}\n",
+        one_epoch(&live_config(&fake.base_url))
+            .replace(
+                "skills = \"skills\"",
+                "skills = \"skills\"\nprompts = \"prompts\""
+            )
+            .replace("[llm]\n", "[skills]\nqa = \"support-bot\"\n\n[llm]\n")
+    );
+    let dir = run_workspace_with(&config, 14);
+    let d = dir.path();
+    std::fs::remove_file(d.join("skills/default-strategy.md")).unwrap();
+    std::fs::create_dir_all(d.join("skills/support")).unwrap();
+    std::fs::write(d.join("skills/support/SKILL.md"), SUPPORT).unwrap();
+    std::fs::write(
+        d.join("agent.sh"),
+        ORDERS_AGENT.replace("lookup_order_extract.md", "orders_extract.md"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("prompts")).unwrap();
+    let verify = EXTRACT_PROMPT.replace("Extract from", "Verify");
+    for (name, text) in [
+        ("orders_extract.md", EXTRACT_PROMPT),
+        ("orders_verify.md", verify.as_str()),
+        ("lookup_order_extract.md", EXTRACT_PROMPT),
+    ] {
+        std::fs::write(d.join("prompts").join(name), text).unwrap();
+    }
+
+    let finished = run_to_end(d);
+    finished.assert_summary("1 candidate(s), 1 accepted");
+    let run = d.join(".skill-evolve/runs/demo");
+    let proposal: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("staged/proposal.json")).unwrap())
+            .unwrap();
+    let documents = proposal["documents"].as_array().unwrap();
+    assert_eq!(documents.len(), 1, "{proposal}");
+    assert_eq!(
+        documents[0]["path"], "prompts/orders_extract.md",
+        "{proposal}"
+    );
+    let staged = std::fs::read_to_string(run.join("staged/files/orders_extract.md")).unwrap();
+    assert!(staged.contains("RULE qa => yes"), "{staged}");
+
+    let before = snapshot(d);
+    let adopted = skill_evolve(d)
+        .args(["adopt", "demo", "--yes"])
+        .output()
+        .unwrap();
+    assert!(adopted.status.success(), "{adopted:?}");
+    let stdout = text(&adopted.stdout);
+    let version = stdout
+        .split("adopted prompts/orders_extract.md as ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no adoption line in {stdout}"))
+        .to_owned();
+    // Exactly that file changed among the user's files; besides it, only
+    // the tool's own folders changed (the run's record of the adoption, the
+    // file's version store beside it).
+    let after = snapshot(d);
+    let outside_stores = |files: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
+        files
+            .iter()
+            .filter(|(path, _)| {
+                !path.starts_with(".skill-evolve/") && !path.contains("/.skill-evolve/")
+            })
+            .cloned()
+            .collect()
+    };
+    let (kept_before, kept_after) = (outside_stores(&before), outside_stores(&after));
+    let changed: Vec<&str> = kept_after
+        .iter()
+        .filter(|file| !kept_before.contains(file))
+        .map(|(path, _)| path.as_str())
+        .collect();
+    assert_eq!(changed, ["prompts/orders_extract.md"]);
+    assert_eq!(kept_after.len(), kept_before.len());
+    assert_eq!(
+        std::fs::read_to_string(d.join("prompts/orders_extract.md")).unwrap(),
+        staged
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("prompts/lookup_order_extract.md")).unwrap(),
+        EXTRACT_PROMPT
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
+        SUPPORT
+    );
+
+    let history = skill_evolve(d)
+        .args(["history", "prompts/orders_extract.md", "--json"])
+        .output()
+        .unwrap();
+    assert!(history.status.success(), "{history:?}");
+    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    assert_eq!(history["current"], version.as_str(), "{history}");
+    let listed = history["history"].as_array().unwrap();
+    let last = listed.last().unwrap();
+    assert_eq!(last["version"], version.as_str(), "{history}");
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("adopted from run demo"),
+        "{history}"
     );
 }
 

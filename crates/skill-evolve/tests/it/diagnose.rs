@@ -83,7 +83,7 @@ fn make_judged_log(path: &std::path::Path) {
     );
 }
 
-fn judged_workspace() -> tempfile::TempDir {
+pub(crate) fn judged_workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     make_judged_log(&d.join("run.sqlite"));
@@ -108,7 +108,7 @@ fn judged_workspace() -> tempfile::TempDir {
     dir
 }
 
-const INPUTS: [&str; 10] = [
+pub(crate) const INPUTS: [&str; 10] = [
     "diagnose",
     "--runlog",
     "run.sqlite",
@@ -174,6 +174,23 @@ fn judges_record_then_replay_the_same_diagnosis() {
         .unwrap();
     assert!(replayed.status.success(), "{replayed:?}");
     assert_eq!(replayed.stdout, live.stdout);
+    // Not on a terminal: no progress bar, only the line naming the run and the model.
+    let stderr = String::from_utf8(replayed.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(
+        stderr.starts_with("diagnosing run \"r1\" with "),
+        "{stderr:?}"
+    );
+    // `--quiet`: nothing at all on stderr, the same diagnosis on stdout.
+    let quiet = skill_evolve(d)
+        .args(INPUTS)
+        .args(["tree.json", "--json", "-q", "--provider", "replay"])
+        .args(["--cassette", "diag.cassette"])
+        .output()
+        .unwrap();
+    assert!(quiet.status.success(), "{quiet:?}");
+    assert_eq!(quiet.stdout, live.stdout);
+    assert!(quiet.stderr.is_empty(), "{quiet:?}");
     let text = skill_evolve(d)
         .args(INPUTS)
         .args(["tree.json", "--cassette", "diag.cassette"])

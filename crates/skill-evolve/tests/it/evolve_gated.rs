@@ -128,6 +128,21 @@ fn a_candidate_that_passes_the_gate_is_written_and_the_slow_update_is_gated_too(
     // Reflect, meta-reflect, slow update.
     assert_eq!(summary["llm_calls"], 3);
     assert_eq!(fake.calls.load(Ordering::SeqCst), 3);
+    // Per phase: the rounds' two calls, the slow update's one; the gates run
+    // the agent only.
+    let phases = summary["usage_by_phase"].as_object().unwrap();
+    assert_eq!(phases["propose"]["llm_calls"], 2, "{phases:?}");
+    assert_eq!(phases["slow_update"]["llm_calls"], 1, "{phases:?}");
+    assert_eq!(phases["gate"]["llm_calls"], 0, "{phases:?}");
+    assert!(
+        phases["gate"]["rollouts"].as_u64().unwrap() > 0,
+        "{phases:?}"
+    );
+    let calls: u64 = phases
+        .values()
+        .map(|u| u["llm_calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(calls, 3);
     // Written: the gated candidate, without the rejected guidance.
     assert_eq!(summary["written"], true);
     let written = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap();
@@ -438,6 +453,27 @@ fn an_ungated_slow_update_writes_guidance_and_says_what_it_compared() {
         "{slow}"
     );
     assert_eq!(summary["llm_calls"], 3);
+    // Ungated: no gate phase, only the rounds and the slow update called the model.
+    let phases = summary["usage_by_phase"].as_object().unwrap();
+    let names: Vec<&str> = phases.keys().map(String::as_str).collect();
+    assert_eq!(names, ["propose", "slow_update"], "{phases:?}");
+    assert_eq!(phases["propose"]["llm_calls"], 2, "{phases:?}");
+    assert_eq!(phases["slow_update"]["llm_calls"], 1, "{phases:?}");
+    // The session's page shows them as a table.
+    let page = std::path::Path::new(summary["run_dir"].as_str().unwrap()).join("report.html");
+    let html = std::fs::read_to_string(d.join(page)).unwrap();
+    assert!(
+        html.contains("<h2 id=\"usage\">Usage by phase</h2>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr><td>propose</td><td class=\"num\">2</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr><td>slow update</td><td class=\"num\">1</td>"),
+        "{html}"
+    );
     let written = std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap();
     let start = written.find("<!-- SLOW_UPDATE_START -->").unwrap();
     assert!(written[start..].contains(GUIDANCE), "{written}");

@@ -300,7 +300,7 @@ fn the_run_configuration_takes_a_profile_and_checks_it() {
 
 /// An agent (a shell script) whose tools are `lookup_order` and `search_kb`:
 /// it answers `yes` once its extract prompt holds the rule, `unknown` before.
-const ORDERS_AGENT: &str = r#"while IFS= read -r line; do
+pub(crate) const ORDERS_AGENT: &str = r#"while IFS= read -r line; do
   qid=$(printf '%s' "$line" | sed -n 's/.*"question_id":"\([^"]*\)".*/\1/p')
   dir=$(printf '%s' "$line" | sed -n 's/.*"prompts_dir":"\([^"]*\)".*/\1/p')
   answer=unknown
@@ -311,7 +311,7 @@ const ORDERS_AGENT: &str = r#"while IFS= read -r line; do
 done
 "#;
 
-const EXTRACT_PROMPT: &str = "# Extract from an order lookup\n\n## Output format\nOne line \
+pub(crate) const EXTRACT_PROMPT: &str = "# Extract from an order lookup\n\n## Output format\nOne line \
     per fact.\n\n## What to extract\nRead the order record and write down its status, its \
     dates and anything the customer asked about.\n";
 

@@ -290,6 +290,66 @@ pub(crate) fn run_to_end(d: &std::path::Path) -> Finished {
     }
 }
 
+/// The run's usage per phase in all three reports: `report.json`'s phases
+/// add up to its usage, `report.md` and `report.html` show them as a table.
+fn assert_usage_by_phase(d: &std::path::Path, report_md: &str) {
+    let run = d.join(".skill-evolve/runs/demo");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
+    let phases = json["usage_by_phase"].as_object().unwrap();
+    let names: Vec<&str> = phases.keys().map(String::as_str).collect();
+    for phase in ["rollout", "diagnose", "propose", "gate"] {
+        assert!(names.contains(&phase), "{phase} missing from {names:?}");
+    }
+    for field in [
+        "llm_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "rollouts",
+    ] {
+        let sum: u64 = phases.values().map(|u| u[field].as_u64().unwrap()).sum();
+        assert_eq!(sum, json["usage"][field].as_u64().unwrap(), "{field}");
+    }
+    let cost: f64 = phases.values().map(|u| u["cost"].as_f64().unwrap()).sum();
+    assert!((cost - json["usage"]["cost"].as_f64().unwrap()).abs() < 1e-9);
+    // The judges and the edits call the model; gates only run the agent.
+    assert!(
+        phases["diagnose"]["llm_calls"].as_u64().unwrap() > 0,
+        "{phases:?}"
+    );
+    assert!(
+        phases["propose"]["llm_calls"].as_u64().unwrap() > 0,
+        "{phases:?}"
+    );
+    assert_eq!(phases["gate"]["llm_calls"], 0, "{phases:?}");
+    assert!(
+        phases["gate"]["rollouts"].as_u64().unwrap() > 0,
+        "{phases:?}"
+    );
+    let row = |name: &str| {
+        let u = &phases[name];
+        format!(
+            "| {} | {} | {} | {} |",
+            name.replace('_', " "),
+            u["llm_calls"],
+            u["prompt_tokens"],
+            u["completion_tokens"]
+        )
+    };
+    assert!(report_md.contains("## Usage by phase"), "{report_md}");
+    for name in &names {
+        assert!(
+            report_md.contains(&row(name)),
+            "{} in {report_md}",
+            row(name)
+        );
+    }
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    for name in ["rollout", "diagnose", "propose", "gate", "whole run"] {
+        assert!(html.contains(&format!("<tr><td>{name}</td>")), "{name}");
+    }
+}
+
 #[test]
 fn the_loop_evolves_gates_and_accepts_with_the_reference_agent() {
     let agent = rule_agent();
@@ -305,6 +365,7 @@ fn the_loop_evolves_gates_and_accepts_with_the_reference_agent() {
     assert!(report.contains("+RULE qa => yes"), "{report}");
     assert!(report.contains("accept_confirmed"), "{report}");
     assert!(stderr.contains("gate "), "{stderr}");
+    assert_usage_by_phase(d, report);
     // The same command again resumes: the loop is done, nothing is rerun.
     let calls = fake.calls.load(std::sync::atomic::Ordering::SeqCst);
     let again = run_config(d, &[]);

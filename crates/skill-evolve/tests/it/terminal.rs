@@ -102,3 +102,34 @@ fn adopt_asks_on_a_terminal() {
             .contains("RULE qa => yes")
     );
 }
+
+/// On a terminal, `diagnose` draws a bar of the judged questions on stderr
+/// while the judges work (the same command off a terminal prints none:
+/// `diagnose.rs`).
+#[test]
+fn diagnose_shows_its_progress_on_a_terminal() {
+    let dir = crate::diagnose::judged_workspace();
+    let d = dir.path();
+    let fake = crate::fake_llm::start_judges();
+    let recorded = crate::support::skill_evolve(d)
+        .args(crate::diagnose::INPUTS)
+        .args(["tree.json", "--json"])
+        .args(fake.provider_args())
+        .args(["--record", "diag.cassette"])
+        .output()
+        .unwrap();
+    assert!(recorded.status.success(), "{recorded:?}");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"));
+    cmd.current_dir(d)
+        .env("NO_COLOR", "1")
+        .env_remove("SKILL_EVOLVE_CONFIG")
+        .env_remove("SKILL_EVOLVE_PROVIDER")
+        .args(crate::diagnose::INPUTS)
+        .args(["tree.json", "--json", "--provider", "replay"])
+        .args(["--cassette", "diag.cassette"]);
+    let mut p = spawn_command(cmd, Some(60_000)).unwrap();
+    p.exp_string("diagnosing run \"r1\"").unwrap();
+    p.exp_string("judging questions").unwrap();
+    p.exp_string("\"run_id\": \"r1\"").unwrap();
+    p.exp_eof().unwrap();
+}
