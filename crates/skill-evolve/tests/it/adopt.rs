@@ -4,7 +4,7 @@
 //! file's version store; every refusal writes nothing.
 
 use crate::run::{CONFIG, loop_config, rule_agent, run_workspace, run_workspace_with};
-use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, history_json, run_config, skill_evolve, snapshot};
 
 /// The support skill, in the Agent Skills layout, named by its frontmatter.
 const SUPPORT: &str =
@@ -132,12 +132,7 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
         std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
         staged
     );
-    let history = skill_evolve(d)
-        .args(["history", "skills/support/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(history.status.success(), "{history:?}");
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let history = history_json(d, "skills/support/SKILL.md", None);
     assert_eq!(history["current"], "v000002", "{history}");
     assert_eq!(
         history["history"][1]["message"], "adopted from run demo (v000002)",

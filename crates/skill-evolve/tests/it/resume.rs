@@ -12,7 +12,7 @@ use evolution_types::RunLog as _;
 
 use crate::run::rule_agent;
 use crate::runlogs::with_log;
-use crate::support::skill_evolve;
+use crate::support::{history_json, skill_evolve};
 
 /// The shipped demo in a fresh folder, its agent wrapped by a script that
 /// logs every request to `calls.log` and waits `delay` before handing it to
@@ -91,19 +91,13 @@ fn report_json(d: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-fn history(d: &Path) -> serde_json::Value {
-    let out = skill_evolve(d)
-        .args([
-            "history",
-            "skills/default-strategy.md",
-            "--store",
-            ".skill-evolve/runs/demo/store",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The history of the default skill in the run's store.
+pub(crate) fn history(d: &Path) -> serde_json::Value {
+    history_json(
+        d,
+        "skills/default-strategy.md",
+        Some(".skill-evolve/runs/demo/store"),
+    )
 }
 
 #[cfg(unix)]

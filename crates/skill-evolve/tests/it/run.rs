@@ -1,6 +1,7 @@
 //! `skill-evolve run --config`: the run configuration is checked in full
 //! (one line, exit 2, nothing written) and the pre-flight estimate printed.
 
+use crate::resume::history;
 use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
 /// A run configuration whose agent is the shell (always on PATH).
@@ -370,18 +371,7 @@ fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
         "{stdout}"
     );
     assert!(!d.join(".skill-evolve/runs/demo/report.md").exists());
-    let history = skill_evolve(d)
-        .args([
-            "history",
-            "skills/default-strategy.md",
-            "--store",
-            ".skill-evolve/runs/demo/store",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(history.status.success(), "{history:?}");
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let history = history(d);
     assert_eq!(history["current"], "v000001", "{history}");
     assert_eq!(
         history["history"].as_array().map(Vec::len),

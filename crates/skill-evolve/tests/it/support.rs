@@ -50,6 +50,19 @@ pub(crate) fn diagnose_rules(dir: &Path, run_id: &str) -> Command {
     cmd
 }
 
+/// `skill-evolve history --json` of `document` in `dir` (in the store folder `store`, when
+/// given), parsed; the command must succeed.
+pub(crate) fn history_json(dir: &Path, document: &str, store: Option<&str>) -> serde_json::Value {
+    let mut cmd = skill_evolve(dir);
+    cmd.args(["history", document, "--json"]);
+    if let Some(store) = store {
+        cmd.args(["--store", store]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Every file under `dir` with its bytes, sorted by path: to show that a
 /// command wrote nothing.
 pub(crate) fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
