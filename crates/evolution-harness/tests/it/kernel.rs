@@ -21,7 +21,9 @@ use evolution_testkit::fixtures::skill_document;
 use evolution_types::{GeneratedQuestion, RunLog};
 use serde_json::json;
 
-use crate::support::{Dying, gate, kernel_proposer, loop_config, reply, resuming, set, summary};
+use crate::support::{
+    Dying, edits, gate, kernel_proposer, loop_config, reply, resuming, set, summary,
+};
 
 pub(crate) const HELP_A: &str = "Rule: read the a-clue before answering.";
 pub(crate) const HARM_B: &str = "Rule: skip the b-check to save time.";
@@ -46,14 +48,6 @@ pub(crate) fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply,
         _ => false,
     };
     Ok(reply(q, right))
-}
-
-fn edits(contents: &[&str]) -> String {
-    let edits: Vec<_> = contents
-        .iter()
-        .map(|c| json!({"op": "append", "target": "", "content": c}))
-        .collect();
-    json!({"suggestions": [], "edits": edits}).to_string()
 }
 
 /// Answers every judge with one object that satisfies them all (evidence

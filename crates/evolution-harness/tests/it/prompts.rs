@@ -20,7 +20,7 @@ use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, Profile, TargetType};
 use serde_json::json;
 
-use crate::support::{gate, kernel_proposer, loop_config, reply, resuming, set};
+use crate::support::{edits, gate, kernel_proposer, loop_config, reply, resuming, set};
 
 const SYSTEM: &str = "system.md";
 const EXTRACT: &str = "search_extract.md";
@@ -269,15 +269,6 @@ fn judged(incomplete_span: bool, confirmation_bias: bool) -> String {
         "category": "defect", "lapse_note": "", "type": "logic_error"
     })
     .to_string()
-}
-
-/// A reply to the skill and system evolve prompts appending `contents`.
-fn edits(contents: &[&str]) -> String {
-    let edits: Vec<_> = contents
-        .iter()
-        .map(|c| json!({"op": "append", "target": "", "content": c}))
-        .collect();
-    json!({"suggestions": [], "edits": edits}).to_string()
 }
 
 const KERNEL_SYS_RULE: &str =

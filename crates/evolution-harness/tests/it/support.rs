@@ -14,6 +14,7 @@ use evolution_harness::{
 };
 use evolution_testkit::fixtures::question;
 use evolution_types::{GeneratedQuestion, LlmProvider, Profile, RunLog};
+use serde_json::json;
 
 /// `per_type` questions of each task type `a`, `b` and `c`, with ids `<prefix>-<type><nn>`
 /// and the reference answer `v`.
@@ -44,6 +45,16 @@ pub(crate) fn reply(q: &GeneratedQuestion, right: bool) -> AgentReply {
         },
         ..AgentReply::default()
     }
+}
+
+/// A reply to the evolve prompts of skills and of the system prompt: no suggestion, an
+/// append of each of `contents`.
+pub(crate) fn edits(contents: &[&str]) -> String {
+    let edits: Vec<_> = contents
+        .iter()
+        .map(|c| json!({"op": "append", "target": "", "content": c}))
+        .collect();
+    json!({"suggestions": [], "edits": edits}).to_string()
 }
 
 /// A loop named `name` of at most `max_epochs` epochs, learning from `train`, gated on 30
