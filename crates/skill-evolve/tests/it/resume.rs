@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use evolution_types::RunLog as _;
@@ -13,6 +13,8 @@ use evolution_types::RunLog as _;
 use crate::run::rule_agent;
 use crate::runlogs::with_log;
 use crate::support::{history_json, skill_evolve};
+#[cfg(unix)]
+use crate::support::{interrupt, spawn_run};
 
 /// The shipped demo in a fresh folder, its agent wrapped by a script that
 /// logs every request to `calls.log` and waits `delay` before handing it to
@@ -118,16 +120,7 @@ fn an_interrupted_demo_resumes_to_the_uninterrupted_result() {
     // training and holdout runs, inside the gate's validation.
     let dir = demo_workspace(&agent, "0.15");
     let d = dir.path();
-    let child = Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"))
-        .args(["run", "--config", "evolve.toml"])
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .env_remove("SKILL_EVOLVE_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(d);
     let started = Instant::now();
     while calls(d).len() < 12 {
         assert!(
@@ -136,23 +129,7 @@ fn an_interrupted_demo_resumes_to_the_uninterrupted_result() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("run the same command to resume"),
-        "{stdout}"
-    );
+    interrupt(child);
     assert!(!d.join(".skill-evolve/runs/demo/report.json").exists());
 
     // In between: the store is at its first version, intact.
