@@ -44,6 +44,12 @@
 
 // The kernel performs no I/O: the calls clippy.toml lists are refused here.
 #![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod engine;
 mod markers;

@@ -1,14 +1,14 @@
 //! Lapse notes that would overflow the appendix: consolidated, and never at the cost of the
 //! validated body patch.
 
-use evolution_evolve::{EvolveOptions, Evolver};
+use evolution_evolve::EvolveOptions;
 use evolution_patch::{APPENDIX_MAX_CHARS, extract_appendix_notes};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
-use evolution_types::{EvolutionStatus, SkillCasePack};
+use evolution_types::{EvolutionRecord, EvolutionStatus, SkillCasePack};
 use serde_json::json;
 
 use crate::format::case;
-use crate::support::prompts;
+use crate::support::{assert_accepted, evolver};
 
 const FILE: &str = "counting.md";
 const SKILL: &str = "---\nname: counting\ndescription: How to count things.\ntask_type: Counting\n---\n# Counting\n\n## Steps\n1. Find the segment.\n2. Count each object once.\n";
@@ -56,28 +56,33 @@ fn appendix_size(doc: &str) -> usize {
     notes.iter().map(|n| n.chars().count() + 2).sum::<usize>() + notes.len().saturating_sub(1)
 }
 
-#[tokio::test]
-async fn overflow_consolidates_and_keeps_the_body_patch() {
+/// The skill with twelve notes, evolved from one failure and a lapse note too long to fit in
+/// its appendix: the model patches the body, then answers the consolidation request with
+/// `consolidation`. The body patch is always applied. Returns the model, the original and
+/// the record.
+async fn overflow(consolidation: String) -> (ScriptedLlm, String, EvolutionRecord) {
     let original = skill_with_notes(12);
     assert!(appendix_size(&original) < APPENDIX_MAX_CHARS);
     let store = MemoryStore::new().with(FILE, original.as_str());
-    let llm = ScriptedLlm::with_replies([
-        body_patch(),
-        json!({"notes": ["Notes 00 to 11 merged.", "Check the units."]}).to_string(),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let llm = ScriptedLlm::with_replies([body_patch(), consolidation]);
+    let record = evolver(&llm, options())
         .skill(&pack(1, &long_lapse()), &store)
         .await
         .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
+    assert_accepted(&record);
     assert_eq!(record.llm_calls, 2);
+    assert!(
+        record
+            .evolved_content
+            .contains("3. Recount before answering.")
+    );
+    (llm, original, record)
+}
+
+#[tokio::test]
+async fn overflow_consolidates_and_keeps_the_body_patch() {
+    let merged = json!({"notes": ["Notes 00 to 11 merged.", "Check the units."]});
+    let (llm, _, record) = overflow(merged.to_string()).await;
     assert_eq!(
         llm.requests()[1].options.tag.as_deref(),
         Some("evolve.consolidate")
@@ -87,11 +92,6 @@ async fn overflow_consolidates_and_keeps_the_body_patch() {
         llm.requests()[1]
             .last_user()
             .contains("13. Check the units")
-    );
-    assert!(
-        record
-            .evolved_content
-            .contains("3. Recount before answering.")
     );
     assert_eq!(
         extract_appendix_notes(&record.evolved_content).unwrap(),
@@ -108,27 +108,7 @@ async fn overflow_consolidates_and_keeps_the_body_patch() {
 
 #[tokio::test]
 async fn failed_consolidation_applies_the_body_and_reports_the_appendix_not_applied() {
-    let original = skill_with_notes(12);
-    let store = MemoryStore::new().with(FILE, original.as_str());
-    let llm = ScriptedLlm::with_replies([body_patch(), "I cannot do that.".to_owned()]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &long_lapse()), &store)
-        .await
-        .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
-    assert_eq!(record.llm_calls, 2);
-    assert!(
-        record
-            .evolved_content
-            .contains("3. Recount before answering.")
-    );
+    let (_, original, record) = overflow("I cannot do that.".to_owned()).await;
     // The appendix is as it was: the old notes, without the one that did not fit.
     assert_eq!(
         extract_appendix_notes(&record.evolved_content).unwrap(),
@@ -153,30 +133,11 @@ async fn failed_consolidation_applies_the_body_and_reports_the_appendix_not_appl
 
 #[tokio::test]
 async fn a_consolidation_that_still_overflows_is_not_applied_but_the_body_is() {
-    let original = skill_with_notes(12);
-    let store = MemoryStore::new().with(FILE, original.as_str());
     // Fewer notes, but still far over the limit.
     let huge: Vec<String> = (0..4)
         .map(|i| format!("merged {i} {}", "z".repeat(700)))
         .collect();
-    let llm = ScriptedLlm::with_replies([body_patch(), json!({ "notes": huge }).to_string()]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &long_lapse()), &store)
-        .await
-        .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
-    assert!(
-        record
-            .evolved_content
-            .contains("3. Recount before answering.")
-    );
+    let (_, _, record) = overflow(json!({ "notes": huge }).to_string()).await;
     assert!(!record.evolved_content.contains("merged 0"));
     assert!(
         record.reason.contains("appendix not applied")
@@ -191,9 +152,7 @@ async fn lapse_only_overflow_without_consolidation_changes_nothing_and_says_why(
     let original = skill_with_notes(12);
     let store = MemoryStore::new().with(FILE, original.as_str());
     let llm = ScriptedLlm::with_replies([r#"{"notes": []}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(0, &long_lapse()), &store)
         .await
         .unwrap();
@@ -224,9 +183,7 @@ async fn the_size_threshold_triggers_consolidation_below_the_limit() {
     // 2 × 152 + 1 + the new note's 18 + 1 = 324 characters: below 400, no call.
     let short = vec!["Check the units.".to_owned()];
     let llm = ScriptedLlm::new();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
+    let record = evolver(&llm, opts.clone())
         .skill(&pack(0, &short), &store)
         .await
         .unwrap();
@@ -236,19 +193,12 @@ async fn the_size_threshold_triggers_consolidation_below_the_limit() {
     // With the long note it would take 2 × 152 + 1 + 198 + 1 = 504 > 400: consolidated.
     // The same number of notes, but fewer characters: kept for a size trigger.
     let llm = ScriptedLlm::with_replies([r#"{"notes": ["old notes", "units", "check units"]}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts)
+    let record = evolver(&llm, opts)
         .skill(&pack(0, &long_lapse()), &store)
         .await
         .unwrap();
     assert_eq!(record.llm_calls, 1);
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
+    assert_accepted(&record);
     assert_eq!(
         extract_appendix_notes(&record.evolved_content).unwrap(),
         ["old notes", "units", "check units"]

@@ -4,7 +4,7 @@ use evolution_evolve::aggregate::{Patch, aggregate_patches};
 use evolution_evolve::format::format_case_samples;
 use evolution_evolve::rank::select_top_edits;
 use evolution_evolve::validate::{validate_skill, validate_system, validate_tool};
-use evolution_evolve::{EvolveOptions, Evolver, SkillUpdateMode, parse_llm_json};
+use evolution_evolve::{EvolveOptions, SkillUpdateMode, parse_llm_json};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{
     Edit, EvolutionStatus, SkillCasePack, SystemCasePack, ToolCasePack, TraceStep,
@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use crate::format::{case, span};
-use crate::support::prompts;
+use crate::support::evolver;
 
 /// Pieces that stress the parsers: markers, frontmatter fences, headings,
 /// code fences, CRLF, multi-byte text, braces.
@@ -116,14 +116,14 @@ proptest! {
         };
         let rt = runtime();
         // Errors are fine (the script may run dry); panics are not.
-        let result = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).skill(&skill_pack, &store));
+        let result = rt.block_on(evolver(&llm, options.clone()).skill(&skill_pack, &store));
         if let Ok(record) = result
             && record.status != EvolutionStatus::Accepted
         {
             prop_assert_eq!(&record.evolved_content, &skill);
         }
         let system_pack = SystemCasePack { failure_cases: vec![failure; failures], ..SystemCasePack::default() };
-        let _ = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).system_prompt(&system_pack, &store));
+        let _ = rt.block_on(evolver(&llm, options.clone()).system_prompt(&system_pack, &store));
         let mut sp = span("q", &output);
         sp.tool_output = output;
         let tool_pack = ToolCasePack {
@@ -131,7 +131,7 @@ proptest! {
             failure_spans: vec![sp; failures],
             ..ToolCasePack::default()
         };
-        if let Ok(records) = rt.block_on(Evolver::new(&llm).with_prompts(prompts()).with_options(options.clone()).tool(&tool_pack, &store)) {
+        if let Ok(records) = rt.block_on(evolver(&llm, options.clone()).tool(&tool_pack, &store)) {
             for record in records {
                 prop_assert!(serde_json::from_str::<serde_json::Value>(&record.evolved_content).is_ok());
             }

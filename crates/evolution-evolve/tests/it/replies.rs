@@ -5,13 +5,13 @@ use evolution_evolve::consolidate::consolidate_appendix;
 use evolution_evolve::rank::rank_and_clip;
 use evolution_evolve::replies::{Reply, UnreadableReply, read_reply};
 use evolution_evolve::rewrite::rewrite_from_suggestions;
-use evolution_evolve::{EvolveOptions, Evolver, REPLY_SCHEMA_TAGS, SkillUpdateMode};
+use evolution_evolve::{EvolveOptions, REPLY_SCHEMA_TAGS, SkillUpdateMode};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{Edit, EvolutionStatus, SkillCasePack};
 use serde_json::json;
 
 use crate::format::case;
-use crate::support::prompts;
+use crate::support::{evolver, prompts};
 
 #[test]
 fn every_tag_has_a_reader_and_refusals_name_the_tag() {
@@ -118,12 +118,7 @@ async fn an_unreadable_skill_reply_is_never_no_edit() {
         skill_update_mode: SkillUpdateMode::Rewrite,
         ..EvolveOptions::default()
     };
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options)
-        .skill(&pack(), &store)
-        .await
-        .unwrap();
+    let record = evolver(&llm, options).skill(&pack(), &store).await.unwrap();
     assert_eq!(
         record.status,
         EvolutionStatus::Rejected,
@@ -145,8 +140,7 @@ async fn an_unreadable_skill_reply_is_never_no_edit() {
     );
     // Patch mode: both rounds unreadable.
     let llm = ScriptedLlm::with_replies([r#"{"edit": []}"#, "Sorry."]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
+    let record = evolver(&llm, EvolveOptions::default())
         .skill(&pack(), &store)
         .await
         .unwrap();

@@ -1,15 +1,16 @@
 use evolution_evolve::feedback::{
     FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED,
 };
-use evolution_evolve::{EvolveError, EvolveOptions, Evolver, SkillUpdateMode};
+use evolution_evolve::{EvolveError, EvolveOptions, SkillUpdateMode};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{
-    ChatRole, Edit, EditStatus, EvolutionStatus, RejectedEdit, SkillCasePack, TargetType,
+    ChatRole, Edit, EditStatus, EvolutionRecord, EvolutionStatus, RejectedEdit, SkillCasePack,
+    TargetType,
 };
 use serde_json::json;
 
 use crate::format::case;
-use crate::support::{prompts, transient};
+use crate::support::{assert_accepted, evolver, transient};
 
 const FILE: &str = "counting.md";
 const SKILL: &str = "---\nname: counting\ndescription: How to count things.\ntask_type: Counting\n---\n# Counting\n\n## Steps\n1. Find the segment.\n2. Count each object once.\n3. Answer with a number.\n";
@@ -44,12 +45,23 @@ fn reply(edits: serde_json::Value) -> String {
     json!({"suggestions": [{"type": "add_rule", "title": "recount"}], "edits": edits}).to_string()
 }
 
+/// The skill evolved from one failure with the default options, the model answering with
+/// `replies` in order. Returns the model (its requests) and the record.
+async fn evolve_one_failure<S: Into<String>>(
+    replies: impl IntoIterator<Item = S>,
+) -> (ScriptedLlm, EvolutionRecord) {
+    let llm = ScriptedLlm::with_replies(replies);
+    let record = evolver(&llm, options())
+        .skill(&pack(1, &[]), &store())
+        .await
+        .unwrap();
+    (llm, record)
+}
+
 #[tokio::test]
 async fn empty_pack_is_skipped_without_a_call() {
     let llm = ScriptedLlm::new();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(0, &[]), &store())
         .await
         .unwrap();
@@ -59,13 +71,7 @@ async fn empty_pack_is_skipped_without_a_call() {
     assert_eq!(record.target_type, TargetType::Skill);
     assert_eq!(record.source_version, "v7");
     // The plan's case: an empty edit list is rejected or skipped, never accepted.
-    let llm = ScriptedLlm::with_replies([r#"{"suggestions":[],"edits":[]}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    let (_, record) = evolve_one_failure([r#"{"suggestions":[],"edits":[]}"#]).await;
     assert_eq!(record.status, EvolutionStatus::Skipped);
     assert_eq!(record.llm_calls, 1);
 }
@@ -75,18 +81,11 @@ async fn branch_c_patch_best_case_one_call() {
     let llm = ScriptedLlm::with_replies([reply(json!([
         {"op": "insert_after", "target": "2. Count each object once.", "content": "   - Recount before answering.", "reason": "q0"}
     ]))]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(2, &[]), &store())
         .await
         .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
+    assert_accepted(&record);
     assert_eq!(record.llm_calls, 1);
     assert_eq!(
         record.apply_report[0].status,
@@ -107,16 +106,11 @@ async fn branch_c_patch_best_case_one_call() {
 
 #[tokio::test]
 async fn broken_json_then_good_reply() {
-    let llm = ScriptedLlm::with_replies([
+    let (llm, record) = evolve_one_failure([
         "Sure! Here are my edits: {op: append".to_owned(),
         reply(json!([{"op": "append", "content": "Double-check the count."}])),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    ])
+    .await;
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert_eq!(record.llm_calls, 2);
     let second = &llm.requests()[1];
@@ -135,18 +129,12 @@ async fn broken_json_then_good_reply() {
 
 #[tokio::test]
 async fn missing_target_is_fed_back_and_retried() {
-    let llm = ScriptedLlm::with_replies([
+    let (llm, record) = evolve_one_failure([
         reply(json!([{"op": "replace", "target": "4. Does not exist.", "content": "x"}])),
         reply(
             json!([{"op": "replace", "target": "3. Answer with a number.", "content": "3. Answer with a single number."}]),
         ),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    ]).await;
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert!(
         record
@@ -164,18 +152,12 @@ async fn missing_target_is_fed_back_and_retried() {
 
 #[tokio::test]
 async fn frontmatter_edit_is_refused_and_retried_with_that_feedback() {
-    let llm = ScriptedLlm::with_replies([
+    let (llm, record) = evolve_one_failure([
         reply(
             json!([{"op": "replace", "target": "task_type: Counting", "content": "task_type: Anything"}]),
         ),
         reply(json!([{"op": "append", "content": "Count twice."}])),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    ]).await;
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert!(record.evolved_content.starts_with(
         "---\nname: counting\ndescription: How to count things.\ntask_type: Counting\n---\n"
@@ -190,13 +172,7 @@ async fn invalid_candidate_is_fed_back_and_rejected_after_two_rounds() {
     // Tripling the document breaks the length ratio; an unclosed fence breaks the fences.
     let gut = json!([{"op": "append", "content": "Long rule. ".repeat(40)}]);
     let fence = json!([{"op": "append", "content": "```\nunclosed example"}]);
-    let llm = ScriptedLlm::with_replies([reply(gut), reply(fence)]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    let (llm, record) = evolve_one_failure([reply(gut), reply(fence)]).await;
     assert_eq!(record.status, EvolutionStatus::Rejected);
     assert_eq!(record.evolved_content, SKILL);
     assert_eq!(record.llm_calls, 2);
@@ -224,9 +200,7 @@ async fn worst_case_patch_branch_makes_four_calls_plus_consolidation() {
         r#"{"notes": ["merged"]}"#.to_owned(),
     ]);
     let notes = ["n1", "n2", "n3", "n4", "n5", "n6"];
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(1, &notes), &store())
         .await
         .unwrap();
@@ -242,9 +216,7 @@ async fn worst_case_patch_branch_makes_four_calls_plus_consolidation() {
 #[tokio::test]
 async fn branch_a_lapse_only_synthesizes_applied_append_reports() {
     let llm = ScriptedLlm::new();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(
             &pack(0, &["  Re-read the question. ", "", "Check units."]),
             &store(),
@@ -272,9 +244,7 @@ async fn branch_a_lapse_only_synthesizes_applied_append_reports() {
     insta::assert_snapshot!("skill_a_document", record.evolved_content);
     // No defect edits from the LLM, but lapse notes: also branch A.
     let llm = ScriptedLlm::with_replies([r#"{"edits": []}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(1, &["Check units."]), &store())
         .await
         .unwrap();
@@ -286,9 +256,7 @@ async fn branch_a_lapse_only_synthesizes_applied_append_reports() {
 #[tokio::test]
 async fn patch_then_appendix_in_one_record() {
     let llm = ScriptedLlm::with_replies([reply(json!([{"op": "append", "content": "Recount."}]))]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(1, &["Check units."]), &store())
         .await
         .unwrap();
@@ -310,9 +278,7 @@ async fn consolidation_at_threshold_and_g4() {
     };
     // 2 existing + 1 new = 3 ≥ 3: consolidation runs and is kept (2 < 3).
     let llm = ScriptedLlm::with_replies([r#"{"notes": ["old one and two", "new"]}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
+    let record = evolver(&llm, opts.clone())
         .skill(&pack(0, &["new"]), &store)
         .await
         .unwrap();
@@ -327,9 +293,7 @@ async fn consolidation_at_threshold_and_g4() {
     insta::assert_snapshot!("consolidate_in_skill_prompt", llm.requests()[0].full_text());
     // G4: the same number of notes is refused; the new note is appended instead.
     let llm = ScriptedLlm::with_replies([r#"{"notes": ["a", "b", "c"]}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
+    let record = evolver(&llm, opts.clone())
         .skill(&pack(0, &["new"]), &store)
         .await
         .unwrap();
@@ -351,9 +315,7 @@ async fn consolidation_at_threshold_and_g4() {
         consolidate_threshold: 4,
         ..options()
     };
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
+    let record = evolver(&llm, opts.clone())
         .skill(&pack(0, &["new"]), &store)
         .await
         .unwrap();
@@ -361,29 +323,29 @@ async fn consolidation_at_threshold_and_g4() {
     assert_eq!(record.status, EvolutionStatus::Accepted);
 }
 
-#[tokio::test]
-async fn branch_b_rewrite() {
-    let shorter = SKILL.replace("2. Count each object once.", "2. Count once, recount.");
+/// Rewrite mode on a pack with `lapses`: the model proposes one appended rule, then answers
+/// the rewrite request with `rewritten`.
+async fn rewrite_to(rewritten: &str, lapses: &[&str]) -> (ScriptedLlm, EvolutionRecord) {
     let llm = ScriptedLlm::with_replies([
         reply(json!([{"op": "append", "content": "Recount."}])),
-        json!({"rewritten": shorter}).to_string(),
+        json!({ "rewritten": rewritten }).to_string(),
     ]);
     let opts = EvolveOptions {
         skill_update_mode: SkillUpdateMode::Rewrite,
         ..options()
     };
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
-        .skill(&pack(1, &[]), &store())
+    let record = evolver(&llm, opts)
+        .skill(&pack(1, lapses), &store())
         .await
         .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
+    (llm, record)
+}
+
+#[tokio::test]
+async fn branch_b_rewrite() {
+    let shorter = SKILL.replace("2. Count each object once.", "2. Count once, recount.");
+    let (llm, record) = rewrite_to(&shorter, &[]).await;
+    assert_accepted(&record);
     assert_eq!(record.llm_calls, 2);
     assert_eq!(record.evolved_content, shorter);
     insta::assert_snapshot!("skill_b_document", record.evolved_content);
@@ -395,50 +357,18 @@ async fn branch_b_rewrite_touching_frontmatter_degrades() {
     let bad = SKILL
         .replace("name: counting", "name: other")
         .replace("# Counting\n\n", "");
-    let opts = EvolveOptions {
-        skill_update_mode: SkillUpdateMode::Rewrite,
-        ..options()
-    };
     // With lapse notes: falls back to branch A.
-    let llm = ScriptedLlm::with_replies([
-        reply(json!([{"op": "append", "content": "Recount."}])),
-        json!({"rewritten": bad}).to_string(),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
-        .skill(&pack(1, &["Check units."]), &store())
-        .await
-        .unwrap();
+    let (_, record) = rewrite_to(&bad, &["Check units."]).await;
     assert_eq!(record.status, EvolutionStatus::Accepted);
     assert!(record.reason.starts_with("lapse-only"), "{}", record.reason);
     assert!(record.evolved_content.starts_with(SKILL));
     assert!(record.validation_errors[0].contains("`name`"));
     // Without: rejected, nothing applied.
-    let llm = ScriptedLlm::with_replies([
-        reply(json!([{"op": "append", "content": "Recount."}])),
-        json!({"rewritten": bad}).to_string(),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    let (_, record) = rewrite_to(&bad, &[]).await;
     assert_eq!(record.status, EvolutionStatus::Rejected);
     assert_eq!(record.evolved_content, SKILL);
     // A longer rewrite is declined.
-    let longer = format!("{SKILL}\nMore.");
-    let llm = ScriptedLlm::with_replies([
-        reply(json!([{"op": "append", "content": "Recount."}])),
-        json!({"rewritten": longer}).to_string(),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    let (_, record) = rewrite_to(&format!("{SKILL}\nMore."), &[]).await;
     assert_eq!(record.status, EvolutionStatus::Rejected);
     assert!(
         record.reason.contains("more than the original"),
@@ -452,9 +382,7 @@ async fn transient_error_propagates_with_nothing_applied() {
     // On the first call.
     let llm = ScriptedLlm::new();
     llm.push_error(transient());
-    let err = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let err = evolver(&llm, options())
         .skill(&pack(1, &["note"]), &store())
         .await
         .unwrap_err();
@@ -466,9 +394,7 @@ async fn transient_error_propagates_with_nothing_applied() {
     let llm = ScriptedLlm::with_replies([reply(json!([{"op": "append", "content": "```"}]))]);
     llm.push_error(transient());
     let store = store();
-    let err = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let err = evolver(&llm, options())
         .skill(&pack(1, &[]), &store)
         .await
         .unwrap_err();
@@ -481,9 +407,7 @@ async fn transient_error_propagates_with_nothing_applied() {
     );
     let llm = ScriptedLlm::with_replies([reply(five)]);
     llm.push_error(transient());
-    let err = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let err = evolver(&llm, options())
         .skill(&pack(1, &[]), &store)
         .await
         .unwrap_err();
@@ -499,16 +423,11 @@ async fn budget_clips_through_the_ranking() {
             .map(|i| json!({"op": "append", "content": format!("rule {i}")}))
             .collect::<Vec<_>>()
     );
-    let llm = ScriptedLlm::with_replies([
+    let (_, record) = evolve_one_failure([
         reply(five),
         r#"{"ranking": [true, -1, 99, 4, 4, 1]}"#.to_owned(),
-    ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&pack(1, &[]), &store())
-        .await
-        .unwrap();
+    ])
+    .await;
     assert_eq!(record.llm_calls, 2);
     let kept: Vec<_> = record.edits.iter().map(|e| e.content.as_str()).collect();
     assert_eq!(kept, vec!["rule 4", "rule 1"]);
@@ -531,9 +450,7 @@ async fn rejected_edits_for_this_file_are_shown() {
         });
     }
     let llm = ScriptedLlm::with_replies([r#"{"edits": []}"#]);
-    Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(opts.clone())
+    evolver(&llm, opts.clone())
         .skill(&pack(1, &[]), &store())
         .await
         .unwrap();
@@ -549,18 +466,11 @@ async fn target_file_resolves_from_task_type_and_store_errors_propagate() {
     let mut p = pack(0, &["note"]);
     p.target_file = String::new();
     p.task_type = "Unknown Type".to_owned();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
-        .skill(&p, &store())
-        .await
-        .unwrap();
+    let record = evolver(&llm, options()).skill(&p, &store()).await.unwrap();
     assert_eq!(record.target_file, "default-strategy.md");
     let mut p = pack(1, &[]);
     p.target_file = "missing.md".to_owned();
-    let err = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let err = evolver(&llm, options())
         .skill(&p, &store())
         .await
         .unwrap_err();
@@ -572,9 +482,7 @@ async fn malformed_appendix_rejects_without_applying() {
     let broken = format!("{SKILL}<!-- APPENDIX_START -->\n- half\n");
     let store = MemoryStore::new().with(FILE, broken.as_str());
     let llm = ScriptedLlm::new();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options())
+    let record = evolver(&llm, options())
         .skill(&pack(0, &["note"]), &store)
         .await
         .unwrap();

@@ -1,8 +1,8 @@
 //! Shared helpers of the integration tests.
 
-use evolution_types::{LlmError, LlmErrorKind};
-
-use evolution_evolve::EvolvePrompts;
+use evolution_evolve::{EvolveOptions, EvolvePrompts, Evolver};
+use evolution_testkit::ScriptedLlm;
+use evolution_types::{EvolutionRecord, EvolutionStatus, LlmError, LlmErrorKind};
 
 /// Templates that show every placeholder, so snapshots show what was filled in.
 pub(crate) fn prompts() -> EvolvePrompts {
@@ -33,4 +33,22 @@ pub(crate) fn evolve_options() -> evolution_evolve::EvolveOptions {
         profile: evolution_types::Profile::video_qa(),
         ..evolution_evolve::EvolveOptions::default()
     }
+}
+
+/// An evolver on the scripted `llm`, with the templates of [`prompts`] and `options`.
+pub(crate) fn evolver(llm: &ScriptedLlm, options: EvolveOptions) -> Evolver<'_> {
+    Evolver::new(llm)
+        .with_prompts(prompts())
+        .with_options(options)
+}
+
+/// Asserts that `record` was accepted, showing its reason when it was not.
+#[track_caller]
+pub(crate) fn assert_accepted(record: &EvolutionRecord) {
+    assert_eq!(
+        record.status,
+        EvolutionStatus::Accepted,
+        "{}",
+        record.reason
+    );
 }

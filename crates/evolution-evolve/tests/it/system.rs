@@ -1,11 +1,11 @@
+use evolution_evolve::EvolveError;
 use evolution_evolve::feedback::FEEDBACK_NOT_APPLIED;
-use evolution_evolve::{EvolveError, Evolver};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{EditStatus, EvolutionStatus, SystemCasePack, TargetType};
 use serde_json::json;
 
 use crate::format::case;
-use crate::support::{evolve_options, prompts, transient};
+use crate::support::{assert_accepted, evolve_options, evolver, transient};
 
 const SYSTEM: &str = "You are a video QA agent.\n\n## 能力边界\nOnly answer from the video.\n\n## 输出格式\nReply with JSON {\"answer\": ...}.\n\n## 视频树结构\nSegments nest by level.\n\n## 策略\nExplore before answering.\nSubmit when confident.\n";
 
@@ -24,9 +24,7 @@ fn pack(failures: usize) -> SystemCasePack {
 #[tokio::test]
 async fn no_failures_is_skipped_without_a_call() {
     let llm = ScriptedLlm::new();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .system_prompt(&pack(0), &store())
         .await
         .unwrap();
@@ -41,18 +39,11 @@ async fn edits_outside_frozen_sections_are_accepted() {
         {"op": "replace", "target": "Submit when confident.", "content": "Submit only after checking two segments."}
     ]})
     .to_string()]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .system_prompt(&pack(1), &store())
         .await
         .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
+    assert_accepted(&record);
     assert_eq!(record.target_file, "system.md");
     insta::assert_snapshot!("system_prompt_sent", llm.requests()[0].last_user());
     insta::assert_snapshot!("system_document", record.evolved_content);
@@ -62,9 +53,7 @@ async fn edits_outside_frozen_sections_are_accepted() {
 async fn frozen_section_edits_are_refused_then_rejected() {
     let frozen = json!({"edits": [{"op": "replace", "target": "Only answer from the video.", "content": "Answer anything."}]}).to_string();
     let llm = ScriptedLlm::with_replies([frozen.clone(), frozen]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .system_prompt(&pack(1), &store())
         .await
         .unwrap();
@@ -83,16 +72,12 @@ async fn frozen_section_edits_are_refused_then_rejected() {
 async fn errors_propagate() {
     let llm = ScriptedLlm::new();
     llm.push_error(transient());
-    let err = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let err = evolver(&llm, evolve_options())
         .system_prompt(&pack(1), &store())
         .await
         .unwrap_err();
     assert!(matches!(err, EvolveError::Llm(_)));
-    let err = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let err = evolver(&llm, evolve_options())
         .system_prompt(&pack(1), &MemoryStore::new())
         .await
         .unwrap_err();

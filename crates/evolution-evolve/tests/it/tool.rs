@@ -1,10 +1,10 @@
-use evolution_evolve::{EvolveOptions, Evolver, ToolPromptPair, tool_prompt_pairs};
+use evolution_evolve::{EvolveOptions, ToolPromptPair, tool_prompt_pairs};
 use evolution_testkit::{MemoryStore, ScriptedLlm};
 use evolution_types::{EditStatus, EvolutionRecord, EvolutionStatus, TargetType, ToolCasePack};
 use serde_json::{Value, json};
 
 use crate::format::span;
-use crate::support::{evolve_options, prompts};
+use crate::support::{assert_accepted, evolve_options, evolver};
 
 const EXTRACT: &str =
     "Extract what the node shows.\nList every object.\n\n## 输出格式\n{\"objects\": [...]}\n";
@@ -49,9 +49,7 @@ fn contents(record_json: &str) -> (String, String) {
 #[tokio::test]
 async fn evolved_content_is_json_even_when_skipped() {
     let llm = ScriptedLlm::new();
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .tool(&pack(0), &store())
         .await
         .map(single)
@@ -65,9 +63,7 @@ async fn evolved_content_is_json_even_when_skipped() {
     assert_eq!(record.original_content, record.evolved_content);
     let llm =
         ScriptedLlm::with_replies([r#"{"suggestions":[],"extract_edits":[],"verify_edits":[]}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .tool(&pack(1), &store())
         .await
         .map(single)
@@ -100,19 +96,12 @@ async fn pooled_budget_is_split_back_by_source() {
         edit_budget: 3,
         ..evolve_options()
     };
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(options.clone())
+    let record = evolver(&llm, options.clone())
         .tool(&pack(2), &store())
         .await
         .map(single)
         .unwrap();
-    assert_eq!(
-        record.status,
-        EvolutionStatus::Accepted,
-        "{}",
-        record.reason
-    );
+    assert_accepted(&record);
     assert_eq!(record.llm_calls, 2);
     assert_eq!(record.target_file, "view_node_extract.md");
     let sources: Vec<_> = record
@@ -155,9 +144,7 @@ async fn missing_edit_lists_are_a_json_failure() {
         r#"{"edits": []}"#,
         r#"{"verify_edits": [{"op": "append", "content": "Be strict."}]}"#,
     ]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .tool(&pack(1), &store())
         .await
         .map(single)
@@ -255,9 +242,7 @@ async fn every_pair_of_a_tool_is_evolved() {
         json!({"extract_edits": [{"op": "append", "content": "List colours too."}], "verify_edits": []}).to_string(),
         json!({"extract_edits": [], "verify_edits": [{"op": "insert_after", "target": "Check the ranking.", "content": "Reject ties."}]}).to_string(),
     ]);
-    let records = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let records = evolver(&llm, evolve_options())
         .tool(&two, &store)
         .await
         .unwrap();
@@ -299,9 +284,7 @@ async fn every_pair_of_a_tool_is_evolved() {
     );
     // One pair alone, through `tool_pair`.
     let llm = ScriptedLlm::with_replies([r#"{"extract_edits": [], "verify_edits": []}"#]);
-    let record = Evolver::new(&llm)
-        .with_prompts(prompts())
-        .with_options(evolve_options())
+    let record = evolver(&llm, evolve_options())
         .tool_pair(&two, &pair("rerank_extract.md", "rerank_verify.md"), &store)
         .await
         .unwrap();

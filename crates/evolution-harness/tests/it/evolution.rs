@@ -1,73 +1,48 @@
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use evolution_gate::GateParams;
 use evolution_harness::{
-    Budget, BudgetExceeded, BudgetLimits, Checkpoint, CheckpointError, EventLog, EvolutionReport,
-    Gatekeeper, InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, PromptTemplates,
-    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
+    AgentRunner, Budget, BudgetExceeded, BudgetLimits, EventLog, EvolutionReport, Gatekeeper,
+    InProcessRunner, LoopConfig, LoopContext, LoopError, LoopState, PromptTemplates, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
     ValidationContext, ValidationError, VersionedStore, Workspace, run_evolution,
 };
 use evolution_testkit::ScriptedLlm;
-use evolution_testkit::fixtures::question;
 use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
+use crate::support::{Dying, gate, loop_config, reply, resuming, set, summary};
 use crate::validate::answer;
 
-fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
-    ["a", "b", "c"]
-        .iter()
-        .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
-        .collect()
+/// The text of `s.md`, the one skill document of these tests (empty when it is missing).
+fn skill_of(ws: &Workspace) -> &str {
+    ws.skills
+        .get("s.md")
+        .map(String::as_str)
+        .unwrap_or_default()
 }
 
 /// The agent of `validate.rs`, with a third rule: type `c` is right only with `fix:c`.
 fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::AgentReply, String> {
-    let skill = ws
-        .skills
-        .get("s.md")
-        .map(String::as_str)
-        .unwrap_or_default();
+    let skill = skill_of(ws);
     // A rule that games the gate: right on gate questions, wrong on fresh
     // type-b questions (the probation pool's), no effect elsewhere.
     let gamed = q.question_id.starts_with("g-") || q.question_id.starts_with("p-b");
     if skill.contains("sneaky") && gamed {
         let right = q.question_id.starts_with("g-");
-        return Ok(evolution_harness::AgentReply {
-            prediction: if right {
-                q.answer.clone()
-            } else {
-                "wrong".into()
-            },
-            ..Default::default()
-        });
+        return Ok(reply(q, right));
     }
     // A rule that memorised its training failures (and was lucky on the
     // gate): right on every training and gate question, no effect elsewhere.
     let seen = q.question_id.starts_with("t-") || q.question_id.starts_with("g-");
     if skill.contains("memo") && seen {
-        return Ok(evolution_harness::AgentReply {
-            prediction: q.answer.clone(),
-            ..Default::default()
-        });
+        return Ok(reply(q, true));
     }
     if q.task_type == "c" {
-        let skill = ws
-            .skills
-            .get("s.md")
-            .map(String::as_str)
-            .unwrap_or_default();
         let right = skill.contains("fix:c");
-        return Ok(evolution_harness::AgentReply {
-            prediction: if right {
-                q.answer.clone()
-            } else {
-                "wrong".into()
-            },
-            ..Default::default()
-        });
+        return Ok(reply(q, right));
     }
     answer(ws, q)
 }
@@ -91,12 +66,7 @@ const PLAN: [&[(&str, &str)]; 3] = [
 impl Proposer for Scripted {
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
-        let skill = request
-            .workspace
-            .skills
-            .get("s.md")
-            .cloned()
-            .unwrap_or_default();
+        let skill = skill_of(request.workspace).to_owned();
         let plan = PLAN
             .get(request.epoch as usize)
             .copied()
@@ -119,28 +89,8 @@ impl Proposer for Scripted {
     }
 }
 
-/// A checkpoint whose `fail_at`-th save fails, as if the process died there.
-#[derive(Default)]
-struct Flaky {
-    inner: MemoryCheckpoint,
-    saves: AtomicUsize,
-    fail_at: AtomicUsize,
-}
-
-impl Checkpoint for Flaky {
-    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
-        self.inner.load()
-    }
-    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
-        let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
-        if n == self.fail_at.load(Ordering::Relaxed) {
-            return Err(CheckpointError::Backend {
-                message: "killed".into(),
-            });
-        }
-        self.inner.save(state)
-    }
-}
+/// A checkpoint in memory whose `fail_at`-th save fails, as if the process died there.
+type Flaky = Dying<MemoryCheckpoint>;
 
 struct World {
     store: MemoryVersionedStore,
@@ -175,6 +125,39 @@ impl World {
         }
     }
 
+    /// The loop's context in this world: `runner`, `budget` and `proposer`, the world's run
+    /// log (resumed from when `resume`), store, LLM, checkpoint and events.
+    fn context<'a>(
+        &'a self,
+        runner: &'a dyn AgentRunner,
+        budget: &'a Budget,
+        proposer: &'a dyn Proposer,
+        llm: &'a dyn evolution_types::LlmProvider,
+        resume: bool,
+    ) -> LoopContext<'a> {
+        LoopContext {
+            validation: ValidationContext {
+                runner,
+                recorder: &self.log,
+                budget,
+                events: &self.events,
+                resume_from: if resume { Some(&self.log) } else { None },
+            },
+            store: &self.store,
+            proposer,
+            llm,
+            checkpoint: &self.checkpoint,
+        }
+    }
+
+    /// The agent of this file, counting its rollouts in the world.
+    fn runner(&self) -> impl AgentRunner + '_ {
+        InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+            self.rollouts.fetch_add(1, Ordering::Relaxed);
+            agent(ws, q)
+        })
+    }
+
     async fn run(&self, budget: &Budget, resume: bool) -> Result<EvolutionReport, LoopError> {
         self.run_with(budget, resume, &self.llm).await
     }
@@ -186,51 +169,14 @@ impl World {
         resume: bool,
         llm: &dyn evolution_types::LlmProvider,
     ) -> Result<EvolutionReport, LoopError> {
-        let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
-            self.rollouts.fetch_add(1, Ordering::Relaxed);
-            agent(ws, q)
-        });
-        let ctx = LoopContext {
-            validation: ValidationContext {
-                runner: &runner,
-                recorder: &self.log,
-                budget,
-                events: &self.events,
-                resume_from: if resume { Some(&self.log) } else { None },
-            },
-            store: &self.store,
-            proposer: &self.proposer,
-            llm,
-            checkpoint: &self.checkpoint,
-        };
+        let runner = self.runner();
+        let ctx = self.context(&runner, budget, &self.proposer, llm, resume);
         let config = LoopConfig {
-            run_name: "e2e".into(),
-            max_epochs: 3,
-            train: set("t", 10),
-            gate: set("g", 30),
-            holdout: set("h", 10),
-            probation: vec![],
-            prompt_files: BTreeSet::new(),
             slow_update_template: Some(PromptTemplates::default().slow_update),
-            estimate: None,
+            ..loop_config("e2e", 3, set("t", 10))
         };
-        let gate = ValidationConfig {
-            gate_run_prefix: "e2e_gate_".into(),
-            ladder: vec![10, 20],
-            seed: 11,
-            gate_guard_err: 0.2,
-            params: GateParams::default(),
-        };
-        run_evolution(ctx, &config, Gatekeeper::new(gate)).await
+        run_evolution(ctx, &config, gate("e2e", 11)).await
     }
-}
-
-fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
-    report
-        .records
-        .iter()
-        .map(|r| (r.candidate.clone(), r.accepted, r.new_version.clone()))
-        .collect()
 }
 
 #[tokio::test]
@@ -394,34 +340,13 @@ async fn a_run_killed_mid_epoch_resumes_to_the_same_result_without_repeating_wor
 #[tokio::test]
 async fn overlapping_splits_fail_before_any_rollout() {
     let world = World::new();
-    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
-        world.rollouts.fetch_add(1, Ordering::Relaxed);
-        agent(ws, q)
-    });
+    let runner = world.runner();
     let budget = Budget::unlimited();
-    let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &world.log,
-            budget: &budget,
-            events: &world.events,
-            resume_from: None,
-        },
-        store: &world.store,
-        proposer: &world.proposer,
-        llm: &world.llm,
-        checkpoint: &world.checkpoint,
-    };
+    let ctx = world.context(&runner, &budget, &world.proposer, &world.llm, false);
     let config = LoopConfig {
-        run_name: "x".into(),
-        max_epochs: 1,
-        train: set("t", 3),
         gate: set("t", 2),
         holdout: vec![],
-        probation: vec![],
-        prompt_files: BTreeSet::new(),
-        slow_update_template: None,
-        estimate: None,
+        ..loop_config("x", 1, set("t", 3))
     };
     let err = run_evolution(ctx, &config, Gatekeeper::new(ValidationConfig::default()))
         .await
@@ -495,12 +420,7 @@ impl Proposer for OneRule {
         if request.epoch > 0 {
             return Ok(Proposals::default());
         }
-        let skill = request
-            .workspace
-            .skills
-            .get("s.md")
-            .cloned()
-            .unwrap_or_default();
+        let skill = skill_of(request.workspace).to_owned();
         let text = format!("{skill}\n{}\n", self.0);
         let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill, "");
         record.edits = vec![Edit::append(self.0)];
@@ -537,28 +457,11 @@ async fn provisional_run(
     rule: &'static str,
     probation: Vec<GeneratedQuestion>,
 ) -> Result<EvolutionReport, LoopError> {
-    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
-        world.rollouts.fetch_add(1, Ordering::Relaxed);
-        agent(ws, q)
-    });
+    let runner = world.runner();
     let budget = Budget::unlimited();
-    let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &world.log,
-            budget: &budget,
-            events: &world.events,
-            resume_from: Some(&world.log),
-        },
-        store: &world.store,
-        proposer: &OneRule(rule),
-        llm: &world.llm,
-        checkpoint: &world.checkpoint,
-    };
+    let proposer = OneRule(rule);
+    let ctx = world.context(&runner, &budget, &proposer, &world.llm, true);
     let config = LoopConfig {
-        run_name: "sn".into(),
-        max_epochs: 3,
-        train: set("t", 10),
         gate: set("g", 10)
             .into_iter()
             .filter(|q| q.task_type == "a")
@@ -566,9 +469,7 @@ async fn provisional_run(
             .collect(),
         holdout: vec![],
         probation,
-        prompt_files: BTreeSet::new(),
-        slow_update_template: None,
-        estimate: None,
+        ..loop_config("sn", 3, set("t", 10))
     };
     let gate = ValidationConfig {
         gate_run_prefix: "sn_gate_".into(),
@@ -641,29 +542,13 @@ async fn a_probation_pool_with_training_questions_is_refused() {
     let world = World::new();
     let runner = InProcessRunner::new(agent);
     let budget = Budget::unlimited();
-    let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &world.log,
-            budget: &budget,
-            events: &world.events,
-            resume_from: None,
-        },
-        store: &world.store,
-        proposer: &OneRule("memo"),
-        llm: &world.llm,
-        checkpoint: &world.checkpoint,
-    };
+    let proposer = OneRule("memo");
+    let ctx = world.context(&runner, &budget, &proposer, &world.llm, false);
     let config = LoopConfig {
-        run_name: "x".into(),
-        max_epochs: 1,
-        train: set("t", 3),
         gate: set("g", 2),
         holdout: vec![],
         probation: set("t", 1),
-        prompt_files: BTreeSet::new(),
-        slow_update_template: None,
-        estimate: None,
+        ..loop_config("x", 1, set("t", 3))
     };
     let err = run_evolution(ctx, &config, Gatekeeper::new(ValidationConfig::default()))
         .await
@@ -755,12 +640,7 @@ impl Proposer for SameFile {
         if request.epoch > 0 {
             return Ok(Proposals::default());
         }
-        let skill = request
-            .workspace
-            .skills
-            .get("s.md")
-            .cloned()
-            .unwrap_or_default();
+        let skill = skill_of(request.workspace).to_owned();
         let plan = [
             (
                 "help-a",
@@ -799,38 +679,15 @@ async fn run_same_file(
     let runner = InProcessRunner::new(agent);
     let budget = Budget::unlimited();
     let llm = ScriptedLlm::new();
+    let events = EventLog::new();
     let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: log,
-            budget: &budget,
-            events: &EventLog::new(),
-            resume_from: Some(log),
-        },
+        validation: resuming(&runner, log, &budget, &events),
         store,
         proposer: &SameFile,
         llm: &llm,
         checkpoint,
     };
-    let config = LoopConfig {
-        run_name: "r".into(),
-        max_epochs: 1,
-        train: set("t", 10),
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        probation: vec![],
-        prompt_files: BTreeSet::new(),
-        slow_update_template: None,
-        estimate: None,
-    };
-    let gate = ValidationConfig {
-        gate_run_prefix: "r_gate_".into(),
-        ladder: vec![10, 20],
-        seed: 11,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
-    };
-    run_evolution(ctx, &config, Gatekeeper::new(gate)).await
+    run_evolution(ctx, &loop_config("r", 1, set("t", 10)), gate("r", 11)).await
 }
 
 fn same_file_store() -> MemoryVersionedStore {

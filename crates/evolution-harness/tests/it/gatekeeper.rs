@@ -11,6 +11,21 @@ use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
 
 use crate::validate::{answer, baseline, questions};
 
+/// Six type-`a` questions (which `fix:a` turns from wrong to right) and a gate that looks
+/// once, after all six.
+fn six_in_one_block() -> (Vec<GeneratedQuestion>, ValidationConfig) {
+    let qs = questions()
+        .into_iter()
+        .filter(|q| q.task_type == "a")
+        .take(6)
+        .collect();
+    let cfg = ValidationConfig {
+        ladder: vec![6],
+        ..config()
+    };
+    (qs, cfg)
+}
+
 fn config() -> ValidationConfig {
     ValidationConfig {
         gate_run_prefix: "e2e_gate_".into(),
@@ -227,13 +242,7 @@ async fn e_lond_raises_the_bar_reports_each_threshold_and_stops_spending_past_it
 async fn under_e_lond_a_provisional_accept_needs_the_level_threshold() {
     // Six questions in one block, all won: E(6, 0) ≈ 18.1 reaches e_provisional 3 at
     // exhaustion, but not the e-LOND threshold 40 of the first of two proposals at α = 0.05.
-    let qs: Vec<_> = questions()
-        .into_iter()
-        .filter(|q| q.task_type == "a")
-        .take(6)
-        .collect();
-    let mut cfg = config();
-    cfg.ladder = vec![6];
+    let (qs, cfg) = six_in_one_block();
     let world = World::new();
     let fdr = ELond::new(0.05, GammaSequence::Horizon { proposals: 2 }).unwrap();
     let mut keeper = Gatekeeper::new(cfg).with_fdr(fdr);
@@ -253,13 +262,7 @@ async fn under_e_lond_a_provisional_accept_needs_the_level_threshold() {
 async fn a_provisional_accept_starts_a_probation() {
     // Six questions in one block, all won: E(6, 0) ≈ 18.1 is below e_confirm 20
     // but above e_provisional 3 at exhaustion, so the accept is provisional.
-    let qs: Vec<_> = questions()
-        .into_iter()
-        .filter(|q| q.task_type == "a")
-        .take(6)
-        .collect();
-    let mut cfg = config();
-    cfg.ladder = vec![6];
+    let (qs, cfg) = six_in_one_block();
     let world = World::new();
     let mut keeper = Gatekeeper::new(cfg);
     let record = world

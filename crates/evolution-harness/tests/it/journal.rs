@@ -1,29 +1,28 @@
 //! The LLM journal: a run killed in the middle of a proposal resumes
 //! without sending any finished LLM call again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use evolution_diagnose::DiagnoseOptions;
-use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
-use evolution_gate::GateParams;
+use evolution_evolve::EditBudgetSchedule;
 use evolution_harness::{
-    Budget, EvolutionReport, Gatekeeper, InProcessRunner, KernelProposer, LoopConfig, LoopContext,
-    LoopError, NoEvents, PromptTemplates, ValidationConfig, ValidationContext, Workspace,
-    run_evolution,
+    Budget, EvolutionReport, InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError,
+    NoEvents, PromptTemplates, Workspace, run_evolution,
 };
 use evolution_llm_cassette::{LLM_JOURNAL_FILE, LlmJournal, cassette_key};
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FileCheckpoint, FsStore, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
 use evolution_types::{
-    ChatMessage, ChatOptions, GeneratedQuestion, LlmError, LlmProvider, LlmResponse, Profile,
+    ChatMessage, ChatOptions, GeneratedQuestion, LlmError, LlmProvider, LlmResponse,
 };
 use tokio::sync::Notify;
 
-use crate::kernel::{agent, final_documents, init_store, scripted_llm, set, summary};
+use crate::kernel::{agent, final_documents, init_store, scripted_llm};
+use crate::support::{gate, kernel_proposer, loop_config, resuming, set, summary};
 
 /// Passes the first `live` calls to the scripted LLM; the next one never
 /// returns and wakes the test, which then drops the run — a kill with that
@@ -72,58 +71,31 @@ async fn run(dir: &Path, llm: &ScriptedLlm, live: usize, concurrency: usize) -> 
     };
     let journal = LlmJournal::open(&killer, dir, "scripted").await.unwrap();
     let train = set("t", 10);
-    let templates = PromptTemplates::default();
+    let schedule = EditBudgetSchedule::Linear { start: 3, end: 1 };
     let proposer = KernelProposer {
-        llm: &journal,
-        run_log: &log,
-        questions: train.clone(),
-        tree_data: BTreeMap::new(),
-        templates: templates.clone(),
-        profile: Profile::default(),
         diagnose: DiagnoseOptions {
             concurrency,
             ..DiagnoseOptions::default()
         },
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Linear { start: 3, end: 1 },
+        ..kernel_proposer(&journal, &log, train.clone(), schedule)
     };
     let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| agent(ws, q));
     let budget = Budget::unlimited();
     let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &log,
-            budget: &budget,
-            events: &NoEvents,
-            resume_from: Some(&log),
-        },
+        validation: resuming(&runner, &log, &budget, &NoEvents),
         store: &store,
         proposer: &proposer,
         llm: &journal,
         checkpoint: &checkpoint,
     };
     let config = LoopConfig {
-        run_name: "j".into(),
-        max_epochs: 3,
-        train,
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        probation: vec![],
-        prompt_files: BTreeSet::new(),
-        slow_update_template: Some(templates.slow_update.clone()),
-        estimate: None,
-    };
-    let gate = ValidationConfig {
-        gate_run_prefix: "j_gate_".into(),
-        ladder: vec![10, 20],
-        seed: 11,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
+        slow_update_template: Some(PromptTemplates::default().slow_update),
+        ..loop_config("j", 3, train)
     };
     let result: Option<Result<EvolutionReport, LoopError>> = tokio::select! {
         biased;
         () = killed.notified() => None,
-        result = run_evolution(ctx, &config, Gatekeeper::new(gate)) => Some(result),
+        result = run_evolution(ctx, &config, gate("j", 11)) => Some(result),
     };
     match result {
         Some(report) => Ended::Done(Box::new(report.unwrap())),

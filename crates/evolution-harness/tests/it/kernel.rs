@@ -1,41 +1,34 @@
 //! End to end through the real kernel and the real adapters: a simulated
 //! agent whose answers depend on rules in its skill files, a scripted LLM
 //! that judges and proposes helpful, harmful and neutral edits,
-//! [`KernelProposer`] (diagnose → case packs → evolve), the on-disk store,
+//! `KernelProposer` (diagnose → case packs → evolve), the on-disk store,
 //! the SQLite run log and the checkpoint file.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use evolution_diagnose::DiagnoseOptions;
-use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
-use evolution_gate::GateParams;
+use evolution_evolve::EditBudgetSchedule;
 use evolution_harness::{
-    AgentReply, Budget, Checkpoint, CheckpointError, EventLog, EvolutionReport, Gatekeeper,
-    InProcessRunner, KernelProposer, LoopConfig, LoopContext, LoopError, LoopState,
-    PromptTemplates, StopReason, ValidationConfig, ValidationContext, VersionedStore, Workspace,
-    run_evolution,
+    AgentReply, Budget, EventLog, EvolutionReport, InProcessRunner, LoopConfig, LoopContext,
+    LoopError, LoopState, PromptTemplates, StopReason, VersionedStore, Workspace, run_evolution,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsStore;
 use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
-use evolution_testkit::fixtures::{question, skill_document};
-use evolution_types::{GeneratedQuestion, Profile, RunLog};
+use evolution_testkit::fixtures::skill_document;
+use evolution_types::{GeneratedQuestion, RunLog};
 use serde_json::json;
+
+use crate::support::{
+    Dying, edits, gate, kernel_proposer, loop_config, reply, resuming, set, summary,
+};
 
 pub(crate) const HELP_A: &str = "Rule: read the a-clue before answering.";
 pub(crate) const HARM_B: &str = "Rule: skip the b-check to save time.";
 pub(crate) const HELP_B: &str = "Rule: always run the b-check twice.";
 pub(crate) const NEUTRAL_C: &str = "Note: stay calm on c questions.";
-
-pub(crate) fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
-    ["a", "b", "c"]
-        .iter()
-        .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
-        .collect()
-}
 
 /// Type `a` is right only with [`HELP_A`] in `a.md`; type `b` is right on
 /// even questions, on all with [`HELP_B`] and on none with [`HARM_B`] in
@@ -54,22 +47,7 @@ pub(crate) fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply,
         "b" => skill("b.md").contains(HELP_B) || even,
         _ => false,
     };
-    Ok(AgentReply {
-        prediction: if right {
-            q.answer.clone()
-        } else {
-            "wrong".into()
-        },
-        ..AgentReply::default()
-    })
-}
-
-fn edits(contents: &[&str]) -> String {
-    let edits: Vec<_> = contents
-        .iter()
-        .map(|c| json!({"op": "append", "target": "", "content": c}))
-        .collect();
-    json!({"suggestions": [], "edits": edits}).to_string()
+    Ok(reply(q, right))
 }
 
 /// Answers every judge with one object that satisfies them all (evidence
@@ -110,29 +88,6 @@ pub(crate) fn scripted_llm() -> ScriptedLlm {
     })
 }
 
-/// A checkpoint file whose `kill_at`-th save fails, as if the process died
-/// just before it.
-struct Killing {
-    file: FileCheckpoint,
-    saves: AtomicUsize,
-    kill_at: usize,
-}
-
-impl Checkpoint for Killing {
-    fn load(&self) -> Result<Option<serde_json::Value>, CheckpointError> {
-        self.file.load()
-    }
-    fn save(&self, state: &serde_json::Value) -> Result<(), CheckpointError> {
-        let n = self.saves.fetch_add(1, Ordering::Relaxed) + 1;
-        if n == self.kill_at {
-            return Err(CheckpointError::Backend {
-                message: "killed".into(),
-            });
-        }
-        self.file.save(state)
-    }
-}
-
 /// Everything a run leaves on disk, under one directory.
 pub(crate) fn init_store(dir: &Path) {
     let body = |t: &str| {
@@ -158,25 +113,11 @@ async fn run_once(
 ) -> (Result<EvolutionReport, LoopError>, usize) {
     let store = FsVersionedStore::new(FsStore::open(dir.join("store")).unwrap());
     let log = SqliteRunLog::open(dir.join("runs.sqlite")).unwrap();
-    let checkpoint = Killing {
-        file: FileCheckpoint::new(dir.join("loop.json")),
-        saves: AtomicUsize::new(0),
-        kill_at,
-    };
+    let checkpoint = Dying::new(FileCheckpoint::new(dir.join("loop.json")), kill_at);
     let llm = scripted_llm();
     let train = set("t", 10);
-    let templates = PromptTemplates::default();
-    let proposer = KernelProposer {
-        llm: &llm,
-        run_log: &log,
-        questions: train.clone(),
-        tree_data: BTreeMap::new(),
-        templates: templates.clone(),
-        profile: Profile::default(),
-        diagnose: DiagnoseOptions::default(),
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Linear { start: 3, end: 1 },
-    };
+    let schedule = EditBudgetSchedule::Linear { start: 3, end: 1 };
+    let proposer = kernel_proposer(&llm, &log, train.clone(), schedule);
     let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
         rollouts.fetch_add(1, Ordering::Relaxed);
         agent(ws, q)
@@ -184,46 +125,18 @@ async fn run_once(
     let budget = Budget::unlimited();
     let events = EventLog::new();
     let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &log,
-            budget: &budget,
-            events: &events,
-            resume_from: Some(&log),
-        },
+        validation: resuming(&runner, &log, &budget, &events),
         store: &store,
         proposer: &proposer,
         llm: &llm,
         checkpoint: &checkpoint,
     };
     let config = LoopConfig {
-        run_name: "k".into(),
-        max_epochs: 3,
-        train,
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        probation: vec![],
-        prompt_files: BTreeSet::new(),
-        slow_update_template: Some(templates.slow_update.clone()),
-        estimate: None,
+        slow_update_template: Some(PromptTemplates::default().slow_update),
+        ..loop_config("k", 3, train)
     };
-    let gate = ValidationConfig {
-        gate_run_prefix: "k_gate_".into(),
-        ladder: vec![10, 20],
-        seed: 11,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
-    };
-    let result = run_evolution(ctx, &config, Gatekeeper::new(gate)).await;
+    let result = run_evolution(ctx, &config, gate("k", 11)).await;
     (result, checkpoint.saves.load(Ordering::Relaxed))
-}
-
-pub(crate) fn summary(report: &EvolutionReport) -> Vec<(String, bool, Option<String>)> {
-    report
-        .records
-        .iter()
-        .map(|r| (r.candidate.clone(), r.accepted, r.new_version.clone()))
-        .collect()
 }
 
 pub(crate) fn final_documents(dir: &Path) -> BTreeMap<String, String> {
@@ -348,17 +261,8 @@ async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
     let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
     let llm = scripted_llm();
     let train = set("t", 10);
-    let proposer = KernelProposer {
-        llm: &llm,
-        run_log: &log,
-        questions: train.clone(),
-        tree_data: BTreeMap::new(),
-        templates: PromptTemplates::default(),
-        profile: Profile::default(),
-        diagnose: DiagnoseOptions::default(),
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Linear { start: 3, end: 1 },
-    };
+    let schedule = EditBudgetSchedule::Linear { start: 3, end: 1 };
+    let proposer = kernel_proposer(&llm, &log, train.clone(), schedule);
     // A training run recorded through the harness's recorder.
     let runner = InProcessRunner::new(agent);
     let version = store.current_version().unwrap();

@@ -14,5 +14,6 @@ mod runner;
 mod schema_replies;
 mod slow_update;
 mod subprocess;
+mod support;
 mod templates;
 mod validate;

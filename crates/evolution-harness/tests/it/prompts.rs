@@ -3,18 +3,24 @@
 //! their records land in the run log.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use async_trait::async_trait;
-use evolution_gate::GateParams;
+use evolution_evolve::EditBudgetSchedule;
 use evolution_harness::{
-    AgentReply, Budget, Gatekeeper, InProcessRunner, LoopConfig, LoopContext, NoEvents, Proposal,
-    Proposals, ProposeError, ProposeRequest, Proposer, StopReason, ValidationConfig,
-    ValidationContext, VersionedStore, Workspace, run_evolution,
+    AgentReply, AgentRunner, Budget, EvolutionReport, InProcessRunner, KernelProposer, LoopConfig,
+    LoopContext, NoEvents, Proposal, Proposals, ProposeError, ProposeRequest, Proposer, StopReason,
+    VersionedStore, Workspace, run_evolution,
 };
+use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_store_fs::{FsStore, FsVersionedStore};
 use evolution_testkit::ScriptedLlm;
-use evolution_testkit::fixtures::question;
+use evolution_testkit::fixtures::skill_document;
 use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore};
-use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
+use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, Profile, TargetType};
+use serde_json::json;
+
+use crate::support::{edits, gate, kernel_proposer, loop_config, reply, resuming, set};
 
 const SYSTEM: &str = "system.md";
 const EXTRACT: &str = "search_extract.md";
@@ -22,13 +28,6 @@ const VERIFY: &str = "search_verify.md";
 const SYS_HELP: &str = "SYS: cite the evidence before answering.";
 const SYS_HARM: &str = "SYS: answer at once, never look.";
 const TOOL_HELP: &str = "TOOL: quote the matching span verbatim.";
-
-fn set(prefix: &str, per_type: usize) -> Vec<GeneratedQuestion> {
-    ["a", "b", "c"]
-        .iter()
-        .flat_map(|t| (0..per_type).map(move |i| question(&format!("{prefix}-{t}{i:02}"), t, "v")))
-        .collect()
-}
 
 /// Reads only the prompts: type `a` is right with [`SYS_HELP`] in the
 /// system prompt, type `b` with [`TOOL_HELP`] in the search tool's extract
@@ -40,14 +39,7 @@ fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply, String> {
         "b" => prompt(EXTRACT).contains(TOOL_HELP),
         _ => !prompt(SYSTEM).contains(SYS_HARM),
     };
-    Ok(AgentReply {
-        prediction: if right {
-            q.answer.clone()
-        } else {
-            "wrong".into()
-        },
-        ..AgentReply::default()
-    })
+    Ok(reply(q, right))
 }
 
 /// Epoch 0: a helpful system-prompt edit and a helpful tool-prompt edit;
@@ -127,39 +119,17 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
     let runner = InProcessRunner::new(agent);
     let budget = Budget::unlimited();
     let ctx = LoopContext {
-        validation: ValidationContext {
-            runner: &runner,
-            recorder: &log,
-            budget: &budget,
-            events: &NoEvents,
-            resume_from: Some(&log),
-        },
+        validation: resuming(&runner, &log, &budget, &NoEvents),
         store: &store,
         proposer: &PromptProposer,
         llm: &llm,
         checkpoint: &checkpoint,
     };
     let config = LoopConfig {
-        run_name: "p".into(),
-        max_epochs: 2,
-        train: set("t", 10),
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        probation: vec![],
         prompt_files: BTreeSet::from([SYSTEM.to_owned(), EXTRACT.to_owned(), VERIFY.to_owned()]),
-        slow_update_template: None,
-        estimate: None,
+        ..loop_config("p", 2, set("t", 10))
     };
-    let gate = ValidationConfig {
-        gate_run_prefix: "p_gate_".into(),
-        ladder: vec![10, 20],
-        seed: 5,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
-    };
-    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
-        .await
-        .unwrap();
+    let report = run_evolution(ctx, &config, gate("p", 5)).await.unwrap();
     assert_eq!(report.stop_reason, StopReason::MaxEpochs);
     let rows: Vec<(&str, bool)> = report
         .records
@@ -177,12 +147,7 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
 
     // Both accepts are versions in the store's history, and the final
     // documents hold the prompt edits (and not the harmful one).
-    let history: Vec<String> = store
-        .history()
-        .unwrap()
-        .into_iter()
-        .map(|h| h.version)
-        .collect();
+    let history = history(&store);
     for record in report.records.iter().filter(|r| r.accepted) {
         assert!(history.contains(record.new_version.as_ref().unwrap()));
     }
@@ -235,6 +200,77 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
     );
 }
 
+/// The versions of `store`'s history, oldest first.
+fn history(store: &dyn VersionedStore) -> Vec<String> {
+    store
+        .history()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.version)
+        .collect()
+}
+
+/// The candidates `report` accepted.
+fn accepted(report: &EvolutionReport) -> Vec<&str> {
+    report
+        .records
+        .iter()
+        .filter(|r| r.accepted)
+        .map(|r| r.candidate.as_str())
+        .collect()
+}
+
+/// The records of the first epoch's training run in `log`: each target's type and the
+/// version it became.
+async fn stored_records(
+    log: &SqliteRunLog,
+    name: &str,
+    report: &EvolutionReport,
+) -> Vec<(TargetType, Option<String>)> {
+    let train0 = format!("{name}_train_e0_{}", report.initial_version);
+    log.evolutions(&train0)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|e| e.records)
+        .map(|r| (r.target_type, r.result_version))
+        .collect()
+}
+
+/// A store in `dir` holding a short skill document per task type (`a.md`, `b.md`, `c.md`)
+/// and the prompt documents `prompts`, and an empty SQLite run log beside it.
+fn kernel_store(dir: &Path, prompts: Vec<(String, String)>) -> (FsVersionedStore, SqliteRunLog) {
+    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+            (format!("{t}.md"), skill_document(t, t, &body))
+        })
+        .collect();
+    files.extend(prompts);
+    FsStore::init(dir.join("store"), files, "initial").unwrap();
+    let store = FsVersionedStore::new(FsStore::open(dir.join("store")).unwrap());
+    let log = SqliteRunLog::open(dir.join("runs.sqlite")).unwrap();
+    (store, log)
+}
+
+/// One object that answers every judge: steps followed, evidence sufficient, a defect. With
+/// `incomplete_span`, the extraction is incomplete (a date missed); `confirmation_bias` as
+/// given.
+fn judged(incomplete_span: bool, confirmation_bias: bool) -> String {
+    json!({
+        "extraction_completeness": if incomplete_span { 0.2 } else { 1.0 },
+        "hallucination_rate": 0.0,
+        "missed_info_tags": if incomplete_span { vec!["date"] } else { Vec::new() },
+        "hallucination_tags": [], "missed_nodes": [],
+        "steps": [{"step": "read", "followed": true, "reason": "ok"}],
+        "adherence_rate": 1.0, "confirmation_bias": confirmation_bias,
+        "evidence_sufficient": true,
+        "category": "defect", "lapse_note": "", "type": "logic_error"
+    })
+    .to_string()
+}
+
 const KERNEL_SYS_RULE: &str =
     "Before answering, look for evidence that contradicts your first guess.";
 
@@ -244,37 +280,12 @@ const KERNEL_SYS_RULE: &str =
 /// no edits.
 #[tokio::test]
 async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
-    use evolution_runlog_sqlite::SqliteRunLog;
-    use evolution_store_fs::FsStore;
-    use evolution_store_fs::FsVersionedStore;
-    use serde_json::json;
-
     let dir = tempfile::tempdir().unwrap();
     let system = "# Agent\n\nYou answer questions about documents.\n\n## Method\n\n\
                   1. Read the question.\n2. Find the passage that answers it.\n\
                   3. Answer with the option the passage supports.\n"
         .to_owned();
-    let mut files: Vec<(String, String)> = ["a", "b", "c"]
-        .iter()
-        .map(|t| {
-            let body = format!("# Answering {t}\n\n1. Read the question.\n");
-            (
-                format!("{t}.md"),
-                evolution_testkit::fixtures::skill_document(t, t, &body),
-            )
-        })
-        .collect();
-    files.push(("system.md".to_owned(), system));
-    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
-    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
-    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
-    let edits = |contents: &[&str]| {
-        let edits: Vec<_> = contents
-            .iter()
-            .map(|c| json!({"op": "append", "target": "", "content": c}))
-            .collect();
-        json!({"suggestions": [], "edits": edits}).to_string()
-    };
+    let (store, log) = kernel_store(dir.path(), vec![("system.md".to_owned(), system)]);
     let llm = ScriptedLlm::from_fn(move |request| {
         let text = request.full_text();
         if text.starts_with("You improve the system prompt") {
@@ -287,14 +298,7 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
         if text.starts_with("You improve a skill document") {
             return Ok(edits(&[]));
         }
-        Ok(json!({
-            "extraction_completeness": 1.0, "hallucination_rate": 0.0,
-            "missed_info_tags": [], "hallucination_tags": [], "missed_nodes": [],
-            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
-            "adherence_rate": 1.0, "confirmation_bias": true, "evidence_sufficient": true,
-            "category": "defect", "lapse_note": "", "type": "logic_error"
-        })
-        .to_string())
+        Ok(judged(false, true))
     });
     let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
         let right = match q.task_type.as_str() {
@@ -305,14 +309,7 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
             "b" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
             _ => false,
         };
-        Ok(AgentReply {
-            prediction: if right {
-                q.answer.clone()
-            } else {
-                "wrong".into()
-            },
-            ..AgentReply::default()
-        })
+        Ok(reply(q, right))
     });
     let report = run_kernel_loop(
         &llm,
@@ -321,23 +318,17 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
         &runner,
         "ks",
         ["system.md".to_owned()],
-        evolution_types::Profile::video_qa(),
+        Profile::video_qa(),
     )
     .await;
-    let accepted: Vec<&str> = report
-        .records
-        .iter()
-        .filter(|r| r.accepted)
-        .map(|r| r.candidate.as_str())
-        .collect();
-    assert_eq!(accepted, ["ks_e0_0-system.md"], "{:?}", report.records);
+    assert_eq!(
+        accepted(&report),
+        ["ks_e0_0-system.md"],
+        "{:?}",
+        report.records
+    );
     let version = report.records[0].new_version.clone().unwrap();
-    let history: Vec<String> = store
-        .history()
-        .unwrap()
-        .into_iter()
-        .map(|h| h.version)
-        .collect();
+    let history = history(&store);
     assert!(history.contains(&version), "{history:?}");
     let docs = store.documents(&report.final_version).unwrap();
     assert!(
@@ -349,63 +340,25 @@ async fn the_kernel_proposer_evolves_the_system_prompt_through_the_gate() {
     // The diagnosis and the system record are in the SQLite log.
     let train0 = format!("ks_train_e0_{}", report.initial_version);
     assert_eq!(log.diagnoses(&train0).await.unwrap().len(), 1);
-    let stored: Vec<(TargetType, Option<String>)> = log
-        .evolutions(&train0)
-        .await
-        .unwrap()
-        .into_iter()
-        .flat_map(|e| e.records)
-        .map(|r| (r.target_type, r.result_version))
-        .collect();
-    assert_eq!(stored, [(TargetType::System, Some(version))]);
+    assert_eq!(
+        stored_records(&log, "ks", &report).await,
+        [(TargetType::System, Some(version))]
+    );
 }
 
 const KERNEL_TOOL_RULE: &str = "Copy every date in the passage into the extraction.";
 
-/// Through the kernel: type `b` answers call the `search_similar` tool; the
-/// span judge finds its extraction incomplete, so diagnosis builds the
-/// tool's pack; the evolve-tool reply appends [`KERNEL_TOOL_RULE`] to the
-/// extract prompt, which makes type `b` right for the agent.
-#[tokio::test]
-async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
-    use evolution_runlog_sqlite::SqliteRunLog;
-    use evolution_store_fs::FsStore;
-    use evolution_store_fs::FsVersionedStore;
-    use serde_json::json;
-
-    const TOOL_EXTRACT: &str = "search_similar_extract.md";
-    const TOOL_VERIFY: &str = "search_similar_verify.md";
-    let dir = tempfile::tempdir().unwrap();
-    let mut files: Vec<(String, String)> = ["a", "b", "c"]
-        .iter()
-        .map(|t| {
-            let body = format!("# Answering {t}\n\n1. Read the question.\n");
-            (
-                format!("{t}.md"),
-                evolution_testkit::fixtures::skill_document(t, t, &body),
-            )
-        })
-        .collect();
-    files.push((
-        TOOL_EXTRACT.to_owned(),
-        "# Extract\n\nPull out of the passage what the query asks for.\nKeep names exact.\n"
-            .to_owned(),
-    ));
-    files.push((
-        TOOL_VERIFY.to_owned(),
-        "# Verify\n\nCheck each extracted item against the passage.\nDrop what is not there.\n"
-            .to_owned(),
-    ));
-    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
-    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
-    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
-    let llm = ScriptedLlm::from_fn(move |request| {
+/// The model of the tool-prompt tests: the evolve-tool reply appends [`KERNEL_TOOL_RULE`] to
+/// the extract prompt of a pair whose request `improves` picks (by its text) until the rule is
+/// there; skills get no edits; the span judge finds every extraction incomplete.
+fn tool_llm(improves: fn(&str) -> bool) -> ScriptedLlm {
+    ScriptedLlm::from_fn(move |request| {
         let text = request.full_text();
         if text.starts_with("You improve the two prompts") {
-            let extract: Vec<_> = if text.contains(KERNEL_TOOL_RULE) {
-                Vec::new()
-            } else {
+            let extract: Vec<_> = if improves(&text) && !text.contains(KERNEL_TOOL_RULE) {
                 vec![json!({"op": "append", "target": "", "content": KERNEL_TOOL_RULE})]
+            } else {
+                Vec::new()
             };
             return Ok(
                 json!({"suggestions": [], "extract_edits": extract, "verify_edits": []})
@@ -416,18 +369,15 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
             return Ok(json!({"suggestions": [], "edits": []}).to_string());
         }
         let span = request.options.tag.as_deref() == Some("judge.span");
-        Ok(json!({
-            "extraction_completeness": if span { 0.2 } else { 1.0 },
-            "hallucination_rate": 0.0,
-            "missed_info_tags": if span { vec!["date"] } else { Vec::new() },
-            "hallucination_tags": [], "missed_nodes": [],
-            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
-            "adherence_rate": 1.0, "confirmation_bias": false, "evidence_sufficient": true,
-            "category": "defect", "lapse_note": "", "type": "logic_error"
-        })
-        .to_string())
-    });
-    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+        Ok(judged(span, false))
+    })
+}
+
+/// The agent of the tool-prompt tests: type `a` is right on even questions; type `b` calls
+/// the `search_similar` tool and is right only when the prompt document `extract` holds
+/// [`KERNEL_TOOL_RULE`]; type `c` is always wrong.
+fn tool_agent(extract: &'static str) -> impl AgentRunner {
+    InProcessRunner::new(move |ws: &Workspace, q: &GeneratedQuestion| {
         let mut steps = Vec::new();
         let right = match q.task_type.as_str() {
             "a" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
@@ -438,50 +388,61 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
                     steps.push(map);
                 }
                 ws.prompts
-                    .get(TOOL_EXTRACT)
+                    .get(extract)
                     .is_some_and(|s| s.contains(KERNEL_TOOL_RULE))
             }
             _ => false,
         };
         Ok(AgentReply {
-            prediction: if right {
-                q.answer.clone()
-            } else {
-                "wrong".into()
-            },
             steps,
-            ..AgentReply::default()
+            ..reply(q, right)
         })
-    });
+    })
+}
+
+/// Through the kernel: type `b` answers call the `search_similar` tool; the
+/// span judge finds its extraction incomplete, so diagnosis builds the
+/// tool's pack; the evolve-tool reply appends [`KERNEL_TOOL_RULE`] to the
+/// extract prompt, which makes type `b` right for the agent.
+#[tokio::test]
+async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
+    const TOOL_EXTRACT: &str = "search_similar_extract.md";
+    const TOOL_VERIFY: &str = "search_similar_verify.md";
+    let dir = tempfile::tempdir().unwrap();
+    let (store, log) = kernel_store(
+        dir.path(),
+        vec![
+            (
+                TOOL_EXTRACT.to_owned(),
+                "# Extract\n\nPull out of the passage what the query asks for.\nKeep names exact.\n"
+                    .to_owned(),
+            ),
+            (
+                TOOL_VERIFY.to_owned(),
+                "# Verify\n\nCheck each extracted item against the passage.\nDrop what is not there.\n"
+                    .to_owned(),
+            ),
+        ],
+    );
+    let llm = tool_llm(|_| true);
     let report = run_kernel_loop(
         &llm,
         &log,
         &store,
-        &runner,
+        &tool_agent(TOOL_EXTRACT),
         "kt",
         [TOOL_EXTRACT.to_owned(), TOOL_VERIFY.to_owned()],
-        evolution_types::Profile::video_qa(),
+        Profile::video_qa(),
     )
     .await;
-    let accepted: Vec<&str> = report
-        .records
-        .iter()
-        .filter(|r| r.accepted)
-        .map(|r| r.candidate.as_str())
-        .collect();
-    assert_eq!(accepted.len(), 1, "{:?}", report.records);
+    assert_eq!(accepted(&report).len(), 1, "{:?}", report.records);
     let version = report
         .records
         .iter()
         .find(|r| r.accepted)
         .and_then(|r| r.new_version.clone())
         .unwrap();
-    let history: Vec<String> = store
-        .history()
-        .unwrap()
-        .into_iter()
-        .map(|h| h.version)
-        .collect();
+    let history = history(&store);
     assert!(history.contains(&version), "{history:?}");
     let docs = store.documents(&report.final_version).unwrap();
     assert!(
@@ -490,16 +451,10 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
         docs[TOOL_EXTRACT]
     );
     assert!(report.holdout_after.unwrap() > report.holdout_before.unwrap());
-    let train0 = format!("kt_train_e0_{}", report.initial_version);
-    let stored: Vec<(TargetType, Option<String>)> = log
-        .evolutions(&train0)
-        .await
-        .unwrap()
-        .into_iter()
-        .flat_map(|e| e.records)
-        .map(|r| (r.target_type, r.result_version))
-        .collect();
-    assert_eq!(stored, [(TargetType::Tool, Some(version))]);
+    assert_eq!(
+        stored_records(&log, "kt", &report).await,
+        [(TargetType::Tool, Some(version))]
+    );
 }
 
 /// A tool steered by two extract/verify pairs: the kernel evolves each as a candidate of its
@@ -507,11 +462,6 @@ async fn the_kernel_proposer_evolves_a_tool_prompt_through_the_gate() {
 /// pair and leaves the first alone, and the gate accepts it.
 #[tokio::test]
 async fn the_kernel_proposer_evolves_every_prompt_pair_of_a_tool() {
-    use evolution_runlog_sqlite::SqliteRunLog;
-    use evolution_store_fs::FsStore;
-    use evolution_store_fs::FsVersionedStore;
-    use serde_json::json;
-
     const PAIRS: [&str; 4] = [
         "search_similar_extract.md",
         "search_similar_verify.md",
@@ -519,84 +469,21 @@ async fn the_kernel_proposer_evolves_every_prompt_pair_of_a_tool() {
         "rerank_verify.md",
     ];
     let dir = tempfile::tempdir().unwrap();
-    let mut files: Vec<(String, String)> = ["a", "b", "c"]
+    let prompts = PAIRS
         .iter()
-        .map(|t| {
-            let body = format!("# Answering {t}\n\n1. Read the question.\n");
+        .map(|file| {
             (
-                format!("{t}.md"),
-                evolution_testkit::fixtures::skill_document(t, t, &body),
+                (*file).to_owned(),
+                format!(
+                    "# {file}\n\nRead the passage the search returned, line by line.\n\
+                     Keep names, numbers and quotes exactly as written.\n"
+                ),
             )
         })
         .collect();
-    for file in PAIRS {
-        files.push((
-            file.to_owned(),
-            format!(
-                "# {file}\n\nRead the passage the search returned, line by line.\n\
-                 Keep names, numbers and quotes exactly as written.\n"
-            ),
-        ));
-    }
-    FsStore::init(dir.path().join("store"), files, "initial").unwrap();
-    let store = FsVersionedStore::new(FsStore::open(dir.path().join("store")).unwrap());
-    let log = SqliteRunLog::open(dir.path().join("runs.sqlite")).unwrap();
-    let llm = ScriptedLlm::from_fn(move |request| {
-        let text = request.full_text();
-        if text.starts_with("You improve the two prompts") {
-            let extract: Vec<_> =
-                if text.contains("rerank_extract.md") && !text.contains(KERNEL_TOOL_RULE) {
-                    vec![json!({"op": "append", "target": "", "content": KERNEL_TOOL_RULE})]
-                } else {
-                    Vec::new()
-                };
-            return Ok(
-                json!({"suggestions": [], "extract_edits": extract, "verify_edits": []})
-                    .to_string(),
-            );
-        }
-        if text.starts_with("You improve a skill document") {
-            return Ok(json!({"suggestions": [], "edits": []}).to_string());
-        }
-        let span = request.options.tag.as_deref() == Some("judge.span");
-        Ok(json!({
-            "extraction_completeness": if span { 0.2 } else { 1.0 },
-            "hallucination_rate": 0.0,
-            "missed_info_tags": if span { vec!["date"] } else { Vec::new() },
-            "hallucination_tags": [], "missed_nodes": [],
-            "steps": [{"step": "read", "followed": true, "reason": "ok"}],
-            "adherence_rate": 1.0, "confirmation_bias": false, "evidence_sufficient": true,
-            "category": "defect", "lapse_note": "", "type": "logic_error"
-        })
-        .to_string())
-    });
-    let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
-        let mut steps = Vec::new();
-        let right = match q.task_type.as_str() {
-            "a" => q.question_id.ends_with(['0', '2', '4', '6', '8']),
-            "b" => {
-                let step = json!({"tool_name": "search_similar", "tool_input": {"query": "when"},
-                                  "tool_output": "Released on 2024-05-01.", "thought": "search"});
-                if let serde_json::Value::Object(map) = step {
-                    steps.push(map);
-                }
-                ws.prompts
-                    .get("rerank_extract.md")
-                    .is_some_and(|s| s.contains(KERNEL_TOOL_RULE))
-            }
-            _ => false,
-        };
-        Ok(AgentReply {
-            prediction: if right {
-                q.answer.clone()
-            } else {
-                "wrong".into()
-            },
-            steps,
-            ..AgentReply::default()
-        })
-    });
-    let mut profile = evolution_types::Profile::video_qa();
+    let (store, log) = kernel_store(dir.path(), prompts);
+    let llm = tool_llm(|text| text.contains("rerank_extract.md"));
+    let mut profile = Profile::video_qa();
     profile.tool_target_files.insert(
         "search_similar".to_owned(),
         PAIRS.iter().map(|f| (*f).to_owned()).collect(),
@@ -605,7 +492,7 @@ async fn the_kernel_proposer_evolves_every_prompt_pair_of_a_tool() {
         &llm,
         &log,
         &store,
-        &runner,
+        &tool_agent("rerank_extract.md"),
         "kp",
         PAIRS.map(str::to_owned),
         profile,
@@ -628,12 +515,7 @@ async fn the_kernel_proposer_evolves_every_prompt_pair_of_a_tool() {
             .iter()
             .any(|t| t.contains("rerank_extract.md") && !t.contains("search_similar_extract.md"))
     );
-    let accepted: Vec<&str> = report
-        .records
-        .iter()
-        .filter(|r| r.accepted)
-        .map(|r| r.candidate.as_str())
-        .collect();
+    let accepted = accepted(&report);
     assert_eq!(accepted.len(), 1, "{:?}", report.records);
     assert!(accepted[0].ends_with("rerank_extract.md"), "{accepted:?}");
     let docs = store.documents(&report.final_version).unwrap();
@@ -645,63 +527,31 @@ async fn the_kernel_proposer_evolves_every_prompt_pair_of_a_tool() {
 /// 10 holdout questions per task type, the reference implementation's gate on blocks of 10 and 20.
 async fn run_kernel_loop<const N: usize>(
     llm: &ScriptedLlm,
-    log: &evolution_runlog_sqlite::SqliteRunLog,
+    log: &SqliteRunLog,
     store: &dyn VersionedStore,
-    runner: &dyn evolution_harness::AgentRunner,
+    runner: &dyn AgentRunner,
     name: &str,
     prompt_files: [String; N],
-    profile: evolution_types::Profile,
-) -> evolution_harness::EvolutionReport {
-    use evolution_diagnose::DiagnoseOptions;
-    use evolution_evolve::{EditBudgetSchedule, EvolveOptions};
-    use evolution_harness::{KernelProposer, PromptTemplates};
-
+    profile: Profile,
+) -> EvolutionReport {
     let train = set("t", 10);
+    let schedule = EditBudgetSchedule::Constant { max_edits: 3 };
     let proposer = KernelProposer {
-        llm,
-        run_log: log,
-        questions: train.clone(),
-        tree_data: BTreeMap::new(),
-        templates: PromptTemplates::default(),
         profile,
-        diagnose: DiagnoseOptions::default(),
-        evolve: EvolveOptions::default(),
-        schedule: EditBudgetSchedule::Constant { max_edits: 3 },
+        ..kernel_proposer(llm, log, train.clone(), schedule)
     };
     let budget = Budget::unlimited();
     let checkpoint = MemoryCheckpoint::new();
     let ctx = LoopContext {
-        validation: ValidationContext {
-            runner,
-            recorder: log,
-            budget: &budget,
-            events: &NoEvents,
-            resume_from: Some(log),
-        },
+        validation: resuming(runner, log, &budget, &NoEvents),
         store,
         proposer: &proposer,
         llm,
         checkpoint: &checkpoint,
     };
     let config = LoopConfig {
-        run_name: name.into(),
-        max_epochs: 2,
-        train,
-        gate: set("g", 30),
-        holdout: set("h", 10),
-        probation: vec![],
         prompt_files: BTreeSet::from(prompt_files),
-        slow_update_template: None,
-        estimate: None,
+        ..loop_config(name, 2, train)
     };
-    let gate = ValidationConfig {
-        gate_run_prefix: format!("{name}_gate_"),
-        ladder: vec![10, 20],
-        seed: 3,
-        gate_guard_err: 0.2,
-        params: GateParams::default(),
-    };
-    run_evolution(ctx, &config, Gatekeeper::new(gate))
-        .await
-        .unwrap()
+    run_evolution(ctx, &config, gate(name, 3)).await.unwrap()
 }

@@ -12,6 +12,8 @@ use evolution_testkit::MemoryRunLog;
 use evolution_testkit::fixtures::question;
 use evolution_types::{GeneratedQuestion, RunLog};
 
+use crate::support::reply;
+
 /// A simulated agent: right on type `a` only when its skill says `fix:a`,
 /// right on type `b` unless its skill says `break:b`, right on type `c`
 /// on every other question. `infra:<version>` in the question text fails it.
@@ -29,14 +31,7 @@ pub(crate) fn answer(ws: &Workspace, q: &GeneratedQuestion) -> Result<AgentReply
         "b" => !skill.contains("break:b"),
         _ => q.question_id.ends_with(['0', '2', '4', '6', '8']),
     };
-    Ok(AgentReply {
-        prediction: if right {
-            q.answer.clone()
-        } else {
-            "wrong".into()
-        },
-        ..AgentReply::default()
-    })
+    Ok(reply(q, right))
 }
 
 pub(crate) fn questions() -> Vec<GeneratedQuestion> {

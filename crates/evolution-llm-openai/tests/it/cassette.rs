@@ -1,11 +1,11 @@
 //! Record/replay round trips through a JSONL cassette.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder, cassette_key};
 use evolution_llm_openai::OpenAiProvider;
-use evolution_types::{ChatMessage, ChatOptions, LlmErrorKind, LlmProvider};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
 
 use crate::server::{Step, TestServer, completion};
 use crate::{fast_config, provider, question};
@@ -29,6 +29,21 @@ fn dead_provider() -> OpenAiProvider {
     provider(config)
 }
 
+/// The cassette at `path` in `mode`, over a provider of `server`'s model `test-model`.
+async fn live(server: &TestServer, path: &Path, mode: CassetteMode) -> Recorder<OpenAiProvider> {
+    let llm = provider(fast_config(&server.base_url()));
+    Recorder::open(llm, path, mode, "test-model")
+        .await
+        .expect("open")
+}
+
+/// The cassette at `path` replayed for `model`, over a provider it must never call.
+async fn replaying(path: &Path, model: &str) -> Recorder<OpenAiProvider> {
+    Recorder::open(dead_provider(), path, CassetteMode::Replay, model)
+        .await
+        .expect("open")
+}
+
 #[tokio::test]
 async fn record_then_replay_offline() {
     let path = temp_cassette("round-trip");
@@ -42,14 +57,7 @@ async fn record_then_replay_offline() {
         .with_temperature(0.0)
         .with_tag("first");
 
-    let recorder = Recorder::open(
-        provider(fast_config(&server.base_url())),
-        &path,
-        CassetteMode::Record,
-        "test-model",
-    )
-    .await
-    .expect("open");
+    let recorder = live(&server, &path, CassetteMode::Record).await;
     let a = recorder.chat(&question(), &opts).await.expect("live");
     let b = recorder
         .chat(&other, &ChatOptions::default())
@@ -61,9 +69,7 @@ async fn record_then_replay_offline() {
     assert_eq!(text.lines().count(), 2);
     assert!(!text.contains("sk-test-secret"));
 
-    let replay = Recorder::open(dead_provider(), &path, CassetteMode::Replay, "test-model")
-        .await
-        .expect("open");
+    let replay = replaying(&path, "test-model").await;
     // A different tag and timeout do not change the key.
     let opts2 = ChatOptions {
         timeout: Some(std::time::Duration::from_secs(1)),
@@ -102,9 +108,7 @@ async fn record_then_replay_offline() {
     assert_eq!(err.kind(), LlmErrorKind::Other);
     assert!(err.message().starts_with("cassette miss"), "{err}");
     // The model is part of the key.
-    let other_model = Recorder::open(dead_provider(), &path, CassetteMode::Replay, "other-model")
-        .await
-        .expect("open");
+    let other_model = replaying(&path, "other-model").await;
     assert!(matches!(
         other_model.replay(&question(), &opts),
         Err(CassetteError::Miss { .. })
@@ -124,11 +128,7 @@ async fn record_if_missing_calls_only_for_new_requests() {
         Step::ok(completion("two")),
     ])
     .await;
-    let live = || provider(fast_config(&server.base_url()));
-
-    let rec = Recorder::open(live(), &path, CassetteMode::RecordIfMissing, "test-model")
-        .await
-        .expect("open");
+    let rec = live(&server, &path, CassetteMode::RecordIfMissing).await;
     let first = rec
         .chat(&question(), &ChatOptions::default())
         .await
@@ -143,9 +143,7 @@ async fn record_if_missing_calls_only_for_new_requests() {
     assert_eq!(server.count(), 1);
     drop(rec);
 
-    let rec = Recorder::open(live(), &path, CassetteMode::RecordIfMissing, "test-model")
-        .await
-        .expect("reopen");
+    let rec = live(&server, &path, CassetteMode::RecordIfMissing).await;
     assert_eq!(
         rec.chat(&question(), &ChatOptions::default())
             .await
@@ -164,9 +162,7 @@ async fn record_if_missing_calls_only_for_new_requests() {
     assert_eq!(server.count(), 2);
     drop(rec);
 
-    let replay = Recorder::open(dead_provider(), &path, CassetteMode::Replay, "test-model")
-        .await
-        .expect("open");
+    let replay = replaying(&path, "test-model").await;
     assert_eq!(
         replay
             .chat(&other, &ChatOptions::default())
@@ -186,22 +182,13 @@ async fn repeated_requests_replay_in_recorded_order() {
         Step::ok(completion("c")),
     ])
     .await;
-    let rec = Recorder::open(
-        provider(fast_config(&server.base_url())),
-        &path,
-        CassetteMode::Record,
-        "test-model",
-    )
-    .await
-    .expect("open");
+    let rec = live(&server, &path, CassetteMode::Record).await;
     for _ in 0..3 {
         rec.chat(&question(), &ChatOptions::default())
             .await
             .expect("live");
     }
-    let replay = Recorder::open(dead_provider(), &path, CassetteMode::Replay, "test-model")
-        .await
-        .expect("open");
+    let replay = replaying(&path, "test-model").await;
     let mut seen = Vec::new();
     for _ in 0..4 {
         seen.push(
@@ -219,14 +206,7 @@ async fn repeated_requests_replay_in_recorded_order() {
 async fn failed_calls_are_not_recorded() {
     let path = temp_cassette("failures");
     let server = TestServer::start(vec![Step::status(401, r#"{"error":{"message":"no"}}"#)]).await;
-    let rec = Recorder::open(
-        provider(fast_config(&server.base_url())),
-        &path,
-        CassetteMode::Record,
-        "test-model",
-    )
-    .await
-    .expect("open");
+    let rec = live(&server, &path, CassetteMode::Record).await;
     let err = rec
         .chat(&question(), &ChatOptions::default())
         .await
@@ -308,17 +288,42 @@ fn ask(text: &str) -> Vec<ChatMessage> {
     vec![ChatMessage::user(text)]
 }
 
+/// Asks `text` through `llm` with the default options.
+async fn say(llm: &impl LlmProvider, text: &str) -> Result<LlmResponse, LlmError> {
+    llm.chat(&ask(text), &ChatOptions::default()).await
+}
+
+/// The cassette at `path` over `inner`, recording what it does not hold.
+async fn journal<P: LlmProvider>(inner: P, path: &Path) -> Recorder<P> {
+    Recorder::open(inner, path, CassetteMode::RecordIfMissing, "m")
+        .await
+        .expect("open")
+}
+
+/// Records the answers to `texts` in the cassette at `path`, from a fresh counting provider.
+async fn record(path: &Path, texts: &[&str]) {
+    let rec = journal(Counting::default(), path).await;
+    for text in texts {
+        say(&rec, text).await.expect("live");
+    }
+}
+
+/// Replays the answer to each of `texts` from the cassette at `path`: each must be there.
+async fn replays(path: &Path, texts: &[&str]) {
+    let replay = Recorder::open(Counting::default(), path, CassetteMode::Replay, "m")
+        .await
+        .expect("replay");
+    for text in texts {
+        say(&replay, text).await.expect("recorded");
+    }
+}
+
 #[tokio::test]
 async fn each_finished_call_is_on_disk_before_its_answer_returns() {
     let path = temp_cassette("durable");
-    let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("open");
+    let rec = journal(Counting::default(), &path).await;
     for (n, text) in ["a", "b", "c"].into_iter().enumerate() {
-        rec.chat(&ask(text), &ChatOptions::default())
-            .await
-            .expect("live");
+        say(&rec, text).await.expect("live");
         let on_disk = std::fs::read_to_string(&path).expect("read");
         assert_eq!(on_disk.lines().count(), n + 1, "{on_disk}");
         assert!(on_disk.ends_with('\n'));
@@ -328,16 +333,7 @@ async fn each_finished_call_is_on_disk_before_its_answer_returns() {
 #[tokio::test]
 async fn a_torn_last_line_is_dropped_and_the_journal_goes_on() {
     let path = temp_cassette("torn");
-    let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("open");
-    for text in ["a", "b", "c"] {
-        rec.chat(&ask(text), &ChatOptions::default())
-            .await
-            .expect("live");
-    }
-    drop(rec);
+    record(&path, &["a", "b", "c"]).await;
     // A kill in the middle of the third write: its line is cut short.
     let text = std::fs::read_to_string(&path).expect("read");
     let third_start = text
@@ -357,22 +353,14 @@ async fn a_torn_last_line_is_dropped_and_the_journal_goes_on() {
     assert_eq!(std::fs::read(&path).expect("read"), torn);
 
     let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("reopen");
+    let rec = journal(&inner, &path).await;
     for text in ["a", "b"] {
-        let reply = rec
-            .chat(&ask(text), &ChatOptions::default())
-            .await
-            .expect("hit");
+        let reply = say(&rec, text).await.expect("hit");
         assert!(reply.cache_hit);
         assert_eq!(reply.content, format!("echo: {text}"));
     }
     assert_eq!(inner.calls.load(Ordering::SeqCst), 0);
-    let again = rec
-        .chat(&ask("c"), &ChatOptions::default())
-        .await
-        .expect("asked again");
+    let again = say(&rec, "c").await.expect("asked again");
     assert!(!again.cache_hit);
     assert_eq!(inner.calls.load(Ordering::SeqCst), 1);
     drop(rec);
@@ -380,70 +368,31 @@ async fn a_torn_last_line_is_dropped_and_the_journal_goes_on() {
     // The torn bytes are gone: the file is whole lines again.
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(text.lines().count(), 3);
-    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m")
-        .await
-        .expect("replay");
-    for text in ["a", "b", "c"] {
-        replay
-            .chat(&ask(text), &ChatOptions::default())
-            .await
-            .expect("recorded");
-    }
+    replays(&path, &["a", "b", "c"]).await;
 }
 
 #[tokio::test]
 async fn a_whole_last_line_without_its_newline_is_kept() {
     let path = temp_cassette("unterminated");
-    let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("open");
-    rec.chat(&ask("a"), &ChatOptions::default())
-        .await
-        .expect("live");
-    drop(rec);
+    record(&path, &["a"]).await;
     let text = std::fs::read_to_string(&path).expect("read");
     std::fs::write(&path, text.trim_end_matches('\n')).expect("write");
 
     let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("reopen");
-    assert!(
-        rec.chat(&ask("a"), &ChatOptions::default())
-            .await
-            .expect("hit")
-            .cache_hit
-    );
-    rec.chat(&ask("b"), &ChatOptions::default())
-        .await
-        .expect("live");
+    let rec = journal(&inner, &path).await;
+    assert!(say(&rec, "a").await.expect("hit").cache_hit);
+    say(&rec, "b").await.expect("live");
     assert_eq!(inner.calls.load(Ordering::SeqCst), 1);
     drop(rec);
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(text.lines().count(), 2, "{text}");
-    let replay = Recorder::open(Counting::default(), &path, CassetteMode::Replay, "m")
-        .await
-        .expect("replay");
-    for text in ["a", "b"] {
-        replay
-            .chat(&ask(text), &ChatOptions::default())
-            .await
-            .expect("recorded");
-    }
+    replays(&path, &["a", "b"]).await;
 }
 
 #[tokio::test]
 async fn a_bad_line_before_the_last_is_still_an_error() {
     let path = temp_cassette("bad-middle");
-    let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("open");
-    rec.chat(&ask("a"), &ChatOptions::default())
-        .await
-        .expect("live");
-    drop(rec);
+    record(&path, &["a"]).await;
     let text = std::fs::read_to_string(&path).expect("read");
     std::fs::write(&path, format!("{{\"key\": \n{text}")).expect("write");
     let r = Recorder::open(
@@ -463,9 +412,7 @@ async fn a_bad_line_before_the_last_is_still_an_error() {
 async fn identical_requests_in_flight_at_once_reach_the_provider_once() {
     let path = temp_cassette("single-flight");
     let inner = Counting::default();
-    let rec = Recorder::open(&inner, &path, CassetteMode::RecordIfMissing, "m")
-        .await
-        .expect("open");
+    let rec = journal(&inner, &path).await;
     let opts = ChatOptions::default();
     let (same, other) = (ask("same"), ask("other"));
     let (x, y, z) = tokio::join!(

@@ -41,27 +41,6 @@ async fn measure(
     (result, elapsed)
 }
 
-/// Asserts an error's kind, its attempts against the server's counter, and the time bound.
-fn check_err(
-    result: Result<LlmResponse, LlmError>,
-    server: &TestServer,
-    kind: LlmErrorKind,
-    attempts: u32,
-    elapsed: Duration,
-    bound: Duration,
-) -> LlmError {
-    let err = result.expect_err("the fault must surface as an error");
-    assert_eq!(err.kind(), kind, "{err}");
-    assert_eq!(err.attempts(), attempts, "{err}");
-    assert_eq!(
-        server.count(),
-        attempts as usize,
-        "server-side request count; {err}"
-    );
-    assert!(elapsed < bound, "took {elapsed:?}, bound {bound:?}: {err}");
-    err
-}
-
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -71,127 +50,158 @@ fn hang_bound(config: &OpenAiConfig) -> Duration {
     ms(3 * config.timeouts.total_ms)
 }
 
+/// The fast configuration as it is.
+fn as_is(_: &mut OpenAiConfig) {}
+
+/// The fast configuration, streaming.
+fn streaming(config: &mut OpenAiConfig) {
+    config.stream = true;
+}
+
+/// A server that answers only after ten seconds, past every limit of these tests.
+fn hung() -> Vec<Step> {
+    vec![Step::ok(completion("late")).delayed(ms(10_000))]
+}
+
+/// One call against a server playing a script: the server (whose request counter checks the
+/// attempts), what the call returned, how long it took, and the hang bound of its
+/// configuration.
+struct Fault {
+    server: TestServer,
+    result: Result<LlmResponse, LlmError>,
+    elapsed: Duration,
+    bound: Duration,
+}
+
+impl Fault {
+    /// Starts a server playing `steps` and makes one call with the fast configuration as
+    /// `tune` changes it, printing what it measured under `name`.
+    async fn of(name: &str, steps: Vec<Step>, tune: impl FnOnce(&mut OpenAiConfig)) -> Fault {
+        Fault::with_options(name, steps, tune, &ChatOptions::default()).await
+    }
+
+    /// As [`Fault::of`], with the call's `options`.
+    async fn with_options(
+        name: &str,
+        steps: Vec<Step>,
+        tune: impl FnOnce(&mut OpenAiConfig),
+        options: &ChatOptions,
+    ) -> Fault {
+        let server = TestServer::start(steps).await;
+        let mut config = fast_config(&server.base_url());
+        tune(&mut config);
+        let bound = hang_bound(&config);
+        let (result, elapsed) = measure(name, config, options).await;
+        Fault {
+            server,
+            result,
+            elapsed,
+            bound,
+        }
+    }
+
+    /// The error, checked: its kind, its attempts against the server's counter, and the
+    /// time against the hang bound.
+    fn err(&self, kind: LlmErrorKind, attempts: u32) -> &LlmError {
+        self.err_within(kind, attempts, self.bound)
+    }
+
+    /// As [`Fault::err`], the time checked against `bound`.
+    fn err_within(&self, kind: LlmErrorKind, attempts: u32, bound: Duration) -> &LlmError {
+        let err = self
+            .result
+            .as_ref()
+            .expect_err("the fault must surface as an error");
+        assert_eq!(err.kind(), kind, "{err}");
+        assert_eq!(err.attempts(), attempts, "{err}");
+        assert_eq!(
+            self.server.count(),
+            attempts as usize,
+            "server-side request count; {err}"
+        );
+        let elapsed = self.elapsed;
+        assert!(elapsed < bound, "took {elapsed:?}, bound {bound:?}: {err}");
+        err
+    }
+
+    /// The reply's text, when the call succeeded.
+    fn content(&self) -> &str {
+        &self.result.as_ref().expect("the call succeeds").content
+    }
+
+    /// The time between the server's first and second requests.
+    fn first_wait(&self) -> Duration {
+        let at: Vec<_> = self.server.received().iter().map(|r| r.at).collect();
+        assert!(at.len() >= 2, "{at:?}");
+        at[1] - at[0]
+    }
+}
+
 #[tokio::test]
 async fn rate_limited_without_retry_after_backs_off_and_gives_up() {
-    let server = TestServer::start(vec![Step::status(
-        429,
-        r#"{"error":{"message":"slow down"}}"#,
-    )])
-    .await;
-    let config = fast_config(&server.base_url());
-    let bound = hang_bound(&config);
-    let (result, elapsed) =
-        measure("429 without Retry-After", config, &ChatOptions::default()).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::RateLimited,
-        3,
-        elapsed,
-        bound,
-    );
+    let steps = vec![Step::status(429, r#"{"error":{"message":"slow down"}}"#)];
+    let fault = Fault::of("429 without Retry-After", steps, as_is).await;
+    let err = fault.err(LlmErrorKind::RateLimited, 3);
     assert_eq!(err.class(), LlmErrorClass::Transient);
     assert_eq!((err.status(), err.retry_after()), (Some(429), None));
     assert_eq!(err.message(), "slow down");
     assert!(!err.possibly_billed());
-    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    let at: Vec<_> = fault.server.received().iter().map(|r| r.at).collect();
     // Backoff starts at 20 ms (jitter only adds): the retries did wait.
     assert!(at[1] - at[0] >= ms(20) && at[2] - at[1] >= ms(20), "{at:?}");
 }
 
 #[tokio::test]
 async fn rate_limited_then_ok_succeeds() {
-    let server = TestServer::start(vec![Step::status(429, "{}"), Step::ok(completion("ok"))]).await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure("429 then 200", config, &ChatOptions::default()).await;
-    assert_eq!(result.expect("retried").content, "ok");
-    assert_eq!(server.count(), 2);
-    assert!(elapsed < ms(2_000), "{elapsed:?}");
+    let steps = vec![Step::status(429, "{}"), Step::ok(completion("ok"))];
+    let fault = Fault::of("429 then 200", steps, as_is).await;
+    assert_eq!(fault.content(), "ok");
+    assert_eq!(fault.server.count(), 2);
+    assert!(fault.elapsed < ms(2_000), "{:?}", fault.elapsed);
 }
 
 #[tokio::test]
 async fn retry_after_in_seconds_is_honoured() {
-    let server = TestServer::start(vec![
+    let steps = vec![
         Step::status(429, "{}").with_header("Retry-After", "1"),
         Step::ok(completion("ok")),
-    ])
-    .await;
-    let config = fast_config(&server.base_url());
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure("429 Retry-After: 1", config, &ChatOptions::default()).await;
-    assert_eq!(result.expect("retried").content, "ok");
-    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
-    assert_eq!(at.len(), 2);
-    assert!(
-        at[1] - at[0] >= ms(1_000),
-        "waited only {:?}",
-        at[1] - at[0]
-    );
-    assert!(elapsed < bound, "{elapsed:?}");
+    ];
+    let fault = Fault::of("429 Retry-After: 1", steps, as_is).await;
+    assert_eq!(fault.content(), "ok");
+    assert_eq!(fault.server.count(), 2);
+    let wait = fault.first_wait();
+    assert!(wait >= ms(1_000), "waited only {wait:?}");
+    assert!(fault.elapsed < fault.bound, "{:?}", fault.elapsed);
 }
 
 #[tokio::test]
 async fn retry_after_as_http_date_is_honoured() {
     let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(2));
-    let server = TestServer::start(vec![
+    let steps = vec![
         Step::status(429, "{}").with_header("Retry-After", &when),
         Step::ok(completion("ok")),
-    ])
-    .await;
-    let config = fast_config(&server.base_url());
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure(
-        "429 Retry-After: <date +2 s>",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    assert_eq!(result.expect("retried").content, "ok");
-    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
+    ];
+    let fault = Fault::of("429 Retry-After: <date +2 s>", steps, as_is).await;
+    assert_eq!(fault.content(), "ok");
     // The date has whole-second resolution, so the wait is between 1 and 2 s.
-    assert!(at[1] - at[0] >= ms(900), "waited only {:?}", at[1] - at[0]);
-    assert!(elapsed < bound, "{elapsed:?}");
+    let wait = fault.first_wait();
+    assert!(wait >= ms(900), "waited only {wait:?}");
+    assert!(fault.elapsed < fault.bound, "{:?}", fault.elapsed);
 }
 
 #[tokio::test]
 async fn retry_after_beyond_the_deadline_fails_at_once() {
-    let server = TestServer::start(vec![
-        Step::status(429, "{}").with_header("Retry-After", "30"),
-    ])
-    .await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure(
-        "429 Retry-After: 30 (deadline 5 s)",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::RateLimited,
-        1,
-        elapsed,
-        ms(1_000),
-    );
+    let steps = vec![Step::status(429, "{}").with_header("Retry-After", "30")];
+    let fault = Fault::of("429 Retry-After: 30 (deadline 5 s)", steps, as_is).await;
+    let err = fault.err_within(LlmErrorKind::RateLimited, 1, ms(1_000));
     assert_eq!(err.retry_after(), Some(Duration::from_secs(30)));
 }
 
 #[tokio::test]
 async fn server_error_is_retried_then_surfaced() {
-    let server =
-        TestServer::start(vec![Step::status(500, r#"{"error":{"message":"boom"}}"#)]).await;
-    let config = fast_config(&server.base_url());
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure("500", config, &ChatOptions::default()).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::ServerError,
-        3,
-        elapsed,
-        bound,
-    );
+    let steps = vec![Step::status(500, r#"{"error":{"message":"boom"}}"#)];
+    let fault = Fault::of("500", steps, as_is).await;
+    let err = fault.err(LlmErrorKind::ServerError, 3);
     assert_eq!((err.status(), err.message()), (Some(500), "boom"));
     assert!(!err.possibly_billed());
     assert!(err.to_string().contains("after 3 attempts"), "{err}");
@@ -199,18 +209,13 @@ async fn server_error_is_retried_then_surfaced() {
 
 #[tokio::test]
 async fn slow_first_byte_times_out_each_attempt() {
-    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
-    let mut config = fast_config(&server.base_url());
-    config.timeouts.first_byte_ms = 300;
-    config.timeouts.total_ms = 3_000;
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure(
-        "slow first byte (300 ms limit)",
-        config,
-        &ChatOptions::default(),
-    )
+    let fault = Fault::of("slow first byte (300 ms limit)", hung(), |config| {
+        config.timeouts.first_byte_ms = 300;
+        config.timeouts.total_ms = 3_000;
+    })
     .await;
-    let err = check_err(result, &server, LlmErrorKind::Timeout, 3, elapsed, bound);
+    let err = fault.err(LlmErrorKind::Timeout, 3);
+    let elapsed = fault.elapsed;
     assert!(
         elapsed >= ms(900),
         "three attempts of 300 ms each: {elapsed:?}"
@@ -221,62 +226,40 @@ async fn slow_first_byte_times_out_each_attempt() {
 
 #[tokio::test]
 async fn slow_first_byte_is_not_retried_when_billing_forbids_it() {
-    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
-    let mut config = fast_config(&server.base_url());
-    config.timeouts.first_byte_ms = 300;
-    config.retry.retry_possibly_billed = false;
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure(
-        "slow first byte, no billed retries",
-        config,
-        &ChatOptions::default(),
-    )
+    let fault = Fault::of("slow first byte, no billed retries", hung(), |config| {
+        config.timeouts.first_byte_ms = 300;
+        config.retry.retry_possibly_billed = false;
+    })
     .await;
-    let err = check_err(result, &server, LlmErrorKind::Timeout, 1, elapsed, bound);
+    let err = fault.err(LlmErrorKind::Timeout, 1);
     assert!(err.possibly_billed());
 }
 
 #[tokio::test]
 async fn the_call_deadline_caps_attempts_and_backoff() {
-    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
-    let mut config = fast_config(&server.base_url());
-    config.timeouts.first_byte_ms = 60_000;
-    config.timeouts.attempt_ms = 60_000;
     let options = ChatOptions {
         timeout: Some(ms(400)),
         ..ChatOptions::default()
     };
-    let (result, elapsed) = measure("hung server, call timeout 400 ms", config, &options).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::Timeout,
-        1,
-        elapsed,
-        ms(3 * 400),
-    );
-    assert!(elapsed >= ms(400), "{elapsed:?}");
+    let tune = |config: &mut OpenAiConfig| {
+        config.timeouts.first_byte_ms = 60_000;
+        config.timeouts.attempt_ms = 60_000;
+    };
+    let fault =
+        Fault::with_options("hung server, call timeout 400 ms", hung(), tune, &options).await;
+    let err = fault.err_within(LlmErrorKind::Timeout, 1, ms(3 * 400));
+    assert!(fault.elapsed >= ms(400), "{:?}", fault.elapsed);
     assert!(err.possibly_billed());
 }
 
 #[tokio::test]
 async fn dropped_connection_mid_stream_is_retried_and_flagged() {
-    let data = vec![delta("content", "partial an")];
-    let server = TestServer::start(vec![Step::Sse {
-        events: events(data),
+    let steps = vec![Step::Sse {
+        events: events(vec![delta("content", "partial an")]),
         complete: false,
-    }])
-    .await;
-    let mut config = fast_config(&server.base_url());
-    config.stream = true;
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure(
-        "connection dropped mid-stream",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    }];
+    let fault = Fault::of("connection dropped mid-stream", steps, streaming).await;
+    let err = fault.err(LlmErrorKind::Connection, 3);
     assert!(err.possibly_billed(), "{err}");
 }
 
@@ -284,7 +267,7 @@ async fn dropped_connection_mid_stream_is_retried_and_flagged() {
 async fn dropped_stream_then_complete_stream_succeeds() {
     let mut full = vec![delta("content", "whole")];
     full.extend(stream_end(3, 1));
-    let server = TestServer::start(vec![
+    let steps = vec![
         Step::Sse {
             events: events(vec![delta("content", "par")]),
             complete: false,
@@ -293,22 +276,14 @@ async fn dropped_stream_then_complete_stream_succeeds() {
             events: events(full),
             complete: true,
         },
-    ])
-    .await;
-    let mut config = fast_config(&server.base_url());
-    config.stream = true;
-    let (result, _) = measure(
-        "dropped stream, then a good one",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    let r = result.expect("second attempt succeeds");
+    ];
+    let fault = Fault::of("dropped stream, then a good one", steps, streaming).await;
     assert_eq!(
-        r.content, "whole",
+        fault.content(),
+        "whole",
         "nothing of the dropped attempt leaks in"
     );
-    assert_eq!(server.count(), 2);
+    assert_eq!(fault.server.count(), 2);
 }
 
 #[tokio::test]
@@ -317,44 +292,29 @@ async fn stream_stalling_past_the_idle_limit_times_out() {
         (ms(0), delta("content", "a")),
         (ms(10_000), delta("content", "b")),
     ];
-    let server = TestServer::start(vec![Step::Sse {
+    let steps = vec![Step::Sse {
         events: script,
         complete: true,
-    }])
+    }];
+    let fault = Fault::of("stream stalls (idle limit 300 ms)", steps, |config| {
+        config.stream = true;
+        config.timeouts.idle_ms = 300;
+        config.retry.max_retries = 0;
+    })
     .await;
-    let mut config = fast_config(&server.base_url());
-    config.stream = true;
-    config.timeouts.idle_ms = 300;
-    config.retry.max_retries = 0;
-    let (result, elapsed) = measure(
-        "stream stalls (idle limit 300 ms)",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::Timeout,
-        1,
-        elapsed,
-        ms(3 * 300),
-    );
+    let err = fault.err_within(LlmErrorKind::Timeout, 1, ms(3 * 300));
     assert!(err.possibly_billed());
 }
 
 #[tokio::test]
 async fn connection_closed_before_the_reply_is_retried_and_flagged() {
-    let server = TestServer::start(vec![Step::Close]).await;
-    let config = fast_config(&server.base_url());
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure(
+    let fault = Fault::of(
         "connection closed before the reply",
-        config,
-        &ChatOptions::default(),
+        vec![Step::Close],
+        as_is,
     )
     .await;
-    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    let err = fault.err(LlmErrorKind::Connection, 3);
     assert!(err.possibly_billed(), "{err}");
 }
 
@@ -377,56 +337,28 @@ async fn connection_refused_is_retried_and_not_billed() {
 
 #[tokio::test]
 async fn malformed_json_is_a_content_error_not_retried() {
-    let server = TestServer::start(vec![Step::status(200, "{\"choices\": [ {\"message\": ")]).await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure("malformed JSON", config, &ChatOptions::default()).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::InvalidResponse,
-        1,
-        elapsed,
-        ms(2_000),
-    );
+    let steps = vec![Step::status(200, "{\"choices\": [ {\"message\": ")];
+    let fault = Fault::of("malformed JSON", steps, as_is).await;
+    let err = fault.err_within(LlmErrorKind::InvalidResponse, 1, ms(2_000));
     assert_eq!(err.class(), LlmErrorClass::Content);
     assert!(err.possibly_billed());
 }
 
 #[tokio::test]
 async fn malformed_stream_event_is_a_content_error() {
-    let server = TestServer::start(vec![Step::Sse {
+    let steps = vec![Step::Sse {
         events: events(vec!["{not json".to_owned()]),
         complete: true,
-    }])
-    .await;
-    let mut config = fast_config(&server.base_url());
-    config.stream = true;
-    let (result, elapsed) =
-        measure("malformed stream event", config, &ChatOptions::default()).await;
-    check_err(
-        result,
-        &server,
-        LlmErrorKind::InvalidResponse,
-        1,
-        elapsed,
-        ms(2_000),
-    );
+    }];
+    let fault = Fault::of("malformed stream event", steps, streaming).await;
+    fault.err_within(LlmErrorKind::InvalidResponse, 1, ms(2_000));
 }
 
 #[tokio::test]
 async fn empty_choices_is_a_content_error() {
     let body = json!({"id": "x", "model": "m", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0}});
-    let server = TestServer::start(vec![Step::ok(body)]).await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure("empty choices", config, &ChatOptions::default()).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::InvalidResponse,
-        1,
-        elapsed,
-        ms(2_000),
-    );
+    let fault = Fault::of("empty choices", vec![Step::ok(body)], as_is).await;
+    let err = fault.err_within(LlmErrorKind::InvalidResponse, 1, ms(2_000));
     assert!(err.message().contains("choices"), "{err}");
 }
 
@@ -460,14 +392,12 @@ async fn empty_and_cut_off_replies_are_content_errors() {
 
 #[tokio::test]
 async fn unauthorized_surfaces_at_once_with_the_server_message() {
-    let server = TestServer::start(vec![Step::status(
+    let steps = vec![Step::status(
         401,
         r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
-    )])
-    .await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure("401", config, &ChatOptions::default()).await;
-    let err = check_err(result, &server, LlmErrorKind::Auth, 1, elapsed, ms(2_000));
+    )];
+    let fault = Fault::of("401", steps, as_is).await;
+    let err = fault.err_within(LlmErrorKind::Auth, 1, ms(2_000));
     // The server's words, then where the key came from (never the key).
     assert_eq!(
         (err.status(), err.message()),
@@ -503,21 +433,12 @@ async fn unauthorized_without_a_key_says_none_was_sent() {
 
 #[tokio::test]
 async fn bad_request_surfaces_at_once_with_the_server_message() {
-    let server = TestServer::start(vec![Step::status(
+    let steps = vec![Step::status(
         400,
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
-    )])
-    .await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure("400", config, &ChatOptions::default()).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::BadRequest,
-        1,
-        elapsed,
-        ms(2_000),
-    );
+    )];
+    let fault = Fault::of("400", steps, as_is).await;
+    let err = fault.err_within(LlmErrorKind::BadRequest, 1, ms(2_000));
     assert_eq!(
         err.message(),
         "This model's maximum context length is 8192 tokens"
@@ -526,42 +447,29 @@ async fn bad_request_surfaces_at_once_with_the_server_message() {
 
 #[tokio::test]
 async fn unknown_model_surfaces_at_once() {
-    let server = TestServer::start(vec![Step::status(
+    let steps = vec![Step::status(
         404,
         r#"{"error":{"message":"The model `gpt-9` does not exist","code":"model_not_found"}}"#,
-    )])
-    .await;
-    let config = fast_config(&server.base_url());
-    let (result, elapsed) = measure("404 model not found", config, &ChatOptions::default()).await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::ModelNotFound,
-        1,
-        elapsed,
-        ms(2_000),
-    );
+    )];
+    let fault = Fault::of("404 model not found", steps, as_is).await;
+    let err = fault.err_within(LlmErrorKind::ModelNotFound, 1, ms(2_000));
     assert!(err.message().contains("gpt-9"), "{err}");
 }
 
 #[tokio::test]
 async fn retry_after_is_capped_by_the_policy() {
-    let server = TestServer::start(vec![
+    let steps = vec![
         Step::status(429, "{}").with_header("Retry-After", "3"),
         Step::ok(completion("ok")),
-    ])
+    ];
+    let fault = Fault::of("429 Retry-After: 3, capped at 200 ms", steps, |config| {
+        config.retry.max_retry_after_ms = 200;
+    })
     .await;
-    let mut config = fast_config(&server.base_url());
-    config.retry.max_retry_after_ms = 200;
-    let (result, elapsed) = measure(
-        "429 Retry-After: 3, capped at 200 ms",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    assert_eq!(result.expect("retried").content, "ok");
-    let at: Vec<_> = server.received().iter().map(|r| r.at).collect();
-    assert!(at[1] - at[0] >= ms(200), "{:?}", at[1] - at[0]);
+    assert_eq!(fault.content(), "ok");
+    let wait = fault.first_wait();
+    assert!(wait >= ms(200), "{wait:?}");
+    let elapsed = fault.elapsed;
     assert!(
         elapsed < ms(2_000),
         "the 3 s request was capped: {elapsed:?}"
@@ -570,42 +478,29 @@ async fn retry_after_is_capped_by_the_policy() {
 
 #[tokio::test]
 async fn stream_closed_without_done_or_finish_reason_is_a_dropped_connection() {
-    let data = vec![delta("content", "half a sent")];
-    let server = TestServer::start(vec![Step::Sse {
-        events: events(data),
+    let steps = vec![Step::Sse {
+        events: events(vec![delta("content", "half a sent")]),
         complete: true,
-    }])
-    .await;
-    let mut config = fast_config(&server.base_url());
-    config.stream = true;
-    let bound = hang_bound(&config);
-    let (result, elapsed) = measure(
-        "stream closed cleanly but unfinished",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    let err = check_err(result, &server, LlmErrorKind::Connection, 3, elapsed, bound);
+    }];
+    let fault = Fault::of("stream closed cleanly but unfinished", steps, streaming).await;
+    let err = fault.err(LlmErrorKind::Connection, 3);
     assert!(err.possibly_billed());
     assert!(err.message().contains("without [DONE]"), "{err}");
 }
 
 #[tokio::test]
 async fn the_call_deadline_stops_retries_that_would_run_past_it() {
-    let server = TestServer::start(vec![Step::ok(completion("late")).delayed(ms(10_000))]).await;
-    let mut config = fast_config(&server.base_url());
-    config.timeouts.first_byte_ms = 300;
-    config.timeouts.total_ms = 1_000;
-    config.retry.max_retries = 10;
-    let (result, elapsed) = measure(
-        "slow first byte, 10 retries allowed, deadline 1 s",
-        config,
-        &ChatOptions::default(),
-    )
+    let name = "slow first byte, 10 retries allowed, deadline 1 s";
+    let fault = Fault::of(name, hung(), |config| {
+        config.timeouts.first_byte_ms = 300;
+        config.timeouts.total_ms = 1_000;
+        config.retry.max_retries = 10;
+    })
     .await;
-    let err = result.expect_err("deadline");
+    let elapsed = fault.elapsed;
+    let err = fault.result.expect_err("deadline");
     assert_eq!(err.kind(), LlmErrorKind::Timeout, "{err}");
-    assert_eq!(err.attempts() as usize, server.count());
+    assert_eq!(err.attempts() as usize, fault.server.count());
     assert!((2..=4).contains(&err.attempts()), "{err}");
     assert!(elapsed >= ms(600) && elapsed < ms(1_500), "{elapsed:?}");
 }
@@ -615,30 +510,18 @@ async fn a_trickling_stream_is_cut_at_the_attempt_limit() {
     let script: Vec<_> = (0..100)
         .map(|i| (ms(50), delta("content", &format!("t{i} "))))
         .collect();
-    let server = TestServer::start(vec![Step::Sse {
+    let steps = vec![Step::Sse {
         events: script,
         complete: true,
-    }])
+    }];
+    let fault = Fault::of("trickling stream (attempt limit 500 ms)", steps, |config| {
+        config.stream = true;
+        config.timeouts.attempt_ms = 500;
+        config.retry.max_retries = 0;
+    })
     .await;
-    let mut config = fast_config(&server.base_url());
-    config.stream = true;
-    config.timeouts.attempt_ms = 500;
-    config.retry.max_retries = 0;
-    let (result, elapsed) = measure(
-        "trickling stream (attempt limit 500 ms)",
-        config,
-        &ChatOptions::default(),
-    )
-    .await;
-    let err = check_err(
-        result,
-        &server,
-        LlmErrorKind::Timeout,
-        1,
-        elapsed,
-        ms(3 * 500),
-    );
-    assert!(elapsed >= ms(500), "{elapsed:?}");
+    let err = fault.err_within(LlmErrorKind::Timeout, 1, ms(3 * 500));
+    assert!(fault.elapsed >= ms(500), "{:?}", fault.elapsed);
     assert!(err.possibly_billed());
 }
 
@@ -674,17 +557,16 @@ async fn connect_timeout_when_the_server_never_accepts() {
 
 #[tokio::test]
 async fn a_zero_call_timeout_fails_at_once() {
-    let server = TestServer::start(vec![Step::ok(completion("ok")).delayed(ms(1_000))]).await;
-    let config = fast_config(&server.base_url());
     let options = ChatOptions {
         timeout: Some(Duration::ZERO),
         ..ChatOptions::default()
     };
-    let (result, elapsed) = measure("call timeout 0", config, &options).await;
-    let err = result.expect_err("no time at all");
+    let steps = vec![Step::ok(completion("ok")).delayed(ms(1_000))];
+    let fault = Fault::with_options("call timeout 0", steps, as_is, &options).await;
+    let err = fault.result.expect_err("no time at all");
     assert_eq!(err.kind(), LlmErrorKind::Timeout, "{err}");
     assert!(err.attempts() <= 1, "{err}");
-    assert!(elapsed < ms(500), "{elapsed:?}");
+    assert!(fault.elapsed < ms(500), "{:?}", fault.elapsed);
 }
 
 /// A server that echoes the `Authorization` header (in an error, a reply, a

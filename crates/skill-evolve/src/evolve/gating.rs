@@ -11,21 +11,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
-    AgentRunner as _, Budget, Candidate, ELond, GammaSequence, GateRecord, Gatekeeper, ProcessMode,
-    Scoring, SubprocessConfig, SubprocessRunner, ValidationConfig, ValidationContext,
-    ValidationOutcome, Workspace,
+    AgentRunner as _, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner,
+    ValidationContext, ValidationOutcome, Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FsStore, FsVersionedStore};
 use evolution_types::{GeneratedQuestion, Prediction, RunRecorder as _, VersionedStore as _};
 use serde::Serialize;
 
-use crate::error::{bad_at, bad_option};
+use crate::error::bad_at;
 use crate::run::config::GatingConfig;
 use crate::run::dir::RunDir;
 use crate::run::progress::{Progress, decision_name};
@@ -206,46 +204,11 @@ impl<'a> GateSession<'a> {
         .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", dir.store().display()))?;
         let log = SqliteRunLog::open(dir.runlog())
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
-        let runner = SubprocessRunner::new(SubprocessConfig {
-            program: config.program.clone(),
-            args: config.args.clone(),
-            env: config.env.clone(),
-            inherit_env: config.inherit_env.clone(),
-            mode: if config.worker {
-                ProcessMode::Worker
-            } else {
-                ProcessMode::PerQuestion
-            },
-            concurrency: config.concurrency,
-            question_timeout: Duration::from_secs(config.timeout_secs),
-            scoring: if config.agent_scores {
-                Scoring::AgentReported
-            } else {
-                Scoring::ExactMatch
-            },
-            workspace_root: Some(dir.workspaces()),
-            limits: config.limits,
-        })
-        .map_err(|e| bad_at(&config.path, None, format!("[agent]: {e}")))?;
-        let keeper = Gatekeeper::new(ValidationConfig {
-            gate_run_prefix: format!("{}_gate_", dir.name()),
-            ladder: config.ladder.clone(),
-            seed: config.gate_seed,
-            gate_guard_err: config.guard_err,
-            params: config.params,
-        });
-        let keeper = match config.fdr_alpha {
-            Some(alpha) => keeper.with_fdr(
-                ELond::new(
-                    alpha,
-                    GammaSequence::Horizon {
-                        proposals: candidates.max(1),
-                    },
-                )
-                .map_err(|e| bad_option(format!("[gate] fdr_alpha: {e}")))?,
-            ),
-            None => keeper,
-        };
+        let runner = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+            .map_err(|e| bad_at(&config.path, None, format!("[agent]: {e}")))?;
+        let keeper = config
+            .gate_settings
+            .gatekeeper(format!("{}_gate_", dir.name()), candidates)?;
         Ok(GateSession {
             config,
             document: document.to_owned(),

@@ -151,7 +151,7 @@ impl GateSummary {
     }
 
     fn gated(config: &GatingConfig, candidates: u64) -> Self {
-        let control = match config.fdr_alpha {
+        let control = match config.gate_settings.fdr_alpha {
             Some(alpha) => format!(
                 "false-discovery rate at most {alpha} over this session's {candidates} \
                  candidate(s) (e-LOND)"
@@ -165,13 +165,13 @@ impl GateSummary {
                  the agent {}; {} parameters, {control}",
                 config.gate.len(),
                 config.questions_file.display(),
-                config.program.display(),
-                config.preset,
+                config.agent.program.display(),
+                config.gate_settings.preset,
             ),
             agent_config: Some(config.path.display().to_string()),
-            preset: Some(config.preset.clone()),
-            fdr_alpha: config.fdr_alpha,
-            params: Some(config.params),
+            preset: Some(config.gate_settings.preset.clone()),
+            fdr_alpha: config.gate_settings.fdr_alpha,
+            params: Some(config.gate_settings.params),
             verdicts: Vec::new(),
         }
     }

@@ -92,11 +92,13 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions, SkillUpdateMode};
 use evolution_gate::{EProcess, Gate, GateError, GateParams};
 use evolution_harness::{
-    AnswerCheck, BudgetLimits, InheritedEnv, OutputLimits, fixed_question_order,
+    AnswerCheck, BudgetLimits, ELond, GammaSequence, Gatekeeper, InheritedEnv, OutputLimits,
+    ProcessMode, Scoring, SubprocessConfig, ValidationConfig, fixed_question_order,
 };
 use evolution_patch::APPENDIX_MAX_CHARS;
 use evolution_types::GeneratedQuestion;
@@ -328,24 +330,8 @@ pub(crate) struct RunConfig {
     pub(crate) skills: PathBuf,
     /// Epochs at most.
     pub(crate) max_epochs: u32,
-    /// The agent program and its arguments.
-    pub(crate) program: PathBuf,
-    /// Its arguments.
-    pub(crate) args: Vec<String>,
-    /// Variables set for the agent.
-    pub(crate) env: BTreeMap<String, String>,
-    /// What the agent inherits of this program's environment.
-    pub(crate) inherit_env: InheritedEnv,
-    /// Long-lived workers instead of a process per question.
-    pub(crate) worker: bool,
-    /// Questions at once.
-    pub(crate) concurrency: usize,
-    /// Seconds per question.
-    pub(crate) timeout_secs: u64,
-    /// Trust the agent's own `correct` field.
-    pub(crate) agent_scores: bool,
-    /// Bounds on what the agent writes per question.
-    pub(crate) limits: OutputLimits,
+    /// The agent (`[agent]`).
+    pub(crate) agent: AgentSettings,
     /// Training questions.
     pub(crate) train: Vec<GeneratedQuestion>,
     /// Gate questions.
@@ -354,19 +340,8 @@ pub(crate) struct RunConfig {
     pub(crate) holdout: Vec<GeneratedQuestion>,
     /// Questions that judge provisional accepts, held back from the gate's.
     pub(crate) probation: Vec<GeneratedQuestion>,
-    /// Gate thresholds.
-    pub(crate) params: GateParams,
-    /// The preset they come from, and the keys of `[gate]` that changed it.
-    pub(crate) preset: String,
-    /// Validation block sizes.
-    pub(crate) ladder: Vec<usize>,
-    /// Tolerated INFRA error rate.
-    pub(crate) guard_err: f64,
-    /// Seed of the gate's question order.
-    pub(crate) gate_seed: u64,
-    /// The false-discovery rate controlled over the run's candidates
-    /// (e-LOND), or `None` when `[gate] fdr_alpha = "off"`.
-    pub(crate) fdr_alpha: Option<f64>,
+    /// The gate (`[gate]`); its false-discovery rate is controlled over the run's candidates.
+    pub(crate) gate_settings: GateSettings,
     /// Budget caps.
     pub(crate) budget: BudgetLimits,
     /// The `[llm]` section.
@@ -421,10 +396,7 @@ impl Source<'_> {
 /// nothing is written.
 pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let text = read_input_text(path, InputKind::RunConfig)?;
-    let file: RunFile = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|span| line_of(&text, span.start));
-        bad_at(path, line, e.message().to_owned())
-    })?;
+    let file: RunFile = parse(path, &text)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let src = Source { path, text: &text };
 
@@ -437,8 +409,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         (None, None) => BTreeMap::new(),
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
-    let agent = check_agent(&src, &file.agent, &base)?;
-    let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
+    let agent = check_agent(&src, &file.agent, &file.llm, &base, None)?;
     let ((train, gate, holdout), unreviewed) =
         check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
     let task_skills = check_task_skills(
@@ -447,7 +418,7 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         &run.skill_docs,
         [&train, &gate, &holdout],
     )?;
-    let gate_checked = check_gate(&src, &file.gate)?;
+    let gate_settings = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     let model = check_budget(path, &file.budget, &file.llm)?;
     let profile = file.profile.resolve(path, &text)?;
@@ -455,25 +426,12 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
         name: run.name,
         skills: run.skills,
         max_epochs: run.max_epochs,
-        program: agent.program,
-        args: agent.args,
-        env: file.agent.env.into_inner(),
-        inherit_env,
-        worker: matches!(file.agent.mode, Mode::Worker),
-        concurrency: agent.concurrency,
-        timeout_secs: agent.timeout_secs,
-        agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
-        limits: agent.limits,
+        agent,
         train,
         gate,
         holdout,
         probation,
-        params: gate_checked.params,
-        preset: gate_checked.preset,
-        ladder: gate_checked.ladder,
-        guard_err: gate_checked.guard_err,
-        gate_seed: file.gate.seed,
-        fdr_alpha: gate_checked.fdr_alpha,
+        gate_settings,
         budget: file.budget,
         llm: file.llm,
         model,
@@ -527,43 +485,17 @@ pub(crate) struct GatingConfig {
     pub(crate) path: PathBuf,
     /// The question set file, for messages.
     pub(crate) questions_file: PathBuf,
-    /// The agent program.
-    pub(crate) program: PathBuf,
-    /// Its arguments.
-    pub(crate) args: Vec<String>,
-    /// Variables set for the agent.
-    pub(crate) env: BTreeMap<String, String>,
-    /// What the agent inherits of this program's environment.
-    pub(crate) inherit_env: InheritedEnv,
-    /// Long-lived workers instead of a process per question.
-    pub(crate) worker: bool,
-    /// Questions at once.
-    pub(crate) concurrency: usize,
-    /// Seconds per question.
-    pub(crate) timeout_secs: u64,
-    /// Trust the agent's own `correct` field.
-    pub(crate) agent_scores: bool,
-    /// Bounds on what the agent writes per question.
-    pub(crate) limits: OutputLimits,
+    /// The agent (`[agent]`).
+    pub(crate) agent: AgentSettings,
     /// Training questions (the slow update compares the two versions on them).
     pub(crate) train: Vec<GeneratedQuestion>,
     /// Gate questions.
     pub(crate) gate: Vec<GeneratedQuestion>,
     /// Questions that judge a provisional accept, held back from the gate's.
     pub(crate) probation: Vec<GeneratedQuestion>,
-    /// Gate thresholds.
-    pub(crate) params: GateParams,
-    /// The preset they come from, and the keys of `[gate]` that changed it.
-    pub(crate) preset: String,
-    /// Validation block sizes.
-    pub(crate) ladder: Vec<usize>,
-    /// Tolerated INFRA error rate.
-    pub(crate) guard_err: f64,
-    /// Seed of the gate's question order.
-    pub(crate) gate_seed: u64,
-    /// The false-discovery rate controlled over the session's candidates
-    /// (e-LOND), or `None` when `[gate] fdr_alpha = "off"`.
-    pub(crate) fdr_alpha: Option<f64>,
+    /// The gate (`[gate]`); its false-discovery rate is controlled over the session's
+    /// candidates.
+    pub(crate) gate_settings: GateSettings,
     /// Budget caps.
     pub(crate) budget: BudgetLimits,
 }
@@ -580,47 +512,34 @@ pub(crate) fn load_gating(
     need_train: bool,
 ) -> anyhow::Result<GatingConfig> {
     let text = read_input_text(path, InputKind::RunConfig)?;
-    let file: GatingFile = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|span| line_of(&text, span.start));
-        bad_at(path, line, e.message().to_owned())
-    })?;
+    let file: GatingFile = parse(path, &text)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let src = Source { path, text: &text };
-    let agent = check_agent(&src, &file.agent, &base)?;
-    let mut inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
-    if let (InheritedEnv::AllExcept(hidden), Some(key)) = (&mut inherit_env, hidden_key)
-        && !file.agent.pass_env.get_ref().iter().any(|n| n == key)
-    {
-        hidden.insert(key.to_owned());
-    }
+    let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
     let ((train, gate, _holdout), _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
-    let gate_checked = check_gate(&src, &file.gate)?;
+    let gate_settings = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     check_budget(path, &file.budget, &file.llm)?;
     Ok(GatingConfig {
         path: path.to_path_buf(),
         questions_file: base.join(file.questions.file.get_ref()),
-        program: agent.program,
-        args: agent.args,
-        env: file.agent.env.into_inner(),
-        inherit_env,
-        worker: matches!(file.agent.mode, Mode::Worker),
-        concurrency: agent.concurrency,
-        timeout_secs: agent.timeout_secs,
-        agent_scores: matches!(file.agent.scoring, ScoringChoice::AgentReported),
-        limits: agent.limits,
+        agent,
         train,
         gate,
         probation,
-        params: gate_checked.params,
-        preset: gate_checked.preset,
-        ladder: gate_checked.ladder,
-        guard_err: gate_checked.guard_err,
-        gate_seed: file.gate.seed,
-        fdr_alpha: gate_checked.fdr_alpha,
+        gate_settings,
         budget: file.budget,
+    })
+}
+
+/// The sections of the configuration file `path` holding `text`; a syntax error, a
+/// missing table or an unknown key is one line naming where it is.
+fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|span| line_of(text, span.start));
+        bad_at(path, line, e.message().to_owned())
     })
 }
 
@@ -832,21 +751,65 @@ fn check_evolve(
     })
 }
 
-/// The checked `[agent]` keys.
-struct AgentChecked {
-    program: PathBuf,
-    args: Vec<String>,
+/// The agent of `[agent]`, checked: what both `run` and `evolve`'s gate start it with.
+#[derive(Debug)]
+pub(crate) struct AgentSettings {
+    /// The agent program (found).
+    pub(crate) program: PathBuf,
+    /// Its arguments.
+    pub(crate) args: Vec<String>,
+    /// Variables set for the agent.
+    env: BTreeMap<String, String>,
+    /// What the agent inherits of this program's environment.
+    inherit_env: InheritedEnv,
+    /// Long-lived workers instead of a process per question.
+    worker: bool,
+    /// Questions at once.
     concurrency: usize,
+    /// Seconds per question.
     timeout_secs: u64,
+    /// Trust the agent's own `correct` field.
+    agent_scores: bool,
+    /// Bounds on what the agent writes per question.
     limits: OutputLimits,
 }
 
-/// `[agent]`: the program (found), its concurrency and its timeout.
+impl AgentSettings {
+    /// The subprocess runner's configuration, each question's folder made under `workspaces`.
+    pub(crate) fn subprocess_config(&self, workspaces: PathBuf) -> SubprocessConfig {
+        SubprocessConfig {
+            program: self.program.clone(),
+            args: self.args.clone(),
+            env: self.env.clone(),
+            inherit_env: self.inherit_env.clone(),
+            mode: if self.worker {
+                ProcessMode::Worker
+            } else {
+                ProcessMode::PerQuestion
+            },
+            concurrency: self.concurrency,
+            question_timeout: Duration::from_secs(self.timeout_secs),
+            scoring: if self.agent_scores {
+                Scoring::AgentReported
+            } else {
+                Scoring::ExactMatch
+            },
+            workspace_root: Some(workspaces),
+            limits: self.limits,
+        }
+    }
+}
+
+/// `[agent]`: the program (found), its concurrency, its timeout, its output bounds and its
+/// environment. `hidden_key` names one more variable the agent does not inherit unless
+/// `pass_env` names it (the key of an LLM other than the file's own `[llm]`).
 fn check_agent(
     src: &Source<'_>,
     agent: &AgentSection,
+    llm: &LlmSection,
     base: &Path,
-) -> anyhow::Result<AgentChecked> {
+    hidden_key: Option<&str>,
+) -> anyhow::Result<AgentSettings> {
     let command = agent.command.get_ref();
     let Some((program, args)) = command.split_first() else {
         return Err(src.at(agent.command.span(), "[agent] command is empty".to_owned()));
@@ -892,11 +855,16 @@ fn check_agent(
             *slot = *value.get_ref();
         }
     }
-    Ok(AgentChecked {
+    let inherit_env = agent_environment(src, agent, llm, hidden_key)?;
+    Ok(AgentSettings {
         program,
         args: args.to_vec(),
+        env: agent.env.get_ref().clone(),
+        inherit_env,
+        worker: matches!(agent.mode, Mode::Worker),
         concurrency,
         timeout_secs,
+        agent_scores: matches!(agent.scoring, ScoringChoice::AgentReported),
         limits,
     })
 }
@@ -907,13 +875,14 @@ pub(crate) const BASIC_ENV: [&str; 9] = [
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 ];
 
-/// `[agent] env`, `pass_env` and `clear_env` against the `[llm]` key's variable: the
-/// variable holding the optimizer's API key never reaches the agent unless named in
-/// `pass_env` (or given a value in `env`).
+/// `[agent] env`, `pass_env` and `clear_env` against the `[llm]` key's variable (and
+/// `hidden_key`): the variable holding the optimizer's API key never reaches the agent unless
+/// named in `pass_env` (or given a value in `env`).
 fn agent_environment(
     src: &Source<'_>,
     agent: &AgentSection,
     llm: &LlmSection,
+    hidden_key: Option<&str>,
 ) -> anyhow::Result<InheritedEnv> {
     let valid = |name: &str| !name.is_empty() && !name.contains(['=', '\0']);
     if let Some(name) = agent.pass_env.get_ref().iter().find(|n| !valid(n)) {
@@ -936,8 +905,13 @@ fn agent_environment(
         return Ok(InheritedEnv::Only(names));
     }
     // The variable named by `api_key_env`, or the usual one the key is read from without it.
-    let key = llm.key_variable(None).filter(|name| !passed.contains(name));
-    Ok(InheritedEnv::AllExcept(key.into_iter().collect()))
+    let key = llm.key_variable(None);
+    let hidden = key
+        .into_iter()
+        .chain(hidden_key.map(str::to_owned))
+        .filter(|name| !passed.contains(name))
+        .collect();
+    Ok(InheritedEnv::AllExcept(hidden))
 }
 
 /// Train, gate and holdout questions.
@@ -1056,17 +1030,57 @@ fn check_review(
     }
 }
 
-/// The checked `[gate]` keys.
-struct GateChecked {
-    ladder: Vec<usize>,
-    guard_err: f64,
-    preset: String,
-    params: GateParams,
-    fdr_alpha: Option<f64>,
+/// The gate of `[gate]`, checked: how both `run` and `evolve` test a candidate.
+#[derive(Debug)]
+pub(crate) struct GateSettings {
+    /// Gate thresholds.
+    pub(crate) params: GateParams,
+    /// The preset they come from, and the keys of `[gate]` that changed it.
+    pub(crate) preset: String,
+    /// Validation block sizes.
+    pub(crate) ladder: Vec<usize>,
+    /// Tolerated INFRA error rate.
+    pub(crate) guard_err: f64,
+    /// Seed of the gate's question order.
+    seed: u64,
+    /// The false-discovery rate controlled over the candidates (e-LOND), or `None` when
+    /// `[gate] fdr_alpha = "off"`.
+    pub(crate) fdr_alpha: Option<f64>,
 }
 
-/// `[gate]`: the ladder, the INFRA guard and the parameter preset.
-fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> {
+impl GateSettings {
+    /// A gatekeeper whose run ids start with `run_prefix`; with a false-discovery rate,
+    /// e-LOND spreads it evenly over `horizon` candidates (at least one).
+    pub(crate) fn gatekeeper(
+        &self,
+        run_prefix: String,
+        horizon: u64,
+    ) -> anyhow::Result<Gatekeeper> {
+        let keeper = Gatekeeper::new(ValidationConfig {
+            gate_run_prefix: run_prefix,
+            ladder: self.ladder.clone(),
+            seed: self.seed,
+            gate_guard_err: self.guard_err,
+            params: self.params,
+        });
+        Ok(match self.fdr_alpha {
+            Some(alpha) => keeper.with_fdr(
+                ELond::new(
+                    alpha,
+                    GammaSequence::Horizon {
+                        proposals: horizon.max(1),
+                    },
+                )
+                .map_err(|e| bad_option(format!("[gate] fdr_alpha: {e}")))?,
+            ),
+            None => keeper,
+        })
+    }
+}
+
+/// `[gate]`: the ladder, the INFRA guard, the parameter preset, the seed and the
+/// false-discovery rate.
+fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateSettings> {
     let ladder = g.ladder.get_ref().clone();
     if ladder.is_empty() || ladder.contains(&0) {
         return Err(src.at(
@@ -1100,11 +1114,12 @@ fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateChecked> 
             ));
         }
     };
-    Ok(GateChecked {
+    Ok(GateSettings {
+        params,
+        preset,
         ladder,
         guard_err,
-        preset,
-        params,
+        seed: g.seed,
         fdr_alpha,
     })
 }
@@ -1299,6 +1314,45 @@ mod tests {
                 ..GeneratedQuestion::default()
             })
             .collect()
+    }
+
+    /// What the agent of the `[agent]` keys `agent` inherits when the file's `[llm]` reads
+    /// its key from `FILE_KEY` and the caller's LLM from `hidden`.
+    fn inherited(agent: &str, hidden: Option<&str>) -> InheritedEnv {
+        let section: AgentSection = toml::from_str(agent).unwrap();
+        let llm: LlmSection = toml::from_str("openai = { api_key_env = \"FILE_KEY\" }").unwrap();
+        let src = Source {
+            path: Path::new("evolve.toml"),
+            text: agent,
+        };
+        agent_environment(&src, &section, &llm, hidden).unwrap()
+    }
+
+    #[test]
+    fn no_key_variable_reaches_the_agent_unless_pass_env_names_it() {
+        let names = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
+        let command = "command = [\"agent\"]\n";
+        assert_eq!(
+            inherited(command, Some("EVOLVE_KEY")),
+            InheritedEnv::AllExcept(names(&["EVOLVE_KEY", "FILE_KEY"]))
+        );
+        assert_eq!(
+            inherited(command, None),
+            InheritedEnv::AllExcept(names(&["FILE_KEY"]))
+        );
+        let passed = format!("{command}pass_env = [\"EVOLVE_KEY\"]\n");
+        assert_eq!(
+            inherited(&passed, Some("EVOLVE_KEY")),
+            InheritedEnv::AllExcept(names(&["FILE_KEY"]))
+        );
+        // A cleared environment holds the basics and what pass_env names, no key.
+        let cleared = format!("{command}clear_env = true\npass_env = [\"EXTRA\"]\n");
+        let mut kept = names(&["EXTRA"]);
+        kept.extend(BASIC_ENV.iter().map(|n| (*n).to_owned()));
+        assert_eq!(
+            inherited(&cleared, Some("EVOLVE_KEY")),
+            InheritedEnv::Only(kept)
+        );
     }
 
     #[test]

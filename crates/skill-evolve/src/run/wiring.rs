@@ -7,15 +7,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
-    Budget, ELond, EvolutionReport, GammaSequence, Gatekeeper, KernelProposer, LoopConfig,
-    LoopContext, LoopState, MeteredLlm, ProcessMode, PromptTemplates, Scoring, SubprocessConfig,
-    SubprocessRunner, ValidationConfig, ValidationContext, run_evolution,
+    Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
+    LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext, run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -58,27 +56,8 @@ pub(crate) async fn run_loop(
     let metered = LlmJournal::open(MeteredLlm::new(llm, Arc::clone(&budget)), dir.root(), "run")
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the LLM journal: {e}"))?;
-    let runner = SubprocessRunner::new(SubprocessConfig {
-        program: config.program.clone(),
-        args: config.args.clone(),
-        env: config.env.clone(),
-        inherit_env: config.inherit_env.clone(),
-        mode: if config.worker {
-            ProcessMode::Worker
-        } else {
-            ProcessMode::PerQuestion
-        },
-        concurrency: config.concurrency,
-        question_timeout: Duration::from_secs(config.timeout_secs),
-        scoring: if config.agent_scores {
-            Scoring::AgentReported
-        } else {
-            Scoring::ExactMatch
-        },
-        workspace_root: Some(dir.workspaces()),
-        limits: config.limits,
-    })
-    .map_err(|e| bad_option(format!("[agent]: {e}")))?;
+    let runner = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+        .map_err(|e| bad_option(format!("[agent]: {e}")))?;
     std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
     let templates = PromptTemplates::default();
     let proposer = KernelProposer {
@@ -127,21 +106,10 @@ pub(crate) async fn run_loop(
         slow_update_template: Some(templates.slow_update.clone()),
         estimate: Some(estimate),
     };
-    let gatekeeper = Gatekeeper::new(ValidationConfig {
-        gate_run_prefix: format!("{}_gate_", config.name),
-        ladder: config.ladder.clone(),
-        seed: config.gate_seed,
-        gate_guard_err: config.guard_err,
-        params: config.params,
-    });
     let guarantee = guarantee(config);
-    let gatekeeper = match guarantee {
-        Guarantee::Fdr { alpha, horizon } => gatekeeper.with_fdr(
-            ELond::new(alpha, GammaSequence::Horizon { proposals: horizon })
-                .map_err(|e| bad_option(format!("[gate] fdr_alpha: {e}")))?,
-        ),
-        Guarantee::PerCandidate { .. } => gatekeeper,
-    };
+    let gatekeeper = config
+        .gate_settings
+        .gatekeeper(format!("{}_gate_", config.name), horizon(config))?;
     let outcome = tokio::select! {
         result = run_evolution(ctx, &loop_config, gatekeeper) => Some(result),
         _ = tokio::signal::ctrl_c() => None,
@@ -160,7 +128,7 @@ pub(crate) async fn run_loop(
             held(state.gatekeeper.fdr(), state.gatekeeper.params()),
             *state.gatekeeper.params(),
         ),
-        _ => (guarantee, config.params),
+        _ => (guarantee, config.gate_settings.params),
     };
     let lines = progress.lines.lock().map(|l| l.clone()).unwrap_or_default();
     let no_candidate = if report.records.is_empty() {
@@ -190,35 +158,41 @@ pub(crate) async fn run_loop(
     Ok(Ended::Finished(Box::new(report), path))
 }
 
-/// The error control of a run: e-LOND over every candidate the loop can
-/// gate, or (with `fdr_alpha = "off"`) only each candidate's own bound.
+/// The most candidates the loop of `config` can gate, the horizon over which e-LOND
+/// spreads its level evenly (fixed before the run).
 ///
-/// e-LOND spends its level evenly over a horizon fixed before the run: the
-/// most candidates the loop can gate. The kernel's proposer makes at most
-/// one candidate per task type of the training questions (one case pack
-/// each) and one per prompt document, every epoch; from the second epoch
-/// on, the slow update adds at most one per skill document. A horizon that
-/// is too large only costs power; a candidate past it is not gated at all.
+/// The kernel's proposer makes at most one candidate per task type of the training
+/// questions (one case pack each) and one per prompt document, every epoch; from the second
+/// epoch on, the slow update adds at most one per skill document. A horizon that is too
+/// large only costs power; a candidate past it is not gated at all.
+fn horizon(config: &RunConfig) -> u64 {
+    let task_types: std::collections::BTreeSet<&str> =
+        config.train.iter().map(|q| q.task_type.as_str()).collect();
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let per_epoch = n(task_types.len()).saturating_add(n(config.prompt_files.len()));
+    let epochs = u64::from(config.max_epochs);
+    let slow_updates = epochs
+        .saturating_sub(1)
+        .saturating_mul(n(config.skill_files.len()));
+    epochs
+        .saturating_mul(per_epoch)
+        .saturating_add(slow_updates)
+        .max(1)
+}
+
+/// The error control of a run: e-LOND over every candidate the loop can
+/// gate (its [`horizon`]), or (with `fdr_alpha = "off"`) only each
+/// candidate's own bound.
 fn guarantee(config: &RunConfig) -> Guarantee {
-    match config.fdr_alpha {
-        Some(alpha) => {
-            let task_types: std::collections::BTreeSet<&str> =
-                config.train.iter().map(|q| q.task_type.as_str()).collect();
-            let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-            let per_epoch = n(task_types.len()).saturating_add(n(config.prompt_files.len()));
-            let epochs = u64::from(config.max_epochs);
-            let slow_updates = epochs
-                .saturating_sub(1)
-                .saturating_mul(n(config.skill_files.len()));
-            let horizon = epochs
-                .saturating_mul(per_epoch)
-                .saturating_add(slow_updates)
-                .max(1);
-            Guarantee::Fdr { alpha, horizon }
-        }
+    let params = &config.gate_settings.params;
+    match config.gate_settings.fdr_alpha {
+        Some(alpha) => Guarantee::Fdr {
+            alpha,
+            horizon: horizon(config),
+        },
         None => Guarantee::PerCandidate {
-            e_confirm: config.params.e_confirm,
-            e_provisional: config.params.e_provisional,
+            e_confirm: params.e_confirm,
+            e_provisional: params.e_provisional,
         },
     }
 }

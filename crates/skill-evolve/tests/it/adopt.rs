@@ -8,7 +8,7 @@ use crate::run::{
     CONFIG, live_config, loop_config, one_epoch, rule_agent, run_to_end, run_workspace,
     run_workspace_with,
 };
-use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, history_json, run_config, skill_evolve, snapshot};
 
 /// The support skill, in the Agent Skills layout, named by its frontmatter.
 const SUPPORT: &str =
@@ -136,12 +136,7 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
         std::fs::read_to_string(d.join("skills/support/SKILL.md")).unwrap(),
         staged
     );
-    let history = skill_evolve(d)
-        .args(["history", "skills/support/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(history.status.success(), "{history:?}");
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let history = history_json(d, "skills/support/SKILL.md", None);
     assert_eq!(history["current"], "v000002", "{history}");
     assert_eq!(
         history["history"][1]["message"], "adopted from run demo (v000002)",
@@ -278,12 +273,7 @@ fn the_file_a_tool_lookup_chooses_is_the_one_adopted_and_listed_in_history() {
         SUPPORT
     );
 
-    let history = skill_evolve(d)
-        .args(["history", "prompts/orders_extract.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(history.status.success(), "{history:?}");
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let history = history_json(d, "prompts/orders_extract.md", None);
     assert_eq!(history["current"], version.as_str(), "{history}");
     let listed = history["history"].as_array().unwrap();
     let last = listed.last().unwrap();

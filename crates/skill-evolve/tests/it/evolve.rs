@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use crate::fake_llm::{APPENDED, REPLACED, REPLACEMENT, start};
-use crate::support::{assert_one_line_error, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, history_json, skill_evolve, snapshot};
 
 pub(crate) const SKILL: &str = include_str!("fixtures/skill.md");
 const DUPLICATED: &str = include_str!("fixtures/duplicated_markers.md");
@@ -31,13 +31,8 @@ pub(crate) fn evolve_cmd(d: &Path) -> assert_cmd::Command {
 }
 
 /// `skill-evolve history --json` of the workspace's skill.
-fn history_json(d: &Path) -> serde_json::Value {
-    let out = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+pub(crate) fn skill_history(d: &Path) -> serde_json::Value {
+    history_json(d, "skill/SKILL.md", None)
 }
 
 /// Records a cassette of one evolve run (without --yes, so nothing is written).
@@ -122,7 +117,7 @@ fn replay_with_yes_writes_a_version_that_history_shows() {
         "insert_after lands after its target"
     );
 
-    let history = history_json(d);
+    let history = skill_history(d);
     assert_eq!(history["current"], "v000002");
     let entries = history["history"].as_array().unwrap();
     assert_eq!(entries.len(), 2);
@@ -375,11 +370,7 @@ fn hand_edits_are_kept_in_history_and_block_a_rollback() {
         .args(fake.provider_args())
         .assert()
         .success();
-    let out = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let history = skill_history(d);
     let messages: Vec<&str> = history["history"]
         .as_array()
         .unwrap()
@@ -452,7 +443,7 @@ fn evolves_started_at_once_on_a_new_skill_share_one_store() {
         }
     }
     assert!(written >= 1, "{outputs:?}");
-    let history = history_json(d);
+    let history = skill_history(d);
     let entries = history["history"].as_array().unwrap();
     let imports = entries.iter().filter(|e| e["kind"] == "init").count();
     assert_eq!(imports, 1, "{history}");

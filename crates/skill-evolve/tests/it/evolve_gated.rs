@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use crate::evolve::skill_history;
 use crate::fake_llm::{
     GUIDANCE, QA_RULE, WRONG_RULE, start, start_evolve_gain, start_evolve_regress,
 };
@@ -161,11 +162,7 @@ fn a_candidate_that_passes_the_gate_is_written_and_the_slow_update_is_gated_too(
         d.join(run)
     };
     assert!(run.join("runlog.sqlite").is_file() && run.join("store").is_dir());
-    let history = skill_evolve(d)
-        .args(["history", "skill/SKILL.md", "--json"])
-        .output()
-        .unwrap();
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let history = skill_history(d);
     let message = history["history"][1]["message"].as_str().unwrap();
     assert!(
         message.contains("gated, accept_confirmed (W=12, L=0"),

@@ -5,14 +5,16 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use evolution_types::RunLog as _;
 
 use crate::run::rule_agent;
 use crate::runlogs::with_log;
-use crate::support::skill_evolve;
+use crate::support::{history_json, skill_evolve};
+#[cfg(unix)]
+use crate::support::{interrupt, spawn_run};
 
 /// The shipped demo in a fresh folder, its agent wrapped by a script that
 /// logs every request to `calls.log` and waits `delay` before handing it to
@@ -91,19 +93,13 @@ fn report_json(d: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-fn history(d: &Path) -> serde_json::Value {
-    let out = skill_evolve(d)
-        .args([
-            "history",
-            "skills/default-strategy.md",
-            "--store",
-            ".skill-evolve/runs/demo/store",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The history of the default skill in the run's store.
+pub(crate) fn history(d: &Path) -> serde_json::Value {
+    history_json(
+        d,
+        "skills/default-strategy.md",
+        Some(".skill-evolve/runs/demo/store"),
+    )
 }
 
 #[cfg(unix)]
@@ -124,16 +120,7 @@ fn an_interrupted_demo_resumes_to_the_uninterrupted_result() {
     // training and holdout runs, inside the gate's validation.
     let dir = demo_workspace(&agent, "0.15");
     let d = dir.path();
-    let child = Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"))
-        .args(["run", "--config", "evolve.toml"])
-        .current_dir(d)
-        .env("NO_COLOR", "1")
-        .env_remove("SKILL_EVOLVE_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(d);
     let started = Instant::now();
     while calls(d).len() < 12 {
         assert!(
@@ -142,23 +129,7 @@ fn an_interrupted_demo_resumes_to_the_uninterrupted_result() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("run the same command to resume"),
-        "{stdout}"
-    );
+    interrupt(child);
     assert!(!d.join(".skill-evolve/runs/demo/report.json").exists());
 
     // In between: the store is at its first version, intact.

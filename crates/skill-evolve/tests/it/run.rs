@@ -1,7 +1,10 @@
 //! `skill-evolve run --config`: the run configuration is checked in full
 //! (one line, exit 2, nothing written) and the pre-flight estimate printed.
 
+use crate::resume::history;
 use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
+#[cfg(unix)]
+use crate::support::{interrupt, spawn_run};
 
 /// A run configuration whose agent is the shell (always on PATH).
 pub(crate) const CONFIG: &str = r#"[run]
@@ -389,17 +392,7 @@ fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
         .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"hang\", \"answer\": \"yes\"}}\n"))
         .collect();
     std::fs::write(d.join("questions.jsonl"), questions).unwrap();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skill-evolve"))
-        .args(["run", "--config", "evolve.toml"])
-        .current_dir(d)
-        .env("SKILL_EVOLVE_TEST_KEY", "k")
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
+    let child = spawn_run(d);
     // Wait until the first rollout's workspace exists, then interrupt.
     let workspaces = d.join(".skill-evolve/runs/demo/workspaces");
     for _ in 0..200 {
@@ -409,40 +402,13 @@ fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = interrupt(child);
     assert!(
         stdout.contains("interrupted: the store is at a consistent version"),
         "{stdout}"
     );
-    assert!(
-        stdout.contains("run the same command to resume"),
-        "{stdout}"
-    );
     assert!(!d.join(".skill-evolve/runs/demo/report.md").exists());
-    let history = skill_evolve(d)
-        .args([
-            "history",
-            "skills/default-strategy.md",
-            "--store",
-            ".skill-evolve/runs/demo/store",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(history.status.success(), "{history:?}");
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let history = history(d);
     assert_eq!(history["current"], "v000001", "{history}");
     assert_eq!(
         history["history"].as_array().map(Vec::len),

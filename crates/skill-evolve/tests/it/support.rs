@@ -41,6 +41,47 @@ pub(crate) fn run_config(dir: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `skill-evolve run --config evolve.toml` started in `dir` and not waited for: stdin
+/// empty, stdout and stderr piped, the test configurations' API key set.
+#[cfg(unix)]
+pub(crate) fn spawn_run(dir: &Path) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"))
+        .args(["run", "--config", "evolve.toml"])
+        .current_dir(dir)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .env_remove("SKILL_EVOLVE_CONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Interrupts `child` with SIGINT, as Ctrl-C does, and waits for it: it must stop with
+/// exit code 130 and say how to resume. Returns what it printed on stdout.
+#[cfg(unix)]
+pub(crate) fn interrupt(child: std::process::Child) -> String {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("run the same command to resume"),
+        "{stdout}"
+    );
+    stdout
+}
+
 /// `skill-evolve diagnose` of run `run_id` of the run log `run.sqlite` in
 /// `dir`, rule metrics only (no LLM).
 pub(crate) fn diagnose_rules(dir: &Path, run_id: &str) -> Command {
@@ -48,6 +89,19 @@ pub(crate) fn diagnose_rules(dir: &Path, run_id: &str) -> Command {
     cmd.args(["diagnose", "--runlog", "run.sqlite", "--run-id", run_id])
         .arg("--no-llm");
     cmd
+}
+
+/// `skill-evolve history --json` of `document` in `dir` (in the store folder `store`, when
+/// given), parsed; the command must succeed.
+pub(crate) fn history_json(dir: &Path, document: &str, store: Option<&str>) -> serde_json::Value {
+    let mut cmd = skill_evolve(dir);
+    cmd.args(["history", document, "--json"]);
+    if let Some(store) = store {
+        cmd.args(["--store", store]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Every file under `dir` with its bytes, sorted by path: to show that a
