@@ -439,8 +439,14 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &base)?;
     let inherit_env = agent_environment(&src, &file.agent, &file.llm)?;
-    let ((train, gate, holdout), unreviewed) =
-        check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
+    let ((train, gate, holdout), unreviewed) = check_questions(
+        &src,
+        &file.questions,
+        &base,
+        true,
+        args.allow_unreviewed,
+        Rubrics::Judged,
+    )?;
     let task_skills = check_task_skills(
         &src,
         &file.skills,
@@ -594,8 +600,14 @@ pub(crate) fn load_gating(
         hidden.insert(key.to_owned());
     }
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
-    let ((train, gate, _holdout), _) =
-        check_questions(&src, &file.questions, &base, need_train, true)?;
+    let ((train, gate, _holdout), _) = check_questions(
+        &src,
+        &file.questions,
+        &base,
+        need_train,
+        true,
+        Rubrics::Refused,
+    )?;
     let gate_checked = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     check_budget(path, &file.budget, &file.llm)?;
@@ -947,15 +959,26 @@ type Split = (
     Vec<GeneratedQuestion>,
 );
 
+/// Whether a command can score rubric checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rubrics {
+    /// `run` judges them with its LLM.
+    Judged,
+    /// `evolve`'s gate has no judge: a rubric question is refused.
+    Refused,
+}
+
 /// `[questions]`: the shares, the question set, and its split. The gate
 /// always needs a question; the training share only when `need_train`. Also the number of
-/// unreviewed questions (refused unless `allow_unreviewed`); rubric checks are refused.
+/// unreviewed questions (refused unless `allow_unreviewed`); rubric checks are refused
+/// unless `rubrics` says they are judged.
 fn check_questions(
     src: &Source<'_>,
     q: &QuestionsSection,
     base: &Path,
     need_train: bool,
     allow_unreviewed: bool,
+    rubrics: Rubrics,
 ) -> anyhow::Result<(Split, usize)> {
     for (label, share) in [
         ("train", &q.train),
@@ -982,7 +1005,9 @@ fn check_questions(
     let questions_path = base.join(q.file.get_ref());
     let questions = load_questions(&questions_path)?;
     let unreviewed = check_review(&questions_path, &questions, allow_unreviewed)?;
-    refuse_rubrics(&questions_path, &questions)?;
+    if rubrics == Rubrics::Refused {
+        refuse_rubrics(&questions_path, &questions)?;
+    }
     let (train, gate, holdout) = split(&questions, q.seed, train_share, gate_share);
     if (need_train && train.is_empty()) || gate.is_empty() {
         let needs = if need_train {
@@ -1003,8 +1028,8 @@ fn check_questions(
     Ok(((train, gate, holdout), unreviewed))
 }
 
-/// Refuses a question whose check is a rubric: scoring one needs an LLM judge, which the
-/// harness does not have, so every answer to it would count as wrong.
+/// Refuses a question whose check is a rubric where nothing judges it (`evolve`'s gate):
+/// every answer to it would count as wrong.
 fn refuse_rubrics(path: &Path, questions: &[GeneratedQuestion]) -> anyhow::Result<()> {
     let rubrics: Vec<&GeneratedQuestion> = questions
         .iter()
@@ -1020,8 +1045,9 @@ fn refuse_rubrics(path: &Path, questions: &[GeneratedQuestion]) -> anyhow::Resul
             path,
             None,
             format!(
-                "{} question(s) have a rubric check (first: {:?}), which needs a judge this \
-                 program does not run; replace it with a contains, regex or json_field check",
+                "{} question(s) have a rubric check (first: {:?}), which `evolve` does not \
+                 judge; gate with `skill-evolve run`, whose LLM judges rubrics, or replace it \
+                 with a contains, regex or json_field check",
                 rubrics.len(),
                 first.question_id
             ),
