@@ -192,6 +192,17 @@ pub(crate) fn start_loop_rubric() -> FakeLlm {
     })
 }
 
+/// Starts a server for the whole loop whose rubric verdicts are never JSON.
+pub(crate) fn start_loop_rubric_unreadable() -> FakeLlm {
+    start_with(|prompt| {
+        if prompt.contains("You grade one answer") {
+            "It is hard to say; the answer is short.".to_owned()
+        } else {
+            loop_reply(prompt)
+        }
+    })
+}
+
 /// The system prompt's added line, proposed by [`start_loop_system`].
 pub(crate) const SYSTEM_RULE: &str = "Read every RULE line before you answer.";
 

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use evolution_types::RunLog as _;
 use serde_json::{Value, json};
 
 use crate::run::{loop_config, rule_agent, run_workspace, run_workspace_with};
@@ -210,13 +211,10 @@ fn mined_tasks_are_reviewed_run_behind_the_gate_and_adopted() {
     );
 }
 
-#[test]
-fn rubric_checks_are_judged_by_the_run_llm() {
-    let fake = crate::fake_llm::start_loop_rubric();
-    let config = loop_config(&rule_agent(), &fake.base_url);
-    let dir = run_workspace_with(&config, 14);
-    let d = dir.path();
-    // No reference answer: only the rubric says what passes.
+/// A workspace of 14 qa questions for the fake LLM at `base_url`, each with a rubric check
+/// and no reference answer: only the rubric says what passes.
+fn rubric_workspace(base_url: &str) -> tempfile::TempDir {
+    let dir = run_workspace_with(&loop_config(&rule_agent(), base_url), 14);
     let questions: String = (0..14)
         .map(|i| {
             json!({"question_id": format!("q{i}"), "task_type": "qa", "question": "?",
@@ -226,7 +224,15 @@ fn rubric_checks_are_judged_by_the_run_llm() {
                 + "\n"
         })
         .collect();
-    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    std::fs::write(dir.path().join("questions.jsonl"), questions).unwrap();
+    dir
+}
+
+#[test]
+fn rubric_checks_are_judged_by_the_run_llm() {
+    let fake = crate::fake_llm::start_loop_rubric();
+    let dir = rubric_workspace(&fake.base_url);
+    let d = dir.path();
 
     let finished = crate::run::run_to_end(d);
     finished.assert_summary("1 candidate(s), 1 accepted");
@@ -241,6 +247,36 @@ fn rubric_checks_are_judged_by_the_run_llm() {
         std::fs::read_to_string(d.join(".skill-evolve/runs/demo/llm-journal.jsonl")).unwrap();
     assert!(journal.contains("judge.rubric"), "no rubric judge call");
     assert!(journal.contains("RUBRIC-TEXT"));
+}
+
+#[test]
+fn an_unreadable_rubric_verdict_is_an_infrastructure_failure_not_a_wrong_answer() {
+    let fake = crate::fake_llm::start_loop_rubric_unreadable();
+    let dir = rubric_workspace(&fake.base_url);
+    let d = dir.path();
+    let out = run_config(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("1 accepted"), "{stdout}");
+    let predictions = crate::runlogs::with_log(
+        &d.join(".skill-evolve/runs/demo/runlog.sqlite"),
+        async |log| {
+            let mut all = Vec::new();
+            for run in log.runs().await.unwrap() {
+                all.extend(log.get_predictions(&run.run_id, None).await.unwrap());
+            }
+            all
+        },
+    );
+    assert!(!predictions.is_empty(), "{out:?}");
+    for p in &predictions {
+        assert!(!p.correct, "{p:?}");
+        assert_eq!(p.stop_reason, "error", "{p:?}");
+        let error = p.error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("the rubric judge gave no verdict"),
+            "{error}"
+        );
+    }
 }
 
 #[test]
