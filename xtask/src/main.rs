@@ -8,8 +8,8 @@
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
 //! - `install-prereqs`: what the build and `ci` need beyond cargo (cmake, libclang-dev and
-//!   chromium from Debian, cargo-deny in a cache folder, the local model), each only when
-//!   missing;
+//!   chromium from Debian, cargo-deny in a cache folder, the local model), and jq for the
+//!   harvest benchmark, each only when missing;
 //! - `ci`: format check, clippy, check-deps, cargo-deny, docs, doctests, tests (last, so their
 //!   summary closes the log) — stops at the first failure, and at once when a prerequisite is
 //!   missing;
@@ -39,7 +39,7 @@ usage: cargo xtask <command>
 commands:
   check-deps [--manifest-path <Cargo.toml>]
                            check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
-  install-prereqs          install cmake/libclang-dev/chromium, cargo-deny and the local model when missing
+  install-prereqs          install cmake/libclang-dev/chromium/jq, cargo-deny and the local model when missing
   ci                       fmt check, clippy -D warnings, check-deps, cargo-deny, docs, doctests, tests
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)

@@ -7,7 +7,8 @@
 //! dependency graph against `deny.toml`; it is built once with `cargo install` into a cache
 //! folder outside the clone, so repeated runs on one machine reuse it. The local model is
 //! fetched by `fetch-model`. Debian's `chromium` runs the HTML report's browser test, which
-//! `ci` requires (it sets `EVOLUTION_REQUIRE_CHROMIUM=1`, so the test fails rather than skips).
+//! `ci` requires (it sets `EVOLUTION_REQUIRE_CHROMIUM=1`, so the test fails rather than skips),
+//! and Debian's `jq` is the baseline of `cargo xtask bench harvest` (not needed by `ci`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -24,14 +25,30 @@ const BROWSER_PACKAGE: &str = "chromium";
 /// Where Debian's `chromium` package puts the browser, and where the test looks for it.
 pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// The Debian package of `jq`, the baseline `cargo xtask bench harvest` reads the same
+/// transcripts with.
+const JQ_PACKAGE: &str = "jq";
+
+/// Where Debian's `jq` package puts the program.
+const JQ: &str = "/usr/bin/jq";
+
 /// The cargo-deny release `install-prereqs` builds (one known to build with this toolchain).
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
-/// `install-prereqs`: what the build needs ([`install_for_build`]), and cargo-deny and
-/// Chromium for `ci`, each skipped when already present.
+/// `install-prereqs`: what the build needs ([`install_for_build`]), cargo-deny and Chromium
+/// for `ci`, and `jq` for the harvest benchmark, each skipped when already present.
 pub(crate) fn install_all() -> Result<()> {
     install_for_build()?;
-    ensure_chromium()?;
+    ensure_debian_program(
+        BROWSER_PACKAGE,
+        CHROMIUM,
+        "the HTML report's browser test renders in it",
+    )?;
+    ensure_debian_program(
+        JQ_PACKAGE,
+        JQ,
+        "`cargo xtask bench harvest` compares with it",
+    )?;
     ensure_cargo_deny()
 }
 
@@ -132,26 +149,21 @@ pub(crate) fn ensure_llama_build_tools() -> Result<()> {
     Ok(())
 }
 
-/// Installs Debian's `chromium` unless [`CHROMIUM`] is already there.
-fn ensure_chromium() -> Result<()> {
-    if Path::new(CHROMIUM).is_file() {
+/// Installs the Debian package `package` unless the program `program` is already there;
+/// `why` says what needs it.
+fn ensure_debian_program(package: &str, program: &str, why: &str) -> Result<()> {
+    if Path::new(program).is_file() {
         return Ok(());
     }
-    eprintln!("xtask: installing {BROWSER_PACKAGE} (the HTML report's browser test renders in it)");
+    eprintln!("xtask: installing {package} ({why})");
     let root = is_root();
     run_apt(root, &["update", "-qq"])?;
     run_apt(
         root,
-        &[
-            "install",
-            "-y",
-            "-qq",
-            "--no-install-recommends",
-            BROWSER_PACKAGE,
-        ],
+        &["install", "-y", "-qq", "--no-install-recommends", package],
     )?;
-    if !Path::new(CHROMIUM).is_file() {
-        bail!("installed {BROWSER_PACKAGE} but {CHROMIUM} is still not found");
+    if !Path::new(program).is_file() {
+        bail!("installed {package} but {program} is still not found");
     }
     Ok(())
 }

@@ -136,7 +136,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 8] = [
+const BENCHES: [(&str, &str, &str); 9] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("patch", "evolution-patch", "patch_bench"),
@@ -145,6 +145,7 @@ const BENCHES: [(&str, &str, &str); 8] = [
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
     ("inputs", "evolution-harness", "inputs_bench"),
     ("local", "evolution-llm-local", "local_bench"),
+    ("harvest", "evolution-harvest", "harvest_bench"),
 ];
 
 fn bench_list() -> String {

@@ -105,6 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         skill_adherence: "{{skill}} {{trace}}".into(),
         confirmation_bias: "{{question}} {{trace}}".into(),
         evidence_sufficiency: "{{question}} {{tool_outputs}}".into(),
+        rubric: "{{question}} {{rubric}} {{prediction}}".into(),
     };
     let profile = Profile::video_qa();
     let store = MemoryStore::new().with("default-strategy.md", "1. scan");

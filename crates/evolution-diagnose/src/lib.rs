@@ -71,6 +71,7 @@
 //! | evidence sufficiency | `{"evidence_sufficient": bool}` | unusable reply (retried) |
 //! | defect vs lapse | `{"category": "defect" \| "lapse", "lapse_note": ".."}` | unusable reply; after 3 attempts: lapse without note |
 //! | reasoning sub-type | `{"type": ".."}` | none; a blank type is `other` |
+//! | rubric ([`rubric`]) | `{"passed": bool, "reason": ".."}` | unusable reply (retried); `passed` must be a JSON boolean |
 //!
 //! [`reply_schema`] gives each reply above as a JSON Schema keyed by the request tag
 //! (`judge.<name>`), for providers that can decode under one; the requests carry none.
@@ -123,6 +124,7 @@ pub mod packs;
 mod pipeline;
 mod progress;
 mod prompts;
+pub mod rubric;
 pub mod rules;
 mod schema;
 pub mod stats;

@@ -58,6 +58,9 @@ const CLASSIFIER: &[&str] = &[
     "evidence",
 ];
 
+/// Placeholders of the rubric judge.
+const RUBRIC: &[&str] = &["question_id", "question", "rubric", "prediction"];
+
 macro_rules! spec {
     ($name:literal, $placeholders:expr) => {
         TemplateSpec {
@@ -88,12 +91,20 @@ pub struct DiagnosePrompts {
     pub confirmation_bias: String,
     /// Judge for whether the gathered evidence sufficed.
     pub evidence_sufficiency: String,
+    /// Judge for whether an answer meets its question's rubric ([`crate::rubric`]).
+    #[serde(default = "builtin_rubric")]
+    pub rubric: String,
+}
+
+/// The built-in rubric template (a bundle saved before the rubric judge existed reads with it).
+fn builtin_rubric() -> String {
+    include_str!("../prompts/rubric.md").to_owned()
 }
 
 impl DiagnosePrompts {
     /// Every template of the bundle, in field order, with the placeholders
     /// the pipeline fills for it and its built-in text.
-    pub const TEMPLATES: [TemplateSpec; 8] = [
+    pub const TEMPLATES: [TemplateSpec; 9] = [
         spec!("defect_vs_lapse", CLASSIFIER),
         spec!("reasoning_sub", CLASSIFIER),
         spec!("span_eval_system", SPAN),
@@ -102,6 +113,7 @@ impl DiagnosePrompts {
         spec!("skill_adherence", JUDGE),
         spec!("confirmation_bias", JUDGE),
         spec!("evidence_sufficiency", JUDGE),
+        spec!("rubric", RUBRIC),
     ];
 
     /// The built-in templates (English, `{{name}}` placeholders).
@@ -116,6 +128,7 @@ impl DiagnosePrompts {
             skill_adherence,
             confirmation_bias,
             evidence_sufficiency,
+            rubric,
         ] = Self::TEMPLATES.map(|t| t.builtin.to_owned());
         DiagnosePrompts {
             defect_vs_lapse,
@@ -126,6 +139,7 @@ impl DiagnosePrompts {
             skill_adherence,
             confirmation_bias,
             evidence_sufficiency,
+            rubric,
         }
     }
 
@@ -141,6 +155,7 @@ impl DiagnosePrompts {
             "skill_adherence" => &self.skill_adherence,
             "confirmation_bias" => &self.confirmation_bias,
             "evidence_sufficiency" => &self.evidence_sufficiency,
+            "rubric" => &self.rubric,
             _ => return None,
         })
     }
@@ -156,6 +171,7 @@ impl DiagnosePrompts {
             "skill_adherence" => &mut self.skill_adherence,
             "confirmation_bias" => &mut self.confirmation_bias,
             "evidence_sufficiency" => &mut self.evidence_sufficiency,
+            "rubric" => &mut self.rubric,
             _ => return None,
         })
     }

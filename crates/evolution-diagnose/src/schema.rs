@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 /// Tags of the judge requests whose reply has a schema.
-pub const REPLY_SCHEMA_TAGS: [&str; 7] = [
+pub const REPLY_SCHEMA_TAGS: [&str; 8] = [
     "judge.span",
     "judge.missed_nodes",
     "judge.skill_adherence",
@@ -17,6 +17,7 @@ pub const REPLY_SCHEMA_TAGS: [&str; 7] = [
     "judge.evidence_sufficiency",
     "judge.defect_vs_lapse",
     "judge.reasoning_sub",
+    "judge.rubric",
 ];
 
 /// Longest free-text field a schema admits, in characters.
@@ -83,6 +84,10 @@ pub fn reply_schema(tag: &str) -> Option<Value> {
         "judge.reasoning_sub" => object(
             json!({"type": {"type": "string", "minLength": 1, "maxLength": TAG_CHARS}}),
             &["type"],
+        ),
+        "judge.rubric" => object(
+            json!({"passed": {"type": "boolean"}, "reason": text()}),
+            &["passed"],
         ),
         _ => return None,
     };

@@ -10,8 +10,8 @@
 //! - `{"kind":"json_field","path":"result.count","equals":3}`: the prediction is JSON and the
 //!   value at the dotted path (array positions as numbers) equals `equals`;
 //! - `{"kind":"rubric","text":"…"}`: a rubric for a judge. It can be read and written, but it
-//!   scores nothing here: [`AnswerCheck::passes`] returns `None`, and `skill-evolve run`
-//!   refuses such a set before any rollout.
+//!   scores nothing here: [`AnswerCheck::passes`] returns `None`. A caller with an LLM judges
+//!   it (`skill-evolve run` asks `evolution_diagnose::rubric`'s judge after the agent answers).
 
 use evolution_types::GeneratedQuestion;
 use serde::{Deserialize, Serialize};

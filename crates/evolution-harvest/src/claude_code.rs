@@ -7,6 +7,9 @@
 //! blocks; one message may span several lines sharing its `message.id`). Known records that
 //! carry nothing to learn from (`progress`, `system`, `file-history-snapshot`,
 //! `queue-operation`, `summary`…) are passed over; any other type is skipped and counted.
+//! User-role messages Claude Code writes itself (a background task's notification, a local
+//! command's output, a harness reminder) are not turns; a slash command or a `!` shell command
+//! becomes a turn holding the command as the user typed it (`/compact keep the plan`).
 
 use std::collections::HashMap;
 
@@ -14,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::outcome::outcome_in_message;
 use crate::session::{
-    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, is_skill_name,
+    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text, is_skill_name,
     skills_in_paths,
 };
 
@@ -44,6 +47,22 @@ const KNOWN_BLOCKS: [&str; 7] = [
 
 /// The text Claude Code writes as a user message when the user stops a turn.
 pub const INTERRUPTED_MARKER: &str = "[Request interrupted by user";
+
+/// How the user-role messages Claude Code writes itself begin: a background task's
+/// notification, a local command's output, a reminder of the harness. Nothing the user said.
+const GENERATED_PREFIXES: [&str; 7] = [
+    "<task-notification>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<system-reminder>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+];
+
+/// How the user-role messages that record a slash command or a shell command the user typed
+/// begin; they become the command as typed (`/compact keep the plan`, `! make test`).
+const COMMAND_PREFIXES: [&str; 3] = ["<command-name>", "<command-message>", "<bash-input>"];
 
 /// How a tool result says the user refused the call.
 const REJECTED_PREFIX: &str = "The user doesn't want to proceed with this tool use";
@@ -141,8 +160,18 @@ impl ClaudeCodeReader {
     }
 
     fn user(&mut self, record: &Map<String, Value>, timestamp: Option<String>) {
-        self.open_message = None;
         let content = record.get("message").and_then(|m| m.get("content"));
+        // Claude Code writes an assistant message one block a line, and the results of its
+        // first calls can come before the line of its next call: a record of tool results
+        // only leaves the message open, so that call keeps the message's text as its thought.
+        let only_results = matches!(content, Some(Value::Array(blocks))
+            if !blocks.is_empty()
+                && blocks
+                    .iter()
+                    .all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")));
+        if !only_results {
+            self.open_message = None;
+        }
         let is_meta = record.get("isMeta").and_then(Value::as_bool) == Some(true);
         let is_summary = record.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
         let mut texts = Vec::new();
@@ -178,10 +207,26 @@ impl ClaudeCodeReader {
             if is_summary {
                 continue;
             }
-            if text.trim_start().starts_with(INTERRUPTED_MARKER) {
+            let trimmed = text.trim_start();
+            if trimmed.starts_with(INTERRUPTED_MARKER) {
                 self.session.interruptions = self.session.interruptions.saturating_add(1);
                 continue;
             }
+            if GENERATED_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
+                continue;
+            }
+            let typed;
+            let text = if COMMAND_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
+                match typed_command(trimmed) {
+                    Some(command) => {
+                        typed = command;
+                        typed.as_str()
+                    }
+                    None => continue,
+                }
+            } else {
+                text
+            };
             if let Some(outcome) = outcome_in_message(text) {
                 self.session.outcome = Some(outcome);
             }
@@ -201,31 +246,22 @@ impl ClaudeCodeReader {
             .and_then(Value::as_str)
             .unwrap_or("");
         let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
-        let raw = match block.get("content") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
+        let raw = content_text(block.get("content"));
         let rejected = is_error && raw.trim_start().starts_with(REJECTED_PREFIX);
         let output = self.policy.text(&raw);
         let index = match self.calls.get(id) {
             Some(&i) => i,
             None => {
                 // A result whose call is not in the file (cut off, or before a compaction).
-                self.session.tool_calls.push(ToolCall {
-                    id: self.policy.text(id),
-                    name: String::new(),
-                    input: Value::Null,
-                    output: None,
-                    is_error: false,
-                    rejected: false,
-                    thought: String::new(),
-                    subagent: self.subagent.clone(),
-                });
+                let call = ToolCall::started(
+                    &mut self.policy,
+                    id,
+                    "",
+                    Value::Null,
+                    String::new(),
+                    self.subagent.clone(),
+                );
+                self.session.tool_calls.push(call);
                 self.session.tool_calls.len().saturating_sub(1)
             }
         };
@@ -309,16 +345,14 @@ impl ClaudeCodeReader {
             .get(turn_index)
             .map(|t| t.text.clone())
             .unwrap_or_default();
-        let call = ToolCall {
-            id: self.policy.text(&id),
-            name: self.policy.text(name),
-            input: self.policy.json(input),
-            output: None,
-            is_error: false,
-            rejected: false,
+        let call = ToolCall::started(
+            &mut self.policy,
+            &id,
+            name,
+            input,
             thought,
-            subagent: self.subagent.clone(),
-        };
+            self.subagent.clone(),
+        );
         self.session.tool_calls.push(call);
         self.calls
             .insert(id, self.session.tool_calls.len().saturating_sub(1));
@@ -361,6 +395,30 @@ impl ClaudeCodeReader {
     }
 }
 
+/// The command a slash-command or shell-command message records, as the user typed it:
+/// `<command-name>/compact</command-name>…<command-args>keep the plan</command-args>` is
+/// `/compact keep the plan`, `<bash-input>make test</bash-input>` is `! make test`.
+fn typed_command(text: &str) -> Option<String> {
+    if let Some(input) = tag_value(text, "bash-input") {
+        return Some(format!("! {input}"));
+    }
+    let name = tag_value(text, "command-name")?;
+    let args = tag_value(text, "command-args").unwrap_or_default();
+    let command = format!("{name} {args}");
+    let command = command.trim();
+    (!command.is_empty()).then(|| command.to_owned())
+}
+
+/// The trimmed text between `<tag>` and the next `</tag>`, when both are there.
+fn tag_value<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let start = text.find(&open)?.saturating_add(open.len());
+    let rest = text.get(start..)?;
+    let end = rest.find(&close)?;
+    rest.get(..end).map(str::trim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +451,57 @@ mod tests {
         assert_eq!(s.tool_errors(), 1);
         assert_eq!(s.interruptions, 1);
         assert_eq!(s.skipped_records, 1);
+    }
+
+    #[test]
+    fn messages_claude_code_writes_itself_are_not_turns_and_commands_read_as_typed() {
+        let s = read(&[
+            r#"{"type":"user","message":{"content":"<command-message>deploy</command-message>\n<command-name>/deploy</command-name>\n<command-args>to staging</command-args>"}}"#,
+            r#"{"type":"user","isMeta":true,"message":{"content":"<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>"}}"#,
+            r#"{"type":"user","message":{"content":"<local-command-stdout>[ ] 1. git status\nOutcome: failed</local-command-stdout>"}}"#,
+            r#"{"type":"user","message":{"content":"<task-notification>\n<task-id>b1</task-id>\n<status>failed</status>\n</task-notification>\nRead the output file"}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"text","text":"<system-reminder>\nhook context\n</system-reminder>"}]}}"#,
+            r#"{"type":"user","message":{"content":"<bash-input>make test</bash-input>"}}"#,
+            r#"{"type":"user","message":{"content":"<bash-stdout>ok</bash-stdout><bash-stderr></bash-stderr>"}}"#,
+            r#"{"type":"user","message":{"content":"<command-name></command-name>"}}"#,
+            r#"{"type":"user","message":{"content":"now the <command-name> tag in a sentence"}}"#,
+        ]);
+        let turns: Vec<&str> = s.turns.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            turns,
+            [
+                "/deploy to staging",
+                "! make test",
+                "now the <command-name> tag in a sentence"
+            ]
+        );
+        assert_eq!(s.first_prompt(), Some("/deploy to staging"));
+        assert_eq!(s.outcome, None, "a command's output states no outcome");
+    }
+
+    #[test]
+    fn a_message_split_around_tool_results_stays_one_turn() {
+        let s = read(&[
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Reading both files."}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"A"}]}}"#,
+            r#"{"type":"progress","data":{"type":"hook_progress"}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"b"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"B"}]}}"#,
+            r#"{"type":"user","message":{"content":"thanks"}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"A reused id after a user turn is a new turn."}]}}"#,
+        ]);
+        let thoughts: Vec<&str> = s.tool_calls.iter().map(|c| c.thought.as_str()).collect();
+        assert_eq!(thoughts, ["Reading both files.", "Reading both files."]);
+        let turns: Vec<&str> = s.turns.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            turns,
+            [
+                "Reading both files.",
+                "thanks",
+                "A reused id after a user turn is a new turn."
+            ]
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::outcome::outcome_in_message;
 use crate::session::{
-    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, skills_in_paths,
+    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text, skills_in_paths,
 };
 
 /// Response item types that are read or knowingly passed over.
@@ -187,15 +187,7 @@ impl CodexReader {
             // Developer and system messages are instructions, not turns.
             _ => return,
         };
-        let text = match item.get("content") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
+        let text = content_text(item.get("content"));
         let trimmed = text.trim_start();
         if trimmed.is_empty() {
             return;
@@ -228,16 +220,7 @@ impl CodexReader {
             .filter(|t| t.role == Role::Assistant)
             .map(|t| t.text.clone())
             .unwrap_or_default();
-        let call = ToolCall {
-            id: self.policy.text(&call_id),
-            name: self.policy.text(name),
-            input: self.policy.json(input),
-            output: None,
-            is_error: false,
-            rejected: false,
-            thought,
-            subagent: None,
-        };
+        let call = ToolCall::started(&mut self.policy, &call_id, name, input, thought, None);
         self.session.tool_calls.push(call);
         self.calls
             .insert(call_id, self.session.tool_calls.len().saturating_sub(1));

@@ -233,8 +233,9 @@ fn name_words(name: &str) -> Vec<&str> {
 
 /// True for a value that is a reference or code rather than a literal secret: a variable
 /// (`$TOKEN`, `${TOKEN}`, `%TOKEN%`), a placeholder (`<token>`), a call (`get_token(…)`,
-/// `document.querySelector(…)`), a lower-case identifier (`token`) or a dotted path of
-/// identifiers (`socket.assigns.token`, `Phoenix.Token`).
+/// `document.querySelector(…)`), a lower-case or lower camel-case identifier of letters only
+/// (`token`, `csrfToken`), or a dotted path of identifiers (`socket.assigns.token`,
+/// `Phoenix.Token`).
 fn is_reference(value: &str) -> bool {
     let identifier = |part: &str| {
         part.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
@@ -243,6 +244,8 @@ fn is_reference(value: &str) -> bool {
     value.starts_with(['$', '%', '<', '{', '['])
         || value.contains(['(', ')'])
         || value.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        || (value.starts_with(|c: char| c.is_ascii_lowercase())
+            && value.chars().all(|c| c.is_ascii_alphabetic()))
         || (value.contains('.') && value.split('.').all(identifier))
 }
 
@@ -448,8 +451,11 @@ mod tests {
         assert!(is_secret_name("privateKey"));
         // Code and references are not secrets, whatever their name.
         let code = "token = get_token()\npassword: socket.assigns.password\nAPI_KEY=$OPENAI_KEY\n\
-                    const csrfToken = document.querySelector(\"meta\")\nsigning_key = Phoenix.Token";
+                    const csrfToken = document.querySelector(\"meta\")\nsigning_key = Phoenix.Token\n\
+                    params: { _csrf_token: csrfToken }";
         assert_eq!(redact(code).0, code);
+        let (out, _) = redact("authToken: sEcR3tvAlUe");
+        assert_eq!(out, "authToken: [REDACTED:env_secret]");
         let (out, _) = redact(r#"{"api_key": "abcdef123456", "monkey": "banana99"}"#);
         assert_eq!(
             out,

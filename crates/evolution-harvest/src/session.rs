@@ -87,6 +87,30 @@ pub struct ToolCall {
     pub subagent: Option<String>,
 }
 
+impl ToolCall {
+    /// A call as a reader first meets it, before its result: the id, name and every string
+    /// of the input go through `policy` (redacted, then capped).
+    pub fn started(
+        policy: &mut TextPolicy,
+        id: &str,
+        name: &str,
+        input: Value,
+        thought: String,
+        subagent: Option<String>,
+    ) -> Self {
+        ToolCall {
+            id: policy.text(id),
+            name: policy.text(name),
+            input: policy.json(input),
+            output: None,
+            is_error: false,
+            rejected: false,
+            thought,
+            subagent,
+        }
+    }
+}
+
 /// A harvested session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
@@ -291,6 +315,20 @@ pub struct LineError {
     pub line: usize,
     /// Why.
     pub reason: String,
+}
+
+/// The text of a message's or a tool result's `content`: the string itself, or the `text` of
+/// each part of an array, joined with newlines (other parts, such as images, add nothing).
+pub(crate) fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
 
 /// Skill names mentioned as `…/skills/<name>/SKILL.md` in a text (a path read or run).

@@ -17,6 +17,7 @@ pub(crate) fn prompts() -> DiagnosePrompts {
         skill_adherence: "Skill:\n{{skill}}\nTrace:\n{{trace}}\nReply {\"steps\": []}".into(),
         confirmation_bias: "Q: {{question}} A: {{prediction}} (correct: {{correct}}, reference {{answer}})\n{{trace}}".into(),
         evidence_sufficiency: "Task {{task_type}}. Q: {{question}}\nEvidence:\n{{tool_outputs}}".into(),
+        rubric: "Grade {{question_id}}: {{question}}\nRubric: {{rubric}}\nAnswer: {{prediction}}\nReply {\"passed\": true}".into(),
     }
 }
 

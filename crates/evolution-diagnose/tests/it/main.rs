@@ -5,4 +5,5 @@ mod json;
 mod judges;
 mod packs;
 mod pipeline;
+mod rubric;
 mod rules;

@@ -10,6 +10,7 @@ use evolution_diagnose::judges::{
     JudgeContext, evaluate_span, judge_confirmation_bias, judge_evidence_sufficiency,
     judge_missed_nodes, judge_skill_adherence,
 };
+use evolution_diagnose::rubric::{RubricCase, judge_rubric};
 use evolution_evolve::replies::read_reply;
 use evolution_harness::kernel_reply_schema;
 use evolution_testkit::ScriptedLlm;
@@ -281,6 +282,15 @@ async fn judge_reads(tag: &str, reply: &str) -> bool {
         "judge.reasoning_sub" => classify_reasoning_failure(&llm, &prompts, &ctx, &attribution)
             .await
             .is_some(),
+        "judge.rubric" => {
+            let case = RubricCase {
+                question_id: "q1",
+                question: "How many birds?",
+                rubric: "States a number of birds.",
+                prediction: "3",
+            };
+            judge_rubric(&llm, &prompts, &case).await.is_ok()
+        }
         other => panic!("no reader known for the tag `{other}`"),
     };
     let requests = llm.requests();

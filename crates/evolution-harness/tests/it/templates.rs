@@ -55,6 +55,7 @@ fn defaults_fill_every_bundle() {
         &t.diagnose.skill_adherence,
         &t.diagnose.confirmation_bias,
         &t.diagnose.evidence_sufficiency,
+        &t.diagnose.rubric,
         &t.evolve.evolve_skill,
         &t.evolve.evolve_system,
         &t.evolve.evolve_tool,

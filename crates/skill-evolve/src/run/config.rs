@@ -410,8 +410,14 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &file.llm, &base, None)?;
-    let ((train, gate, holdout), unreviewed) =
-        check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
+    let ((train, gate, holdout), unreviewed) = check_questions(
+        &src,
+        &file.questions,
+        &base,
+        true,
+        args.allow_unreviewed,
+        Rubrics::Judged,
+    )?;
     let task_skills = check_task_skills(
         &src,
         &file.skills,
@@ -517,8 +523,14 @@ pub(crate) fn load_gating(
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
-    let ((train, gate, _holdout), _) =
-        check_questions(&src, &file.questions, &base, need_train, true)?;
+    let ((train, gate, _holdout), _) = check_questions(
+        &src,
+        &file.questions,
+        &base,
+        need_train,
+        true,
+        Rubrics::Refused,
+    )?;
     let gate_settings = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     check_budget(path, &file.budget, &file.llm)?;
@@ -769,7 +781,7 @@ pub(crate) struct AgentSettings {
     /// Seconds per question.
     timeout_secs: u64,
     /// Trust the agent's own `correct` field.
-    agent_scores: bool,
+    pub(crate) agent_scores: bool,
     /// Bounds on what the agent writes per question.
     limits: OutputLimits,
 }
@@ -921,15 +933,26 @@ type Split = (
     Vec<GeneratedQuestion>,
 );
 
+/// Whether a command can score rubric checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rubrics {
+    /// `run` judges them with its LLM.
+    Judged,
+    /// `evolve`'s gate has no judge: a rubric question is refused.
+    Refused,
+}
+
 /// `[questions]`: the shares, the question set, and its split. The gate
 /// always needs a question; the training share only when `need_train`. Also the number of
-/// unreviewed questions (refused unless `allow_unreviewed`); rubric checks are refused.
+/// unreviewed questions (refused unless `allow_unreviewed`); rubric checks are refused
+/// unless `rubrics` says they are judged.
 fn check_questions(
     src: &Source<'_>,
     q: &QuestionsSection,
     base: &Path,
     need_train: bool,
     allow_unreviewed: bool,
+    rubrics: Rubrics,
 ) -> anyhow::Result<(Split, usize)> {
     for (label, share) in [
         ("train", &q.train),
@@ -956,7 +979,9 @@ fn check_questions(
     let questions_path = base.join(q.file.get_ref());
     let questions = load_questions(&questions_path)?;
     let unreviewed = check_review(&questions_path, &questions, allow_unreviewed)?;
-    refuse_rubrics(&questions_path, &questions)?;
+    if rubrics == Rubrics::Refused {
+        refuse_rubrics(&questions_path, &questions)?;
+    }
     let (train, gate, holdout) = split(&questions, q.seed, train_share, gate_share);
     if (need_train && train.is_empty()) || gate.is_empty() {
         let needs = if need_train {
@@ -977,8 +1002,8 @@ fn check_questions(
     Ok(((train, gate, holdout), unreviewed))
 }
 
-/// Refuses a question whose check is a rubric: scoring one needs an LLM judge, which the
-/// harness does not have, so every answer to it would count as wrong.
+/// Refuses a question whose check is a rubric where nothing judges it (`evolve`'s gate):
+/// every answer to it would count as wrong.
 fn refuse_rubrics(path: &Path, questions: &[GeneratedQuestion]) -> anyhow::Result<()> {
     let rubrics: Vec<&GeneratedQuestion> = questions
         .iter()
@@ -994,8 +1019,9 @@ fn refuse_rubrics(path: &Path, questions: &[GeneratedQuestion]) -> anyhow::Resul
             path,
             None,
             format!(
-                "{} question(s) have a rubric check (first: {:?}), which needs a judge this \
-                 program does not run; replace it with a contains, regex or json_field check",
+                "{} question(s) have a rubric check (first: {:?}), which `evolve` does not \
+                 judge; gate with `skill-evolve run`, whose LLM judges rubrics, or replace it \
+                 with a contains, regex or json_field check",
                 rubrics.len(),
                 first.question_id
             ),

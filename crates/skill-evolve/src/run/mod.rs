@@ -6,6 +6,7 @@
 //! - [`wiring`]: the adapters and the harness loop;
 //! - [`progress`]: the progress bars and event lines;
 //! - [`report`]: `report.md` and `report.json`;
+//! - [`rubric`]: rubric checks scored by the run's LLM;
 //! - [`stage`]: where each document came from, and the staged proposal
 //!   `adopt` writes back.
 //!
@@ -17,6 +18,7 @@ pub(crate) mod config;
 pub(crate) mod dir;
 pub(crate) mod progress;
 mod report;
+mod rubric;
 pub(crate) mod stage;
 mod wiring;
 
@@ -129,6 +131,26 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
             "unreviewed: {} question(s) marked \"reviewed\": false run anyway \
              (--allow-unreviewed)\n",
             config.unreviewed
+        ));
+    }
+    let rubrics: usize = [
+        &config.train,
+        &config.gate,
+        &config.probation,
+        &config.holdout,
+    ]
+    .into_iter()
+    .map(|set| rubric::count_rubrics(set.as_slice()))
+    .sum();
+    if rubrics > 0 {
+        out.push_str(&format!(
+            "rubric checks: {rubrics} question(s), {}\n",
+            if config.agent.agent_scores {
+                "scored by the agent (scoring = \"agent_reported\")"
+            } else {
+                "each answer judged by the LLM (one call more per answer than the estimate \
+                 counts)"
+            }
         ));
     }
     out.push_str(&format!(

@@ -1,7 +1,7 @@
 //! The harness loop behind `skill-evolve run`, wired to its adapters: the
 //! subprocess agent, the on-disk store, the SQLite run log, the file
 //! checkpoint, the LLM journal, the kernel's proposer, progress from the
-//! harness's events, and a clean stop on Ctrl-C. Running the same command
+//! harness's events, rubric checks judged by the run's LLM, and a clean stop on Ctrl-C. Running the same command
 //! again resumes from the checkpoint: recorded rollouts and LLM calls are
 //! reused, not rerun.
 
@@ -12,8 +12,9 @@ use anyhow::Context as _;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
-    Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
-    LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext, run_evolution,
+    AgentRunner, Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig,
+    LoopContext, LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext,
+    run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -24,6 +25,7 @@ use super::config::RunConfig;
 use super::dir::RunDir;
 use super::progress::Progress;
 use super::report::{Guarantee, RunNotes, why_no_candidate, write_report};
+use super::rubric::RubricRunner;
 use super::stage::open_or_import;
 use crate::error::bad_option;
 
@@ -60,6 +62,14 @@ pub(crate) async fn run_loop(
         .map_err(|e| bad_option(format!("[agent]: {e}")))?;
     std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
     let templates = PromptTemplates::default();
+    // Rubric checks are judged by the run's LLM after the agent answers; an agent that
+    // reports its own score is trusted instead, as for every other check.
+    let judged = RubricRunner::new(&runner, &metered, templates.diagnose.clone());
+    let runner_used: &dyn AgentRunner = if config.agent.agent_scores {
+        &runner
+    } else {
+        &judged
+    };
     let proposer = KernelProposer {
         llm: &metered,
         run_log: &log,
@@ -84,7 +94,7 @@ pub(crate) async fn run_loop(
     }
     let ctx = LoopContext {
         validation: ValidationContext {
-            runner: &runner,
+            runner: runner_used,
             recorder: &log,
             budget: &budget,
             events: &progress,

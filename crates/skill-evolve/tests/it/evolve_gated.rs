@@ -391,6 +391,22 @@ fn bad_agent_configurations_are_one_line_before_any_call() {
         assert_one_line_error(&out, needle);
         assert_eq!(snapshot(d), before);
     }
+    // `evolve` has no rubric judge: a rubric question is refused, pointing to `run`.
+    let dir = workspace(SKILL, 14, &good);
+    let rubric = r#"{"question_id": "r1", "task_type": "qa", "question": "?", "check": {"kind": "rubric", "text": "polite"}}"#;
+    let questions = std::fs::read_to_string(dir.path().join("questions.jsonl")).unwrap();
+    std::fs::write(
+        dir.path().join("questions.jsonl"),
+        format!("{questions}{rubric}\n"),
+    )
+    .unwrap();
+    let out = evolve(
+        dir.path(),
+        "http://127.0.0.1:9/v1",
+        &["--agent-config", "evolve.toml"],
+    );
+    assert_one_line_error(&out, "1 question(s) have a rubric check (first: \"r1\")");
+    assert_one_line_error(&out, "gate with `skill-evolve run`");
     // The slow update compares on training questions: the split must leave one.
     let dir = workspace(SKILL, 8, &agent_config(&agent, "1.0", ""));
     let out = evolve(

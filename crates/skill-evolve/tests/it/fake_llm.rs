@@ -174,6 +174,35 @@ fn loop_reply(prompt: &str) -> String {
     }
 }
 
+/// Starts a server for the whole loop that also judges rubric checks: an answer passes
+/// when it is `yes`.
+pub(crate) fn start_loop_rubric() -> FakeLlm {
+    start_with(|prompt| {
+        if prompt.contains("You grade one answer") {
+            let answer = prompt
+                .split_once("<answer>\n")
+                .and_then(|(_, rest)| rest.split_once("\n</answer>"))
+                .map(|(answer, _)| answer.trim())
+                .unwrap_or_default();
+            serde_json::json!({"passed": answer == "yes", "reason": format!("answered {answer:?}")})
+                .to_string()
+        } else {
+            loop_reply(prompt)
+        }
+    })
+}
+
+/// Starts a server for the whole loop whose rubric verdicts are never JSON.
+pub(crate) fn start_loop_rubric_unreadable() -> FakeLlm {
+    start_with(|prompt| {
+        if prompt.contains("You grade one answer") {
+            "It is hard to say; the answer is short.".to_owned()
+        } else {
+            loop_reply(prompt)
+        }
+    })
+}
+
 /// The system prompt's added line, proposed by [`start_loop_system`].
 pub(crate) const SYSTEM_RULE: &str = "Read every RULE line before you answer.";
 

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use evolution_types::RunLog as _;
 use serde_json::{Value, json};
 
 use crate::run::{loop_config, rule_agent, run_workspace, run_workspace_with};
@@ -155,11 +156,15 @@ fn mined_tasks_are_reviewed_run_behind_the_gate_and_adopted() {
     assert_one_line_error(&refused, "15 question(s) are marked \"reviewed\": false");
     assert_one_line_error(&refused, &format!("(first: {})", tasks[0]["question_id"]));
     assert_eq!(snapshot(d), before);
-    // The rubric is refused even when unreviewed tasks are allowed.
+    // The rubric is accepted: the run's LLM judges it.
     let rubric = run_config(d, &["--dry-run", "--allow-unreviewed"]);
-    assert_one_line_error(&rubric, "have a rubric check");
+    assert!(rubric.status.success(), "{rubric:?}");
+    assert!(
+        String::from_utf8_lossy(&rubric.stdout).contains("rubric checks: 1 question(s)"),
+        "{rubric:?}"
+    );
 
-    // The review: the rotate task is dropped, the first task's check is left unreviewed
+    // The review: the rotate task is dropped (a rubric is tested on its own below), the first task's check is left unreviewed
     // (allowed below), and every other task is marked reviewed.
     let reviewed: String = tasks
         .iter()
@@ -204,6 +209,74 @@ fn mined_tasks_are_reviewed_run_behind_the_gate_and_adopted() {
         std::fs::read_to_string(d.join("skills/default-strategy.md")).unwrap(),
         staged
     );
+}
+
+/// A workspace of 14 qa questions for the fake LLM at `base_url`, each with a rubric check
+/// and no reference answer: only the rubric says what passes.
+fn rubric_workspace(base_url: &str) -> tempfile::TempDir {
+    let dir = run_workspace_with(&loop_config(&rule_agent(), base_url), 14);
+    let questions: String = (0..14)
+        .map(|i| {
+            json!({"question_id": format!("q{i}"), "task_type": "qa", "question": "?",
+                   "check": {"kind": "rubric", "text": "The answer is a plain yes (RUBRIC-TEXT)."},
+                   "reviewed": true})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.path().join("questions.jsonl"), questions).unwrap();
+    dir
+}
+
+#[test]
+fn rubric_checks_are_judged_by_the_run_llm() {
+    let fake = crate::fake_llm::start_loop_rubric();
+    let dir = rubric_workspace(&fake.base_url);
+    let d = dir.path();
+
+    let finished = crate::run::run_to_end(d);
+    finished.assert_summary("1 candidate(s), 1 accepted");
+    let staged = d.join(".skill-evolve/runs/demo/staged/files/default-strategy.md");
+    assert!(
+        std::fs::read_to_string(staged)
+            .unwrap()
+            .contains("RULE qa => yes")
+    );
+    // The judge was asked, with the rubric.
+    let journal =
+        std::fs::read_to_string(d.join(".skill-evolve/runs/demo/llm-journal.jsonl")).unwrap();
+    assert!(journal.contains("judge.rubric"), "no rubric judge call");
+    assert!(journal.contains("RUBRIC-TEXT"));
+}
+
+#[test]
+fn an_unreadable_rubric_verdict_is_an_infrastructure_failure_not_a_wrong_answer() {
+    let fake = crate::fake_llm::start_loop_rubric_unreadable();
+    let dir = rubric_workspace(&fake.base_url);
+    let d = dir.path();
+    let out = run_config(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("1 accepted"), "{stdout}");
+    let predictions = crate::runlogs::with_log(
+        &d.join(".skill-evolve/runs/demo/runlog.sqlite"),
+        async |log| {
+            let mut all = Vec::new();
+            for run in log.runs().await.unwrap() {
+                all.extend(log.get_predictions(&run.run_id, None).await.unwrap());
+            }
+            all
+        },
+    );
+    assert!(!predictions.is_empty(), "{out:?}");
+    for p in &predictions {
+        assert!(!p.correct, "{p:?}");
+        assert_eq!(p.stop_reason, "error", "{p:?}");
+        let error = p.error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("the rubric judge gave no verdict"),
+            "{error}"
+        );
+    }
 }
 
 #[test]
