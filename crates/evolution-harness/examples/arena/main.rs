@@ -290,8 +290,13 @@ fn print_bounds(replications: u64) {
         ("e-LOND over 60", horizon(), 400),
         ("e-LOND over 60", horizon(), 800),
     ];
+    // Envelopes depend on the question budget only: shared by its rows
+    // (which are adjacent), dropped after them.
+    let mut envelopes = Bounds::new(0);
     for (label, guard, questions) in cases {
-        let mut envelopes = Bounds::new(questions);
+        if envelopes.questions() != questions {
+            envelopes = Bounds::new(questions);
+        }
         let bounds: Vec<_> = (0..replications)
             .map(|seed| {
                 let world = World::new(seed);
