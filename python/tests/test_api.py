@@ -56,6 +56,25 @@ def test_the_package_is_the_installed_wheel_not_the_source_tree() -> None:
     assert set(skill_evolve.__all__) <= set(dir(skill_evolve))
 
 
+def test_the_package_and_its_stubs_name_every_native_item() -> None:
+    import ast
+
+    import skill_evolve._native as native
+
+    public = {name for name in dir(native) if not name.startswith("_")}
+    exported = set(skill_evolve.__all__) - {"__version__"}
+    assert exported == public
+    stub = ast.parse((Path(skill_evolve.__file__).parent / "_native.pyi").read_text())
+    stubbed = set()
+    for node in stub.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stubbed.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            stubbed.add(node.target.id)
+    assert public <= stubbed, sorted(public - stubbed)
+    assert (Path(skill_evolve.__file__).parent / "py.typed").is_file()
+
+
 def test_every_error_is_a_value_error_with_one_line() -> None:
     for error in (GateError, PatchError, JsonError, BudgetError, MetricsError):
         assert issubclass(error, SkillEvolveError)

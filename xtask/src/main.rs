@@ -8,11 +8,11 @@
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
 //! - `install-prereqs`: what the build and `ci` need beyond cargo (cmake, libclang-dev and
-//!   chromium from Debian, cargo-deny in a cache folder, the local model), each only when
-//!   missing;
+//!   chromium from Debian, cargo-deny and maturin in a cache folder, the local model), each
+//!   only when missing;
 //! - `ci`: format check, clippy, check-deps, cargo-deny, docs, doctests, the Python suite
-//!   (`pytest`), tests (last, so their summary closes the log) — stops at the first failure, and at once when a prerequisite is
-//!   missing;
+//!   (`pytest`), tests (last, so their summary closes the log) — stops at the first failure,
+//!   and at once when a prerequisite is missing;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
 //! - `demo`: the whole skill-evolve loop offline on the shipped example.
@@ -43,7 +43,8 @@ usage: cargo xtask <command>
 commands:
   check-deps [--manifest-path <Cargo.toml>]
                            check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
-  install-prereqs          install cmake/libclang-dev/chromium, cargo-deny and the local model when missing
+  install-prereqs          install cmake/libclang-dev/chromium, cargo-deny, maturin and the local model
+                           when missing
   ci                       fmt check, clippy -D warnings, check-deps, cargo-deny, docs, doctests,
                            pytest, tests
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them;

@@ -8,6 +8,8 @@
 //! folder outside the clone, so repeated runs on one machine reuse it. The local model is
 //! fetched by `fetch-model`. Debian's `chromium` runs the HTML report's browser test, which
 //! `ci` requires (it sets `EVOLUTION_REQUIRE_CHROMIUM=1`, so the test fails rather than skips).
+//! maturin, which builds the Python wheel, is installed with pip into a virtual environment of
+//! its own in the same cache folder (see `python.rs`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -32,6 +34,7 @@ const CARGO_DENY_VERSION: &str = "0.20.2";
 pub(crate) fn install_all() -> Result<()> {
     install_for_build()?;
     ensure_chromium()?;
+    crate::python::ensure_maturin()?;
     ensure_cargo_deny()
 }
 
@@ -51,6 +54,9 @@ pub(crate) fn check_all() -> Result<()> {
     }
     if !Path::new(CHROMIUM).is_file() {
         bail!("{CHROMIUM} is missing (the HTML report's browser test must run in ci); {hint}");
+    }
+    if !crate::python::maturin_path()?.is_file() {
+        bail!("maturin is not installed in the tools cache; {hint}");
     }
     if !cargo_deny_path()?.is_file() {
         bail!("cargo-deny is not installed in the tools cache; {hint}");

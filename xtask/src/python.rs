@@ -286,13 +286,20 @@ fn only_wheel(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-/// maturin in its own virtual environment in the tools folder, installed when missing.
-fn ensure_maturin() -> Result<PathBuf> {
-    let venv = crate::prereqs::tools_dir()?.join(format!("maturin-{MATURIN_VERSION}"));
-    let maturin = venv.join("bin/maturin");
+/// Where maturin lives: its own virtual environment in the tools folder, one per version.
+pub(crate) fn maturin_path() -> Result<PathBuf> {
+    Ok(crate::prereqs::tools_dir()?
+        .join(format!("maturin-{MATURIN_VERSION}"))
+        .join("bin/maturin"))
+}
+
+/// maturin at [`maturin_path`], installed when missing.
+pub(crate) fn ensure_maturin() -> Result<PathBuf> {
+    let maturin = maturin_path()?;
     if maturin.is_file() {
         return Ok(maturin);
     }
+    let venv = crate::prereqs::tools_dir()?.join(format!("maturin-{MATURIN_VERSION}"));
     eprintln!(
         "xtask: installing maturin {MATURIN_VERSION} into {} (once per machine)",
         venv.display()

@@ -31,9 +31,11 @@ const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 
 /// Runs the CI pipeline in order, stopping at the first failing step.
 ///
-/// It installs nothing: when cmake, libclang, Chromium, cargo-deny or the local model is
-/// missing it stops at once and says to run `cargo xtask install-prereqs`. The tests run with
-/// `EVOLUTION_REQUIRE_CHROMIUM=1`, so the HTML report's browser test cannot skip.
+/// It installs nothing on the machine: when cmake, libclang, Chromium, cargo-deny, maturin or
+/// the local model is missing it stops at once and says to run `cargo xtask install-prereqs`
+/// (the Python suite's packages go into a fresh virtual environment under the target folder).
+/// The tests run with `EVOLUTION_REQUIRE_CHROMIUM=1`, so the HTML report's browser test cannot
+/// skip.
 pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
     prereqs::check_all()?;
     let deny = prereqs::cargo_deny_path()?;
