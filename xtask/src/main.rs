@@ -8,14 +8,17 @@
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
 //! - `install-prereqs`: what the build and `ci` need beyond cargo (cmake, libclang-dev and
-//!   chromium from Debian, cargo-deny in a cache folder, the local model), and jq for the
-//!   harvest benchmark, each only when missing;
-//! - `ci`: format check, clippy, check-deps, cargo-deny, docs, doctests, tests (last, so their
-//!   summary closes the log) — stops at the first failure, and at once when a prerequisite is
-//!   missing;
+//!   chromium from Debian, cargo-deny and maturin in a cache folder, the local model), and jq
+//!   for the harvest benchmark, each only when missing;
+//! - `ci`: format check, clippy, check-deps, cargo-deny, docs, doctests, the Python suite
+//!   (`pytest`), tests (last, so their summary closes the log) — stops at the first failure,
+//!   and at once when a prerequisite is missing;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
 //! - `demo`: the whole skill-evolve loop offline on the shipped example.
+//! - `wheel [--no-local]`: the Python wheel (module and `skill-evolve` command) with maturin;
+//! - `pytest [--no-local]`: the wheel installed into a fresh virtual environment, then
+//!   `pytest python/tests`;
 //! - `fetch-model [--dir <directory>]`: downloads and verifies the default local model.
 
 // A command-line tool talks to its user through stdout and stderr.
@@ -24,6 +27,7 @@
 mod check_deps;
 mod fetch_model;
 mod prereqs;
+mod python;
 mod source_scan;
 mod tasks;
 
@@ -39,11 +43,16 @@ usage: cargo xtask <command>
 commands:
   check-deps [--manifest-path <Cargo.toml>]
                            check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
-  install-prereqs          install cmake/libclang-dev/chromium/jq, cargo-deny and the local model when missing
-  ci                       fmt check, clippy -D warnings, check-deps, cargo-deny, docs, doctests, tests
-  bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them)
+  install-prereqs          install cmake/libclang-dev/chromium/jq, cargo-deny, maturin and the local
+                           model when missing
+  ci                       fmt check, clippy -D warnings, check-deps, cargo-deny, docs, doctests,
+                           pytest, tests
+  bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them;
+                           `bench python` times the Python API against Rust and SkillOpt)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
   demo                     run the whole skill-evolve loop offline on the shipped example
+  wheel [--no-local]       build the Python wheel (module and skill-evolve command) with maturin
+  pytest [--no-local]      install the wheel into a fresh virtualenv and run pytest python/tests
   fetch-model [--dir <d>]  download the local model (SmolLM2-135M-Instruct GGUF) into the cache
   help                     print this message";
 
@@ -93,7 +102,12 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
             prereqs::install_all()?;
             Ok(ExitCode::SUCCESS)
         }
+        "bench" if rest.first().is_some_and(|name| name == "python") => {
+            python::bench(&project_root()?, rest.get(1..).unwrap_or_default())
+        }
         "bench" => tasks::bench(&project_root()?, rest),
+        "wheel" => python::wheel(&project_root()?, rest),
+        "pytest" => python::pytest(&project_root()?, rest),
         "fuzz" => tasks::fuzz(&project_root()?, rest),
         "demo" => tasks::demo(&project_root()?),
         "fetch-model" => fetch_model::fetch_model(rest),

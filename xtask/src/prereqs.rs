@@ -9,6 +9,8 @@
 //! fetched by `fetch-model`. Debian's `chromium` runs the HTML report's browser test, which
 //! `ci` requires (it sets `EVOLUTION_REQUIRE_CHROMIUM=1`, so the test fails rather than skips),
 //! and Debian's `jq` is the baseline of `cargo xtask bench harvest` (not needed by `ci`).
+//! maturin, which builds the Python wheel, is installed with pip into a virtual environment of
+//! its own in the same cache folder (see `python.rs`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -35,7 +37,7 @@ const JQ: &str = "/usr/bin/jq";
 /// The cargo-deny release `install-prereqs` builds (one known to build with this toolchain).
 const CARGO_DENY_VERSION: &str = "0.20.2";
 
-/// `install-prereqs`: what the build needs ([`install_for_build`]), cargo-deny and Chromium
+/// `install-prereqs`: what the build needs ([`install_for_build`]), cargo-deny, maturin and Chromium
 /// for `ci`, and `jq` for the harvest benchmark, each skipped when already present.
 pub(crate) fn install_all() -> Result<()> {
     install_for_build()?;
@@ -49,6 +51,7 @@ pub(crate) fn install_all() -> Result<()> {
         JQ,
         "`cargo xtask bench harvest` compares with it",
     )?;
+    crate::python::ensure_maturin()?;
     ensure_cargo_deny()
 }
 
@@ -68,6 +71,9 @@ pub(crate) fn check_all() -> Result<()> {
     }
     if !Path::new(CHROMIUM).is_file() {
         bail!("{CHROMIUM} is missing (the HTML report's browser test must run in ci); {hint}");
+    }
+    if !crate::python::maturin_path()?.is_file() {
+        bail!("maturin is not installed in the tools cache; {hint}");
     }
     if !cargo_deny_path()?.is_file() {
         bail!("cargo-deny is not installed in the tools cache; {hint}");

@@ -19,6 +19,8 @@ enum Step {
     CheckDeps,
     /// `cargo-deny` over `deny.toml`: the sections that work offline.
     Deny,
+    /// The wheel built, installed into a fresh virtual environment and tested with pytest.
+    Pytest,
 }
 
 /// The variable that makes the HTML report's browser test fail, not skip, without Chromium.
@@ -29,9 +31,11 @@ const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 
 /// Runs the CI pipeline in order, stopping at the first failing step.
 ///
-/// It installs nothing: when cmake, libclang, Chromium, cargo-deny or the local model is
-/// missing it stops at once and says to run `cargo xtask install-prereqs`. The tests run with
-/// `EVOLUTION_REQUIRE_CHROMIUM=1`, so the HTML report's browser test cannot skip.
+/// It installs nothing on the machine: when cmake, libclang, Chromium, cargo-deny, maturin or
+/// the local model is missing it stops at once and says to run `cargo xtask install-prereqs`
+/// (the Python suite's packages go into a fresh virtual environment under the target folder).
+/// The tests run with `EVOLUTION_REQUIRE_CHROMIUM=1`, so the HTML report's browser test cannot
+/// skip.
 pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
     prereqs::check_all()?;
     let deny = prereqs::cargo_deny_path()?;
@@ -61,6 +65,10 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
             &[("RUSTDOCFLAGS", "-Dwarnings")],
         ),
         Step::Cargo(&["test", "--workspace", "--doc"], &[]),
+        // The Python suite runs before the Rust one rather than after: both print a result
+        // line, and the Rust suite's, the larger, then closes the log (pytest's stays just
+        // above the nextest output).
+        Step::Pytest,
         // The main test suite runs last so that its summary closes the CI log.
         Step::Cargo(tests, &[(REQUIRE_CHROMIUM, "1")]),
     ];
@@ -93,6 +101,13 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
                     .with_context(|| format!("cannot start `{shown}`"))?;
                 if !status.success() {
                     eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}` ({status})");
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            Step::Pytest => {
+                eprintln!("xtask ci [{number}/{total}]: cargo xtask pytest");
+                if crate::python::pytest_for_ci(root)? != ExitCode::SUCCESS {
+                    eprintln!("xtask ci: FAILED at step {number}/{total}: `cargo xtask pytest`");
                     return Ok(ExitCode::FAILURE);
                 }
             }
@@ -230,7 +245,7 @@ pub(crate) fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     Ok(exit_code(status))
 }
 
-fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     match status.code() {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
