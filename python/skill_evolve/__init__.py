@@ -15,6 +15,9 @@ the pieces a Python harness uses directly:
 - the rule metrics (``extract_rule_metrics`` and the ``calc_*`` functions) and
   ``edit_budget_at``.
 
+The agent helper ``serve(answer)`` (and ``serve_async``) turns a function
+``answer(question, skills)`` into an agent that ``skill-evolve run`` can drive.
+
 Errors are ``ValueError`` subclasses under ``SkillEvolveError`` carrying the
 kernel's one-line message.
 
@@ -119,12 +122,13 @@ _NATIVE = (
     "wald_lambda",
 )
 
-# -- the agent helper ---------------------------------------------------------
-# `serve` and `serve_async` (skill_evolve.agent) are exported here too: add
-# their import and their names to __all__ in this block.
-# -----------------------------------------------------------------------------
+# The agent helper is pure Python (standard library only), so it loads at once.
+from .agent import serve, serve_async  # noqa: E402
 
-__all__: List[str] = ["__version__", *_NATIVE]
+#: The names of the agent helper (``skill_evolve.agent``).
+_AGENT = ("serve", "serve_async")
+
+__all__: List[str] = ["__version__", *_AGENT, *_NATIVE]
 
 
 def __getattr__(name: str) -> Any:

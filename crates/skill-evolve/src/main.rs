@@ -31,6 +31,8 @@ mod diagnose;
 mod doctor;
 mod error;
 mod evolve;
+#[cfg(feature = "local")]
+mod fetch_model;
 mod gate;
 mod harvest;
 mod init;
@@ -139,6 +141,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Evolve(args) => evolve::run(&args),
         Command::Gate(args) => gate::run(&args),
         Command::Doctor(args) => doctor::run(&args),
+        #[cfg(feature = "local")]
+        Command::FetchModel(args) => fetch_model::run(&args),
         Command::History(args) => store::history(&args),
         Command::Diff(args) => store::diff(&args),
         Command::Rollback(args) => store::rollback(&args),

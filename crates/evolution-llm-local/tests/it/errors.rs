@@ -1,6 +1,8 @@
 use std::io::Write;
 
-use evolution_llm_local::{LocalConfig, LocalLlm, LocalLlmError, default_model_path};
+use evolution_llm_local::{
+    FETCH_COMMAND, LocalConfig, LocalLlm, LocalLlmError, default_model_path,
+};
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider};
 
 use crate::support::model;
@@ -15,7 +17,7 @@ fn a_missing_model_file_is_a_typed_error_naming_the_fetch_command() {
     let path = dir.path().join("absent.gguf");
     let err = load(LocalConfig::new(&path)).expect_err("missing");
     assert_eq!(err, LocalLlmError::ModelMissing { path });
-    assert!(err.to_string().contains("cargo xtask fetch-model"), "{err}");
+    assert!(err.to_string().contains(FETCH_COMMAND), "{err}");
     let as_llm: LlmError = err.into();
     assert_eq!(as_llm.kind(), LlmErrorKind::ModelNotFound);
     assert!(as_llm.is_permanent());
@@ -27,7 +29,7 @@ fn corrupt_reason(bytes: &[u8]) -> String {
     file.flush().expect("flush");
     match load(LocalConfig::new(file.path())) {
         Err(err @ LocalLlmError::ModelCorrupt { .. }) => {
-            assert!(err.to_string().contains("cargo xtask fetch-model"), "{err}");
+            assert!(err.to_string().contains(FETCH_COMMAND), "{err}");
             err.to_string()
         }
         other => panic!("expected ModelCorrupt, got {other:?}"),

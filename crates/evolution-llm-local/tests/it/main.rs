@@ -2,6 +2,7 @@
 
 mod cancel;
 mod chat;
+mod discovery;
 mod errors;
 mod json;
 mod support;

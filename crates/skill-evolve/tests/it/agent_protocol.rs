@@ -1,8 +1,8 @@
 //! The agent protocol as `docs/agent-protocol.md` documents it: the messages
 //! `run` really sends fit the documented request schema, the example agents'
 //! lines fit the step and result schemas, and the example agents (plain
-//! Python, plain Node.js) reach the reference agent's decisions on the
-//! offline demo.
+//! Python, plain Node.js, and Python on the `skill_evolve.agent` helper) reach
+//! the reference agent's decisions on the offline demo.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -263,8 +263,9 @@ fn the_schema_check_catches_what_breaks_the_contract() {
     );
 }
 
-/// The two example agents, written without any library, reach the same
-/// gate decision on the offline demo as the reference agent.
+/// The example agents, two written without any library and one on the
+/// Python helper (`serve_agent.py`, with the package from `python/`), reach
+/// the same gate decision on the offline demo as the reference agent.
 #[test]
 fn the_example_agents_reach_the_reference_agents_decisions() {
     let reference = demo_with_agent(&[text(&rule_agent())]);
@@ -273,9 +274,16 @@ fn the_example_agents_reach_the_reference_agents_decisions() {
         expected.contains("| yes | 9 | 0 | 14 | 0 | 102.30 |"),
         "{expected}"
     );
+    let helper = format!("PYTHONPATH={}", text(&repo_root().join("python")));
     for command in [
-        ["python3".to_owned(), text(&example_agent("rule_agent.py"))],
-        ["node".to_owned(), text(&example_agent("rule-agent.mjs"))],
+        vec!["python3".to_owned(), text(&example_agent("rule_agent.py"))],
+        vec!["node".to_owned(), text(&example_agent("rule-agent.mjs"))],
+        vec![
+            "env".to_owned(),
+            helper,
+            "python3".to_owned(),
+            text(&example_agent("serve_agent.py")),
+        ],
     ] {
         let dir = demo_with_agent(&command);
         assert_eq!(demo_gate_row(dir.path()), expected, "{command:?}");

