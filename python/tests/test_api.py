@@ -43,6 +43,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DEMO = REPO / "crates/skill-evolve/examples/rule-agent-demo"
 RULE_AGENT = REPO / "crates/skill-evolve/examples/agents/rule_agent.py"
+#: The same agent written on the package's own helper (`skill_evolve.agent.serve`).
+SERVE_AGENT = REPO / "crates/skill-evolve/examples/agents/serve_agent.py"
 
 
 # -- the package ---------------------------------------------------------------
@@ -547,14 +549,16 @@ def test_the_wheel_puts_the_command_on_path() -> None:
     assert skill_evolve.__version__ in done.stdout
 
 
-def test_a_whole_offline_run_with_a_python_agent(tmp_path: Path) -> None:
-    """The shipped demo with the Python example agent, LLM replies from its cassette."""
+@pytest.mark.parametrize("agent_script", [RULE_AGENT, SERVE_AGENT], ids=["plain", "helper"])
+def test_a_whole_offline_run_with_a_python_agent(tmp_path: Path, agent_script: Path) -> None:
+    """The shipped demo with a Python example agent, LLM replies from its cassette: once the
+    agent that speaks the protocol by hand, once the one built on the installed helper."""
     folder = tmp_path / "demo"
     (folder / "skills").mkdir(parents=True)
     for name in ("questions.jsonl", "demo.cassette", "skills/default-strategy.md"):
         shutil.copy(DEMO / name, folder / name)
     config = (DEMO / "evolve.toml").read_text()
-    agent = json.dumps([sys.executable, str(RULE_AGENT)])
+    agent = json.dumps([sys.executable, str(agent_script)])
     replaced = config.replace('command = ["rule-agent"]', f"command = {agent}")
     assert replaced != config
     (folder / "evolve.toml").write_text(replaced)
