@@ -31,6 +31,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, List
 
 if TYPE_CHECKING:
+    from .agent import serve, serve_async
     from ._native import (
         APPENDIX_END,
         APPENDIX_HEADING,
@@ -122,17 +123,20 @@ _NATIVE = (
     "wald_lambda",
 )
 
-# The agent helper is pure Python (standard library only), so it loads at once.
-from .agent import serve, serve_async  # noqa: E402
-
-#: The names of the agent helper (``skill_evolve.agent``).
+#: The names of the agent helper (``skill_evolve.agent``). They load on first access too:
+#: importing the submodule here would make ``python -m skill_evolve.agent`` run a second
+#: copy of a module already imported (and Python warns about it).
 _AGENT = ("serve", "serve_async")
 
 __all__: List[str] = ["__version__", *_AGENT, *_NATIVE]
 
 
 def __getattr__(name: str) -> Any:
-    """Loads a native name (or ``__version__``) on first access."""
+    """Loads a native name (or ``__version__``, or an agent helper) on first access."""
+    if name in _AGENT:
+        value = getattr(importlib.import_module(".agent", __name__), name)
+        globals()[name] = value
+        return value
     if name in _NATIVE or name == "__version__":
         native = importlib.import_module("._native", __name__)
         value = getattr(native, name)

