@@ -456,12 +456,35 @@ pub struct RunPlan {
     /// Questions of the probation pool, on which both versions of a
     /// provisional accept answer.
     pub probation_questions: u64,
+    /// Of `diagnosis_questions`, those an LLM judge scores (a rubric check):
+    /// one LLM call per answer.
+    pub judged_diagnosis_questions: u64,
+    /// Of `gate_questions` and `probation_questions` together, those an LLM
+    /// judge scores: one LLM call per answer of either version.
+    pub judged_gate_questions: u64,
     /// Average prompt tokens per call.
     pub prompt_tokens_per_call: u64,
     /// Average completion tokens per call.
     pub completion_tokens_per_call: u64,
     /// The model, for the price.
     pub model: String,
+}
+
+impl RunPlan {
+    /// Candidates gated per epoch: the evolved targets and the slow update's.
+    fn gated_candidates_per_epoch(&self) -> u64 {
+        self.candidates_per_epoch
+            .saturating_add(self.slow_update_candidates_per_epoch)
+    }
+
+    /// LLM judge calls per epoch: one per answer to a judged question, in diagnosis and
+    /// from both versions of every gated candidate.
+    fn judge_calls_per_epoch(&self) -> u64 {
+        self.gated_candidates_per_epoch()
+            .saturating_mul(self.judged_gate_questions)
+            .saturating_mul(2)
+            .saturating_add(self.judged_diagnosis_questions)
+    }
 }
 
 /// Worst-case spending of a [`RunPlan`].
@@ -489,7 +512,8 @@ impl Estimate {
                 plan.candidates_per_epoch
                     .saturating_mul(plan.calls_per_candidate),
             )
-            .saturating_add(plan.slow_update_calls_per_epoch);
+            .saturating_add(plan.slow_update_calls_per_epoch)
+            .saturating_add(plan.judge_calls_per_epoch());
         let llm_calls = plan.epochs.saturating_mul(per_epoch_calls);
         let prompt = llm_calls.saturating_mul(plan.prompt_tokens_per_call);
         let completion = llm_calls.saturating_mul(plan.completion_tokens_per_call);
@@ -499,8 +523,7 @@ impl Estimate {
             .get(&plan.model)
             .map(|p| p.cost(prompt, completion));
         let gate = plan
-            .candidates_per_epoch
-            .saturating_add(plan.slow_update_candidates_per_epoch)
+            .gated_candidates_per_epoch()
             .saturating_mul(plan.gate_questions.saturating_add(plan.probation_questions))
             .saturating_mul(2);
         let rollouts = plan

@@ -251,6 +251,8 @@ fn preflight_estimate_is_the_worst_case_and_names_the_caps_it_passes() {
         slow_update_calls_per_epoch: 1,
         slow_update_candidates_per_epoch: 0,
         probation_questions: 0,
+        judged_diagnosis_questions: 0,
+        judged_gate_questions: 0,
         prompt_tokens_per_call: 2_000,
         completion_tokens_per_call: 500,
         model: "m".into(),
@@ -275,6 +277,16 @@ fn preflight_estimate_is_the_worst_case_and_names_the_caps_it_passes() {
     let more = Estimate::of(&gated, &limits);
     assert_eq!(more.rollouts, 3 * (20 + (4 + 2) * (50 + 10) * 2));
     assert_eq!(more.llm_calls, estimate.llm_calls);
+    // A rubric question costs one judge call per answer: in diagnosis, and from both
+    // versions of each gated candidate (gate and probation questions alike).
+    let judged = RunPlan {
+        judged_diagnosis_questions: 5,
+        judged_gate_questions: 7,
+        ..gated.clone()
+    };
+    let judged = Estimate::of(&judged, &limits);
+    assert_eq!(judged.llm_calls, more.llm_calls + 3 * (5 + (4 + 2) * 7 * 2));
+    assert_eq!(judged.rollouts, more.rollouts);
     let cost = estimate.cost.unwrap();
     assert!((cost - (129.0 * 2_000.0 + 129.0 * 1_000.0) / 1e6).abs() < 1e-12);
     assert_eq!(estimate.over_limits, ["rollouts 1260 > cap 1000"]);

@@ -1104,7 +1104,7 @@ impl GateSettings {
     }
 }
 
-/// `[gate]`: the ladder, the INFRA guard, the parameter preset, the seed and the
+/// `[gate]`: the ladder, the INFRA guard, the parameter preset, `seed` and the
 /// false-discovery rate.
 fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<GateSettings> {
     let ladder = g.ladder.get_ref().clone();

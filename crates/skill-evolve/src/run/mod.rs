@@ -27,6 +27,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use evolution_harness::{Estimate, RunPlan};
+use evolution_types::GeneratedQuestion;
 
 use self::config::{RunConfig, load};
 use self::dir::RunDir;
@@ -51,6 +52,13 @@ const COMPLETION_TOKENS_PER_CALL: u64 = 600;
 /// The worst-case plan of a configuration.
 pub(crate) fn estimate(config: &RunConfig) -> Estimate {
     let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let judged = |set: &[GeneratedQuestion]| {
+        if config.agent.agent_scores {
+            0
+        } else {
+            n(rubric::count_rubrics(set))
+        }
+    };
     let plan = RunPlan {
         epochs: u64::from(config.max_epochs),
         diagnosis_questions: n(config.train.len()),
@@ -67,6 +75,9 @@ pub(crate) fn estimate(config: &RunConfig) -> Estimate {
         // The slow update's guidance is gated: one candidate per skill.
         slow_update_candidates_per_epoch: n(config.skill_files.len()),
         probation_questions: n(config.probation.len()),
+        // Rubric answers cost a judge call each, unless the agent scores them itself.
+        judged_diagnosis_questions: judged(&config.train),
+        judged_gate_questions: judged(&config.gate).saturating_add(judged(&config.probation)),
         prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
         completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
         model: config.model.clone(),
@@ -148,8 +159,8 @@ pub(crate) fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> S
             if config.agent.agent_scores {
                 "scored by the agent (scoring = \"agent_reported\")"
             } else {
-                "each answer judged by the LLM (one call more per answer than the estimate \
-                 counts)"
+                "each answer judged by the LLM (one call per answer, counted in the \
+                 estimate)"
             }
         ));
     }

@@ -163,6 +163,25 @@ fn mined_tasks_are_reviewed_run_behind_the_gate_and_adopted() {
         String::from_utf8_lossy(&rubric.stdout).contains("rubric checks: 1 question(s)"),
         "{rubric:?}"
     );
+    // The judge's calls are in the estimate: the same questions, the rubric turned into a
+    // plain check, plan fewer LLM calls.
+    let plain: String = tasks
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            if t["check"]["kind"] == "rubric" {
+                t["check"] = json!({"kind": "contains", "value": "rotated"});
+            }
+            t.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(d.join("tasks.jsonl"), &plain).unwrap();
+    let unjudged = run_config(d, &["--dry-run", "--allow-unreviewed"]);
+    assert!(unjudged.status.success(), "{unjudged:?}");
+    assert!(
+        estimated_llm_calls(&rubric) > estimated_llm_calls(&unjudged),
+        "{rubric:?} {unjudged:?}"
+    );
 
     // The review: the rotate task is dropped (a rubric is tested on its own below), the first task's check is left unreviewed
     // (allowed below), and every other task is marked reviewed.
@@ -327,4 +346,18 @@ fn a_check_that_cannot_be_read_is_refused_with_its_line() {
     assert_one_line_error(&out, "questions.jsonl:9");
     assert_one_line_error(&out, "question \"bad\" has a bad check");
     assert_eq!(snapshot(d), before);
+}
+
+/// The LLM calls of a `--dry-run`'s pre-flight estimate line.
+fn estimated_llm_calls(out: &std::process::Output) -> u64 {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("pre-flight estimate"))
+        .expect("a pre-flight line");
+    let (_, rest) = line.split_once("): ").expect("the estimate after the plan");
+    rest.split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a number of LLM calls")
 }
