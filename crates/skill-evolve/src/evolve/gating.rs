@@ -4,6 +4,9 @@
 //! session's candidates) and `Probation` (a provisional accept judged on
 //! the held-back questions).
 //!
+//! A question whose check is a rubric is scored by the session's LLM after the agent
+//! answers (as in `run`), unless the agent reports its own scores.
+//!
 //! The session's evidence lives in its run folder: `store/` holds the
 //! original as the first version and every accepted candidate after it,
 //! `runlog.sqlite` both arms' answers, `workspaces/` the agent's folders.
@@ -13,20 +16,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use evolution_diagnose::DiagnosePrompts;
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
-    AgentRunner as _, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner,
-    ValidationContext, ValidationOutcome, Workspace,
+    AgentRunner, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner, ValidationContext,
+    ValidationOutcome, Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FsStore, FsVersionedStore};
-use evolution_types::{GeneratedQuestion, Prediction, RunRecorder as _, VersionedStore as _};
+use evolution_types::{
+    GeneratedQuestion, LlmProvider, Prediction, RunRecorder as _, VersionedStore as _,
+};
 use serde::Serialize;
 
 use crate::error::bad_at;
 use crate::run::config::GatingConfig;
 use crate::run::dir::RunDir;
 use crate::run::progress::{Progress, decision_name};
+use crate::run::rubric::RubricRunner;
 
 /// The plain words of a candidate that was never tested against an agent.
 pub(crate) const UNGATED_NOTE: &str = "ungated: no agent or question set configured, the \
@@ -170,6 +177,8 @@ pub(crate) struct GateSession<'a> {
     config: &'a GatingConfig,
     document: String,
     runner: SubprocessRunner,
+    /// The LLM and prompts that score rubric checks; `None` when the agent scores them.
+    judge: Option<(&'a dyn LlmProvider, DiagnosePrompts)>,
     store: FsVersionedStore,
     log: SqliteRunLog,
     budget: Arc<Budget>,
@@ -184,9 +193,14 @@ pub(crate) struct GateSession<'a> {
 impl<'a> GateSession<'a> {
     /// Opens the session in `dir`: the store starts at `original` (the
     /// skill document `document`), e-LOND spreads `fdr_alpha` over
-    /// `candidates` candidates.
+    /// `candidates` candidates, and `llm` judges rubric checks.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site; each argument is distinct"
+    )]
     pub(crate) fn open(
         config: &'a GatingConfig,
+        llm: &'a dyn LlmProvider,
         dir: &RunDir,
         document: &str,
         original: &str,
@@ -209,10 +223,12 @@ impl<'a> GateSession<'a> {
         let keeper = config
             .gate_settings
             .gatekeeper(format!("{}_gate_", dir.name()), candidates)?;
+        let judge = (!config.agent.agent_scores).then(|| (llm, DiagnosePrompts::default()));
         Ok(GateSession {
             config,
             document: document.to_owned(),
             runner,
+            judge,
             store: FsVersionedStore::new(store),
             log,
             budget,
@@ -223,9 +239,16 @@ impl<'a> GateSession<'a> {
         })
     }
 
-    fn context(&self) -> ValidationContext<'_> {
+    /// The agent with its rubric answers judged, when the session judges them.
+    fn judged(&self) -> Option<RubricRunner<'_>> {
+        self.judge
+            .as_ref()
+            .map(|(llm, prompts)| RubricRunner::new(&self.runner, *llm, prompts.clone()))
+    }
+
+    fn context<'s>(&'s self, runner: &'s dyn AgentRunner) -> ValidationContext<'s> {
         ValidationContext {
-            runner: &self.runner,
+            runner,
             recorder: &self.log,
             budget: &self.budget,
             events: &self.progress,
@@ -272,10 +295,15 @@ impl<'a> GateSession<'a> {
             workspace: Workspace::new(label).with_skill(self.document.clone(), text),
             provenance: provenance.clone(),
         };
+        let judged = self.judged();
+        let runner: &dyn AgentRunner = match &judged {
+            Some(judged) => judged,
+            None => &self.runner,
+        };
         let mut keeper = self.keeper.clone();
         let record = keeper
             .judge(
-                self.context(),
+                self.context(runner),
                 &self.store,
                 &baseline,
                 &candidate,
@@ -284,14 +312,13 @@ impl<'a> GateSession<'a> {
             )
             .await
             .map_err(|e| anyhow::anyhow!("the gate could not decide on {label}: {e}"))?;
-        self.keeper = keeper;
         let mut verdict = verdict_of(label, &record);
         if let Some(mut watch) = record.probation.clone() {
             let watched = self.current()?;
             let outcome = watch
                 .judge(
-                    self.context(),
-                    self.keeper.config(),
+                    self.context(runner),
+                    keeper.config(),
                     &baseline,
                     &watched,
                     &provenance,
@@ -300,11 +327,13 @@ impl<'a> GateSession<'a> {
                 .await
                 .map_err(|e| anyhow::anyhow!("the probation of {label} failed: {e}"))?;
             if outcome == ProbationVerdict::Rollback {
-                watch.settle(&self.store, &Gate::new(*self.keeper.params())?)?;
+                watch.settle(&self.store, &Gate::new(*keeper.params())?)?;
                 verdict.passed = false;
             }
             verdict.probation = Some(probation_name(outcome, self.config.probation.is_empty()));
         }
+        drop(judged);
+        self.keeper = keeper;
         Ok(verdict)
     }
 
@@ -328,8 +357,12 @@ impl<'a> GateSession<'a> {
             self.budget
                 .reserve_rollouts(n)
                 .map_err(|e| anyhow::anyhow!("budget stop: {e}"))?;
-            let outcomes = self
-                .runner
+            let judged = self.judged();
+            let runner: &dyn AgentRunner = match &judged {
+                Some(judged) => judged,
+                None => &self.runner,
+            };
+            let outcomes = runner
                 .run(&run_id, &ws, &questions)
                 .await
                 .map_err(|e| anyhow::anyhow!("the agent could not answer: {e}"))?;

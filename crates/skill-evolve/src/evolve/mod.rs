@@ -513,6 +513,7 @@ impl Session<'_> {
             .collect();
         let mut gate = GateSession::open(
             config,
+            self.llm,
             run_dir,
             self.name,
             self.original,
@@ -619,6 +620,10 @@ fn finish(
     budget: &Budget,
 ) -> anyhow::Result<ExitCode> {
     summary.usage_by_phase = budget.usage_by_phase();
+    // Every metered call of the session: the rounds', the slow update's and the rubric
+    // judge's (the rounds count theirs as they go; the meter also saw the others).
+    let metered = u32::try_from(budget.usage().llm_calls).unwrap_or(u32::MAX);
+    summary.llm_calls = summary.llm_calls.max(metered);
     let report = serde_json::to_string_pretty(summary)?;
     let path = run_dir.report_json();
     std::fs::create_dir_all(run_dir.root())

@@ -41,7 +41,7 @@
 //! [questions]
 //! file = "questions.jsonl"        # JSON array or JSON lines; each question scored by its
 //!                                 # `answer`, or by its `check` when it has one (contains,
-//!                                 # regex, json_field; a rubric is refused); a line with
+//!                                 # regex, json_field, or a rubric the LLM judges); a line with
 //!                                 # "reviewed": false refuses the run (--allow-unreviewed)
 //! train = 0.5                     # shares of the split, summing to 1
 //! gate = 0.3
@@ -97,8 +97,8 @@ use std::time::Duration;
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions, SkillUpdateMode};
 use evolution_gate::{EProcess, Gate, GateError, GateParams};
 use evolution_harness::{
-    AnswerCheck, BudgetLimits, ELond, GammaSequence, Gatekeeper, InheritedEnv, OutputLimits,
-    ProcessMode, Scoring, SubprocessConfig, ValidationConfig, fixed_question_order,
+    BudgetLimits, ELond, GammaSequence, Gatekeeper, InheritedEnv, OutputLimits, ProcessMode,
+    Scoring, SubprocessConfig, ValidationConfig, fixed_question_order,
 };
 use evolution_patch::APPENDIX_MAX_CHARS;
 use evolution_types::GeneratedQuestion;
@@ -410,14 +410,8 @@ pub(crate) fn load(path: &Path, args: &RunArgs) -> anyhow::Result<RunConfig> {
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &file.llm, &base, None)?;
-    let ((train, gate, holdout), unreviewed) = check_questions(
-        &src,
-        &file.questions,
-        &base,
-        true,
-        args.allow_unreviewed,
-        Rubrics::Judged,
-    )?;
+    let ((train, gate, holdout), unreviewed) =
+        check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
     let task_skills = check_task_skills(
         &src,
         &file.skills,
@@ -523,14 +517,8 @@ pub(crate) fn load_gating(
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
-    let ((train, gate, _holdout), _) = check_questions(
-        &src,
-        &file.questions,
-        &base,
-        need_train,
-        true,
-        Rubrics::Refused,
-    )?;
+    let ((train, gate, _holdout), _) =
+        check_questions(&src, &file.questions, &base, need_train, true)?;
     let gate_settings = check_gate(&src, &file.gate)?;
     let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
     check_budget(path, &file.budget, &file.llm)?;
@@ -933,26 +921,15 @@ type Split = (
     Vec<GeneratedQuestion>,
 );
 
-/// Whether a command can score rubric checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rubrics {
-    /// `run` judges them with its LLM.
-    Judged,
-    /// `evolve`'s gate has no judge: a rubric question is refused.
-    Refused,
-}
-
 /// `[questions]`: the shares, the question set, and its split. The gate
 /// always needs a question; the training share only when `need_train`. Also the number of
-/// unreviewed questions (refused unless `allow_unreviewed`); rubric checks are refused
-/// unless `rubrics` says they are judged.
+/// unreviewed questions (refused unless `allow_unreviewed`).
 fn check_questions(
     src: &Source<'_>,
     q: &QuestionsSection,
     base: &Path,
     need_train: bool,
     allow_unreviewed: bool,
-    rubrics: Rubrics,
 ) -> anyhow::Result<(Split, usize)> {
     for (label, share) in [
         ("train", &q.train),
@@ -979,9 +956,6 @@ fn check_questions(
     let questions_path = base.join(q.file.get_ref());
     let questions = load_questions(&questions_path)?;
     let unreviewed = check_review(&questions_path, &questions, allow_unreviewed)?;
-    if rubrics == Rubrics::Refused {
-        refuse_rubrics(&questions_path, &questions)?;
-    }
     let (train, gate, holdout) = split(&questions, q.seed, train_share, gate_share);
     if (need_train && train.is_empty()) || gate.is_empty() {
         let needs = if need_train {
@@ -1000,34 +974,6 @@ fn check_questions(
         ));
     }
     Ok(((train, gate, holdout), unreviewed))
-}
-
-/// Refuses a question whose check is a rubric where nothing judges it (`evolve`'s gate):
-/// every answer to it would count as wrong.
-fn refuse_rubrics(path: &Path, questions: &[GeneratedQuestion]) -> anyhow::Result<()> {
-    let rubrics: Vec<&GeneratedQuestion> = questions
-        .iter()
-        .filter(|q| {
-            AnswerCheck::of(q)
-                .ok()
-                .flatten()
-                .is_some_and(|c| c.is_rubric())
-        })
-        .collect();
-    if let Some(first) = rubrics.first() {
-        return Err(bad_at(
-            path,
-            None,
-            format!(
-                "{} question(s) have a rubric check (first: {:?}), which `evolve` does not \
-                 judge; gate with `skill-evolve run`, whose LLM judges rubrics, or replace it \
-                 with a contains, regex or json_field check",
-                rubrics.len(),
-                first.question_id
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The number of questions marked `"reviewed": false`, in file order. Without `allow`, any

@@ -18,7 +18,7 @@ pub(crate) mod config;
 pub(crate) mod dir;
 pub(crate) mod progress;
 mod report;
-mod rubric;
+pub(crate) mod rubric;
 pub(crate) mod stage;
 mod wiring;
 

@@ -7,11 +7,15 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use evolution_types::RunLog as _;
+
 use crate::evolve::skill_history;
 use crate::fake_llm::{
-    GUIDANCE, QA_RULE, WRONG_RULE, start, start_evolve_gain, start_evolve_regress,
+    GUIDANCE, QA_RULE, WRONG_RULE, start, start_evolve_gain, start_evolve_gain_rubric,
+    start_evolve_regress,
 };
 use crate::run::rule_agent;
+use crate::runlogs::with_log;
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
 /// A skill with no rule for qa questions: the reference agent answers `unknown`.
@@ -167,6 +171,77 @@ fn a_candidate_that_passes_the_gate_is_written_and_the_slow_update_is_gated_too(
     assert!(
         message.contains("gated, accept_confirmed (W=12, L=0"),
         "{message}"
+    );
+}
+
+#[test]
+fn rubric_checks_are_judged_by_the_sessions_llm_for_both_arms() {
+    let agent = rule_agent();
+    // The judge passes an answer when it is `yes`.
+    let fake = start_evolve_gain_rubric();
+    let dir = workspace(SKILL, 14, &agent_config(&agent, "0.85", ""));
+    let d = dir.path();
+    // Every question is checked by a rubric instead of an answer.
+    let questions: String = (0..14)
+        .map(|i| {
+            format!(
+                "{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \
+                 \"question\": \"qa question {i}\", \
+                 \"check\": {{\"kind\": \"rubric\", \"text\": \"agrees\"}}}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let summary = json_of(&evolve(
+        d,
+        &fake.base_url,
+        &["--agent-config", "evolve.toml", "--yes", "--json"],
+    ));
+    // The baseline answers `unknown` (judged wrong), the candidate `yes` (judged right).
+    let first = &summary["gate"]["verdicts"][0];
+    assert_eq!(first["passed"], true, "{summary}");
+    assert_eq!(
+        (first["w"].as_u64(), first["l"].as_u64()),
+        (Some(12), Some(0)),
+        "{first}"
+    );
+    // One judge call per answer of either arm, metered in the gate's phase.
+    let phases = summary["usage_by_phase"].as_object().unwrap();
+    let rollouts = phases["gate"]["rollouts"].as_u64().unwrap();
+    assert_eq!(
+        phases["gate"]["llm_calls"].as_u64(),
+        Some(rollouts),
+        "{phases:?}"
+    );
+    assert_eq!(rollouts, 24, "{phases:?}");
+    assert_eq!(summary["llm_calls"], 2 + 24);
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2 + 24);
+    assert_eq!(summary["written"], true);
+    // The judge's reasons are kept with the answers in the session's run log.
+    let run = Path::new(summary["run_dir"].as_str().unwrap());
+    let run = if run.is_absolute() {
+        run.to_path_buf()
+    } else {
+        d.join(run)
+    };
+    let reasons: Vec<String> = with_log(&run.join("runlog.sqlite"), async |log| {
+        let mut reasons = Vec::new();
+        for run in log.runs().await.unwrap() {
+            for p in log.get_predictions(&run.run_id, None).await.unwrap() {
+                let reason = p.extra.get("rubric_reason").and_then(|r| r.as_str());
+                reasons.push(reason.unwrap_or_default().to_owned());
+            }
+        }
+        reasons
+    });
+    assert_eq!(reasons.len(), 24, "{reasons:?}");
+    assert!(
+        reasons.contains(&"answered \"yes\"".to_owned()),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&"answered \"unknown\"".to_owned()),
+        "{reasons:?}"
     );
 }
 
@@ -391,22 +466,6 @@ fn bad_agent_configurations_are_one_line_before_any_call() {
         assert_one_line_error(&out, needle);
         assert_eq!(snapshot(d), before);
     }
-    // `evolve` has no rubric judge: a rubric question is refused, pointing to `run`.
-    let dir = workspace(SKILL, 14, &good);
-    let rubric = r#"{"question_id": "r1", "task_type": "qa", "question": "?", "check": {"kind": "rubric", "text": "polite"}}"#;
-    let questions = std::fs::read_to_string(dir.path().join("questions.jsonl")).unwrap();
-    std::fs::write(
-        dir.path().join("questions.jsonl"),
-        format!("{questions}{rubric}\n"),
-    )
-    .unwrap();
-    let out = evolve(
-        dir.path(),
-        "http://127.0.0.1:9/v1",
-        &["--agent-config", "evolve.toml"],
-    );
-    assert_one_line_error(&out, "1 question(s) have a rubric check (first: \"r1\")");
-    assert_one_line_error(&out, "gate with `skill-evolve run`");
     // The slow update compares on training questions: the split must leave one.
     let dir = workspace(SKILL, 8, &agent_config(&agent, "1.0", ""));
     let out = evolve(

@@ -123,6 +123,36 @@ pub(crate) fn start_evolve_gain() -> FakeLlm {
     })
 }
 
+/// Starts an evolve server as [`start_evolve_gain`] that also judges rubric checks: an
+/// answer passes when it is `yes`.
+pub(crate) fn start_evolve_gain_rubric() -> FakeLlm {
+    start_with(|prompt| {
+        rubric_reply(prompt).unwrap_or_else(|| {
+            evolve_edit_reply(
+                prompt,
+                serde_json::json!({"op": "append", "target": "", "content": QA_RULE,
+                                   "reason": "t1: no rule answers qa questions"}),
+            )
+        })
+    })
+}
+
+/// The judge's verdict when `prompt` asks for one: the answer passes when it is `yes`.
+fn rubric_reply(prompt: &str) -> Option<String> {
+    if !prompt.contains("You grade one answer") {
+        return None;
+    }
+    let answer = prompt
+        .split_once("<answer>\n")
+        .and_then(|(_, rest)| rest.split_once("\n</answer>"))
+        .map(|(answer, _)| answer.trim())
+        .unwrap_or_default();
+    Some(
+        serde_json::json!({"passed": answer == "yes", "reason": format!("answered {answer:?}")})
+            .to_string(),
+    )
+}
+
 /// Starts an evolve server whose reflection replaces [`QA_RULE`] by
 /// [`WRONG_RULE`] (a regression), otherwise as [`start_evolve_gain`].
 pub(crate) fn start_evolve_regress() -> FakeLlm {
@@ -177,19 +207,7 @@ fn loop_reply(prompt: &str) -> String {
 /// Starts a server for the whole loop that also judges rubric checks: an answer passes
 /// when it is `yes`.
 pub(crate) fn start_loop_rubric() -> FakeLlm {
-    start_with(|prompt| {
-        if prompt.contains("You grade one answer") {
-            let answer = prompt
-                .split_once("<answer>\n")
-                .and_then(|(_, rest)| rest.split_once("\n</answer>"))
-                .map(|(answer, _)| answer.trim())
-                .unwrap_or_default();
-            serde_json::json!({"passed": answer == "yes", "reason": format!("answered {answer:?}")})
-                .to_string()
-        } else {
-            loop_reply(prompt)
-        }
-    })
+    start_with(|prompt| rubric_reply(prompt).unwrap_or_else(|| loop_reply(prompt)))
 }
 
 /// Starts a server for the whole loop whose rubric verdicts are never JSON.
