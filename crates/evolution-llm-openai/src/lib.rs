@@ -51,4 +51,4 @@ pub use crate::config::{
     ConfigError, OPENAI_API_KEY_VAR, OpenAiConfig, REDACTED, RetryPolicy, Timeouts,
     usual_api_key_vars,
 };
-pub use crate::provider::{OpenAiProvider, PROVIDER_NAME};
+pub use crate::provider::{OpenAiProvider, PROVIDER_NAME, error_chain};

@@ -726,8 +726,9 @@ fn send_error(e: &reqwest::Error) -> LlmError {
     .with_possibly_billed(true)
 }
 
-/// An error and its sources, since `reqwest`'s own message names only the URL.
-fn error_chain(e: &dyn std::error::Error) -> String {
+/// An error and its sources in one line, each source once: `reqwest`'s own message names only
+/// the URL, the cause (refused connection, certificate, timeout) is in its sources.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

