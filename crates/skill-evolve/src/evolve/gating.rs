@@ -19,8 +19,8 @@ use anyhow::Context as _;
 use evolution_diagnose::DiagnosePrompts;
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
-    AgentRunner, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner, ValidationContext,
-    ValidationOutcome, Workspace,
+    AgentRunner as _, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner,
+    ValidationContext, ValidationOutcome, Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::{FsStore, FsVersionedStore};
@@ -176,9 +176,8 @@ pub(crate) fn budget_of(config: &GatingConfig) -> anyhow::Result<Arc<Budget>> {
 pub(crate) struct GateSession<'a> {
     config: &'a GatingConfig,
     document: String,
-    runner: SubprocessRunner,
-    /// The LLM and prompts that score rubric checks; `None` when the agent scores them.
-    judge: Option<(&'a dyn LlmProvider, DiagnosePrompts)>,
+    /// The agent, its rubric answers judged by the session's LLM.
+    runner: RubricRunner<'a, SubprocessRunner>,
     store: FsVersionedStore,
     log: SqliteRunLog,
     budget: Arc<Budget>,
@@ -193,7 +192,7 @@ pub(crate) struct GateSession<'a> {
 impl<'a> GateSession<'a> {
     /// Opens the session in `dir`: the store starts at `original` (the
     /// skill document `document`), e-LOND spreads `fdr_alpha` over
-    /// `candidates` candidates, and `llm` judges rubric checks.
+    /// `candidates` candidates, and `llm` judges rubric checks with `prompts.rubric`.
     #[expect(
         clippy::too_many_arguments,
         reason = "one call site; each argument is distinct"
@@ -201,6 +200,7 @@ impl<'a> GateSession<'a> {
     pub(crate) fn open(
         config: &'a GatingConfig,
         llm: &'a dyn LlmProvider,
+        prompts: &DiagnosePrompts,
         dir: &RunDir,
         document: &str,
         original: &str,
@@ -218,17 +218,17 @@ impl<'a> GateSession<'a> {
         .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", dir.store().display()))?;
         let log = SqliteRunLog::open(dir.runlog())
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
-        let runner = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+        let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
             .map_err(|e| bad_at(&config.path, None, format!("[agent]: {e}")))?;
+        let runner = RubricRunner::new(agent, llm, prompts.clone())
+            .unless_agent_scores(config.agent.agent_scores);
         let keeper = config
             .gate_settings
             .gatekeeper(format!("{}_gate_", dir.name()), candidates)?;
-        let judge = (!config.agent.agent_scores).then(|| (llm, DiagnosePrompts::default()));
         Ok(GateSession {
             config,
             document: document.to_owned(),
             runner,
-            judge,
             store: FsVersionedStore::new(store),
             log,
             budget,
@@ -239,16 +239,9 @@ impl<'a> GateSession<'a> {
         })
     }
 
-    /// The agent with its rubric answers judged, when the session judges them.
-    fn judged(&self) -> Option<RubricRunner<'_>> {
-        self.judge
-            .as_ref()
-            .map(|(llm, prompts)| RubricRunner::new(&self.runner, *llm, prompts.clone()))
-    }
-
-    fn context<'s>(&'s self, runner: &'s dyn AgentRunner) -> ValidationContext<'s> {
+    fn context(&self) -> ValidationContext<'_> {
         ValidationContext {
-            runner,
+            runner: &self.runner,
             recorder: &self.log,
             budget: &self.budget,
             events: &self.progress,
@@ -295,15 +288,10 @@ impl<'a> GateSession<'a> {
             workspace: Workspace::new(label).with_skill(self.document.clone(), text),
             provenance: provenance.clone(),
         };
-        let judged = self.judged();
-        let runner: &dyn AgentRunner = match &judged {
-            Some(judged) => judged,
-            None => &self.runner,
-        };
         let mut keeper = self.keeper.clone();
         let record = keeper
             .judge(
-                self.context(runner),
+                self.context(),
                 &self.store,
                 &baseline,
                 &candidate,
@@ -312,13 +300,14 @@ impl<'a> GateSession<'a> {
             )
             .await
             .map_err(|e| anyhow::anyhow!("the gate could not decide on {label}: {e}"))?;
+        self.keeper = keeper;
         let mut verdict = verdict_of(label, &record);
         if let Some(mut watch) = record.probation.clone() {
             let watched = self.current()?;
             let outcome = watch
                 .judge(
-                    self.context(runner),
-                    keeper.config(),
+                    self.context(),
+                    self.keeper.config(),
                     &baseline,
                     &watched,
                     &provenance,
@@ -327,13 +316,11 @@ impl<'a> GateSession<'a> {
                 .await
                 .map_err(|e| anyhow::anyhow!("the probation of {label} failed: {e}"))?;
             if outcome == ProbationVerdict::Rollback {
-                watch.settle(&self.store, &Gate::new(*keeper.params())?)?;
+                watch.settle(&self.store, &Gate::new(*self.keeper.params())?)?;
                 verdict.passed = false;
             }
             verdict.probation = Some(probation_name(outcome, self.config.probation.is_empty()));
         }
-        drop(judged);
-        self.keeper = keeper;
         Ok(verdict)
     }
 
@@ -357,12 +344,8 @@ impl<'a> GateSession<'a> {
             self.budget
                 .reserve_rollouts(n)
                 .map_err(|e| anyhow::anyhow!("budget stop: {e}"))?;
-            let judged = self.judged();
-            let runner: &dyn AgentRunner = match &judged {
-                Some(judged) => judged,
-                None => &self.runner,
-            };
-            let outcomes = runner
+            let outcomes = self
+                .runner
                 .run(&run_id, &ws, &questions)
                 .await
                 .map_err(|e| anyhow::anyhow!("the agent could not answer: {e}"))?;
@@ -379,7 +362,7 @@ impl<'a> GateSession<'a> {
     /// Stops the agent's workers.
     pub(crate) async fn close(self) {
         self.progress.questions.finish_and_clear();
-        self.runner.shutdown().await;
+        self.runner.inner().shutdown().await;
     }
 }
 

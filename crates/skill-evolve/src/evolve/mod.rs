@@ -389,6 +389,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         budget: &budget,
         slow_update: args.slow_update,
         slow_update_template: &templates.slow_update,
+        judge_prompts: &templates.diagnose,
     };
     let offered = match &gating {
         Some(config) => runtime.block_on(session.gated(
@@ -491,6 +492,8 @@ struct Session<'a> {
     slow_update: bool,
     /// The slow update's prompt (built in, or `--prompts DIR`'s override).
     slow_update_template: &'a str,
+    /// The prompts of the gate's rubric judge (built in, or `--prompts DIR`'s overrides).
+    judge_prompts: &'a evolution_diagnose::DiagnosePrompts,
 }
 
 impl Session<'_> {
@@ -514,6 +517,7 @@ impl Session<'_> {
         let mut gate = GateSession::open(
             config,
             self.llm,
+            self.judge_prompts,
             run_dir,
             self.name,
             self.original,

@@ -9,7 +9,9 @@
 //! A judge that cannot give a verdict (its replies stay unreadable, or the provider fails)
 //! makes the question INFRA, never a wrong answer: a candidate must not lose, or win, a gate
 //! pair because the judge failed. Answers the agent could not give (already INFRA) are not
-//! judged. The judge's reason is kept in the prediction as `rubric_reason`.
+//! judged. The judge's reason is kept in the prediction as `rubric_reason`. An agent that
+//! reports its own scores (`scoring = "agent_reported"`) is trusted instead, as for every other
+//! check: the runner then only passes its questions on.
 
 use async_trait::async_trait;
 use evolution_diagnose::DiagnosePrompts;
@@ -21,29 +23,38 @@ use evolution_types::{GeneratedQuestion, INFRA_STOP_REASON, LlmProvider, Questio
 pub(crate) const RUBRIC_REASON_KEY: &str = "rubric_reason";
 
 /// An agent runner whose rubric questions are scored by an LLM judge after the agent answers.
-pub(crate) struct RubricRunner<'a> {
-    inner: &'a dyn AgentRunner,
-    llm: &'a dyn LlmProvider,
-    prompts: DiagnosePrompts,
+pub(crate) struct RubricRunner<'a, R> {
+    inner: R,
+    /// The judge's LLM and prompts; `None` when the agent scores its own answers.
+    judge: Option<(&'a dyn LlmProvider, DiagnosePrompts)>,
 }
 
-impl<'a> RubricRunner<'a> {
+impl<'a, R> RubricRunner<'a, R> {
     /// Runs questions with `inner` and judges rubric answers with `llm` and `prompts.rubric`.
-    pub(crate) fn new(
-        inner: &'a dyn AgentRunner,
-        llm: &'a dyn LlmProvider,
-        prompts: DiagnosePrompts,
-    ) -> Self {
+    pub(crate) fn new(inner: R, llm: &'a dyn LlmProvider, prompts: DiagnosePrompts) -> Self {
         RubricRunner {
             inner,
-            llm,
-            prompts,
+            judge: Some((llm, prompts)),
         }
     }
 
-    /// Scores one answered rubric question in place.
+    /// Leaves the scoring to the agent when `agent_scores` (nothing is judged then).
+    pub(crate) fn unless_agent_scores(mut self, agent_scores: bool) -> Self {
+        if agent_scores {
+            self.judge = None;
+        }
+        self
+    }
+
+    /// The agent's own runner.
+    pub(crate) fn inner(&self) -> &R {
+        &self.inner
+    }
+
+    /// Scores one answered rubric question in place with `llm` and `prompts`.
     async fn judge(
-        &self,
+        llm: &dyn LlmProvider,
+        prompts: &DiagnosePrompts,
         question: &GeneratedQuestion,
         rubric: &str,
         outcome: &mut QuestionOutcome,
@@ -54,7 +65,7 @@ impl<'a> RubricRunner<'a> {
             rubric,
             prediction: &outcome.prediction.prediction,
         };
-        match judge_rubric(self.llm, &self.prompts, &case).await {
+        match judge_rubric(llm, prompts, &case).await {
             Ok(verdict) => {
                 outcome.prediction.correct = verdict.passed;
                 outcome
@@ -73,14 +84,14 @@ impl<'a> RubricRunner<'a> {
     }
 }
 
-impl std::fmt::Debug for RubricRunner<'_> {
+impl<R> std::fmt::Debug for RubricRunner<'_, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RubricRunner").finish_non_exhaustive()
     }
 }
 
 #[async_trait]
-impl AgentRunner for RubricRunner<'_> {
+impl<R: AgentRunner> AgentRunner for RubricRunner<'_, R> {
     async fn run(
         &self,
         run_id: &str,
@@ -88,12 +99,15 @@ impl AgentRunner for RubricRunner<'_> {
         questions: &[GeneratedQuestion],
     ) -> Result<Vec<QuestionOutcome>, RunnerError> {
         let mut outcomes = self.inner.run(run_id, workspace, questions).await?;
+        let Some((llm, prompts)) = &self.judge else {
+            return Ok(outcomes);
+        };
         for (question, outcome) in questions.iter().zip(outcomes.iter_mut()) {
             if outcome.is_infra_error() {
                 continue;
             }
             if let Ok(Some(AnswerCheck::Rubric(rubric))) = AnswerCheck::of(question) {
-                self.judge(question, &rubric, outcome).await;
+                Self::judge(*llm, prompts, question, &rubric, outcome).await;
             }
         }
         Ok(outcomes)
@@ -142,8 +156,7 @@ mod tests {
     }
 
     async fn run(llm: &ScriptedLlm, questions: &[GeneratedQuestion]) -> Vec<QuestionOutcome> {
-        let inner = agent();
-        let runner = RubricRunner::new(&inner, llm, DiagnosePrompts::builtin());
+        let runner = RubricRunner::new(agent(), llm, DiagnosePrompts::builtin());
         runner
             .run("r", &Workspace::new("v1"), questions)
             .await
@@ -179,6 +192,21 @@ mod tests {
         assert!(requests[0].last_user().contains("answer to a"));
         assert!(requests[1].last_user().contains("revokes the old key"));
         assert_eq!(count_rubrics(&questions), 3);
+    }
+
+    #[tokio::test]
+    async fn an_agent_that_scores_itself_is_not_judged() {
+        let llm = ScriptedLlm::with_replies([r#"{"passed": true, "reason": "never asked"}"#]);
+        let runner =
+            RubricRunner::new(agent(), &llm, DiagnosePrompts::builtin()).unless_agent_scores(true);
+        let questions = [question("a", json!({"kind": "rubric", "text": "polite"}))];
+        let outcomes = runner
+            .run("r", &Workspace::new("v1"), &questions)
+            .await
+            .unwrap();
+        assert_eq!(outcomes[0].prediction.prediction, "answer to a");
+        assert!(!outcomes[0].prediction.extra.contains_key(RUBRIC_REASON_KEY));
+        assert_eq!(llm.call_count(), 0);
     }
 
     #[tokio::test]

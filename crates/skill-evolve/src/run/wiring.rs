@@ -12,9 +12,8 @@ use anyhow::Context as _;
 use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
-    AgentRunner, Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig,
-    LoopContext, LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext,
-    run_evolution,
+    Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
+    LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext, run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -58,18 +57,14 @@ pub(crate) async fn run_loop(
     let metered = LlmJournal::open(MeteredLlm::new(llm, Arc::clone(&budget)), dir.root(), "run")
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the LLM journal: {e}"))?;
-    let runner = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+    let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
         .map_err(|e| bad_option(format!("[agent]: {e}")))?;
     std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
     let templates = PromptTemplates::default();
     // Rubric checks are judged by the run's LLM after the agent answers; an agent that
     // reports its own score is trusted instead, as for every other check.
-    let judged = RubricRunner::new(&runner, &metered, templates.diagnose.clone());
-    let runner_used: &dyn AgentRunner = if config.agent.agent_scores {
-        &runner
-    } else {
-        &judged
-    };
+    let runner = RubricRunner::new(agent, &metered, templates.diagnose.clone())
+        .unless_agent_scores(config.agent.agent_scores);
     let proposer = KernelProposer {
         llm: &metered,
         run_log: &log,
@@ -94,7 +89,7 @@ pub(crate) async fn run_loop(
     }
     let ctx = LoopContext {
         validation: ValidationContext {
-            runner: runner_used,
+            runner: &runner,
             recorder: &log,
             budget: &budget,
             events: &progress,
@@ -126,7 +121,7 @@ pub(crate) async fn run_loop(
     };
     progress.questions.finish_and_clear();
     // Workers (mode = "worker") get end-of-file and a grace period to exit.
-    runner.shutdown().await;
+    runner.inner().shutdown().await;
     let Some(result) = outcome else {
         return Ok(Ended::Interrupted);
     };
