@@ -245,26 +245,38 @@ fn nothing_cites_documents_the_repository_does_not_have() {
 /// Every configuration structure the program deserializes from a TOML file, with the table of
 /// docs/run-config.md that documents it (`""`: a file's top level, whose keys are tables).
 const CONFIG_STRUCTS: [(&str, &str, &str); 18] = [
-    ("crates/skill-evolve/src/run/config.rs", "RunFile", ""),
-    ("crates/skill-evolve/src/run/config.rs", "GatingFile", ""),
-    ("crates/skill-evolve/src/run/config.rs", "RunSection", "run"),
     (
-        "crates/skill-evolve/src/run/config.rs",
+        "crates/evolution-project/src/run/config/mod.rs",
+        "RunFile",
+        "",
+    ),
+    (
+        "crates/evolution-project/src/run/config/mod.rs",
+        "GatingFile",
+        "",
+    ),
+    (
+        "crates/evolution-project/src/run/config/mod.rs",
+        "RunSection",
+        "run",
+    ),
+    (
+        "crates/evolution-project/src/run/config/agent.rs",
         "AgentSection",
         "agent",
     ),
     (
-        "crates/skill-evolve/src/run/config.rs",
+        "crates/evolution-project/src/run/config/questions.rs",
         "QuestionsSection",
         "questions",
     ),
     (
-        "crates/skill-evolve/src/run/config.rs",
+        "crates/evolution-project/src/run/config/gate.rs",
         "GateSection",
         "gate",
     ),
     (
-        "crates/skill-evolve/src/run/config.rs",
+        "crates/evolution-project/src/run/config/mod.rs",
         "EvolveSection",
         "evolve",
     ),
@@ -278,8 +290,8 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 18] = [
         "Price",
         "budget.prices",
     ),
-    ("crates/skill-evolve/src/config.rs", "FileConfig", ""),
-    ("crates/skill-evolve/src/config.rs", "LlmSection", "llm"),
+    ("crates/evolution-project/src/llm.rs", "FileConfig", ""),
+    ("crates/evolution-project/src/llm.rs", "LlmSection", "llm"),
     (
         "crates/evolution-llm-openai/src/config.rs",
         "OpenAiConfig",
@@ -296,12 +308,12 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 18] = [
         "llm.openai.retry",
     ),
     (
-        "crates/skill-evolve/src/local.rs",
+        "crates/evolution-project/src/local.rs",
         "LocalSection",
         "llm.local",
     ),
     (
-        "crates/skill-evolve/src/profile.rs",
+        "crates/evolution-project/src/profile.rs",
         "ProfileSection",
         "profile",
     ),
@@ -311,7 +323,7 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 18] = [
         "harvest",
     ),
     (
-        "crates/skill-evolve/src/harvest/config.rs",
+        "crates/evolution-project/src/harvest/config.rs",
         "HarvestFile",
         "",
     ),
@@ -320,14 +332,18 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 18] = [
 /// The enumerations whose values a configuration key takes (`snake_case` on the page), with
 /// the table whose section must name each value.
 const CONFIG_ENUMS: [(&str, &str, &str); 4] = [
-    ("crates/skill-evolve/src/run/config.rs", "Mode", "agent"),
     (
-        "crates/skill-evolve/src/run/config.rs",
+        "crates/evolution-project/src/run/config/agent.rs",
+        "Mode",
+        "agent",
+    ),
+    (
+        "crates/evolution-project/src/run/config/agent.rs",
         "ScoringChoice",
         "agent",
     ),
     (
-        "crates/skill-evolve/src/run/config.rs",
+        "crates/evolution-project/src/run/config/gate.rs",
         "ParamsChoice",
         "gate",
     ),
@@ -507,7 +523,7 @@ fn the_configuration_page_documents_every_key_the_program_accepts() {
     let files: BTreeSet<&str> = CONFIG_STRUCTS
         .iter()
         .map(|(file, _, _)| *file)
-        .filter(|file| file.starts_with("crates/skill-evolve/"))
+        .filter(|file| file.starts_with("crates/evolution-project/"))
         .collect();
     for file in files {
         let source = std::fs::read_to_string(root.join(file)).unwrap();
@@ -690,14 +706,12 @@ fn users_see_no_word_only_the_authors_know() {
         }
     }
     let mut sources = Vec::new();
-    repo_files(
-        &root.join("crates/skill-evolve/src"),
-        &[".rs"],
-        &mut sources,
-    );
+    for crate_src in ["crates/skill-evolve/src", "crates/evolution-project/src"] {
+        repo_files(&root.join(crate_src), &[".rs"], &mut sources);
+    }
     assert!(
         sources.len() > 10,
-        "expected skill-evolve's sources, found {sources:?}"
+        "expected the sources of skill-evolve and evolution-project, found {sources:?}"
     );
     for file in &sources {
         let source = std::fs::read_to_string(file).unwrap();

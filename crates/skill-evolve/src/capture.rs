@@ -18,10 +18,10 @@ use evolution_harvest::redact::Redactor;
 use evolution_harvest::trajectory::safe_id;
 use serde_json::{Map, Value};
 
-use crate::error::{bad_at, bad_option};
-use crate::harvest::dir::read_bounded;
 use crate::out::outln;
 use crate::render::terminal_safe;
+use evolution_project::error::{bad_at, bad_option};
+use evolution_project::harvest::read_bounded;
 
 /// Options of `capture`.
 #[derive(Debug, Args)]

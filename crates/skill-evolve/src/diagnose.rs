@@ -26,12 +26,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
 use crate::cli::DiagnoseArgs;
-use crate::config::{build_llm, read_profile};
-use crate::error::bad_at;
-use crate::input::{InputKind, read_input_text, read_prompt_templates};
 use crate::out::{out, outln};
-use crate::questions::{load_questions, read_tree};
 use crate::render::terminal_safe;
+use evolution_project::error::bad_at;
+use evolution_project::input::{InputKind, read_input_text, read_prompt_templates};
+use evolution_project::llm::{build_llm, read_profile};
+use evolution_project::questions::{load_questions, read_tree};
 
 pub(crate) fn run(args: &DiagnoseArgs) -> anyhow::Result<ExitCode> {
     // Opening a missing path would create an empty database: refuse first.
@@ -160,7 +160,7 @@ fn with_llm(
         let log = open_log(&args.runlog)?;
         // An unknown run or an empty one is bad input, found before any LLM call.
         predictions_of(&log, &args.runlog, &args.run_id).await?;
-        let llm = build_llm(&args.llm, &near(args)).await?;
+        let llm = build_llm(&args.llm.options(), &near(args)).await?;
         if !args.quiet {
             eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
         }
@@ -239,7 +239,8 @@ impl DirSkills {
     /// The skills of `dir` in any layout the `layout` module reads, keyed
     /// by document name.
     fn read(dir: &Path) -> anyhow::Result<Self> {
-        let docs = crate::layout::read_skills(dir).map_err(|problem| bad_at(dir, None, problem))?;
+        let docs = evolution_project::layout::read_skills(dir)
+            .map_err(|problem| bad_at(dir, None, problem))?;
         let mut files = BTreeMap::new();
         for doc in docs {
             let text = read_input_text(&doc.path, InputKind::SkillDocument)?;

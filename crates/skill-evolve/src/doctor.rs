@@ -12,7 +12,7 @@
 //! two regions interleaved, and a broken frontmatter are reported, never
 //! touched.
 
-use std::path::Path;
+use evolution_project::input::read_document;
 use std::process::ExitCode;
 
 use evolution_patch::{
@@ -23,11 +23,10 @@ use serde::Serialize;
 
 use crate::cli::DoctorArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
-use crate::error::line_of;
-use crate::input::{InputKind, read_input_text};
 use crate::out::{out, outln};
 use crate::render::{colour_diff, terminal_safe, unified_diff};
-use crate::working_copy::write_through;
+use evolution_project::error::line_of;
+use evolution_project::working_copy::write_through;
 
 /// One problem of a document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -358,11 +357,6 @@ fn apply_plan(text: &str, plan: &PairPlan) -> String {
     out
 }
 
-/// Reads a document as UTF-8, or a bad input naming it.
-pub(crate) fn read_document(path: &Path) -> anyhow::Result<String> {
-    read_input_text(path, InputKind::SkillDocument)
-}
-
 pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let path = match &args.file {
         Some(path) if !args.model => path,
@@ -457,7 +451,7 @@ fn report_model() -> anyhow::Result<ExitCode> {
 /// `doctor --model` in a program built without the local model.
 #[cfg(not(feature = "local"))]
 fn report_model() -> anyhow::Result<ExitCode> {
-    Err(crate::error::bad_option(
+    Err(evolution_project::error::bad_option(
         "this skill-evolve was built without the local model (its `local` feature), so there \
          is no model to check",
     ))

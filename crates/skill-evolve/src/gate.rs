@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally};
 
 use crate::cli::GateArgs;
-use crate::error::bad_option;
 use crate::out::{out, outln};
+use evolution_project::error::bad_option;
 
 pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
     let preset = args.preset_name();

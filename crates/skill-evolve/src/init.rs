@@ -16,8 +16,8 @@ use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::RunLog as _;
 
 use crate::cli::InitArgs;
-use crate::error::bad_at;
 use crate::out::outln;
+use evolution_project::error::bad_at;
 
 /// The file `init` writes in the folder.
 pub(crate) const RUN_CONFIG: &str = "evolve.toml";

@@ -1,8 +1,8 @@
 //! `skill-evolve`: the command-line front door of the evolution kernel.
 //!
-//! It wires the kernel crates (gate, patch, evolve) to the adapters (the
-//! versioned file store, the OpenAI-compatible provider and its cassettes)
-//! for people who have a folder of skills and some failure trajectories.
+//! The operations (run, stage, adopt, harvest, reports) are the `evolution-project`
+//! library's; this program adds the flags, the terminal's output and progress, and the
+//! prompts, for people who have a folder of skills and some failure trajectories.
 //! Key design choice: nothing is written before the user has seen the diff
 //! and said yes (or passed `--yes`); every input problem is found first and
 //! reported as one line with exit code 2.
@@ -25,38 +25,27 @@ use clap::error::ErrorKind;
 mod adopt;
 mod capture;
 mod cli;
-mod config;
 mod confirm;
 mod diagnose;
 mod doctor;
-mod error;
 mod evolve;
 #[cfg(feature = "local")]
 mod fetch_model;
 mod gate;
 mod harvest;
 mod init;
-mod input;
-mod layout;
-mod llm_log;
-#[cfg(feature = "local")]
-mod local;
 mod out;
-mod probe;
-mod profile;
-mod questions;
 mod render;
-mod report_html;
+mod report;
 mod run;
 mod schedule;
 mod status;
 mod store;
 mod verbose;
-mod working_copy;
 
 use crate::cli::{Cli, Command};
-use crate::error::{BadInput, one_line};
 use crate::render::terminal_safe;
+use evolution_project::error::{BadInput, one_line};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -154,6 +143,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Harvest(args) => harvest::run(&args),
         Command::Capture(args) => capture::run(&args),
         Command::Schedule(args) => schedule::run(&args),
-        Command::Report(args) => report_html::run(&args),
+        Command::Report(args) => report::run(&args),
     }
 }

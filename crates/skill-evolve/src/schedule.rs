@@ -18,9 +18,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::error::{bad_at, bad_option};
 use crate::out::outln;
 use crate::render::terminal_safe;
+use evolution_project::error::{bad_at, bad_option};
 
 /// Largest crontab file `--install` reads and rewrites.
 const MAX_CRONTAB_BYTES: u64 = 1024 * 1024;
@@ -199,6 +199,6 @@ fn install(file: &Path, entry: &str) -> anyhow::Result<bool> {
     }
     text.push_str(entry);
     text.push('\n');
-    crate::working_copy::write_atomically(file, &text)?;
+    evolution_project::working_copy::write_atomically(file, &text)?;
     Ok(true)
 }

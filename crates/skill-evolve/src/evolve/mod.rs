@@ -25,10 +25,7 @@
 //! - [`gating`]: the gate session in the run folder;
 //! - [`slow`]: the slow update's comparison, gated or not.
 
-mod gating;
 mod rounds;
-mod slow;
-mod trajectories;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -43,22 +40,25 @@ use evolution_types::LlmProvider;
 use serde::Serialize;
 use serde_json::Value;
 
-use self::gating::{GateSession, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh};
 use self::rounds::{Outcome, evolve_loop};
-use self::slow::{SlowReport, gated_pairs, ungated_pairs};
-use self::trajectories::{Loaded, load_sources};
 use crate::cli::EvolveArgs;
-use crate::config::{api_key_variable, build_llm};
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
-use crate::doctor::{read_document, region_problems};
-use crate::error::{bad_at, bad_option};
-use crate::input::read_prompt_templates;
+use crate::doctor::region_problems;
 use crate::out::{out, outln};
 use crate::render::{colour_diff, table, terminal_safe, unified_diff};
-use crate::run::config::{GatingConfig, load_gating};
-use crate::run::dir::RunDir;
 use crate::store::{document_name, skill_dir, store_root, write_new_version};
-use crate::working_copy::writable_target;
+use evolution_project::error::{bad_at, bad_option};
+use evolution_project::evolve::gating::{
+    GateSession, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh,
+};
+use evolution_project::evolve::slow::{SlowReport, gated_pairs, ungated_pairs};
+use evolution_project::evolve::trajectories::{Loaded, load_sources};
+use evolution_project::input::read_document;
+use evolution_project::input::read_prompt_templates;
+use evolution_project::llm::{api_key_variable, build_llm};
+use evolution_project::run::config::{GatingConfig, load_gating};
+use evolution_project::run::dir::RunDir;
+use evolution_project::working_copy::writable_target;
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
 #[derive(Clone, Copy)]
@@ -264,7 +264,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     // the candidate was not written from, before anything runs.
     let gating = match &args.agent_config {
         Some(path) => {
-            let key = api_key_variable(&args.llm, &[&args.skill])?;
+            let key = api_key_variable(&args.llm.options(), &[&args.skill])?;
             let config = load_gating(path, key.as_deref(), args.slow_update)?;
             check_disjoint(&config, &loaded.questions)?;
             check_fresh(&run_dir)?;
@@ -310,7 +310,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     run_dir.check_writable()?;
-    let llm = runtime.block_on(build_llm(&args.llm, &[&args.skill]))?;
+    let llm = runtime.block_on(build_llm(&args.llm.options(), &[&args.skill]))?;
     // A gated session's LLM calls count against its `[budget]` too.
     let provider: Arc<dyn LlmProvider> = Arc::new(MeteredLlm::new(
         Arc::clone(&llm.provider),
@@ -514,6 +514,7 @@ impl Session<'_> {
             .iter()
             .map(|(id, _)| id.clone())
             .collect();
+        let progress = crate::run::progress::Progress::new();
         let mut gate = GateSession::open(
             config,
             self.llm,
@@ -524,9 +525,11 @@ impl Session<'_> {
             provenance,
             budget,
             candidates,
+            &progress,
         )?;
         let result = self.gate_all(&mut gate, config, summary).await;
         gate.close().await;
+        progress.finish();
         result
     }
 
@@ -634,7 +637,7 @@ fn finish(
         .with_context(|| format!("cannot create the run folder {}", run_dir.root().display()))?;
     std::fs::write(&path, format!("{report}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;
-    let html = crate::report_html::write_evolve(run_dir)?;
+    let html = evolution_project::report_html::write_evolve(run_dir)?;
     if out.json {
         outln!("{report}");
     } else {
@@ -725,10 +728,10 @@ mod tests {
     use evolution_testkit::ScriptedLlm;
     use serde_json::json;
 
-    use super::trajectories::Trajectory;
     use super::*;
     use crate::cli::{Cli, Command};
     use evolution_evolve::feedback::FEEDBACK_INVALID_JSON;
+    use evolution_project::evolve::trajectories::Trajectory;
 
     const DOC: &str = "---\nname: notes\ndescription: Release notes.\n---\n\n# Notes\n\n\
                        1. Group changes by area.\n2. Lead with what users notice.\n\

@@ -10,9 +10,9 @@ use evolution_harness::PromptTemplates;
 use evolution_types::LlmProvider;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::trajectories::Trajectory;
 use crate::cli::EvolveArgs;
-use crate::error::bad_option;
+use evolution_project::error::bad_option;
+use evolution_project::evolve::trajectories::Trajectory;
 
 /// What the rounds did: every round, why they stopped, and the LLM calls made.
 #[derive(Debug, Default)]

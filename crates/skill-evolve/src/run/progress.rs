@@ -1,25 +1,20 @@
-//! Progress of a run from the harness's events: a spinner of rollouts that
-//! names the phase the run is in (drawn only on a terminal) and one line per
-//! gate decision, kept for the report.
+//! Progress of a run on the terminal: a spinner of rollouts that names the phase the run is
+//! in (drawn only on a terminal) and the run's event lines on stderr.
 
 use std::io::IsTerminal as _;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use evolution_gate::GateDecision;
-use evolution_harness::{EventSink, HarnessEvent, Phase};
+use evolution_harness::{HarnessEvent, Phase};
+use evolution_project::run::events::RunObserver;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::render::terminal_safe;
 
-/// Progress bars from the harness's events (drawn only on a terminal), and
-/// one line per gate decision.
+/// The spinner (drawn only on a terminal) and the event lines.
 pub(crate) struct Progress {
     bars: MultiProgress,
     /// The rollouts spinner.
-    pub(crate) questions: ProgressBar,
-    /// Every line said, in order.
-    pub(crate) lines: Mutex<Vec<String>>,
+    questions: ProgressBar,
     terminal: bool,
 }
 
@@ -42,23 +37,13 @@ impl Progress {
         Progress {
             bars,
             questions,
-            lines: Mutex::new(Vec::new()),
             terminal,
         }
     }
 
-    /// Prints `line` above the bars (or on stderr) and keeps it for the report.
-    pub(crate) fn say(&self, line: String) {
-        // Event lines quote agents, files and the LLM: nothing in them may steer the terminal.
-        let line = terminal_safe(&line).into_owned();
-        if self.terminal {
-            let _ = self.bars.println(&line);
-        } else {
-            eprintln!("{line}");
-        }
-        if let Ok(mut lines) = self.lines.lock() {
-            lines.push(line);
-        }
+    /// Clears the spinner.
+    pub(crate) fn finish(&self) {
+        self.questions.finish_and_clear();
     }
 }
 
@@ -77,19 +62,12 @@ fn phase_message(epoch: u32, phase: Phase, subject: &str) -> String {
 /// Longest subject shown in the spinner.
 const MAX_SUBJECT_CHARS: usize = 80;
 
-/// The gate decision as its serialised name (`accept`, `reject`, ...).
-pub(crate) fn decision_name(d: GateDecision) -> String {
-    serde_json::to_value(d)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{d:?}"))
-}
-
-impl EventSink for Progress {
-    fn emit(&self, event: &HarnessEvent) {
+impl RunObserver for Progress {
+    fn event(&self, event: &HarnessEvent) {
         match event {
             HarnessEvent::RunStarted { run_id, .. } => {
-                self.questions.set_message(format!("run {run_id}"));
+                self.questions
+                    .set_message(format!("run {}", terminal_safe(run_id)));
             }
             HarnessEvent::PhaseStarted {
                 epoch,
@@ -102,56 +80,16 @@ impl EventSink for Progress {
             }
             // The message names the phase (and its run); rollouts only count.
             HarnessEvent::QuestionDone { cached: false, .. } => self.questions.inc(1),
-            HarnessEvent::BlockGated {
-                candidate,
-                block,
-                w,
-                l,
-                n_used,
-                n_remaining,
-                decision,
-                e_value,
-                e_confirm,
-                ..
-            } => self.say(format!(
-                "gate {candidate} block {block}: W={w} L={l} used={n_used} remaining={n_remaining} \
-                 E={e_value:.2} (confirm at {e_confirm}) → {}",
-                decision_name(*decision)
-            )),
-            HarnessEvent::CandidateAccepted {
-                candidate,
-                decision,
-                e_value,
-                version,
-            } => {
-                self.say(format!(
-                    "accepted {candidate} ({}, E={e_value:.2}) as {}",
-                    decision_name(*decision),
-                    version.as_deref().unwrap_or("a new version")
-                ));
-            }
-            HarnessEvent::CandidateRejected {
-                candidate,
-                decision,
-                e_value,
-            } => self.say(format!(
-                "rejected {candidate} ({}, E={e_value:.2})",
-                decision_name(*decision)
-            )),
-            HarnessEvent::ProbationSettled {
-                version,
-                verdict,
-                w,
-                l,
-            } => self.say(format!("probation of {version}: {verdict:?} (W={w} L={l})")),
-            HarnessEvent::BudgetStop { exceeded, .. } => {
-                self.say(format!("budget cap reached: {exceeded:?}"));
-            }
-            HarnessEvent::InputSkipped { file, reason } => {
-                self.say(format!("skipped {file}: {reason}"));
-            }
-            HarnessEvent::RunFinished { .. } => {}
             _ => {}
+        }
+    }
+
+    /// Prints the line above the spinner (or on stderr); the library escaped it.
+    fn line(&self, line: &str) {
+        if self.terminal {
+            let _ = self.bars.println(line);
+        } else {
+            eprintln!("{line}");
         }
     }
 }
@@ -168,12 +106,12 @@ mod tests {
             phase,
             subject: subject.to_owned(),
         };
-        progress.emit(&phase(0, Phase::Rollout, "r_train_e0_v1"));
+        progress.event(&phase(0, Phase::Rollout, "r_train_e0_v1"));
         assert_eq!(
             progress.questions.message(),
             "epoch 0 · rollout · r_train_e0_v1"
         );
-        progress.emit(&HarnessEvent::QuestionDone {
+        progress.event(&HarnessEvent::QuestionDone {
             run_id: "r_train_e0_v1".into(),
             question_id: "q1".into(),
             arm: evolution_harness::Arm::Plain,
@@ -182,12 +120,10 @@ mod tests {
             cached: false,
         });
         assert_eq!(progress.questions.position(), 1);
-        progress.emit(&phase(1, Phase::SlowUpdate, "a\u{1b}[2Jb.md"));
+        progress.event(&phase(1, Phase::SlowUpdate, "a\u{1b}[2Jb.md"));
         assert_eq!(
             progress.questions.message(),
             "epoch 1 · slow update · a\\x1b[2Jb.md"
         );
-        // A phase is not an event line of the report.
-        assert!(progress.lines.lock().unwrap().is_empty());
     }
 }

@@ -293,6 +293,37 @@ pub(crate) fn run_to_end(d: &std::path::Path) -> Finished {
     }
 }
 
+/// Every table of `markdown` (a run of lines that start with `|`) is parsed as a table by a
+/// CommonMark parser with tables, and no `|` line ends up in a code block.
+fn assert_tables_render_as_tables(markdown: &str) {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut tables = 0;
+    let mut in_code = false;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Table(_)) => tables += 1,
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Text(text) if in_code => assert!(
+                !text.lines().any(|l| l.trim_start().starts_with('|')),
+                "a table renders as code:\n{text}\n---\n{markdown}"
+            ),
+            _ => {}
+        }
+    }
+    let mut written = 0;
+    let mut previous_was_row = false;
+    for line in markdown.lines() {
+        let row = line.trim_start().starts_with('|');
+        if row && !previous_was_row {
+            written += 1;
+        }
+        previous_was_row = row;
+    }
+    assert_eq!(tables, written, "tables parsed vs written in:\n{markdown}");
+    assert!(tables > 0, "{markdown}");
+}
+
 /// The run's usage per phase in all three reports: `report.json`'s phases
 /// add up to its usage, `report.md` and `report.html` show them as a table.
 fn assert_usage_by_phase(d: &std::path::Path, report_md: &str) {
@@ -347,6 +378,7 @@ fn assert_usage_by_phase(d: &std::path::Path, report_md: &str) {
             row(name)
         );
     }
+    assert_tables_render_as_tables(report_md);
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     for name in ["rollout", "diagnose", "propose", "gate", "whole run"] {
         assert!(html.contains(&format!("<tr><td>{name}</td>")), "{name}");

@@ -1,0 +1,439 @@
+//! The gate of a gated evolve session (`evolve --agent-config`): the candidate against the document
+//! it came from, on paired rollouts of the configured agent, through the
+//! harness's `Gatekeeper` (block-sequential e-process, e-LOND over the
+//! session's candidates) and `Probation` (a provisional accept judged on
+//! the held-back questions).
+//!
+//! A question whose check is a rubric is scored by the session's LLM after the agent
+//! answers (as in `run`), unless the agent reports its own scores.
+//!
+//! The session's evidence lives in its run folder: `store/` holds the
+//! original as the first version and every accepted candidate after it,
+//! `runlog.sqlite` both arms' answers, `workspaces/` the agent's folders.
+//! The user's skill and its store are never touched here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use evolution_diagnose::DiagnosePrompts;
+use evolution_gate::{Gate, ProbationVerdict};
+use evolution_harness::{
+    AgentRunner as _, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner,
+    ValidationContext, ValidationOutcome, Workspace,
+};
+use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_store_fs::{FsStore, FsVersionedStore};
+use evolution_types::{
+    GeneratedQuestion, LlmProvider, Prediction, RunRecorder as _, VersionedStore as _,
+};
+use serde::Serialize;
+
+use crate::error::bad_at;
+use crate::run::config::GatingConfig;
+use crate::run::dir::RunDir;
+use crate::run::events::{EventLines, RunObserver, decision_name};
+use crate::run::rubric::RubricRunner;
+
+/// The plain words of a candidate that was never tested against an agent.
+pub const UNGATED_NOTE: &str = "ungated: no agent or question set configured, the \
+                                       candidate was not tested against the agent";
+
+/// What the gate said about one candidate, as the summary and
+/// `report.json` keep it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// The candidate's label (`evolve`, `slow-update`).
+    pub candidate: String,
+    /// Whether it passed: accepted by the gate (and e-LOND) and not rolled
+    /// back on probation.
+    pub passed: bool,
+    /// The gate's decision (`accept_confirmed`, `reject_futility`, …), or
+    /// why it was not tested.
+    pub decision: String,
+    /// Questions the baseline got wrong and the candidate right.
+    pub w: u64,
+    /// Questions the baseline got right and the candidate wrong.
+    pub l: u64,
+    /// The e-value of the last look.
+    pub e_value: f64,
+    /// The e-value a confirmed accept needed (raised by e-LOND's level).
+    pub e_confirm: f64,
+    /// Questions paired (ties included).
+    pub paired: u64,
+    /// Gate questions never reached.
+    pub remaining: u64,
+    /// Rollouts run for this candidate (both arms, cached baseline answers excluded).
+    pub rollouts: u64,
+    /// The probation verdict of a provisional accept (`confirmed`,
+    /// `rollback`, `unverified`), when there was one.
+    pub probation: Option<String>,
+    /// The gate's whole evidence (counts per block, paired answers), for
+    /// the HTML report's chart and quadrants; absent when it did not test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationOutcome>,
+}
+
+impl Verdict {
+    /// One line for the terminal: the decision with W, L and E.
+    pub fn line(&self) -> String {
+        let probation = self
+            .probation
+            .as_deref()
+            .map(|p| format!("; probation: {p}"))
+            .unwrap_or_default();
+        format!(
+            "gate: {} {} — {} (W={}, L={}, E={:.2}, needed {:.2}; {} paired, {} not reached){probation}",
+            self.candidate,
+            if self.passed { "passed" } else { "failed" },
+            self.decision,
+            self.w,
+            self.l,
+            self.e_value,
+            self.e_confirm,
+            self.paired,
+            self.remaining,
+        )
+    }
+}
+
+/// Refuses a gate that could test on what the candidate was written from:
+/// a gate or probation question whose id, or whose text (spaces and case
+/// aside), is that of a trajectory read. Runs before any LLM call.
+pub fn check_disjoint(
+    config: &GatingConfig,
+    trajectories: &[(String, String)],
+) -> anyhow::Result<()> {
+    let ids: BTreeMap<&str, &str> = trajectories
+        .iter()
+        .map(|(id, q)| (id.as_str(), q.as_str()))
+        .collect();
+    let texts: BTreeMap<String, &str> = trajectories
+        .iter()
+        .map(|(id, q)| (normalized(q), id.as_str()))
+        .filter(|(q, _)| !q.is_empty())
+        .collect();
+    for q in config.gate.iter().chain(&config.probation) {
+        let clash = if ids.contains_key(q.question_id.as_str()) {
+            Some(format!("has the id of trajectory {:?}", q.question_id))
+        } else {
+            texts
+                .get(&normalized(&q.question))
+                .map(|id| format!("has the text of trajectory {id:?}"))
+        };
+        if let Some(clash) = clash {
+            return Err(bad_at(
+                &config.questions_file,
+                None,
+                format!(
+                    "gate question {:?} {clash}: the gate must test on questions the candidate \
+                     was not written from; remove it from the question set or from the \
+                     trajectories (nothing was run)",
+                    q.question_id
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Lower case, runs of white space made one space, trimmed.
+fn normalized(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// Refuses a run folder that already holds a gated session: its run log's
+/// run ids would mix two sessions' answers.
+pub fn check_fresh(dir: &RunDir) -> anyhow::Result<()> {
+    for path in [dir.store(), dir.runlog()] {
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(bad_at(
+                dir.root(),
+                None,
+                format!(
+                    "already holds a gated session ({} exists); choose a new --run-dir \
+                     (nothing was sent to the model)",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The budget of the session's rollouts and LLM calls (`[budget]`).
+pub fn budget_of(config: &GatingConfig) -> anyhow::Result<Arc<Budget>> {
+    Budget::new(config.budget.clone())
+        .map(Arc::new)
+        .map_err(|e| bad_at(&config.path, None, format!("[budget]: {e}")))
+}
+
+/// An open gated session: the agent, the run folder's store and run log,
+/// and the gatekeeper carried from one candidate to the next.
+pub struct GateSession<'a> {
+    config: &'a GatingConfig,
+    document: String,
+    /// The agent, its rubric answers judged by the session's LLM.
+    runner: RubricRunner<'a, SubprocessRunner>,
+    store: FsVersionedStore,
+    log: SqliteRunLog,
+    budget: Arc<Budget>,
+    progress: EventLines<'a>,
+    keeper: Gatekeeper,
+    /// The trajectory ids: no gate question may be one of them.
+    provenance: BTreeSet<String>,
+    /// The session's name: the prefix of its run ids.
+    name: String,
+}
+
+impl<'a> GateSession<'a> {
+    /// Opens the session in `dir`: the store starts at `original` (the
+    /// skill document `document`), e-LOND spreads `fdr_alpha` over
+    /// `candidates` candidates, `llm` judges rubric checks with `prompts.rubric`, and
+    /// `observer` sees the session's events.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site; each argument is distinct"
+    )]
+    pub fn open(
+        config: &'a GatingConfig,
+        llm: &'a dyn LlmProvider,
+        prompts: &DiagnosePrompts,
+        dir: &RunDir,
+        document: &str,
+        original: &str,
+        provenance: BTreeSet<String>,
+        budget: Arc<Budget>,
+        candidates: u64,
+        observer: &'a dyn RunObserver,
+    ) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir.workspaces())
+            .with_context(|| format!("cannot create {}", dir.workspaces().display()))?;
+        let store = FsStore::init(
+            dir.store(),
+            [(document.to_owned(), original.to_owned())],
+            "the skill evolve started from",
+        )
+        .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", dir.store().display()))?;
+        let log = SqliteRunLog::open(dir.runlog())
+            .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
+        let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+            .map_err(|e| bad_at(&config.path, None, format!("[agent]: {e}")))?;
+        let runner = RubricRunner::new(agent, llm, prompts.clone())
+            .unless_agent_scores(config.agent.agent_scores);
+        let keeper = config
+            .gate_settings
+            .gatekeeper(format!("{}_gate_", dir.name()), candidates)?;
+        Ok(GateSession {
+            config,
+            document: document.to_owned(),
+            runner,
+            store: FsVersionedStore::new(store),
+            log,
+            budget,
+            progress: EventLines::new(observer),
+            keeper,
+            provenance,
+            name: dir.name(),
+        })
+    }
+
+    fn context(&self) -> ValidationContext<'_> {
+        ValidationContext {
+            runner: &self.runner,
+            recorder: &self.log,
+            budget: &self.budget,
+            events: &self.progress,
+            // A session's run ids are its own (a used run folder is refused).
+            resume_from: None,
+        }
+    }
+
+    /// The store's current version as the agent's workspace.
+    fn current(&self) -> anyhow::Result<Workspace> {
+        let version = self.store.current_version()?;
+        let mut ws = Workspace::new(version.clone());
+        for (name, text) in self.store.documents(&version)? {
+            ws = ws.with_skill(name, text);
+        }
+        Ok(ws)
+    }
+
+    /// The current document's text.
+    pub fn current_text(&self) -> anyhow::Result<String> {
+        Ok(self
+            .current()?
+            .skills
+            .get(&self.document)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// Gates `text` against the store's current version; `extra_provenance`
+    /// lists the question ids it was written from besides the
+    /// trajectories. A passing candidate becomes the current version.
+    pub async fn gate(
+        &mut self,
+        label: &str,
+        text: &str,
+        extra_provenance: &BTreeSet<String>,
+    ) -> anyhow::Result<Verdict> {
+        let baseline = self.current()?;
+        let writes = BTreeMap::from([(self.document.clone(), text.to_owned())]);
+        let mut provenance = self.provenance.clone();
+        provenance.extend(extra_provenance.iter().cloned());
+        let candidate = Candidate {
+            label: label.to_owned(),
+            workspace: Workspace::new(label).with_skill(self.document.clone(), text),
+            provenance: provenance.clone(),
+        };
+        let mut keeper = self.keeper.clone();
+        let record = keeper
+            .judge(
+                self.context(),
+                &self.store,
+                &baseline,
+                &candidate,
+                &writes,
+                &self.config.gate,
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("the gate could not decide on {label}: {e}"))?;
+        self.keeper = keeper;
+        let mut verdict = verdict_of(label, &record);
+        if let Some(mut watch) = record.probation.clone() {
+            let watched = self.current()?;
+            let outcome = watch
+                .judge(
+                    self.context(),
+                    self.keeper.config(),
+                    &baseline,
+                    &watched,
+                    &provenance,
+                    &self.config.probation,
+                )
+                .await
+                .map_err(|e| anyhow::anyhow!("the probation of {label} failed: {e}"))?;
+            if outcome == ProbationVerdict::Rollback {
+                watch.settle(&self.store, &Gate::new(*self.keeper.params())?)?;
+                verdict.passed = false;
+            }
+            verdict.probation = Some(probation_name(outcome, self.config.probation.is_empty()));
+        }
+        Ok(verdict)
+    }
+
+    /// The answers of the store's versions `before` and `after` (texts of
+    /// the document) on the training questions, for the slow update's
+    /// comparison; recorded in the run log like the gate's.
+    pub async fn training_answers(
+        &self,
+        before: &str,
+        after: &str,
+    ) -> anyhow::Result<(Vec<GeneratedQuestion>, [BTreeMap<String, Prediction>; 2])> {
+        let questions = self.config.train.clone();
+        let mut answers: [BTreeMap<String, Prediction>; 2] = Default::default();
+        for ((arm, text), slot) in [("before", before), ("after", after)]
+            .into_iter()
+            .zip(answers.iter_mut())
+        {
+            let run_id = format!("{}_train_{arm}", self.name);
+            let ws = Workspace::new(format!("train-{arm}")).with_skill(self.document.clone(), text);
+            let n = u64::try_from(questions.len()).unwrap_or(u64::MAX);
+            self.budget
+                .reserve_rollouts(n)
+                .map_err(|e| anyhow::anyhow!("budget stop: {e}"))?;
+            let outcomes = self
+                .runner
+                .run(&run_id, &ws, &questions)
+                .await
+                .map_err(|e| anyhow::anyhow!("the agent could not answer: {e}"))?;
+            self.log.record(&outcomes).await?;
+            *slot = outcomes
+                .into_iter()
+                .filter(|o| !o.is_infra_error())
+                .map(|o| (o.prediction.question_id.clone(), o.prediction))
+                .collect();
+        }
+        Ok((questions, answers))
+    }
+
+    /// Stops the agent's workers.
+    pub async fn close(self) {
+        self.runner.inner().shutdown().await;
+    }
+}
+
+/// The summary's words for a probation verdict.
+fn probation_name(verdict: ProbationVerdict, no_pool: bool) -> String {
+    match verdict {
+        ProbationVerdict::Confirmed => "confirmed".to_owned(),
+        ProbationVerdict::Rollback => "rollback: worse on the held-back questions".to_owned(),
+        ProbationVerdict::Unverified if no_pool => {
+            "unverified: no probation questions held back ([gate] probation = 0)".to_owned()
+        }
+        ProbationVerdict::Unverified => {
+            "unverified: the held-back questions ran out first".to_owned()
+        }
+    }
+}
+
+/// The verdict of a gate record.
+fn verdict_of(label: &str, record: &GateRecord) -> Verdict {
+    match &record.validation {
+        Some(v) => {
+            let decision = if v.decision().is_accept() && !record.accepted {
+                format!(
+                    "{} but below e-LOND's threshold for this candidate",
+                    decision_name(v.decision())
+                )
+            } else {
+                decision_name(v.decision())
+            };
+            Verdict {
+                candidate: label.to_owned(),
+                passed: record.accepted,
+                decision,
+                w: v.w,
+                l: v.l,
+                e_value: v.verdict.e_value,
+                e_confirm: v.e_confirm,
+                paired: v.n_used,
+                remaining: v.n_remaining,
+                rollouts: v.rollouts,
+                probation: None,
+                validation: Some(v.clone()),
+            }
+        }
+        None => Verdict {
+            candidate: label.to_owned(),
+            passed: false,
+            decision: "not tested: the session's error budget (e-LOND) is spent".to_owned(),
+            w: 0,
+            l: 0,
+            e_value: 1.0,
+            e_confirm: record.level.as_ref().map_or(f64::INFINITY, |l| l.threshold),
+            paired: 0,
+            remaining: 0,
+            rollouts: 0,
+            probation: None,
+            validation: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_compare_without_case_or_spacing() {
+        assert_eq!(
+            normalized("  What IS\n the  answer? "),
+            "what is the answer?"
+        );
+    }
+}

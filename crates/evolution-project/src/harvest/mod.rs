@@ -1,0 +1,598 @@
+//! Harvest: real agent sessions into trajectories that `evolve --trajectories` reads.
+//!
+//! Sources: Claude Code transcripts, Codex rollout files, a SESSION-STATE.md, or a folder of
+//! this project's own trajectory files. Each session is read line by line within a size limit,
+//! its secrets redacted (unless `--no-redact`, said on every run), judged by the `[harvest]`
+//! rules with the reasons kept, filtered (`--project`, `--since`, `--skill`) and, with
+//! `--out`, written as one JSON file per session. A malformed line skips its session with a
+//! note naming the file and the line; record types the reader does not know are
+//! skipped and counted. Bad options and a bad configuration are a bad-input error before
+//! anything is written.
+//!
+//! With `--tasks FILE`, the sessions' recurring first requests become a question set for
+//! `run` (`evolution_harvest::tasks` explains the grouping rule), every line unreviewed.
+
+mod config;
+pub(crate) mod dir;
+mod files;
+pub(crate) mod session_state;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use evolution_harvest::claude_code::ClaudeCodeReader;
+use evolution_harvest::codex::CodexReader;
+use evolution_harvest::redact::Redactor;
+use evolution_harvest::session::{Session, SourceKind, TextPolicy};
+use evolution_harvest::signals::judge;
+use evolution_harvest::tasks::{MinedTask, TaskMiner};
+use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
+use serde_json::{Map, Value};
+
+pub use self::dir::read_bounded;
+use self::files::{FileProblem, SessionFiles, find_sessions, for_each_line};
+use crate::error::{bad_at, bad_option};
+use crate::render::terminal_safe;
+
+/// Where sessions come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HarvestSource {
+    /// Claude Code transcripts (default: `~/.claude/projects`).
+    ClaudeCode,
+    /// Codex CLI sessions (default: `$CODEX_HOME/sessions`, else `~/.codex/sessions`).
+    Codex,
+    /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
+    SessionState,
+    /// A folder of this project's trajectory `.json` files (`--from` required).
+    Dir,
+}
+
+impl HarvestSource {
+    /// The source's name on the command line (`claude-code`, `codex`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            HarvestSource::ClaudeCode => "claude-code",
+            HarvestSource::Codex => "codex",
+            HarvestSource::SessionState => "session-state",
+            HarvestSource::Dir => "dir",
+        }
+    }
+}
+
+/// What to harvest and where to write it (the `harvest` command's flags).
+#[derive(Debug, Clone)]
+pub struct HarvestOptions {
+    /// Which agent's sessions to read.
+    pub source: HarvestSource,
+    /// Read from here instead of the source's default location (a folder, or one file).
+    pub from: Option<PathBuf>,
+    /// Only sessions that ran in this project folder (or a folder under it).
+    pub project: Option<PathBuf>,
+    /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
+    pub since: Option<String>,
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    pub skill: Option<String>,
+    /// Write one trajectory JSON per session here (created if missing; a session harvested
+    /// again replaces its file). Without it, only the counts are printed.
+    pub out: Option<PathBuf>,
+    /// Also write the recurring requests of the sessions as a question set to review
+    /// (JSON lines: `question_id`, `task_type`, `question`, `sessions`, a suggested `check`,
+    /// `"reviewed": false`). Claude Code and Codex sources only.
+    pub tasks: Option<PathBuf>,
+    /// With `tasks`: fewest sessions whose first requests match for a task to be written
+    /// (the command's default is 2).
+    pub min_sessions: usize,
+    /// Keep secrets as written instead of replacing them with `[REDACTED:<kind>]`.
+    pub no_redact: bool,
+    /// Configuration file with a `[harvest]` table (which failure signals count, thresholds).
+    /// Default: `./skill-evolve.toml` when it exists.
+    pub config: Option<PathBuf>,
+}
+
+/// What a harvest counted.
+#[derive(Debug, Default, Clone)]
+pub struct HarvestCounts {
+    /// Sessions read and kept.
+    pub sessions: usize,
+    /// Their turns.
+    pub turns: usize,
+    /// Their tool calls.
+    pub tool_calls: usize,
+    /// Tool calls that failed.
+    pub tool_errors: usize,
+    /// Turns the user interrupted.
+    pub interruptions: usize,
+    /// Sessions judged failed.
+    pub failed: usize,
+    /// Sessions judged passed.
+    pub passed: usize,
+    /// Sessions the filters left out.
+    pub filtered_out: usize,
+    /// Records of a type the reader does not know, skipped.
+    pub skipped_records: usize,
+    /// Sessions skipped because a file or a line could not be read.
+    pub skipped_sessions: usize,
+    /// Trajectory files written.
+    pub written: usize,
+}
+
+/// Something a harvest says while it works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HarvestNote {
+    /// A warning about the options (escaped).
+    Warning(String),
+    /// A file or a session left out, and why (escaped).
+    Skipped(String),
+    /// A session judged: its trajectory id, its verdict and the reasons (escaped).
+    Session {
+        /// The trajectory id.
+        id: String,
+        /// Whether the rules judged it passed.
+        passed: bool,
+        /// The reasons of the verdict.
+        reasons: String,
+    },
+}
+
+/// What a harvest did.
+#[derive(Debug, Clone)]
+pub struct HarvestSummary {
+    /// Where the sessions came from.
+    pub source: HarvestSource,
+    /// The folder or file read.
+    pub from: PathBuf,
+    /// What it counted.
+    pub counts: HarvestCounts,
+    /// Secrets redacted per kind; `None` when redaction was off.
+    pub redactions: Option<BTreeMap<String, usize>>,
+    /// The folder the trajectories were written to.
+    pub out: Option<PathBuf>,
+    /// The question set of recurring tasks written, and how many tasks it holds.
+    pub tasks: Option<(PathBuf, usize)>,
+    /// Fewest sessions a mined task was seen in.
+    pub min_sessions: usize,
+}
+
+impl HarvestSummary {
+    /// The summary as the command prints it, one line each (escaped).
+    pub fn lines(&self) -> Vec<String> {
+        let c = &self.counts;
+        let mut lines = vec![
+            format!(
+                "source: {} ({})",
+                self.source.name(),
+                terminal_safe(&self.from.display().to_string())
+            ),
+            format!("sessions: {}", c.sessions),
+        ];
+        if matches!(
+            self.source,
+            HarvestSource::ClaudeCode | HarvestSource::Codex
+        ) {
+            lines.push(format!("turns: {}", c.turns));
+            lines.push(format!("tool calls: {}", c.tool_calls));
+            lines.push(format!("tool errors: {}", c.tool_errors));
+            lines.push(format!("interruptions: {}", c.interruptions));
+        }
+        lines.push(format!("failed: {}", c.failed));
+        lines.push(format!("passed: {}", c.passed));
+        lines.push(format!("filtered out: {}", c.filtered_out));
+        lines.push(format!("skipped records: {}", c.skipped_records));
+        lines.push(format!("skipped sessions: {}", c.skipped_sessions));
+        match &self.redactions {
+            None => lines.push("redaction: off (--no-redact)".to_owned()),
+            Some(kinds) if kinds.is_empty() => lines.push("redacted secrets: 0".to_owned()),
+            Some(kinds) => {
+                let total: usize = kinds.values().sum();
+                let each: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                lines.push(format!("redacted secrets: {total} ({})", each.join(", ")));
+            }
+        }
+        if let Some(out) = &self.out {
+            lines.push(format!(
+                "written: {} trajectories to {}",
+                c.written,
+                terminal_safe(&out.display().to_string())
+            ));
+        }
+        if let Some((path, n)) = &self.tasks {
+            lines.push(format!(
+                "tasks: {n} recurring (seen in at least {} sessions) written to {}, to review",
+                self.min_sessions.max(1),
+                terminal_safe(&path.display().to_string())
+            ));
+        }
+        lines
+    }
+}
+
+/// A harvested trajectory ready to write.
+struct Harvested {
+    id: String,
+    object: Map<String, Value>,
+    passed: bool,
+    reasons: String,
+}
+
+/// Harvests the sessions `args` names: reads, redacts, judges, filters and (with `out`)
+/// writes them, telling `notes` what it skips and how it judged each session.
+///
+/// # Errors
+/// A bad option or configuration (bad input, before anything is written), or a file that
+/// cannot be written.
+pub fn harvest(
+    args: &HarvestOptions,
+    notes: &mut dyn FnMut(HarvestNote),
+) -> anyhow::Result<HarvestSummary> {
+    let rules = config::read_rules(args.config.as_deref())?;
+    let since = args.since.as_deref().map(check_date).transpose()?;
+    let from = source_location(args)?;
+    if matches!(
+        args.source,
+        HarvestSource::SessionState | HarvestSource::Dir
+    ) && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
+    {
+        return Err(bad_option(format!(
+            "--project, --since and --skill filter agent transcripts; a {} source has no \
+             project, date or skill to filter on",
+            args.source.name()
+        )));
+    }
+    if args.tasks.is_some()
+        && matches!(
+            args.source,
+            HarvestSource::SessionState | HarvestSource::Dir
+        )
+    {
+        return Err(bad_option(format!(
+            "--tasks groups agent transcripts by their first request; a {} source has none",
+            args.source.name()
+        )));
+    }
+    if let Some(tasks) = &args.tasks
+        && tasks.is_dir()
+    {
+        return Err(bad_at(
+            tasks,
+            None,
+            "--tasks must name a file; this is a folder",
+        ));
+    }
+    let project = args
+        .project
+        .as_deref()
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| bad_option(format!("--project: {e}")))?;
+    if let Some(out) = &args.out {
+        check_out_dir(out)?;
+    }
+    if args.no_redact {
+        notes(HarvestNote::Warning(
+            "warning: --no-redact: secrets in the sessions are kept as written in everything \
+             this command writes"
+                .to_owned(),
+        ));
+    }
+    let filters = Filters {
+        project: project.map(|p| p.display().to_string()),
+        since,
+        skill: args.skill.clone(),
+    };
+    let mut counts = HarvestCounts::default();
+    let mut redactions = Redactor::default();
+    let mut writer = Writer::new(args.out.as_deref());
+    let mut miner = TaskMiner::new(args.min_sessions);
+    match args.source {
+        HarvestSource::ClaudeCode | HarvestSource::Codex => {
+            let kind = if args.source == HarvestSource::Codex {
+                SourceKind::Codex
+            } else {
+                SourceKind::ClaudeCode
+            };
+            if !from.exists() {
+                return Err(bad_at(
+                    &from,
+                    None,
+                    format!(
+                        "no {} sessions here (pass --from with the folder that holds them)",
+                        kind.display_name()
+                    ),
+                ));
+            }
+            let (sessions, problems) = find_sessions(&from);
+            for (path, reason) in problems {
+                notes(HarvestNote::Skipped(format!(
+                    "skipped {}",
+                    terminal_safe(&format!("{}: {reason}", path.display()))
+                )));
+            }
+            for files in sessions {
+                let policy = TextPolicy {
+                    redactor: (!args.no_redact).then(Redactor::default),
+                    ..TextPolicy::default()
+                };
+                let (session, policy) = match read_session(kind, &files, policy) {
+                    Ok(read) => read,
+                    Err((path, problem)) => {
+                        counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
+                        notes(skip_note(&path, &problem));
+                        continue;
+                    }
+                };
+                counts.skipped_records = counts
+                    .skipped_records
+                    .saturating_add(session.skipped_records);
+                if !filters.keep(&session) {
+                    counts.filtered_out = counts.filtered_out.saturating_add(1);
+                    continue;
+                }
+                if let Some(r) = &policy.redactor {
+                    redactions.absorb(r);
+                }
+                let verdict = judge(&session, &rules);
+                miner.add(&session, verdict.passed);
+                counts.add_session(&session);
+                writer.write(
+                    &mut counts,
+                    notes,
+                    Harvested {
+                        id: trajectory_id(&session),
+                        object: to_trajectory(&session, &verdict),
+                        passed: verdict.passed,
+                        reasons: verdict.describe(),
+                    },
+                )?;
+            }
+        }
+        HarvestSource::SessionState => {
+            let harvested = dir::session_state(&from, !args.no_redact, &mut redactions)?;
+            for h in harvested {
+                counts.sessions = counts.sessions.saturating_add(1);
+                writer.write(&mut counts, notes, h)?;
+            }
+        }
+        HarvestSource::Dir => {
+            let (harvested, skipped) =
+                dir::trajectory_dir(&from, !args.no_redact, &mut redactions)?;
+            for (path, reason) in skipped {
+                counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
+                notes(HarvestNote::Skipped(format!(
+                    "skipped {}",
+                    terminal_safe(&format!("{}: {reason}", path.display()))
+                )));
+            }
+            for h in harvested {
+                counts.sessions = counts.sessions.saturating_add(1);
+                writer.write(&mut counts, notes, h)?;
+            }
+        }
+    }
+    let tasks = match &args.tasks {
+        Some(path) => {
+            let tasks = miner.finish();
+            write_tasks(path, &tasks)?;
+            Some((path.clone(), tasks.len()))
+        }
+        None => None,
+    };
+    Ok(HarvestSummary {
+        source: args.source,
+        from,
+        counts,
+        redactions: (!args.no_redact).then(|| {
+            redactions
+                .counts()
+                .iter()
+                .map(|(kind, n)| (kind.to_string(), *n))
+                .collect()
+        }),
+        out: args.out.clone(),
+        tasks,
+        min_sessions: args.min_sessions,
+    })
+}
+
+/// Writes mined tasks as JSON lines, replacing the file atomically.
+fn write_tasks(path: &Path, tasks: &[MinedTask]) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for task in tasks {
+        text.push_str(&serde_json::to_string(task)?);
+        text.push('\n');
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
+    }
+    crate::working_copy::write_atomically(path, &text)
+}
+
+impl HarvestCounts {
+    fn add_session(&mut self, s: &Session) {
+        self.sessions = self.sessions.saturating_add(1);
+        self.turns = self.turns.saturating_add(s.turns.len());
+        self.tool_calls = self.tool_calls.saturating_add(s.tool_calls.len());
+        self.tool_errors = self.tool_errors.saturating_add(s.tool_errors());
+        self.interruptions = self.interruptions.saturating_add(s.interruptions);
+    }
+}
+
+/// Reads one session: its main file, then each side file, all through one reader.
+fn read_session(
+    kind: SourceKind,
+    files: &SessionFiles,
+    policy: TextPolicy,
+) -> Result<(Session, TextPolicy), (PathBuf, FileProblem)> {
+    let fallback = files
+        .main
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match kind {
+        SourceKind::ClaudeCode => {
+            let mut reader = ClaudeCodeReader::new(&fallback, policy);
+            for_each_line(&files.main, |n, l| reader.push_line(n, l))
+                .map_err(|p| (files.main.clone(), p))?;
+            for (agent, path) in &files.side {
+                reader.start_side_file(agent);
+                for_each_line(path, |n, l| reader.push_line(n, l))
+                    .map_err(|p| (path.clone(), p))?;
+            }
+            Ok(reader.finish())
+        }
+        SourceKind::Codex => {
+            let mut reader = CodexReader::new(&fallback, policy);
+            for_each_line(&files.main, |n, l| reader.push_line(n, l))
+                .map_err(|p| (files.main.clone(), p))?;
+            Ok(reader.finish())
+        }
+    }
+}
+
+/// The note for a session left out because `path` could not be read.
+fn skip_note(path: &Path, problem: &FileProblem) -> HarvestNote {
+    let text = match problem {
+        FileProblem::File(reason) => format!("{}: {reason}", path.display()),
+        FileProblem::Line(e) => format!("{}:{}: {}", path.display(), e.line, e.reason),
+    };
+    HarvestNote::Skipped(format!(
+        "skipped session {} (the session is left out)",
+        terminal_safe(&text)
+    ))
+}
+
+/// The session filters of the command line.
+struct Filters {
+    project: Option<String>,
+    since: Option<String>,
+    skill: Option<String>,
+}
+
+impl Filters {
+    fn keep(&self, session: &Session) -> bool {
+        if let Some(project) = &self.project
+            && !session.ran_in(project)
+        {
+            return false;
+        }
+        if let Some(since) = &self.since
+            && session
+                .last_timestamp
+                .as_deref()
+                .is_none_or(|last| last < since.as_str())
+        {
+            return false;
+        }
+        if let Some(skill) = &self.skill
+            && !session.used_skill(skill)
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// `YYYY-MM-DD` with a plausible month and day.
+fn check_date(raw: &str) -> anyhow::Result<String> {
+    let bad = || {
+        bad_option(format!(
+            "--since {raw:?}: expected a day as YYYY-MM-DD, such as 2026-01-31"
+        ))
+    };
+    let parts: Vec<&str> = raw.split('-').collect();
+    let [year, month, day] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let number = |s: &str, len: usize| {
+        (s.len() == len && s.chars().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    match (number(year, 4), number(month, 2), number(day, 2)) {
+        (Some(_), Some(m), Some(d)) if (1..=12).contains(&m) && (1..=31).contains(&d) => {
+            Ok(raw.to_owned())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The folder or file to read: `--from`, else the source's default location.
+fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
+    if let Some(from) = &args.from {
+        return Ok(from.clone());
+    }
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .ok_or_else(|| bad_option("HOME is not set: pass --from with the sessions' folder"))
+    };
+    match args.source {
+        HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),
+        HarvestSource::Codex => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+            Some(codex_home) => Ok(PathBuf::from(codex_home).join("sessions")),
+            None => Ok(home()?.join(".codex").join("sessions")),
+        },
+        HarvestSource::SessionState => Ok(PathBuf::from("SESSION-STATE.md")),
+        HarvestSource::Dir => Err(bad_option(
+            "--source dir needs --from DIR, the folder of trajectory .json files",
+        )),
+    }
+}
+
+/// The output folder is a folder, or does not exist yet.
+fn check_out_dir(out: &Path) -> anyhow::Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(bad_at(out, None, "--out must be a folder; this is a file"));
+    }
+    Ok(())
+}
+
+/// Writes trajectories (with `--out`) and notes one line per session.
+struct Writer {
+    out: Option<PathBuf>,
+    ids: std::collections::HashSet<String>,
+}
+
+impl Writer {
+    fn new(out: Option<&Path>) -> Self {
+        Writer {
+            out: out.map(Path::to_path_buf),
+            ids: std::collections::HashSet::new(),
+        }
+    }
+
+    fn write(
+        &mut self,
+        counts: &mut HarvestCounts,
+        notes: &mut dyn FnMut(HarvestNote),
+        mut h: Harvested,
+    ) -> anyhow::Result<()> {
+        if h.passed {
+            counts.passed = counts.passed.saturating_add(1);
+        } else {
+            counts.failed = counts.failed.saturating_add(1);
+        }
+        // Two sessions whose ids clean up to the same name get `-2`, `-3`…
+        let mut id = h.id.clone();
+        let mut n = 1u32;
+        while !self.ids.insert(id.clone()) {
+            n = n.saturating_add(1);
+            id = format!("{}-{n}", h.id);
+        }
+        h.object.insert("id".to_owned(), Value::String(id.clone()));
+        notes(HarvestNote::Session {
+            id: terminal_safe(&id).into_owned(),
+            passed: h.passed,
+            reasons: terminal_safe(&h.reasons).into_owned(),
+        });
+        if let Some(out) = &self.out {
+            std::fs::create_dir_all(out)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
+            let text = serde_json::to_string_pretty(&Value::Object(h.object))?;
+            crate::working_copy::write_atomically(&out.join(format!("{id}.json")), &text)?;
+            counts.written = counts.written.saturating_add(1);
+        }
+        Ok(())
+    }
+}

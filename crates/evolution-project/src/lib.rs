@@ -1,0 +1,44 @@
+//! The operations a user runs on a project of skills, for every front end: the
+//! `skill-evolve` command, the Python module and the MCP server call these and add only
+//! their own flags, output and prompts.
+//!
+//! - [`run`]: load and check a run configuration ([`run::config::load`]), its pre-flight
+//!   estimate, and the run itself with an observer of its progress
+//!   ([`run::events::RunObserver`]); [`run::stage`] keeps what a run proposes and where each
+//!   document came from, for adopt;
+//! - [`adopt`]: a run's staged documents written to the user's files once confirmed;
+//! - [`status`]: the runs of a project and what each staged;
+//! - [`harvest`]: real agent sessions into trajectories and mined tasks;
+//! - [`report_html`]: the HTML report of a run or an `evolve` session;
+//! - [`evolve`]: the parts of an `evolve` session that are not the terminal's;
+//! - [`llm`]: the LLM configuration (`skill-evolve.toml`, a run's `[llm]`) into a provider;
+//! - [`layout`], [`profile`], [`questions`], [`input`]: the user's files, read and checked;
+//! - [`error`]: the bad-input contract (one line naming the file, the line and the problem);
+//! - [`skill_store`]: the version store beside a skill, and writing a new version;
+//! - [`render`], [`working_copy`], [`probe`]: diffs and escaping, atomic writes, folder checks.
+//!
+//! Errors are `anyhow::Error`; one that holds an [`error::BadInput`] is the user's input at
+//! fault (nothing was written), anything else a failure of the run.
+
+pub mod adopt;
+pub mod error;
+pub mod evolve;
+pub mod harvest;
+pub mod input;
+pub mod layout;
+pub mod llm;
+mod llm_log;
+#[cfg(feature = "local")]
+pub mod local;
+pub mod probe;
+pub mod profile;
+pub mod questions;
+pub mod render;
+pub mod report_html;
+pub mod run;
+pub mod skill_store;
+pub mod status;
+pub mod working_copy;
+
+/// The project's own folder, beside the skills: stores, runs and staged proposals.
+pub const STATE_DIR: &str = ".skill-evolve";

@@ -1,0 +1,582 @@
+//! LLM configuration: `skill-evolve.toml`, environment variables and flags
+//! (in rising order of precedence), turned into one provider.
+//!
+//! Without `--config`, the file is the nearest `skill-evolve.toml` beside
+//! the input a command works on (the skill of `evolve`, the skills or run log
+//! of `diagnose`) or in a folder above it, else in the current folder or
+//! above it; `-v` names the file read. Without `api_key_env`, the key is
+//! read from the variable the server's provider usually keeps it in
+//! (`DEEPSEEK_API_KEY` for `api.deepseek.com`, …), else `OPENAI_API_KEY`,
+//! whichever is set first (`evolution_llm_openai::usual_api_key_vars`).
+//!
+//! ```toml
+//! [llm]
+//! provider = "openai"          # openai | local | replay
+//! cassette = "run.cassette"    # for replay, relative to this file
+//!
+//! [llm.openai]                 # any field of evolution-llm-openai's OpenAiConfig
+//! base_url = "https://api.deepseek.com/v1"
+//! model = "deepseek-chat"
+//! api_key_env = "DEEPSEEK_API_KEY"
+//!
+//! [profile]                    # the agent's tool names and thresholds (see `profile.rs`)
+//! span_eval_tools = ["lookup_order"]
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder};
+use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
+use evolution_types::{
+    ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
+};
+use serde::Deserialize;
+
+use crate::error::{bad_at, bad_option, line_of};
+use crate::input::{InputKind, check_input, read_input_text};
+use crate::llm_log::LoggedLlm;
+use crate::profile::ProfileSection;
+
+/// Which LLM answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek, vLLM, Ollama,
+    /// llama.cpp server).
+    Openai,
+    /// A GGUF model run on this machine's CPU (`[llm.local]`).
+    Local,
+    /// Answers from a recorded cassette; no network.
+    Replay,
+}
+
+/// What a command's caller says about the LLM, winning over the configuration file: the
+/// command line's flags (or their environment variables), or a Python caller's arguments.
+/// `Default` says nothing, so the file decides.
+#[derive(Debug, Clone, Default)]
+pub struct LlmOptions {
+    /// The configuration file (`skill-evolve.toml`); found near the inputs when `None`.
+    pub config: Option<PathBuf>,
+    /// The provider.
+    pub provider: Option<Provider>,
+    /// The OpenAI-compatible server's base URL.
+    pub base_url: Option<String>,
+    /// The model's name.
+    pub model: Option<String>,
+    /// The environment variable that holds the API key.
+    pub api_key_env: Option<String>,
+    /// The cassette a `replay` provider answers from.
+    pub cassette: Option<PathBuf>,
+    /// A cassette to record every call into (replaced if it exists).
+    pub record: Option<PathBuf>,
+}
+
+/// The file looked for when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "skill-evolve.toml";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    llm: LlmSection,
+    #[serde(default)]
+    profile: ProfileSection,
+    /// `[harvest]`: the `harvest` command's rules, read by `harvest/config.rs`; accepted here
+    /// so that one file configures every command.
+    #[serde(default)]
+    #[expect(dead_code, reason = "checked and used by the harvest command only")]
+    harvest: Option<toml::Table>,
+}
+
+/// The `[llm]` section, shared by `skill-evolve.toml` and a run configuration.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    provider: Option<toml::Spanned<String>>,
+    cassette: Option<PathBuf>,
+    /// `[llm.openai]`: any field of the OpenAI-compatible provider's configuration.
+    #[serde(default)]
+    pub openai: toml::Table,
+    /// `[llm.local]`: the embedded model's settings (see [`crate::local`]).
+    #[serde(default)]
+    #[cfg_attr(not(feature = "local"), allow(dead_code))]
+    pub local: toml::Table,
+}
+
+impl LlmSection {
+    /// The environment variable the `openai` provider of this section (with
+    /// the command's flags `args`, which win) reads its key from:
+    /// `api_key_env`, else the first set of the server's usual variables (as
+    /// [`build_llm_from`] chooses); `None` for another provider.
+    pub fn key_variable(&self, args: Option<&LlmOptions>) -> Option<String> {
+        let openai = match (args.and_then(|a| a.provider), &self.provider) {
+            (Some(p), _) => p == Provider::Openai,
+            (None, Some(p)) => p.get_ref() == "openai",
+            (None, None) => self.cassette.is_none() && args.is_none_or(|a| a.cassette.is_none()),
+        };
+        if !openai {
+            return None;
+        }
+        let table = |key: &str| self.openai.get(key).and_then(toml::Value::as_str);
+        if let Some(var) = args
+            .and_then(|a| a.api_key_env.as_deref())
+            .or_else(|| table("api_key_env"))
+        {
+            return Some(var.to_owned());
+        }
+        let base_url = args
+            .and_then(|a| a.base_url.as_deref())
+            .or_else(|| table("base_url"))?;
+        usual_api_key_vars(base_url)
+            .into_iter()
+            .find(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+            .map(str::to_owned)
+    }
+}
+
+/// The provider a command talks to, and a one-line description for the user.
+pub struct Llm {
+    /// The provider (wrapped in a recorder when `--record` is given).
+    pub provider: Arc<dyn LlmProvider>,
+    /// `openai deepseek-chat at https://…`, `replay of run.cassette`, …
+    pub description: String,
+}
+
+/// Where the user names the model, for the hint when none is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmSource {
+    /// The command's flags (and `skill-evolve.toml`).
+    Flags,
+    /// The `[llm]` table of a run configuration.
+    RunConfig,
+}
+
+/// Reads the configuration (found as the module docs say, from the inputs
+/// in `near`) and builds the provider. Every problem is a bad input (exit 2)
+/// found before any call is made.
+pub async fn build_llm(args: &LlmOptions, near: &[&Path]) -> anyhow::Result<Llm> {
+    let (file, config_path) = read_file_config(args.config.as_deref(), near)?;
+    build_llm_from(args, &file.llm, config_path, LlmSource::Flags).await
+}
+
+/// Builds the provider from an `[llm]` section read from `config_path`
+/// (paths in it are relative to that file), with `args` taking precedence.
+/// Every call through it is logged (`-v` shows the lines).
+pub async fn build_llm_from(
+    args: &LlmOptions,
+    section: &LlmSection,
+    config_path: Option<PathBuf>,
+    source: LlmSource,
+) -> anyhow::Result<Llm> {
+    let llm = build_provider(args, section, config_path, source).await?;
+    tracing::info!("LLM: {}", crate::render::terminal_safe(&llm.description));
+    Ok(Llm {
+        provider: Arc::new(LoggedLlm::new(llm.provider)),
+        description: llm.description,
+    })
+}
+
+async fn build_provider(
+    args: &LlmOptions,
+    section: &LlmSection,
+    config_path: Option<PathBuf>,
+    source: LlmSource,
+) -> anyhow::Result<Llm> {
+    let file = FileConfig {
+        llm: section.clone(),
+        profile: ProfileSection::default(),
+        harvest: None,
+    };
+    let base_dir = config_path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let (provider, chosen) = match (&args.provider, &file.llm.provider) {
+        (Some(p), _) => (*p, true),
+        (None, Some(spanned)) => (
+            parse_provider(spanned, config_path.as_deref().unwrap_or(Path::new("")))?,
+            true,
+        ),
+        (None, None) if args.cassette.is_some() || file.llm.cassette.is_some() => {
+            (Provider::Replay, true)
+        }
+        (None, None) => (Provider::Openai, false),
+    };
+    let mut openai = file.llm.openai.clone();
+    for (key, value) in [
+        ("base_url", &args.base_url),
+        ("model", &args.model),
+        ("api_key_env", &args.api_key_env),
+    ] {
+        if let Some(value) = value {
+            openai.insert(key.to_owned(), toml::Value::String(value.clone()));
+        }
+    }
+    match provider {
+        #[cfg(feature = "local")]
+        Provider::Local => {
+            let (live, description, model) =
+                crate::local::local_provider(&file.llm.local, config_path.as_deref()).await?;
+            with_recording(live, description, args.record.as_deref(), model).await
+        }
+        #[cfg(not(feature = "local"))]
+        Provider::Local => Err(bad_option(
+            "provider `local` (the embedded model) is not in this build: rebuild skill-evolve \
+             with its default `local` feature, or use `--provider openai` with any \
+             OpenAI-compatible server (a local llama.cpp or Ollama server works offline)",
+        )),
+        Provider::Openai => {
+            if !chosen && !openai.contains_key("base_url") && !openai.contains_key("model") {
+                return Err(bad_option(no_provider_hint(source)));
+            }
+            let mut config = openai_config(openai, config_path.as_deref(), source)?;
+            if let Some(var) = &config.api_key_env
+                && !is_variable_name(var)
+            {
+                // Quoting it would print the key to anyone who passed the key itself.
+                return Err(bad_option(
+                    "api_key_env must be the name of the environment variable that holds the \
+                     key (letters, digits and _, such as OPENAI_API_KEY); the value given is \
+                     not such a name, and is not shown in case it is the key itself",
+                ));
+            }
+            if config.api_key_env.is_none() {
+                config.api_key_env = usual_api_key_vars(&config.base_url)
+                    .into_iter()
+                    .find(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+                    .map(str::to_owned);
+            }
+            let description = format!(
+                "openai {} at {} ({})",
+                config.model,
+                config.base_url,
+                match &config.api_key_env {
+                    Some(var) => format!("API key from {var}"),
+                    None => "no API key".to_owned(),
+                }
+            );
+            let model = config.model.clone();
+            let live = OpenAiProvider::new(config).map_err(|e| match e {
+                ConfigError::MissingApiKey { var } => bad_option(format!(
+                    "environment variable {var} (api_key_env) is not set: export your API key \
+                     there, or set api_key_env to the variable that holds it"
+                )),
+                other => bad_option(other.to_string()),
+            })?;
+            with_recording(Arc::new(live), description, args.record.as_deref(), model).await
+        }
+        Provider::Replay => {
+            if args.record.is_some() {
+                return Err(bad_option(
+                    "--record needs a live provider; a replay answers from its cassette only",
+                ));
+            }
+            let cassette = match (&args.cassette, &file.llm.cassette) {
+                (Some(path), _) => path.clone(),
+                (None, Some(path)) => base_dir.join(path),
+                (None, None) => {
+                    return Err(bad_option(
+                        "provider `replay` needs a cassette: --cassette FILE, \
+                         SKILL_EVOLVE_CASSETTE or [llm] cassette in skill-evolve.toml",
+                    ));
+                }
+            };
+            let model = match openai.get("model").and_then(toml::Value::as_str) {
+                Some(model) => model.to_owned(),
+                None => cassette_model(&cassette)?,
+            };
+            // The recorder reads the file itself: checked first, so a pipe never blocks it
+            // (a missing file is left to the recorder, which says what a cassette is).
+            if cassette.exists() {
+                check_input(&cassette, InputKind::Cassette)?;
+            }
+            let recorder = Recorder::open(NoLiveProvider, &cassette, CassetteMode::Replay, &model)
+                .await
+                .map_err(cassette_error)?;
+            Ok(Llm {
+                provider: Arc::new(Replay { recorder }),
+                description: format!("replay of {} (model {model})", cassette.display()),
+            })
+        }
+    }
+}
+
+/// The live provider, behind a recorder writing to `record` when one is given.
+async fn with_recording(
+    live: Arc<dyn LlmProvider>,
+    description: String,
+    record: Option<&Path>,
+    model: String,
+) -> anyhow::Result<Llm> {
+    match record {
+        Some(path) => {
+            let recorder = Recorder::open(live, path, CassetteMode::Record, model)
+                .await
+                .map_err(cassette_error)?;
+            Ok(Llm {
+                provider: Arc::new(recorder),
+                description: format!("{description}, recording to {}", path.display()),
+            })
+        }
+        None => Ok(Llm {
+            provider: live,
+            description,
+        }),
+    }
+}
+
+/// The one-line error of a command that needs a model when none is named,
+/// with the choices that work offline.
+fn no_provider_hint(source: LlmSource) -> String {
+    match source {
+        LlmSource::Flags => format!(
+            "no LLM is configured: name an OpenAI-compatible server with --base-url URL and \
+             --model NAME (or [llm.openai] in {DEFAULT_CONFIG}), or work offline with \
+             --provider local (the embedded model) or --provider replay --cassette FILE"
+        ),
+        LlmSource::RunConfig => "no LLM is configured: add [llm.openai] with base_url and \
+             model for an OpenAI-compatible server, or work offline with [llm] provider = \
+             \"local\" (the embedded model) or provider = \"replay\" and cassette = \"FILE\""
+            .to_owned(),
+    }
+}
+
+fn read_file_config(
+    explicit: Option<&Path>,
+    near: &[&Path],
+) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
+    Ok(match load_file_config(explicit, near)? {
+        Some((config, path, _)) => (config, Some(path)),
+        None => (FileConfig::default(), None),
+    })
+}
+
+/// The nearest `skill-evolve.toml`: in the folder of each path of `near`
+/// (a file's folder, or the folder itself) or a folder above it, then in the
+/// current folder or a folder above it.
+pub fn find_config(near: &[&Path]) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    let starts = near
+        .iter()
+        .filter_map(|p| std::path::absolute(p).ok())
+        .map(|p| {
+            if p.is_dir() {
+                p
+            } else {
+                p.parent().map(Path::to_path_buf).unwrap_or(p)
+            }
+        })
+        .chain(cwd);
+    for start in starts {
+        if let Some(found) = start
+            .ancestors()
+            .map(|dir| dir.join(DEFAULT_CONFIG))
+            .find(|candidate| candidate.is_file())
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// The configuration file (`explicit`, else the one [`find_config`] finds),
+/// parsed, with its path and text.
+fn load_file_config(
+    explicit: Option<&Path>,
+    near: &[&Path],
+) -> anyhow::Result<Option<(FileConfig, PathBuf, String)>> {
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None => match find_config(near) {
+            Some(found) => found,
+            None => {
+                tracing::info!("configuration: no {DEFAULT_CONFIG} found, none read");
+                return Ok(None);
+            }
+        },
+    };
+    tracing::info!(
+        "configuration: {}",
+        crate::render::terminal_safe(&path.display().to_string())
+    );
+    let text = read_input_text(&path, InputKind::Config)?;
+    let config: FileConfig = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|span| line_of(&text, span.start));
+        bad_at(&path, line, e.message().to_owned())
+    })?;
+    Ok(Some((config, path, text)))
+}
+
+/// The name of the environment variable holding the API key of the LLM
+/// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
+/// configuration file found from `near`, else the usual variable the key is
+/// read from without one), when there is one: an agent run beside this LLM
+/// must not inherit it.
+pub fn api_key_variable(args: &LlmOptions, near: &[&Path]) -> anyhow::Result<Option<String>> {
+    let (file, _) = read_file_config(args.config.as_deref(), near)?;
+    Ok(file.llm.key_variable(Some(args)))
+}
+
+/// The agent's profile from the configuration's `[profile]` table
+/// (domain-neutral without a file or a table); every problem is one line
+/// naming the file, the line and the key.
+pub fn read_profile(explicit: Option<&Path>, near: &[&Path]) -> anyhow::Result<Profile> {
+    match load_file_config(explicit, near)? {
+        Some((config, path, text)) => config.profile.resolve(&path, &text),
+        None => Ok(Profile::neutral()),
+    }
+}
+
+fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Result<Provider> {
+    match spanned.get_ref().as_str() {
+        "openai" => Ok(Provider::Openai),
+        "local" => Ok(Provider::Local),
+        "replay" => Ok(Provider::Replay),
+        other => {
+            let text = read_input_text(path, InputKind::Config).unwrap_or_default();
+            Err(bad_at(
+                path,
+                Some(line_of(&text, spanned.span().start)),
+                format!("unknown provider {other:?}: expected \"openai\", \"local\" or \"replay\""),
+            ))
+        }
+    }
+}
+
+fn openai_config(
+    table: toml::Table,
+    config_path: Option<&Path>,
+    source: LlmSource,
+) -> anyhow::Result<OpenAiConfig> {
+    let hint = match source {
+        LlmSource::Flags => {
+            "set --base-url and --model (or SKILL_EVOLVE_BASE_URL / SKILL_EVOLVE_MODEL, or \
+             [llm.openai] in skill-evolve.toml)"
+        }
+        LlmSource::RunConfig => "set base_url and model in [llm.openai]",
+    };
+    for key in ["base_url", "model"] {
+        if !table.contains_key(key) {
+            return Err(bad_option(format!(
+                "provider `openai` needs a {key}: {hint}"
+            )));
+        }
+    }
+    toml::Value::Table(table)
+        .try_into::<OpenAiConfig>()
+        .map_err(|e| {
+            let problem = format!("[llm.openai]: {}", e.message());
+            match config_path {
+                Some(path) => bad_at(path, None, problem),
+                None => bad_option(problem),
+            }
+        })
+}
+
+/// True for a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_variable_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The model of a cassette's first entry, so `--model` can be left out on replay.
+fn cassette_model(path: &Path) -> anyhow::Result<String> {
+    let text = read_input_text(path, InputKind::Cassette)?;
+    let Some((index, line)) = text
+        .lines()
+        .enumerate()
+        .find(|(_, line)| !line.trim().is_empty())
+    else {
+        return Err(bad_at(path, None, "the cassette is empty"));
+    };
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        bad_at(
+            path,
+            Some(index.saturating_add(1)),
+            format!("not a cassette entry: {e}"),
+        )
+    })?;
+    value
+        .get("model")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            bad_at(
+                path,
+                Some(index.saturating_add(1)),
+                "not a cassette entry: no \"model\" field",
+            )
+        })
+}
+
+fn cassette_error(e: CassetteError) -> anyhow::Error {
+    match e {
+        CassetteError::Io { path, source } => {
+            bad_at(&path, None, format!("cannot use the cassette: {source}"))
+        }
+        CassetteError::Parse { path, line, source } => {
+            bad_at(&path, Some(line), format!("not a cassette entry: {source}"))
+        }
+        CassetteError::NotAFile { path, reason } => bad_at(
+            &path,
+            None,
+            format!("cannot record a cassette here: {reason}; nothing was sent to the model"),
+        ),
+        CassetteError::KeyMismatch { path, line, .. } => bad_at(
+            &path,
+            Some(line),
+            "the stored key does not match its request (edited by hand, or written by another \
+             version)",
+        ),
+        other => bad_option(other.to_string()),
+    }
+}
+
+/// A replay: the cassette's answers, and on a miss (the only way it fails)
+/// what to do about it.
+#[derive(Debug)]
+struct Replay {
+    recorder: Recorder<NoLiveProvider>,
+}
+
+#[async_trait]
+impl LlmProvider for Replay {
+    async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
+        self.recorder.chat(messages, options).await.map_err(|e| {
+            LlmError::new(
+                e.kind(),
+                format!(
+                    "{}; the cassette {} was recorded for other requests: record it again with \
+                     a live provider and --record FILE",
+                    e.message(),
+                    self.recorder.path().display()
+                ),
+            )
+        })
+    }
+}
+
+/// The live side of a replay: never called, since a replay answers from the
+/// cassette or fails with a miss.
+#[derive(Debug)]
+struct NoLiveProvider;
+
+#[async_trait]
+impl LlmProvider for NoLiveProvider {
+    async fn chat(
+        &self,
+        _messages: &[ChatMessage],
+        _options: &ChatOptions,
+    ) -> Result<LlmResponse, LlmError> {
+        Err(LlmError::new(
+            LlmErrorKind::Other,
+            "a replay has no live provider to ask",
+        ))
+    }
+}

@@ -1,0 +1,238 @@
+//! `[agent]`: the agent program, how it is started and what it may see of the environment.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use evolution_harness::{InheritedEnv, OutputLimits, ProcessMode, Scoring, SubprocessConfig};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::*;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AgentSection {
+    command: Spanned<Vec<String>>,
+    #[serde(default)]
+    mode: Mode,
+    #[serde(default = "one")]
+    concurrency: Spanned<usize>,
+    #[serde(default = "ten_minutes")]
+    timeout_secs: Spanned<u64>,
+    #[serde(default)]
+    scoring: ScoringChoice,
+    #[serde(default = "unspanned")]
+    env: Spanned<BTreeMap<String, String>>,
+    #[serde(default = "unspanned")]
+    pass_env: Spanned<Vec<String>>,
+    #[serde(default)]
+    clear_env: bool,
+    #[serde(default)]
+    max_steps: Option<Spanned<usize>>,
+    #[serde(default)]
+    max_output_bytes: Option<Spanned<usize>>,
+    #[serde(default)]
+    max_field_chars: Option<Spanned<usize>>,
+}
+
+pub(super) fn one() -> Spanned<usize> {
+    Spanned::new(0..0, 1)
+}
+
+pub(super) fn ten_minutes() -> Spanned<u64> {
+    Spanned::new(0..0, 600)
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Mode {
+    #[default]
+    PerQuestion,
+    Worker,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum ScoringChoice {
+    #[default]
+    ExactMatch,
+    AgentReported,
+}
+
+/// The agent of `[agent]`, checked: what both `run` and `evolve`'s gate start it with.
+#[derive(Debug)]
+pub struct AgentSettings {
+    /// The agent program (found).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables set for the agent.
+    env: BTreeMap<String, String>,
+    /// What the agent inherits of this program's environment.
+    inherit_env: InheritedEnv,
+    /// Long-lived workers instead of a process per question.
+    worker: bool,
+    /// Questions at once.
+    concurrency: usize,
+    /// Seconds per question.
+    timeout_secs: u64,
+    /// Trust the agent's own `correct` field.
+    pub agent_scores: bool,
+    /// Bounds on what the agent writes per question.
+    limits: OutputLimits,
+}
+
+impl AgentSettings {
+    /// The subprocess runner's configuration, each question's folder made under `workspaces`.
+    pub fn subprocess_config(&self, workspaces: PathBuf) -> SubprocessConfig {
+        SubprocessConfig {
+            program: self.program.clone(),
+            args: self.args.clone(),
+            env: self.env.clone(),
+            inherit_env: self.inherit_env.clone(),
+            mode: if self.worker {
+                ProcessMode::Worker
+            } else {
+                ProcessMode::PerQuestion
+            },
+            concurrency: self.concurrency,
+            question_timeout: Duration::from_secs(self.timeout_secs),
+            scoring: if self.agent_scores {
+                Scoring::AgentReported
+            } else {
+                Scoring::ExactMatch
+            },
+            workspace_root: Some(workspaces),
+            limits: self.limits,
+        }
+    }
+}
+
+/// `[agent]`: the program (found), its concurrency, its timeout, its output bounds and its
+/// environment. `hidden_key` names one more variable the agent does not inherit unless
+/// `pass_env` names it (the key of an LLM other than the file's own `[llm]`).
+pub(super) fn check_agent(
+    src: &Source<'_>,
+    agent: &AgentSection,
+    llm: &LlmSection,
+    base: &Path,
+    hidden_key: Option<&str>,
+) -> anyhow::Result<AgentSettings> {
+    let command = agent.command.get_ref();
+    let Some((program, args)) = command.split_first() else {
+        return Err(src.at(agent.command.span(), "[agent] command is empty".to_owned()));
+    };
+    let program = find_program(program, base).ok_or_else(|| {
+        src.at(
+            agent.command.span(),
+            format!("[agent] command: program {program:?} not found (not a file, nor on PATH)"),
+        )
+    })?;
+    let concurrency = *agent.concurrency.get_ref();
+    if !(1..=64).contains(&concurrency) {
+        return Err(src.at(
+            agent.concurrency.span(),
+            format!("[agent] concurrency must be 1 to 64, not {concurrency}"),
+        ));
+    }
+    let timeout_secs = *agent.timeout_secs.get_ref();
+    if timeout_secs == 0 {
+        return Err(src.at(
+            agent.timeout_secs.span(),
+            "[agent] timeout_secs must be at least 1".to_owned(),
+        ));
+    }
+    let mut limits = OutputLimits::default();
+    for (key, value, slot) in [
+        ("max_steps", &agent.max_steps, &mut limits.max_steps),
+        (
+            "max_output_bytes",
+            &agent.max_output_bytes,
+            &mut limits.max_output_bytes,
+        ),
+        (
+            "max_field_chars",
+            &agent.max_field_chars,
+            &mut limits.max_field_chars,
+        ),
+    ] {
+        if let Some(value) = value {
+            if *value.get_ref() == 0 {
+                return Err(src.at(value.span(), format!("[agent] {key} must be at least 1")));
+            }
+            *slot = *value.get_ref();
+        }
+    }
+    let inherit_env = agent_environment(src, agent, llm, hidden_key)?;
+    Ok(AgentSettings {
+        program,
+        args: args.to_vec(),
+        env: agent.env.get_ref().clone(),
+        inherit_env,
+        worker: matches!(agent.mode, Mode::Worker),
+        concurrency,
+        timeout_secs,
+        agent_scores: matches!(agent.scoring, ScoringChoice::AgentReported),
+        limits,
+    })
+}
+
+/// What a cleared agent environment (`clear_env = true`) keeps: where programs are, whose
+/// home it is, the language and time zone, the temporary folder.
+pub const BASIC_ENV: [&str; 9] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
+/// `[agent] env`, `pass_env` and `clear_env` against the `[llm]` key's variable (and
+/// `hidden_key`): the variable holding the optimizer's API key never reaches the agent unless
+/// named in `pass_env` (or given a value in `env`).
+pub(super) fn agent_environment(
+    src: &Source<'_>,
+    agent: &AgentSection,
+    llm: &LlmSection,
+    hidden_key: Option<&str>,
+) -> anyhow::Result<InheritedEnv> {
+    let valid = |name: &str| !name.is_empty() && !name.contains(['=', '\0']);
+    if let Some(name) = agent.pass_env.get_ref().iter().find(|n| !valid(n)) {
+        return Err(src.at(
+            agent.pass_env.span(),
+            format!("[agent] pass_env: {name:?} is not a variable name"),
+        ));
+    }
+    if let Some(name) = agent.env.get_ref().keys().find(|n| !valid(n)) {
+        return Err(src.at(
+            agent.env.span(),
+            format!("[agent] env: {name:?} is not a variable name"),
+        ));
+    }
+    let passed: std::collections::BTreeSet<String> =
+        agent.pass_env.get_ref().iter().cloned().collect();
+    if agent.clear_env {
+        let mut names = passed;
+        names.extend(BASIC_ENV.iter().map(|n| (*n).to_owned()));
+        return Ok(InheritedEnv::Only(names));
+    }
+    // The variable named by `api_key_env`, or the usual one the key is read from without it.
+    let key = llm.key_variable(None);
+    let hidden = key
+        .into_iter()
+        .chain(hidden_key.map(str::to_owned))
+        .filter(|name| !passed.contains(name))
+        .collect();
+    Ok(InheritedEnv::AllExcept(hidden))
+}
+
+/// Train, gate and holdout questions.
+/// A program named with a path (relative to `base`) or found on `PATH`.
+pub(super) fn find_program(name: &str, base: &Path) -> Option<PathBuf> {
+    if name.contains('/') || name.contains(std::path::MAIN_SEPARATOR) {
+        let path = base.join(name);
+        return path.is_file().then_some(path);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}

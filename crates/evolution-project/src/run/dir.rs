@@ -1,0 +1,268 @@
+//! [`RunDir`]: every path of a run's folder, joined here and nowhere else,
+//! for `run` and for `evolve` alike, and the checks that keep an `evolve`
+//! run folder away from the skill's own folder and its version store.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::{bad_at, bad_option};
+use crate::probe::check_folder_writable;
+
+/// The folder of one run, `<config dir>/.skill-evolve/runs/<name>/`, and the
+/// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
+/// `llm-journal.jsonl` (every finished LLM call), `workspaces/` (the agent's),
+/// `sources.json` (which user file each document came from, and its hash)
+/// and, at the end, `report.md`, `report.json`, `report.html` and `staged/` (the proposal
+/// `adopt` writes back).
+///
+/// An `evolve` session's folder (by default
+/// `<skill dir>/.skill-evolve/runs/run-<ms>-<pid>/`, or `--run-dir`) holds
+/// `candidate-<skill name>` and `report.json`, and when the candidate is
+/// gated against an agent also `store/` (the baseline and every candidate
+/// the gate accepted), `runlog.sqlite` (both arms' answers) and
+/// `workspaces/`.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    /// `<config dir>/.skill-evolve/runs/<name>`.
+    root: PathBuf,
+}
+
+/// The runs folder of a project: `<project>/.skill-evolve/runs`.
+pub fn runs_of(project: &Path) -> PathBuf {
+    project.join(crate::STATE_DIR).join("runs")
+}
+
+impl RunDir {
+    /// The run folder `root` itself (for commands that find runs by listing).
+    pub fn at(root: PathBuf) -> Self {
+        RunDir { root }
+    }
+
+    /// The folder of the run `name` configured by the file `config_path`.
+    pub fn of(config_path: &Path, name: &str) -> Self {
+        let base = config_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        RunDir {
+            root: runs_of(&base).join(name),
+        }
+    }
+
+    /// The run's folder itself. The LLM journal is opened here and names its
+    /// own file (`evolution_llm_cassette::LLM_JOURNAL_FILE`).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The versioned store of the run's documents.
+    pub fn store(&self) -> PathBuf {
+        self.root.join("store")
+    }
+
+    /// The SQLite run log.
+    pub fn runlog(&self) -> PathBuf {
+        self.root.join("runlog.sqlite")
+    }
+
+    /// The checkpoint a rerun resumes from.
+    pub fn checkpoint(&self) -> PathBuf {
+        self.root.join("checkpoint.json")
+    }
+
+    /// The agent's working folders.
+    pub fn workspaces(&self) -> PathBuf {
+        self.root.join("workspaces")
+    }
+
+    /// The human-readable report.
+    pub fn report_md(&self) -> PathBuf {
+        self.root.join("report.md")
+    }
+
+    /// The machine-readable report.
+    pub fn report_json(&self) -> PathBuf {
+        self.root.join("report.json")
+    }
+
+    /// The self-contained HTML report (charts, lineage, diffs).
+    pub fn report_html(&self) -> PathBuf {
+        self.root.join("report.html")
+    }
+
+    /// The project folder the run belongs to (the configuration's folder);
+    /// the user paths of `sources.json` are relative to it.
+    pub fn project(&self) -> PathBuf {
+        self.root
+            .ancestors()
+            .nth(3)
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// Which user file each stored document came from.
+    pub fn sources(&self) -> PathBuf {
+        self.root.join("sources.json")
+    }
+
+    /// The staged proposal's folder.
+    pub fn staged(&self) -> PathBuf {
+        self.root.join("staged")
+    }
+
+    /// The staged proposal's manifest.
+    pub fn proposal(&self) -> PathBuf {
+        self.staged().join("proposal.json")
+    }
+
+    /// The default folder of a new `evolve` session beside `skill_dir`:
+    /// `<skill dir>/.skill-evolve/runs/run-<milliseconds>-<process id>`.
+    pub fn default_evolve_root(skill_dir: &Path) -> PathBuf {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO)
+            .as_millis();
+        runs_of(skill_dir).join(format!("run-{ms}-{}", std::process::id()))
+    }
+
+    /// The `evolve` session folder `root` (`--run-dir`, or the default), refused when it
+    /// resolves (symbolic links and `..` followed) to the skill's folder
+    /// `skill_dir` (the candidate would sit beside, or replace, the skill
+    /// before anyone said yes), or to the version store `store` or a folder
+    /// inside it (which only the store writes).
+    pub fn evolve_session(root: PathBuf, skill_dir: &Path, store: &Path) -> anyhow::Result<Self> {
+        let run = resolve(&root);
+        let refuse = |what: String| {
+            Err(bad_option(format!(
+                "--run-dir {} is {what}; choose a folder of its own (the default is \
+                 .skill-evolve/runs/ beside the skill)",
+                root.display()
+            )))
+        };
+        if run == resolve(skill_dir) {
+            return refuse(
+                "the skill's own folder, where the candidate could be taken for the skill"
+                    .to_owned(),
+            );
+        }
+        if run.starts_with(resolve(store)) {
+            return refuse(format!(
+                "inside the skill's version store {}, which only the store may write",
+                store.display()
+            ));
+        }
+        Ok(RunDir { root })
+    }
+
+    /// The run's name: the folder's last component (`run` when it has none).
+    pub fn name(&self) -> String {
+        self.root
+            .file_name()
+            .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned())
+    }
+
+    /// Where `evolve` saves its candidate for the skill document
+    /// `skill_name`: `candidate-<skill name>`, never the skill's own name, so
+    /// no run folder can make the candidate replace the skill.
+    pub fn candidate(&self, skill_name: &str) -> PathBuf {
+        self.root.join(format!("candidate-{skill_name}"))
+    }
+
+    /// Refuses a run folder that cannot be written, before anything is asked
+    /// of the model: the folder itself, or the nearest folder above it that
+    /// exists, must take a new file. The check leaves nothing behind.
+    pub fn check_writable(&self) -> anyhow::Result<()> {
+        check_folder_writable(&self.root).map_err(|e| {
+            bad_at(
+                &self.root,
+                None,
+                format!("cannot be the run folder: {e}; nothing was sent to the model"),
+            )
+        })
+    }
+}
+
+/// `path` made absolute with its links resolved, also when its last
+/// components do not exist yet: the longest existing prefix is
+/// canonicalised and the rest appended (`..` taking one component off).
+fn resolve(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let components: Vec<Component<'_>> = absolute.components().collect();
+    for known in (1..=components.len()).rev() {
+        let (Some(prefix), Some(rest)) = (components.get(..known), components.get(known..)) else {
+            continue;
+        };
+        let Ok(mut out) = prefix.iter().collect::<PathBuf>().canonicalize() else {
+            continue;
+        };
+        for component in rest {
+            match component {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        return out;
+    }
+    absolute
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_never_take_the_skills_name() {
+        let dir = RunDir::at(PathBuf::from("runs/r1"));
+        assert_eq!(
+            dir.candidate("SKILL.md"),
+            Path::new("runs/r1/candidate-SKILL.md")
+        );
+        assert_eq!(dir.name(), "r1");
+    }
+
+    #[test]
+    fn evolve_sessions_refuse_the_skill_folder_and_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("skill/.skill-evolve/store")).unwrap();
+        let (skill, store) = (root.join("skill"), root.join("skill/.skill-evolve/store"));
+        let err = RunDir::evolve_session(root.join("skill/x/.."), &skill, &store).unwrap_err();
+        assert!(err.to_string().contains("the skill's own folder"), "{err}");
+        let err = RunDir::evolve_session(store.join("v1"), &skill, &store).unwrap_err();
+        assert!(
+            err.to_string().contains("inside the skill's version store"),
+            "{err}"
+        );
+        let ok = RunDir::evolve_session(root.join("runs/a"), &skill, &store).unwrap();
+        assert_eq!(ok.name(), "a");
+        let fresh = RunDir::evolve_session(RunDir::default_evolve_root(&skill), &skill, &store);
+        assert!(
+            fresh
+                .unwrap()
+                .root()
+                .starts_with(skill.join(".skill-evolve/runs"))
+        );
+    }
+
+    #[test]
+    fn missing_folders_resolve_through_their_existing_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("skill")).unwrap();
+        assert_eq!(resolve(&root.join("skill/new/../.")), root.join("skill"));
+        assert_eq!(resolve(&root.join("a/b/../c")), root.join("a/c"));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("skill"), root.join("link")).unwrap();
+            assert_eq!(resolve(&root.join("link")), root.join("skill"));
+            assert_eq!(resolve(&root.join("link/x")), root.join("skill/x"));
+        }
+    }
+}

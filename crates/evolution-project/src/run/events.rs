@@ -1,0 +1,167 @@
+//! What a caller sees of a run while it runs: every harness event, and a line for each
+//! decision (a gate block, an accept, a rejection, a probation verdict, a budget stop, a
+//! skipped input). The lines are kept for the report, whoever observes the run.
+
+use std::sync::Mutex;
+
+use evolution_gate::GateDecision;
+use evolution_harness::{EventSink, HarnessEvent};
+
+use crate::render::terminal_safe;
+
+/// An observer of a running run. Both methods have empty defaults, so an observer
+/// implements only what it shows.
+pub trait RunObserver: Send + Sync {
+    /// Every event of the harness, as it happens (rollouts, phases, gate blocks, …).
+    fn event(&self, _event: &HarnessEvent) {}
+    /// A line for the user about a decision or a note of the run (escaped: it may quote
+    /// agents, files and the LLM, and nothing in it can steer a terminal).
+    fn line(&self, _line: &str) {}
+}
+
+/// An observer that shows nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl RunObserver for Silent {}
+
+/// The gate decision as its serialised name (`accept_confirmed`, `reject_futility`, …).
+pub fn decision_name(d: GateDecision) -> String {
+    serde_json::to_value(d)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{d:?}"))
+}
+
+/// The line a decision event says, `None` for events that are not decisions.
+pub fn event_line(event: &HarnessEvent) -> Option<String> {
+    match event {
+        HarnessEvent::BlockGated {
+            candidate,
+            block,
+            w,
+            l,
+            n_used,
+            n_remaining,
+            decision,
+            e_value,
+            e_confirm,
+            ..
+        } => Some(format!(
+            "gate {candidate} block {block}: W={w} L={l} used={n_used} remaining={n_remaining} \
+             E={e_value:.2} (confirm at {e_confirm}) → {}",
+            decision_name(*decision)
+        )),
+        HarnessEvent::CandidateAccepted {
+            candidate,
+            decision,
+            e_value,
+            version,
+        } => Some(format!(
+            "accepted {candidate} ({}, E={e_value:.2}) as {}",
+            decision_name(*decision),
+            version.as_deref().unwrap_or("a new version")
+        )),
+        HarnessEvent::CandidateRejected {
+            candidate,
+            decision,
+            e_value,
+        } => Some(format!(
+            "rejected {candidate} ({}, E={e_value:.2})",
+            decision_name(*decision)
+        )),
+        HarnessEvent::ProbationSettled {
+            version,
+            verdict,
+            w,
+            l,
+        } => Some(format!("probation of {version}: {verdict:?} (W={w} L={l})")),
+        HarnessEvent::BudgetStop { exceeded, .. } => {
+            Some(format!("budget cap reached: {exceeded:?}"))
+        }
+        HarnessEvent::InputSkipped { file, reason } => Some(format!("skipped {file}: {reason}")),
+        _ => None,
+    }
+}
+
+/// The harness's event sink for a run: forwards every event to the observer, turns the
+/// decisions into lines, and keeps the lines for the report.
+pub(crate) struct EventLines<'a> {
+    observer: &'a dyn RunObserver,
+    lines: Mutex<Vec<String>>,
+}
+
+impl<'a> EventLines<'a> {
+    /// Lines for `observer`, none kept yet.
+    pub(crate) fn new(observer: &'a dyn RunObserver) -> Self {
+        EventLines {
+            observer,
+            lines: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Says `line` (escaped) to the observer and keeps it for the report.
+    pub(crate) fn say(&self, line: &str) {
+        let line = terminal_safe(line).into_owned();
+        self.observer.line(&line);
+        if let Ok(mut lines) = self.lines.lock() {
+            lines.push(line);
+        }
+    }
+
+    /// Every line said, in order.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.lines.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+impl EventSink for EventLines<'_> {
+    fn emit(&self, event: &HarnessEvent) {
+        self.observer.event(event);
+        if let Some(line) = event_line(event) {
+            self.say(&line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Seen {
+        events: Mutex<usize>,
+        lines: Mutex<Vec<String>>,
+    }
+
+    impl RunObserver for Seen {
+        fn event(&self, _event: &HarnessEvent) {
+            *self.events.lock().unwrap() += 1;
+        }
+        fn line(&self, line: &str) {
+            self.lines.lock().unwrap().push(line.to_owned());
+        }
+    }
+
+    #[test]
+    fn decisions_become_escaped_lines_and_every_event_reaches_the_observer() {
+        let seen = Seen::default();
+        let sink = EventLines::new(&seen);
+        sink.emit(&HarnessEvent::QuestionDone {
+            run_id: "r".into(),
+            question_id: "q1".into(),
+            arm: evolution_harness::Arm::Plain,
+            correct: true,
+            infra_error: false,
+            cached: false,
+        });
+        sink.emit(&HarnessEvent::InputSkipped {
+            file: "a\u{1b}[2Jb.md".into(),
+            reason: "too long".into(),
+        });
+        assert_eq!(*seen.events.lock().unwrap(), 2);
+        let expected = vec!["skipped a\\x1b[2Jb.md: too long".to_owned()];
+        assert_eq!(*seen.lines.lock().unwrap(), expected);
+        assert_eq!(sink.lines(), expected);
+    }
+}

@@ -1,0 +1,317 @@
+//! A run: the harness loop on a folder of skills, from a configuration checked in full
+//! before anything runs.
+//!
+//! - [`config`]: the configuration file, parsed and checked (a leaf);
+//! - [`dir`]: [`RunDir`], every path of a run's folder;
+//! - [`wiring`]: the adapters and the harness loop;
+//! - [`events`]: what an observer sees of a run, and the event lines of its report;
+//! - [`report`]: `report.md` and `report.json`;
+//! - [`rubric`]: rubric checks scored by the run's LLM;
+//! - [`stage`]: where each document came from, and the staged proposal
+//!   `adopt` writes back.
+//!
+//! This file holds the pre-flight estimate and finds the run configuration.
+
+pub mod config;
+pub mod dir;
+pub mod events;
+pub mod report;
+pub mod rubric;
+pub mod stage;
+mod wiring;
+
+use std::path::{Path, PathBuf};
+
+use evolution_harness::{Estimate, RunPlan};
+use evolution_types::GeneratedQuestion;
+
+use anyhow::Context as _;
+
+use self::config::{RunConfig, RunOptions};
+use self::dir::RunDir;
+use self::events::RunObserver;
+pub use self::wiring::Ended;
+use self::wiring::run_loop;
+use crate::error::{bad_at, bad_option};
+use crate::llm::{Llm, LlmOptions, LlmSource, build_llm_from};
+use crate::probe::check_folder_writable;
+
+/// Assumed LLM calls of diagnosis per training question (five judges and
+/// the defect-vs-lapse call); spans add more, so the estimate is a floor
+/// for span-heavy agents.
+const DIAGNOSIS_CALLS_PER_QUESTION: u64 = 6;
+/// Assumed LLM calls per candidate: evolve, rank, consolidate.
+const CALLS_PER_CANDIDATE: u64 = 3;
+/// Assumed average tokens per call.
+const PROMPT_TOKENS_PER_CALL: u64 = 3_000;
+/// Assumed average completion tokens per call.
+const COMPLETION_TOKENS_PER_CALL: u64 = 600;
+
+/// The worst-case plan of a configuration.
+pub fn estimate(config: &RunConfig) -> Estimate {
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let judged = |set: &[GeneratedQuestion]| {
+        if config.agent.agent_scores {
+            0
+        } else {
+            n(rubric::count_rubrics(set))
+        }
+    };
+    let plan = RunPlan {
+        epochs: u64::from(config.max_epochs),
+        diagnosis_questions: n(config.train.len()),
+        // One candidate per skill, at most one per prompt document.
+        candidates_per_epoch: n(config
+            .skill_files
+            .len()
+            .saturating_add(config.prompt_files.len())),
+        gate_questions: n(config.gate.len()),
+        diagnosis_calls_per_epoch: n(config.train.len())
+            .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
+        calls_per_candidate: CALLS_PER_CANDIDATE,
+        slow_update_calls_per_epoch: 1,
+        // The slow update's guidance is gated: one candidate per skill.
+        slow_update_candidates_per_epoch: n(config.skill_files.len()),
+        probation_questions: n(config.probation.len()),
+        // Rubric answers cost a judge call each, unless the agent scores them itself.
+        judged_diagnosis_questions: judged(&config.train),
+        judged_gate_questions: judged(&config.gate).saturating_add(judged(&config.probation)),
+        prompt_tokens_per_call: PROMPT_TOKENS_PER_CALL,
+        completion_tokens_per_call: COMPLETION_TOKENS_PER_CALL,
+        model: config.model.clone(),
+    };
+    Estimate::of(&plan, &config.budget)
+}
+
+/// The plan and estimate, as printed before a run.
+pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
+    let mut out = format!(
+        "run {:?}: {} skill document(s) in {}\n\
+         agent: {} {}\n\
+         questions: {} train, {} gate, {} holdout\n\
+         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%, {}{}\n\
+         evolve: {}; edit budget {}\n\
+         llm: {llm}\n\
+         pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
+        config.name,
+        config.skill_files.len(),
+        config.skills.display(),
+        config.agent.program.display(),
+        config.agent.args.join(" "),
+        config.train.len(),
+        config.gate.len(),
+        config.holdout.len(),
+        config.gate_settings.preset,
+        config.gate_settings.ladder,
+        config.gate_settings.guard_err * 100.0,
+        match config.gate_settings.fdr_alpha {
+            Some(alpha) => format!("false-discovery rate at most {alpha} over the run (e-LOND)"),
+            None => "no run-wide error control (fdr_alpha = \"off\")".to_owned(),
+        },
+        if config.probation.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} gate question(s) held back for probation",
+                config.probation.len()
+            )
+        },
+        match &config.prompts {
+            Some(dir) if !config.prompt_files.is_empty() => format!(
+                "skills and {} prompt document(s) in {} (system prompt {})",
+                config.prompt_files.len(),
+                dir.display(),
+                config.system_prompt
+            ),
+            _ => "skills only".to_owned(),
+        },
+        config.schedule_text,
+        config.max_epochs,
+        estimate.llm_calls,
+        estimate.tokens,
+        estimate
+            .cost
+            .map(|c| format!(", cost {c:.2}"))
+            .unwrap_or_default(),
+        estimate.rollouts,
+    );
+    if config.unreviewed > 0 {
+        out.push_str(&format!(
+            "unreviewed: {} question(s) marked \"reviewed\": false run anyway \
+             (--allow-unreviewed)\n",
+            config.unreviewed
+        ));
+    }
+    let rubrics: usize = [
+        &config.train,
+        &config.gate,
+        &config.probation,
+        &config.holdout,
+    ]
+    .into_iter()
+    .map(|set| rubric::count_rubrics(set.as_slice()))
+    .sum();
+    if rubrics > 0 {
+        out.push_str(&format!(
+            "rubric checks: {rubrics} question(s), {}\n",
+            if config.agent.agent_scores {
+                "scored by the agent (scoring = \"agent_reported\")"
+            } else {
+                "each answer judged by the LLM (one call per answer, counted in the \
+                 estimate)"
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "skills: {}; appendix notes merged at {} notes or past {} characters\n",
+        match config.skill_update {
+            evolution_evolve::SkillUpdateMode::Patch => "patched with small edits",
+            evolution_evolve::SkillUpdateMode::Rewrite => "rewritten whole (never longer)",
+        },
+        config.consolidate_notes,
+        config.consolidate_chars
+    ));
+    for (task, document) in &config.task_skills.by_task {
+        out.push_str(&format!("  task type {task:?} → {document}\n"));
+    }
+    out.push_str(&format!(
+        "profile: {}\n",
+        crate::profile::describe(&config.profile)
+    ));
+    for over in &estimate.over_limits {
+        out.push_str(&format!(
+            "  note: {over}; the run stops at the cap and the same command continues it after you raise it\n"
+        ));
+    }
+    out
+}
+
+/// The run configuration `init` writes, looked for when `--config` is not given.
+pub const RUN_CONFIG: &str = "evolve.toml";
+
+/// `evolve.toml` in `start` or the nearest folder above it.
+pub fn find_run_config(start: &Path) -> anyhow::Result<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(RUN_CONFIG))
+        .find(|path| path.is_file())
+        .ok_or_else(|| {
+            bad_option(format!(
+                "no {RUN_CONFIG} in this folder or a folder above it: `skill-evolve init` \
+                 writes one, or name it with --config FILE"
+            ))
+        })
+}
+
+/// A run ready to start: its configuration checked, its folder writable, its model built.
+pub struct PreparedRun {
+    /// The checked configuration.
+    pub config: RunConfig,
+    /// The configuration file it came from.
+    pub config_path: PathBuf,
+    /// The run's folder.
+    pub dir: RunDir,
+    /// The LLM the run calls, and its description.
+    pub llm: Llm,
+    /// The worst-case plan of the configuration.
+    pub estimate: Estimate,
+}
+
+/// Loads and checks the run configuration at `config_path` (`options` winning over its
+/// keys), checks that its run folder can be written, and builds its LLM (recording every call
+/// into `record` when given). Unless `fresh`, an earlier run of the same name must have been
+/// made for the same documents. Nothing is run and no agent is started.
+///
+/// # Errors
+/// Every problem with the configuration or the inputs it names is a bad input, found before
+/// any call is made.
+pub async fn prepare(
+    config_path: &Path,
+    options: &RunOptions,
+    record: Option<PathBuf>,
+    fresh: bool,
+) -> anyhow::Result<PreparedRun> {
+    tracing::info!(
+        "run configuration: {}",
+        crate::render::terminal_safe(&config_path.display().to_string())
+    );
+    let config = config::load(config_path, options)?;
+    let dir = RunDir::of(config_path, &config.name);
+    // Before the model is built (a recording opens its file) and long before
+    // the first rollout or LLM call.
+    check_folder_writable(dir.root()).map_err(|e| {
+        bad_at(
+            dir.root(),
+            None,
+            format!(
+                "cannot be the run folder: {e}; no agent was started and nothing was sent to \
+                 the model"
+            ),
+        )
+    })?;
+    let llm_options = LlmOptions {
+        record,
+        ..LlmOptions::default()
+    };
+    let llm = build_llm_from(
+        &llm_options,
+        &config.llm,
+        Some(config_path.to_path_buf()),
+        LlmSource::RunConfig,
+    )
+    .await?;
+    let estimate = estimate(&config);
+    if !fresh {
+        stage::check_same_documents(&config, &dir)?;
+    }
+    Ok(PreparedRun {
+        config,
+        config_path: config_path.to_path_buf(),
+        dir,
+        llm,
+        estimate,
+    })
+}
+
+impl PreparedRun {
+    /// The plan and estimate, as shown before a run.
+    pub fn preflight(&self) -> String {
+        preflight(&self.config, &self.estimate, &self.llm.description)
+    }
+
+    /// Deletes the earlier state of this run name (what `--fresh` asks for); `false` when
+    /// there was none.
+    ///
+    /// # Errors
+    /// A folder that cannot be deleted.
+    pub fn start_over(&self) -> anyhow::Result<bool> {
+        if !self.dir.root().exists() {
+            return Ok(false);
+        }
+        std::fs::remove_dir_all(self.dir.root())
+            .with_context(|| format!("cannot delete {}", self.dir.root().display()))?;
+        Ok(true)
+    }
+
+    /// Runs (or resumes from its checkpoint) the loop, telling `observer` what happens,
+    /// until it finishes or `stop` completes.
+    ///
+    /// # Errors
+    /// A failure of the run (the agent's protocol, the store, the model); the checkpoint
+    /// keeps what was done.
+    pub async fn execute(
+        self,
+        observer: &dyn RunObserver,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> anyhow::Result<Ended> {
+        run_loop(
+            &self.config,
+            &self.dir,
+            self.llm.provider,
+            self.estimate,
+            observer,
+            stop,
+        )
+        .await
+    }
+}

@@ -1,0 +1,225 @@
+//! The harness loop of a run, wired to its adapters: the
+//! subprocess agent, the on-disk store, the SQLite run log, the file
+//! checkpoint, the LLM journal, the kernel's proposer, progress from the
+//! harness's events, rubric checks judged by the run's LLM, and a clean stop when asked.
+//! Running it again resumes from the checkpoint: recorded rollouts and LLM calls are
+//! reused, not rerun.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use evolution_diagnose::DiagnoseOptions;
+use evolution_evolve::EvolveOptions;
+use evolution_harness::{
+    Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
+    LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext, run_evolution,
+};
+use evolution_llm_cassette::LlmJournal;
+use evolution_runlog_sqlite::SqliteRunLog;
+use evolution_store_fs::{FileCheckpoint, FsVersionedStore};
+use evolution_types::LlmProvider;
+
+use super::config::RunConfig;
+use super::dir::RunDir;
+use super::events::{EventLines, RunObserver};
+use super::report::{Guarantee, RunNotes, why_no_candidate, write_report};
+use super::rubric::RubricRunner;
+use super::stage::open_or_import;
+use crate::error::bad_option;
+
+/// How a run ended.
+pub enum Ended {
+    /// The loop finished (by a stop rule or a budget cap): its report and `report.md`.
+    Finished(Box<EvolutionReport>, PathBuf),
+    /// Stopped from outside (Ctrl-C): the checkpoint holds where it was.
+    Interrupted,
+}
+
+/// Runs (or resumes) the loop of `config` in `dir`, telling `observer` what happens, until it
+/// finishes or `stop` completes (the store is then at a consistent version and the
+/// checkpoint says where the run was).
+pub(super) async fn run_loop(
+    config: &RunConfig,
+    dir: &RunDir,
+    llm: Arc<dyn LlmProvider>,
+    estimate: evolution_harness::Estimate,
+    observer: &dyn RunObserver,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<Ended> {
+    std::fs::create_dir_all(dir.root())
+        .with_context(|| format!("cannot create {}", dir.root().display()))?;
+    let store = open_or_import(config, dir)?;
+    let store = FsVersionedStore::new(store);
+    let log = SqliteRunLog::open(dir.runlog())
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
+    let checkpoint = FileCheckpoint::new(dir.checkpoint());
+    let budget = Arc::new(
+        Budget::new(config.budget.clone()).map_err(|e| bad_option(format!("[budget]: {e}")))?,
+    );
+    // The journal belongs to this run's directory, so its key names the run, not a model.
+    let metered = LlmJournal::open(MeteredLlm::new(llm, Arc::clone(&budget)), dir.root(), "run")
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the LLM journal: {e}"))?;
+    let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+        .map_err(|e| bad_option(format!("[agent]: {e}")))?;
+    std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
+    let templates = PromptTemplates::default();
+    // Rubric checks are judged by the run's LLM after the agent answers; an agent that
+    // reports its own score is trusted instead, as for every other check.
+    let runner = RubricRunner::new(agent, &metered, templates.diagnose.clone())
+        .unless_agent_scores(config.agent.agent_scores);
+    let proposer = KernelProposer {
+        llm: &metered,
+        run_log: &log,
+        questions: config.train.clone(),
+        tree_data: config.tree_data.clone(),
+        templates: templates.clone(),
+        profile: config.task_skills.apply(config.profile.clone()),
+        diagnose: DiagnoseOptions::default(),
+        evolve: EvolveOptions {
+            system_prompt_file: config.system_prompt.clone(),
+            skill_update_mode: config.skill_update,
+            consolidate_threshold: config.consolidate_notes,
+            consolidate_chars: config.consolidate_chars,
+            ..EvolveOptions::default()
+        },
+        schedule: config.schedule,
+    };
+    let progress = EventLines::new(observer);
+    let resume = dir.checkpoint().is_file();
+    if resume {
+        progress.say(&format!("resuming from {}", dir.checkpoint().display()));
+    }
+    let ctx = LoopContext {
+        validation: ValidationContext {
+            runner: &runner,
+            recorder: &log,
+            budget: &budget,
+            events: &progress,
+            resume_from: Some(&log),
+        },
+        store: &store,
+        proposer: &proposer,
+        llm: &metered,
+        checkpoint: &checkpoint,
+    };
+    let loop_config = LoopConfig {
+        run_name: config.name.clone(),
+        max_epochs: config.max_epochs,
+        train: config.train.clone(),
+        gate: config.gate.clone(),
+        holdout: config.holdout.clone(),
+        probation: config.probation.clone(),
+        prompt_files: config.prompt_files.iter().cloned().collect(),
+        slow_update_template: Some(templates.slow_update.clone()),
+        estimate: Some(estimate),
+    };
+    let guarantee = guarantee(config);
+    let gatekeeper = config
+        .gate_settings
+        .gatekeeper(format!("{}_gate_", config.name), horizon(config))?;
+    let outcome = tokio::select! {
+        result = run_evolution(ctx, &loop_config, gatekeeper) => Some(result),
+        () = stop => None,
+    };
+    // Workers (mode = "worker") get end-of-file and a grace period to exit.
+    runner.inner().shutdown().await;
+    let Some(result) = outcome else {
+        return Ok(Ended::Interrupted);
+    };
+    let report = result.map_err(|e| anyhow::anyhow!("the run failed: {e}"))?;
+    // A resumed run keeps the error control it started with (its state is
+    // in the checkpoint): the report states that one.
+    let (guarantee, gate_params) = match LoopState::load(&checkpoint) {
+        Ok(Some(state)) => (
+            held(state.gatekeeper.fdr(), state.gatekeeper.params()),
+            *state.gatekeeper.params(),
+        ),
+        _ => (guarantee, config.gate_settings.params),
+    };
+    let lines = progress.lines();
+    let no_candidate = if report.records.is_empty() {
+        Some(why_no_candidate(&log, &report).await)
+    } else {
+        None
+    };
+    let facts = crate::report_html::RunFacts {
+        usage: budget.usage(),
+        usage_by_phase: budget.usage_by_phase(),
+        budget: config.budget.clone(),
+        gate: gate_params,
+    };
+    let path = write_report(
+        dir,
+        &store,
+        &report,
+        &guarantee,
+        RunNotes {
+            events: &lines,
+            no_candidate: no_candidate.as_deref(),
+            unreviewed: config.unreviewed,
+        },
+        &facts,
+    )?;
+    crate::report_html::write(dir).await?;
+    Ok(Ended::Finished(Box::new(report), path))
+}
+
+/// The most candidates the loop of `config` can gate, the horizon over which e-LOND
+/// spreads its level evenly (fixed before the run).
+///
+/// The kernel's proposer makes at most one candidate per task type of the training
+/// questions (one case pack each) and one per prompt document, every epoch; from the second
+/// epoch on, the slow update adds at most one per skill document. A horizon that is too
+/// large only costs power; a candidate past it is not gated at all.
+fn horizon(config: &RunConfig) -> u64 {
+    let task_types: std::collections::BTreeSet<&str> =
+        config.train.iter().map(|q| q.task_type.as_str()).collect();
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let per_epoch = n(task_types.len()).saturating_add(n(config.prompt_files.len()));
+    let epochs = u64::from(config.max_epochs);
+    let slow_updates = epochs
+        .saturating_sub(1)
+        .saturating_mul(n(config.skill_files.len()));
+    epochs
+        .saturating_mul(per_epoch)
+        .saturating_add(slow_updates)
+        .max(1)
+}
+
+/// The error control of a run: e-LOND over every candidate the loop can
+/// gate (its [`horizon`]), or (with `fdr_alpha = "off"`) only each
+/// candidate's own bound.
+fn guarantee(config: &RunConfig) -> Guarantee {
+    let params = &config.gate_settings.params;
+    match config.gate_settings.fdr_alpha {
+        Some(alpha) => Guarantee::Fdr {
+            alpha,
+            horizon: horizon(config),
+        },
+        None => Guarantee::PerCandidate {
+            e_confirm: params.e_confirm,
+            e_provisional: params.e_provisional,
+        },
+    }
+}
+
+/// The error control a gatekeeper applied: its e-LOND controller, or the
+/// per-candidate bounds of its parameters.
+fn held(fdr: Option<&ELond>, params: &evolution_gate::GateParams) -> Guarantee {
+    match fdr {
+        Some(fdr) => Guarantee::Fdr {
+            alpha: fdr.alpha(),
+            horizon: match fdr.gamma() {
+                GammaSequence::Horizon { proposals } => proposals,
+                // `run` only builds horizons; any other sequence has none.
+                GammaSequence::Lord | GammaSequence::Quadratic => u64::MAX,
+            },
+        },
+        None => Guarantee::PerCandidate {
+            e_confirm: params.e_confirm,
+            e_provisional: params.e_provisional,
+        },
+    }
+}

@@ -1,0 +1,232 @@
+//! The version store beside a skill (`.skill-evolve/store`), and the one place a new version
+//! of a user's skill file is written: the store first, then the working copy.
+//!
+//! The store is the history; the skill file is the working copy. A new
+//! version is written to the store first and only then to the working copy,
+//! so an interruption leaves the store at a consistent version. A working
+//! copy edited by hand since the last version is recorded as its own version
+//! before the evolved one, so no edit of the user's is lost from history.
+//! The working copy is written through its symbolic link and never when it
+//! is read-only (checked before the store moves); when writing it fails
+//! after the store moved (a full disk), the error says so and how `rollback`
+//! brings the two together again, which it can because a working copy whose
+//! text is a stored version holds nothing the store would lose.
+
+use std::path::{Path, PathBuf};
+
+use evolution_store_fs::{Change, FsStore, FsStoreError, Opened, VersionId};
+
+use crate::STATE_DIR;
+use crate::error::{bad_at, bad_option};
+use crate::working_copy::{writable_target, write_through};
+
+/// The skill's file name, which is its document name in the store.
+pub fn document_name(skill: &Path) -> anyhow::Result<String> {
+    skill
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_owned)
+        .ok_or_else(|| bad_at(skill, None, "not a file name this tool can store"))
+}
+
+/// The folder the skill lives in (`.` for a bare file name).
+pub fn skill_dir(skill: &Path) -> PathBuf {
+    match skill.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The store root: `--store`, else `.skill-evolve/store` beside the skill.
+pub fn store_root(skill: &Path, explicit: Option<&Path>) -> PathBuf {
+    explicit.map_or_else(
+        || skill_dir(skill).join(STATE_DIR).join("store"),
+        Path::to_path_buf,
+    )
+}
+
+/// Opens the existing store of `skill` (`explicit`, else the one beside it) and returns it
+/// with the skill's document name.
+///
+/// # Errors
+/// A bad input when there is no store yet or it is corrupt.
+pub fn open_existing(skill: &Path, explicit: Option<&Path>) -> anyhow::Result<(FsStore, String)> {
+    let name = document_name(skill)?;
+    let root = store_root(skill, explicit);
+    let store = FsStore::open(&root).map_err(|e| match e {
+        FsStoreError::NotAStore { .. } => bad_at(
+            &root,
+            None,
+            format!(
+                "no version history here yet: `skill-evolve evolve {}` creates it when it \
+                 writes its first version",
+                skill.display()
+            ),
+        ),
+        other => store_error(&root, other),
+    })?;
+    Ok((store, name))
+}
+
+/// A store's error as the user reads it: a corrupt store or an unknown version is a bad
+/// input, anything else a failure naming the store.
+pub fn store_error(root: &Path, e: FsStoreError) -> anyhow::Error {
+    match e {
+        FsStoreError::Corrupt { message } => {
+            bad_at(root, None, format!("store is corrupt: {message}"))
+        }
+        FsStoreError::UnknownVersion { version } => {
+            bad_option(format!("version {version} is not in this store's history"))
+        }
+        other => anyhow::Error::new(other).context(format!("store {}", root.display())),
+    }
+}
+
+/// Records `candidate` as a new version of the skill and then writes it to
+/// the working copy. Returns the new version.
+pub fn write_new_version(
+    skill: &Path,
+    explicit_store: Option<&Path>,
+    working: &str,
+    candidate: &str,
+    message: &str,
+) -> anyhow::Result<VersionId> {
+    record_and_write(
+        skill,
+        explicit_store,
+        working,
+        candidate,
+        message,
+        write_through,
+    )
+}
+
+/// [`write_new_version`] with the working copy written by `write`.
+fn record_and_write(
+    skill: &Path,
+    explicit_store: Option<&Path>,
+    working: &str,
+    candidate: &str,
+    message: &str,
+    write: impl FnOnce(&Path, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<VersionId> {
+    // A working copy that cannot be written is refused before the store moves.
+    writable_target(skill)?;
+    let name = document_name(skill)?;
+    let root = store_root(skill, explicit_store);
+    // `open_or_init`: evolves started at once on a new skill share the store one of them creates.
+    let (store, opened) = FsStore::open_or_init(
+        &root,
+        [(name.clone(), working.to_owned())],
+        "imported working copy",
+    )
+    .map_err(|e| store_error(&root, e))?;
+    if opened == Opened::Existing && store.read(&name).ok().as_deref() != Some(working) {
+        store
+            .advance_version(
+                &[Change::write(name.clone(), working)],
+                "working copy as found before evolving",
+            )
+            .map_err(|e| store_error(&root, e))?;
+    }
+    let previous = store.current_version().map_err(|e| store_error(&root, e))?;
+    let version = store
+        .advance_version(&[Change::write(name, candidate)], message)
+        .map_err(|e| store_error(&root, e))?;
+    write(skill, candidate)
+        .map_err(|e| store_ahead(e, skill, explicit_store, previous, version))?;
+    Ok(version)
+}
+
+/// The error of a working copy that could not be written after the store
+/// moved from `file_holds` to `store_holds`, with the ways back.
+pub fn store_ahead(
+    e: anyhow::Error,
+    skill: &Path,
+    explicit_store: Option<&Path>,
+    file_holds: VersionId,
+    store_holds: VersionId,
+) -> anyhow::Error {
+    let store = explicit_store
+        .map(|s| format!(" --store {}", s.display()))
+        .unwrap_or_default();
+    let rollback = format!("skill-evolve rollback {}{store}", skill.display());
+    anyhow::anyhow!(
+        "{e:#}. The store is ahead of the file: it is at {store_holds} but {} still holds \
+         {file_holds}. Once the disk has room, `{rollback} --to {store_holds} --yes` writes \
+         {store_holds} to the file, or `{rollback} --to {file_holds} --yes` takes the store \
+         back to the file; running the same command again works too",
+        skill.display()
+    )
+}
+
+/// The latest version of `store` in which `name` has the text `text`: a
+/// working copy holding it has nothing the store would lose.
+///
+/// # Errors
+/// A store that cannot be read.
+pub fn stored_version(
+    store: &FsStore,
+    name: &str,
+    text: &str,
+) -> anyhow::Result<Option<VersionId>> {
+    let root = store.root().to_path_buf();
+    let entries = store.history().map_err(|e| store_error(&root, e))?;
+    let mut versions: Vec<VersionId> = entries.iter().map(|e| e.version).collect();
+    versions.sort_unstable();
+    versions.dedup();
+    for version in versions.into_iter().rev() {
+        if store.read_at(version, name).ok().as_deref() == Some(text) {
+            return Ok(Some(version));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_after_the_store_moved_says_how_to_recover() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("SKILL.md");
+        std::fs::write(&skill, "v1\n").unwrap();
+        let full = |_: &Path, _: &str| -> anyhow::Result<()> {
+            Err(std::io::Error::from(std::io::ErrorKind::StorageFull).into())
+        };
+        let err = record_and_write(&skill, None, "v1\n", "v2\n", "evolved", full).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("The store is ahead of the file"), "{text}");
+        assert!(text.contains("it is at v000002 but"), "{text}");
+        assert!(text.contains("still holds v000001"), "{text}");
+        assert!(
+            text.contains("--to v000002 --yes` writes v000002 to the file"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--to v000001 --yes` takes the store back"),
+            "{text}"
+        );
+        assert!(
+            text.starts_with("no storage space. The store is ahead"),
+            "{text}"
+        );
+        // The store moved, the file did not.
+        let store = FsStore::open(store_root(&skill, None)).unwrap();
+        assert_eq!(store.current_version().unwrap(), VersionId::new(2));
+        assert_eq!(std::fs::read_to_string(&skill).unwrap(), "v1\n");
+    }
+
+    #[test]
+    fn default_store_is_beside_the_skill() {
+        assert_eq!(
+            store_root(Path::new("skills/a/SKILL.md"), None),
+            Path::new("skills/a/.skill-evolve/store")
+        );
+        assert_eq!(
+            store_root(Path::new("SKILL.md"), None),
+            Path::new("./.skill-evolve/store")
+        );
+    }
+}

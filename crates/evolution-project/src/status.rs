@@ -1,0 +1,213 @@
+//! The runs of a project and what each staged: what `skill-evolve status` shows.
+
+use std::path::{Path, PathBuf};
+
+use evolution_runlog_sqlite::SqliteRunLog;
+
+use crate::error::{bad_at, bad_option};
+use crate::render::terminal_safe;
+use crate::run::dir::{RunDir, runs_of};
+use crate::run::stage::{Proposal, read_proposal};
+
+/// The project folder: `explicit`, else `start` or the nearest folder above it that has a
+/// runs folder.
+///
+/// # Errors
+/// A bad input when there is no such folder.
+pub fn find_project(explicit: Option<&Path>, start: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = explicit {
+        if !runs_of(dir).is_dir() {
+            return Err(bad_at(
+                dir,
+                None,
+                "has no runs (no .skill-evolve/runs folder); `skill-evolve run --config FILE` \
+                 makes one",
+            ));
+        }
+        return Ok(dir.to_path_buf());
+    }
+    start
+        .ancestors()
+        .find(|d| runs_of(d).is_dir())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            bad_option(
+                "no runs here: neither this folder nor a parent has a .skill-evolve/runs folder; \
+                 `skill-evolve run --config FILE` makes one",
+            )
+        })
+}
+
+/// The run folders of a project, sorted by name.
+///
+/// # Errors
+/// A runs folder that cannot be read.
+pub fn list_runs(project: &Path) -> anyhow::Result<Vec<(String, RunDir)>> {
+    let runs = runs_of(project);
+    let entries = std::fs::read_dir(&runs)
+        .map_err(|e| bad_at(&runs, None, format!("cannot read the runs folder: {e}")))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| bad_at(&runs, None, format!("cannot read the runs folder: {e}")))?
+            .path();
+        if !path.is_dir() {
+            continue;
+        }
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        out.push((name, RunDir::at(path)));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunState {
+    /// Finished: the version it ended at (when it staged a proposal), how many documents it
+    /// staged and how many of those are not adopted yet.
+    Finished {
+        /// The store's version at the end, when known.
+        final_version: Option<String>,
+        /// Documents staged.
+        staged: usize,
+        /// Staged documents not adopted yet.
+        waiting: usize,
+    },
+    /// Not finished; `resumable` when a checkpoint says where it was.
+    NotFinished {
+        /// Whether the same `run` resumes it.
+        resumable: bool,
+    },
+}
+
+/// One run of a project.
+#[derive(Debug, Clone)]
+pub struct RunStatus {
+    /// The run's name (its folder's name).
+    pub name: String,
+    /// Its folder.
+    pub dir: RunDir,
+    /// Where it is.
+    pub state: RunState,
+    /// What it staged, when it finished with a proposal.
+    pub proposal: Option<Proposal>,
+    /// The run ids its log holds (training and gate rollouts), oldest first.
+    pub run_ids: Vec<String>,
+}
+
+impl RunStatus {
+    /// The run as `skill-evolve status` prints it: a line, then its staged documents, the
+    /// adopt command and its run ids (escaped).
+    pub fn lines(&self) -> Vec<String> {
+        let name = terminal_safe(&self.name);
+        let state = match &self.state {
+            RunState::Finished {
+                final_version: Some(version),
+                staged: 0,
+                ..
+            } => format!("finished ({version}): nothing staged"),
+            RunState::Finished {
+                final_version: Some(version),
+                staged,
+                waiting,
+            } => format!(
+                "finished ({version}): {staged} document(s) staged, {waiting} not adopted yet"
+            ),
+            RunState::Finished {
+                final_version: None,
+                ..
+            } => "finished: nothing staged".to_owned(),
+            RunState::NotFinished { resumable: true } => {
+                "not finished: the same `run` command resumes it".to_owned()
+            }
+            RunState::NotFinished { resumable: false } => "not finished".to_owned(),
+        };
+        let mut lines = vec![format!("{name}: {state}")];
+        for d in self.proposal.iter().flat_map(|p| &p.documents) {
+            let adopted = d
+                .adopted_as
+                .as_ref()
+                .map_or_else(|| "staged".to_owned(), |v| format!("adopted as {v}"));
+            lines.push(
+                terminal_safe(&format!(
+                    "  {} → {} ({adopted}; diff {})",
+                    d.source.name,
+                    d.source.path.display(),
+                    self.dir.root().join(&d.diff_file).display()
+                ))
+                .into_owned(),
+            );
+        }
+        if matches!(self.state, RunState::Finished { waiting, .. } if waiting > 0) {
+            lines.push(format!("  adopt with: skill-evolve adopt {name}"));
+        }
+        if !self.run_ids.is_empty() {
+            lines.push(format!(
+                "  run ids in {} (for `skill-evolve diagnose --runlog FILE --run-id ID`): {}",
+                terminal_safe(&self.dir.runlog().display().to_string()),
+                terminal_safe(&self.run_ids.join(", "))
+            ));
+        }
+        lines
+    }
+}
+
+/// Every run of `project`, sorted by name.
+///
+/// # Errors
+/// A runs folder, a staged proposal or a run log that cannot be read.
+pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
+    let mut out = Vec::new();
+    for (name, dir) in list_runs(project)? {
+        let proposal = read_proposal(&dir)?;
+        let state = match &proposal {
+            Some(p) => RunState::Finished {
+                final_version: Some(p.final_version.clone()),
+                staged: p.documents.len(),
+                waiting: p
+                    .documents
+                    .iter()
+                    .filter(|d| d.adopted_as.is_none())
+                    .count(),
+            },
+            None if dir.report_md().is_file() => RunState::Finished {
+                final_version: None,
+                staged: 0,
+                waiting: 0,
+            },
+            None => RunState::NotFinished {
+                resumable: dir.checkpoint().is_file(),
+            },
+        };
+        let run_ids = run_ids(&dir).await?;
+        out.push(RunStatus {
+            name,
+            dir,
+            state,
+            proposal,
+            run_ids,
+        });
+    }
+    Ok(out)
+}
+
+/// The run ids a run's log holds, oldest first; empty before the run log exists.
+async fn run_ids(dir: &RunDir) -> anyhow::Result<Vec<String>> {
+    let path = dir.runlog();
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let log = SqliteRunLog::open_read_only(&path)
+        .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
+    let runs = log
+        .runs()
+        .await
+        .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
+    Ok(runs.into_iter().map(|r| r.run_id).collect())
+}

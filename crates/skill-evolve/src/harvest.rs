@@ -1,0 +1,110 @@
+//! `skill-evolve harvest`: real agent sessions into trajectories `evolve --trajectories` reads
+//! (the library's `harvest` explains what is read, redacted, judged and written).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use evolution_project::harvest::{HarvestNote, HarvestOptions, HarvestSource, harvest};
+
+use crate::out::outln;
+
+/// Where sessions come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SourceArg {
+    /// Claude Code transcripts (default: `~/.claude/projects`).
+    ClaudeCode,
+    /// Codex CLI sessions (default: `$CODEX_HOME/sessions`, else `~/.codex/sessions`).
+    Codex,
+    /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
+    SessionState,
+    /// A folder of this project's trajectory `.json` files (`--from` required).
+    Dir,
+}
+
+impl From<SourceArg> for HarvestSource {
+    fn from(source: SourceArg) -> Self {
+        match source {
+            SourceArg::ClaudeCode => HarvestSource::ClaudeCode,
+            SourceArg::Codex => HarvestSource::Codex,
+            SourceArg::SessionState => HarvestSource::SessionState,
+            SourceArg::Dir => HarvestSource::Dir,
+        }
+    }
+}
+
+/// Options of `harvest`.
+#[derive(Debug, Args)]
+pub(crate) struct HarvestArgs {
+    /// Which agent's sessions to read.
+    #[arg(long, value_enum)]
+    pub(crate) source: SourceArg,
+    /// Read from here instead of the source's default location (a folder, or one file).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) from: Option<PathBuf>,
+    /// Only sessions that ran in this project folder (or a folder under it).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) project: Option<PathBuf>,
+    /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub(crate) since: Option<String>,
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) skill: Option<String>,
+    /// Write one trajectory JSON per session here (created if missing; a session harvested
+    /// again replaces its file). Without it, only the counts are printed.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// Also write the recurring requests of the sessions as a question set to review
+    /// (JSON lines: `question_id`, `task_type`, `question`, `sessions`, a suggested `check`,
+    /// `"reviewed": false`). Claude Code and Codex sources only.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tasks: Option<PathBuf>,
+    /// With `--tasks`: fewest sessions whose first requests match for a task to be written.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "tasks")]
+    pub(crate) min_sessions: usize,
+    /// Keep secrets as written instead of replacing them with `[REDACTED:<kind>]`.
+    #[arg(long)]
+    pub(crate) no_redact: bool,
+    /// Configuration file with a `[harvest]` table (which failure signals count, thresholds).
+    /// Default: `./skill-evolve.toml` when it exists.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+impl HarvestArgs {
+    /// The library's options of these flags.
+    fn options(&self) -> HarvestOptions {
+        HarvestOptions {
+            source: self.source.into(),
+            from: self.from.clone(),
+            project: self.project.clone(),
+            since: self.since.clone(),
+            skill: self.skill.clone(),
+            out: self.out.clone(),
+            tasks: self.tasks.clone(),
+            min_sessions: self.min_sessions,
+            no_redact: self.no_redact,
+            config: self.config.clone(),
+        }
+    }
+}
+
+/// Runs `harvest`: a line per session on stdout, skipped files on stderr, then the counts.
+pub(crate) fn run(args: &HarvestArgs) -> anyhow::Result<ExitCode> {
+    let summary = harvest(&args.options(), &mut |note| match note {
+        HarvestNote::Warning(line) | HarvestNote::Skipped(line) => eprintln!("{line}"),
+        HarvestNote::Session {
+            id,
+            passed,
+            reasons,
+        } => {
+            let verdict = if passed { "passed" } else { "failed" };
+            outln!("{verdict}  {id}  {reasons}");
+        }
+    })?;
+    for line in summary.lines() {
+        outln!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
