@@ -236,6 +236,9 @@ pub(super) fn classify_name(name: &str) -> NameClass {
 pub(super) struct Setting {
     pub(super) quoted: bool,
     pub(super) env_style: bool,
+    /// A bare value is followed on its line by more words (`token = await getToken()`,
+    /// `The secret: nobody reads the docs`): an expression or prose, not a setting.
+    pub(super) continued: bool,
 }
 
 /// True when `value`, set under a name of `class`, looks like a credential rather than a
@@ -282,7 +285,8 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         let snake = v.contains('_')
             && v.chars()
                 .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit());
-        if v.contains('(')
+        if v.contains(['(', '['])
+            || (setting.continued && !setting.env_style)
             || dotted
             || (is_identifier(v) && classify_name(v) == NameClass::Secret)
             || (!setting.env_style && (snake || is_kebab_name(v)))
@@ -459,6 +463,20 @@ fn read_value(text: &str, at: usize, syntax: Syntax, limit: usize) -> Option<Spa
     })
 }
 
+/// True when the text after byte `at` goes on, on the same line, with a space and then a word
+/// or an expression (not a comment, a delimiter or the line's end).
+fn continues_with_words(text: &str, at: usize) -> bool {
+    let rest = text.get(at..).unwrap_or_default();
+    let Some(after) = rest.strip_prefix([' ', '\t']) else {
+        return false;
+    };
+    let after = after.trim_start_matches([' ', '\t']);
+    after
+        .chars()
+        .next()
+        .is_some_and(|c| !matches!(c, '#' | '\n' | '\r' | ',' | ';' | '}' | ')' | ']' | '/'))
+}
+
 /// The largest char boundary of `s` at or below `at`.
 fn floor_char_boundary(s: &str, at: usize) -> usize {
     let mut i = at.min(s.len());
@@ -495,7 +513,13 @@ impl ContextRule {
     }
 
     /// Whether the candidate found by `caps`, whose value is `value`, is replaced, and as what.
-    fn judge(&self, caps: &Captures<'_>, value: &str, span: &Span) -> Option<SecretKind> {
+    fn judge(
+        &self,
+        caps: &Captures<'_>,
+        value: &str,
+        span: &Span,
+        continued: bool,
+    ) -> Option<SecretKind> {
         let group = |i| caps.get(i).map_or("", |m| m.as_str());
         if value.is_empty() || value.starts_with(REDACTION_PREFIX) {
             return None;
@@ -517,6 +541,7 @@ impl ContextRule {
                     Setting {
                         quoted: span.quoted,
                         env_style,
+                        continued,
                     },
                 )
             }
@@ -526,6 +551,7 @@ impl ContextRule {
                 Setting {
                     quoted: span.quoted,
                     env_style: true,
+                    continued: false,
                 },
             ),
             Judge::Pair => value_is_secret(
@@ -534,6 +560,7 @@ impl ContextRule {
                 Setting {
                     quoted: span.quoted,
                     env_style: false,
+                    continued,
                 },
             ),
             Judge::Header => {
@@ -570,7 +597,8 @@ impl ContextRule {
                 continue;
             };
             let value = text.get(span.start..span.end).unwrap_or_default();
-            let Some(kind) = self.judge(&caps, value, &span) else {
+            let continued = !span.quoted && continues_with_words(text, span.end);
+            let Some(kind) = self.judge(&caps, value, &span, continued) else {
                 continue;
             };
             if span.end.saturating_sub(span.start) >= JUDGED_BYTES.saturating_sub(2) {

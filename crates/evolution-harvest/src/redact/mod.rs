@@ -278,6 +278,7 @@ impl Redactor {
         let quoted = Setting {
             quoted: true,
             env_style: false,
+            continued: false,
         };
         // `{"name": "API_KEY", "value": "…"}`: the name is in another field.
         let pair_class = match map.get("name") {

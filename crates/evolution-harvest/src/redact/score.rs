@@ -47,6 +47,7 @@ const COMMON_WORDS: &[&str] = &[
     "present",
     "prompt",
     "query",
+    "read",
     "redacted",
     "required",
     "secret",
@@ -65,6 +66,7 @@ const COMMON_WORDS: &[&str] = &[
     "unset",
     "value",
     "void",
+    "write",
     "yes",
 ];
 
@@ -101,11 +103,11 @@ fn classes(text: &str) -> Classes {
         } else {
             c.other += 1;
         }
-        if let Some(slot) = seen.get_mut(ch as usize) {
-            if !*slot {
-                *slot = true;
-                c.distinct += 1;
-            }
+        if let Some(slot) = seen.get_mut(ch as usize)
+            && !*slot
+        {
+            *slot = true;
+            c.distinct += 1;
         }
     }
     c

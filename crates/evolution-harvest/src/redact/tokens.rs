@@ -246,7 +246,7 @@ pub(super) const FAMILIES: &[Family] = &[
     family(
         "sentry",
         K::ProviderToken,
-        r"sntr[ysu]_[A-Za-z0-9+/=_-]{40,}",
+        r"sntry[su]_[A-Za-z0-9+/=_-]{40,}",
         7,
         true,
     ),
