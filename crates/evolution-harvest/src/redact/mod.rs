@@ -119,7 +119,6 @@ impl SecretKind {
 struct Rules {
     private_key: Option<Regex>,
     tokens: Option<Regex>,
-    aws_secret: Option<Regex>,
     url_password: Option<Regex>,
     context: Vec<ContextRule>,
 }
@@ -131,7 +130,6 @@ static RULES: LazyLock<Rules> = LazyLock::new(|| {
     )
     .ok(),
     tokens: tokens::combined(),
-    aws_secret: Regex::new(tokens::AWS_SECRET).ok(),
     url_password: Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@").ok(),
     context: context_rules(),
 }
@@ -179,10 +177,18 @@ impl Redactor {
         if let Some(re) = &rules.tokens {
             self.replace_tokens(&mut out, re);
         }
-        if let Some(re) = &rules.aws_secret {
-            self.replace_group(&mut out, re, 1, |s| {
-                tokens::accept_aws_secret(s).then_some(SecretKind::AwsSecretKey)
-            });
+        let spans = tokens::aws_secret_spans(&out);
+        if !spans.is_empty() {
+            let mut new = String::with_capacity(out.len());
+            let mut copied = 0usize;
+            for (start, end) in spans {
+                new.push_str(out.get(copied..start).unwrap_or_default());
+                new.push_str(&SecretKind::AwsSecretKey.marker());
+                copied = end;
+                self.count(SecretKind::AwsSecretKey, 1);
+            }
+            new.push_str(out.get(copied..).unwrap_or_default());
+            out = Cow::Owned(new);
         }
         if let Some(re) = &rules.url_password {
             self.replace_group(&mut out, re, 1, |s| {
@@ -350,7 +356,7 @@ mod tests {
     fn every_rule_compiles() {
         let rules = &*RULES;
         assert!(rules.private_key.is_some() && rules.tokens.is_some());
-        assert!(rules.aws_secret.is_some() && rules.url_password.is_some());
+        assert!(rules.url_password.is_some());
         assert_eq!(rules.context.len(), 5);
         for family in tokens::FAMILIES {
             assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);

@@ -338,10 +338,45 @@ pub(super) const FAMILIES: &[Family] = &[
     ),
 ];
 
-/// An AWS secret access key: exactly 40 characters of base64 standing alone, with a digit, an
-/// upper- and a lower-case letter (a git hash has no upper-case letter).
-pub(super) const AWS_SECRET: &str =
-    r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])";
+/// The byte ranges of AWS secret access keys in `text`: runs of exactly 40 base64 characters
+/// (`A-Z a-z 0-9 / +`) not touching another base64 character or `=`, with a digit, an upper-
+/// and a lower-case letter (a git hash has no upper-case letter). A hand-written scan: one
+/// pass, no backtracking.
+pub(super) fn aws_secret_spans(text: &str) -> Vec<(usize, usize)> {
+    let is_b64 = |c: &u8| c.is_ascii_alphanumeric() || *c == b'/' || *c == b'+';
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut i = 0usize;
+    while i < bytes.len() {
+        let run = bytes
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| is_b64(c))
+            .count();
+        if run == 0 {
+            i += 1;
+            continue;
+        }
+        let (start, end) = (i, i + run);
+        i = end;
+        let touches_pad = |at: Option<usize>| at.and_then(|a| bytes.get(a)) == Some(&b'=');
+        if run == 40
+            && !touches_pad(start.checked_sub(1))
+            && !touches_pad(Some(end))
+            && text.get(start..end).is_some_and(accept_aws_secret)
+        {
+            spans.push((start, end));
+        }
+    }
+    spans
+}
+
+/// True for a 40-character candidate that looks like an AWS secret access key.
+fn accept_aws_secret(candidate: &str) -> bool {
+    let has = |f: fn(&char) -> bool| candidate.chars().any(|c| f(&c));
+    has(char::is_ascii_digit) && has(char::is_ascii_uppercase) && has(char::is_ascii_lowercase)
+}
 
 /// The regex of all families: each family is capture group `i + 1`, and a family whose
 /// prefix starts with a word character needs a word boundary before it.
@@ -368,8 +403,27 @@ pub(super) fn accept(family: &Family, token: &str) -> bool {
     looks_random(body)
 }
 
-/// True for a 40-character candidate that looks like an AWS secret access key.
-pub(super) fn accept_aws_secret(candidate: &str) -> bool {
-    let has = |f: fn(&char) -> bool| candidate.chars().any(|c| f(&c));
-    has(char::is_ascii_digit) && has(char::is_ascii_uppercase) && has(char::is_ascii_lowercase)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aws_secret_keys_stand_alone_at_forty_characters() {
+        let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        assert_eq!(aws_secret_spans(&format!("a,{key}\n")), vec![(2, 42)]);
+        // One character more or less, a neighbouring `=`, or a git hash: not a key.
+        assert!(aws_secret_spans(&format!("{key}Z")).is_empty());
+        assert!(aws_secret_spans(key.get(1..).unwrap_or_default()).is_empty());
+        assert!(aws_secret_spans(&format!("{key}=")).is_empty());
+        assert!(aws_secret_spans("da39a3ee5e6b4b0d3255bfef95601890afd80709").is_empty());
+    }
+
+    #[test]
+    fn a_common_prefix_needs_a_random_body() {
+        let openai = FAMILIES.iter().find(|f| f.label == "openai");
+        let openai = openai.map(|f| (f, accept(f, "sk-three-bounce-animation-delay")));
+        assert!(matches!(openai, Some((_, false))));
+        let Some((family, _)) = openai else { return };
+        assert!(accept(family, "sk-proj-Ab3dEf9hIjK1mNoPqR7tUvWx"));
+    }
 }
