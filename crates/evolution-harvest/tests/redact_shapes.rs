@@ -100,6 +100,15 @@ fn command_line_passwords_are_redacted() {
     assert_gone("sshpass -p 'hunter2pw' ssh deploy@host", "hunter2pw");
     assert_gone("vault login --token hvs1ExAmPl3Tok", "hvs1ExAmPl3Tok");
     assert_gone(
+        "docker run -e \"POSTGRES_PASSWORD=s3cr3tPw\" postgres",
+        "s3cr3tPw",
+    );
+    assert_gone("REDIS_URL=redis://:s3cretpw@redis:6379/0", "s3cretpw");
+    assert_gone(
+        "curl -H 'Authorization: Token 9944b09199c62bcf9418ad846dd0e4bb' x",
+        "9944b09199c62bcf9418ad846dd0e4bb",
+    );
+    assert_gone(
         "curl -H 'Authorization: Basic YWRtaW46cGFzc3dvcmQxMjM=' https://x.example.com",
         "YWRtaW46cGFzc3dvcmQxMjM=",
     );

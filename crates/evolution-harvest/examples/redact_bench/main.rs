@@ -620,6 +620,12 @@ fn contextual_token_places(family: &'static str, t: &str, rng: &mut Rng) -> Vec<
                 format!("headers = {{\"Authorization\": f\"Bearer {t}\"}}"),
                 t,
             ),
+            case(
+                family,
+                "token scheme",
+                format!("curl -H 'Authorization: Token {t}' https://api.example.com"),
+                t,
+            ),
         ],
     }
 }
@@ -724,6 +730,12 @@ fn value_places(family: &'static str, v: &str, quoted_only: bool, rng: &mut Rng)
                 format!("  - name: {env}\n    value: {v}\n"),
                 v,
             ),
+            case(
+                family,
+                "docker -e",
+                format!("docker run --rm -e \"{env}={v}\" postgres:16"),
+                v,
+            ),
         ]);
     }
     out
@@ -793,6 +805,12 @@ fn command_places(family: &'static str, v: &str) -> Vec<Case> {
             family,
             "url password plain",
             format!("connect to mongodb+srv://root:{v}@cluster0.example.net/test"),
+            v,
+        ),
+        case(
+            family,
+            "url password no user",
+            format!("REDIS_URL=redis://:{v}@redis:6379/0"),
             v,
         ),
     ]

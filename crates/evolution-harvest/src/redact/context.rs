@@ -277,7 +277,7 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         if words >= 3 && v.starts_with(|c: char| c.is_ascii_uppercase()) {
             return false;
         }
-        if is_identifier(v) && classify_name(v) == NameClass::Secret && v.contains('_') {
+        if names_a_secret(v) && v.contains('_') {
             return false;
         }
     } else {
@@ -288,7 +288,7 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         if v.contains(['(', '['])
             || (setting.continued && !setting.env_style)
             || dotted
-            || (is_identifier(v) && classify_name(v) == NameClass::Secret)
+            || names_a_secret(v)
             || (!setting.env_style && (snake || is_kebab_name(v)))
         {
             return false;
@@ -299,6 +299,26 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         NameClass::Key => looks_like_key(v),
         NameClass::Other => false,
     }
+}
+
+/// True for an identifier that is itself a secret's name (`csrfToken`, `user_password`,
+/// `apiKey`): a variable holding the secret, not the secret. The short words `pw` and `pass`
+/// do not count here, so `s3cr3tPw` is a literal.
+fn names_a_secret(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    is_identifier(value)
+        && classify_name(value) == NameClass::Secret
+        && [
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "credential",
+            "key",
+            "auth",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// How a candidate's value is read.
@@ -347,7 +367,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Header,
             Syntax::HeaderToken,
-            r"(?i)(?-u:\b)(bearer|basic)[ \t]+",
+            r#"(?i)(?-u:\b)(bearer|basic|authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?token)[ \t]+"#,
         ),
         rule(
             Judge::Command,

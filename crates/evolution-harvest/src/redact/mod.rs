@@ -130,7 +130,7 @@ static RULES: LazyLock<Rules> = LazyLock::new(|| {
     )
     .ok(),
     tokens: tokens::combined(),
-    url_password: Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@").ok(),
+    url_password: Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:([^@\s/]+)@").ok(),
     context: context_rules(),
 }
 });
