@@ -5,7 +5,7 @@
 //!
 //! 1. Secrets with a shape of their own: private-key blocks, provider tokens recognised by
 //!    their prefix (OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, Google, AWS, npm, PyPI,
-//!    Hugging Face and the other families of `tokens.rs`), JSON web tokens and 40-character
+//!    Hugging Face and the others [`token_families`] lists), JSON web tokens and 40-character
 //!    AWS secret access keys. A prefix that can start an ordinary word (`sk-`) must be
 //!    followed by random-looking characters.
 //! 2. Passwords inside URLs (`scheme://user:password@host`).
