@@ -151,7 +151,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 9] = [
+const BENCHES: [(&str, &str, &str); 10] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("patch", "evolution-patch", "patch_bench"),
@@ -161,6 +161,7 @@ const BENCHES: [(&str, &str, &str); 9] = [
     ("inputs", "evolution-harness", "inputs_bench"),
     ("local", "evolution-llm-local", "local_bench"),
     ("harvest", "evolution-harvest", "harvest_bench"),
+    ("redact", "evolution-harvest", "redact_bench"),
 ];
 
 fn bench_list() -> String {

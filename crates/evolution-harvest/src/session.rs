@@ -286,17 +286,26 @@ impl TextPolicy {
         truncate_chars(&redacted, self.max_chars)
     }
 
-    /// [`TextPolicy::text`] applied to every string of a JSON value.
+    /// [`TextPolicy::text`] applied to every string of a JSON value: redacted as a whole first
+    /// (so a value under a secret-named key and a secret used as a key are found too), then
+    /// every string capped.
     pub fn json(&mut self, mut value: Value) -> Value {
-        self.json_in_place(&mut value);
+        if let Some(r) = self.redactor.as_mut() {
+            r.redact_json(&mut value);
+        }
+        self.cap_in_place(&mut value);
         value
     }
 
-    fn json_in_place(&mut self, value: &mut Value) {
+    fn cap_in_place(&self, value: &mut Value) {
         match value {
-            Value::String(s) => *s = self.text(s),
-            Value::Array(items) => items.iter_mut().for_each(|v| self.json_in_place(v)),
-            Value::Object(map) => map.values_mut().for_each(|v| self.json_in_place(v)),
+            Value::String(s) => {
+                if s.char_indices().nth(self.max_chars).is_some() {
+                    *s = truncate_chars(s, self.max_chars);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.cap_in_place(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.cap_in_place(v)),
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }

@@ -1,0 +1,477 @@
+//! Secret redaction: every secret-shaped string is replaced by `[REDACTED:<kind>]` before any
+//! harvested text is kept, written or put into a prompt.
+//!
+//! The patterns are shapes, not a list of known secrets, in three layers run in this order:
+//!
+//! 1. Secrets with a shape of their own: private-key blocks, provider tokens recognised by
+//!    their prefix (OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, Google, AWS, npm, PyPI,
+//!    Hugging Face and the others [`token_families`] lists), JSON web tokens and 40-character
+//!    AWS secret access keys. A prefix that can start an ordinary word (`sk-`) must be
+//!    followed by random-looking characters.
+//! 2. Passwords inside URLs (`scheme://user:password@host`).
+//! 3. Values placed where a secret goes: after a secret-named key (`API_KEY=…`,
+//!    `"password": "…"`, `?token=…`, `--password …`), after `Bearer` or `Basic`, after a
+//!    command's password option (`mysql -p…`, `curl -u user:…`, `sshpass -p …`). Such a value
+//!    is replaced only when it looks like a credential: not a number, a path, a URL, a flag
+//!    word, a heading word, a variable reference or a resource's name.
+//!
+//! Redaction is idempotent (a marker is never matched again), never panics, and runs in linear
+//! time: every pattern is a `regex` pattern, and a value is read once per candidate.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+mod context;
+mod score;
+mod tokens;
+
+use context::{ContextRule, NameClass, Setting, classify_name, context_rules, value_is_secret};
+
+/// The text a secret is replaced with is `[REDACTED:<kind>]`; this is its start.
+pub const REDACTION_PREFIX: &str = "[REDACTED:";
+
+/// What kind of secret a redaction replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum SecretKind {
+    /// A `-----BEGIN … PRIVATE KEY-----` block (an unterminated one up to the end of the text).
+    PrivateKey,
+    /// An Anthropic API key (`sk-ant-…`).
+    AnthropicKey,
+    /// An OpenAI API key (`sk-…`, `sk-proj-…`).
+    OpenAiKey,
+    /// A Stripe secret or restricted key (`sk_live_…`, `rk_test_…`).
+    StripeKey,
+    /// A Google API key (`AIza…`).
+    GoogleKey,
+    /// An AWS access key id (`AKIA…`, `ASIA…`).
+    AwsAccessKey,
+    /// An AWS secret access key: 40 characters of base64 standing alone.
+    AwsSecretKey,
+    /// A GitHub token (`ghp_…`, `gho_…`, `github_pat_…`).
+    GithubToken,
+    /// A Slack token (`xoxb-…`, `xapp-…`) or incoming-webhook URL.
+    SlackToken,
+    /// A JSON web token (three base64url parts, the first two starting `eyJ`).
+    Jwt,
+    /// The token after `Bearer` (an `Authorization` header).
+    BearerToken,
+    /// The password of a `scheme://user:password@host` URL.
+    UrlPassword,
+    /// The value of a `NAME=value` (or `NAME: value`) line whose name says it is a secret.
+    EnvSecret,
+    /// A GitLab token (`glpat-…`, `glrt-…`, …).
+    GitlabToken,
+    /// An npm access token (`npm_…`).
+    NpmToken,
+    /// A PyPI upload token (`pypi-AgE…`).
+    PypiToken,
+    /// A Hugging Face token (`hf_…`).
+    HuggingFaceToken,
+    /// The credentials of an `Authorization: Basic` header.
+    BasicAuth,
+    /// A password given to a command (`mysql -p…`, `curl -u user:…`, `sshpass -p …`).
+    CommandPassword,
+    /// A token of another provider recognised by its prefix (SendGrid `SG.`, Shopify
+    /// `shpat_`, DigitalOcean `dop_v1_`, Vault `hvs.`, …).
+    ProviderToken,
+}
+
+impl SecretKind {
+    /// The name in the marker: `[REDACTED:<name>]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SecretKind::PrivateKey => "private_key",
+            SecretKind::AnthropicKey => "anthropic_key",
+            SecretKind::OpenAiKey => "openai_key",
+            SecretKind::StripeKey => "stripe_key",
+            SecretKind::GoogleKey => "google_key",
+            SecretKind::AwsAccessKey => "aws_access_key",
+            SecretKind::AwsSecretKey => "aws_secret_key",
+            SecretKind::GithubToken => "github_token",
+            SecretKind::SlackToken => "slack_token",
+            SecretKind::Jwt => "jwt",
+            SecretKind::BearerToken => "bearer_token",
+            SecretKind::UrlPassword => "url_password",
+            SecretKind::EnvSecret => "env_secret",
+            SecretKind::GitlabToken => "gitlab_token",
+            SecretKind::NpmToken => "npm_token",
+            SecretKind::PypiToken => "pypi_token",
+            SecretKind::HuggingFaceToken => "huggingface_token",
+            SecretKind::BasicAuth => "basic_auth",
+            SecretKind::CommandPassword => "command_password",
+            SecretKind::ProviderToken => "provider_token",
+        }
+    }
+
+    /// The marker that replaces a secret of this kind.
+    pub fn marker(self) -> String {
+        format!("{REDACTION_PREFIX}{}]", self.name())
+    }
+}
+
+/// The compiled patterns. Each is a literal of this crate; a pattern that failed to compile
+/// would only drop its rule (a unit test checks that none does), never panic.
+struct Rules {
+    private_key: Option<Regex>,
+    tokens: Option<Regex>,
+    url_password: Option<Regex>,
+    context: Vec<ContextRule>,
+}
+
+static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    Rules {
+    private_key: Regex::new(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)",
+    )
+    .ok(),
+    tokens: tokens::combined(),
+    url_password: Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:([^@\s/]+)@").ok(),
+    context: context_rules(),
+}
+});
+
+/// True when a variable name says it holds a secret: one of its words (split at `_`, `-`,
+/// `.` and lower-to-upper case changes) is a secret word such as `TOKEN` or `PASSWORD` (or
+/// ends one, as in `authtoken`), or it ends in `KEY` after a word such as `API` or `ACCESS`;
+/// and its last word does not make it the name of something about the secret (`token_count`,
+/// `TOKEN_EXPIRY`, `secretName`, `token_url`). `MAX_TOKENS`, `thread_key` and `session_id` are
+/// not secret names.
+pub fn is_secret_name(name: &str) -> bool {
+    classify_name(name) == NameClass::Secret
+}
+
+/// The families of prefixed tokens recognised by their shape, by name, with the kind each is
+/// reported as (`("gitlab", SecretKind::GitlabToken)`, …).
+pub fn token_families() -> impl Iterator<Item = (&'static str, SecretKind)> {
+    tokens::FAMILIES.iter().map(|f| (f.label, f.kind))
+}
+
+/// Replaces secrets in text and counts what it replaced, by kind.
+///
+/// ```
+/// use evolution_harvest::redact::Redactor;
+///
+/// let mut redactor = Redactor::default();
+/// let text = "export GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+/// assert_eq!(redactor.redact(text), "export GITHUB_TOKEN=[REDACTED:github_token]");
+/// assert_eq!(redactor.total(), 1);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    counts: BTreeMap<&'static str, usize>,
+}
+
+impl Redactor {
+    /// `text` with every secret replaced by its marker (borrowed when nothing was found).
+    pub fn redact<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
+        let rules = &*RULES;
+        let mut out = Cow::Borrowed(text);
+        if let Some(re) = &rules.private_key {
+            self.replace_group(&mut out, re, 0, |_| Some(SecretKind::PrivateKey));
+        }
+        if let Some(re) = &rules.tokens {
+            self.replace_tokens(&mut out, re);
+        }
+        let spans = tokens::aws_secret_spans(&out);
+        if !spans.is_empty() {
+            let mut new = String::with_capacity(out.len());
+            let mut copied = 0usize;
+            for (start, end) in spans {
+                new.push_str(out.get(copied..start).unwrap_or_default());
+                new.push_str(&SecretKind::AwsSecretKey.marker());
+                copied = end;
+                self.count(SecretKind::AwsSecretKey, 1);
+            }
+            new.push_str(out.get(copied..).unwrap_or_default());
+            out = Cow::Owned(new);
+        }
+        if let Some(re) = &rules.url_password {
+            self.replace_group(&mut out, re, 1, |s| {
+                (!s.starts_with(['$', '{', '<', '%', '*']) && !s.starts_with(REDACTION_PREFIX))
+                    .then_some(SecretKind::UrlPassword)
+            });
+        }
+        for rule in &rules.context {
+            let mut count = |kind: SecretKind| self.count(kind, 1);
+            if let Some(new) = rule.apply(&out, &mut count) {
+                out = Cow::Owned(new);
+            }
+        }
+        out
+    }
+
+    fn count(&mut self, kind: SecretKind, n: usize) {
+        if n > 0 {
+            let count = self.counts.entry(kind.name()).or_insert(0);
+            *count = count.saturating_add(n);
+        }
+    }
+
+    /// Replaces capture group `group` of every match of `re` that `judge` accepts.
+    fn replace_group(
+        &mut self,
+        text: &mut Cow<'_, str>,
+        re: &Regex,
+        group: usize,
+        judge: impl Fn(&str) -> Option<SecretKind>,
+    ) {
+        let mut out = String::new();
+        let mut copied = 0usize;
+        for caps in re.captures_iter(text) {
+            let Some(m) = caps.get(group) else { continue };
+            let Some(kind) = judge(m.as_str()) else {
+                continue;
+            };
+            out.push_str(text.get(copied..m.start()).unwrap_or_default());
+            out.push_str(&kind.marker());
+            copied = m.end();
+            self.count(kind, 1);
+        }
+        if copied > 0 {
+            out.push_str(text.get(copied..).unwrap_or_default());
+            *text = Cow::Owned(out);
+        }
+    }
+
+    /// Replaces every prefixed token whose family accepts it.
+    fn replace_tokens(&mut self, text: &mut Cow<'_, str>, re: &Regex) {
+        let mut out = String::new();
+        let mut copied = 0usize;
+        for caps in re.captures_iter(text) {
+            let Some((family, m)) = tokens::FAMILIES
+                .iter()
+                .enumerate()
+                .find_map(|(i, f)| caps.get(i.saturating_add(1)).map(|m| (f, m)))
+            else {
+                continue;
+            };
+            if !tokens::accept(family, m.as_str()) {
+                continue;
+            }
+            out.push_str(text.get(copied..m.start()).unwrap_or_default());
+            out.push_str(&family.kind.marker());
+            copied = m.end();
+            self.count(family.kind, 1);
+        }
+        if copied > 0 {
+            out.push_str(text.get(copied..).unwrap_or_default());
+            *text = Cow::Owned(out);
+        }
+    }
+
+    /// Redacts every string of a JSON value in place: a string value under a secret-named key
+    /// (`{"password": "…"}`, or a `{"name": "DB_PASSWORD", "value": "…"}` pair) when it looks
+    /// like a credential, secrets inside every other string, and secrets used as object keys.
+    pub fn redact_json(&mut self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(new) = self.redact(s) {
+                    *s = new;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => self.redact_object(map),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    fn redact_object(&mut self, map: &mut Map<String, Value>) {
+        let quoted = Setting {
+            quoted: true,
+            env_style: false,
+            continued: false,
+        };
+        // `{"name": "API_KEY", "value": "…"}`: the name is in another field.
+        let pair_class = match map.get("name") {
+            Some(Value::String(name)) if map.contains_key("value") => classify_name(name),
+            _ => NameClass::Other,
+        };
+        for (key, v) in map.iter_mut() {
+            let class = if key == "value" && pair_class != NameClass::Other {
+                pair_class
+            } else {
+                classify_name(key)
+            };
+            if let Value::String(s) = v
+                && value_is_secret(class, s, quoted)
+            {
+                *s = SecretKind::EnvSecret.marker();
+                self.count(SecretKind::EnvSecret, 1);
+                continue;
+            }
+            self.redact_json(v);
+        }
+        let renamed = map
+            .keys()
+            .any(|k| matches!(Redactor::default().redact(k), Cow::Owned(_)));
+        if renamed {
+            let old = std::mem::take(map);
+            for (key, v) in old {
+                let mut key = self.redact(&key).into_owned();
+                while map.contains_key(&key) {
+                    key.push('\'');
+                }
+                map.insert(key, v);
+            }
+        }
+    }
+
+    /// Redactions made so far, by kind name.
+    pub fn counts(&self) -> &BTreeMap<&'static str, usize> {
+        &self.counts
+    }
+
+    /// Redactions made so far.
+    pub fn total(&self) -> usize {
+        self.counts
+            .values()
+            .fold(0usize, |a, b| a.saturating_add(*b))
+    }
+
+    /// Adds another redactor's counts to this one's.
+    pub fn absorb(&mut self, other: &Redactor) {
+        for (kind, n) in &other.counts {
+            let count = self.counts.entry(*kind).or_insert(0);
+            *count = count.saturating_add(*n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(text: &str) -> (String, Redactor) {
+        let mut r = Redactor::default();
+        let out = r.redact(text).into_owned();
+        (out, r)
+    }
+
+    #[test]
+    fn every_rule_compiles() {
+        let rules = &*RULES;
+        assert!(rules.private_key.is_some() && rules.tokens.is_some());
+        assert!(rules.url_password.is_some());
+        assert_eq!(rules.context.len(), 5);
+        for family in tokens::FAMILIES {
+            assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);
+        }
+    }
+
+    #[test]
+    fn each_kind_of_secret_is_replaced_by_its_marker() {
+        let cases = [
+            (
+                "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345 end",
+                "key [REDACTED:anthropic_key] end",
+            ),
+            (
+                "OPENAI sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234",
+                "OPENAI [REDACTED:openai_key]",
+            ),
+            (
+                "s sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                "s [REDACTED:stripe_key]",
+            ),
+            (
+                "g AIzaSyA-1234567890abcdefghijklmnopqrstu x",
+                "g [REDACTED:google_key] x",
+            ),
+            (
+                "aws AKIAIOSFODNN7EXAMPLE.",
+                "aws [REDACTED:aws_access_key].",
+            ),
+            (
+                "gh github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+                "gh [REDACTED:github_token]",
+            ),
+            (
+                "slack xoxb-123456789012-abcdefghijkl",
+                "slack [REDACTED:slack_token]",
+            ),
+            (
+                "Authorization: Bearer abc.DEF-123_456~xyz",
+                "Authorization: Bearer [REDACTED:bearer_token]",
+            ),
+            (
+                "postgres://admin:hunter2@db:5432/x",
+                "postgres://admin:[REDACTED:url_password]@db:5432/x",
+            ),
+            (
+                "DB_PASSWORD=correct-horse\nMAX_TOKENS=4096",
+                "DB_PASSWORD=[REDACTED:env_secret]\nMAX_TOKENS=4096",
+            ),
+            (
+                "t eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                "t [REDACTED:jwt]",
+            ),
+        ];
+        for (input, expected) in cases {
+            let (out, r) = redact(input);
+            assert_eq!(out, expected, "{input}");
+            assert_eq!(r.total(), 1, "{input}: {:?}", r.counts());
+        }
+    }
+
+    #[test]
+    fn private_key_blocks_are_removed_whole_even_when_cut() {
+        let block = "before\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nafter";
+        assert_eq!(redact(block).0, "before\n[REDACTED:private_key]\nafter");
+        let cut = "x -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk";
+        assert_eq!(redact(cut).0, "x [REDACTED:private_key]");
+    }
+
+    #[test]
+    fn redaction_is_idempotent_and_leaves_ordinary_text_alone() {
+        let (once, _) = redact("API_KEY=abcd1234efgh and sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx");
+        let (twice, r) = redact(&once);
+        assert_eq!(once, twice);
+        assert_eq!(r.total(), 0);
+        let plain = "修复错误: the build failed; max_tokens=100; see https://example.com/a:b@c";
+        let (out, r) = redact(plain);
+        assert_eq!(out, plain);
+        assert_eq!(r.total(), 0);
+    }
+
+    #[test]
+    fn env_names_are_split_into_words() {
+        assert!(is_secret_name("AWS_SECRET_ACCESS_KEY"));
+        assert!(is_secret_name("github-token"));
+        assert!(!is_secret_name("MAX_TOKENS"));
+        assert!(!is_secret_name("KEYBOARD"));
+        assert!(!is_secret_name("thread_key"));
+        assert!(!is_secret_name("session_id"));
+        assert!(is_secret_name("apiKey"));
+        assert!(is_secret_name("authToken"));
+        assert!(is_secret_name("privateKey"));
+        // Code and references are not secrets, whatever their name.
+        let code = "token = get_token()\npassword: socket.assigns.password\nAPI_KEY=$OPENAI_KEY\n\
+                    const csrfToken = document.querySelector(\"meta\")\nsigning_key = Phoenix.Token\n\
+                    params: { _csrf_token: csrfToken }";
+        assert_eq!(redact(code).0, code);
+        let (out, _) = redact("authToken: sEcR3tvAlUe");
+        assert_eq!(out, "authToken: [REDACTED:env_secret]");
+        let (out, _) = redact(r#"{"api_key": "abcdef123456", "monkey": "banana99"}"#);
+        assert_eq!(
+            out,
+            r#"{"api_key": "[REDACTED:env_secret]", "monkey": "banana99"}"#
+        );
+    }
+
+    #[test]
+    fn json_strings_are_redacted_in_place() {
+        let mut value = serde_json::json!({"cmd": ["curl", "-H", "Authorization: Bearer tok_abcdefghijkl"], "n": 1});
+        let mut r = Redactor::default();
+        r.redact_json(&mut value);
+        assert_eq!(
+            value["cmd"][2],
+            "Authorization: Bearer [REDACTED:bearer_token]"
+        );
+        assert_eq!(r.counts().get("bearer_token"), Some(&1));
+    }
+}

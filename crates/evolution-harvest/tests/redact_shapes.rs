@@ -1,0 +1,239 @@
+//! Secret redaction through the public API, on the shapes an agent transcript really holds:
+//! Read-tool output with line-number arrows, diffs, compact and spaced JSON, URLs, shell
+//! commands, provider tokens; and ordinary text that only looks like a secret, which must come
+//! out unchanged.
+
+use evolution_harvest::claude_code::ClaudeCodeReader;
+use evolution_harvest::redact::{Redactor, is_secret_name};
+use evolution_harvest::session::TextPolicy;
+use serde_json::json;
+
+fn redact(text: &str) -> String {
+    Redactor::default().redact(text).into_owned()
+}
+
+/// `text` redacted must no longer hold `secret`, and must say it redacted something.
+#[track_caller]
+fn assert_gone(text: &str, secret: &str) {
+    let out = redact(text);
+    assert!(
+        !out.contains(secret),
+        "{secret:?} survived in {out:?} (from {text:?})"
+    );
+    assert!(out.contains("[REDACTED:"), "no marker in {out:?}");
+}
+
+#[track_caller]
+fn assert_unchanged(text: &str) {
+    let mut r = Redactor::default();
+    let out = r.redact(text).into_owned();
+    assert_eq!(out, text, "ordinary text was changed");
+    assert_eq!(r.total(), 0, "{:?}", r.counts());
+}
+
+#[test]
+fn read_tool_lines_with_line_number_arrows_are_redacted() {
+    let file = "     1\u{2192}DB_HOST=localhost\n     2\u{2192}DB_PASSWORD=Tr0ub4dor3x\n     \
+                3\u{2192}STRIPE_WEBHOOK_SECRET=whk9Hq2LmZp4Xv\n    10\u{2192}API_KEY=\"a1b2 c3;d4\"\n";
+    let out = redact(file);
+    assert!(out.contains("DB_HOST=localhost"), "{out}");
+    for secret in ["Tr0ub4dor3x", "whk9Hq2LmZp4Xv", "a1b2 c3;d4", "c3;d4"] {
+        assert!(!out.contains(secret), "{secret} survived in {out}");
+    }
+    assert_eq!(
+        redact("     2\u{2192}DB_PASSWORD=Tr0ub4dor3x"),
+        "     2\u{2192}DB_PASSWORD=[REDACTED:env_secret]"
+    );
+}
+
+#[test]
+fn diff_and_patch_lines_are_redacted() {
+    let diff = "--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-DB_PASSWORD=oldPassw0rd9\n+DB_PASSWORD=newPassw0rd7\n \
+                PORT=8080\n";
+    let out = redact(diff);
+    assert!(
+        !out.contains("oldPassw0rd9") && !out.contains("newPassw0rd7"),
+        "{out}"
+    );
+    assert!(
+        out.contains("+++ b/.env") && out.contains("PORT=8080"),
+        "{out}"
+    );
+    let patch = "*** Begin Patch\n*** Update File: config/.env\n@@\n-SECRET_TOKEN=abc\n+SECRET_TOKEN=Zq8vN2mK4pR7\n*** End Patch";
+    assert_gone(patch, "Zq8vN2mK4pR7");
+}
+
+#[test]
+fn json_of_every_spacing_is_redacted() {
+    assert_gone(r#"{"api_key":"k3yV4lue99"}"#, "k3yV4lue99");
+    assert_gone(r#"{"password": "pa ss;w0rd"}"#, "pa ss;w0rd");
+    assert_gone("{\n  \"client_secret\": \"Qw3rTy9Uiop\"\n}", "Qw3rTy9Uiop");
+    assert_gone(r#"{\"db_password\":\"escapedS3cret\"}"#, "escapedS3cret");
+    // A secret-shaped value inside another value is still found.
+    assert_gone(r#"{"command":"DB_PASSWORD=hunter2x ./run.sh"}"#, "hunter2x");
+}
+
+#[test]
+fn lowercase_and_camel_case_passwords_are_redacted() {
+    assert_gone("DB_PASSWORD=letmeinplease", "letmeinplease");
+    assert_gone(r#"{"password": "swordfish"}"#, "swordfish");
+    assert_gone("password: blueSkyDays", "blueSkyDays");
+}
+
+#[test]
+fn url_query_parameters_are_redacted() {
+    let out = redact(
+        "GET https://api.example.com/v1/items?api_key=9f8e7d6c5b4a&limit=10&token=Ab12Cd34Ef",
+    );
+    assert!(
+        !out.contains("9f8e7d6c5b4a") && !out.contains("Ab12Cd34Ef"),
+        "{out}"
+    );
+    assert!(out.contains("limit=10"), "{out}");
+}
+
+#[test]
+fn command_line_passwords_are_redacted() {
+    assert_gone("mysql -u root -pS3cretPw -h db", "S3cretPw");
+    assert_gone("mysqldump --password=S3cretPw2 app", "S3cretPw2");
+    assert_gone("curl -u admin:Pa55word https://x.example.com", "Pa55word");
+    assert_gone("sshpass -p 'hunter2pw' ssh deploy@host", "hunter2pw");
+    assert_gone("vault login --token hvs1ExAmPl3Tok", "hvs1ExAmPl3Tok");
+    assert_gone(
+        "docker run -e \"POSTGRES_PASSWORD=s3cr3tPw\" postgres",
+        "s3cr3tPw",
+    );
+    assert_gone("REDIS_URL=redis://:s3cretpw@redis:6379/0", "s3cretpw");
+    assert_gone(
+        "curl -H 'Authorization: Token 9944b09199c62bcf9418ad846dd0e4bb' x",
+        "9944b09199c62bcf9418ad846dd0e4bb",
+    );
+    assert_gone(
+        "curl -H 'Authorization: Basic YWRtaW46cGFzc3dvcmQxMjM=' https://x.example.com",
+        "YWRtaW46cGFzc3dvcmQxMjM=",
+    );
+}
+
+#[test]
+fn provider_tokens_are_redacted() {
+    let cases = [
+        (
+            "xapp-1-A0123BCDEF4-5678901234567-0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d",
+            "slack_token",
+        ),
+        ("npm_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5", "npm_token"),
+        ("glpat-Xy9Zk3Lm5Np7Qr1St4Uv", "gitlab_token"),
+        ("hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "huggingface_token"),
+    ];
+    for (token, kind) in cases {
+        assert_eq!(
+            redact(&format!("token {token} here")),
+            format!("token [REDACTED:{kind}] here")
+        );
+    }
+}
+
+#[test]
+fn aws_secret_access_keys_are_redacted() {
+    let csv = "Access key ID,Secret access key\nAKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+    let out = redact(csv);
+    assert!(
+        !out.contains("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        "{out}"
+    );
+    assert!(!out.contains("AKIAIOSFODNN7EXAMPLE"), "{out}");
+    assert!(
+        out.starts_with("Access key ID,Secret access key\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_secret_used_as_a_json_key_is_redacted() {
+    let mut value = json!({"ghp_16C7e42F292c6912E7710c838347Ae178B4a": {"scopes": ["repo"]}});
+    let mut r = Redactor::default();
+    r.redact_json(&mut value);
+    let text = value.to_string();
+    assert!(!text.contains("ghp_16C7"), "{text}");
+    assert!(text.contains("[REDACTED:github_token]"), "{text}");
+    assert_gone(
+        r#"{"ghp_16C7e42F292c6912E7710c838347Ae178B4a":true}"#,
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    );
+}
+
+#[test]
+fn tool_input_values_under_secret_keys_are_redacted() {
+    let mut value = json!({"url": "https://db", "password": "plainword", "nested": {"apiKey": "Zz9Yy8Xx7Ww6"}, "limit": 5});
+    let mut r = Redactor::default();
+    r.redact_json(&mut value);
+    assert_eq!(value["password"], "[REDACTED:env_secret]");
+    assert_eq!(value["nested"]["apiKey"], "[REDACTED:env_secret]");
+    assert_eq!(value["url"], "https://db");
+    assert_eq!(value["limit"], 5);
+
+    // The same through a harvested Claude Code session.
+    let mut reader = ClaudeCodeReader::new("s1", TextPolicy::default());
+    let line = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"mcp__db__connect","input":{"host":"db","password":"plainword"}}]}}"#;
+    reader.push_line(1, line).unwrap();
+    let (session, _) = reader.finish();
+    let input = &session.tool_calls[0].input;
+    assert_eq!(input["password"], "[REDACTED:env_secret]");
+    assert_eq!(input["host"], "db");
+}
+
+#[test]
+fn look_alikes_are_left_alone() {
+    for text in [
+        "token_count: 1234",
+        "TOKEN_EXPIRY=3600",
+        "PWD=/home/user/project",
+        "secretName: tls-cert",
+        "token_url: https://auth.example.com/oauth/token",
+        "use Bearer authentication for the API",
+        ".sk-three-bounce-animation-delay { animation-delay: -0.16s; }",
+        "Password: Required",
+        "secret_santa: Alice",
+        "auth_token_ttl = 3600",
+    ] {
+        assert_unchanged(text);
+    }
+}
+
+#[test]
+fn secret_names_say_which_values_are_metadata() {
+    assert!(is_secret_name("DB_PASSWORD"));
+    assert!(is_secret_name("authtoken"));
+    assert!(!is_secret_name("token_count"));
+    assert!(!is_secret_name("TOKEN_EXPIRY"));
+    assert!(!is_secret_name("secretName"));
+    assert!(!is_secret_name("token_url"));
+}
+
+#[test]
+fn redaction_is_idempotent_on_every_shape() {
+    let text = "     1\u{2192}API_KEY=Zq8vN2mK4pR7\n{\"password\":\"pa ss;w0rd\"}\nmysql -pS3cretPw\n\
+                curl -u a:Pa55word x\nAuthorization: Basic YWRtaW46cGFzc3dvcmQxMjM=\n\
+                ?token=Ab12Cd34Ef&x=1\nnpm_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5";
+    let once = redact(text);
+    let mut r = Redactor::default();
+    let twice = r.redact(&once).into_owned();
+    assert_eq!(once, twice);
+    assert_eq!(r.total(), 0, "{:?}", r.counts());
+}
+
+#[test]
+fn adversarial_input_is_handled_without_panic() {
+    // Long runs of near-matches: each must be handled (the regex engine is linear; the rest
+    // of the scan resumes past each candidate).
+    let mut text = String::new();
+    for _ in 0..20_000 {
+        text.push_str("token=");
+    }
+    text.push_str("\n\"password\":\"");
+    text.push_str(&"\\".repeat(50_000));
+    text.push_str(&"a=b?token=https://x?token=".repeat(5_000));
+    text.push_str(&"-----BEGIN RSA PRIVATE KEY-----".repeat(100));
+    let out = redact(&text);
+    assert_eq!(redact(&out), out);
+}
