@@ -101,7 +101,8 @@ pub fn operating_characteristics(
             }
             let verdict = gate.decide(&Tally::new(w, n - w, n, n_remaining))?;
             let exit = match verdict.decision {
-                GateDecision::Continue => continue,
+                // `decide` never answers `RejectInfra` (it sees no failures).
+                GateDecision::Continue | GateDecision::RejectInfra => continue,
                 GateDecision::AcceptConfirmed => &mut out.accept_confirmed,
                 GateDecision::AcceptProvisional => &mut out.accept_provisional,
                 GateDecision::RejectDirectional => &mut out.reject_directional,

@@ -162,6 +162,36 @@ impl Gate {
         })
     }
 
+    /// The verdict for a comparison stopped because too many of its
+    /// questions could not be compared ([`GateDecision::RejectInfra`]), with
+    /// the statistics of the pairs it had: `E` and `λ` of `w` and `l`, and
+    /// `δ̂ = 0` when nothing was paired.
+    ///
+    /// # Errors
+    /// [`GateError::CountsExceedUsed`] when `w + l > n_used`.
+    pub fn reject_infra(&self, tally: &Tally) -> Result<GateVerdict, GateError> {
+        let Tally { w, l, n_used, .. } = *tally;
+        match w.checked_add(l) {
+            Some(d) if d <= n_used => {}
+            _ => return Err(GateError::CountsExceedUsed { w, l, n_used }),
+        }
+        let ln_e = self.params.e_process.ln_e_value(w, l);
+        let net_f = w as f64 - l as f64;
+        let delta_hat = if n_used == 0 {
+            0.0
+        } else {
+            net_f / n_used as f64
+        };
+        Ok(GateVerdict {
+            decision: GateDecision::RejectInfra,
+            e_value: ln_e.exp(),
+            ln_e_value: ln_e,
+            wald_lambda: wald_lambda(w, l),
+            delta_hat,
+            delta_shrunk: net_f / (n_used as f64 + SHRINK_PSEUDO),
+        })
+    }
+
     /// Judge a provisionally accepted version from the pairs seen since:
     /// `w` questions the previous version got wrong and this one right, `l`
     /// the reverse.

@@ -27,6 +27,11 @@
 //!   by default, or Wald's likelihood ratio for one alternative).
 //! * [`operating_characteristics`]: the exact false-accept rate, power and
 //!   expected pairs of a gate, by dynamic program over the discordant pairs.
+//! * [`score_pair`] / [`scored_pair`]: how one question counts from what
+//!   each arm produced ([`ArmResult`]): the better result wins, with a
+//!   failure ranked below a wrong answer, so a failure counts against the
+//!   version that failed; a question is left out only when both arms failed
+//!   or one never started ([`PairScore::Excluded`]).
 //! * [`pair_block`], [`classify_quadrants`], [`compute_accuracy`]: the pure
 //!   parts of block validation, returning [`PairResult`] and
 //!   [`QuadrantClassification`].
@@ -57,7 +62,9 @@ pub use crate::decision::{Gate, Tally};
 pub use crate::error::GateError;
 pub use crate::evalue::{compute_e_value, ln_e_value, wald_lambda};
 pub use crate::types::{
-    EProcess, GateDecision, GateParams, GateVerdict, PRESET_NAMES, PairResult, ProbationVerdict,
-    QuadrantClassification,
+    ArmResult, EProcess, GateDecision, GateParams, GateVerdict, PRESET_NAMES, PairResult,
+    PairScore, ProbationVerdict, QuadrantClassification,
 };
-pub use crate::validate::{Correctness, classify_quadrants, compute_accuracy, pair_block};
+pub use crate::validate::{
+    Correctness, classify_quadrants, compute_accuracy, pair_block, score_pair, scored_pair,
+};

@@ -202,6 +202,11 @@ pub enum GateDecision {
     RejectFutility,
     /// Questions exhausted without enough evidence: reject.
     RejectInertia,
+    /// Too many questions could not be compared (both arms failed, or the
+    /// agent never started) for the rest to be trusted: reject. Not an exit
+    /// of [`Gate::decide`](crate::Gate::decide): the caller that counts the
+    /// left-out questions takes it ([`Gate::reject_infra`](crate::Gate::reject_infra)).
+    RejectInfra,
     /// Keep validating with the next block.
     Continue,
 }
@@ -215,6 +220,7 @@ impl GateDecision {
             GateDecision::RejectDirectional => "reject_directional",
             GateDecision::RejectFutility => "reject_futility",
             GateDecision::RejectInertia => "reject_inertia",
+            GateDecision::RejectInfra => "reject_infra",
             GateDecision::Continue => "continue",
         }
     }
@@ -237,6 +243,41 @@ impl std::fmt::Display for GateDecision {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// What one arm of a paired comparison produced for one question.
+///
+/// The gate ranks them `Failed < Wrong < Right`: a failure is worse than any
+/// answer, a wrong one included, because the version under test caused it as
+/// far as anyone can tell. `NotStarted` has no rank: nothing of the arm's
+/// documents ran, so the question says nothing about them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArmResult {
+    /// Answered and judged right.
+    Right,
+    /// Answered and judged wrong.
+    Wrong,
+    /// The agent ran with this arm's documents and gave no usable answer: it
+    /// timed out, crashed, wrote garbage, broke the protocol or reported an error.
+    Failed,
+    /// The agent never started on the question: its program could not be
+    /// started, or the question could not be handed to it.
+    NotStarted,
+}
+
+/// How one question counts in a paired comparison ([`score_pair`](crate::score_pair)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairScore {
+    /// The candidate did better: a discordant pair it won.
+    Win,
+    /// The baseline did better: a discordant pair it lost.
+    Loss,
+    /// Both right, or both wrong: paired, says nothing about which is better.
+    Tie,
+    /// Left out of the comparison: both arms failed, or an arm never started.
+    Excluded,
 }
 
 /// A gate decision with the statistics it was made from.

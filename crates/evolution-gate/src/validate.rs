@@ -4,7 +4,7 @@ use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasher, Hash};
 
-use crate::types::{PairResult, QuadrantClassification};
+use crate::types::{ArmResult, PairResult, PairScore, QuadrantClassification};
 
 use crate::GateError;
 
@@ -80,6 +80,59 @@ where
         }
     }
     Ok(result)
+}
+
+impl ArmResult {
+    /// The rank the gate compares: `Failed < Wrong < Right`; none for `NotStarted`.
+    fn rank(self) -> Option<u8> {
+        match self {
+            ArmResult::Right => Some(2),
+            ArmResult::Wrong => Some(1),
+            ArmResult::Failed => Some(0),
+            ArmResult::NotStarted => None,
+        }
+    }
+}
+
+/// Scores one question of a paired comparison from what each arm produced.
+///
+/// The arm with the better result wins, with `Failed < Wrong < Right`: a
+/// failure in the candidate's arm alone is a loss whatever the baseline
+/// answered, a failure in the baseline's arm alone a win. Scoring a failure
+/// against the arm that failed, instead of leaving the question out, is what
+/// keeps a candidate from passing by making the agent give up on the
+/// questions it would lose. The question is left out only when nothing can
+/// be compared: both arms failed, or either arm never started.
+///
+/// ```
+/// use evolution_gate::{ArmResult, PairScore, score_pair};
+///
+/// assert_eq!(score_pair(ArmResult::Wrong, ArmResult::Failed), PairScore::Loss);
+/// assert_eq!(score_pair(ArmResult::Failed, ArmResult::Wrong), PairScore::Win);
+/// assert_eq!(score_pair(ArmResult::Failed, ArmResult::Failed), PairScore::Excluded);
+/// assert_eq!(score_pair(ArmResult::Right, ArmResult::NotStarted), PairScore::Excluded);
+/// ```
+pub fn score_pair(baseline: ArmResult, candidate: ArmResult) -> PairScore {
+    match (baseline.rank(), candidate.rank()) {
+        (Some(0), Some(0)) | (None, _) | (_, None) => PairScore::Excluded,
+        (Some(b), Some(c)) if c > b => PairScore::Win,
+        (Some(b), Some(c)) if c < b => PairScore::Loss,
+        _ => PairScore::Tie,
+    }
+}
+
+/// The pair [`score_pair`] counts, as (baseline right, candidate right) the
+/// way [`pair_block`] and [`classify_quadrants`] read it: `None` for a
+/// question left out; a win is `(false, true)` and a loss `(true, false)`
+/// even when the side that "won" answered wrong (against a failure); a tie
+/// keeps the arms' own correctness.
+pub fn scored_pair(baseline: ArmResult, candidate: ArmResult) -> Option<(bool, bool)> {
+    match score_pair(baseline, candidate) {
+        PairScore::Win => Some((false, true)),
+        PairScore::Loss => Some((true, false)),
+        PairScore::Tie => Some((baseline == ArmResult::Right, candidate == ArmResult::Right)),
+        PairScore::Excluded => None,
+    }
 }
 
 /// Sort paired outcomes into the four quadrants, each list in id order.

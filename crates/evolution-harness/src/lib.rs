@@ -18,7 +18,8 @@
 //!   (protocol below), [`Workspace`], [`QuestionOutcome`].
 //! - Validation: [`validate_candidate`] runs block after
 //!   block in a seed-fixed order ([`fixed_question_order`]) with a
-//!   [`BaselineCache`], the INFRA guard and the gate's `Gate::decide`;
+//!   [`BaselineCache`], the INFRA guard and the gate's `Gate::decide`
+//!   (how failures are scored: below);
 //!   [`DataSplit`] and [`check_split`] keep a candidate's own evidence out
 //!   of its gate; [`Gatekeeper`] gates a run's proposals one after another,
 //!   advancing the [`VersionedStore`] on accept and starting a [`Probation`]
@@ -106,9 +107,35 @@
 //! line, a line over [`MAX_LINE_BYTES`] or not UTF-8, more trace steps or
 //! output bytes than its [`OutputLimits`] allow, or an answer for
 //! another question makes that question an INFRA error (`stop_reason =
-//! "error"` with the reason in `error`); the child is killed
-//! and the next question gets a fresh one. The run goes on: whether too many
-//! INFRA errors invalidate a comparison is the validation guard's call. The
+//! "error"` with the reason in `error`), and so does a result that reports
+//! an `error` or the stop reason `error`/`parse_error`; the child is killed
+//! and the next question gets a fresh one. A question whose request never
+//! reached the agent (the program could not be started, or the request
+//! could not be written to it) is marked `stop_reason = "not_started"`
+//! instead ([`QuestionOutcome::not_started`]); an agent cannot claim that
+//! stop reason for itself. The run goes on.
+//!
+//! # How failures are scored
+//!
+//! The gate compares the two versions question by question, and a failure
+//! counts against the version that failed: a question on which only the
+//! candidate's arm failed is a loss for the candidate, whatever the baseline
+//! answered, and one on which only the baseline's arm failed is a win
+//! ([`evolution_gate::score_pair`]: `failed < wrong < right`). The harness
+//! cannot tell a failure the documents under test caused ("stop with an
+//! error when unsure", an instruction that makes the agent loop until its
+//! timeout) from bad luck, and a caused one is evidence against the
+//! candidate: left out of the comparison, it would let a candidate pass by
+//! turning the questions it would lose into failures. Failures that are not
+//! caused by either version fall on both arms alike, so they cost the gate
+//! power, not validity. Only a question both arms failed, or one the agent
+//! never started on, is left out; when more than `gate_guard_err` of the
+//! questions reached are left out (from [`INFRA_GUARD_MIN_QUESTIONS`] on),
+//! or none could be paired, the candidate is rejected with
+//! `GateDecision::RejectInfra` (`reject_infra`) and the run goes on with the
+//! next one. Probation ([`Probation::judge`]) scores its questions the same
+//! way. The baseline cache keeps no failure, so a baseline failure is run
+//! again for the next candidate. The
 //! harness scores answers itself ([`Scoring::ExactMatch`]) unless told to
 //! trust the agent's own `correct` field. The agent inherits this
 //! program's environment minus the names [`InheritedEnv::AllExcept`] lists,
@@ -177,11 +204,11 @@ pub use crate::templates::{
     reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
-    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_ROLLOUTS,
+    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
 };
 pub use evolution_types::{
-    Checkpoint, CheckpointError, INFRA_STOP_REASON, QuestionOutcome, RecordError, RunRecorder,
-    VersionInfo, VersionedStore,
+    Checkpoint, CheckpointError, INFRA_STOP_REASON, NOT_STARTED_STOP_REASON, QuestionOutcome,
+    RecordError, RunRecorder, VersionInfo, VersionedStore,
 };

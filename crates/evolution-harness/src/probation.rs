@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use evolution_gate::{Gate, ProbationVerdict};
+use evolution_gate::{Gate, ProbationVerdict, scored_pair};
 use evolution_types::{GeneratedQuestion, Prediction, StoreError};
 use serde::{Deserialize, Serialize};
 
@@ -13,8 +13,8 @@ use evolution_types::VersionedStore;
 use crate::events::{Arm, HarnessEvent};
 use crate::runner::Workspace;
 use crate::validate::{
-    ValidationConfig, ValidationContext, ValidationError, check_split, fixed_question_order,
-    is_failure, run_arm,
+    ValidationConfig, ValidationContext, ValidationError, arm_result, check_split,
+    fixed_question_order, run_arm,
 };
 
 /// The watch over one provisionally accepted version.
@@ -24,11 +24,14 @@ pub struct Probation {
     pub version: String,
     /// The version it replaced, restored on rollback.
     pub previous_version: String,
-    /// Questions the previous version got wrong and this one right, so far.
+    /// Questions the previous version got wrong and this one right (or only
+    /// the previous version failed on), so far.
     pub w: u64,
-    /// Questions the previous version got right and this one wrong, so far.
+    /// Questions the previous version got right and this one wrong (or only
+    /// this version failed on), so far.
     pub l: u64,
-    /// Questions already counted, so a question seen again is not counted twice.
+    /// Questions already counted, as (previous counted right, this counted
+    /// right), so a question seen again is not counted twice.
     pub seen: BTreeMap<String, (bool, bool)>,
     /// The verdict, once the watch has ended (`None` while it runs).
     #[serde(default)]
@@ -66,8 +69,10 @@ impl Probation {
     /// of [`fixed_question_order`] with `config`'s seed and ladder, both
     /// versions answer (run ids `<prefix>probation_<watched>_base_<previous>`
     /// and `<prefix>probation_<watched>`, so a resumed run reuses the
-    /// answers its run log holds), questions that failed for infrastructure
-    /// reasons in either arm are left out, and [`Gate::probation`] judges the
+    /// answers its run log holds), each question is scored as the gate scores
+    /// it ([`evolution_gate::score_pair`]: a failure in one arm only counts
+    /// against that arm; a question both failed, or one the agent never
+    /// started on, is left out), and [`Gate::probation`] judges the
     /// pairs so far; the watch stops at `confirmed` or `rollback`. A pool
     /// that runs out first leaves it `unverified`. Looking after every
     /// block is allowed: both verdicts compare an e-process with a fixed
@@ -128,8 +133,8 @@ impl Probation {
                 .filter_map(|q| {
                     let b: &Prediction = before.get(&q.question_id)?;
                     let n: &Prediction = now.get(&q.question_id)?;
-                    (!is_failure(b) && !is_failure(n))
-                        .then(|| (q.question_id.clone(), (b.correct, n.correct)))
+                    let pair = scored_pair(arm_result(b), arm_result(n))?;
+                    Some((q.question_id.clone(), pair))
                 })
                 .collect();
             self.observe(&pairs);

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use evolution_types::{
-    GeneratedQuestion, INFRA_STOP_REASON, JsonMap, Prediction, QuestionOutcome, TraceStep,
-    template::truncate_chars,
+    GeneratedQuestion, INFRA_STOP_REASON, JsonMap, NOT_STARTED_STOP_REASON, Prediction,
+    QuestionOutcome, TraceStep, template::truncate_chars,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -73,7 +73,8 @@ pub struct AgentReply {
     /// Why the agent stopped; empty means `submit`.
     #[serde(default)]
     pub stop_reason: String,
-    /// An error the agent itself reports (the question then counts as INFRA).
+    /// An error the agent itself reports (the question then counts as INFRA, and the gate
+    /// scores it against the version that failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Trace steps given inline (the subprocess protocol may also stream them).
@@ -249,7 +250,11 @@ impl AgentReply {
         let steps_used = reply
             .steps_used
             .unwrap_or_else(|| u32::try_from(trace.len()).unwrap_or(u32::MAX));
-        let stop_reason = if reply.error.is_some() && !is_infra_stop(&reply.stop_reason) {
+        // An agent that replied has started: it cannot call its failure "not started" (which
+        // would leave the question out of the gate's comparison instead of scoring it).
+        let stop_reason = if (reply.error.is_some() && !is_infra_stop(&reply.stop_reason))
+            || reply.stop_reason == NOT_STARTED_STOP_REASON
+        {
             INFRA_STOP_REASON.to_owned()
         } else if reply.stop_reason.is_empty() {
             "submit".to_owned()

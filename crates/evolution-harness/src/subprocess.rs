@@ -3,7 +3,11 @@
 //! The protocol is documented in the crate root. Each lane (up to
 //! `concurrency`) owns at most one child at a time; a question that fails in
 //! any way kills that child, becomes an INFRA outcome, and the lane starts a
-//! fresh child for its next question.
+//! fresh child for its next question. A question whose request never reached
+//! the agent (its program could not be started, or the request could not be
+//! written to it) is marked "not started"
+//! ([`QuestionOutcome::not_started`]); every other failure counts as the
+//! agent's, with the documents it was given.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -388,7 +392,17 @@ impl AgentProcess {
         question_id: &str,
         close_stdin: bool,
         limits: &OutputLimits,
-    ) -> Result<(AgentReply, Vec<JsonMap>), String> {
+    ) -> Result<(AgentReply, Vec<JsonMap>), AskError> {
+        self.send(request, close_stdin)
+            .await
+            .map_err(AskError::NotDelivered)?;
+        self.read_reply(question_id, limits)
+            .await
+            .map_err(AskError::Failed)
+    }
+
+    /// Writes one request line (and closes stdin after it when asked to).
+    async fn send(&mut self, request: &str, close_stdin: bool) -> Result<(), String> {
         let stdin = self
             .stdin
             .as_mut()
@@ -406,6 +420,15 @@ impl AgentProcess {
         if close_stdin {
             self.stdin = None;
         }
+        Ok(())
+    }
+
+    /// Reads the reply to the request just sent: step lines up to its `result` line.
+    async fn read_reply(
+        &mut self,
+        question_id: &str,
+        limits: &OutputLimits,
+    ) -> Result<(AgentReply, Vec<JsonMap>), String> {
         let mut steps = Vec::new();
         let mut used = 0usize;
         loop {
@@ -461,6 +484,15 @@ impl AgentProcess {
             }
         }
     }
+}
+
+/// Why a question got no reply.
+enum AskError {
+    /// The request never reached the agent: it saw neither the question nor
+    /// the documents under test.
+    NotDelivered(String),
+    /// The agent had the request and failed to answer it.
+    Failed(String),
 }
 
 /// Why a line of the agent's output could not be read.
@@ -559,20 +591,22 @@ async fn run_question(
         "workspace": workspace,
         "question": shown,
     });
+    // Until the request reaches the agent, a failure says nothing about the
+    // documents under test: the question is "not started".
     let request = match serde_json::to_string(&request) {
         Ok(request) => request,
         Err(e) => {
-            return QuestionOutcome::infra_error(run_id, question, format!("request: {e}"));
+            return QuestionOutcome::not_started(run_id, question, format!("request: {e}"));
         }
     };
     if slot.is_none() {
         match AgentProcess::spawn(config) {
             Ok(process) => *slot = Some(process),
-            Err(message) => return QuestionOutcome::infra_error(run_id, question, message),
+            Err(message) => return QuestionOutcome::not_started(run_id, question, message),
         }
     }
     let Some(process) = slot.as_mut() else {
-        return QuestionOutcome::infra_error(run_id, question, "no agent process");
+        return QuestionOutcome::not_started(run_id, question, "no agent process");
     };
     let per_question = config.mode == ProcessMode::PerQuestion;
     let asked = tokio::time::timeout(
@@ -589,7 +623,12 @@ async fn run_question(
         Ok(Ok((reply, steps))) => {
             reply.into_outcome_within(run_id, question, steps, config.scoring, &config.limits)
         }
-        Ok(Err(message)) => QuestionOutcome::infra_error(run_id, question, message),
+        Ok(Err(AskError::NotDelivered(message))) => {
+            QuestionOutcome::not_started(run_id, question, message)
+        }
+        Ok(Err(AskError::Failed(message))) => {
+            QuestionOutcome::infra_error(run_id, question, message)
+        }
         Err(_) => QuestionOutcome::infra_error(
             run_id,
             question,
@@ -673,7 +712,7 @@ impl AgentRunner for SubprocessRunner {
         }
         let mut slots: Vec<Option<QuestionOutcome>> = vec![None; questions.len()];
         while let Some(joined) = tasks.join_next().await {
-            // A lane that panicked loses its answers; they become INFRA below.
+            // A lane that panicked loses its answers; they become "not started" below.
             if let Ok(done) = joined {
                 for (index, outcome) in done {
                     if let Some(slot) = slots.get_mut(index) {
@@ -688,7 +727,7 @@ impl AgentRunner for SubprocessRunner {
             .zip(questions)
             .map(|(outcome, question)| {
                 outcome.unwrap_or_else(|| {
-                    QuestionOutcome::infra_error(run_id, question, "the runner lane failed")
+                    QuestionOutcome::not_started(run_id, question, "the runner lane failed")
                 })
             })
             .collect())

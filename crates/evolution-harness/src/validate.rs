@@ -1,11 +1,25 @@
 //! Block-sequential validation of one candidate against its baseline
 //!: the orchestration around the gate's pure decisions.
+//!
+//! How a failure counts: a question on which only one arm failed (timeout,
+//! crash, garbage output, an error the agent reported) is scored against
+//! the arm that failed — a loss for the candidate, a win when it was the
+//! baseline — whatever the other arm answered ([`evolution_gate::score_pair`]).
+//! A failure the candidate's documents caused is evidence against them; left
+//! out, it would let a candidate pass by making the agent give up on the
+//! questions it would lose. Only a question both arms failed, or one the
+//! agent never started on, is left out, and too many of those end the
+//! comparison in [`GateDecision::RejectInfra`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use evolution_gate::{Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, pair_block};
+use evolution_gate::{
+    ArmResult, Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, pair_block,
+    scored_pair,
+};
 use evolution_types::{
-    GeneratedQuestion, Prediction, QuestionOutcome, RecordError, RunLog, RunLogError, RunRecorder,
+    GeneratedQuestion, NOT_STARTED_STOP_REASON, Prediction, QuestionOutcome, RecordError, RunLog,
+    RunLogError, RunRecorder,
 };
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +41,10 @@ pub struct ValidationConfig {
     pub ladder: Vec<usize>,
     /// Seed of the fixed question order.
     pub seed: u64,
-    /// Largest tolerated INFRA error rate over both arms (checked from 10 rollouts on).
+    /// Largest tolerated share of the questions reached that are left out of
+    /// the comparison (both arms failed, or the agent never started), checked
+    /// from [`INFRA_GUARD_MIN_QUESTIONS`] questions on; past it the candidate
+    /// is rejected ([`GateDecision::RejectInfra`]).
     pub gate_guard_err: f64,
     /// Gate thresholds.
     pub params: GateParams,
@@ -45,8 +62,8 @@ impl Default for ValidationConfig {
     }
 }
 
-/// Denominator (rollouts over both arms) from which the INFRA guard applies.
-pub const INFRA_GUARD_MIN_ROLLOUTS: u64 = 10;
+/// Questions reached (paired or left out) from which the INFRA guard applies.
+pub const INFRA_GUARD_MIN_QUESTIONS: u64 = 5;
 
 /// A version proposed to replace the baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,11 +129,12 @@ pub struct ValidationOutcome {
     pub baseline_run_id: String,
     /// Run id of the candidate arm.
     pub candidate_run_id: String,
-    /// Baseline wrong, candidate right.
+    /// Wins: baseline wrong, candidate right — or the baseline's arm alone failed.
     pub w: u64,
-    /// Baseline right, candidate wrong.
+    /// Losses: baseline right, candidate wrong — or the candidate's arm alone failed.
     pub l: u64,
-    /// Paired questions (ties included, INFRA failures excluded).
+    /// Paired questions: ties and one-arm failures included, questions left
+    /// out (both arms failed, or never started) not.
     pub n_used: u64,
     /// Questions never reached.
     pub n_remaining: u64,
@@ -126,10 +144,25 @@ pub struct ValidationOutcome {
     pub verdict: GateVerdict,
     /// The `e_confirm` the gate used.
     pub e_confirm: f64,
-    /// Question id → (baseline correct, candidate correct), paired questions only.
+    /// Question id → (baseline counted right, candidate counted right),
+    /// paired questions only: the arms' own correctness, except that on a
+    /// question only one arm failed the failed arm counts wrong and the other
+    /// right ([`evolution_gate::scored_pair`]), so the quadrants add up to `w`
+    /// and `l`.
     pub observed: BTreeMap<String, (bool, bool)>,
-    /// INFRA failures over both arms.
+    /// INFRA failures over both arms (rollouts that gave no usable answer).
     pub infra_errors: u64,
+    /// Questions only the candidate's arm failed, each scored as a loss.
+    /// Zero in records written before failures were scored.
+    #[serde(default)]
+    pub candidate_failures: u64,
+    /// Questions only the baseline's arm failed, each scored as a win.
+    #[serde(default)]
+    pub baseline_failures: u64,
+    /// Questions left out of the comparison: both arms failed, or the agent
+    /// never started on one of them. What the INFRA guard counts.
+    #[serde(default)]
+    pub excluded: u64,
     /// Rollouts actually run (baseline cache hits excluded).
     pub rollouts: u64,
     /// Where the evidence stood after each block the gate decided on, in
@@ -189,21 +222,6 @@ pub enum ValidationError {
     /// Gate questions the candidate was diagnosed or written from.
     #[error("split violation: the candidate was derived from gate questions {0:?}")]
     SplitOverlap(Vec<String>),
-    /// Too many INFRA failures to trust the comparison.
-    #[error("INFRA guard: {errors} of {rollouts} rollouts failed ({rate:.3} > {limit})")]
-    InfraGuard {
-        /// Failed rollouts over both arms.
-        errors: u64,
-        /// Rollouts over both arms.
-        rollouts: u64,
-        /// `errors / rollouts`.
-        rate: f64,
-        /// `gate_guard_err`.
-        limit: f64,
-    },
-    /// Every question failed in one arm or the other, so nothing was paired.
-    #[error("no question could be paired (all failed for infrastructure reasons)")]
-    NoPairs,
     /// The runner returned no outcome for a question.
     #[error("the runner returned no outcome for question {0:?}")]
     MissingOutcome(String),
@@ -435,6 +453,19 @@ pub(crate) fn is_failure(p: &Prediction) -> bool {
     is_infra_stop(&p.stop_reason) || p.error.is_some()
 }
 
+/// What `p` counts as in a paired comparison: not started, failed, right or wrong.
+pub(crate) fn arm_result(p: &Prediction) -> ArmResult {
+    if p.stop_reason == NOT_STARTED_STOP_REASON {
+        ArmResult::NotStarted
+    } else if is_failure(p) {
+        ArmResult::Failed
+    } else if p.correct {
+        ArmResult::Right
+    } else {
+        ArmResult::Wrong
+    }
+}
+
 /// Validates `candidate` against `baseline` on `questions`, block by block,
 /// until the gate reaches a terminal decision or the questions run out.
 ///
@@ -444,9 +475,15 @@ pub(crate) fn is_failure(p: &Prediction) -> bool {
 /// provenance. Then, per block in the fixed order of
 /// [`fixed_question_order`]: the baseline arm runs the questions missing
 /// from `cache` (run id `<prefix>base_<version>`), the candidate arm runs
-/// them all (`<prefix>cand_<label>`), both are recorded, the INFRA guard is
-/// checked over everything so far, questions that failed in either arm are
-/// left out of the pairing, and [`Gate::decide`] decides. With
+/// them all (`<prefix>cand_<label>`), both are recorded, each question is
+/// scored with [`evolution_gate::score_pair`] (a failure in one arm only
+/// counts against that arm; a question both arms failed, or one the agent
+/// never started on, is left out), the INFRA guard is checked over the
+/// questions so far, and [`Gate::decide`] decides. When more than
+/// `gate_guard_err` of the questions reached (from
+/// [`INFRA_GUARD_MIN_QUESTIONS`] on) were left out, or the questions ran out
+/// with none paired, the verdict is [`GateDecision::RejectInfra`]: the
+/// candidate is rejected and the caller goes on. With
 /// [`ValidationContext::resume_from`] set, answers already recorded under
 /// the two run ids are reused, so a validation killed at any point resumes
 /// without repeating a rollout and reaches the same verdict.
@@ -478,20 +515,21 @@ pub async fn validate_candidate(
     )?;
 
     let order = fixed_question_order(questions, config.seed);
-    let baseline_run_id = format!("{}base_{}", config.gate_run_prefix, baseline.version);
-    let candidate_run_id = format!("{}cand_{}", config.gate_run_prefix, candidate.label);
+    let mut run = Tallies {
+        candidate: candidate.label.clone(),
+        baseline_version: baseline.version.clone(),
+        baseline_run_id: format!("{}base_{}", config.gate_run_prefix, baseline.version),
+        candidate_run_id: format!("{}cand_{}", config.gate_run_prefix, candidate.label),
+        e_confirm: config.params.e_confirm,
+        ..Tallies::default()
+    };
     let total = order.len();
     let mut start = 0_usize;
-    let mut block = 0_usize;
-    let (mut w, mut l, mut n_used) = (0_u64, 0_u64, 0_u64);
-    let mut observed = BTreeMap::new();
-    let mut trajectory = Vec::new();
-    let (mut infra_errors, mut arm_rollouts, mut rollouts_run) = (0_u64, 0_u64, 0_u64);
 
     while start < total {
         let size = config
             .ladder
-            .get(block)
+            .get(run.blocks_used)
             .or(config.ladder.last())
             .copied()
             .unwrap_or(1);
@@ -510,7 +548,7 @@ pub async fn validate_candidate(
         {
             if let Some(p) = cache.get(&baseline.version, &q.question_id) {
                 ctx.events.emit(&HarnessEvent::QuestionDone {
-                    run_id: baseline_run_id.clone(),
+                    run_id: run.baseline_run_id.clone(),
                     question_id: q.question_id.clone(),
                     arm: Arm::Baseline,
                     correct: p.correct,
@@ -520,8 +558,8 @@ pub async fn validate_candidate(
             }
         }
         let (fresh, ran) =
-            run_arm(ctx, &baseline_run_id, baseline, &missing, Arm::Baseline).await?;
-        rollouts_run = rollouts_run.saturating_add(ran);
+            run_arm(ctx, &run.baseline_run_id, baseline, &missing, Arm::Baseline).await?;
+        run.rollouts = run.rollouts.saturating_add(ran);
         let mut base: BTreeMap<String, Prediction> = BTreeMap::new();
         for q in items {
             let p = match fresh.get(&q.question_id) {
@@ -540,15 +578,16 @@ pub async fn validate_candidate(
         // Candidate arm: every question (unless resumed from the log).
         let (cand, ran) = run_arm(
             ctx,
-            &candidate_run_id,
+            &run.candidate_run_id,
             &candidate.workspace,
             items,
             Arm::Candidate,
         )
         .await?;
-        rollouts_run = rollouts_run.saturating_add(ran);
+        run.rollouts = run.rollouts.saturating_add(ran);
 
-        // INFRA guard over both arms, cumulative.
+        // Scoring: a failure in one arm counts against that arm; a question
+        // both arms failed, or one the agent never started on, is left out.
         let mut usable = Vec::new();
         let mut base_correct = BTreeMap::new();
         let mut cand_correct = BTreeMap::new();
@@ -556,88 +595,134 @@ pub async fn validate_candidate(
             let (Some(b), Some(c)) = (base.get(&q.question_id), cand.get(&q.question_id)) else {
                 return Err(ValidationError::MissingOutcome(q.question_id.clone()));
             };
-            infra_errors = infra_errors
-                .saturating_add(u64::from(is_failure(b)))
-                .saturating_add(u64::from(is_failure(c)));
-            arm_rollouts = arm_rollouts.saturating_add(2);
-            if !is_failure(b) && !is_failure(c) {
+            run.count(b, c);
+            if let Some((b_right, c_right)) = scored_pair(arm_result(b), arm_result(c)) {
                 usable.push(q.question_id.as_str());
-                base_correct.insert(q.question_id.as_str(), b.correct);
-                cand_correct.insert(q.question_id.as_str(), c.correct);
+                base_correct.insert(q.question_id.as_str(), b_right);
+                cand_correct.insert(q.question_id.as_str(), c_right);
             }
         }
+        let pairs = pair_block(&base_correct, &cand_correct, &usable)?;
+        run.w = run.w.saturating_add(pairs.w);
+        run.l = run.l.saturating_add(pairs.l);
+        run.n_used = run.n_used.saturating_add(to_u64(usable.len()));
+        run.observed.extend(pairs.observed);
+        start = end;
+        run.blocks_used = run.blocks_used.saturating_add(1);
+        run.n_remaining = to_u64(total.saturating_sub(start));
+
+        // The INFRA guard, over the questions reached so far.
+        let reached = run.n_used.saturating_add(run.excluded);
         #[expect(
             clippy::cast_precision_loss,
-            reason = "rollout counts stay far below 2^53, where the cast is exact"
+            reason = "question counts stay far below 2^53, where the cast is exact"
         )]
-        let rate = infra_errors as f64 / arm_rollouts.max(1) as f64;
-        if arm_rollouts >= INFRA_GUARD_MIN_ROLLOUTS && rate > config.gate_guard_err {
-            return Err(ValidationError::InfraGuard {
-                errors: infra_errors,
-                rollouts: arm_rollouts,
-                rate,
-                limit: config.gate_guard_err,
-            });
-        }
-
-        let pairs = pair_block(&base_correct, &cand_correct, &usable)?;
-        w = w.saturating_add(pairs.w);
-        l = l.saturating_add(pairs.l);
-        n_used = n_used.saturating_add(to_u64(usable.len()));
-        observed.extend(pairs.observed);
-        start = end;
-        block = block.saturating_add(1);
-        let n_remaining = to_u64(total.saturating_sub(start));
-        if n_used == 0 {
-            if n_remaining == 0 {
-                return Err(ValidationError::NoPairs);
-            }
+        let rate = run.excluded as f64 / reached.max(1) as f64;
+        let guard_trips = reached >= INFRA_GUARD_MIN_QUESTIONS && rate > config.gate_guard_err;
+        let verdict = if guard_trips || (run.n_used == 0 && run.n_remaining == 0) {
+            gate.reject_infra(&run.tally())?
+        } else if run.n_used == 0 {
             continue;
-        }
-        let verdict = gate.decide(&Tally::new(w, l, n_used, n_remaining))?;
-        trajectory.push(GatePoint {
-            n_used,
-            n_remaining,
-            w,
-            l,
+        } else {
+            gate.decide(&run.tally())?
+        };
+        run.trajectory.push(GatePoint {
+            n_used: run.n_used,
+            n_remaining: run.n_remaining,
+            w: run.w,
+            l: run.l,
             ln_e_value: verdict.ln_e_value,
             decision: verdict.decision,
         });
         ctx.events.emit(&HarnessEvent::BlockGated {
             candidate: candidate.label.clone(),
-            block: block.saturating_sub(1),
+            block: run.blocks_used.saturating_sub(1),
             block_size: items.len(),
-            w,
-            l,
-            n_used,
-            n_remaining,
+            w: run.w,
+            l: run.l,
+            n_used: run.n_used,
+            n_remaining: run.n_remaining,
             decision: verdict.decision,
             e_value: verdict.e_value,
             e_confirm: config.params.e_confirm,
-            infra_errors,
+            infra_errors: run.infra_errors,
         });
         if verdict.decision.is_terminal() {
-            return Ok(ValidationOutcome {
-                candidate: candidate.label.clone(),
-                baseline_version: baseline.version.clone(),
-                baseline_run_id,
-                candidate_run_id,
-                w,
-                l,
-                n_used,
-                n_remaining,
-                blocks_used: block,
-                verdict,
-                e_confirm: config.params.e_confirm,
-                observed,
-                infra_errors,
-                rollouts: rollouts_run,
-                trajectory,
-            });
+            return Ok(run.finish(verdict));
         }
     }
-    // The gate's decision is terminal at n_remaining = 0, so the loop always returns.
-    Err(ValidationError::NoPairs)
+    // Unreachable: the last block always ends in a terminal verdict (the
+    // gate's at `n_remaining = 0`, or `reject_infra` when nothing paired).
+    let verdict = gate.reject_infra(&run.tally())?;
+    Ok(run.finish(verdict))
+}
+
+/// The counts of one validation so far.
+#[derive(Default)]
+struct Tallies {
+    candidate: String,
+    baseline_version: String,
+    baseline_run_id: String,
+    candidate_run_id: String,
+    e_confirm: f64,
+    w: u64,
+    l: u64,
+    n_used: u64,
+    n_remaining: u64,
+    blocks_used: usize,
+    observed: BTreeMap<String, (bool, bool)>,
+    trajectory: Vec<GatePoint>,
+    infra_errors: u64,
+    candidate_failures: u64,
+    baseline_failures: u64,
+    excluded: u64,
+    rollouts: u64,
+}
+
+impl Tallies {
+    /// Counts the failures of one question's two answers.
+    fn count(&mut self, baseline: &Prediction, candidate: &Prediction) {
+        let (b, c) = (arm_result(baseline), arm_result(candidate));
+        let failed = |r: ArmResult| matches!(r, ArmResult::Failed | ArmResult::NotStarted);
+        self.infra_errors = self
+            .infra_errors
+            .saturating_add(u64::from(failed(b)))
+            .saturating_add(u64::from(failed(c)));
+        if scored_pair(b, c).is_none() {
+            self.excluded = self.excluded.saturating_add(1);
+        } else if c == ArmResult::Failed && b != ArmResult::Failed {
+            self.candidate_failures = self.candidate_failures.saturating_add(1);
+        } else if b == ArmResult::Failed && c != ArmResult::Failed {
+            self.baseline_failures = self.baseline_failures.saturating_add(1);
+        }
+    }
+
+    fn tally(&self) -> Tally {
+        Tally::new(self.w, self.l, self.n_used, self.n_remaining)
+    }
+
+    fn finish(self, verdict: GateVerdict) -> ValidationOutcome {
+        ValidationOutcome {
+            candidate: self.candidate,
+            baseline_version: self.baseline_version,
+            baseline_run_id: self.baseline_run_id,
+            candidate_run_id: self.candidate_run_id,
+            w: self.w,
+            l: self.l,
+            n_used: self.n_used,
+            n_remaining: self.n_remaining,
+            blocks_used: self.blocks_used,
+            verdict,
+            e_confirm: self.e_confirm,
+            observed: self.observed,
+            infra_errors: self.infra_errors,
+            candidate_failures: self.candidate_failures,
+            baseline_failures: self.baseline_failures,
+            excluded: self.excluded,
+            rollouts: self.rollouts,
+            trajectory: self.trajectory,
+        }
+    }
 }
 
 /// The question sets of a run: evidence for diagnosis and writing (`train`),

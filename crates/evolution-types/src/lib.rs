@@ -53,8 +53,8 @@ pub use crate::ports::store::{PromptStore, SkillStore, StoreError};
 pub use crate::ports::versioned::{VersionInfo, VersionedStore};
 pub use crate::profile::Profile;
 pub use crate::records::{
-    GeneratedQuestion, INFRA_STOP_REASON, Prediction, QuestionOutcome, TraceStep,
-    is_infra_stop_reason,
+    GeneratedQuestion, INFRA_STOP_REASON, NOT_STARTED_STOP_REASON, Prediction, QuestionOutcome,
+    TraceStep, is_infra_stop_reason,
 };
 pub use crate::skill_file::{
     DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_for, skill_file_name,

@@ -62,7 +62,8 @@ pub struct Prediction {
     /// Step budget the agent had.
     #[serde(default)]
     pub max_steps: u32,
-    /// Why the agent stopped (`submit`, `max_steps`, `error`, `parse_error`, ...).
+    /// Why the agent stopped (`submit`, `max_steps`, `error`, `parse_error`,
+    /// `not_started`, ...).
     #[serde(default)]
     pub stop_reason: String,
     /// Infrastructure error message, when the run failed for reasons outside the agent.
@@ -103,15 +104,24 @@ pub struct TraceStep {
     pub extra: JsonMap,
 }
 
-/// Stop reason recorded for a question whose run failed for reasons outside
-/// the agent's reasoning (crash, hang, garbage output). The diagnosis and the
-/// INFRA guard treat it as an infrastructure error.
+/// Stop reason recorded for a question whose run failed without a usable
+/// answer (crash, hang, garbage output, an error the agent reported). The
+/// diagnosis treats it as an infrastructure error; the gate scores it
+/// against the version that failed.
 pub const INFRA_STOP_REASON: &str = "error";
 
+/// Stop reason recorded for a question the agent never started on: its
+/// program could not be started, or the question could not be handed to it.
+/// Nothing of the version under test ran, so the gate leaves the question
+/// out of the comparison instead of scoring it.
+pub const NOT_STARTED_STOP_REASON: &str = "not_started";
+
 /// True for the stop reasons that mark an infrastructure failure
-/// ([`INFRA_STOP_REASON`] and `parse_error`).
+/// ([`INFRA_STOP_REASON`], `parse_error` and [`NOT_STARTED_STOP_REASON`]).
 pub fn is_infra_stop_reason(stop_reason: &str) -> bool {
-    stop_reason == INFRA_STOP_REASON || stop_reason == "parse_error"
+    stop_reason == INFRA_STOP_REASON
+        || stop_reason == "parse_error"
+        || stop_reason == NOT_STARTED_STOP_REASON
 }
 
 /// The record of one question of one run: the prediction and its trace.
@@ -128,6 +138,26 @@ impl QuestionOutcome {
     /// True when the question failed for infrastructure reasons.
     pub fn is_infra_error(&self) -> bool {
         is_infra_stop_reason(&self.prediction.stop_reason) || self.prediction.error.is_some()
+    }
+
+    /// True when the agent never started on the question
+    /// ([`QuestionOutcome::not_started`]).
+    pub fn is_not_started(&self) -> bool {
+        self.prediction.stop_reason == NOT_STARTED_STOP_REASON
+    }
+
+    /// An outcome for a question the agent never started on, because of
+    /// `message` (its program could not be started, or the question could
+    /// not be handed to it): an INFRA failure that says nothing about the
+    /// documents under test.
+    pub fn not_started(
+        run_id: &str,
+        question: &GeneratedQuestion,
+        message: impl Into<String>,
+    ) -> Self {
+        let mut outcome = QuestionOutcome::infra_error(run_id, question, message);
+        NOT_STARTED_STOP_REASON.clone_into(&mut outcome.prediction.stop_reason);
+        outcome
     }
 
     /// An INFRA outcome: the agent could not answer `question` because of `message`.

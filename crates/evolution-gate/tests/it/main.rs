@@ -4,6 +4,7 @@ mod decision;
 mod evalue;
 mod presets;
 mod properties;
+mod scoring;
 mod standalone;
 mod types;
 mod validate;

@@ -53,6 +53,7 @@ fn brute_force(gate: &Gate, budget: u64, p: f64) -> OperatingCharacteristics {
             GateDecision::RejectFutility => &mut out.reject_futility,
             GateDecision::RejectInertia => &mut out.reject_inertia,
             GateDecision::Continue => unreachable!("terminal"),
+            GateDecision::RejectInfra => unreachable!("not an exit of decide"),
         };
         *slot += prob;
         out.expected_pairs += prob * n as f64;

@@ -26,6 +26,7 @@ fn decisions_serialize_to_the_seeds_strings() {
         (GateDecision::RejectDirectional, "reject_directional"),
         (GateDecision::RejectFutility, "reject_futility"),
         (GateDecision::RejectInertia, "reject_inertia"),
+        (GateDecision::RejectInfra, "reject_infra"),
         (GateDecision::Continue, "continue"),
     ];
     for (decision, text) in all {
@@ -39,6 +40,7 @@ fn decisions_serialize_to_the_seeds_strings() {
     }
     assert!(GateDecision::AcceptProvisional.is_accept());
     assert!(!GateDecision::RejectInertia.is_accept());
+    assert!(!GateDecision::RejectInfra.is_accept() && GateDecision::RejectInfra.is_terminal());
     assert!(!GateDecision::Continue.is_terminal());
     assert_eq!(
         serde_json::to_string(&ProbationVerdict::Rollback).unwrap(),

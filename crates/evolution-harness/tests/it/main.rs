@@ -3,6 +3,7 @@
 mod adapters;
 mod budget;
 mod evolution;
+mod failures;
 mod gatekeeper;
 mod ingest;
 mod journal;

@@ -238,11 +238,22 @@ fn an_outcome_saved_before_the_trajectory_was_kept_still_reads() {
         e_confirm: 20.0,
         observed: Default::default(),
         infra_errors: 0,
+        candidate_failures: 0,
+        baseline_failures: 0,
+        excluded: 0,
         rollouts: 2,
         trajectory: Vec::new(),
     };
     let mut json = serde_json::to_value(&outcome).unwrap();
-    json.as_object_mut().unwrap().remove("trajectory").unwrap();
+    // Written before the trajectory and the failure counts were kept.
+    for field in [
+        "trajectory",
+        "candidate_failures",
+        "baseline_failures",
+        "excluded",
+    ] {
+        json.as_object_mut().unwrap().remove(field).unwrap();
+    }
     let read: evolution_harness::ValidationOutcome = serde_json::from_value(json).unwrap();
     assert_eq!(read, outcome);
 }
@@ -389,14 +400,15 @@ async fn guards_fail_before_any_rollout() {
 }
 
 #[tokio::test]
-async fn the_infra_guard_stops_an_untrustworthy_comparison() {
-    // Half of the candidate arm dies: 10 failures in 20 rollouts > 0.2.
+async fn a_failure_in_the_candidates_arm_alone_is_a_loss() {
+    // The candidate's arm dies on every type-b question, which the baseline
+    // answers right: each is a loss, not a question left out.
     let mut qs = questions();
     for q in qs.iter_mut().filter(|q| q.task_type == "b") {
         q.question = "infra:c".into();
     }
     let h = Harness::new(Budget::unlimited());
-    let err = h
+    let out = h
         .validate(
             &config(),
             &candidate("c", "base fix:a"),
@@ -404,34 +416,62 @@ async fn the_infra_guard_stops_an_untrustworthy_comparison() {
             &mut BaselineCache::new(),
         )
         .await
-        .unwrap_err();
-    match err {
-        ValidationError::InfraGuard {
-            errors,
-            rollouts,
-            rate,
-            limit,
-        } => {
-            assert_eq!(rollouts, 20);
-            assert!(errors > 4, "{errors}");
-            assert!(rate > limit);
-        }
-        other => panic!("expected the INFRA guard, got {other}"),
-    }
+        .unwrap();
+    assert!(!out.decision().is_accept(), "{out:?}");
+    assert!(out.l > 0 && out.l == out.candidate_failures, "{out:?}");
+    assert_eq!((out.baseline_failures, out.excluded), (0, 0));
+    assert_eq!(out.infra_errors, out.candidate_failures);
+    assert_eq!(out.n_used, 80 - out.n_remaining);
 }
 
 #[tokio::test]
-async fn below_ten_rollouts_the_guard_waits_and_failed_questions_are_not_paired() {
-    // 4 questions, all baseline failures: 8 rollouts < 10, so no guard, but nothing pairs.
+async fn the_infra_guard_rejects_a_comparison_with_too_many_questions_left_out() {
+    // Both arms die on every type-b question: left out, and in the first
+    // block more than 20% of the questions are.
+    let mut qs = questions();
+    for q in qs.iter_mut().filter(|q| q.task_type == "b") {
+        q.question = "infra:v1 infra:c".into();
+    }
+    let h = Harness::new(Budget::unlimited());
+    let out = h
+        .validate(
+            &config(),
+            &candidate("c", "base fix:a"),
+            &qs,
+            &mut BaselineCache::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.decision(), GateDecision::RejectInfra, "{out:?}");
+    assert_eq!(out.blocks_used, 1);
+    assert!(out.excluded * 5 > out.n_used + out.excluded, "{out:?}");
+    assert_eq!(out.infra_errors, 2 * out.excluded);
+    assert_eq!(
+        out.trajectory.last().unwrap().decision,
+        GateDecision::RejectInfra
+    );
+    assert!(h.events.events().iter().any(|e| matches!(
+        e,
+        HarnessEvent::BlockGated {
+            decision: GateDecision::RejectInfra,
+            ..
+        }
+    )));
+}
+
+#[tokio::test]
+async fn below_five_questions_the_guard_waits_and_a_baseline_failure_is_a_win() {
+    // 4 questions, all failed in both arms: fewer than 5, so no guard, but
+    // nothing pairs and the questions run out: rejected all the same.
     let qs: Vec<_> = (0..4)
         .map(|i| {
             let mut q = question(&format!("a{i}"), "a", "v");
-            q.question = "infra:v1".into();
+            q.question = "infra:v1 infra:c".into();
             q
         })
         .collect();
     let h = Harness::new(Budget::unlimited());
-    let err = h
+    let out = h
         .validate(
             &config(),
             &candidate("c", "fix:a"),
@@ -439,9 +479,12 @@ async fn below_ten_rollouts_the_guard_waits_and_failed_questions_are_not_paired(
             &mut BaselineCache::new(),
         )
         .await
-        .unwrap_err();
-    assert!(matches!(err, ValidationError::NoPairs), "{err}");
-    // One failure among 40 questions is tolerated and left out of the pairs.
+        .unwrap();
+    assert_eq!(out.decision(), GateDecision::RejectInfra, "{out:?}");
+    assert_eq!((out.n_used, out.excluded, out.n_remaining), (0, 4, 0));
+    assert_eq!(out.verdict.e_value, 1.0);
+    // One baseline failure among 80 questions: a win for the candidate,
+    // whose own answer there is wrong (`base` does not fix type a).
     let mut qs = questions();
     qs[0].question = "infra:v1".into();
     let h = Harness::new(Budget::unlimited());
@@ -457,8 +500,9 @@ async fn below_ten_rollouts_the_guard_waits_and_failed_questions_are_not_paired(
         .await
         .unwrap();
     assert_eq!(out.infra_errors, 1);
-    assert_eq!(out.n_used, 79);
-    assert!(!out.observed.contains_key("a00"));
+    assert_eq!((out.n_used, out.w, out.l), (80, 1, 0));
+    assert_eq!((out.baseline_failures, out.excluded), (1, 0));
+    assert_eq!(out.observed.get("a00"), Some(&(false, true)));
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ mod error_control;
 mod escapes;
 mod evolve;
 mod evolve_gated;
+mod failure_scoring;
 mod fake_llm;
 #[cfg(feature = "local")]
 mod fetch_model;
