@@ -95,6 +95,10 @@ fn meaning(d: GateDecision) -> &'static str {
             "reject: even winning every remaining pair could not reach e_confirm"
         }
         GateDecision::RejectInertia => "reject: questions exhausted without enough evidence",
+        GateDecision::RejectInfra => {
+            "reject: too many questions could not be compared (both versions failed on them, or \
+             the agent never started)"
+        }
         GateDecision::Continue => "continue: validate the next block",
     }
 }

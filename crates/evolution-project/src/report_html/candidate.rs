@@ -218,6 +218,11 @@ pub(super) fn why(record: &RecordView, gate: Option<&GateView>) -> String {
             provisional.map_or_else(String::new, |p| format!(" (needed {p:.2})")),
             i128::from(v.w) - i128::from(v.l),
         ),
+        GateDecision::RejectInfra => format!(
+            "Rejected: more questions than the INFRA guard allows could not be compared (both \
+             versions failed on them, or the agent never started); E = {e} on the {} paired.",
+            v.n_used
+        ),
         GateDecision::Continue => {
             "Undecided: the validation stopped before the gate decided.".to_owned()
         }

@@ -63,8 +63,9 @@ impl Guarantee {
 /// What the columns and decisions of the gate table mean, one line each.
 pub const LEGEND: &str = "\
 - **W** (wins): gate questions the candidate answered right and the version it challenged \
-answered wrong.
-- **L** (losses): gate questions the challenged version answered right and the candidate wrong.
+answered wrong, or on which only the challenged version failed (an error, a crash, a timeout).
+- **L** (losses): gate questions the challenged version answered right and the candidate wrong, \
+or on which only the candidate failed: a failure counts against the version that failed.
 - **paired**: gate questions both answered so far, ties included; **remaining**: gate \
 questions not used yet.
 - **E**: the e-value, the evidence that the candidate is better (1 is none; it grows with W \
@@ -79,6 +80,8 @@ if they go against it).
 - `reject_futility`: even winning every remaining question could not reach E needed; stopped \
 early.
 - `reject_inertia`: the questions ran out without enough evidence either way.
+- `reject_infra`: too many gate questions could not be compared (both versions failed on them, \
+or the agent never started); the run went on with the next candidate.
 - `continue`: no decision yet (the run stopped in the middle of the candidate's gate).
 ";
 
