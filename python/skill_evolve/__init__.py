@@ -15,6 +15,12 @@ the pieces a Python harness uses directly:
 - the rule metrics (``extract_rule_metrics`` and the ``calc_*`` functions) and
   ``edit_budget_at``.
 
+The project operations the ``skill-evolve`` command runs, in process and through the
+same library: ``run(config, on_event)`` (the loop, with a callback of its events),
+``status(project)``, ``adopt(run, confirm=...)`` (the diff first; writing needs
+``confirm=True``) and ``harvest(source, ...)``. A problem with the user's input raises
+``InputError`` (nothing written); a failure while working raises ``RuntimeError``.
+
 The agent helper ``serve(answer)`` (and ``serve_async``) turns a function
 ``answer(question, skills)`` into an agent that ``skill-evolve run`` can drive.
 
@@ -46,10 +52,12 @@ if TYPE_CHECKING:
         Gate,
         GateError,
         GateVerdict,
+        InputError,
         JsonError,
         MetricsError,
         PatchError,
         SkillEvolveError,
+        adopt,
         append_to_appendix,
         appendix_region_bounds,
         apply_patch_with_report,
@@ -65,14 +73,17 @@ if TYPE_CHECKING:
         extract_json_from_response,
         extract_last_confidence,
         extract_rule_metrics,
+        harvest,
         ln_e_value,
         normalize_edits,
         parse_json_object,
         parse_llm_json,
         replace_appendix_notes,
         replace_slow_update,
+        run,
         slow_update_inner,
         slow_update_region_bounds,
+        status,
         strip_think_blocks,
         wald_lambda,
     )
@@ -92,10 +103,12 @@ _NATIVE = (
     "Gate",
     "GateError",
     "GateVerdict",
+    "InputError",
     "JsonError",
     "MetricsError",
     "PatchError",
     "SkillEvolveError",
+    "adopt",
     "append_to_appendix",
     "appendix_region_bounds",
     "apply_patch_with_report",
@@ -111,14 +124,17 @@ _NATIVE = (
     "extract_json_from_response",
     "extract_last_confidence",
     "extract_rule_metrics",
+    "harvest",
     "ln_e_value",
     "normalize_edits",
     "parse_json_object",
     "parse_llm_json",
     "replace_appendix_notes",
     "replace_slow_update",
+    "run",
     "slow_update_inner",
     "slow_update_region_bounds",
+    "status",
     "strip_think_blocks",
     "wald_lambda",
 )

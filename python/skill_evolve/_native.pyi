@@ -1,6 +1,7 @@
 """Type stubs of ``skill_evolve._native``, the module compiled from the Rust kernel."""
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from os import PathLike
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -25,6 +26,9 @@ class BudgetError(SkillEvolveError):
 
 class MetricsError(SkillEvolveError):
     """An unusable prediction, trace or profile given to the rule metrics."""
+
+class InputError(SkillEvolveError):
+    """A problem with the user's input (a file, a configuration, an option); nothing was written."""
 
 # -- the gate -----------------------------------------------------------------
 
@@ -200,3 +204,60 @@ def extract_last_confidence(raw_contents: Sequence[str], fallback: float = 0.5) 
 def edit_budget_at(step: int, total: int, start: int, end: int) -> int:
     """The edit budget at ``step`` of ``total``, linear from ``start`` down to ``end``;
     ``BudgetError`` when ``start < end``."""
+
+# -- the project operations ---------------------------------------------------
+
+StrPath = Union[str, "PathLike[str]"]
+
+def run(
+    config: Optional[StrPath] = None,
+    on_event: Optional[Callable[[JsonDict], None]] = None,
+    *,
+    fresh: bool = False,
+    dry_run: bool = False,
+    allow_unreviewed: bool = False,
+    record: Optional[StrPath] = None,
+) -> JsonDict:
+    """Runs (or resumes) the run configuration ``config`` (an ``evolve.toml``; ``None`` finds
+    the nearest one from the current folder up), calling ``on_event(dict)`` with every event
+    (its ``event`` key names it; ``"line"`` events carry the decision lines the command
+    prints). ``dry_run`` only checks and returns the ``preflight``; ``fresh`` starts over.
+    Returns ``preflight``, ``interrupted``, and for a finished run ``report``, ``report_md``,
+    ``report_html`` and ``staged``. Ctrl-C (or an exception in ``on_event``) stops the run
+    cleanly and is raised; running again resumes. ``InputError`` for bad input."""
+
+def status(project: Optional[StrPath] = None) -> List[JsonDict]:
+    """The runs of a project (``None``: the current folder or the nearest one above it with
+    runs): ``name``, ``dir``, ``state`` (``finished`` or ``not_finished``), ``resumable``,
+    ``final_version``, ``staged``, ``waiting``, ``documents``, ``run_ids`` and ``lines``."""
+
+def adopt(
+    run: str,
+    *,
+    project: Optional[StrPath] = None,
+    skills: Optional[Sequence[str]] = None,
+    confirm: bool = False,
+) -> JsonDict:
+    """The staged documents of the run ``run`` (its name or folder): without ``confirm=True``
+    nothing is written and the result holds the ``diff`` to show, the ``documents`` that would
+    be written and ``notes``; with ``confirm=True`` (the user saw the diff and said yes) each
+    is written through its version store and ``adopted`` lists ``{"file", "version"}``."""
+
+def harvest(
+    source: str,
+    *,
+    from_: Optional[StrPath] = None,
+    project: Optional[StrPath] = None,
+    since: Optional[str] = None,
+    skill: Optional[str] = None,
+    out: Optional[StrPath] = None,
+    tasks: Optional[StrPath] = None,
+    min_sessions: int = 2,
+    no_redact: bool = False,
+    config: Optional[StrPath] = None,
+    on_note: Optional[Callable[[JsonDict], None]] = None,
+) -> JsonDict:
+    """Agent sessions into trajectories, as ``skill-evolve harvest``: ``source`` is
+    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``. ``on_note(dict)`` gets
+    each note (``kind`` ``"warning"``, ``"skipped"`` or ``"session"``). Returns ``source``,
+    ``from``, ``counts``, ``redactions``, ``out``, ``tasks`` and ``lines``."""

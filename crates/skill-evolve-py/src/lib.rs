@@ -5,7 +5,9 @@
 //! built once from a preset or thresholds, then `decide`, `probation`, `e_value`), the
 //! patch engine (`apply_patch_with_report` on SkillOpt's edit dicts, the appendix and
 //! slow-update region helpers), JSON extraction from LLM replies, the rule metrics and
-//! `edit_budget_at`.
+//! `edit_budget_at`; and the project operations the `skill-evolve` command runs, in process
+//! (`run` with a callback of events, `status`, `adopt` with an explicit confirmation,
+//! `harvest`), through the same library functions.
 //!
 //! Key design choice: the wrappers are thin. Every dict crosses through the kernel type's
 //! serde form (Python value → JSON value → kernel type and back), so the dicts are exactly
@@ -25,6 +27,7 @@
 mod convert;
 mod gate;
 mod patch;
+mod project;
 mod text;
 
 use pyo3::exceptions::PyValueError;
@@ -67,6 +70,13 @@ pyo3::create_exception!(
     "An unusable prediction, trace or profile given to the rule metrics."
 );
 
+pyo3::create_exception!(
+    skill_evolve._native,
+    InputError,
+    SkillEvolveError,
+    "A problem with the user's input (a file, a configuration, an option); nothing was written."
+);
+
 /// The module `skill_evolve._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
@@ -80,6 +90,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("JsonError", py.get_type::<JsonError>()),
         ("BudgetError", py.get_type::<BudgetError>()),
         ("MetricsError", py.get_type::<MetricsError>()),
+        ("InputError", py.get_type::<InputError>()),
     ] {
         m.add(name, class)?;
     }
@@ -125,5 +136,10 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::calc_tool_usage, m)?)?;
     m.add_function(wrap_pyfunction!(text::extract_last_confidence, m)?)?;
     m.add_function(wrap_pyfunction!(text::edit_budget_at, m)?)?;
+
+    m.add_function(wrap_pyfunction!(project::run, m)?)?;
+    m.add_function(wrap_pyfunction!(project::status, m)?)?;
+    m.add_function(wrap_pyfunction!(project::adopt, m)?)?;
+    m.add_function(wrap_pyfunction!(project::harvest, m)?)?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 use std::sync::Mutex;
 
 use evolution_gate::GateDecision;
-use evolution_harness::{EventSink, HarnessEvent};
+use evolution_harness::EventSink;
+pub use evolution_harness::HarnessEvent;
 
 use crate::render::terminal_safe;
 
