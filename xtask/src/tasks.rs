@@ -3,10 +3,11 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, check_deps, prereqs};
+use crate::{cargo, check_deps, prereqs, tidy};
 
 /// One step of `cargo xtask ci`.
 enum Step {
@@ -17,6 +18,8 @@ enum Step {
     ),
     /// The check-deps rules, run in process.
     CheckDeps,
+    /// File sizes and import cycles, run in process.
+    Tidy,
     /// `cargo-deny` over `deny.toml`: the sections that work offline.
     Deny,
     /// The wheel built, installed into a fresh virtual environment and tested with pytest.
@@ -29,7 +32,8 @@ const REQUIRE_CHROMIUM: &str = "EVOLUTION_REQUIRE_CHROMIUM";
 /// The cargo-deny checks `ci` runs (advisories need the advisory database from GitHub).
 const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 
-/// Runs the CI pipeline in order, stopping at the first failing step.
+/// Runs the CI pipeline in order, stopping at the first failing step, and prints the wall time
+/// of each step run (also when one fails).
 ///
 /// It installs nothing on the machine: when cmake, libclang, Chromium, cargo-deny, maturin or
 /// the local model is missing it stops at once and says to run `cargo xtask install-prereqs`
@@ -59,6 +63,7 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
             &[],
         ),
         Step::CheckDeps,
+        Step::Tidy,
         Step::Deny,
         Step::Cargo(
             &["doc", "--workspace", "--no-deps"],
@@ -73,62 +78,104 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
         Step::Cargo(tests, &[(REQUIRE_CHROMIUM, "1")]),
     ];
     let total = steps.len();
+    let mut times: Vec<(String, f64)> = Vec::new();
     for (index, step) in steps.iter().enumerate() {
         let number = index + 1;
-        match step {
+        let shown = step.shown();
+        eprintln!("xtask ci [{number}/{total}]: {shown}");
+        let started = Instant::now();
+        let passed = step.run(root, &deny, &shown);
+        times.push((shown.clone(), started.elapsed().as_secs_f64()));
+        match passed {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}`");
+                eprintln!("{}", time_table(&times));
+                return Ok(ExitCode::FAILURE);
+            }
+            Err(err) => {
+                eprintln!("{}", time_table(&times));
+                return Err(err);
+            }
+        }
+    }
+    eprintln!("{}", time_table(&times));
+    eprintln!("xtask ci: all {total} steps passed");
+    Ok(ExitCode::SUCCESS)
+}
+
+impl Step {
+    /// The step as the log names it.
+    fn shown(&self) -> String {
+        match self {
+            Step::Cargo(args, envs) => show(args, envs),
+            Step::CheckDeps => "cargo xtask check-deps".to_owned(),
+            Step::Tidy => "cargo xtask tidy".to_owned(),
+            Step::Deny => format!("cargo deny {}", DENY_CHECKS.join(" ")),
+            Step::Pytest => "cargo xtask pytest".to_owned(),
+        }
+    }
+
+    /// Runs the step; `Ok(false)` when it ran and failed (its output says why).
+    fn run(&self, root: &Path, deny: &Path, shown: &str) -> Result<bool> {
+        match self {
             Step::Cargo(args, envs) => {
-                let shown = show(args, envs);
-                eprintln!("xtask ci [{number}/{total}]: {shown}");
                 let status = cargo()
                     .args(*args)
                     .envs(envs.iter().copied())
                     .current_dir(root)
                     .status()
                     .with_context(|| format!("cannot start `{shown}`"))?;
-                if !status.success() {
-                    eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}` ({status})");
-                    return Ok(ExitCode::FAILURE);
-                }
+                Ok(status.success())
             }
             Step::Deny => {
-                let shown = format!("cargo deny {}", DENY_CHECKS.join(" "));
-                eprintln!("xtask ci [{number}/{total}]: {shown}");
-                let status = Command::new(&deny)
+                let status = Command::new(deny)
                     .arg("deny")
                     .args(DENY_CHECKS)
                     .current_dir(root)
                     .status()
                     .with_context(|| format!("cannot start `{shown}`"))?;
-                if !status.success() {
-                    eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}` ({status})");
-                    return Ok(ExitCode::FAILURE);
-                }
+                Ok(status.success())
             }
-            Step::Pytest => {
-                eprintln!("xtask ci [{number}/{total}]: cargo xtask pytest");
-                if crate::python::pytest_for_ci(root)? != ExitCode::SUCCESS {
-                    eprintln!("xtask ci: FAILED at step {number}/{total}: `cargo xtask pytest`");
-                    return Ok(ExitCode::FAILURE);
-                }
-            }
+            Step::Pytest => Ok(crate::python::pytest_for_ci(root)? == ExitCode::SUCCESS),
             Step::CheckDeps => {
-                eprintln!("xtask ci [{number}/{total}]: cargo xtask check-deps");
                 let report = check_deps::check(&root.join("Cargo.toml"))?;
                 for line in &report.violations {
                     println!("{line}");
                 }
                 println!("{}", report.summary());
-                if !report.is_ok() {
-                    eprintln!(
-                        "xtask ci: FAILED at step {number}/{total}: `cargo xtask check-deps`"
-                    );
-                    return Ok(ExitCode::FAILURE);
+                Ok(report.is_ok())
+            }
+            Step::Tidy => {
+                let report = tidy::check(&root.join("Cargo.toml"))?;
+                for line in &report.violations {
+                    println!("{line}");
                 }
+                println!("{}", report.summary());
+                Ok(report.is_ok())
             }
         }
     }
-    eprintln!("xtask ci: all {total} steps passed");
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The wall time of each step run so far, and their total, as a table for the end of the log.
+fn time_table(times: &[(String, f64)]) -> String {
+    let width = times
+        .iter()
+        .map(|(step, _)| step.chars().count())
+        .chain(["total".len()])
+        .max()
+        .unwrap_or(0);
+    let mut table = format!(
+        "xtask ci: wall time per step\n  {:<width$}  {:>8}\n",
+        "step", "seconds"
+    );
+    for (step, seconds) in times {
+        table.push_str(&format!("  {step:<width$}  {seconds:>8.1}\n"));
+    }
+    let total = times.iter().fold(0.0, |sum, (_, seconds)| sum + seconds);
+    table.push_str(&format!("  {:<width$}  {total:>8.1}", "total"));
+    table
 }
 
 fn show(args: &[&str], envs: &[(&str, &str)]) -> String {
@@ -366,7 +413,7 @@ struct DemoPart {
 mod tests {
     use std::path::Path;
 
-    use super::report_locations;
+    use super::{report_locations, time_table};
 
     #[test]
     fn a_demo_part_names_both_of_its_reports() {
@@ -376,6 +423,28 @@ mod tests {
             "Report: /tmp/demo/recorded/.skill-evolve/runs/demo/report.md (42 s)\n\
              HTML report: /tmp/demo/recorded/.skill-evolve/runs/demo/report.html \
              (open it in a browser)"
+        );
+    }
+
+    #[test]
+    fn the_time_table_lists_each_step_and_the_total() {
+        let times = [
+            ("cargo fmt --all -- --check".to_owned(), 1.24),
+            ("cargo xtask tidy".to_owned(), 0.5),
+            ("cargo nextest run --workspace".to_owned(), 612.0),
+        ];
+        assert_eq!(
+            time_table(&times),
+            "xtask ci: wall time per step\n\
+             \x20 step                            seconds\n\
+             \x20 cargo fmt --all -- --check          1.2\n\
+             \x20 cargo xtask tidy                    0.5\n\
+             \x20 cargo nextest run --workspace     612.0\n\
+             \x20 total                             613.7"
+        );
+        assert_eq!(
+            time_table(&[]),
+            "xtask ci: wall time per step\n  step    seconds\n  total       0.0"
         );
     }
 }
