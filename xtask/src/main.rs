@@ -27,6 +27,7 @@
 // A command-line tool talks to its user through stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod cache;
 mod check_deps;
 mod fetch_model;
 mod module_graph;
@@ -180,4 +181,13 @@ fn project_root() -> Result<PathBuf> {
 fn cargo() -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     Command::new(cargo)
+}
+
+/// The exit code that passes on a child's: its own code, or failure when a signal ended it.
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, check_deps, prereqs, tidy};
+use crate::{cargo, check_deps, exit_code, prereqs, tidy};
 
 /// One step of `cargo xtask ci`.
 enum Step {
@@ -290,14 +290,6 @@ pub(crate) fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         .status()
         .context("cannot start `cargo fuzz run`")?;
     Ok(exit_code(status))
-}
-
-pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
-    match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        None => ExitCode::FAILURE,
-    }
 }
 
 /// `demo`: installs what the local model needs, fetches it, builds `skill-evolve` and the
