@@ -191,3 +191,8 @@ pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         None => ExitCode::FAILURE,
     }
 }
+
+/// The cargo target folder: `$CARGO_TARGET_DIR`, else `target` in the project.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}

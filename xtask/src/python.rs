@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cargo;
+use crate::{cargo, target_dir};
 
 /// The maturin release that builds the wheel.
 const MATURIN_VERSION: &str = "1.16.0";
@@ -368,11 +368,6 @@ fn venv_command(venv: &Path, program: &str) -> Command {
     }
     command.env("VIRTUAL_ENV", venv);
     command
-}
-
-/// The cargo target folder: `$CARGO_TARGET_DIR`, else `target` in the project.
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 /// `12.3 MB` (decimal units, as pip prints them).

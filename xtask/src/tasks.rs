@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, check_deps, exit_code, prereqs, tidy};
+use crate::{cargo, check_deps, exit_code, prereqs, target_dir, tidy};
 
 /// One step of `cargo xtask ci`.
 enum Step {
@@ -219,7 +219,7 @@ fn bench_list() -> String {
 }
 
 /// `bench <name> [args...]`: `cargo run --release -p <package> --example <example> -- args`
-/// (the local model's without `--release`: its C++ is optimised in every profile).
+/// (the local model's as [`local_bench`] says).
 pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let Some((name, rest)) = args.split_first() else {
         eprintln!(
@@ -236,22 +236,47 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
-    // llama.cpp is optimised in every profile (see the root manifest), so the local model's
-    // benchmark runs in the dev profile and reuses the build the tests made instead of
-    // compiling llama.cpp a second time.
-    let profile: &[&str] = if package == "evolution-llm-local" {
-        &[]
-    } else {
-        &["--release"]
-    };
+    if package == "evolution-llm-local" {
+        return local_bench(root, &name, example, rest);
+    }
     let status = cargo()
-        .arg("run")
-        .args(profile)
-        .args(["-p", package, "--example", example, "--"])
+        .args([
+            "run",
+            "--release",
+            "-p",
+            package,
+            "--example",
+            example,
+            "--",
+        ])
         .args(rest)
         .current_dir(root)
         .status()
         .with_context(|| format!("cannot start the `{name}` benchmark"))?;
+    Ok(exit_code(status))
+}
+
+/// The local model's benchmark. llama.cpp is optimised in every profile (see the root
+/// manifest), so it runs in the dev profile, and it is built with the selection `ci` builds
+/// (`--workspace`) so that it reuses the llama.cpp `ci` compiled: Cargo unifies features over
+/// the packages selected, and with `-p evolution-llm-local` alone the build dependencies of
+/// llama.cpp's bindings (`syn` under `bindgen`) get fewer features, which changes the build
+/// script's hash and compiles llama.cpp a second time.
+fn local_bench(root: &Path, name: &str, example: &str, args: &[OsString]) -> Result<ExitCode> {
+    let status = cargo()
+        .args(["build", "--workspace", "--example", example])
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot build the `{name}` benchmark"))?;
+    if !status.success() {
+        return Ok(exit_code(status));
+    }
+    let program = target_dir(root).join("debug/examples").join(example);
+    let status = Command::new(&program)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot start {}", program.display()))?;
     Ok(exit_code(status))
 }
 
@@ -310,8 +335,7 @@ pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
     if !status.success() {
         bail!("building skill-evolve and rule-agent failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    let target = target_dir(root);
     let bin = target.join("debug");
     let example = root.join("crates/skill-evolve/examples/rule-agent-demo");
     let demo = target.join("demo");
