@@ -1,5 +1,5 @@
 //! Requests under JSON schemas and the checks of their replies, shared by the JSON tests
-//! (`tests/it/json.rs`, a prompt or two per schema) and `cargo xtask bench local` (every
+//! (`tests/it/json.rs`, one request per schema) and `cargo xtask bench local` (every
 //! prompt, with figures). Included by both with `#[path]`; not an example itself.
 
 use evolution_types::{ChatMessage, ChatOptions};

@@ -7,12 +7,12 @@ use crate::replies::{
 };
 use crate::support::model;
 
-/// Two requests for edits give replies the edits schema admits (`cargo xtask bench local`
-/// sends all twenty and counts the valid ones).
+/// A request for edits gets a reply the edits schema admits (`cargo xtask bench local` sends
+/// all twenty and counts the valid ones).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn evolve_edits_schema_gives_valid_json_for_two_prompts() {
+async fn evolve_edits_schema_gives_valid_json() {
     let llm = model(1).await;
-    for prompt in &EDIT_PROMPTS[..2] {
+    for prompt in &EDIT_PROMPTS[..1] {
         let (messages, options) = edits_request(prompt);
         let reply = llm
             .chat(&messages, &options)
@@ -112,49 +112,87 @@ async fn an_unsupported_schema_is_a_bad_request() {
     assert!(err.message().contains("pattern"), "{err}");
 }
 
-/// One request per kernel JSON contract whose tag starts with `prefix`, with the kernel's own
-/// schema for its tag: each reply must be one the kernel reads.
-async fn kernel_schemas_give_replies_the_kernel_reads(prefix: &str) {
+/// The kernel's reply schemas in groups of three or four, one test each, so that no test runs
+/// long: one request per schema.
+const SCHEMA_GROUPS: [&[&str]; 4] = [
+    &["evolve.skill", "evolve.system", "evolve.tool"],
+    &["evolve.rank", "evolve.consolidate", "evolve.rewrite"],
+    &[
+        "judge.span",
+        "judge.missed_nodes",
+        "judge.skill_adherence",
+        "judge.confirmation_bias",
+    ],
+    &[
+        "judge.evidence_sufficiency",
+        "judge.defect_vs_lapse",
+        "judge.reasoning_sub",
+        "judge.rubric",
+    ],
+];
+
+/// One request per kernel JSON contract of `tags`, with the kernel's own schema for its tag:
+/// each reply must be one the kernel reads.
+async fn kernel_schemas_give_replies_the_kernel_reads(tags: &[&str]) {
     let llm = model(1).await;
-    let schemas: Vec<_> = kernel_schemas()
-        .into_iter()
-        .filter(|(tag, _)| tag.starts_with(prefix))
-        .collect();
-    assert!(!schemas.is_empty(), "no kernel schema tagged {prefix}*");
-    for (tag, schema) in schemas {
-        let (messages, options) = kernel_request(tag, &schema, KERNEL_CASES[0]);
+    let schemas = kernel_schemas();
+    for tag in tags {
+        let (_, schema) = schemas
+            .iter()
+            .find(|(known, _)| known == tag)
+            .unwrap_or_else(|| panic!("{tag} is not a kernel schema"));
+        let (messages, options) = kernel_request(tag, schema, KERNEL_CASES[0]);
         let reply = llm
             .chat(&messages, &options)
             .await
             .unwrap_or_else(|err| panic!("{tag}: {err}"));
-        if let Some(problem) = kernel_reply_error(&schema, &reply.content) {
+        if let Some(problem) = kernel_reply_error(schema, &reply.content) {
             panic!("{tag}: {problem}: {}", reply.content);
         }
     }
 }
 
-/// The skill-evolving contracts (`evolve.*`), one request each.
+/// The schemas of the calls that propose edits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn evolve_reply_schemas_give_replies_the_kernel_reads() {
-    kernel_schemas_give_replies_the_kernel_reads("evolve.").await;
+async fn edit_proposing_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[0]).await;
 }
 
-/// The judges' contracts (`judge.*`), one request each.
+/// The schemas of the calls that rank, consolidate and rewrite.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn judge_reply_schemas_give_replies_the_kernel_reads() {
-    kernel_schemas_give_replies_the_kernel_reads("judge.").await;
+async fn rank_consolidate_rewrite_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[1]).await;
 }
 
-/// Every kernel contract is one of the two families the tests above cover.
+/// The first half of the judges' schemas.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn span_and_adherence_judge_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[2]).await;
+}
+
+/// The second half of the judges' schemas.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_and_rubric_judge_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[3]).await;
+}
+
+/// Every kernel schema is in exactly one of the groups the tests above send.
 #[test]
-fn every_kernel_schema_is_evolve_or_judge() {
+fn every_kernel_schema_is_in_one_tested_group() {
+    let grouped: Vec<&str> = SCHEMA_GROUPS
+        .iter()
+        .flat_map(|g| g.iter().copied())
+        .collect();
     for (tag, _) in kernel_schemas() {
-        assert!(
-            tag.starts_with("evolve.") || tag.starts_with("judge."),
-            "{tag} is covered by no test"
-        );
+        let times = grouped.iter().filter(|t| **t == tag).count();
+        assert_eq!(times, 1, "{tag} is in {times} tested groups");
     }
     let tags =
         evolution_evolve::REPLY_SCHEMA_TAGS.len() + evolution_diagnose::REPLY_SCHEMA_TAGS.len();
     assert_eq!(kernel_schemas().len(), tags, "a kernel tag has no schema");
+    assert_eq!(
+        grouped.len(),
+        tags,
+        "a group names a tag the kernel does not have"
+    );
 }
