@@ -41,22 +41,7 @@ pub(crate) fn pinned_wheel() -> String {
 /// The cache directory: `$EVOLUTION_MODEL_DIR`, else `$XDG_CACHE_HOME/evolution-kernel/models`,
 /// else `~/.cache/evolution-kernel/models`.
 pub(crate) fn model_dir() -> Result<PathBuf> {
-    cache_dir("EVOLUTION_MODEL_DIR", "models")
-}
-
-/// A folder of the project's cache: `$override_var` when set, else
-/// `$XDG_CACHE_HOME/evolution-kernel/<name>`, else `~/.cache/evolution-kernel/<name>`.
-pub(crate) fn cache_dir(override_var: &str, name: &str) -> Result<PathBuf> {
-    let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
-    if let Some(dir) = var(override_var) {
-        return Ok(PathBuf::from(dir));
-    }
-    let cache = match var("XDG_CACHE_HOME") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(var("HOME").context("neither XDG_CACHE_HOME nor HOME is set")?)
-            .join(".cache"),
-    };
-    Ok(cache.join("evolution-kernel").join(name))
+    crate::cache::cache_dir("EVOLUTION_MODEL_DIR", "models")
 }
 
 /// Whether the model is in the default cache folder with the right digest.

@@ -7,12 +7,15 @@
 //!
 //! Commands:
 //! - `check-deps [--manifest-path <Cargo.toml>]`: the layer rules of docs/ARCHITECTURE.md;
+//! - `tidy [--manifest-path <Cargo.toml>]`: no module file over 800 lines of non-test code and
+//!   no import cycle between the files of a crate;
 //! - `install-prereqs`: what the build and `ci` need beyond cargo (cmake, libclang-dev and
 //!   chromium from Debian, cargo-deny and maturin in a cache folder, the local model), and jq
 //!   for the harvest benchmark, each only when missing;
-//! - `ci`: format check, clippy, check-deps, cargo-deny, docs, doctests, the Python suite
-//!   (`pytest`), tests (last, so their summary closes the log) — stops at the first failure,
-//!   and at once when a prerequisite is missing;
+//! - `ci`: format check, clippy, check-deps, tidy, cargo-deny, docs, doctests, the Python
+//!   suite (`pytest`), tests (last, so their summary closes the log) — stops at the first
+//!   failure, and at once when a prerequisite is missing; prints each step's wall time at the
+//!   end;
 //! - `bench <name> [args...]`: runs one of the benchmark programs in release mode;
 //! - `fuzz <target> [seconds]`: runs a cargo-fuzz target (installing cargo-fuzz if needed);
 //! - `demo`: the whole skill-evolve loop offline on the shipped example.
@@ -24,12 +27,15 @@
 // A command-line tool talks to its user through stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod cache;
 mod check_deps;
 mod fetch_model;
+mod module_graph;
 mod prereqs;
 mod python;
 mod source_scan;
 mod tasks;
+mod tidy;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -43,10 +49,13 @@ usage: cargo xtask <command>
 commands:
   check-deps [--manifest-path <Cargo.toml>]
                            check the layer rules of docs/ARCHITECTURE.md (exit 1 on violations)
+  tidy [--manifest-path <Cargo.toml>]
+                           check that no module file has over 800 lines of non-test code and no
+                           crate has an import cycle between its files (exit 1 on violations)
   install-prereqs          install cmake/libclang-dev/chromium/jq, cargo-deny, maturin and the local
                            model when missing
-  ci                       fmt check, clippy -D warnings, check-deps, cargo-deny, docs, doctests,
-                           pytest, tests
+  ci                       fmt check, clippy -D warnings, check-deps, tidy, cargo-deny, docs,
+                           doctests, pytest, tests; then each step's wall time
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them;
                            `bench python` times the Python API against Rust and SkillOpt)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
@@ -76,8 +85,21 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
         .to_str()
         .with_context(|| format!("command {command:?} is not UTF-8"))?;
     match command {
+        "tidy" => {
+            let manifest = parse_manifest_arg("tidy", rest)?;
+            let report = tidy::check(&manifest)?;
+            for line in &report.violations {
+                println!("{line}");
+            }
+            println!("{}", report.summary());
+            Ok(if report.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         "check-deps" => {
-            let manifest = parse_check_deps_args(rest)?;
+            let manifest = parse_manifest_arg("check-deps", rest)?;
             let report = check_deps::check(&manifest)?;
             for line in &report.violations {
                 println!("{line}");
@@ -122,8 +144,9 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
     }
 }
 
-/// Reads `[--manifest-path <path>]`; without it the project's root manifest is checked.
-fn parse_check_deps_args(args: &[OsString]) -> Result<PathBuf> {
+/// Reads `[--manifest-path <path>]` for `command`; without it the project's root manifest is
+/// checked.
+fn parse_manifest_arg(command: &str, args: &[OsString]) -> Result<PathBuf> {
     let mut manifest = None;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -136,7 +159,7 @@ fn parse_check_deps_args(args: &[OsString]) -> Result<PathBuf> {
         } else if let Some(value) = arg_str.strip_prefix("--manifest-path=") {
             manifest = Some(PathBuf::from(value));
         } else {
-            bail!("unexpected argument `{arg_str}` for check-deps\n\n{USAGE}");
+            bail!("unexpected argument `{arg_str}` for {command}\n\n{USAGE}");
         }
     }
     match manifest {
@@ -158,4 +181,18 @@ fn project_root() -> Result<PathBuf> {
 fn cargo() -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     Command::new(cargo)
+}
+
+/// The exit code that passes on a child's: its own code, or failure when a signal ended it.
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    }
+}
+
+/// The cargo target folder: `$CARGO_TARGET_DIR`, else `target` in the project.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }

@@ -84,15 +84,9 @@ pub(crate) fn check_all() -> Result<()> {
     Ok(())
 }
 
-/// The folder `install-prereqs` installs cargo tools into: `$EVOLUTION_TOOLS_DIR`, else
-/// `$XDG_CACHE_HOME/evolution-kernel/tools`, else `~/.cache/evolution-kernel/tools`.
-pub(crate) fn tools_dir() -> Result<PathBuf> {
-    crate::fetch_model::cache_dir("EVOLUTION_TOOLS_DIR", "tools")
-}
-
 /// The cargo-deny binary `install-prereqs` puts in the tools folder.
 pub(crate) fn cargo_deny_path() -> Result<PathBuf> {
-    Ok(tools_dir()?.join("bin").join("cargo-deny"))
+    Ok(crate::cache::tools_dir()?.join("bin").join("cargo-deny"))
 }
 
 /// Builds cargo-deny into the tools folder unless that exact version is already there.
@@ -111,7 +105,7 @@ fn ensure_cargo_deny() -> Result<()> {
             return Ok(());
         }
     }
-    let root = tools_dir()?;
+    let root = crate::cache::tools_dir()?;
     eprintln!(
         "xtask: building cargo-deny {CARGO_DENY_VERSION} into {} (once per machine)",
         root.display()

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cargo;
+use crate::{cargo, target_dir};
 
 /// The maturin release that builds the wheel.
 const MATURIN_VERSION: &str = "1.16.0";
@@ -128,7 +128,7 @@ fn run_pytest(root: &Path, flavour: Flavour) -> Result<ExitCode> {
         .status()
         .context("cannot start pytest")?;
     // Exit status 5 (no test collected) is a failure here: the suite always has tests.
-    Ok(crate::tasks::exit_code(status))
+    Ok(crate::exit_code(status))
 }
 
 /// `bench python`: the Python API's gate decisions and patch edits per second, beside the
@@ -197,7 +197,7 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         .status()
         .context("cannot start python/bench/bench_api.py")?;
     println!("{wheel_line}");
-    Ok(crate::tasks::exit_code(status))
+    Ok(crate::exit_code(status))
 }
 
 /// Builds the release CLI, stages it as the wheel's script, and runs maturin.
@@ -297,7 +297,7 @@ fn only_wheel(dir: &Path) -> Result<PathBuf> {
 
 /// Where maturin lives: its own virtual environment in the tools folder, one per version.
 pub(crate) fn maturin_path() -> Result<PathBuf> {
-    Ok(crate::prereqs::tools_dir()?
+    Ok(crate::cache::tools_dir()?
         .join(format!("maturin-{MATURIN_VERSION}"))
         .join("bin/maturin"))
 }
@@ -308,7 +308,7 @@ pub(crate) fn ensure_maturin() -> Result<PathBuf> {
     if maturin.is_file() {
         return Ok(maturin);
     }
-    let venv = crate::prereqs::tools_dir()?.join(format!("maturin-{MATURIN_VERSION}"));
+    let venv = crate::cache::tools_dir()?.join(format!("maturin-{MATURIN_VERSION}"));
     eprintln!(
         "xtask: installing maturin {MATURIN_VERSION} into {} (once per machine)",
         venv.display()
@@ -368,11 +368,6 @@ fn venv_command(venv: &Path, program: &str) -> Command {
     }
     command.env("VIRTUAL_ENV", venv);
     command
-}
-
-/// The cargo target folder: `$CARGO_TARGET_DIR`, else `target` in the project.
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 /// `12.3 MB` (decimal units, as pip prints them).

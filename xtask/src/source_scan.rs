@@ -24,6 +24,17 @@ pub(crate) struct Hit {
 
 /// Scans one Rust source file; `Err` carries the tokenizer's message when it is not valid Rust.
 pub(crate) fn scan(source: &str) -> Result<Vec<Hit>, String> {
+    let stream = tokenize(source)?;
+    let mut hits = Vec::new();
+    scan_stream(stream, &mut hits);
+    hits.sort();
+    hits.dedup();
+    Ok(hits)
+}
+
+/// The tokens of a Rust source file (a byte-order mark and a shebang line skipped, line
+/// numbers kept); `Err` carries the tokenizer's message when it is not valid Rust.
+pub(crate) fn tokenize(source: &str) -> Result<TokenStream, String> {
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     // A shebang line is not a token; blank it out but keep the line count.
     let owned;
@@ -34,12 +45,7 @@ pub(crate) fn scan(source: &str) -> Result<Vec<Hit>, String> {
     } else {
         source
     };
-    let stream = TokenStream::from_str(source).map_err(|err| err.to_string())?;
-    let mut hits = Vec::new();
-    scan_stream(stream, &mut hits);
-    hits.sort();
-    hits.dedup();
-    Ok(hits)
+    TokenStream::from_str(source).map_err(|err| err.to_string())
 }
 
 fn scan_stream(stream: TokenStream, hits: &mut Vec<Hit>) {

@@ -3,10 +3,11 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, check_deps, prereqs};
+use crate::{cargo, check_deps, exit_code, prereqs, target_dir, tidy};
 
 /// One step of `cargo xtask ci`.
 enum Step {
@@ -17,6 +18,8 @@ enum Step {
     ),
     /// The check-deps rules, run in process.
     CheckDeps,
+    /// File sizes and import cycles, run in process.
+    Tidy,
     /// `cargo-deny` over `deny.toml`: the sections that work offline.
     Deny,
     /// The wheel built, installed into a fresh virtual environment and tested with pytest.
@@ -29,7 +32,8 @@ const REQUIRE_CHROMIUM: &str = "EVOLUTION_REQUIRE_CHROMIUM";
 /// The cargo-deny checks `ci` runs (advisories need the advisory database from GitHub).
 const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 
-/// Runs the CI pipeline in order, stopping at the first failing step.
+/// Runs the CI pipeline in order, stopping at the first failing step, and prints the wall time
+/// of each step run (also when one fails).
 ///
 /// It installs nothing on the machine: when cmake, libclang, Chromium, cargo-deny, maturin or
 /// the local model is missing it stops at once and says to run `cargo xtask install-prereqs`
@@ -59,6 +63,7 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
             &[],
         ),
         Step::CheckDeps,
+        Step::Tidy,
         Step::Deny,
         Step::Cargo(
             &["doc", "--workspace", "--no-deps"],
@@ -73,62 +78,104 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
         Step::Cargo(tests, &[(REQUIRE_CHROMIUM, "1")]),
     ];
     let total = steps.len();
+    let mut times: Vec<(String, f64)> = Vec::new();
     for (index, step) in steps.iter().enumerate() {
         let number = index + 1;
-        match step {
+        let shown = step.shown();
+        eprintln!("xtask ci [{number}/{total}]: {shown}");
+        let started = Instant::now();
+        let passed = step.run(root, &deny, &shown);
+        times.push((shown.clone(), started.elapsed().as_secs_f64()));
+        match passed {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}`");
+                eprintln!("{}", time_table(&times));
+                return Ok(ExitCode::FAILURE);
+            }
+            Err(err) => {
+                eprintln!("{}", time_table(&times));
+                return Err(err);
+            }
+        }
+    }
+    eprintln!("{}", time_table(&times));
+    eprintln!("xtask ci: all {total} steps passed");
+    Ok(ExitCode::SUCCESS)
+}
+
+impl Step {
+    /// The step as the log names it.
+    fn shown(&self) -> String {
+        match self {
+            Step::Cargo(args, envs) => show(args, envs),
+            Step::CheckDeps => "cargo xtask check-deps".to_owned(),
+            Step::Tidy => "cargo xtask tidy".to_owned(),
+            Step::Deny => format!("cargo deny {}", DENY_CHECKS.join(" ")),
+            Step::Pytest => "cargo xtask pytest".to_owned(),
+        }
+    }
+
+    /// Runs the step; `Ok(false)` when it ran and failed (its output says why).
+    fn run(&self, root: &Path, deny: &Path, shown: &str) -> Result<bool> {
+        match self {
             Step::Cargo(args, envs) => {
-                let shown = show(args, envs);
-                eprintln!("xtask ci [{number}/{total}]: {shown}");
                 let status = cargo()
                     .args(*args)
                     .envs(envs.iter().copied())
                     .current_dir(root)
                     .status()
                     .with_context(|| format!("cannot start `{shown}`"))?;
-                if !status.success() {
-                    eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}` ({status})");
-                    return Ok(ExitCode::FAILURE);
-                }
+                Ok(status.success())
             }
             Step::Deny => {
-                let shown = format!("cargo deny {}", DENY_CHECKS.join(" "));
-                eprintln!("xtask ci [{number}/{total}]: {shown}");
-                let status = Command::new(&deny)
+                let status = Command::new(deny)
                     .arg("deny")
                     .args(DENY_CHECKS)
                     .current_dir(root)
                     .status()
                     .with_context(|| format!("cannot start `{shown}`"))?;
-                if !status.success() {
-                    eprintln!("xtask ci: FAILED at step {number}/{total}: `{shown}` ({status})");
-                    return Ok(ExitCode::FAILURE);
-                }
+                Ok(status.success())
             }
-            Step::Pytest => {
-                eprintln!("xtask ci [{number}/{total}]: cargo xtask pytest");
-                if crate::python::pytest_for_ci(root)? != ExitCode::SUCCESS {
-                    eprintln!("xtask ci: FAILED at step {number}/{total}: `cargo xtask pytest`");
-                    return Ok(ExitCode::FAILURE);
-                }
-            }
+            Step::Pytest => Ok(crate::python::pytest_for_ci(root)? == ExitCode::SUCCESS),
             Step::CheckDeps => {
-                eprintln!("xtask ci [{number}/{total}]: cargo xtask check-deps");
                 let report = check_deps::check(&root.join("Cargo.toml"))?;
                 for line in &report.violations {
                     println!("{line}");
                 }
                 println!("{}", report.summary());
-                if !report.is_ok() {
-                    eprintln!(
-                        "xtask ci: FAILED at step {number}/{total}: `cargo xtask check-deps`"
-                    );
-                    return Ok(ExitCode::FAILURE);
+                Ok(report.is_ok())
+            }
+            Step::Tidy => {
+                let report = tidy::check(&root.join("Cargo.toml"))?;
+                for line in &report.violations {
+                    println!("{line}");
                 }
+                println!("{}", report.summary());
+                Ok(report.is_ok())
             }
         }
     }
-    eprintln!("xtask ci: all {total} steps passed");
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The wall time of each step run so far, and their total, as a table for the end of the log.
+fn time_table(times: &[(String, f64)]) -> String {
+    let width = times
+        .iter()
+        .map(|(step, _)| step.chars().count())
+        .chain(["total".len()])
+        .max()
+        .unwrap_or(0);
+    let mut table = format!(
+        "xtask ci: wall time per step\n  {:<width$}  {:>8}\n",
+        "step", "seconds"
+    );
+    for (step, seconds) in times {
+        table.push_str(&format!("  {step:<width$}  {seconds:>8.1}\n"));
+    }
+    let total = times.iter().fold(0.0, |sum, (_, seconds)| sum + seconds);
+    table.push_str(&format!("  {:<width$}  {total:>8.1}", "total"));
+    table
 }
 
 fn show(args: &[&str], envs: &[(&str, &str)]) -> String {
@@ -173,7 +220,7 @@ fn bench_list() -> String {
 }
 
 /// `bench <name> [args...]`: `cargo run --release -p <package> --example <example> -- args`
-/// (the local model's without `--release`: its C++ is optimised in every profile).
+/// (the local model's as [`local_bench`] says).
 pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let Some((name, rest)) = args.split_first() else {
         eprintln!(
@@ -190,22 +237,47 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
-    // llama.cpp is optimised in every profile (see the root manifest), so the local model's
-    // benchmark runs in the dev profile and reuses the build the tests made instead of
-    // compiling llama.cpp a second time.
-    let profile: &[&str] = if package == "evolution-llm-local" {
-        &[]
-    } else {
-        &["--release"]
-    };
+    if package == "evolution-llm-local" {
+        return local_bench(root, &name, example, rest);
+    }
     let status = cargo()
-        .arg("run")
-        .args(profile)
-        .args(["-p", package, "--example", example, "--"])
+        .args([
+            "run",
+            "--release",
+            "-p",
+            package,
+            "--example",
+            example,
+            "--",
+        ])
         .args(rest)
         .current_dir(root)
         .status()
         .with_context(|| format!("cannot start the `{name}` benchmark"))?;
+    Ok(exit_code(status))
+}
+
+/// The local model's benchmark. llama.cpp is optimised in every profile (see the root
+/// manifest), so it runs in the dev profile, and it is built with the selection `ci` builds
+/// (`--workspace`) so that it reuses the llama.cpp `ci` compiled: Cargo unifies features over
+/// the packages selected, and with `-p evolution-llm-local` alone the build dependencies of
+/// llama.cpp's bindings (`syn` under `bindgen`) get fewer features, which changes the build
+/// script's hash and compiles llama.cpp a second time.
+fn local_bench(root: &Path, name: &str, example: &str, args: &[OsString]) -> Result<ExitCode> {
+    let status = cargo()
+        .args(["build", "--workspace", "--example", example])
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot build the `{name}` benchmark"))?;
+    if !status.success() {
+        return Ok(exit_code(status));
+    }
+    let program = target_dir(root).join("debug/examples").join(example);
+    let status = Command::new(&program)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot start {}", program.display()))?;
     Ok(exit_code(status))
 }
 
@@ -246,14 +318,6 @@ pub(crate) fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     Ok(exit_code(status))
 }
 
-pub(crate) fn exit_code(status: std::process::ExitStatus) -> ExitCode {
-    match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        None => ExitCode::FAILURE,
-    }
-}
-
 /// `demo`: installs what the local model needs, fetches it, builds `skill-evolve` and the
 /// reference agent, then runs the whole loop offline twice on the shipped example
 /// (`crates/skill-evolve/examples/rule-agent-demo`), each in a fresh folder under
@@ -272,8 +336,7 @@ pub(crate) fn demo(root: &Path) -> Result<ExitCode> {
     if !status.success() {
         bail!("building skill-evolve and rule-agent failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    let target = target_dir(root);
     let bin = target.join("debug");
     let example = root.join("crates/skill-evolve/examples/rule-agent-demo");
     let demo = target.join("demo");
@@ -367,7 +430,7 @@ struct DemoPart {
 mod tests {
     use std::path::Path;
 
-    use super::report_locations;
+    use super::{report_locations, time_table};
 
     #[test]
     fn a_demo_part_names_both_of_its_reports() {
@@ -377,6 +440,28 @@ mod tests {
             "Report: /tmp/demo/recorded/.skill-evolve/runs/demo/report.md (42 s)\n\
              HTML report: /tmp/demo/recorded/.skill-evolve/runs/demo/report.html \
              (open it in a browser)"
+        );
+    }
+
+    #[test]
+    fn the_time_table_lists_each_step_and_the_total() {
+        let times = [
+            ("cargo fmt --all -- --check".to_owned(), 1.24),
+            ("cargo xtask tidy".to_owned(), 0.5),
+            ("cargo nextest run --workspace".to_owned(), 612.0),
+        ];
+        assert_eq!(
+            time_table(&times),
+            "xtask ci: wall time per step\n\
+             \x20 step                            seconds\n\
+             \x20 cargo fmt --all -- --check          1.2\n\
+             \x20 cargo xtask tidy                    0.5\n\
+             \x20 cargo nextest run --workspace     612.0\n\
+             \x20 total                             613.7"
+        );
+        assert_eq!(
+            time_table(&[]),
+            "xtask ci: wall time per step\n  step    seconds\n  total       0.0"
         );
     }
 }

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
 use serde::{Deserialize, Serialize};
 
-use crate::events::Phase;
+use crate::phase::Phase;
 
 /// Price of one model, in money units per million tokens.
 ///

@@ -11,8 +11,8 @@ use evolution_types::{
     SkillStore, StoreError,
 };
 
-use crate::events::Phase;
 use crate::evolution::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
+use crate::phase::Phase;
 use crate::runner::Workspace;
 use crate::templates::PromptTemplates;
 

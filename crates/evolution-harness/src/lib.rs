@@ -158,6 +158,7 @@ mod fdr;
 mod gatekeeper;
 mod ingest;
 mod kernel;
+mod phase;
 mod probation;
 mod question_set;
 mod reply_schemas;
@@ -171,7 +172,7 @@ pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
-pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phase, Phases};
+pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
     ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,
@@ -184,6 +185,7 @@ pub use crate::ingest::{
     parse_session_state, parse_trajectories,
 };
 pub use crate::kernel::KernelProposer;
+pub use crate::phase::Phase;
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::question_set::{QuestionSetError, parse_question_set};

@@ -35,9 +35,11 @@
     clippy::indexing_slicing
 )]
 
+mod entry;
 mod journal;
 mod miss;
 mod replay;
 
+pub use crate::entry::cassette_key;
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
-pub use crate::replay::{CassetteError, CassetteMode, Recorder, cassette_key};
+pub use crate::replay::{CassetteError, CassetteMode, Recorder};

@@ -9,7 +9,7 @@ use std::path::Path;
 use evolution_types::{ChatMessage, ChatOptions};
 use serde_json::Value;
 
-use crate::replay::{Entry, keyed_options};
+use crate::entry::{Entry, keyed_options};
 
 /// Characters of context shown before the first differing character.
 const BEFORE: usize = 24;

@@ -43,6 +43,7 @@
 )]
 
 mod config;
+mod errors;
 mod provider;
 mod sse;
 mod wire;
@@ -51,4 +52,5 @@ pub use crate::config::{
     ConfigError, OPENAI_API_KEY_VAR, OpenAiConfig, REDACTED, RetryPolicy, Timeouts,
     usual_api_key_vars,
 };
-pub use crate::provider::{OpenAiProvider, PROVIDER_NAME, error_chain};
+pub use crate::errors::error_chain;
+pub use crate::provider::{OpenAiProvider, PROVIDER_NAME};

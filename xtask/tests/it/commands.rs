@@ -18,7 +18,7 @@ fn no_command_prints_usage_and_fails() {
 fn help_lists_every_command() {
     let out = run(xtask().arg("help"));
     assert_eq!(out.code, Some(0));
-    for command in ["check-deps", "ci", "bench", "fuzz"] {
+    for command in ["check-deps", "tidy", "ci", "bench", "fuzz"] {
         assert!(
             out.stdout.contains(command),
             "{command} missing:\n{}",
@@ -71,6 +71,18 @@ fn check_deps_rejects_unknown_arguments() {
     assert_eq!(out.code, Some(2));
     assert!(
         out.stderr.contains("unexpected argument `--fix`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn tidy_rejects_unknown_arguments() {
+    let out = run(xtask().args(["tidy", "--strict"]));
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr
+            .contains("unexpected argument `--strict` for tidy"),
         "{}",
         out.stderr
     );

@@ -8,7 +8,8 @@ use evolution_types::Prediction;
 use super::documents::{workspace, workspace_at};
 use super::{LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals, ProposeRequest};
 use super::{StopReason, ValidationError};
-use crate::events::{Arm, Phase};
+use crate::events::Arm;
+use crate::phase::Phase;
 use crate::runner::Workspace;
 use crate::validate::run_arm;
 

@@ -53,7 +53,7 @@ async fn gate_proposal(
     else {
         return Ok(());
     };
-    super::phases(ctx, state.epoch).start(crate::events::Phase::Gate, &label);
+    super::phases(ctx, state.epoch).start(crate::phase::Phase::Gate, &label);
     let candidate = Candidate {
         label: label.clone(),
         workspace: with_writes(&base, &label, &writes, config),

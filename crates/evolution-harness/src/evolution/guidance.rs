@@ -83,7 +83,7 @@ async fn slow_update_proposals(
         let Some(before) = previous.workspace.skills.get(name).filter(|b| *b != text) else {
             continue;
         };
-        super::phases(ctx, epoch).start(crate::events::Phase::SlowUpdate, name);
+        super::phases(ctx, epoch).start(crate::phase::Phase::SlowUpdate, name);
         let update = slow_update(ctx.llm, template, before, text, &pairs).await?;
         if !update.updated || update.content == *text {
             continue;

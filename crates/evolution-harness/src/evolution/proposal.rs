@@ -6,7 +6,8 @@ use async_trait::async_trait;
 use evolution_types::{DiagnosisResult, EvolutionRecord, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
-use crate::events::{Phase, Phases};
+use crate::events::Phases;
+use crate::phase::Phase;
 use crate::runner::Workspace;
 
 /// One candidate change: whole documents to write, with the record of how

@@ -23,7 +23,7 @@ pub(super) async fn settle_probations(
     state: &mut LoopState,
 ) -> Result<(), LoopError> {
     while let Some(mut watch) = state.probations.first().cloned() {
-        super::phases(ctx, state.epoch).start(crate::events::Phase::Probation, &watch.version);
+        super::phases(ctx, state.epoch).start(crate::phase::Phase::Probation, &watch.version);
         let previous = workspace_at(ctx.store, config, &watch.previous_version)?;
         let watched = workspace_at(ctx.store, config, &watch.version)?;
         let verdict = watch

@@ -1,102 +1,26 @@
 use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
 use serde_json::{Value, json};
 
+use crate::replies::{
+    EDIT_PROMPTS, KERNEL_CASES, edits_reply_error, edits_request, kernel_reply_error,
+    kernel_request, kernel_schemas,
+};
 use crate::support::model;
 
-/// The evolve-edits contract: a list of edits to a skill file.
-fn evolve_edits_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "edits": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": 2,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "op": {"enum": ["append", "insert_after", "replace", "delete"]},
-                        "target": {"type": "string", "maxLength": 60},
-                        "content": {"type": "string", "maxLength": 160}
-                    },
-                    "required": ["op", "target", "content"]
-                }
-            }
-        },
-        "required": ["edits"]
-    })
-}
-
-const PROMPTS: [&str; 20] = [
-    "The skill forgets to mention that dates must be ISO 8601. Propose edits.",
-    "Add a rule: always answer in English.",
-    "Remove the outdated section about Python 2.",
-    "Replace the sentence 'Be verbose.' with 'Be concise.'",
-    "The agent keeps calling the search tool twice. Fix the instructions.",
-    "Insert a step after '## Steps' telling the agent to read the README first.",
-    "The output format section lacks an example. Add one.",
-    "Delete the duplicated warning about secrets.",
-    "Users complain the summaries are too long. Propose a fix.",
-    "Append a checklist for code review at the end of the skill.",
-    "The skill should ask for clarification when the request is ambiguous.",
-    "Rename the heading 'Misc' to 'Notes'.",
-    "Add a note that tests must pass before committing.",
-    "The agent ignores timezones. Add guidance.",
-    "Make the tone friendlier in the greeting line.",
-    "The skill lists a deprecated API endpoint /v1/old. Update it to /v2/new.",
-    "Add an instruction to cite sources with links.",
-    "Remove the line that says 'never use tables'.",
-    "Errors from the build are not reported. Add a reporting step.",
-    "Propose one small improvement to a skill that writes commit messages.",
-];
-
-fn assert_edits_shape(reply: &str) {
-    let doc: Value = serde_json::from_str(reply).unwrap_or_else(|e| panic!("{e}: {reply}"));
-    let obj = doc.as_object().expect("object");
-    assert_eq!(obj.len(), 1, "{reply}");
-    let edits = obj["edits"].as_array().expect("edits array");
-    assert!((1..=2).contains(&edits.len()), "{reply}");
-    for edit in edits {
-        let edit = edit.as_object().expect("edit object");
-        assert_eq!(edit.len(), 3, "{reply}");
-        let op = edit["op"].as_str().expect("op");
-        assert!(
-            ["append", "insert_after", "replace", "delete"].contains(&op),
-            "{reply}"
-        );
-        assert!(
-            edit["target"]
-                .as_str()
-                .is_some_and(|t| t.chars().count() <= 60),
-            "{reply}"
-        );
-        assert!(
-            edit["content"]
-                .as_str()
-                .is_some_and(|c| c.chars().count() <= 160),
-            "{reply}"
-        );
-    }
-}
-
+/// A request for edits gets a reply the edits schema admits (`cargo xtask bench local` sends
+/// all twenty and counts the valid ones).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn evolve_edits_schema_gives_valid_json_for_20_prompts() {
+async fn evolve_edits_schema_gives_valid_json() {
     let llm = model(1).await;
-    let options = ChatOptions::default()
-        .with_json_schema(evolve_edits_schema())
-        .with_max_tokens(900);
-    for prompt in PROMPTS {
-        let messages = [
-            ChatMessage::system(
-                "You improve agent skill files. Reply with JSON: {\"edits\":[{\"op\":...,\"target\":...,\"content\":...}]}.",
-            ),
-            ChatMessage::user(prompt),
-        ];
+    for prompt in &EDIT_PROMPTS[..1] {
+        let (messages, options) = edits_request(prompt);
         let reply = llm
             .chat(&messages, &options)
             .await
             .unwrap_or_else(|err| panic!("{prompt}: {err}"));
-        assert_edits_shape(&reply.content);
+        if let Some(problem) = edits_reply_error(&reply.content) {
+            panic!("{prompt}: {problem}: {}", reply.content);
+        }
     }
 }
 
@@ -188,53 +112,87 @@ async fn an_unsupported_schema_is_a_bad_request() {
     assert!(err.message().contains("pattern"), "{err}");
 }
 
-/// One request per kernel JSON contract, with the kernel's own schema for its tag: the reply
-/// must be one the kernel reads (parsed by its JSON reader, required fields present).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_kernel_reply_schema_gives_a_reply_the_kernel_reads() {
+/// The kernel's reply schemas in groups of three or four, one test each, so that no test runs
+/// long: one request per schema.
+const SCHEMA_GROUPS: [&[&str]; 4] = [
+    &["evolve.skill", "evolve.system", "evolve.tool"],
+    &["evolve.rank", "evolve.consolidate", "evolve.rewrite"],
+    &[
+        "judge.span",
+        "judge.missed_nodes",
+        "judge.skill_adherence",
+        "judge.confirmation_bias",
+    ],
+    &[
+        "judge.evidence_sufficiency",
+        "judge.defect_vs_lapse",
+        "judge.reasoning_sub",
+        "judge.rubric",
+    ],
+];
+
+/// One request per kernel JSON contract of `tags`, with the kernel's own schema for its tag:
+/// each reply must be one the kernel reads.
+async fn kernel_schemas_give_replies_the_kernel_reads(tags: &[&str]) {
     let llm = model(1).await;
-    let tags = evolution_evolve::REPLY_SCHEMA_TAGS
-        .iter()
-        .chain(evolution_diagnose::REPLY_SCHEMA_TAGS.iter());
+    let schemas = kernel_schemas();
     for tag in tags {
-        let schema = evolution_evolve::reply_schema(tag)
-            .or_else(|| evolution_diagnose::reply_schema(tag))
-            .unwrap_or_else(|| panic!("{tag} has no schema"));
-        let prompt = format!(
-            "Task `{tag}`. The skill says: '# Dates\\nAlways answer with ISO 8601 dates.' \
-             The agent answered '03/04/2024' where '2024-04-03' was expected. \
-             Reply with one short JSON object for this task."
-        );
-        let options = ChatOptions::default()
-            .with_json_schema(schema.clone())
-            .with_tag(*tag)
-            .with_max_tokens(1024);
+        let (_, schema) = schemas
+            .iter()
+            .find(|(known, _)| known == tag)
+            .unwrap_or_else(|| panic!("{tag} is not a kernel schema"));
+        let (messages, options) = kernel_request(tag, schema, KERNEL_CASES[0]);
         let reply = llm
-            .chat(&[ChatMessage::user(prompt)], &options)
+            .chat(&messages, &options)
             .await
             .unwrap_or_else(|err| panic!("{tag}: {err}"));
-        let doc = evolution_evolve::parse_llm_json(&reply.content)
-            .unwrap_or_else(|| panic!("{tag}: the kernel cannot read {:?}", reply.content));
-        for name in schema["required"].as_array().into_iter().flatten() {
-            let name = name.as_str().unwrap_or_default();
-            assert!(
-                doc.contains_key(name),
-                "{tag}: `{name}` missing in {}",
-                reply.content
-            );
-        }
-        for key in ["edits", "extract_edits", "verify_edits"] {
-            if let Some(edits) = doc.get(key) {
-                let edits: Vec<evolution_types::Edit> = serde_json::from_value(edits.clone())
-                    .unwrap_or_else(|e| panic!("{tag}: {e}: {}", reply.content));
-                assert!(
-                    edits
-                        .iter()
-                        .all(|e| !matches!(e.op, evolution_types::EditOp::Other(_))),
-                    "{}",
-                    reply.content
-                );
-            }
+        if let Some(problem) = kernel_reply_error(schema, &reply.content) {
+            panic!("{tag}: {problem}: {}", reply.content);
         }
     }
+}
+
+/// The schemas of the calls that propose edits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_proposing_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[0]).await;
+}
+
+/// The schemas of the calls that rank, consolidate and rewrite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rank_consolidate_rewrite_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[1]).await;
+}
+
+/// The first half of the judges' schemas.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn span_and_adherence_judge_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[2]).await;
+}
+
+/// The second half of the judges' schemas.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_and_rubric_judge_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[3]).await;
+}
+
+/// Every kernel schema is in exactly one of the groups the tests above send.
+#[test]
+fn every_kernel_schema_is_in_one_tested_group() {
+    let grouped: Vec<&str> = SCHEMA_GROUPS
+        .iter()
+        .flat_map(|g| g.iter().copied())
+        .collect();
+    for (tag, _) in kernel_schemas() {
+        let times = grouped.iter().filter(|t| **t == tag).count();
+        assert_eq!(times, 1, "{tag} is in {times} tested groups");
+    }
+    let tags =
+        evolution_evolve::REPLY_SCHEMA_TAGS.len() + evolution_diagnose::REPLY_SCHEMA_TAGS.len();
+    assert_eq!(kernel_schemas().len(), tags, "a kernel tag has no schema");
+    assert_eq!(
+        grouped.len(),
+        tags,
+        "a group names a tag the kernel does not have"
+    );
 }

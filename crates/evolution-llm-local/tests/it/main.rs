@@ -5,4 +5,6 @@ mod chat;
 mod discovery;
 mod errors;
 mod json;
+#[path = "../../examples/support/replies.rs"]
+mod replies;
 mod support;
