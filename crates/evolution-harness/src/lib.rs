@@ -152,6 +152,7 @@
 
 mod budget;
 mod check;
+mod data_split;
 mod events;
 mod evolution;
 mod fdr;
@@ -194,6 +195,7 @@ pub use crate::runner::{
     AgentReply, AgentRunner, InProcessRunner, OutputLimits, RunnerError, Scoring, Workspace,
 };
 // The ports and records the loop writes through, defined in `evolution-types`.
+pub use crate::data_split::DataSplit;
 pub use crate::slow_update::{
     ComparisonPair, IMPROVED, PAIRS_PER_QUADRANT, PERSISTENT_FAIL, REGRESSED, STABLE_SUCCESS,
     SlowUpdate, SlowUpdateError, slow_update,
@@ -206,7 +208,7 @@ pub use crate::templates::{
     reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
-    BaselineCache, Candidate, DataSplit, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS,
+    BaselineCache, Candidate, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
 };

@@ -33,9 +33,10 @@ use evolution_types::{
 pub use self::proposal::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
 pub use self::state::{EvolutionReport, LoopState, StopReason};
 use crate::budget::BudgetExceeded;
+use crate::data_split::DataSplit;
 use crate::events::{HarnessEvent, Phases};
 use crate::gatekeeper::Gatekeeper;
-use crate::validate::{DataSplit, ValidationContext, ValidationError};
+use crate::validate::{ValidationContext, ValidationError};
 
 /// The label prefix of the slow update's candidates (`slow-update-<document>`).
 pub const SLOW_UPDATE_LABEL: &str = "slow-update";

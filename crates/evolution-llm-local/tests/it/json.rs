@@ -112,17 +112,13 @@ async fn an_unsupported_schema_is_a_bad_request() {
     assert!(err.message().contains("pattern"), "{err}");
 }
 
-/// The kernel's reply schemas in groups of three or four, one test each, so that no test runs
+/// The kernel's reply schemas in groups of two to four, one test each, so that no test runs
 /// long: one request per schema.
-const SCHEMA_GROUPS: [&[&str]; 4] = [
+const SCHEMA_GROUPS: [&[&str]; 5] = [
     &["evolve.skill", "evolve.system", "evolve.tool"],
     &["evolve.rank", "evolve.consolidate", "evolve.rewrite"],
-    &[
-        "judge.span",
-        "judge.missed_nodes",
-        "judge.skill_adherence",
-        "judge.confirmation_bias",
-    ],
+    &["judge.span", "judge.missed_nodes"],
+    &["judge.skill_adherence", "judge.confirmation_bias"],
     &[
         "judge.evidence_sufficiency",
         "judge.defect_vs_lapse",
@@ -164,16 +160,22 @@ async fn rank_consolidate_rewrite_schemas_give_replies_the_kernel_reads() {
     kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[1]).await;
 }
 
-/// The first half of the judges' schemas.
+/// The schemas of the span and missed-nodes judges (the longest replies).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn span_and_adherence_judge_schemas_give_replies_the_kernel_reads() {
+async fn span_and_missed_nodes_judge_schemas_give_replies_the_kernel_reads() {
     kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[2]).await;
 }
 
-/// The second half of the judges' schemas.
+/// The schemas of the skill-adherence and confirmation-bias judges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adherence_and_bias_judge_schemas_give_replies_the_kernel_reads() {
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[3]).await;
+}
+
+/// The other judges' schemas.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evidence_and_rubric_judge_schemas_give_replies_the_kernel_reads() {
-    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[3]).await;
+    kernel_schemas_give_replies_the_kernel_reads(SCHEMA_GROUPS[4]).await;
 }
 
 /// Every kernel schema is in exactly one of the groups the tests above send.

@@ -7,13 +7,13 @@ use std::fmt::Write as _;
 use evolution_gate::{GateDecision, ProbationVerdict, wald_lambda};
 use evolution_types::template::truncate_chars;
 
-use super::chart::{Level, LineChart, Series, line_chart};
-use super::escape;
-use super::model::{GateView, Inputs, RecordView, ValidationView};
-use super::page::{
+use super::cells::{
     CHART_CLASS, MAX_DIFF_LINE_CHARS, MAX_DIFF_LINES, MAX_LABEL_CHARS, e_from_ln, label,
     outcome_badge, threshold,
 };
+use super::chart::{Level, LineChart, Series, line_chart};
+use super::escape;
+use super::model::{GateView, Inputs, RecordView, ValidationView};
 
 /// The overview table and one section per candidate.
 pub(super) fn candidates(inputs: &Inputs) -> String {

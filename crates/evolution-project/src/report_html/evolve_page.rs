@@ -10,10 +10,11 @@ use evolution_types::template::truncate_chars;
 use serde_json::Value;
 
 use super::candidate::{diff_block, evidence_chart, quadrants};
+use super::cells::{CHART_CLASS, e_from_ln, label, threshold};
 use super::chart::line_chart;
 use super::escape;
 use super::model::{EvolveReport, EvolveVerdictView, RoundView};
-use super::page::{CHART_CLASS, STYLE, e_from_ln, label, phase_table, threshold};
+use super::page::{STYLE, phase_table};
 
 /// Longest free text shown in a cell (reasons, summaries, edit contents).
 const MAX_CELL_CHARS: usize = 600;

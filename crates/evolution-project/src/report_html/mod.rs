@@ -7,7 +7,8 @@
 //! - [`model`]: what the page is drawn from, and the facts a run adds to
 //!   `report.json` for it;
 //! - [`page`]: the page, a pure function of those inputs, and [`candidate`] its
-//!   candidates' sections and [`usage`] its usage tables;
+//!   candidates' sections, [`usage`] its usage tables and [`cells`] the pieces both pages
+//!   show alike;
 //! - [`chart`] and [`svg`]: the line chart and the small SVG writer under it;
 //! - [`escape`]: run text made inert in HTML.
 //!
@@ -19,6 +20,7 @@
 //! `evolve` session's folder needs only its `report.json`.
 
 mod candidate;
+mod cells;
 mod chart;
 mod escape;
 mod evolve_page;

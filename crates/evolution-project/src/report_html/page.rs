@@ -10,22 +10,13 @@ use std::fmt::Write as _;
 
 use evolution_gate::ProbationVerdict;
 use evolution_harness::StopReason;
-use evolution_types::template::truncate_chars;
 
 use super::candidate::{candidates, diff_block};
+use super::cells::{label, outcome_badge};
 use super::escape;
-use super::model::{ErrorControl, Inputs, RecordView, SavedReport, Score, StagedView};
+use super::model::{ErrorControl, Inputs, SavedReport, Score, StagedView};
 pub(super) use super::usage::phase_table;
 use super::usage::usage;
-
-/// The CSS class of every evidence chart (one per gated candidate).
-pub(super) const CHART_CLASS: &str = "gate-chart";
-/// Longest candidate label or version shown; longer ones are cut with a marker.
-pub(super) const MAX_LABEL_CHARS: usize = 200;
-/// Most diff lines shown per diff; the rest is counted, not dropped silently.
-pub(super) const MAX_DIFF_LINES: usize = 4_000;
-/// Longest diff line shown.
-pub(super) const MAX_DIFF_LINE_CHARS: usize = 2_000;
 
 /// The page's stylesheet: readable on screen and on paper.
 pub(super) const STYLE: &str = "
@@ -82,30 +73,6 @@ pub(super) fn page(inputs: &Inputs) -> String {
     }
     out.push_str("</body>\n</html>\n");
     out
-}
-
-/// Run text cut to [`MAX_LABEL_CHARS`] and escaped.
-pub(super) fn label(raw: &str) -> String {
-    escape::text(&truncate_chars(raw, MAX_LABEL_CHARS))
-}
-
-/// An e-value from its logarithm: a plain number while it fits, else `e^x`.
-pub(super) fn e_from_ln(ln_e: f64) -> String {
-    if !ln_e.is_finite() {
-        "n/a".to_owned()
-    } else if ln_e < 40.0 {
-        format!("{:.2}", ln_e.exp())
-    } else {
-        format!("e^{ln_e:.1}")
-    }
-}
-
-/// A threshold that may be infinite (`None`).
-pub(super) fn threshold(t: Option<f64>) -> String {
-    match t {
-        Some(t) if t.is_finite() => format!("{t:.2}"),
-        _ => "∞".to_owned(),
-    }
 }
 
 /// Why the run stopped, in words.
@@ -343,22 +310,6 @@ fn version_node<'a>(
     out.push_str("</ul>\n");
 }
 
-/// The candidate's outcome as a small badge.
-pub(super) fn outcome_badge(record: &RecordView) -> String {
-    let decision = record
-        .validation
-        .as_ref()
-        .map_or("not gated", |v| v.verdict.decision.as_str());
-    let probation = match record.probation.as_ref().and_then(|p| p.verdict) {
-        Some(ProbationVerdict::Rollback) => ", rolled back on probation",
-        Some(ProbationVerdict::Confirmed) => ", confirmed on probation",
-        Some(ProbationVerdict::Unverified) => ", probation unverified",
-        None if record.probation.is_some() => ", probation pending",
-        None => "",
-    };
-    format!("<span class=\"badge\">{decision}{probation}</span>")
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -367,6 +318,8 @@ mod tests {
     use evolution_harness::{GatePoint, StopReason};
 
     use super::*;
+    use crate::report_html::cells::CHART_CLASS;
+    use crate::report_html::model::RecordView;
     use crate::report_html::model::{BudgetView, LevelView, ProbationView, UsageView, VerdictView};
     use crate::report_html::model::{GateView, ValidationView};
     use evolution_gate::wald_lambda;
