@@ -98,7 +98,8 @@ pub struct LlmSection {
     /// `[llm.openai]`: any field of the OpenAI-compatible provider's configuration.
     #[serde(default)]
     pub openai: toml::Table,
-    /// `[llm.local]`: the embedded model's settings (see [`crate::local`]).
+    /// `[llm.local]`: the embedded model's settings (read by `local.rs`, with the `local`
+    /// feature).
     #[serde(default)]
     #[cfg_attr(not(feature = "local"), allow(dead_code))]
     pub local: toml::Table,

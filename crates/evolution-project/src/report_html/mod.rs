@@ -4,15 +4,15 @@
 //! accuracy with its interval, usage against the budget, and coloured diffs.
 //! One self-contained file: inline CSS and SVG, no script, nothing fetched.
 //!
-//! - [`model`]: what the page is drawn from, and the facts a run adds to
+//! - `model.rs`: what the page is drawn from, and the facts a run adds to
 //!   `report.json` for it;
-//! - [`page`]: the page, a pure function of those inputs, and [`candidate`] its
-//!   candidates' sections, [`usage`] its usage tables and [`cells`] the pieces both pages
+//! - `page.rs`: the page, a pure function of those inputs, and `candidate.rs` its
+//!   candidates' sections, `usage.rs` its usage tables and `cells.rs` the pieces both pages
 //!   show alike;
-//! - [`chart`] and [`svg`]: the line chart and the small SVG writer under it;
-//! - [`escape`]: run text made inert in HTML.
+//! - `chart.rs` and `svg.rs`: the line chart and the small SVG writer under it;
+//! - `escape.rs`: run text made inert in HTML.
 //!
-//! - [`evolve_page`]: the page of an `evolve` session (its rounds, its
+//! - `evolve_page.rs`: the page of an `evolve` session (its rounds, its
 //!   candidate with the gate's evidence or an "ungated" banner, its diff).
 //!
 //! This file gathers the inputs from a run folder (`report.json`, the store,
@@ -120,7 +120,7 @@ fn run_name(dir: &RunDir) -> String {
 /// saved there, byte for byte, and returns its path.
 ///
 /// # Errors
-/// A folder with no `report.json` (bad input), or as [`write`].
+/// A folder with no `report.json` (bad input), or as [`write()`].
 pub async fn rebuild(dir: &RunDir) -> anyhow::Result<PathBuf> {
     if !dir.report_json().is_file() {
         return Err(bad_at(

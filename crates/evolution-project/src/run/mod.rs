@@ -3,7 +3,7 @@
 //!
 //! - [`config`]: the configuration file, parsed and checked (a leaf);
 //! - [`dir`]: [`RunDir`], every path of a run's folder;
-//! - [`wiring`]: the adapters and the harness loop;
+//! - `wiring.rs`: the adapters and the harness loop;
 //! - [`events`]: what an observer sees of a run, and the event lines of its report;
 //! - [`report`]: `report.md` and `report.json`;
 //! - [`rubric`]: rubric checks scored by the run's LLM;

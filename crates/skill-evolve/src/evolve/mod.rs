@@ -20,10 +20,10 @@
 //! Then the diff and the table of edits are shown and nothing is written
 //! until the user says yes.
 //!
-//! - [`trajectories`]: the inputs, through the harness's ingestion;
+//! - the library's `evolve::trajectories`: the inputs, through the harness's ingestion;
 //! - [`rounds`]: the kernel's loop with the command's flags;
-//! - [`gating`]: the gate session in the run folder;
-//! - [`slow`]: the slow update's comparison, gated or not.
+//! - the library's `evolve::gating`: the gate session in the run folder;
+//! - the library's `evolve::slow`: the slow update's comparison, gated or not.
 
 mod rounds;
 
