@@ -1,0 +1,98 @@
+//! Hostile paths and inputs met by the files the command writes: symbolic links where an
+//! output goes, a cassette named over an input, a foreign folder given as a run folder,
+//! control characters from an LLM in the human-readable files, and oversized step lists.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{assert_one_line_error, skill_evolve};
+
+fn harvest_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/harvest")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+#[cfg(unix)]
+fn is_link(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[cfg(unix)]
+#[test]
+fn harvest_refuses_links_where_its_outputs_go_and_writes_them_0600() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_tree(&harvest_fixtures(), d);
+    std::fs::write(d.join("victim.txt"), "keep me\n").unwrap();
+    let harvest = |extra: &[&str]| {
+        skill_evolve(d)
+            .args(["harvest", "--source", "claude-code", "--from", "claude"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+
+    // --tasks naming a link, to a file or to nowhere: refused before anything is written.
+    std::os::unix::fs::symlink("victim.txt", d.join("tasks.jsonl")).unwrap();
+    std::os::unix::fs::symlink("nowhere.jsonl", d.join("dangling.jsonl")).unwrap();
+    for tasks in ["tasks.jsonl", "dangling.jsonl"] {
+        let out = harvest(&["--tasks", tasks, "--out", "h"]);
+        assert_one_line_error(&out, &format!("{tasks}: is a symbolic link"));
+        assert!(is_link(&d.join(tasks)), "{tasks}");
+        assert!(!d.join("h").exists());
+    }
+    assert!(!d.join("nowhere.jsonl").exists());
+
+    // A trajectory file of --out that is a link (dangling too) is never replaced.
+    let id = "claude-code-11111111-1111-4111-8111-111111111111.json";
+    std::fs::create_dir(d.join("h")).unwrap();
+    std::os::unix::fs::symlink("../victim.txt", d.join("h").join(id)).unwrap();
+    let out = harvest(&["--out", "h"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is a symbolic link"),
+        "{out:?}"
+    );
+    assert!(is_link(&d.join("h").join(id)));
+    assert_eq!(
+        std::fs::read_to_string(d.join("victim.txt")).unwrap(),
+        "keep me\n"
+    );
+    std::fs::remove_file(d.join("h").join(id)).unwrap();
+    std::os::unix::fs::symlink("../gone.json", d.join("h").join(id)).unwrap();
+    let out = harvest(&["--out", "h"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(is_link(&d.join("h").join(id)));
+    assert!(!d.join("gone.json").exists());
+
+    // Plain outputs: user-only, even over a wide-open file.
+    std::fs::remove_file(d.join("h").join(id)).unwrap();
+    std::fs::write(d.join("h").join(id), "{}").unwrap();
+    std::fs::set_permissions(d.join("h").join(id), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = harvest(&[
+        "--out",
+        "h",
+        "--tasks",
+        "mined.jsonl",
+        "--min-sessions",
+        "1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    for path in [d.join("h").join(id), d.join("mined.jsonl")] {
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", path.display());
+    }
+}
