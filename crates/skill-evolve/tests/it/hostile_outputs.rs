@@ -96,3 +96,37 @@ fn harvest_refuses_links_where_its_outputs_go_and_writes_them_0600() {
         assert_eq!(mode & 0o777, 0o600, "{}", path.display());
     }
 }
+
+#[test]
+fn evolve_refuses_a_run_dir_it_did_not_make_and_reuses_its_own() {
+    let dir = crate::evolve::workspace(crate::evolve::SKILL);
+    let d = dir.path();
+    assert!(crate::evolve::record(d).status.success());
+    std::fs::create_dir(d.join("site")).unwrap();
+    for name in ["report.html", "report.json", "candidate-SKILL.md"] {
+        std::fs::write(d.join("site").join(name), "the user's own\n").unwrap();
+    }
+    let before = crate::support::snapshot(d);
+    let replay = |run_dir: &str| {
+        crate::evolve::evolve_cmd(d)
+            .args(["--provider", "replay", "--cassette", "run.cassette"])
+            .args(["--run-dir", run_dir])
+            .output()
+            .unwrap()
+    };
+    let out = replay("site");
+    assert_one_line_error(
+        &out,
+        "--run-dir site is a folder with files that evolve did not write",
+    );
+    assert_eq!(crate::support::snapshot(d), before);
+
+    // A folder evolve made may take another session; an empty one is taken and marked.
+    std::fs::create_dir(d.join("fresh")).unwrap();
+    for _ in 0..2 {
+        let out = replay("fresh");
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert!(d.join("fresh/report.json").is_file());
+    assert!(d.join("fresh/.skill-evolve-session").is_file());
+}
