@@ -227,7 +227,7 @@ fn holds_foreign_files(root: &Path) -> bool {
 /// `path` made absolute with its links resolved, also when its last
 /// components do not exist yet: the longest existing prefix is
 /// canonicalised and the rest appended (`..` taking one component off).
-fn resolve(path: &Path) -> PathBuf {
+pub(crate) fn resolve(path: &Path) -> PathBuf {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {

@@ -130,3 +130,57 @@ fn evolve_refuses_a_run_dir_it_did_not_make_and_reuses_its_own() {
     assert!(d.join("fresh/report.json").is_file());
     assert!(d.join("fresh/.skill-evolve-session").is_file());
 }
+
+#[test]
+fn record_refuses_an_input_a_non_cassette_or_a_path_in_the_state_folder_before_any_call() {
+    let dir = crate::evolve::workspace(crate::evolve::SKILL);
+    let d = dir.path();
+    std::fs::write(d.join("questions.jsonl"), "{\"question\": \"?\"}\n").unwrap();
+    std::fs::create_dir_all(d.join("skill/.skill-evolve/runs")).unwrap();
+    let fake = crate::fake_llm::start();
+    let before = crate::support::snapshot(d);
+    let cases = [
+        ("skill/SKILL.md", "an input of this command"),
+        ("./skill/../skill/SKILL.md", "an input of this command"),
+        ("temp/failed_trajectory_001.json", "is not a cassette"),
+        ("questions.jsonl", "is not a cassette"),
+        (
+            "skill/.skill-evolve/runs/new.cassette",
+            "a folder only skill-evolve writes",
+        ),
+    ];
+    for (target, needle) in cases {
+        let out = crate::evolve::evolve_cmd(d)
+            .args(fake.provider_args())
+            .args(["--record", target])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+        assert_one_line_error(&out, "nothing was sent to the model");
+        assert_eq!(crate::support::snapshot(d), before, "{target}");
+    }
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // An earlier cassette may be recorded again.
+    assert!(crate::evolve::record(d).status.success());
+    assert!(crate::evolve::record(d).status.success());
+}
+
+#[test]
+fn run_refuses_to_record_over_its_configuration_or_questions() {
+    let dir = crate::run::run_workspace(crate::run::CONFIG);
+    let d = dir.path();
+    let before = crate::support::snapshot(d);
+    for (target, needle) in [
+        ("evolve.toml", "an input of this command"),
+        ("questions.jsonl", "is not a cassette"),
+        (
+            ".skill-evolve/runs/demo/calls.cassette",
+            "a folder only skill-evolve writes",
+        ),
+    ] {
+        let out = crate::support::run_config(d, &["--record", target]);
+        assert_one_line_error(&out, needle);
+        assert_eq!(crate::support::snapshot(d), before, "{target}");
+    }
+}
