@@ -184,3 +184,63 @@ fn run_refuses_to_record_over_its_configuration_or_questions() {
         assert_eq!(crate::support::snapshot(d), before, "{target}");
     }
 }
+
+/// The line a hostile edit adds after the rule the run needs: ESC sequences, a bell and a
+/// right-to-left override.
+const HOSTILE_LINE: &str = "# seen\u{1b}[2J\u{1b}[1A\u{7}\u{202e}txt.exe";
+/// How the diff shows it.
+const HOSTILE_SHOWN: &str = r"# seen\x1b[2J\x1b[1A\x07\u{202e}txt.exe";
+
+/// The whole loop's replies, the edit carrying [`HOSTILE_LINE`].
+fn hostile_loop(body: &str, _auth: &str) -> (u16, String) {
+    let content = if body.contains("You improve a skill document") {
+        serde_json::json!({"suggestions": ["no rule answers qa questions"],
+            "edits": [{"op": "append", "content": "RULE qa => yes"},
+                      {"op": "append", "content": HOSTILE_LINE}]})
+        .to_string()
+    } else if body.contains("long-term guidance") {
+        "Keep the qa rule.".to_owned()
+    } else if body.contains("for confirmation bias") {
+        serde_json::json!({"confirmation_bias": false}).to_string()
+    } else if body.contains("explored a source") {
+        serde_json::json!({"missed_nodes": []}).to_string()
+    } else if body.contains("Rank them by expected benefit") {
+        serde_json::json!({"ranking": [0]}).to_string()
+    } else if body.contains("Decide whether the failure comes") {
+        serde_json::json!({"category": "defect"}).to_string()
+    } else if body.contains("Classify it with one label") {
+        serde_json::json!({"type": "wrong_inference"}).to_string()
+    } else {
+        serde_json::json!({"evidence_sufficient": true}).to_string()
+    };
+    (200, crate::fake_llm::completion(&content))
+}
+
+#[test]
+fn staged_diffs_show_control_characters_of_an_edit_escaped_and_keep_the_document_exact() {
+    let base_url = crate::fake_llm::start_raw(hostile_loop);
+    let config = crate::run::loop_config(&crate::run::rule_agent(), &base_url);
+    let dir = crate::run::run_workspace_with(&config, 14);
+    let d = dir.path();
+    // Long enough that the two appended lines stay within the length the validator allows.
+    std::fs::write(
+        d.join("skills/default-strategy.md"),
+        "RULE other => no\n# One rule per line, read from the top; the first that matches answers.\n",
+    )
+    .unwrap();
+    let out = crate::support::run_config(d, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let run = d.join(".skill-evolve/runs/demo");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 accepted"),
+        "{}\n{}\n{:?}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(run.join("report.md"))
+    );
+    let staged = std::fs::read_to_string(run.join("staged/files/default-strategy.md")).unwrap();
+    assert!(staged.contains(HOSTILE_LINE), "{staged:?}");
+    let diff = std::fs::read_to_string(run.join("staged/diffs/default-strategy.md.diff")).unwrap();
+    assert!(diff.contains(&format!("+{HOSTILE_SHOWN}")), "{diff:?}");
+    assert!(!diff.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{diff:?}");
+}
