@@ -244,3 +244,55 @@ fn staged_diffs_show_control_characters_of_an_edit_escaped_and_keep_the_document
     assert!(diff.contains(&format!("+{HOSTILE_SHOWN}")), "{diff:?}");
     assert!(!diff.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{diff:?}");
 }
+
+#[test]
+fn capture_keeps_the_first_steps_of_a_huge_step_list_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Three million empty steps (9 MB), then one that is not an object.
+    let many = 3_000_000usize;
+    let mut text = String::with_capacity(many * 3 + 8);
+    text.push('[');
+    for i in 0..many {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str("{}");
+    }
+    text.push(']');
+    std::fs::write(d.join("steps.json"), &text).unwrap();
+    let capture = |id: &str| {
+        skill_evolve(d)
+            .args([
+                "capture",
+                "--dir",
+                "rollouts",
+                "--question",
+                "q",
+                "--prediction",
+                "p",
+            ])
+            .args(["--correct", "false", "--steps", "steps.json", "--id", id])
+            .output()
+            .unwrap()
+    };
+    let out = capture("huge");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the first 1000 are kept"), "{stderr}");
+    let path = d.join("rollouts/huge.json");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size < 1024 * 1024, "{size} bytes");
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(written["steps"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(written["steps"][999]["step"], 1000);
+    assert_eq!(written["steps_omitted"], many - 1000);
+
+    // A bad step past the kept ones is still found, and nothing is written.
+    text.insert_str(text.len() - 1, ",7");
+    std::fs::write(d.join("steps.json"), &text).unwrap();
+    let out = capture("bad");
+    assert_one_line_error(&out, &format!("step {} is not a JSON object", many + 1));
+    assert!(!d.join("rollouts/bad.json").exists());
+}
