@@ -233,16 +233,19 @@ async fn build_provider(
     match provider {
         #[cfg(feature = "local")]
         Provider::Local => {
+            check_local_ranges(&file.llm.local, config_path.as_deref())?;
             let (live, description, model) =
                 crate::local::local_provider(&file.llm.local, config_path.as_deref()).await?;
             with_recording(live, description, args.record.as_deref(), model).await
         }
         #[cfg(not(feature = "local"))]
-        Provider::Local => Err(bad_option(
+        Provider::Local => Err(check_local_ranges(&file.llm.local, config_path.as_deref())
+            .err()
+            .unwrap_or_else(|| bad_option(
             "provider `local` (the embedded model) is not in this build: rebuild skill-evolve \
              with its default `local` feature, or use `--provider openai` with any \
              OpenAI-compatible server (a local llama.cpp or Ollama server works offline)",
-        )),
+            ))),
         Provider::Openai => {
             if !chosen && !openai.contains_key("base_url") && !openai.contains_key("model") {
                 return Err(bad_option(no_provider_hint(source)));
@@ -557,7 +560,7 @@ fn openai_config(
             )));
         }
     }
-    toml::Value::Table(table)
+    let config = toml::Value::Table(table)
         .try_into::<OpenAiConfig>()
         .map_err(|e| {
             let problem = format!("[llm.openai]: {}", e.message());
@@ -565,7 +568,65 @@ fn openai_config(
                 Some(path) => bad_at(path, None, problem),
                 None => bad_option(problem),
             }
-        })
+        })?;
+    config
+        .check_ranges()
+        .map_err(|(key, problem)| out_of_range(config_path, "openai", key, &problem))?;
+    Ok(config)
+}
+
+/// The bad input of the key `key` (dotted, inside `[llm.<table>]`) whose value is out of
+/// range: the file and the key's line when the configuration came from a file.
+fn out_of_range(
+    config_path: Option<&Path>,
+    table: &str,
+    key: &str,
+    problem: &str,
+) -> anyhow::Error {
+    let message = format!("[llm.{table}] {key} {problem}");
+    match config_path {
+        Some(path) => {
+            let mut keys = vec!["llm", table];
+            keys.extend(key.split('.'));
+            let line = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|text| key_line(&text, &keys));
+            bad_at(path, line, message)
+        }
+        None => bad_option(message),
+    }
+}
+
+/// The line of the key at the dotted path `keys` in the TOML document `text`, however its
+/// tables are written (`[llm.openai.timeouts]`, `timeouts = { … }`, dotted keys).
+fn key_line(text: &str, keys: &[&str]) -> Option<usize> {
+    let document = toml::de::DeTable::parse(text).ok()?;
+    let (last, parents) = keys.split_last()?;
+    let mut table = document.get_ref();
+    for key in parents {
+        let (_, value) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key)?;
+        match value.get_ref() {
+            toml::de::DeValue::Table(inner) => table = inner,
+            _ => return None,
+        }
+    }
+    let (key, _) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *last)?;
+    Some(line_of(text, key.span().start))
+}
+
+/// Refuses the `[llm.local]` settings that cannot be used: a count or token budget of 0.
+fn check_local_ranges(table: &toml::Table, config_path: Option<&Path>) -> anyhow::Result<()> {
+    for key in ["threads", "slots", "context_tokens", "max_tokens"] {
+        if table.get(key).and_then(toml::Value::as_integer) == Some(0) {
+            return Err(out_of_range(
+                config_path,
+                "local",
+                key,
+                "must be at least 1, got 0",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// True for a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.

@@ -296,3 +296,58 @@ fn capture_keeps_the_first_steps_of_a_huge_step_list_and_counts_the_rest() {
     assert_one_line_error(&out, &format!("step {} is not a JSON object", many + 1));
     assert!(!d.join("rollouts/bad.json").exists());
 }
+
+#[test]
+fn llm_values_no_call_could_use_are_refused_with_file_line_and_key() {
+    let dir = crate::evolve::workspace(crate::evolve::SKILL);
+    let d = dir.path();
+    let fake = crate::fake_llm::start();
+    let head = format!(
+        "[llm]\nprovider = \"openai\"\n\n[llm.openai]\nbase_url = \"{}\"\nmodel = \"fake-model\"\n",
+        fake.base_url
+    );
+    let cases = [
+        (
+            format!("{head}temperature = nan\n"),
+            "skill-evolve.toml:7: [llm.openai] temperature must be a number from 0 to 2, got NaN",
+        ),
+        (
+            format!("{head}temperature = 7.5\n"),
+            "skill-evolve.toml:7: [llm.openai] temperature must be a number from 0 to 2",
+        ),
+        (
+            format!("{head}max_tokens = 0\n"),
+            "skill-evolve.toml:7: [llm.openai] max_tokens must be at least 1, got 0",
+        ),
+        (
+            format!("{head}\n[llm.openai.timeouts]\ntotal_ms = 0\n"),
+            "skill-evolve.toml:9: [llm.openai] timeouts.total_ms must be at least 1",
+        ),
+        (
+            format!("{head}timeouts = {{ connect_ms = 5, total_ms = 0 }}\n"),
+            "skill-evolve.toml:7: [llm.openai] timeouts.total_ms must be at least 1",
+        ),
+        (
+            "[llm]\nprovider = \"local\"\n\n[llm.local]\nmax_tokens = 0\n".to_owned(),
+            "skill-evolve.toml:5: [llm.local] max_tokens must be at least 1, got 0",
+        ),
+    ];
+    for (config, needle) in cases {
+        std::fs::write(d.join("skill-evolve.toml"), &config).unwrap();
+        let before = crate::support::snapshot(d);
+        let out = crate::evolve::evolve_cmd(d).output().unwrap();
+        assert_one_line_error(&out, needle);
+        assert_eq!(crate::support::snapshot(d), before);
+    }
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // The same keys in a run configuration's [llm.openai].
+    let dir = crate::run::run_workspace(
+        &crate::run::CONFIG.replace("model = \"m\"\n", "model = \"m\"\ntemperature = nan\n"),
+    );
+    let out = crate::support::run_config(dir.path(), &["--dry-run"]);
+    assert_one_line_error(
+        &out,
+        "evolve.toml:30: [llm.openai] temperature must be a number",
+    );
+}
