@@ -74,6 +74,52 @@ impl OpenAiConfig {
     }
 }
 
+impl OpenAiConfig {
+    /// Refuses a value that no call could use as meant: a temperature that is not a number
+    /// from 0 to 2 (NaN would be sent as 0), a `max_tokens` or `max_concurrency` of 0, a time
+    /// limit of 0 ms (every call would time out at once), a retry growth factor below 1.
+    ///
+    /// # Errors
+    /// The key's dotted path in the table (`timeouts.total_ms`) and what the value must be.
+    pub fn check_ranges(&self) -> Result<(), (&'static str, String)> {
+        let out = |key: &'static str, problem: String| Err((key, problem));
+        if let Some(t) = self.temperature
+            && !(t.is_finite() && (0.0..=2.0).contains(&t))
+        {
+            return out(
+                "temperature",
+                format!("must be a number from 0 to 2, got {t}"),
+            );
+        }
+        if self.max_tokens == Some(0) {
+            return out("max_tokens", "must be at least 1, got 0".to_owned());
+        }
+        if self.max_concurrency == 0 {
+            return out("max_concurrency", "must be at least 1, got 0".to_owned());
+        }
+        let t = &self.timeouts;
+        for (key, ms) in [
+            ("timeouts.connect_ms", t.connect_ms),
+            ("timeouts.first_byte_ms", t.first_byte_ms),
+            ("timeouts.idle_ms", t.idle_ms),
+            ("timeouts.attempt_ms", t.attempt_ms),
+            ("timeouts.total_ms", t.total_ms),
+        ] {
+            if ms == 0 {
+                return out(key, "must be at least 1 (milliseconds), got 0".to_owned());
+            }
+        }
+        let factor = self.retry.factor;
+        if !(factor.is_finite() && factor >= 1.0) {
+            return out(
+                "retry.factor",
+                format!("must be a finite number of at least 1, got {factor}"),
+            );
+        }
+        Ok(())
+    }
+}
+
 fn default_max_concurrency() -> usize {
     8
 }
@@ -265,4 +311,39 @@ pub enum ConfigError {
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    #[test]
+    fn out_of_range_values_name_their_key() {
+        let ok = OpenAiConfig::new("http://127.0.0.1:9/v1", "m");
+        assert_eq!(ok.check_ranges(), Ok(()));
+        let key_of = |config: OpenAiConfig| config.check_ranges().unwrap_err().0;
+        for t in [f32::NAN, f32::INFINITY, -0.5, 2.5] {
+            let mut c = ok.clone();
+            c.temperature = Some(t);
+            assert_eq!(key_of(c), "temperature", "{t}");
+        }
+        let mut c = ok.clone();
+        c.temperature = Some(0.0);
+        assert_eq!(c.check_ranges(), Ok(()));
+        let mut c = ok.clone();
+        c.max_tokens = Some(0);
+        assert_eq!(key_of(c), "max_tokens");
+        let mut c = ok.clone();
+        c.max_concurrency = 0;
+        assert_eq!(key_of(c), "max_concurrency");
+        let mut c = ok.clone();
+        c.timeouts.total_ms = 0;
+        assert_eq!(key_of(c), "timeouts.total_ms");
+        let mut c = ok.clone();
+        c.timeouts.connect_ms = 0;
+        assert_eq!(key_of(c), "timeouts.connect_ms");
+        let mut c = ok;
+        c.retry.factor = f32::NAN;
+        assert_eq!(key_of(c), "retry.factor");
+    }
 }

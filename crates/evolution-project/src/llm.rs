@@ -158,7 +158,7 @@ pub enum LlmSource {
 /// found before any call is made.
 pub async fn build_llm(args: &LlmOptions, near: &[&Path]) -> anyhow::Result<Llm> {
     let (file, config_path) = read_file_config(args.config.as_deref(), near)?;
-    build_llm_from(args, &file.llm, config_path, LlmSource::Flags).await
+    build_logged(args, &file.llm, config_path, LlmSource::Flags, near).await
 }
 
 /// Builds the provider from an `[llm]` section read from `config_path`
@@ -170,6 +170,22 @@ pub async fn build_llm_from(
     config_path: Option<PathBuf>,
     source: LlmSource,
 ) -> anyhow::Result<Llm> {
+    build_logged(args, section, config_path, source, &[]).await
+}
+
+/// [`build_llm_from`], a recording also refused over the command's inputs `inputs`.
+async fn build_logged(
+    args: &LlmOptions,
+    section: &LlmSection,
+    config_path: Option<PathBuf>,
+    source: LlmSource,
+    inputs: &[&Path],
+) -> anyhow::Result<Llm> {
+    if let Some(record) = &args.record {
+        let mut named: Vec<&Path> = inputs.to_vec();
+        named.extend(config_path.as_deref());
+        check_record_target(record, &named)?;
+    }
     let llm = build_provider(args, section, config_path, source).await?;
     tracing::info!("LLM: {}", crate::render::terminal_safe(&llm.description));
     Ok(Llm {
@@ -218,16 +234,19 @@ async fn build_provider(
     match provider {
         #[cfg(feature = "local")]
         Provider::Local => {
+            check_local_ranges(&file.llm.local, config_path.as_deref())?;
             let (live, description, model) =
                 crate::local::local_provider(&file.llm.local, config_path.as_deref()).await?;
             with_recording(live, description, args.record.as_deref(), model).await
         }
         #[cfg(not(feature = "local"))]
-        Provider::Local => Err(bad_option(
+        Provider::Local => Err(check_local_ranges(&file.llm.local, config_path.as_deref())
+            .err()
+            .unwrap_or_else(|| bad_option(
             "provider `local` (the embedded model) is not in this build: rebuild skill-evolve \
              with its default `local` feature, or use `--provider openai` with any \
              OpenAI-compatible server (a local llama.cpp or Ollama server works offline)",
-        )),
+            ))),
         Provider::Openai => {
             if !chosen && !openai.contains_key("base_url") && !openai.contains_key("model") {
                 return Err(bad_option(no_provider_hint(source)));
@@ -302,6 +321,83 @@ async fn build_provider(
             })
         }
     }
+}
+
+/// Refuses (as bad input, before any call) a `--record` path whose recording would destroy
+/// something: one of the command's named inputs `inputs` (the skill, the configuration), a
+/// path inside a folder only this program writes (the project's `.skill-evolve` folder, an
+/// `evolve` session folder, a version store), or an existing file that is not a cassette
+/// (a trajectory, a question set, any document: a recording replaces the file it names).
+pub fn check_record_target(record: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
+    let refuse = |problem: String| {
+        Err(bad_at(
+            record,
+            None,
+            format!("--record: {problem}; nothing was sent to the model"),
+        ))
+    };
+    let resolved = crate::run::dir::resolve(record);
+    if let Some(input) = inputs
+        .iter()
+        .find(|input| crate::run::dir::resolve(input) == resolved)
+    {
+        return refuse(format!(
+            "this is {}, an input of this command, which a recording would replace; name a \
+             new file for the cassette",
+            input.display()
+        ));
+    }
+    if let Some(owned) = resolved.ancestors().skip(1).find(|dir| owned_folder(dir)) {
+        return refuse(format!(
+            "this lies inside {}, a folder only skill-evolve writes (its runs and version \
+             stores); record the cassette outside it",
+            owned.display()
+        ));
+    }
+    if std::fs::metadata(&resolved).is_ok_and(|m| m.is_file() && m.len() > 0)
+        && !starts_like_a_cassette(&resolved)
+    {
+        return refuse(
+            "this file exists and is not a cassette (its first line is not a recorded call), \
+             and a recording would replace it; name a new file or an earlier cassette"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// A folder this program alone writes: the project's state folder, an `evolve` session
+/// folder (its marker), or a version store (its manifest beside its versions).
+fn owned_folder(dir: &Path) -> bool {
+    dir.file_name() == Some(std::ffi::OsStr::new(crate::STATE_DIR))
+        || dir.join(crate::run::dir::EVOLVE_MARKER).is_file()
+        || (dir.join("manifest.json").is_file() && dir.join("versions").is_dir())
+}
+
+/// Whether the first non-blank line of the regular file `path` is a recorded call (a JSON
+/// object with the key, model, messages and response a cassette entry holds). Reads at most
+/// the first 64 MiB.
+fn starts_like_a_cassette(path: &Path) -> bool {
+    use std::io::{BufRead as _, Read as _};
+    const LIMIT: u64 = 64 * 1024 * 1024;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::new(file.take(LIMIT));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return false,
+            Ok(_) if line.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(_) => break,
+        }
+    }
+    serde_json::from_slice::<serde_json::Value>(&line).is_ok_and(|value| {
+        ["key", "model", "messages", "response"]
+            .iter()
+            .all(|field| value.get(field).is_some())
+    })
 }
 
 /// The live provider, behind a recorder writing to `record` when one is given.
@@ -465,7 +561,7 @@ fn openai_config(
             )));
         }
     }
-    toml::Value::Table(table)
+    let config = toml::Value::Table(table)
         .try_into::<OpenAiConfig>()
         .map_err(|e| {
             let problem = format!("[llm.openai]: {}", e.message());
@@ -473,7 +569,65 @@ fn openai_config(
                 Some(path) => bad_at(path, None, problem),
                 None => bad_option(problem),
             }
-        })
+        })?;
+    config
+        .check_ranges()
+        .map_err(|(key, problem)| out_of_range(config_path, "openai", key, &problem))?;
+    Ok(config)
+}
+
+/// The bad input of the key `key` (dotted, inside `[llm.<table>]`) whose value is out of
+/// range: the file and the key's line when the configuration came from a file.
+fn out_of_range(
+    config_path: Option<&Path>,
+    table: &str,
+    key: &str,
+    problem: &str,
+) -> anyhow::Error {
+    let message = format!("[llm.{table}] {key} {problem}");
+    match config_path {
+        Some(path) => {
+            let mut keys = vec!["llm", table];
+            keys.extend(key.split('.'));
+            let line = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|text| key_line(&text, &keys));
+            bad_at(path, line, message)
+        }
+        None => bad_option(message),
+    }
+}
+
+/// The line of the key at the dotted path `keys` in the TOML document `text`, however its
+/// tables are written (`[llm.openai.timeouts]`, `timeouts = { … }`, dotted keys).
+fn key_line(text: &str, keys: &[&str]) -> Option<usize> {
+    let document = toml::de::DeTable::parse(text).ok()?;
+    let (last, parents) = keys.split_last()?;
+    let mut table = document.get_ref();
+    for key in parents {
+        let (_, value) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key)?;
+        match value.get_ref() {
+            toml::de::DeValue::Table(inner) => table = inner,
+            _ => return None,
+        }
+    }
+    let (key, _) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *last)?;
+    Some(line_of(text, key.span().start))
+}
+
+/// Refuses the `[llm.local]` settings that cannot be used: a count or token budget of 0.
+fn check_local_ranges(table: &toml::Table, config_path: Option<&Path>) -> anyhow::Result<()> {
+    for key in ["threads", "slots", "context_tokens", "max_tokens"] {
+        if table.get(key).and_then(toml::Value::as_integer) == Some(0) {
+            return Err(out_of_range(
+                config_path,
+                "local",
+                key,
+                "must be at least 1, got 0",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// True for a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.

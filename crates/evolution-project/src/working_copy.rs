@@ -68,6 +68,47 @@ pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     write_file(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
+/// Writes a file this program creates for the user to keep (a harvested trajectory, mined
+/// tasks): atomically, readable and writable by the user only (mode 0600 on Unix: harvested
+/// sessions hold the user's work), whatever the file it replaces allowed. A symbolic link at
+/// `path`, even a dangling one, is refused as bad input: the output never lands somewhere
+/// else than the path named, and never replaces a link with a file.
+pub fn write_private_output(path: &Path, text: &str) -> anyhow::Result<()> {
+    refuse_link(path)?;
+    write_private(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// Refuses (as bad input) a symbolic link at `path`, dangling or not.
+pub fn refuse_link(path: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(bad_at(
+            path,
+            None,
+            "is a symbolic link; this command writes only a plain file it can replace, so this \
+             file was not written. Remove the link or name another path",
+        ));
+    }
+    Ok(())
+}
+
+fn write_private(target: &Path, text: &str) -> std::io::Result<()> {
+    let mut options = AtomicWriteFile::options();
+    #[cfg(unix)]
+    {
+        use atomic_write_file::unix::OpenOptionsExt as _;
+        options.preserve_mode(false);
+    }
+    let mut file = options.open(target)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(text.as_bytes())?;
+    file.commit()
+}
+
 fn write_file(target: &Path, text: &str) -> std::io::Result<()> {
     let mut file = AtomicWriteFile::options().open(target)?;
     file.write_all(text.as_bytes())?;
@@ -126,5 +167,38 @@ mod tests {
         let err = write_through(&d.join("dangling.md"), "x").unwrap_err();
         assert!(err.to_string().contains("cannot be reached"), "{err}");
         assert!(!d.join("nowhere.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn private_outputs_are_0600_and_never_written_through_a_link() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("wide.json"), "old").unwrap();
+        std::fs::set_permissions(d.join("wide.json"), std::fs::Permissions::from_mode(0o777))
+            .unwrap();
+        write_private_output(&d.join("wide.json"), "new").unwrap();
+        write_private_output(&d.join("fresh.json"), "new").unwrap();
+        for name in ["wide.json", "fresh.json"] {
+            let meta = std::fs::metadata(d.join(name)).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{name}");
+            assert_eq!(std::fs::read_to_string(d.join(name)).unwrap(), "new");
+        }
+        std::os::unix::fs::symlink("wide.json", d.join("link.json")).unwrap();
+        std::os::unix::fs::symlink("nowhere.json", d.join("dangling.json")).unwrap();
+        for name in ["link.json", "dangling.json"] {
+            let err = write_private_output(&d.join(name), "x").unwrap_err();
+            assert!(err.to_string().contains("is a symbolic link"), "{err}");
+            assert!(
+                d.join(name)
+                    .symlink_metadata()
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+        }
+        assert_eq!(std::fs::read_to_string(d.join("wide.json")).unwrap(), "new");
+        assert!(!d.join("nowhere.json").exists());
     }
 }

@@ -13,9 +13,10 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
+use evolution_harness::MAX_TRAJECTORY_FILE_BYTES;
 use evolution_harvest::capture::{Rollout, iso_utc, rollout_trajectory};
 use evolution_harvest::redact::Redactor;
-use evolution_harvest::trajectory::safe_id;
+use evolution_harvest::trajectory::{MAX_STEPS, safe_id};
 use serde_json::{Map, Value};
 
 use crate::out::outln;
@@ -103,10 +104,17 @@ pub(crate) fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         };
         metadata.insert(key.trim().to_owned(), Value::String(value.to_owned()));
     }
-    let steps = match &args.steps {
+    let (steps, omitted) = match &args.steps {
         Some(path) => read_steps(path)?,
-        None => Vec::new(),
+        None => (Vec::new(), 0),
     };
+    if omitted > 0 {
+        eprintln!(
+            "warning: --steps holds {} steps; the first {MAX_STEPS} are kept and \
+             `steps_omitted` records the {omitted} left out",
+            MAX_STEPS.saturating_add(omitted)
+        );
+    }
     if args.no_redact {
         eprintln!("warning: --no-redact: the rollout is written with its secrets as given");
     }
@@ -137,8 +145,18 @@ pub(crate) fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
             Some(id) => id.clone(),
             None => format!("rollout-{compact}-{n}"),
         };
-        let object = rollout_trajectory(&rollout, (!args.no_redact).then_some(&mut redactor));
+        let mut object = rollout_trajectory(&rollout, (!args.no_redact).then_some(&mut redactor));
+        if omitted > 0 {
+            object.insert("steps_omitted".to_owned(), Value::from(omitted));
+        }
         let text = serde_json::to_string_pretty(&Value::Object(object))?;
+        if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_TRAJECTORY_FILE_BYTES {
+            return Err(bad_option(format!(
+                "the rollout would be a {} byte trajectory, over the {MAX_TRAJECTORY_FILE_BYTES} \
+                 bytes `evolve` reads; nothing written. Shorten its steps or texts",
+                text.len()
+            )));
+        }
         let path = args.dir.join(format!("{}.json", rollout.id));
         match write_new(&args.dir, &path, &text)? {
             true => {
@@ -190,26 +208,179 @@ fn write_new(dir: &Path, path: &Path, text: &str) -> anyhow::Result<bool> {
     }
 }
 
-/// The steps file: a JSON array of objects.
-fn read_steps(path: &Path) -> anyhow::Result<Vec<Value>> {
+/// The steps file: a JSON array of objects, of which the first [`MAX_STEPS`] are kept (as
+/// `harvest` keeps a session's first tool calls) and the rest only counted, never held in
+/// memory. Returns the kept steps and how many were left out.
+fn read_steps(path: &Path) -> anyhow::Result<(Vec<Value>, usize)> {
     let text = read_bounded(path).map_err(|reason| bad_at(path, None, reason))?;
-    let value: Value = serde_json::from_str(&text)
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let parsed = serde::Deserializer::deserialize_any(&mut de, StepsVisitor)
+        .and_then(|steps| de.end().map(|()| steps))
         .map_err(|e| bad_at(path, Some(e.line()), format!("not JSON: {e}")))?;
-    let Value::Array(items) = value else {
+    let Some(steps) = parsed else {
         return Err(bad_at(
             path,
             None,
             "the steps must be a JSON array of objects",
         ));
     };
-    if let Some(index) = items.iter().position(|v| !v.is_object()) {
+    if let Some(index) = steps.not_object {
         return Err(bad_at(
             path,
             None,
             format!("step {} is not a JSON object", index.saturating_add(1)),
         ));
     }
-    Ok(items)
+    Ok((steps.kept, steps.omitted))
+}
+
+/// What [`StepsVisitor`] read of a steps array.
+struct Steps {
+    kept: Vec<Value>,
+    omitted: usize,
+    /// The index of the first element that is not an object.
+    not_object: Option<usize>,
+}
+
+/// Reads a JSON array keeping its first [`MAX_STEPS`] elements; any other JSON value gives
+/// `None`.
+struct StepsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StepsVisitor {
+    type Value = Option<Steps>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON array of step objects")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut steps = Steps {
+            kept: Vec::new(),
+            omitted: 0,
+            not_object: None,
+        };
+        let mut index = 0usize;
+        loop {
+            let is_object = if steps.kept.len() < MAX_STEPS {
+                match seq.next_element::<Value>()? {
+                    None => break,
+                    Some(value) => {
+                        let is_object = value.is_object();
+                        steps.kept.push(value);
+                        is_object
+                    }
+                }
+            } else {
+                match seq.next_element::<ObjectOrNot>()? {
+                    None => break,
+                    Some(kind) => {
+                        steps.omitted = steps.omitted.saturating_add(1);
+                        matches!(kind, ObjectOrNot::Object)
+                    }
+                }
+            };
+            if !is_object && steps.not_object.is_none() {
+                steps.not_object = Some(index);
+            }
+            index = index.saturating_add(1);
+        }
+        Ok(Some(steps))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(None)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// A step past the kept ones: only whether it is an object; its content is skipped.
+enum ObjectOrNot {
+    Object,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for ObjectOrNot {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Kind;
+        impl<'de> serde::de::Visitor<'de> for Kind {
+            type Value = ObjectOrNot;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a step object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ObjectOrNot, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(ObjectOrNot::Object)
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ObjectOrNot, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ObjectOrNot::Other)
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<ObjectOrNot, E> {
+                Ok(ObjectOrNot::Other)
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<ObjectOrNot, E> {
+                Ok(ObjectOrNot::Other)
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<ObjectOrNot, E> {
+                Ok(ObjectOrNot::Other)
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<ObjectOrNot, E> {
+                Ok(ObjectOrNot::Other)
+            }
+
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<ObjectOrNot, E> {
+                Ok(ObjectOrNot::Other)
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<ObjectOrNot, E> {
+                Ok(ObjectOrNot::Other)
+            }
+        }
+        deserializer.deserialize_any(Kind)
+    }
 }
 
 /// `YYYY-MM-DD`, optionally followed by `T` and a time: the form sessions are sorted by.

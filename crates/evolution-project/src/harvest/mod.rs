@@ -258,6 +258,9 @@ pub fn harvest(
             "--tasks must name a file; this is a folder",
         ));
     }
+    if let Some(tasks) = &args.tasks {
+        crate::working_copy::refuse_link(tasks)?;
+    }
     let project = args
         .project
         .as_deref()
@@ -404,7 +407,7 @@ fn write_tasks(path: &Path, tasks: &[MinedTask]) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
     }
-    crate::working_copy::write_atomically(path, &text)
+    crate::working_copy::write_private_output(path, &text)
 }
 
 impl HarvestCounts {
@@ -590,7 +593,7 @@ impl Writer {
             std::fs::create_dir_all(out)
                 .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
             let text = serde_json::to_string_pretty(&Value::Object(h.object))?;
-            crate::working_copy::write_atomically(&out.join(format!("{id}.json")), &text)?;
+            crate::working_copy::write_private_output(&out.join(format!("{id}.json")), &text)?;
             counts.written = counts.written.saturating_add(1);
         }
         Ok(())

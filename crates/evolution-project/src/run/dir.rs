@@ -20,12 +20,18 @@ use crate::probe::check_folder_writable;
 /// `candidate-<skill name>` and `report.json`, and when the candidate is
 /// gated against an agent also `store/` (the baseline and every candidate
 /// the gate accepted), `runlog.sqlite` (both arms' answers) and
-/// `workspaces/`.
+/// `workspaces/`. Its marker file ([`EVOLVE_MARKER`]) says `evolve` made it: a later session
+/// may write there again, while a folder with other files and no marker is refused.
 #[derive(Debug, Clone)]
 pub struct RunDir {
     /// `<config dir>/.skill-evolve/runs/<name>`.
     root: PathBuf,
 }
+
+/// The file `evolve` writes first in a session folder it creates: a folder holding files but
+/// not this one was not made by `evolve`, and `evolve` refuses to write its reports and
+/// candidates over what it holds.
+pub const EVOLVE_MARKER: &str = ".skill-evolve-session";
 
 /// The runs folder of a project: `<project>/.skill-evolve/runs`.
 pub fn runs_of(project: &Path) -> PathBuf {
@@ -151,7 +157,33 @@ impl RunDir {
                 store.display()
             ));
         }
+        if holds_foreign_files(&root) {
+            return refuse(format!(
+                "a folder with files that evolve did not write (it has no {EVOLVE_MARKER} \
+                 marker), whose reports and candidates a session would replace"
+            ));
+        }
         Ok(RunDir { root })
+    }
+
+    /// Creates the `evolve` session folder, with its marker ([`EVOLVE_MARKER`]) when it has
+    /// none yet.
+    ///
+    /// # Errors
+    /// A folder or marker that cannot be written.
+    pub fn create_evolve_session(&self) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.root).map_err(|e| {
+            anyhow::anyhow!("cannot create the run folder {}: {e}", self.root.display())
+        })?;
+        let marker = self.root.join(EVOLVE_MARKER);
+        if std::fs::symlink_metadata(&marker).is_err() {
+            std::fs::write(
+                &marker,
+                "This folder is an evolve session of skill-evolve; evolve may write here again.\n",
+            )
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
+        }
+        Ok(())
     }
 
     /// The run's name: the folder's last component (`run` when it has none).
@@ -182,10 +214,20 @@ impl RunDir {
     }
 }
 
+/// Whether `root` is an existing folder holding at least one entry and no [`EVOLVE_MARKER`].
+/// A missing folder or one that cannot be listed is left to the writability check.
+fn holds_foreign_files(root: &Path) -> bool {
+    let Ok(mut entries) = std::fs::read_dir(root) else {
+        return false;
+    };
+    entries.next().is_some()
+        && !std::fs::symlink_metadata(root.join(EVOLVE_MARKER)).is_ok_and(|m| m.is_file())
+}
+
 /// `path` made absolute with its links resolved, also when its last
 /// components do not exist yet: the longest existing prefix is
 /// canonicalised and the rest appended (`..` taking one component off).
-fn resolve(path: &Path) -> PathBuf {
+pub(crate) fn resolve(path: &Path) -> PathBuf {
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -249,6 +291,24 @@ mod tests {
                 .root()
                 .starts_with(skill.join(".skill-evolve/runs"))
         );
+    }
+
+    #[test]
+    fn evolve_sessions_refuse_a_foreign_folder_and_reuse_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("skill")).unwrap();
+        let (skill, store) = (root.join("skill"), root.join("skill/.skill-evolve/store"));
+        std::fs::create_dir(root.join("empty")).unwrap();
+        RunDir::evolve_session(root.join("empty"), &skill, &store).unwrap();
+        std::fs::create_dir(root.join("site")).unwrap();
+        std::fs::write(root.join("site/report.html"), "mine").unwrap();
+        let err = RunDir::evolve_session(root.join("site"), &skill, &store).unwrap_err();
+        assert!(err.to_string().contains("did not write"), "{err}");
+        let own = RunDir::evolve_session(root.join("own"), &skill, &store).unwrap();
+        own.create_evolve_session().unwrap();
+        std::fs::write(root.join("own/report.json"), "{}").unwrap();
+        RunDir::evolve_session(root.join("own"), &skill, &store).unwrap();
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::dir::RunDir;
 use super::events::decision_name;
 use crate::error::{bad_at, bad_option};
 use crate::input::{InputKind, read_input_text};
-use crate::render::unified_diff;
+use crate::render::{terminal_safe, unified_diff};
 use crate::working_copy::write_atomically;
 
 /// What a document is.
@@ -361,7 +361,10 @@ pub fn stage(
         let user_file = project.join(&source.path);
         let current = std::fs::read_to_string(&user_file).unwrap_or_default();
         let shown = source.path.display().to_string();
+        // The diff is for reading: an edit's control characters (ESC, BEL, a bidirectional
+        // override) are shown escaped there; the staged file itself stays byte-exact.
         let diff = unified_diff(&current, new, &format!("a/{shown}"), &format!("b/{shown}"));
+        let diff = terminal_safe(&diff);
         let staged_file = PathBuf::from("staged/files").join(&source.document);
         let diff_file = PathBuf::from("staged/diffs").join(format!("{}.diff", source.document));
         write_atomically(&dir.root().join(&staged_file), new)?;
@@ -427,10 +430,10 @@ pub fn report_section(dir: &RunDir, proposal: &Proposal) -> String {
     for d in &proposal.documents {
         md.push_str(&format!(
             "| {} | {} | {} | {} |\n",
-            d.source.document,
-            d.source.path.display(),
-            dir.root().join(&d.staged_file).display(),
-            dir.root().join(&d.diff_file).display(),
+            terminal_safe(&d.source.document),
+            terminal_safe(&d.source.path.display().to_string()),
+            terminal_safe(&dir.root().join(&d.staged_file).display().to_string()),
+            terminal_safe(&dir.root().join(&d.diff_file).display().to_string()),
         ));
     }
     md.push_str(&format!(

@@ -364,8 +364,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         usage_by_phase: BTreeMap::new(),
     };
 
-    std::fs::create_dir_all(run_dir.root())
-        .with_context(|| format!("cannot create the run folder {}", run_dir.root().display()))?;
+    run_dir.create_evolve_session()?;
     if !summary.changed {
         if args.slow_update {
             summary.slow_update = Some(SlowReport::skipped(
@@ -633,8 +632,7 @@ fn finish(
     summary.llm_calls = summary.llm_calls.max(metered);
     let report = serde_json::to_string_pretty(summary)?;
     let path = run_dir.report_json();
-    std::fs::create_dir_all(run_dir.root())
-        .with_context(|| format!("cannot create the run folder {}", run_dir.root().display()))?;
+    run_dir.create_evolve_session()?;
     std::fs::write(&path, format!("{report}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;
     let html = evolution_project::report_html::write_evolve(run_dir)?;

@@ -17,6 +17,7 @@ mod fake_llm;
 mod fetch_model;
 mod gate;
 mod harvest;
+mod hostile_outputs;
 mod init;
 mod inputs;
 mod journal;
