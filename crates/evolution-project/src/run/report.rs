@@ -252,7 +252,8 @@ pub fn write_report(
         md.push_str(&format!("- {line}\n"));
     }
     let path = dir.report_md();
-    write_atomically(&path, &md).with_context(|| format!("cannot write {}", path.display()))?;
+    write_atomically(&path, &crate::render::terminal_safe(&md))
+        .with_context(|| format!("cannot write {}", path.display()))?;
     let control = match *guarantee {
         Guarantee::Fdr { alpha, horizon } => serde_json::json!({
             "kind": "e_lond", "fdr_alpha": alpha, "horizon": horizon,

@@ -243,6 +243,12 @@ fn staged_diffs_show_control_characters_of_an_edit_escaped_and_keep_the_document
     let diff = std::fs::read_to_string(run.join("staged/diffs/default-strategy.md.diff")).unwrap();
     assert!(diff.contains(&format!("+{HOSTILE_SHOWN}")), "{diff:?}");
     assert!(!diff.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{diff:?}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains(HOSTILE_SHOWN), "{report:?}");
+    assert!(
+        !report.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{report:?}"
+    );
 }
 
 #[test]
