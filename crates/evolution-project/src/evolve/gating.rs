@@ -115,7 +115,7 @@ pub fn check_disjoint(
         .map(|(id, q)| (normalized(q), id.as_str()))
         .filter(|(q, _)| !q.is_empty())
         .collect();
-    let clashes: Vec<String> = config
+    let mut clashes: Vec<String> = config
         .gate
         .iter()
         .chain(&config.probation)
@@ -135,6 +135,7 @@ pub fn check_disjoint(
     if clashes.is_empty() {
         return Ok(());
     }
+    clashes.sort();
     let more = clashes.len().saturating_sub(SHOWN);
     let shown: Vec<&str> = clashes.iter().take(SHOWN).map(String::as_str).collect();
     Err(bad_at(

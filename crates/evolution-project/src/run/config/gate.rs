@@ -264,11 +264,9 @@ fn decision_words(decision: GateDecision) -> &'static str {
     decision.as_str()
 }
 
-/// An e-value for a message: whole numbers plainly, others with one decimal.
+/// An e-value for a message: one decimal, or in scientific notation past a million.
 fn fmt_e(e: f64) -> String {
-    if e.fract() == 0.0 && e < 1e15 {
-        format!("{e:.0}")
-    } else if e < 1e6 {
+    if e < 1e6 {
         format!("{e:.1}")
     } else {
         format!("{e:.3e}")
