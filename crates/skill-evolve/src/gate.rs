@@ -31,8 +31,8 @@ pub(crate) fn run(args: &GateArgs) -> anyhow::Result<ExitCode> {
             let p = gate.params();
             outln!(
                 "thresholds raised for the run's error control: e_confirm {}, e_provisional {}",
-                p.e_confirm,
-                p.e_provisional
+                fmt_threshold(p.e_confirm),
+                fmt_threshold(p.e_provisional)
             );
         }
     }
@@ -86,7 +86,7 @@ fn explain(args: &GateArgs, p: &GateParams, v: &GateVerdict) -> String {
         v.ln_e_value,
         w.saturating_add(l),
         cmp(v.ln_e_value >= p.e_confirm.ln()),
-        p.e_confirm
+        fmt_threshold(p.e_confirm)
     );
     let lambda_line = format!(
         "λ  = {:.3}: Wald statistic W·ln1.4 + L·ln0.6 ({w} wins, {l} losses); {} lambda_dir {} \
@@ -119,6 +119,17 @@ fn explain(args: &GateArgs, p: &GateParams, v: &GateVerdict) -> String {
         args.remaining,
         args.preset_name()
     )
+}
+
+/// A threshold as given (`20`, `3.5`), with the rounding of `horizon / level` left out
+/// (`100`, not `99.99999999999999`).
+fn fmt_threshold(e: f64) -> String {
+    let whole = e.round();
+    if (e - whole).abs() <= 1e-9 * e.abs() {
+        format!("{whole}")
+    } else {
+        format!("{e}")
+    }
 }
 
 fn fmt_e(e: f64) -> String {

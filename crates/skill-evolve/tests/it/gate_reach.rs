@@ -89,6 +89,13 @@ fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
         "{stdout}"
     );
     assert!(
+        stdout.contains(
+            "the first candidate needs E ≥ 20.0, E ≥ 3.0 for a provisional accept when the \
+             questions run out (fdr_alpha = \"off\")"
+        ),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains("accept_confirmed: at least 7 wins and no loss (after 10 questions)"),
         "{stdout}"
     );
@@ -208,7 +215,23 @@ fn gate_decides_at_a_runs_e_lond_level() {
         "accept_confirmed"
     );
 
+    // The text says which thresholds the verdict was made with.
     let dir = tempfile::tempdir().unwrap();
+    let out = skill_evolve(dir.path())
+        .arg("gate")
+        .args(counts)
+        .args(["--fdr-level", "0.05", "--horizon", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("< e_confirm 60 "), "{text}");
+    assert!(
+        text.contains(
+            "thresholds raised for the run's error control: e_confirm 60, e_provisional 60"
+        ),
+        "{text}"
+    );
+
     for (bad, needle) in [
         (
             &["--fdr-level", "1.5"][..],

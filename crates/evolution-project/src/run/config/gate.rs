@@ -167,12 +167,23 @@ impl GateReach {
 
     /// How the first candidate's threshold comes about, in words.
     fn level_words(&self) -> String {
+        let provisional = if self.e_provisional == self.e_confirm {
+            String::new()
+        } else {
+            format!(
+                ", E ≥ {} for a provisional accept when the questions run out",
+                fmt_e(self.e_provisional)
+            )
+        };
         match self.fdr {
             Some((alpha, horizon)) => format!(
-                "E ≥ {} (e-LOND: fdr_alpha {alpha} over {horizon} candidate(s))",
+                "E ≥ {}{provisional} (e-LOND: fdr_alpha {alpha} over {horizon} candidate(s))",
                 fmt_e(self.e_confirm)
             ),
-            None => format!("E ≥ {}", fmt_e(self.e_confirm)),
+            None => format!(
+                "E ≥ {}{provisional} (fdr_alpha = \"off\")",
+                fmt_e(self.e_confirm)
+            ),
         }
     }
 
