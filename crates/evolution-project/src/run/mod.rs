@@ -278,6 +278,12 @@ pub async fn prepare(
             ),
         )
     })?;
+    // Before the model is built too (`--record` replaces its cassette): a gate set too
+    // small for any accept would spend every rollout for nothing.
+    let reach =
+        config
+            .gate_settings
+            .check_reach(config_path, config.gate.len(), config.horizon())?;
     let llm_options = LlmOptions {
         record,
         ..LlmOptions::default()
@@ -293,12 +299,6 @@ pub async fn prepare(
     if !fresh {
         stage::check_same_documents(&config, &dir)?;
     }
-    // Last of the checks (the others name a more basic problem), still before any rollout:
-    // a gate set too small for any accept would spend every rollout for nothing.
-    let reach =
-        config
-            .gate_settings
-            .check_reach(config_path, config.gate.len(), config.horizon())?;
     Ok(PreparedRun {
         config,
         config_path: config_path.to_path_buf(),

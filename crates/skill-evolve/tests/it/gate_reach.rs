@@ -104,7 +104,12 @@ fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
 #[test]
 fn a_gate_set_no_record_can_pass_is_refused_before_any_rollout() {
     // 16 questions: 8 for the gate, one fewer than an accept at E ≥ 60 needs.
-    for extra in [&["--dry-run"][..], &[][..]] {
+    // Also before `--record` would create its cassette.
+    for extra in [
+        &["--dry-run"][..],
+        &[][..],
+        &["--record", "run.cassette"][..],
+    ] {
         let dir = run_workspace_with(&default_gate(), 16);
         let d = dir.path();
         let before = snapshot(d);
