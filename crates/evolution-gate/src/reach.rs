@@ -329,6 +329,24 @@ mod tests {
     }
 
     #[test]
+    fn asked_after_every_question_it_is_the_pairwise_dynamic_program() {
+        // A ladder of ones asks the gate after every pair, as `operating_characteristics` does.
+        for name in crate::PRESET_NAMES {
+            let gate = Gate::preset(name).unwrap();
+            for p in [0.5, 0.6, 0.7] {
+                let ours = ladder_accept_probability(&gate, 60, &[1], p).unwrap();
+                let theirs = crate::operating_characteristics(&gate, 60, p)
+                    .unwrap()
+                    .accept;
+                assert!(
+                    (ours - theirs).abs() < 1e-12,
+                    "{name} {p}: {ours} vs {theirs}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn power_grows_with_the_win_rate_and_matches_certainty() {
         let gate = Gate::preset("calibrated").unwrap();
         let ladder = [10_usize, 20, 40];
