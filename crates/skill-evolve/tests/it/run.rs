@@ -40,7 +40,7 @@ api_key_env = "SKILL_EVOLVE_TEST_KEY"
 "#;
 
 pub(crate) fn run_workspace(config: &str) -> tempfile::TempDir {
-    run_workspace_with(config, 8)
+    run_workspace_with(config, 18)
 }
 
 /// A workspace with `n` qa questions whose answer is `yes`, and a skill
