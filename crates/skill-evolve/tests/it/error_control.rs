@@ -3,8 +3,8 @@
 //! report says which guarantee held.
 
 use crate::run::{
-    CONFIG, assert_config_refused, live_config, rule_agent, run_to_end, run_workspace,
-    run_workspace_with, with_agent,
+    CONFIG, assert_config_refused, live_config, rule_agent, run_to_end, run_workspace_with,
+    with_agent,
 };
 use crate::support::{assert_one_line_error, run_config, snapshot};
 
