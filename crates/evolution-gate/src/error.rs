@@ -50,6 +50,9 @@ pub enum GateError {
         /// The largest budget accepted.
         max: u64,
     },
+    /// A block ladder that is empty or holds a block of size 0.
+    #[error("the block ladder must list block sizes of at least 1")]
+    InvalidLadder,
     /// `compute_accuracy` was given no question ids.
     #[error("the question id list is empty")]
     EmptyQuestionIds,

@@ -27,6 +27,9 @@
 //!   by default, or Wald's likelihood ratio for one alternative).
 //! * [`operating_characteristics`]: the exact false-accept rate, power and
 //!   expected pairs of a gate, by dynamic program over the discordant pairs.
+//! * [`fewest_wins`], [`fewest_questions`], [`ladder_accept_probability`]:
+//!   what a gate asked only at the block ends of a ladder can accept with a
+//!   given number of questions, and how often ([`AcceptFloor`]).
 //! * [`score_pair`] / [`scored_pair`]: how one question counts from what
 //!   each arm produced ([`ArmResult`]): the better result wins, with a
 //!   failure ranked below a wrong answer, so a failure counts against the
@@ -52,6 +55,7 @@ mod characteristics;
 mod decision;
 mod error;
 mod evalue;
+mod reach;
 mod types;
 mod validate;
 
@@ -61,6 +65,10 @@ pub use crate::characteristics::{
 pub use crate::decision::{Gate, Tally};
 pub use crate::error::GateError;
 pub use crate::evalue::{compute_e_value, ln_e_value, wald_lambda};
+pub use crate::reach::{
+    AcceptFloor, MAX_REACH_QUESTIONS, SmallestRecord, block_ends, fewest_questions, fewest_wins,
+    ladder_accept_probability,
+};
 pub use crate::types::{
     ArmResult, EProcess, GateDecision, GateParams, GateVerdict, PRESET_NAMES, PairResult,
     PairScore, ProbationVerdict, QuadrantClassification,

@@ -348,6 +348,19 @@ pub(crate) struct GateArgs {
     /// Same as `--preset calibrated`.
     #[arg(long, conflicts_with = "preset")]
     pub(crate) calibrated: bool,
+    /// Decide as a run's candidate under e-LOND at this false-discovery level: both accept
+    /// thresholds become at least `horizon / A` (the level of a run's candidates before its
+    /// first accept), so the verdict matches the run's.
+    #[arg(long, value_name = "A", conflicts_with = "e_needed")]
+    pub(crate) fdr_level: Option<f64>,
+    /// The candidates e-LOND spreads `--fdr-level` over (a run's pre-flight states its
+    /// horizon).
+    #[arg(long, value_name = "N", requires = "fdr_level", default_value_t = 1)]
+    pub(crate) horizon: u64,
+    /// Decide as if a confirmed or provisional accept needs `E ≥ E_NEEDED` at least (the
+    /// threshold a run's report states for a candidate).
+    #[arg(long, value_name = "E")]
+    pub(crate) e_needed: Option<f64>,
     /// Print the verdict as JSON (the library's `GateVerdict`).
     #[arg(long)]
     pub(crate) json: bool,

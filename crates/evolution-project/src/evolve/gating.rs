@@ -98,12 +98,14 @@ impl Verdict {
 }
 
 /// Refuses a gate that could test on what the candidate was written from:
-/// a gate or probation question whose id, or whose text (spaces and case
-/// aside), is that of a trajectory read. Runs before any LLM call.
+/// gate or probation questions whose id, or whose text (spaces and case
+/// aside), is that of a trajectory read. Every such question is named in the
+/// one error (the first 20 of them, and how many more). Runs before any LLM call.
 pub fn check_disjoint(
     config: &GatingConfig,
     trajectories: &[(String, String)],
 ) -> anyhow::Result<()> {
+    const SHOWN: usize = 20;
     let ids: BTreeMap<&str, &str> = trajectories
         .iter()
         .map(|(id, q)| (id.as_str(), q.as_str()))
@@ -113,28 +115,45 @@ pub fn check_disjoint(
         .map(|(id, q)| (normalized(q), id.as_str()))
         .filter(|(q, _)| !q.is_empty())
         .collect();
-    for q in config.gate.iter().chain(&config.probation) {
-        let clash = if ids.contains_key(q.question_id.as_str()) {
-            Some(format!("has the id of trajectory {:?}", q.question_id))
-        } else {
-            texts
-                .get(&normalized(&q.question))
-                .map(|id| format!("has the text of trajectory {id:?}"))
-        };
-        if let Some(clash) = clash {
-            return Err(bad_at(
-                &config.questions_file,
-                None,
-                format!(
-                    "gate question {:?} {clash}: the gate must test on questions the candidate \
-                     was not written from; remove it from the question set or from the \
-                     trajectories (nothing was run)",
-                    q.question_id
-                ),
-            ));
-        }
+    let mut clashes: Vec<String> = config
+        .gate
+        .iter()
+        .chain(&config.probation)
+        .filter_map(|q| {
+            if ids.contains_key(q.question_id.as_str()) {
+                Some(format!(
+                    "{:?} has the id of trajectory {:?}",
+                    q.question_id, q.question_id
+                ))
+            } else {
+                texts
+                    .get(&normalized(&q.question))
+                    .map(|id| format!("{:?} has the text of trajectory {id:?}", q.question_id))
+            }
+        })
+        .collect();
+    if clashes.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    clashes.sort();
+    let more = clashes.len().saturating_sub(SHOWN);
+    let shown: Vec<&str> = clashes.iter().take(SHOWN).map(String::as_str).collect();
+    Err(bad_at(
+        &config.questions_file,
+        None,
+        format!(
+            "gate question(s) the candidate is written from ({}): {}{}; the gate must \
+             test on questions the candidate was not written from; remove them from the \
+             question set or from the trajectories (nothing was run)",
+            clashes.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ),
+    ))
 }
 
 /// Lower case, runs of white space made one space, trimmed.

@@ -186,6 +186,33 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
     out
 }
 
+/// Which question ids fall in each part of the split (train, gate, probation, holdout), one
+/// line each, as `run --dry-run` lists them; ids are escaped for a terminal.
+pub fn split_listing(config: &RunConfig) -> String {
+    let mut out = String::from("split (question ids, in the order each part is used):\n");
+    for (part, set) in [
+        ("train", &config.train),
+        ("gate", &config.gate),
+        ("probation", &config.probation),
+        ("holdout", &config.holdout),
+    ] {
+        let ids: Vec<String> = set
+            .iter()
+            .map(|q| crate::render::terminal_safe(&q.question_id).into_owned())
+            .collect();
+        out.push_str(&format!(
+            "  {part} ({}): {}\n",
+            ids.len(),
+            if ids.is_empty() {
+                "none".to_owned()
+            } else {
+                ids.join(", ")
+            }
+        ));
+    }
+    out
+}
+
 /// The run configuration `init` writes, looked for when `--config` is not given.
 pub const RUN_CONFIG: &str = "evolve.toml";
 
@@ -215,6 +242,8 @@ pub struct PreparedRun {
     pub llm: Llm,
     /// The worst-case plan of the configuration.
     pub estimate: Estimate,
+    /// What the gate can accept with the run's gate questions.
+    pub reach: config::GateReach,
 }
 
 /// Loads and checks the run configuration at `config_path` (`options` winning over its
@@ -249,6 +278,12 @@ pub async fn prepare(
             ),
         )
     })?;
+    // Before the model is built too (`--record` replaces its cassette): a gate set too
+    // small for any accept would spend every rollout for nothing.
+    let reach =
+        config
+            .gate_settings
+            .check_reach(config_path, config.gate.len(), config.horizon())?;
     let llm_options = LlmOptions {
         record,
         ..LlmOptions::default()
@@ -270,13 +305,16 @@ pub async fn prepare(
         dir,
         llm,
         estimate,
+        reach,
     })
 }
 
 impl PreparedRun {
     /// The plan and estimate, as shown before a run.
     pub fn preflight(&self) -> String {
-        preflight(&self.config, &self.estimate, &self.llm.description)
+        let mut out = preflight(&self.config, &self.estimate, &self.llm.description);
+        out.push_str(&self.reach.lines());
+        out
     }
 
     /// Deletes the earlier state of this run name (what `--fresh` asks for); `false` when

@@ -174,18 +174,7 @@ pub(super) async fn run_loop(
 /// epoch on, the slow update adds at most one per skill document. A horizon that is too
 /// large only costs power; a candidate past it is not gated at all.
 fn horizon(config: &RunConfig) -> u64 {
-    let task_types: std::collections::BTreeSet<&str> =
-        config.train.iter().map(|q| q.task_type.as_str()).collect();
-    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-    let per_epoch = n(task_types.len()).saturating_add(n(config.prompt_files.len()));
-    let epochs = u64::from(config.max_epochs);
-    let slow_updates = epochs
-        .saturating_sub(1)
-        .saturating_mul(n(config.skill_files.len()));
-    epochs
-        .saturating_mul(per_epoch)
-        .saturating_add(slow_updates)
-        .max(1)
+    config.horizon()
 }
 
 /// The error control of a run: e-LOND over every candidate the loop can

@@ -56,7 +56,7 @@ use evolution_project::evolve::trajectories::{Loaded, load_sources};
 use evolution_project::input::read_document;
 use evolution_project::input::read_prompt_templates;
 use evolution_project::llm::{api_key_variable, build_llm};
-use evolution_project::run::config::{GatingConfig, load_gating};
+use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
 use evolution_project::run::dir::RunDir;
 use evolution_project::working_copy::writable_target;
 
@@ -197,6 +197,8 @@ struct Inputs {
     /// The prompts, with the overrides of `--prompts DIR`.
     templates: PromptTemplates,
     gating: Option<GatingConfig>,
+    /// What the gate can accept with its questions (gated sessions only).
+    reach: Option<GateReach>,
 }
 
 /// Every input checked, nothing sent and nothing written.
@@ -268,9 +270,19 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
             let config = load_gating(path, key.as_deref(), args.slow_update)?;
             check_disjoint(&config, &loaded.questions)?;
             check_fresh(&run_dir)?;
-            Some(config)
+            // A gate set too small for any accept would spend every rollout for nothing.
+            let reach = config.gate_settings.check_reach(
+                &config.path,
+                config.gate.len(),
+                session_candidates(args),
+            )?;
+            Some((config, reach))
         }
         None => None,
+    };
+    let (gating, reach) = match gating {
+        Some((config, reach)) => (Some(config), Some(reach)),
+        None => (None, None),
     };
     Ok(Inputs {
         original,
@@ -280,7 +292,14 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         schedule,
         templates,
         gating,
+        reach,
     })
+}
+
+/// The candidates a session gates (the evolved one, and the slow update's), the horizon
+/// e-LOND spreads its level over.
+fn session_candidates(args: &EvolveArgs) -> u64 {
+    u64::from(args.slow_update).saturating_add(1)
 }
 
 /// `skill-evolve evolve`: check every input, run the rounds, gate the
@@ -297,6 +316,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         schedule,
         templates,
         gating,
+        reach,
     } = check_inputs(args)?;
     // Every LLM call and rollout is metered, per phase; only a gated
     // session has caps (its `[budget]`).
@@ -326,6 +346,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         loaded.passed,
         llm.description
     ));
+    if let Some(reach) = &reach {
+        out.say(&reach.lines());
+    }
 
     budget.enter_phase(Phase::Propose);
     let (candidate, outcome) = runtime.block_on(evolve_loop(
@@ -336,7 +359,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         &schedule,
         &templates,
     ))?;
-    let candidates = u64::from(args.slow_update).saturating_add(1);
+    let candidates = session_candidates(args);
     let Outcome {
         rounds,
         stop_reason,

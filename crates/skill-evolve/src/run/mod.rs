@@ -8,7 +8,7 @@ pub(crate) mod progress;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use evolution_project::run::{Ended, find_run_config, prepare, stage};
+use evolution_project::run::{Ended, find_run_config, prepare, split_listing, stage};
 
 use self::progress::Progress;
 use crate::cli::RunArgs;
@@ -36,6 +36,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let dir = prepared.dir.clone();
     let name = prepared.config.name.clone();
     if args.dry_run {
+        out!("{}", split_listing(&prepared.config));
         if args.fresh && dir.root().exists() {
             outln!(
                 "--fresh: the run would start over ({} would be deleted)",

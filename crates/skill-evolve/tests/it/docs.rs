@@ -120,8 +120,12 @@ fn the_dry_run_of_the_layouts_page_maps_task_types_as_it_shows() {
         .unwrap();
     }
     std::fs::write(d.join("skills/billing/refund.py"), "print('a resource')\n").unwrap();
+    // 24 questions, 12 gate, as the page says: the default gate's reach
+    // check needs 11 over this horizon.
     let questions: String = ["Refund Request", "Other", "Billing", "Other"]
         .iter()
+        .cycle()
+        .take(24)
         .enumerate()
         .map(|(i, task)| {
             format!(

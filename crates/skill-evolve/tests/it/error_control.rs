@@ -3,16 +3,18 @@
 //! report says which guarantee held.
 
 use crate::run::{
-    CONFIG, assert_config_refused, live_config, rule_agent, run_to_end, run_workspace,
-    run_workspace_with, with_agent,
+    CONFIG, assert_config_refused, live_config, rule_agent, run_to_end, run_workspace_with,
+    with_agent,
 };
-use crate::support::run_config;
+use crate::support::{assert_one_line_error, run_config, snapshot};
 
 /// Nine questions: two training questions and seven gate questions, two
 /// epochs, the calibrated gate. The reference agent with the proposed rule
 /// wins all seven: E(7, 0) ≈ 31.9, enough for the gate's own `E ≥ 20` but
 /// not for e-LOND's first level over a horizon of three candidates (one
-/// proposal per epoch and one slow update: 20 · 3 = 60).
+/// proposal per epoch and one slow update: 20 · 3 = 60), so with e-LOND on
+/// the run is refused before any call. Twelve questions give nine gate
+/// questions, the fewest that can reach 60: E(9, 0) ≈ 102.3.
 fn small_gate(agent: &std::path::Path, base_url: &str, fdr: Option<&str>) -> String {
     let mut config = with_agent(&live_config(base_url), agent)
         .replace("train = 0.5", "train = 0.25")
@@ -45,29 +47,39 @@ fn run_in(d: &std::path::Path) -> (String, String) {
 fn e_lond_is_on_by_default_and_binds_every_accept() {
     let agent = rule_agent();
     let fake = crate::fake_llm::start_loop();
-    let (stdout, report) = run(&small_gate(&agent, &fake.base_url, None));
-    // Both epochs propose the rule; after six wins E ≈ 18.1, and even a
-    // seventh could not reach 60, so the gate stops for futility.
-    assert!(
-        stdout.contains("2 candidate(s), 0 accepted"),
-        "{stdout}\n{report}"
+    // Seven gate questions cannot reach e-LOND's first level, so the run is
+    // refused before any call, naming how many gate questions it needs.
+    let dir = run_workspace_with(&small_gate(&agent, &fake.base_url, None), 9);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = run_config(d, &[]);
+    assert_one_line_error(
+        &out,
+        "the 7 gate question(s) cannot accept any candidate: the first is tested at E ≥ 60.0 \
+         (e-LOND: fdr_alpha 0.05 over 3 candidate(s)), and at least 9 gate questions are needed",
     );
+    assert_eq!(snapshot(d), before, "a refused run writes nothing");
+
+    // With enough gate questions the rule is accepted at e-LOND's level, not
+    // the gate's own `E ≥ 20`.
+    let dir = run_workspace_with(&small_gate(&agent, &fake.base_url, None), 12);
+    let d = dir.path();
+    let (stdout, report) = run_in(d);
+    assert!(stdout.contains("1 accepted"), "{stdout}\n{report}");
     assert!(
         report.contains("(the false-discovery rate) is at most 0.05 over this run"),
         "{report}"
     );
     assert!(report.contains("at most 3 candidate(s)"), "{report}");
     assert!(
-        report.contains("| no | 6 | 0 | 6 | 1 | 18.14 | 1.000 | reject_futility | — | 60.00 |"),
+        report.contains(
+            "| yes | 9 | 0 | 9 | 0 | 102.30 | 1.000 | accept_confirmed | v000002 | 60.00 |"
+        ),
         "{report}"
     );
-    assert!(report.contains("No change was accepted."), "{report}");
 
     // A finished run asked again with `fdr_alpha = "off"` resumes from its
     // checkpoint: its report still states the control the run was under.
-    let dir = run_workspace_with(&small_gate(&agent, &fake.base_url, None), 9);
-    let d = dir.path();
-    run_in(d);
     std::fs::write(
         d.join("evolve.toml"),
         small_gate(&agent, &fake.base_url, Some("\"off\"")),
@@ -114,19 +126,20 @@ fn a_bad_fdr_level_is_one_line_exit_2() {
 
 #[test]
 fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
-    let dir = run_workspace(&gate_config("probation = 0.25"));
+    // Twelve gate questions, three held back for probation: the nine left
+    // are the fewest the reach check lets through.
+    let dir = run_workspace_with(&gate_config("probation = 0.25"), 24);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
-    // Four gate questions, one held back for probation.
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("questions: 4 train, 3 gate, 0 holdout"),
+        text.contains("questions: 12 train, 9 gate, 0 holdout"),
         "{text}"
     );
     assert!(
         text.contains(
             "INFRA guard 20%, false-discovery rate at most 0.05 over the run (e-LOND), \
-             1 gate question(s) held back for probation"
+             3 gate question(s) held back for probation"
         ),
         "{text}"
     );
@@ -137,8 +150,8 @@ fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
         ),
         ("-0.1", "[gate] probation must be a share"),
         (
-            "0.9",
-            "evolve.toml:20: [gate] probation = 0.9 leaves none of the 4 gate questions to the gate",
+            "0.95",
+            "evolve.toml:20: [gate] probation = 0.95 leaves none of the 9 gate questions to the gate",
         ),
     ] {
         assert_config_refused(&gate_config(&format!("probation = {value}")), needle);

@@ -310,7 +310,9 @@ fn the_gates_agent_does_not_get_the_llms_api_key() {
     let fake = start_evolve_gain();
     let config = agent_config(Path::new("sh"), "0.75", "")
         .replace("command = [\"sh\"]", "command = [\"sh\", \"agent.sh\"]");
-    let dir = workspace(SKILL, 4, &config);
+    // 3 training and 9 gate questions: enough for the gate to accept a
+    // candidate at all, so the agent runs.
+    let dir = workspace(SKILL, 12, &config);
     let d = dir.path();
     std::fs::write(d.join("agent.sh"), ENV_AGENT).unwrap();
     let out = skill_evolve(d)
@@ -343,28 +345,38 @@ fn e_lond_spreads_its_level_over_the_sessions_candidates() {
     let fake = start_evolve_gain();
     // 2 training and 7 gate questions: 7 wins give E ≈ 31.9, above the
     // gate's own 20 but below e-LOND's first level over two candidates.
-    let run = |extra_gate: &str, args: &[&str]| {
-        let dir = workspace(SKILL, 9, &agent_config(&agent, "0.75", extra_gate));
+    let gate_set =
+        |n: usize, extra_gate: &str| workspace(SKILL, n, &agent_config(&agent, "0.75", extra_gate));
+    let run = |n: usize, extra_gate: &str, args: &[&str]| {
+        let dir = gate_set(n, extra_gate);
         let summary = json_of(&evolve(dir.path(), &fake.base_url, args));
         summary["gate"]["verdicts"][0].clone()
     };
-    let alone = run("", &["--agent-config", "evolve.toml", "--json"]);
+    let alone = run(9, "", &["--agent-config", "evolve.toml", "--json"]);
     assert_eq!(alone["passed"], true, "{alone}");
     let needed = alone["e_confirm"].as_f64().unwrap();
     assert!((needed - 20.0).abs() < 1e-9, "{alone}");
-    let with_slow = run(
-        "",
-        &["--agent-config", "evolve.toml", "--slow-update", "--json"],
+    // With the slow update as a second candidate no record of seven gate
+    // questions can pass: refused before any call, naming how many it needs.
+    let dir = gate_set(9, "");
+    let d = dir.path();
+    let before = snapshot(d);
+    let slow = ["--agent-config", "evolve.toml", "--slow-update", "--json"];
+    let out = evolve(d, &fake.base_url, &slow);
+    assert_one_line_error(
+        &out,
+        "the 7 gate question(s) cannot accept any candidate: the first is tested at E ≥ 40.0 \
+         (e-LOND: fdr_alpha 0.05 over 2 candidate(s)), and at least 8 gate questions are needed",
     );
-    assert_eq!(with_slow["passed"], false, "{with_slow}");
-    assert!(
-        with_slow["e_confirm"].as_f64().unwrap() > 31.9,
-        "{with_slow}"
-    );
-    let off = run(
-        "fdr_alpha = \"off\"\n",
-        &["--agent-config", "evolve.toml", "--slow-update", "--json"],
-    );
+    assert_eq!(snapshot(d), before, "a refused evolve writes nothing");
+    // With 3 training and 8 gate questions it passes at the raised level:
+    // 8 wins give E ≈ 57.1 ≥ 40.
+    let with_slow = run(11, "", &slow);
+    assert_eq!(with_slow["passed"], true, "{with_slow}");
+    assert_eq!(with_slow["w"], 8, "{with_slow}");
+    let raised = with_slow["e_confirm"].as_f64().unwrap();
+    assert!((raised - 40.0).abs() < 1e-9, "{with_slow}");
+    let off = run(9, "fdr_alpha = \"off\"\n", &slow);
     assert_eq!(off["passed"], true, "{off}");
 }
 

@@ -60,8 +60,9 @@ fn init_writes_a_commented_configuration_with_the_tools_seen() {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
     // With the agent and the questions filled in, the configuration is valid
-    // and its profile is the one written.
-    let questions: String = (0..4)
+    // and its profile is the one written. Its gate parameters over a horizon
+    // of eleven candidates need 17 gate questions: 34 questions, half gated.
+    let questions: String = (0..34)
         .map(|i| format!("{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \"answer\": \"yes\"}}\n"))
         .collect();
     std::fs::write(d.join("questions.jsonl"), questions).unwrap();

@@ -16,6 +16,7 @@ mod fake_llm;
 #[cfg(feature = "local")]
 mod fetch_model;
 mod gate;
+mod gate_reach;
 mod harvest;
 mod hostile_outputs;
 mod init;

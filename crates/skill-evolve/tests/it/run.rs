@@ -40,7 +40,7 @@ api_key_env = "SKILL_EVOLVE_TEST_KEY"
 "#;
 
 pub(crate) fn run_workspace(config: &str) -> tempfile::TempDir {
-    run_workspace_with(config, 8)
+    run_workspace_with(config, 18)
 }
 
 /// A workspace with `n` qa questions whose answer is `yes`, and a skill
@@ -73,7 +73,9 @@ pub(crate) fn assert_config_refused(config: &str, needle: &str) {
 fn every_gate_preset_is_accepted_by_the_run_config() {
     for name in evolution_gate::PRESET_NAMES {
         let config = CONFIG.replace(r#"params = "calibrated""#, &format!("params = \"{name}\""));
-        let dir = run_workspace(&config);
+        // 32 questions, 16 gate: the most any preset's first test needs
+        // (`thorough`'s); fewer are refused by the reach check.
+        let dir = run_workspace_with(&config, 32);
         let out = run_config(dir.path(), &["--dry-run"]);
         assert!(out.status.success(), "{name}: {out:?}");
         let text = String::from_utf8(out.stdout).unwrap();
@@ -90,18 +92,18 @@ fn dry_run_prints_the_plan_and_the_estimate() {
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("questions: 4 train, 4 gate, 0 holdout"),
+        text.contains("questions: 9 train, 9 gate, 0 holdout"),
         "{text}"
     );
     assert!(
         text.contains("gate: calibrated parameters, blocks [2, 4]"),
         "{text}"
     );
-    // 2 epochs × (4 questions × 6 judge calls + 1 candidate × 3 + 1 slow update).
-    assert!(text.contains("2 epoch(s)): 56 LLM calls"), "{text}");
-    // 2 epochs × (4 training + (1 candidate + 1 slow update) × 4 gate
+    // 2 epochs × (9 questions × 6 judge calls + 1 candidate × 3 + 1 slow update).
+    assert!(text.contains("2 epoch(s)): 116 LLM calls"), "{text}");
+    // 2 epochs × (9 training + (1 candidate + 1 slow update) × 9 gate
     // questions × 2 arms) rollouts.
-    assert!(text.contains("40 agent rollouts"), "{text}");
+    assert!(text.contains("90 agent rollouts"), "{text}");
     assert!(text.contains("note: "), "the 10-call cap is passed: {text}");
     assert!(text.contains("nothing was run or written"), "{text}");
     assert_eq!(snapshot(d), before);
@@ -540,8 +542,8 @@ fn prompts_tree_and_schedule_options_are_checked_and_shown() {
         ),
         "{text}"
     );
-    // One more candidate per epoch: 2 epochs × (4 × 6 + 2 × 3 + 1) calls.
-    assert!(text.contains("2 epoch(s)): 62 LLM calls"), "{text}");
+    // One more candidate per epoch: 2 epochs × (9 × 6 + 2 × 3 + 1) calls.
+    assert!(text.contains("2 epoch(s)): 122 LLM calls"), "{text}");
     // The same from the configuration's keys; flags win over them.
     let keyed = CONFIG.replace(
         "max_epochs = 2\n",

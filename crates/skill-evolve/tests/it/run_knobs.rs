@@ -2,7 +2,7 @@
 //! `consolidate_notes`, `consolidate_chars`, and `[gate]`'s individual parameters over a
 //! preset. Accepted values show in the pre-flight lines; bad ones are one line, exit 2.
 
-use crate::run::{CONFIG, run_workspace};
+use crate::run::{CONFIG, run_workspace_with};
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
 /// `CONFIG` with `gate_keys` added to its `[gate]` table and an `[evolve]` table.
@@ -11,8 +11,10 @@ fn with_knobs(gate_keys: &str, evolve_keys: &str) -> String {
     format!("{config}\n[evolve]\n{evolve_keys}\n")
 }
 
+/// A dry run of `config` over 26 questions (13 gate): enough for the knobs
+/// below, whose first test needs 13 gate questions, to pass the reach check.
 fn dry_run(config: &str) -> std::process::Output {
-    let dir = run_workspace(config);
+    let dir = run_workspace_with(config, 26);
     let d = dir.path();
     let before = snapshot(d);
     let out = skill_evolve(d)

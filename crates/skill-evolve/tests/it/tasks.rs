@@ -343,7 +343,7 @@ fn a_check_that_cannot_be_read_is_refused_with_its_line() {
     std::fs::write(d.join("questions.jsonl"), lines).unwrap();
     let before = snapshot(d);
     let out = run_config(d, &["--dry-run"]);
-    assert_one_line_error(&out, "questions.jsonl:9");
+    assert_one_line_error(&out, "questions.jsonl:19");
     assert_one_line_error(&out, "question \"bad\" has a bad check");
     assert_eq!(snapshot(d), before);
 }

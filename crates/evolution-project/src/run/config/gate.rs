@@ -1,8 +1,11 @@
 //! `[gate]`: the gate's preset and thresholds, e-LOND's level, the block ladder, the INFRA
 //! guard and the probation share.
 
-use evolution_gate::{EProcess, Gate, GateError, GateParams};
-use evolution_harness::{ELond, GammaSequence, Gatekeeper, ValidationConfig};
+use evolution_gate::{
+    AcceptFloor, EProcess, Gate, GateDecision, GateError, GateParams, fewest_questions,
+    fewest_wins, ladder_accept_probability,
+};
+use evolution_harness::{ELond, GammaSequence, Gatekeeper, ValidationConfig, params_for_level};
 use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
@@ -118,7 +121,252 @@ pub struct GateSettings {
     pub fdr_alpha: Option<f64>,
 }
 
+/// The most gate questions [`GateSettings::reach`] looks at; past it a gate can accept
+/// whatever its thresholds, and the reach is not computed.
+pub const MAX_REACH_QUESTIONS: usize = 20_000;
+
+/// The most gate questions the power of [`GateReach`] is computed for (its cost grows with
+/// the square of the questions).
+const MAX_POWER_QUESTIONS: usize = 2_000;
+
+/// The most questions [`GateReach::fewest_questions`] is looked for up to.
+const MAX_NEEDED_QUESTIONS: u64 = 10_000;
+
+/// The win rates the pre-flight states the power at.
+pub const POWER_WIN_RATES: [f64; 2] = [0.6, 0.7];
+
+/// What the gate can accept with a number of gate questions, at the level the run's first
+/// candidate is tested at (e-LOND raises `e_confirm` and `e_provisional` to at least
+/// `horizon / fdr_alpha` until the run's first accept).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateReach {
+    /// Gate questions the candidate is tested on.
+    pub questions: usize,
+    /// The e-value a confirmed accept of the first candidate needs.
+    pub e_confirm: f64,
+    /// The e-value a provisional accept of the first candidate needs.
+    pub e_provisional: f64,
+    /// e-LOND's level and horizon, when the run controls its false-discovery rate.
+    pub fdr: Option<(f64, u64)>,
+    /// The fewest wins (no loss) of each accepting exit; `None` past
+    /// [`MAX_REACH_QUESTIONS`].
+    pub floor: Option<AcceptFloor>,
+    /// The exact accept probability at each of [`POWER_WIN_RATES`], every gate question a
+    /// discordant pair, asked at the ladder's block ends; empty when not computed.
+    pub power: Vec<(f64, f64)>,
+    /// The fewest gate questions with which some record can be accepted, when up to
+    /// 10 000 can.
+    pub fewest_questions: Option<u64>,
+}
+
+impl GateReach {
+    /// True when no record of wins and losses on these questions can be accepted.
+    pub fn cannot_accept(&self) -> bool {
+        self.floor.is_some_and(|f| f.smallest().is_none())
+    }
+
+    /// How the first candidate's threshold comes about, in words.
+    fn level_words(&self) -> String {
+        let provisional = if self.e_provisional == self.e_confirm {
+            String::new()
+        } else {
+            format!(
+                ", E ≥ {} for a provisional accept when the questions run out",
+                fmt_e(self.e_provisional)
+            )
+        };
+        match self.fdr {
+            Some((alpha, horizon)) => format!(
+                "E ≥ {}{provisional} (e-LOND: fdr_alpha {alpha} over {horizon} candidate(s))",
+                fmt_e(self.e_confirm)
+            ),
+            None => format!(
+                "E ≥ {}{provisional} (fdr_alpha = \"off\")",
+                fmt_e(self.e_confirm)
+            ),
+        }
+    }
+
+    /// The pre-flight's lines: the smallest accepting record of each exit and the power.
+    pub fn lines(&self) -> String {
+        let mut out = format!(
+            "gate reach: {} gate question(s); the first candidate needs {}\n",
+            self.questions,
+            self.level_words()
+        );
+        let Some(floor) = self.floor else {
+            out.push_str(&format!(
+                "  not computed past {MAX_REACH_QUESTIONS} gate questions\n"
+            ));
+            return out;
+        };
+        match floor.smallest() {
+            Some((record, decision)) => {
+                out.push_str(&format!(
+                    "  with {} gate questions an accept needs at least {} wins and no loss ({} after {} \
+                     questions)\n",
+                    self.questions,
+                    record.wins,
+                    decision_words(decision),
+                    record.questions
+                ));
+                for (exit, other) in [
+                    (GateDecision::AcceptConfirmed, floor.confirmed),
+                    (GateDecision::AcceptProvisional, floor.provisional),
+                ] {
+                    if exit == decision {
+                        continue;
+                    }
+                    out.push_str(&match other {
+                        Some(r) => format!(
+                            "  {}: at least {} wins and no loss (after {} questions)\n",
+                            decision_words(exit),
+                            r.wins,
+                            r.questions
+                        ),
+                        None => format!("  {}: no record takes this exit\n", decision_words(exit)),
+                    });
+                }
+            }
+            None => out.push_str(&format!("  no record can be accepted: {}\n", self.needed())),
+        }
+        if let Some(n) = self.fewest_questions {
+            out.push_str(&format!(
+                "  the fewest gate questions any accept needs: {n}\n"
+            ));
+        }
+        if !self.power.is_empty() {
+            let parts: Vec<String> = self
+                .power
+                .iter()
+                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
+                .collect();
+            out.push_str(&format!(
+                "  power: {} (exact, at the ladder's block ends, every gate question won or \
+                 lost; ties lower it)\n",
+                parts.join(", ")
+            ));
+        }
+        out
+    }
+
+    /// How many gate questions an accept needs, in words.
+    fn needed(&self) -> String {
+        match self.fewest_questions {
+            Some(n) => format!("at least {n} gate questions are needed"),
+            None => format!("not even {MAX_NEEDED_QUESTIONS} gate questions would do"),
+        }
+    }
+
+    /// The one-line refusal of a gate set too small for any accept.
+    pub fn refusal(&self) -> String {
+        format!(
+            "the {} gate question(s) cannot accept any candidate: the first is tested at {}, \
+             and {}; add questions or raise [questions] gate (nothing was run)",
+            self.questions,
+            self.level_words(),
+            self.needed()
+        )
+    }
+}
+
+/// A decision's name as the report spells it.
+fn decision_words(decision: GateDecision) -> &'static str {
+    decision.as_str()
+}
+
+/// An e-value for a message: one decimal, or in scientific notation past a million.
+fn fmt_e(e: f64) -> String {
+    if e < 1e6 {
+        format!("{e:.1}")
+    } else {
+        format!("{e:.3e}")
+    }
+}
+
 impl GateSettings {
+    /// The parameters the first candidate of a run over `horizon` candidates is gated
+    /// with: e-LOND's first level raises both accept thresholds to at least its threshold.
+    ///
+    /// # Errors
+    /// A false-discovery level e-LOND refuses (checked when the file was read).
+    pub fn first_test_params(&self, horizon: u64) -> anyhow::Result<GateParams> {
+        let Some(alpha) = self.fdr_alpha else {
+            return Ok(self.params);
+        };
+        let elond = ELond::new(
+            alpha,
+            GammaSequence::Horizon {
+                proposals: horizon.max(1),
+            },
+        )
+        .map_err(|e| bad_option(format!("[gate] fdr_alpha: {e}")))?;
+        params_for_level(&self.params, &elond.next_level()).ok_or_else(|| {
+            bad_option("[gate] fdr_alpha: e-LOND gives the first candidate no level".to_owned())
+        })
+    }
+
+    /// What the gate can accept with `questions` gate questions, for the first candidate of
+    /// a run over `horizon` candidates: the fewest wins of each exit, the exact power at
+    /// [`POWER_WIN_RATES`] and the fewest questions any accept needs.
+    ///
+    /// # Errors
+    /// Parameters or a ladder the gate refuses (checked when the file was read).
+    pub fn reach(&self, questions: usize, horizon: u64) -> anyhow::Result<GateReach> {
+        let params = self.first_test_params(horizon)?;
+        let gate = Gate::new(params).map_err(|e| bad_option(format!("[gate]: {e}")))?;
+        let gate_error = |e: GateError| bad_option(format!("[gate]: {e}"));
+        let n = u64::try_from(questions).unwrap_or(u64::MAX);
+        let floor = if questions == 0 {
+            Some(AcceptFloor::default())
+        } else if questions <= MAX_REACH_QUESTIONS {
+            Some(fewest_wins(&gate, n, &self.ladder).map_err(gate_error)?)
+        } else {
+            None
+        };
+        let power = if (1..=MAX_POWER_QUESTIONS).contains(&questions) {
+            POWER_WIN_RATES
+                .iter()
+                .map(|&p| {
+                    ladder_accept_probability(&gate, n, &self.ladder, p)
+                        .map(|power| (p, power))
+                        .map_err(gate_error)
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
+        let fewest =
+            fewest_questions(&gate, &self.ladder, MAX_NEEDED_QUESTIONS).map_err(gate_error)?;
+        Ok(GateReach {
+            questions,
+            e_confirm: params.e_confirm,
+            e_provisional: params.e_provisional,
+            fdr: self.fdr_alpha.map(|alpha| (alpha, horizon.max(1))),
+            floor,
+            power,
+            fewest_questions: fewest,
+        })
+    }
+
+    /// [`GateSettings::reach`], refused as a bad input of the configuration file `path`
+    /// when no record can be accepted.
+    ///
+    /// # Errors
+    /// The refusal ([`GateReach::refusal`]), and as [`GateSettings::reach`].
+    pub fn check_reach(
+        &self,
+        path: &Path,
+        questions: usize,
+        horizon: u64,
+    ) -> anyhow::Result<GateReach> {
+        let reach = self.reach(questions, horizon)?;
+        if reach.cannot_accept() {
+            return Err(bad_at(path, None, reach.refusal()));
+        }
+        Ok(reach)
+    }
+
     /// A gatekeeper whose run ids start with `run_prefix`; with a false-discovery rate,
     /// e-LOND spreads it evenly over `horizon` candidates (at least one).
     pub fn gatekeeper(&self, run_prefix: String, horizon: u64) -> anyhow::Result<Gatekeeper> {

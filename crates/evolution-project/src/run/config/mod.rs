@@ -106,7 +106,9 @@ mod questions;
 
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
-pub use self::gate::{DEFAULT_FDR_ALPHA, GateSettings};
+pub use self::gate::{
+    DEFAULT_FDR_ALPHA, GateReach, GateSettings, MAX_REACH_QUESTIONS, POWER_WIN_RATES,
+};
 use self::gate::{GateSection, check_gate, hold_back_probation};
 use self::questions::{QuestionsSection, check_questions};
 use crate::error::{bad_at, bad_option, line_of};
@@ -278,6 +280,30 @@ pub struct RunConfig {
     pub profile: evolution_types::Profile,
     /// Questions marked `"reviewed": false`, run because of `--allow-unreviewed`.
     pub unreviewed: usize,
+}
+
+impl RunConfig {
+    /// The most candidates the loop of this configuration can gate, the horizon over which
+    /// e-LOND spreads its level evenly (fixed before the run).
+    ///
+    /// The kernel's proposer makes at most one candidate per task type of the training
+    /// questions (one case pack each) and one per prompt document, every epoch; from the
+    /// second epoch on, the slow update adds at most one per skill document. A horizon that
+    /// is too large only costs power; a candidate past it is not gated at all.
+    pub fn horizon(&self) -> u64 {
+        let task_types: std::collections::BTreeSet<&str> =
+            self.train.iter().map(|q| q.task_type.as_str()).collect();
+        let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+        let per_epoch = n(task_types.len()).saturating_add(n(self.prompt_files.len()));
+        let epochs = u64::from(self.max_epochs);
+        let slow_updates = epochs
+            .saturating_sub(1)
+            .saturating_mul(n(self.skill_files.len()));
+        epochs
+            .saturating_mul(per_epoch)
+            .saturating_add(slow_updates)
+            .max(1)
+    }
 }
 
 /// The configuration file's path and text, for problems that name a line.

@@ -1,0 +1,326 @@
+//! What the gate can accept with the gate questions a configuration leaves it: the
+//! pre-flight of `run` and of gated `evolve` states the smallest accepting record and the
+//! power, a gate set no record can pass is refused before any rollout, `gate` decides at a
+//! run's e-LOND level, and the dry run lists the split.
+
+use evolution_gate::{Gate, GateParams, Tally, fewest_wins, ladder_accept_probability};
+
+use crate::evolve_gated::{agent_config, evolve, workspace};
+use crate::run::{CONFIG, rule_agent, run_workspace_with};
+use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
+
+/// [`CONFIG`] with the default gate: preset `seed`, ladder `[10, 20, 40]`, e-LOND at 0.05.
+/// Two epochs, one task type and one skill: a horizon of 2 + 1 = 3 candidates, so the
+/// first candidate needs `E ≥ 3 / 0.05 = 60`; with no loss `E(W, 0) = (2^(W+1) − 1)/(W + 1)`
+/// first passes 60 at `W = 9` (102.3; `E(8, 0) = 56.8`).
+fn default_gate() -> String {
+    CONFIG.replace("params = \"calibrated\"\nladder = [2, 4]\n", "")
+}
+
+/// The seed preset with both accept thresholds at e-LOND's first level over `horizon`.
+fn first_level(horizon: u32) -> Gate {
+    let e = f64::from(horizon) / 0.05;
+    Gate::new(GateParams {
+        e_confirm: e,
+        e_provisional: e,
+        ..GateParams::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
+    // 40 questions: 20 for the gate.
+    let dir = run_workspace_with(&default_gate(), 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "gate reach: 20 gate question(s); the first candidate needs E ≥ 60.0 (e-LOND: \
+             fdr_alpha 0.05 over 3 candidate(s))"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "with 20 gate questions an accept needs at least 9 wins and no loss \
+             (accept_confirmed after 10 questions)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("accept_provisional: no record takes this exit"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the fewest gate questions any accept needs: 9"),
+        "{stdout}"
+    );
+    // The power is the library's exact number at the ladder's block ends.
+    let gate = first_level(3);
+    let floor = fewest_wins(&gate, 20, &[10, 20, 40]).unwrap();
+    assert_eq!(
+        floor.confirmed.map(|r| (r.wins, r.questions)),
+        Some((9, 10))
+    );
+    let p6 = ladder_accept_probability(&gate, 20, &[10, 20, 40], 0.6).unwrap();
+    let p7 = ladder_accept_probability(&gate, 20, &[10, 20, 40], 0.7).unwrap();
+    assert!(p6 < p7, "{p6} {p7}");
+    assert!(
+        stdout.contains(&format!(
+            "power: {p6:.3} at a 60% win rate, {p7:.3} at a 70% win rate"
+        )),
+        "{stdout}"
+    );
+
+    // Without e-LOND the seed preset's own thresholds hold: a provisional accept at
+    // exhaustion needs E ≥ 3, three wins (E(3, 0) = 3.75) and two net wins.
+    let off = default_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\n");
+    let dir = run_workspace_with(&off, 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "with 20 gate questions an accept needs at least 3 wins and no loss \
+             (accept_provisional after 20 questions)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "the first candidate needs E ≥ 20.0, E ≥ 3.0 for a provisional accept when the \
+             questions run out (fdr_alpha = \"off\")"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("accept_confirmed: at least 7 wins and no loss (after 10 questions)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_gate_set_no_record_can_pass_is_refused_before_any_rollout() {
+    // 16 questions: 8 for the gate, one fewer than an accept at E ≥ 60 needs.
+    // Also before `--record` would create its cassette.
+    for extra in [
+        &["--dry-run"][..],
+        &[][..],
+        &["--record", "run.cassette"][..],
+    ] {
+        let dir = run_workspace_with(&default_gate(), 16);
+        let d = dir.path();
+        let before = snapshot(d);
+        let out = run_config(d, extra);
+        assert_one_line_error(
+            &out,
+            "the 8 gate question(s) cannot accept any candidate: the first is tested at \
+             E ≥ 60.0 (e-LOND: fdr_alpha 0.05 over 3 candidate(s)), and at least 9 gate \
+             questions are needed",
+        );
+        assert_eq!(snapshot(d), before, "{extra:?}");
+    }
+    // 18 questions leave 9: the same configuration is valid.
+    let dir = run_workspace_with(&default_gate(), 18);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn gated_evolve_states_the_reach_and_refuses_a_gate_set_too_small() {
+    let agent = rule_agent();
+    // Calibrated, e-LOND 0.05 over one candidate: E ≥ 20, reached at W = 7 (E = 31.9);
+    // four gate questions cannot (E(4, 0) = 6.2), seven can.
+    let dir = workspace(
+        crate::evolve_gated::SKILL,
+        8,
+        &agent_config(&agent, "0.5", ""),
+    );
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = evolve(
+        d,
+        "http://127.0.0.1:9/v1",
+        &["--agent-config", "evolve.toml", "--yes"],
+    );
+    assert_one_line_error(
+        &out,
+        "the 4 gate question(s) cannot accept any candidate: the first is tested at E ≥ 20.0 \
+         (e-LOND: fdr_alpha 0.05 over 1 candidate(s)), and at least 7 gate questions are needed",
+    );
+    assert_eq!(snapshot(d), before);
+
+    // With enough gate questions the pre-flight says what an accept needs (the model at
+    // port 9 then fails the session, after the pre-flight).
+    let dir = workspace(
+        crate::evolve_gated::SKILL,
+        8,
+        &agent_config(&agent, "1.0", ""),
+    );
+    let out = evolve(
+        dir.path(),
+        "http://127.0.0.1:9/v1",
+        &["--agent-config", "evolve.toml", "--yes"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("gate reach: 8 gate question(s); the first candidate needs E ≥ 20.0"),
+        "{out:?}"
+    );
+    assert!(
+        stdout.contains("an accept needs at least 7 wins and no loss"),
+        "{stdout}"
+    );
+}
+
+fn gate_json(args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = skill_evolve(dir.path())
+        .args(["gate", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn gate_decides_at_a_runs_e_lond_level() {
+    let counts = [
+        "--wins",
+        "8",
+        "--losses",
+        "0",
+        "--used",
+        "10",
+        "--remaining",
+        "10",
+    ];
+    // E(8, 0) = 56.8: enough for the preset's e_confirm of 20, not for 3 / 0.05 = 60.
+    let plain = gate_json(&counts);
+    assert_eq!(plain["decision"], "accept_confirmed");
+    let at_level = |extra: &[&str]| {
+        let mut args = counts.to_vec();
+        args.extend_from_slice(extra);
+        gate_json(&args)
+    };
+    let expected = first_level(3).decide(&Tally::new(8, 0, 10, 10)).unwrap();
+    let expected = serde_json::to_value(expected).unwrap();
+    assert_eq!(expected["decision"], "continue");
+    assert_eq!(
+        at_level(&["--fdr-level", "0.05", "--horizon", "3"]),
+        expected
+    );
+    assert_eq!(at_level(&["--e-needed", "60"]), expected);
+    // The default horizon is one candidate: E ≥ 20.
+    assert_eq!(
+        at_level(&["--fdr-level", "0.05"])["decision"],
+        "accept_confirmed"
+    );
+
+    // The text says which thresholds the verdict was made with.
+    let dir = tempfile::tempdir().unwrap();
+    let out = skill_evolve(dir.path())
+        .arg("gate")
+        .args(counts)
+        .args(["--fdr-level", "0.05", "--horizon", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("< e_confirm 60 "), "{text}");
+    assert!(
+        text.contains(
+            "thresholds raised for the run's error control: e_confirm 60, e_provisional 60"
+        ),
+        "{text}"
+    );
+
+    for (bad, needle) in [
+        (
+            &["--fdr-level", "1.5"][..],
+            "--fdr-level: FDR level alpha = 1.5",
+        ),
+        (&["--e-needed", "0.5"][..], "--e-needed must be a finite"),
+        (
+            &["--fdr-level", "0.05", "--horizon", "0"][..],
+            "--horizon must be at least 1",
+        ),
+    ] {
+        let out = skill_evolve(dir.path())
+            .arg("gate")
+            .args(counts)
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+    }
+}
+
+#[test]
+fn every_gate_question_among_the_trajectories_is_named_in_one_error() {
+    let agent = rule_agent();
+    let dir = workspace(
+        crate::evolve_gated::SKILL,
+        8,
+        &agent_config(&agent, "1.0", ""),
+    );
+    let d = dir.path();
+    for (i, id) in ["q3", "q5", "q6"].iter().enumerate() {
+        std::fs::write(
+            d.join(format!("temp/failed_trajectory_{:03}.json", i + 2)),
+            format!(
+                r#"{{"id": "{id}", "task_description": "qa", "question": "other {i}",
+  "fail_reason": "wrong", "predicted_answer": "no", "reference_text": "yes"}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let before = snapshot(d);
+    let out = evolve(
+        d,
+        "http://127.0.0.1:9/v1",
+        &["--agent-config", "evolve.toml", "--yes"],
+    );
+    assert_one_line_error(
+        &out,
+        "gate question(s) the candidate is written from (3): \"q3\" has the id of trajectory \
+         \"q3\", \"q5\" has the id of trajectory \"q5\", \"q6\" has the id of trajectory \"q6\"",
+    );
+    assert_eq!(snapshot(d), before);
+}
+
+#[test]
+fn the_dry_run_lists_the_question_ids_of_each_part_of_the_split() {
+    let config = default_gate()
+        .replace("gate = 0.5", "gate = 0.25\nholdout = 0.25")
+        .replace("[gate]\n", "[gate]\nprobation = 0.1\n");
+    let dir = run_workspace_with(&config, 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut seen: Vec<String> = Vec::new();
+    for (part, count) in [
+        ("train", 20),
+        ("gate", 9),
+        ("probation", 1),
+        ("holdout", 10),
+    ] {
+        let prefix = format!("  {part} ({count}): ");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"));
+        let ids: Vec<String> = line[prefix.len()..]
+            .split(", ")
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(ids.len(), count, "{line}");
+        seen.extend(ids);
+    }
+    seen.sort();
+    let mut all: Vec<String> = (0..40).map(|i| format!("q{i}")).collect();
+    all.sort();
+    assert_eq!(seen, all, "every question in exactly one part");
+}
