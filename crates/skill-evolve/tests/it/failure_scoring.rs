@@ -35,16 +35,7 @@ const GIVE_UP: &str = "RULE qa => yes\nSTOP xa";
 /// update's guidance.
 fn reply(body: &str, _auth: &str) -> (u16, String) {
     let request: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-    let prompt: String = request["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|m| m["content"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
+    let prompt = crate::fake_llm::prompt_text(&request);
     let content = if prompt.contains("You improve a skill document") {
         serde_json::json!({"suggestions": ["qa questions have no rule"],
             "edits": [{"op": "replace", "target": "RULE xa => yes", "content": GIVE_UP}]})

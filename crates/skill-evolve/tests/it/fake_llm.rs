@@ -45,6 +45,21 @@ fn meta_reply() -> String {
     .to_string()
 }
 
+/// Every message of a chat-completions request, joined by newlines: what the fake replies
+/// are chosen by.
+pub(crate) fn prompt_text(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
 pub(crate) fn completion(content: &str) -> String {
     serde_json::json!({
         "id": "chatcmpl-fake",
@@ -335,17 +350,7 @@ fn answer(stream: TcpStream, reply: fn(&str) -> String) -> std::io::Result<()> {
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
     let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let prompt: String = request["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|m| m["content"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default();
-    let content = reply(&prompt);
+    let content = reply(&prompt_text(&request));
     let payload = completion(&content);
     let mut stream = stream;
     write!(
