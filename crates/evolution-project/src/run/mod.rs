@@ -135,6 +135,8 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    out.push_str(&config.probation_note);
+    out.push('\n');
     if config.unreviewed > 0 {
         out.push_str(&format!(
             "unreviewed: {} question(s) marked \"reviewed\": false run anyway \

@@ -54,8 +54,10 @@
 //! guard_err = 0.2
 //! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
-//! probation = 0.0                 # share of the gate questions held back to judge
-//!                                 # provisional accepts (0: they stand unwatched)
+//! # probation = 0.25              # share of the gate questions held back to judge
+//!                                 # provisional accepts (0: they stand unwatched); unset,
+//!                                 # a quarter when an accept can be provisional and the
+//!                                 # questions suffice, else none (the pre-flight says which)
 //! # e_confirm = 20.0              # any of these overrides the preset's value; together
 //! # e_provisional = 3.0           # they must pass the gate's own checks (docs/gate.md)
 //! # w_net_min = 2
@@ -102,6 +104,7 @@ use toml::Spanned;
 
 mod agent;
 mod gate;
+mod probation;
 mod questions;
 
 use self::agent::{AgentSection, check_agent};
@@ -109,7 +112,9 @@ pub use self::agent::{AgentSettings, BASIC_ENV};
 pub use self::gate::{
     DEFAULT_FDR_ALPHA, GateReach, GateSettings, MAX_REACH_QUESTIONS, POWER_WIN_RATES,
 };
-use self::gate::{GateSection, check_gate, hold_back_probation};
+use self::gate::{GateSection, check_gate};
+pub use self::probation::AUTO_PROBATION_SHARE;
+use self::probation::hold_back_probation;
 use self::questions::{QuestionsSection, check_questions};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
@@ -244,6 +249,8 @@ pub struct RunConfig {
     pub holdout: Vec<GeneratedQuestion>,
     /// Questions that judge provisional accepts, held back from the gate's.
     pub probation: Vec<GeneratedQuestion>,
+    /// One line: how many questions probation holds back, and why.
+    pub probation_note: String,
     /// The gate (`[gate]`); its false-discovery rate is controlled over the run's candidates.
     pub gate_settings: GateSettings,
     /// Budget caps.
@@ -291,20 +298,33 @@ impl RunConfig {
     /// second epoch on, the slow update adds at most one per skill document. A horizon that
     /// is too large only costs power; a candidate past it is not gated at all.
     pub fn horizon(&self) -> u64 {
-        let task_types: std::collections::BTreeSet<&str> =
-            self.train.iter().map(|q| q.task_type.as_str()).collect();
-        let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-        let per_epoch = n(task_types.len()).saturating_add(n(self.prompt_files.len()));
-        let epochs = u64::from(self.max_epochs);
-        let slow_updates = epochs
-            .saturating_sub(1)
-            .saturating_mul(n(self.skill_files.len()));
-        epochs
-            .saturating_mul(per_epoch)
-            .saturating_add(slow_updates)
-            .max(1)
+        horizon_of(
+            &self.train,
+            self.prompt_files.len(),
+            self.max_epochs,
+            self.skill_files.len(),
+        )
     }
 }
+
+/// The most candidates a run proposes: per epoch one per training task type and one per
+/// prompt document, and after each epoch but the last a slow update per skill document.
+fn horizon_of(train: &[GeneratedQuestion], prompts: usize, max_epochs: u32, skills: usize) -> u64 {
+    let task_types: std::collections::BTreeSet<&str> =
+        train.iter().map(|q| q.task_type.as_str()).collect();
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let per_epoch = n(task_types.len()).saturating_add(n(prompts));
+    let epochs = u64::from(max_epochs);
+    let slow_updates = epochs.saturating_sub(1).saturating_mul(n(skills));
+    epochs
+        .saturating_mul(per_epoch)
+        .saturating_add(slow_updates)
+        .max(1)
+}
+
+/// The most candidates an `evolve` session gates (the reflection's and the slow update's):
+/// the horizon its probation share is chosen for.
+const EVOLVE_HORIZON: u64 = 2;
 
 /// The configuration file's path and text, for problems that name a line.
 struct Source<'a> {
@@ -348,7 +368,19 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         [&train, &gate, &holdout],
     )?;
     let gate_settings = check_gate(&src, &file.gate)?;
-    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
+    let horizon = horizon_of(
+        &train,
+        prompt_files.len(),
+        run.max_epochs,
+        skill_files.len(),
+    );
+    let split = hold_back_probation(
+        &src,
+        file.gate.probation.as_ref(),
+        &gate_settings,
+        gate,
+        horizon,
+    )?;
     let model = check_budget(path, &file.budget, &file.llm)?;
     let profile = file.profile.resolve(path, &text)?;
     Ok(RunConfig {
@@ -357,9 +389,10 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         max_epochs: run.max_epochs,
         agent,
         train,
-        gate,
+        gate: split.gate,
         holdout,
-        probation,
+        probation: split.probation,
+        probation_note: split.note,
         gate_settings,
         budget: file.budget,
         llm: file.llm,
@@ -422,6 +455,8 @@ pub struct GatingConfig {
     pub gate: Vec<GeneratedQuestion>,
     /// Questions that judge a provisional accept, held back from the gate's.
     pub probation: Vec<GeneratedQuestion>,
+    /// One line: how many questions probation holds back, and why.
+    pub probation_note: String,
     /// The gate (`[gate]`); its false-discovery rate is controlled over the session's
     /// candidates.
     pub gate_settings: GateSettings,
@@ -449,15 +484,22 @@ pub fn load_gating(
     let ((train, gate, _holdout), _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
     let gate_settings = check_gate(&src, &file.gate)?;
-    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
+    let split = hold_back_probation(
+        &src,
+        file.gate.probation.as_ref(),
+        &gate_settings,
+        gate,
+        EVOLVE_HORIZON,
+    )?;
     check_budget(path, &file.budget, &file.llm)?;
     Ok(GatingConfig {
         path: path.to_path_buf(),
         questions_file: base.join(file.questions.file.get_ref()),
         agent,
         train,
-        gate,
-        probation,
+        gate: split.gate,
+        probation: split.probation,
+        probation_note: split.note,
         gate_settings,
         budget: file.budget,
     })
