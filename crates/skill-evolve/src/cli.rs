@@ -84,6 +84,10 @@ pub(crate) enum Command {
     /// Rebuild a finished run's self-contained HTML report (`report.html`:
     /// lineage, evidence charts, diffs) from its folder and print its path.
     Report(ReportArgs),
+    /// Serve this command's operations (status, dry run, run, adopt, harvest,
+    /// schedule, gate, report) to an agent host over the Model Context Protocol
+    /// on stdin and stdout.
+    Mcp(crate::mcp::McpArgs),
 }
 
 /// How the number of edits per round changes across rounds.

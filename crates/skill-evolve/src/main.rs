@@ -34,6 +34,7 @@ mod fetch_model;
 mod gate;
 mod harvest;
 mod init;
+mod mcp;
 mod out;
 mod render;
 mod report;
@@ -144,5 +145,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Capture(args) => capture::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
     }
 }
