@@ -255,9 +255,11 @@ def harvest(
     min_sessions: int = 2,
     no_redact: bool = False,
     config: Optional[StrPath] = None,
+    recorded: bool = False,
     on_note: Optional[Callable[[JsonDict], None]] = None,
 ) -> JsonDict:
     """Agent sessions into trajectories, as ``skill-evolve harvest``: ``source`` is
-    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``. ``on_note(dict)`` gets
+    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``; ``recorded=True`` reads
+    only the sessions the host's session-end hook recorded. ``on_note(dict)`` gets
     each note (``kind`` ``"warning"``, ``"skipped"`` or ``"session"``). Returns ``source``,
     ``from``, ``counts``, ``redactions``, ``out``, ``tasks`` and ``lines``."""

@@ -218,3 +218,25 @@ def test_inputs_are_checked_and_nothing_is_written_outside(tmp_path: Path) -> No
     asyncio.run(drive(folder, script))
     assert not outside.exists()
     assert not (tmp_path / "crontab.txt").exists()
+
+
+def test_the_plugin_commands_name_only_tools_the_server_has() -> None:
+    """The Claude Code plugin's commands and the Codex prompts call the server's tools by
+    name: every name they use must be one the server lists."""
+    import re
+
+    folders = [REPO / "plugins/skill-evolve/commands", REPO / "plugins/codex/prompts"]
+    files = [path for folder in folders for path in sorted(folder.glob("*.md"))]
+    assert len(files) == 8, files
+    for path in files:
+        text = path.read_text()
+        assert text.startswith("---\ndescription: "), path
+        allowed = set(re.findall(r"mcp__plugin_skill-evolve_skill-evolve__(\w+)", text))
+        called = set(re.findall(r"`(\w+)` tool", text)) | set(re.findall(r"Call `(\w+)`", text))
+        assert called, f"{path} calls no tool"
+        assert allowed <= TOOLS and called <= TOOLS, (path, allowed - TOOLS, called - TOOLS)
+    hooks = json.loads((REPO / "plugins/skill-evolve/hooks/hooks.json").read_text())
+    (entry,) = hooks["hooks"]["SessionEnd"]
+    assert entry["hooks"][0]["command"] == "skill-evolve hook session-end"
+    mcp_json = json.loads((REPO / "plugins/skill-evolve/.mcp.json").read_text())
+    assert mcp_json["mcpServers"]["skill-evolve"]["args"] == ["mcp"]

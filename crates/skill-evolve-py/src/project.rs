@@ -308,7 +308,7 @@ pub(crate) fn adopt(
 /// `"warning"`, `"skipped"` or `"session"`). Returns a dict with `source`, `from`, `counts`,
 /// `redactions` (`None` when off), `out`, `tasks` and `lines` (the command's summary).
 #[pyfunction]
-#[pyo3(signature = (source, *, from_=None, project=None, since=None, skill=None, out=None, tasks=None, min_sessions=2, no_redact=false, config=None, on_note=None))]
+#[pyo3(signature = (source, *, from_=None, project=None, since=None, skill=None, out=None, tasks=None, min_sessions=2, no_redact=false, config=None, recorded=false, on_note=None))]
 #[expect(
     clippy::too_many_arguments,
     reason = "one keyword argument per flag of the command"
@@ -325,6 +325,7 @@ pub(crate) fn harvest(
     min_sessions: usize,
     no_redact: bool,
     config: Option<PathBuf>,
+    recorded: bool,
     on_note: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let source = match source {
@@ -350,6 +351,7 @@ pub(crate) fn harvest(
         min_sessions,
         no_redact,
         config,
+        recorded,
     };
     let observer = PyObserver {
         callback: on_note,

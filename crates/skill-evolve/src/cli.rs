@@ -88,6 +88,10 @@ pub(crate) enum Command {
     /// schedule, gate, report) to an agent host over the Model Context Protocol
     /// on stdin and stdout.
     Mcp(crate::mcp::McpArgs),
+    /// What an agent host's hook runs: `hook session-end` records the finished session (the
+    /// hook's JSON on stdin) for the next `harvest --recorded`. Always exits 0.
+    #[command(hide = true)]
+    Hook(crate::hook::HookArgs),
 }
 
 /// How the number of edits per round changes across rounds.

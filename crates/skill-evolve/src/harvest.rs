@@ -70,6 +70,11 @@ pub(crate) struct HarvestArgs {
     /// Default: `./skill-evolve.toml` when it exists.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Read only the sessions the agent host's session-end hook recorded for this project
+    /// (`.skill-evolve/sessions.jsonl`; the Claude Code plugin records them). Claude Code and
+    /// Codex sources only.
+    #[arg(long)]
+    pub(crate) recorded: bool,
 }
 
 impl HarvestArgs {
@@ -86,6 +91,7 @@ impl HarvestArgs {
             min_sessions: self.min_sessions,
             no_redact: self.no_redact,
             config: self.config.clone(),
+            recorded: self.recorded,
         }
     }
 }

@@ -33,6 +33,7 @@ mod evolve;
 mod fetch_model;
 mod gate;
 mod harvest;
+mod hook;
 mod init;
 mod mcp;
 mod out;
@@ -146,5 +147,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Schedule(args) => schedule::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Mcp(args) => mcp::run(&args),
+        Command::Hook(args) => Ok(hook::run(&args)),
     }
 }

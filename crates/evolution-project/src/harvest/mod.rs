@@ -87,6 +87,10 @@ pub struct HarvestOptions {
     /// Configuration file with a `[harvest]` table (which failure signals count, thresholds).
     /// Default: `./skill-evolve.toml` when it exists.
     pub config: Option<PathBuf>,
+    /// Read only the sessions a host's session-end hook recorded for the project (`project`,
+    /// else the one the current folder lies in): see [`crate::session_log`]. Claude Code and
+    /// Codex sources only.
+    pub recorded: bool,
 }
 
 /// What a harvest counted.
@@ -238,6 +242,17 @@ pub fn harvest(
             args.source.name()
         )));
     }
+    if args.recorded
+        && matches!(
+            args.source,
+            HarvestSource::SessionState | HarvestSource::Dir
+        )
+    {
+        return Err(bad_option(format!(
+            "--recorded reads the sessions a host's hook recorded; a {} source has none",
+            args.source.name()
+        )));
+    }
     if args.tasks.is_some()
         && matches!(
             args.source,
@@ -303,7 +318,11 @@ pub fn harvest(
                     ),
                 ));
             }
-            let (sessions, problems) = find_sessions(&from);
+            let (sessions, problems) = if args.recorded {
+                recorded_session_files(&from, args.project.as_deref())?
+            } else {
+                find_sessions(&from)
+            };
             for (path, reason) in problems {
                 notes(HarvestNote::Skipped(format!(
                     "skipped {}",
@@ -541,6 +560,50 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
             "--source dir needs --from DIR, the folder of trajectory .json files",
         )),
     }
+}
+
+/// A path that was not read, and why.
+type PathProblem = (PathBuf, String);
+
+/// The session files the project's hook recorded (`project`, else the project of the current
+/// folder), each read as `find_sessions` reads one file; a recorded transcript that is gone, or
+/// lies outside `from` (the host's sessions folder), is a problem, not read.
+fn recorded_session_files(
+    from: &Path,
+    project: Option<&Path>,
+) -> anyhow::Result<(Vec<SessionFiles>, Vec<PathProblem>)> {
+    let here = std::env::current_dir()
+        .map_err(|e| bad_option(format!("--recorded: cannot read the current folder: {e}")))?;
+    let project = match project {
+        Some(dir) => dir.to_path_buf(),
+        None => crate::session_log::project_of(&here).ok_or_else(|| {
+            bad_option(
+                "--recorded: no project here (no .skill-evolve folder or evolve.toml in this \
+                 folder or above); pass --project DIR",
+            )
+        })?,
+    };
+    let root = from
+        .canonicalize()
+        .map_err(|e| bad_at(from, None, format!("cannot read: {e}")))?;
+    let mut sessions = Vec::new();
+    let mut problems = Vec::new();
+    for record in crate::session_log::recorded_sessions(&project)? {
+        let path = record.transcript_path;
+        match path.canonicalize() {
+            Ok(real) if real.starts_with(&root) && real.is_file() => {
+                let (found, trouble) = find_sessions(&real);
+                sessions.extend(found);
+                problems.extend(trouble);
+            }
+            Ok(_) => problems.push((
+                path,
+                format!("recorded, but not a session file under {}", from.display()),
+            )),
+            Err(e) => problems.push((path, format!("recorded, but gone: {e}"))),
+        }
+    }
+    Ok((sessions, problems))
 }
 
 /// The output folder is a folder, or does not exist yet.

@@ -92,6 +92,9 @@ pub(super) struct HarvestInput {
     /// With `tasks`: fewest sessions a task must recur in (default 2).
     #[serde(default)]
     pub(super) min_sessions: Option<usize>,
+    /// Only the sessions the host's session-end hook recorded for this project.
+    #[serde(default)]
+    pub(super) recorded: bool,
 }
 
 /// How often `schedule` runs the pipeline.

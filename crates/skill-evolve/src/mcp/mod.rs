@@ -352,6 +352,7 @@ impl Server {
             min_sessions: input.min_sessions.unwrap_or(2),
             no_redact: false,
             config: None,
+            recorded: input.recorded,
         };
         let root = self.project.root().to_path_buf();
         let (summary, notes) = tokio::task::spawn_blocking(move || {

@@ -38,7 +38,7 @@ const SECRETS: [(&str, &str); 15] = [
     ("gitlab", "glpat-harvestFixture12345"),
 ];
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/harvest")
 }
 
@@ -49,7 +49,7 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();

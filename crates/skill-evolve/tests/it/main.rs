@@ -18,6 +18,7 @@ mod fetch_model;
 mod gate;
 mod gate_reach;
 mod harvest;
+mod hook;
 mod hostile_outputs;
 mod init;
 mod inputs;
