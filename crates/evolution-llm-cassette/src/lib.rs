@@ -12,7 +12,8 @@
 //! `RecordIfMissing` mode a torn last line is dropped on reopen (replay
 //! refuses such a file with [`CassetteError::TornLine`]) and identical concurrent requests reach the provider once, so the cassette
 //! also serves as a killed run's journal of finished calls: that is
-//! [`LlmJournal`], one file in a run's directory.
+//! [`LlmJournal`], one file in a run's directory. [`Handoff`] answers from a file someone else
+//! wrote, handing each unanswered request off to be answered outside (no API key needed).
 //!
 //! ```no_run
 //! use evolution_llm_cassette::{CassetteMode, Recorder};
@@ -36,10 +37,12 @@
 )]
 
 mod entry;
+pub mod handoff;
 mod journal;
 mod miss;
 mod replay;
 
 pub use crate::entry::cassette_key;
+pub use crate::handoff::{Handoff, HandoffError, HandoffFiles};
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::replay::{CassetteError, CassetteMode, Recorder};

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use evolution_llm_cassette::{CassetteError, CassetteMode, Recorder};
+use evolution_llm_cassette::{CassetteError, CassetteMode, Handoff, HandoffError, Recorder};
 use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
 use evolution_types::{
     ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
@@ -49,6 +49,9 @@ pub enum Provider {
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,
+    /// Hands every request off to be answered outside (by the user's own agent session, or by
+    /// hand) and reads the answers on the next run; no API key.
+    Handoff,
 }
 
 /// What a command's caller says about the LLM, winning over the configuration file: the
@@ -70,6 +73,9 @@ pub struct LlmOptions {
     pub cassette: Option<PathBuf>,
     /// A cassette to record every call into (replaced if it exists).
     pub record: Option<PathBuf>,
+    /// The folder a `handoff` provider writes its prompts to and reads its answers from (the
+    /// run's, set by the command).
+    pub handoff_dir: Option<PathBuf>,
 }
 
 /// The file looked for when `--config` is not given.
@@ -142,6 +148,9 @@ pub struct Llm {
     pub provider: Arc<dyn LlmProvider>,
     /// `openai deepseek-chat at https://…`, `replay of run.cassette`, …
     pub description: String,
+    /// The handoff provider, when the requests are answered outside: its folder and the
+    /// signal that a round of prompts is waiting.
+    pub handoff: Option<Arc<Handoff>>,
 }
 
 /// Where the user names the model, for the hint when none is named.
@@ -191,6 +200,7 @@ async fn build_logged(
     Ok(Llm {
         provider: Arc::new(LoggedLlm::new(llm.provider)),
         description: llm.description,
+        handoff: llm.handoff,
     })
 }
 
@@ -318,6 +328,39 @@ async fn build_provider(
             Ok(Llm {
                 provider: Arc::new(Replay { recorder }),
                 description: format!("replay of {} (model {model})", cassette.display()),
+                handoff: None,
+            })
+        }
+        Provider::Handoff => {
+            if args.record.is_some() {
+                return Err(bad_option(
+                    "--record needs a live provider; a handoff is answered outside",
+                ));
+            }
+            let Some(dir) = &args.handoff_dir else {
+                return Err(bad_option(
+                    "provider `handoff` needs a folder for its prompts: it works with `run` \
+                     (the run's folder) and `evolve --run-dir DIR`",
+                ));
+            };
+            let model = openai
+                .get("model")
+                .and_then(toml::Value::as_str)
+                .unwrap_or("handoff")
+                .to_owned();
+            let handoff = Handoff::open(dir, &model).map_err(|e| match e {
+                HandoffError::BadAnswer { path, line, reason } => bad_at(&path, Some(line), reason),
+                other => anyhow::anyhow!(other.to_string()),
+            })?;
+            let handoff = Arc::new(handoff);
+            Ok(Llm {
+                provider: Arc::clone(&handoff) as Arc<dyn LlmProvider>,
+                description: format!(
+                    "handoff: prompts to {} ({} answer(s) read)",
+                    handoff.files().prompts.display(),
+                    handoff.answered()
+                ),
+                handoff: Some(handoff),
             })
         }
     }
@@ -415,11 +458,13 @@ async fn with_recording(
             Ok(Llm {
                 provider: Arc::new(recorder),
                 description: format!("{description}, recording to {}", path.display()),
+                handoff: None,
             })
         }
         None => Ok(Llm {
             provider: live,
             description,
+            handoff: None,
         }),
     }
 }
@@ -531,12 +576,16 @@ fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Resul
         "openai" => Ok(Provider::Openai),
         "local" => Ok(Provider::Local),
         "replay" => Ok(Provider::Replay),
+        "handoff" => Ok(Provider::Handoff),
         other => {
             let text = read_input_text(path, InputKind::Config).unwrap_or_default();
             Err(bad_at(
                 path,
                 Some(line_of(&text, spanned.span().start)),
-                format!("unknown provider {other:?}: expected \"openai\", \"local\" or \"replay\""),
+                format!(
+                    "unknown provider {other:?}: expected \"openai\", \"local\", \"replay\" \
+                     or \"handoff\""
+                ),
             ))
         }
     }

@@ -168,6 +168,16 @@ pub(crate) fn run(
                 "interrupted": true,
                 "checkpoint": dir.checkpoint(),
             }),
+            Ended::Handoff {
+                waiting,
+                prompts,
+                answers,
+            } => json!({
+                "preflight": preflight,
+                "interrupted": true,
+                "checkpoint": dir.checkpoint(),
+                "handoff": {"waiting": waiting, "prompts": prompts, "answers": answers},
+            }),
             Ended::Finished(report, path) => {
                 let staged = evolution_project::run::stage::read_proposal(&dir)?
                     .map_or(0, |p| p.documents.len());

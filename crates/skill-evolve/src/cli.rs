@@ -132,6 +132,7 @@ impl From<ProviderArg> for Provider {
             ProviderArg::Openai => Provider::Openai,
             ProviderArg::Local => Provider::Local,
             ProviderArg::Replay => Provider::Replay,
+            ProviderArg::Handoff => Provider::Handoff,
         }
     }
 }
@@ -147,6 +148,7 @@ impl LlmArgs {
             api_key_env: self.api_key_env.clone(),
             cassette: self.cassette.clone(),
             record: self.record.clone(),
+            handoff_dir: None,
         }
     }
 }
@@ -176,6 +178,10 @@ pub(crate) enum ProviderArg {
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,
+    /// No API key: every request is written to the run's `handoff/prompts.md` and the command
+    /// stops (exit code 3); answer them in `handoff/answers.jsonl` (your own agent session can)
+    /// and run the same command again.
+    Handoff,
 }
 
 /// LLM options, shared by the commands that call a model. Flags win over

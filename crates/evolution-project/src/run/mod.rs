@@ -36,6 +36,9 @@ use crate::error::{bad_at, bad_option};
 use crate::llm::{Llm, LlmOptions, LlmSource, build_llm_from};
 use crate::probe::check_folder_writable;
 
+/// The folder of a run where a `handoff` provider writes its prompts and reads its answers.
+pub const HANDOFF_DIR: &str = "handoff";
+
 /// Assumed LLM calls of diagnosis per training question (five judges and
 /// the defect-vs-lapse call); spans add more, so the estimate is a floor
 /// for span-heavy agents.
@@ -288,6 +291,7 @@ pub async fn prepare(
             .check_reach(config_path, config.gate.len(), config.horizon())?;
     let llm_options = LlmOptions {
         record,
+        handoff_dir: Some(dir.root().join(HANDOFF_DIR)),
         ..LlmOptions::default()
     };
     let llm = build_llm_from(
@@ -344,7 +348,25 @@ impl PreparedRun {
         observer: &dyn RunObserver,
         stop: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<Ended> {
-        run_loop(
+        let handoff = self.llm.handoff.clone();
+        if let Some(handoff) = &handoff {
+            handoff
+                .clear_prompts()
+                .map_err(|e| anyhow::anyhow!("handoff: {e}"))?;
+        }
+        let handed_off = async {
+            match &handoff {
+                Some(handoff) => handoff.waiting().await,
+                None => std::future::pending().await,
+            }
+        };
+        let stop = async {
+            tokio::select! {
+                () = stop => {},
+                () = handed_off => {},
+            }
+        };
+        let ended = run_loop(
             &self.config,
             &self.dir,
             self.llm.provider,
@@ -352,6 +374,17 @@ impl PreparedRun {
             observer,
             stop,
         )
-        .await
+        .await?;
+        Ok(match (ended, &handoff) {
+            (Ended::Interrupted, Some(handoff)) if handoff.waiting_count() > 0 => {
+                let files = handoff.files();
+                Ended::Handoff {
+                    waiting: handoff.waiting_count(),
+                    prompts: files.prompts,
+                    answers: files.answers,
+                }
+            }
+            (ended, _) => ended,
+        })
     }
 }

@@ -34,6 +34,16 @@ pub enum Ended {
     Finished(Box<EvolutionReport>, PathBuf),
     /// Stopped from outside (Ctrl-C): the checkpoint holds where it was.
     Interrupted,
+    /// Stopped because requests of the model wait for answers (provider `handoff`): the
+    /// checkpoint holds where it was, and the same run resumes once they are answered.
+    Handoff {
+        /// Requests waiting.
+        waiting: usize,
+        /// The prompts to read and answer.
+        prompts: PathBuf,
+        /// The file the answers go to.
+        answers: PathBuf,
+    },
 }
 
 /// Runs (or resumes) the loop of `config` in `dir`, telling `observer` what happens, until it

@@ -31,6 +31,16 @@ pub(crate) enum JobState {
     },
     /// Stopped by `stop_run`; running it again resumes it.
     Stopped,
+    /// Stopped until the requests handed off to the user are answered (provider `handoff`);
+    /// running it again then resumes it.
+    WaitingForAnswers {
+        /// Requests waiting.
+        waiting: usize,
+        /// The prompts to answer.
+        prompts: String,
+        /// The file the answers go to.
+        answers: String,
+    },
     /// Failed; the checkpoint keeps what was done.
     Failed {
         /// The error, one line.
@@ -210,6 +220,15 @@ fn execute(job: &Arc<Job>, prepared: PreparedRun) -> JobState {
     let ended = runtime.block_on(prepared.execute(observer, job.stop.notified()));
     match ended {
         Ok(Ended::Interrupted) => JobState::Stopped,
+        Ok(Ended::Handoff {
+            waiting,
+            prompts,
+            answers,
+        }) => JobState::WaitingForAnswers {
+            waiting,
+            prompts: prompts.display().to_string(),
+            answers: answers.display().to_string(),
+        },
         Ok(Ended::Finished(report, path)) => JobState::Finished {
             summary: format!(
                 "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",

@@ -14,6 +14,9 @@ use self::progress::Progress;
 use crate::cli::RunArgs;
 use crate::out::{out, outln};
 
+/// The exit code of a run stopped to wait for the answers of a `handoff` provider.
+pub(crate) const HANDOFF_EXIT: u8 = 3;
+
 /// `skill-evolve run`: load and check, print the pre-flight, then run (or resume).
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config_path = match &args.config {
@@ -62,6 +65,20 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 dir.checkpoint().display()
             );
             Ok(ExitCode::from(130))
+        }
+        Ended::Handoff {
+            waiting,
+            prompts,
+            answers,
+        } => {
+            outln!(
+                "waiting for answers: {waiting} request(s) of the model are in {}; answer them \
+                 in {} (one {{\"key\", \"reply\"}} line each; your own agent session can \
+                 write them), then run the same command again to resume",
+                prompts.display(),
+                answers.display()
+            );
+            Ok(ExitCode::from(HANDOFF_EXIT))
         }
         Ended::Finished(report, path) => {
             outln!(

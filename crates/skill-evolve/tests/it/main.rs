@@ -17,6 +17,7 @@ mod fake_llm;
 mod fetch_model;
 mod gate;
 mod gate_reach;
+mod handoff;
 mod harvest;
 mod hook;
 mod hostile_outputs;
