@@ -1,6 +1,7 @@
 //! End-to-end tests: they run the built `skill-evolve` binary.
 
 mod adopt;
+mod adopt_safety;
 mod agent_protocol;
 mod bad_input;
 mod capture;
