@@ -33,6 +33,7 @@ mod replay_miss;
 mod report_html;
 mod resume;
 mod run;
+mod run_fresh;
 mod run_ids;
 mod run_knobs;
 mod runlogs;
