@@ -380,6 +380,29 @@ impl RunDir {
         Ok(done)
     }
 
+    /// Refuses (as bad input, before any call) a `--record` cassette path inside this session
+    /// folder, whose candidate, reports, store and run log the session writes there; also
+    /// when the folder does not exist yet (the other checks of a cassette path know it only
+    /// once it holds the session's marker).
+    ///
+    /// # Errors
+    /// Such a path: bad input.
+    pub fn refuse_record_inside(&self, record: &Path) -> anyhow::Result<()> {
+        if resolve(record).starts_with(resolve(&self.root)) {
+            return Err(bad_at(
+                record,
+                None,
+                format!(
+                    "--record: this lies inside the run folder {}, where this session writes \
+                     its candidate, reports, store and run log; record the cassette outside it; \
+                     nothing was sent to the model",
+                    self.root.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Refuses a run folder that cannot be written, before anything is asked
     /// of the model: the folder itself, or the nearest folder above it that
     /// exists, must take a new file. The check leaves nothing behind.
