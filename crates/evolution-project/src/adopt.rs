@@ -450,6 +450,18 @@ fn inside_project(dir: &RunDir, recorded: &Path) -> anyhow::Result<(PathBuf, Pat
     } else {
         project_store(&project, &relative.join(name))
     };
+    // Nor is the history written through a linked `.skill-evolve` or store folder.
+    if !resolve(&store).starts_with(&root) {
+        return Err(bad_at(
+            &store,
+            None,
+            format!(
+                "this version store leads outside the project {} through a symbolic link; \
+                 adopt writes only inside the project, so nothing was adopted",
+                escape_controls(&project.display().to_string())
+            ),
+        ));
+    }
     Ok((target, store))
 }
 

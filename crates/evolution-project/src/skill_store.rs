@@ -321,6 +321,35 @@ mod tests {
     }
 
     #[test]
+    fn a_file_adopted_into_a_project_finds_the_projects_store_unless_one_is_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap();
+        let skill = project.join("skills/a/SKILL.md");
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        assert_eq!(store_root(&skill, None), beside_store(&skill));
+        let kept = project_store(&project, Path::new("skills/a/SKILL.md"));
+        assert!(kept.ends_with(".skill-evolve/stores/skills/a/SKILL.md"));
+        std::fs::create_dir_all(&kept).unwrap();
+        assert_eq!(store_root(&skill, None), kept);
+        // Another file of that folder has no history there.
+        let other = project.join("skills/a/notes.md");
+        assert_eq!(store_root(&other, None), beside_store(&other));
+        std::fs::create_dir_all(beside_store(&skill)).unwrap();
+        assert_eq!(store_root(&skill, None), beside_store(&skill));
+        assert_eq!(
+            lock_path(&beside_store(&skill)),
+            project.join("skills/a/.skill-evolve/.store.lock")
+        );
+        let held = lock_store(&kept).unwrap();
+        assert!(
+            project
+                .join(".skill-evolve/stores/skills/a/.SKILL.md.lock")
+                .is_file()
+        );
+        drop(held);
+    }
+
+    #[test]
     fn default_store_is_beside_the_skill() {
         assert_eq!(
             store_root(Path::new("skills/a/SKILL.md"), None),

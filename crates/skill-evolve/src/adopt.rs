@@ -56,9 +56,13 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
         outln!("discarded: nothing was written");
         return Ok(ExitCode::SUCCESS);
     }
+    let run = plan.run();
     let applied = plan.apply_with_notes(true)?;
     for note in &applied.notes {
         outln!("{note}");
+    }
+    if applied.adopted.is_empty() {
+        outln!("nothing left to adopt from run {run:?}");
     }
     for adopted in applied.adopted {
         let file = adopted.user_file.display();

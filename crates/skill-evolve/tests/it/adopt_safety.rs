@@ -91,8 +91,22 @@ fn adopt_refuses_a_staged_path_outside_the_project_before_any_write() {
         SUPPORT
     );
     assert!(!o.join(".skill-evolve").exists());
-    // The path the run recorded is adopted.
+    // The path the run recorded is adopted, though not through a linked store folder.
     std::fs::write(&proposal_path, &original).unwrap();
+    #[cfg(unix)]
+    {
+        let stores = d.join(".skill-evolve/stores");
+        std::os::unix::fs::symlink(o, &stores).unwrap();
+        let (before, before_outside) = (snapshot(d), snapshot(o));
+        let out = skill_evolve(d)
+            .args(["adopt", "demo", "--yes"])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, "leads outside the project");
+        assert_eq!(snapshot(d), before);
+        assert_eq!(snapshot(o), before_outside);
+        std::fs::remove_file(&stores).unwrap();
+    }
     let out = skill_evolve(d)
         .args(["adopt", "demo", "--yes"])
         .output()
