@@ -276,7 +276,8 @@ pub(crate) struct EvolveArgs {
     /// Write the new version without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
-    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill.
+    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill, or for a
+    /// file `adopt` wrote, the project's (`.skill-evolve/stores/<its path in the project>`).
     #[arg(long, value_name = "DIR")]
     pub(crate) store: Option<PathBuf>,
     /// Where this run's candidate and report go. Default: `.skill-evolve/runs/<time>` beside the skill.
@@ -440,7 +441,8 @@ pub(crate) struct StoreArgs {
     /// The skill document.
     #[arg(value_name = "SKILL.md")]
     pub(crate) skill: PathBuf,
-    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill.
+    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill, or for a
+    /// file `adopt` wrote, the project's (`.skill-evolve/stores/<its path in the project>`).
     #[arg(long, value_name = "DIR")]
     pub(crate) store: Option<PathBuf>,
 }

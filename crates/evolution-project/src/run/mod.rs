@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use evolution_harness::{Estimate, RunPlan};
 use evolution_types::GeneratedQuestion;
 
-use anyhow::Context as _;
+use std::sync::OnceLock;
 
 use self::config::{RunConfig, RunOptions};
-use self::dir::RunDir;
+use self::dir::{RunDir, RunLock, StartedOver};
 use self::events::RunObserver;
 pub use self::wiring::Ended;
 use self::wiring::run_loop;
@@ -249,6 +249,8 @@ pub struct PreparedRun {
     pub estimate: Estimate,
     /// What the gate can accept with the run's gate questions.
     pub reach: config::GateReach,
+    /// The lock of the run's name, once taken.
+    lock: OnceLock<RunLock>,
 }
 
 /// Loads and checks the run configuration at `config_path` (`options` winning over its
@@ -271,6 +273,8 @@ pub async fn prepare(
     );
     let config = config::load(config_path, options)?;
     let dir = RunDir::of(config_path, &config.name);
+    // A run never writes (nor deletes) through a linked `.skill-evolve`, runs or run folder.
+    dir.refuse_links()?;
     // Before the model is built (a recording opens its file) and long before
     // the first rollout or LLM call.
     check_folder_writable(dir.root()).map_err(|e| {
@@ -312,6 +316,7 @@ pub async fn prepare(
         llm,
         estimate,
         reach,
+        lock: OnceLock::new(),
     })
 }
 
@@ -323,18 +328,40 @@ impl PreparedRun {
         out
     }
 
-    /// Deletes the earlier state of this run name (what `--fresh` asks for); `false` when
-    /// there was none.
+    /// Takes the lock of the run's name (`.<name>.lock` in the runs folder) for as long as
+    /// this prepared run lives, unless it holds it already. [`PreparedRun::start_over`] and
+    /// [`PreparedRun::execute`] take it too; a caller takes it first to be refused before it
+    /// shows anything.
     ///
     /// # Errors
-    /// A folder that cannot be deleted.
-    pub fn start_over(&self) -> anyhow::Result<bool> {
-        if !self.dir.root().exists() {
-            return Ok(false);
+    /// Another process running this name (bad input naming the lock file and its holder), or
+    /// a linked run folder.
+    pub fn lock(&self) -> anyhow::Result<()> {
+        if self.lock.get().is_none() {
+            let lock = self.dir.lock()?;
+            let _ = self.lock.set(lock);
         }
-        std::fs::remove_dir_all(self.dir.root())
-            .with_context(|| format!("cannot delete {}", self.dir.root().display()))?;
-        Ok(true)
+        Ok(())
+    }
+
+    /// Deletes the earlier state of this run name (what `--fresh` asks for); `false` when
+    /// there was none. See [`PreparedRun::start_over_keeping`].
+    ///
+    /// # Errors
+    /// As [`PreparedRun::start_over_keeping`].
+    pub fn start_over(&self) -> anyhow::Result<bool> {
+        self.start_over_keeping().map(|done| done.deleted)
+    }
+
+    /// Deletes what earlier runs of this name wrote in its folder, holding the name's lock;
+    /// files the run did not write stay, and are listed.
+    ///
+    /// # Errors
+    /// Another process running this name, a linked folder, or an entry that cannot be
+    /// deleted.
+    pub fn start_over_keeping(&self) -> anyhow::Result<StartedOver> {
+        self.lock()?;
+        self.dir.delete_own()
     }
 
     /// Runs (or resumes from its checkpoint) the loop, telling `observer` what happens,
@@ -348,6 +375,7 @@ impl PreparedRun {
         observer: &dyn RunObserver,
         stop: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<Ended> {
+        self.lock()?;
         let handoff = self.llm.handoff.clone();
         if let Some(handoff) = &handoff {
             handoff

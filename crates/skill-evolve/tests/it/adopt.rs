@@ -11,7 +11,7 @@ use crate::run::{
 use crate::support::{assert_one_line_error, history_json, run_config, skill_evolve, snapshot};
 
 /// The support skill, in the Agent Skills layout, named by its frontmatter.
-const SUPPORT: &str =
+pub(crate) const SUPPORT: &str =
     "---\nname: support-bot\ndescription: Answers support questions.\n---\nRULE other => no\n";
 
 /// A workspace whose skills are `skills/support/SKILL.md` (named

@@ -1,6 +1,7 @@
 //! End-to-end tests: they run the built `skill-evolve` binary.
 
 mod adopt;
+mod adopt_safety;
 mod agent_protocol;
 mod bad_input;
 mod capture;
@@ -34,6 +35,7 @@ mod replay_miss;
 mod report_html;
 mod resume;
 mod run;
+mod run_fresh;
 mod run_ids;
 mod run_knobs;
 mod runlogs;
