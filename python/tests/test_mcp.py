@@ -23,6 +23,8 @@ RULE_AGENT = REPO / "crates/skill-evolve/examples/agents/rule_agent.py"
 
 TOOLS = {
     "adopt",
+    "answer",
+    "handoff_prompts",
     "dry_run",
     "gate",
     "harvest",
@@ -227,7 +229,7 @@ def test_the_plugin_commands_name_only_tools_the_server_has() -> None:
 
     folders = [REPO / "plugins/skill-evolve/commands", REPO / "plugins/codex/prompts"]
     files = [path for folder in folders for path in sorted(folder.glob("*.md"))]
-    assert len(files) == 8, files
+    assert len(files) == 10, files
     for path in files:
         text = path.read_text()
         assert text.startswith("---\ndescription: "), path
@@ -240,3 +242,52 @@ def test_the_plugin_commands_name_only_tools_the_server_has() -> None:
     assert entry["hooks"][0]["command"] == "skill-evolve hook session-end"
     mcp_json = json.loads((REPO / "plugins/skill-evolve/.mcp.json").read_text())
     assert mcp_json["mcpServers"]["skill-evolve"]["args"] == ["mcp"]
+
+
+def test_a_run_without_an_api_key_is_answered_through_the_tools(tmp_path: Path) -> None:
+    """provider = "handoff": the run stops waiting for answers, ``handoff_prompts`` lists the
+    requests, ``answer`` adds each reply (here the demo cassette's), and ``run`` resumes, round
+    after round, until the run ends as the replayed demo does."""
+    folder = demo_project(tmp_path)
+    config = (folder / "evolve.toml").read_text()
+    handoff = config.replace('provider = "replay"', 'provider = "handoff"').replace(
+        'cassette = "demo.cassette"\n', ""
+    )
+    assert handoff != config
+    (folder / "evolve.toml").write_text(handoff)
+    replies = {}
+    for line in (folder / "demo.cassette").read_text().splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            replies[entry["key"]] = entry["response"]["content"]
+
+    async def script(session: ClientSession, call: Calls) -> None:
+        rounds = 0
+        while True:
+            job = json.loads(await call.ok("run", {}))["job"]
+            view: Dict[str, Any] = {}
+            for _ in range(600):
+                view = json.loads(await call.ok("run_progress", {"job": job}))
+                if view["state"] != "running":
+                    break
+                await asyncio.sleep(0.2)
+            if view["state"] == "finished":
+                break
+            assert view["state"] == "waiting_for_answers", view
+            rounds += 1
+            assert rounds < 20
+            waiting = json.loads(await call.ok("handoff_prompts", {"run": "demo"}))
+            assert waiting["waiting"] == view["waiting"] > 0
+            failed, text = await call("answer", {"run": "demo", "key": "0" * 64, "reply": "x"})
+            assert failed and "no request waits under the key" in text, text
+            done: Dict[str, Any] = {}
+            for prompt in waiting["prompts"]:
+                assert prompt["messages"], prompt
+                done = json.loads(
+                    await call.ok("answer", {"run": "demo", "key": prompt["key"], "reply": replies[prompt["key"]]})
+                )
+            assert done["answered"] == done["waiting"], done
+        assert rounds >= 2
+        assert "1 accepted" in view["summary"], view
+
+    asyncio.run(drive(folder, script))

@@ -259,6 +259,79 @@ impl LlmProvider for Handoff {
     }
 }
 
+/// The requests waiting in the handoff folder `dir` (`prompts.json`), as JSON; empty when
+/// none wait.
+///
+/// # Errors
+/// A prompts file that cannot be read or is not the list this module writes.
+pub fn waiting_prompts(dir: &Path) -> Result<Vec<serde_json::Value>, HandoffError> {
+    let path = dir.join(PROMPTS_JSON_FILE);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| HandoffError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_str(&text).map_err(|e| HandoffError::Io {
+        path,
+        message: format!("not a list of prompts: {e}"),
+    })
+}
+
+/// Adds the answer `reply` to the waiting request `key` of the handoff folder `dir` (one line
+/// appended to `answers.jsonl`, created 0600): the key must be one of the requests waiting,
+/// and the reply at most [`MAX_REPLY_BYTES`].
+///
+/// # Errors
+/// A key no request waits under, a reply too long, an answers file that is a link or cannot
+/// be written.
+pub fn add_answer(dir: &Path, key: &str, reply: &str) -> Result<(), HandoffError> {
+    let answers = dir.join(ANSWERS_FILE);
+    let refuse = |reason: String| HandoffError::BadAnswer {
+        path: answers.clone(),
+        line: 0,
+        reason,
+    };
+    if reply.len() > MAX_REPLY_BYTES {
+        return Err(refuse(format!(
+            "the reply is {} bytes, more than {MAX_REPLY_BYTES}",
+            reply.len()
+        )));
+    }
+    let waiting = waiting_prompts(dir)?;
+    if !waiting
+        .iter()
+        .any(|w| w.get("key").and_then(serde_json::Value::as_str) == Some(key))
+    {
+        return Err(refuse(format!(
+            "no request waits under the key {:?} ({} waiting)",
+            key.chars().take(80).collect::<String>(),
+            waiting.len()
+        )));
+    }
+    if std::fs::symlink_metadata(&answers).is_ok_and(|m| !m.is_file()) {
+        return Err(refuse("not a regular file (a link or a folder)".to_owned()));
+    }
+    let mut line = serde_json::json!({ "key": key, "reply": reply }).to_string();
+    line.push('\n');
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    use std::io::Write as _;
+    options
+        .open(&answers)
+        .and_then(|mut file| file.write_all(line.as_bytes()))
+        .map_err(|e| HandoffError::Io {
+            path: answers.clone(),
+            message: e.to_string(),
+        })
+}
+
 /// The answers of the file at `path` (none when it does not exist), the last per key.
 fn read_answers(path: &Path) -> Result<HashMap<String, String>, HandoffError> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {

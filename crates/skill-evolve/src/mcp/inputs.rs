@@ -170,3 +170,24 @@ pub(super) struct ReportInput {
     /// The run: its name or its folder inside the project.
     pub(super) run: String,
 }
+
+/// Inputs of `handoff_prompts`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PromptsInput {
+    /// The run: its name or its folder inside the project.
+    pub(super) run: String,
+}
+
+/// Inputs of `answer`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AnswerInput {
+    /// The run: its name or its folder inside the project.
+    pub(super) run: String,
+    /// The waiting request's key, as `handoff_prompts` lists it.
+    pub(super) key: String,
+    /// The whole reply, as the model would give it (for a request that asks for JSON, the
+    /// JSON value alone).
+    pub(super) reply: String,
+}

@@ -4,7 +4,9 @@
 //! The server serves one project (the current folder, or `--project DIR`). Its tools are the
 //! command's operations: `status`, `dry_run`, `run` (started in the background; `run_progress`
 //! reads it and `stop_run` stops it), `adopt` (returns the diff; writes only with
-//! `confirm: true`), `harvest`, `schedule`, `gate` and `report`. Inputs are checked as the
+//! `confirm: true`), `harvest`, `schedule`, `gate` and `report`; for a run without an API key
+//! (provider `handoff`), `handoff_prompts` lists the requests it waits for and `answer` adds a
+//! reply, so the host's own model answers them. Inputs are checked as the
 //! command checks its flags; every path a tool reads a configuration from or writes to must lie
 //! inside the project. Stdout belongs to the protocol: operations that print are run as a
 //! child `skill-evolve` whose output is returned.
@@ -23,11 +25,12 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
+use evolution_llm_cassette::handoff::{ANSWERS_FILE, add_answer, waiting_prompts};
 use evolution_project::adopt::{AdoptCheck, check_adopt, find_run};
 use evolution_project::harvest::{HarvestNote, HarvestOptions, HarvestSource, harvest};
 use evolution_project::run::config::RunOptions;
 use evolution_project::run::dir::{RunDir, runs_of};
-use evolution_project::run::{find_run_config, prepare, split_listing};
+use evolution_project::run::{HANDOFF_DIR, find_run_config, prepare, split_listing};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -35,8 +38,8 @@ use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
 use serde_json::json;
 
 use self::inputs::{
-    AdoptInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput, PresetInput,
-    ReportInput, ScheduleInput, SourceInput, StopInput,
+    AdoptInput, AnswerInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput,
+    PresetInput, PromptsInput, ReportInput, ScheduleInput, SourceInput, StopInput,
 };
 use self::jobs::Jobs;
 use self::paths::Project;
@@ -448,6 +451,55 @@ impl Server {
             args.push(format!("--e-needed={e}"));
         }
         self.child(args).await
+    }
+
+    /// The requests a run with the `handoff` provider waits for answers to.
+    #[tool(
+        description = "The requests of the model a run (provider handoff, no API key) \
+                          waits for: each with its key, purpose, messages and the JSON schema \
+                          its reply must follow. Answer each with the answer tool, then call \
+                          run again to resume."
+    )]
+    async fn handoff_prompts(&self, Parameters(input): Parameters<PromptsInput>) -> ToolResult {
+        let dir = self.run_dir(&input.run)?;
+        let folder = dir.root().join(HANDOFF_DIR);
+        let waiting = waiting_prompts(&folder).map_err(|e| e.to_string())?;
+        Ok(capped(
+            json!({ "waiting": waiting.len(), "prompts": waiting }).to_string(),
+        ))
+    }
+
+    /// Adds one answer for a run waiting on the `handoff` provider.
+    #[tool(
+        description = "Answer one waiting request of a handoff run (its key from \
+                          handoff_prompts, the whole reply as the model would write it). When \
+                          every request is answered, call run again: it resumes."
+    )]
+    async fn answer(&self, Parameters(input): Parameters<AnswerInput>) -> ToolResult {
+        let dir = self.run_dir(&input.run)?;
+        let folder = dir.root().join(HANDOFF_DIR);
+        add_answer(&folder, &input.key, &input.reply).map_err(|e| e.to_string())?;
+        let waiting = waiting_prompts(&folder).map_err(|e| e.to_string())?;
+        let answered = std::fs::read_to_string(folder.join(ANSWERS_FILE))
+            .map(|text| {
+                let keys: std::collections::HashSet<String> = text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .filter_map(|v| v.get("key").and_then(|k| k.as_str()).map(str::to_owned))
+                    .collect();
+                waiting
+                    .iter()
+                    .filter(|w| {
+                        w.get("key")
+                            .and_then(|k| k.as_str())
+                            .is_some_and(|k| keys.contains(k))
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        Ok(json!({ "answered": answered, "waiting": waiting.len(),
+                   "next": if answered == waiting.len() { "every request is answered: call run again to resume" } else { "answer the others" } })
+        .to_string())
     }
 
     /// Rebuilds a finished run's HTML report; returns its path and `report.md`.
