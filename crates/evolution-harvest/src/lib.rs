@@ -45,6 +45,7 @@
 pub mod capture;
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 pub mod host_tools;
 pub mod outcome;
 pub mod redact;

@@ -341,12 +341,13 @@ pub(crate) fn harvest(
     let source = match source {
         "claude-code" => HarvestSource::ClaudeCode,
         "codex" => HarvestSource::Codex,
+        "gemini" => HarvestSource::Gemini,
         "session-state" => HarvestSource::SessionState,
         "dir" => HarvestSource::Dir,
         other => {
             return Err(InputError::new_err(format!(
-                "source {other:?}: expected \"claude-code\", \"codex\", \"session-state\" or \
-                 \"dir\""
+                "source {other:?}: expected \"claude-code\", \"codex\", \"gemini\", \
+                 \"session-state\" or \"dir\""
             )));
         }
     };

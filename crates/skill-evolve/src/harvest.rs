@@ -16,6 +16,8 @@ pub(crate) enum SourceArg {
     ClaudeCode,
     /// Codex CLI sessions (default: `$CODEX_HOME/sessions`, else `~/.codex/sessions`).
     Codex,
+    /// Gemini CLI chats (default: `~/.gemini/tmp`).
+    Gemini,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -27,6 +29,7 @@ impl From<SourceArg> for HarvestSource {
         match source {
             SourceArg::ClaudeCode => HarvestSource::ClaudeCode,
             SourceArg::Codex => HarvestSource::Codex,
+            SourceArg::Gemini => HarvestSource::Gemini,
             SourceArg::SessionState => HarvestSource::SessionState,
             SourceArg::Dir => HarvestSource::Dir,
         }

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_harvest::claude_code::ClaudeCodeReader;
 use evolution_harvest::codex::CodexReader;
+use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge;
@@ -30,7 +31,7 @@ use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
 pub use self::dir::read_bounded;
-use self::files::{FileProblem, SessionFiles, find_sessions, for_each_line};
+use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 
@@ -41,6 +42,8 @@ pub enum HarvestSource {
     ClaudeCode,
     /// Codex CLI sessions (default: `$CODEX_HOME/sessions`, else `~/.codex/sessions`).
     Codex,
+    /// Gemini CLI chats (default: `~/.gemini/tmp`, one folder per project).
+    Gemini,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -53,6 +56,7 @@ impl HarvestSource {
         match self {
             HarvestSource::ClaudeCode => "claude-code",
             HarvestSource::Codex => "codex",
+            HarvestSource::Gemini => "gemini",
             HarvestSource::SessionState => "session-state",
             HarvestSource::Dir => "dir",
         }
@@ -171,7 +175,7 @@ impl HarvestSummary {
         ];
         if matches!(
             self.source,
-            HarvestSource::ClaudeCode | HarvestSource::Codex
+            HarvestSource::ClaudeCode | HarvestSource::Codex | HarvestSource::Gemini
         ) {
             lines.push(format!("turns: {}", c.turns));
             lines.push(format!("tool calls: {}", c.tool_calls));
@@ -302,11 +306,11 @@ pub fn harvest(
     let mut writer = Writer::new(args.out.as_deref());
     let mut miner = TaskMiner::new(args.min_sessions);
     match args.source {
-        HarvestSource::ClaudeCode | HarvestSource::Codex => {
-            let kind = if args.source == HarvestSource::Codex {
-                SourceKind::Codex
-            } else {
-                SourceKind::ClaudeCode
+        HarvestSource::ClaudeCode | HarvestSource::Codex | HarvestSource::Gemini => {
+            let kind = match args.source {
+                HarvestSource::Codex => SourceKind::Codex,
+                HarvestSource::Gemini => SourceKind::Gemini,
+                _ => SourceKind::ClaudeCode,
             };
             if !from.exists() {
                 return Err(bad_at(
@@ -320,6 +324,8 @@ pub fn harvest(
             }
             let (sessions, problems) = if args.recorded {
                 recorded_session_files(&from, args.project.as_deref())?
+            } else if kind == SourceKind::Gemini {
+                find_gemini_sessions(&from)
             } else {
                 find_sessions(&from)
             };
@@ -468,6 +474,18 @@ fn read_session(
                 .map_err(|p| (files.main.clone(), p))?;
             Ok(reader.finish())
         }
+        SourceKind::Gemini => {
+            // One JSON document per file: read whole (within the transcript limit), then parsed.
+            let mut text = String::new();
+            for_each_line(&files.main, |_, line| {
+                text.push_str(line);
+                text.push('\n');
+                Ok(())
+            })
+            .map_err(|p| (files.main.clone(), p))?;
+            read_gemini_session(&text, &fallback, policy)
+                .map_err(|e| (files.main.clone(), FileProblem::Line(e)))
+        }
     }
 }
 
@@ -551,6 +569,7 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
     };
     match args.source {
         HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),
+        HarvestSource::Gemini => Ok(home()?.join(".gemini").join("tmp")),
         HarvestSource::Codex => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
             Some(codex_home) => Ok(PathBuf::from(codex_home).join("sessions")),
             None => Ok(home()?.join(".codex").join("sessions")),

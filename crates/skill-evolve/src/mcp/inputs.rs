@@ -57,6 +57,8 @@ pub(super) enum SourceInput {
     ClaudeCode,
     /// Codex sessions (`$CODEX_HOME/sessions`).
     Codex,
+    /// Gemini CLI chats (`~/.gemini/tmp`).
+    Gemini,
     /// A SESSION-STATE.md file.
     SessionState,
     /// A folder of trajectory files (`from` required).

@@ -339,10 +339,14 @@ impl Server {
         let source = match input.source {
             SourceInput::ClaudeCode => HarvestSource::ClaudeCode,
             SourceInput::Codex => HarvestSource::Codex,
+            SourceInput::Gemini => HarvestSource::Gemini,
             SourceInput::SessionState => HarvestSource::SessionState,
             SourceInput::Dir => HarvestSource::Dir,
         };
-        let per_project = matches!(source, HarvestSource::ClaudeCode | HarvestSource::Codex);
+        let per_project = matches!(
+            source,
+            HarvestSource::ClaudeCode | HarvestSource::Codex | HarvestSource::Gemini
+        );
         let options = HarvestOptions {
             source,
             from: input.from.map(|f| self.project.root().join(f)),

@@ -504,3 +504,51 @@ fn a_trajectory_folder_keeps_good_files_and_skips_bad_ones_by_name() {
     assert_eq!(t1["notes"], "DB_PASSWORD=[REDACTED:env_secret]");
     assert_eq!(t1["harvest"]["reasons"][0]["value"], "wrong total");
 }
+
+#[test]
+fn gemini_cli_chats_are_read_filtered_by_project_and_redacted() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(d, &["--source", "gemini", "--from", "gemini", "--out", "h"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for (name, value) in [
+        ("sessions", "2"),
+        ("turns", "5"),
+        ("tool calls", "2"),
+        ("tool errors", "1"),
+        ("failed", "1"),
+        ("passed", "1"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let written: Vec<PathBuf> = std::fs::read_dir(d.join("h"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    for path in &written {
+        let body = std::fs::read_to_string(path).unwrap();
+        assert!(!body.contains("ghp_a1B2c3D4e5F6"), "{body}");
+    }
+    let failed = read_json(&d.join("h/gemini-5e0c1a2b-0000-4000-8000-000000000001.json"));
+    assert_eq!(failed["steps"][1]["tool_name"], "run_shell_command");
+    assert_eq!(failed["harvest"]["skills"], serde_json::json!(["build"]));
+
+    // Gemini CLI names a project by the SHA-256 of its path: the filter matches it.
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "gemini",
+            "--from",
+            "gemini",
+            "--project",
+            "/work/demo-app",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "1", "{text}");
+    assert_eq!(count(&text, "filtered out"), "1", "{text}");
+}
