@@ -22,6 +22,9 @@ pub enum SourceKind {
     Codex,
     /// A Gemini CLI chat file (`~/.gemini/tmp/<project hash>/chats/session-*.json`).
     Gemini,
+    /// An OpenCode session, from its SQLite store (`~/.local/share/opencode/opencode.db`).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl SourceKind {
@@ -31,6 +34,7 @@ impl SourceKind {
             SourceKind::ClaudeCode => "claude-code",
             SourceKind::Codex => "codex",
             SourceKind::Gemini => "gemini",
+            SourceKind::OpenCode => "opencode",
         }
     }
 
@@ -40,6 +44,7 @@ impl SourceKind {
             SourceKind::ClaudeCode => "Claude Code",
             SourceKind::Codex => "Codex",
             SourceKind::Gemini => "Gemini CLI",
+            SourceKind::OpenCode => "OpenCode",
         }
     }
 }

@@ -342,12 +342,13 @@ pub(crate) fn harvest(
         "claude-code" => HarvestSource::ClaudeCode,
         "codex" => HarvestSource::Codex,
         "gemini" => HarvestSource::Gemini,
+        "opencode" => HarvestSource::OpenCode,
         "session-state" => HarvestSource::SessionState,
         "dir" => HarvestSource::Dir,
         other => {
             return Err(InputError::new_err(format!(
                 "source {other:?}: expected \"claude-code\", \"codex\", \"gemini\", \
-                 \"session-state\" or \"dir\""
+                 \"opencode\", \"session-state\" or \"dir\""
             )));
         }
     };

@@ -18,6 +18,8 @@ pub(crate) enum SourceArg {
     Codex,
     /// Gemini CLI chats (default: `~/.gemini/tmp`).
     Gemini,
+    /// OpenCode's SQLite store (default: `~/.local/share/opencode/opencode.db`).
+    Opencode,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -30,6 +32,7 @@ impl From<SourceArg> for HarvestSource {
             SourceArg::ClaudeCode => HarvestSource::ClaudeCode,
             SourceArg::Codex => HarvestSource::Codex,
             SourceArg::Gemini => HarvestSource::Gemini,
+            SourceArg::Opencode => HarvestSource::OpenCode,
             SourceArg::SessionState => HarvestSource::SessionState,
             SourceArg::Dir => HarvestSource::Dir,
         }

@@ -15,6 +15,7 @@
 mod config;
 pub(crate) mod dir;
 mod files;
+mod opencode_store;
 pub(crate) mod session_state;
 
 use std::collections::BTreeMap;
@@ -44,6 +45,9 @@ pub enum HarvestSource {
     Codex,
     /// Gemini CLI chats (default: `~/.gemini/tmp`, one folder per project).
     Gemini,
+    /// OpenCode sessions, from its SQLite store (default:
+    /// `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`).
+    OpenCode,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -57,6 +61,7 @@ impl HarvestSource {
             HarvestSource::ClaudeCode => "claude-code",
             HarvestSource::Codex => "codex",
             HarvestSource::Gemini => "gemini",
+            HarvestSource::OpenCode => "opencode",
             HarvestSource::SessionState => "session-state",
             HarvestSource::Dir => "dir",
         }
@@ -175,7 +180,10 @@ impl HarvestSummary {
         ];
         if matches!(
             self.source,
-            HarvestSource::ClaudeCode | HarvestSource::Codex | HarvestSource::Gemini
+            HarvestSource::ClaudeCode
+                | HarvestSource::Codex
+                | HarvestSource::Gemini
+                | HarvestSource::OpenCode
         ) {
             lines.push(format!("turns: {}", c.turns));
             lines.push(format!("tool calls: {}", c.tool_calls));
@@ -249,7 +257,10 @@ pub fn harvest(
     if args.recorded
         && matches!(
             args.source,
-            HarvestSource::SessionState | HarvestSource::Dir
+            HarvestSource::SessionState
+                | HarvestSource::Dir
+                | HarvestSource::Gemini
+                | HarvestSource::OpenCode
         )
     {
         return Err(bad_option(format!(
@@ -306,10 +317,14 @@ pub fn harvest(
     let mut writer = Writer::new(args.out.as_deref());
     let mut miner = TaskMiner::new(args.min_sessions);
     match args.source {
-        HarvestSource::ClaudeCode | HarvestSource::Codex | HarvestSource::Gemini => {
+        HarvestSource::ClaudeCode
+        | HarvestSource::Codex
+        | HarvestSource::Gemini
+        | HarvestSource::OpenCode => {
             let kind = match args.source {
                 HarvestSource::Codex => SourceKind::Codex,
                 HarvestSource::Gemini => SourceKind::Gemini,
+                HarvestSource::OpenCode => SourceKind::OpenCode,
                 _ => SourceKind::ClaudeCode,
             };
             if !from.exists() {
@@ -322,25 +337,33 @@ pub fn harvest(
                     ),
                 ));
             }
-            let (sessions, problems) = if args.recorded {
-                recorded_session_files(&from, args.project.as_deref())?
-            } else if kind == SourceKind::Gemini {
-                find_gemini_sessions(&from)
-            } else {
-                find_sessions(&from)
+            let new_policy = || TextPolicy {
+                redactor: (!args.no_redact).then(Redactor::default),
+                ..TextPolicy::default()
             };
-            for (path, reason) in problems {
-                notes(HarvestNote::Skipped(format!(
-                    "skipped {}",
-                    terminal_safe(&format!("{}: {reason}", path.display()))
-                )));
-            }
-            for files in sessions {
-                let policy = TextPolicy {
-                    redactor: (!args.no_redact).then(Redactor::default),
-                    ..TextPolicy::default()
+            let read: Vec<opencode_store::ReadSession> = if kind == SourceKind::OpenCode {
+                opencode_store::read_store(&from, new_policy)?
+            } else {
+                let (sessions, problems) = if args.recorded {
+                    recorded_session_files(&from, args.project.as_deref())?
+                } else if kind == SourceKind::Gemini {
+                    find_gemini_sessions(&from)
+                } else {
+                    find_sessions(&from)
                 };
-                let (session, policy) = match read_session(kind, &files, policy) {
+                for (path, reason) in problems {
+                    notes(HarvestNote::Skipped(format!(
+                        "skipped {}",
+                        terminal_safe(&format!("{}: {reason}", path.display()))
+                    )));
+                }
+                sessions
+                    .iter()
+                    .map(|files| read_session(kind, files, new_policy()))
+                    .collect()
+            };
+            for one in read {
+                let (session, policy) = match one {
                     Ok(read) => read,
                     Err((path, problem)) => {
                         counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
@@ -486,6 +509,11 @@ fn read_session(
             read_gemini_session(&text, &fallback, policy)
                 .map_err(|e| (files.main.clone(), FileProblem::Line(e)))
         }
+        // The store is one file of many sessions: `opencode_store` reads it.
+        SourceKind::OpenCode => Err((
+            files.main.clone(),
+            FileProblem::File("an OpenCode store holds many sessions".to_owned()),
+        )),
     }
 }
 
@@ -570,6 +598,16 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
     match args.source {
         HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),
         HarvestSource::Gemini => Ok(home()?.join(".gemini").join("tmp")),
+        HarvestSource::OpenCode => {
+            match std::env::var_os("XDG_DATA_HOME").filter(|h| !h.is_empty()) {
+                Some(data) => Ok(PathBuf::from(data).join("opencode").join("opencode.db")),
+                None => Ok(home()?
+                    .join(".local")
+                    .join("share")
+                    .join("opencode")
+                    .join("opencode.db")),
+            }
+        }
         HarvestSource::Codex => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
             Some(codex_home) => Ok(PathBuf::from(codex_home).join("sessions")),
             None => Ok(home()?.join(".codex").join("sessions")),

@@ -59,6 +59,8 @@ pub(super) enum SourceInput {
     Codex,
     /// Gemini CLI chats (`~/.gemini/tmp`).
     Gemini,
+    /// OpenCode's store (`~/.local/share/opencode/opencode.db`).
+    Opencode,
     /// A SESSION-STATE.md file.
     SessionState,
     /// A folder of trajectory files (`from` required).

@@ -340,12 +340,16 @@ impl Server {
             SourceInput::ClaudeCode => HarvestSource::ClaudeCode,
             SourceInput::Codex => HarvestSource::Codex,
             SourceInput::Gemini => HarvestSource::Gemini,
+            SourceInput::Opencode => HarvestSource::OpenCode,
             SourceInput::SessionState => HarvestSource::SessionState,
             SourceInput::Dir => HarvestSource::Dir,
         };
         let per_project = matches!(
             source,
-            HarvestSource::ClaudeCode | HarvestSource::Codex | HarvestSource::Gemini
+            HarvestSource::ClaudeCode
+                | HarvestSource::Codex
+                | HarvestSource::Gemini
+                | HarvestSource::OpenCode
         );
         let options = HarvestOptions {
             source,
