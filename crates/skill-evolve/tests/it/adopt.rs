@@ -464,6 +464,15 @@ fn a_rerun_after_adopt_or_a_new_agent_is_refused_before_any_rollout() {
     assert!(again.status.success(), "{again:?}");
     assert!(text(&again.stderr).contains("resuming from"), "{again:?}");
     assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
+
+    // A run folder without the record of its inputs (an earlier version made it) is not
+    // resumed either: nothing shows its inputs are the ones it started with.
+    std::fs::remove_file(d.join(".skill-evolve/runs/demo/inputs.json")).unwrap();
+    assert_one_line_error(
+        &run_config(d, &[]),
+        "run \"demo\" cannot resume: it was started by an earlier version that did not record \
+         its inputs",
+    );
 }
 
 #[test]
