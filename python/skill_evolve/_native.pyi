@@ -224,7 +224,9 @@ def run(
     prints). ``dry_run`` only checks and returns the ``preflight``; ``fresh`` starts over.
     Returns ``preflight``, ``interrupted``, and for a finished run ``report``, ``report_md``,
     ``report_html`` and ``staged``. Ctrl-C (or an exception in ``on_event``) stops the run
-    cleanly and is raised; running again resumes. ``InputError`` for bad input."""
+    cleanly and is raised; running again resumes, only with the inputs the run started with
+    (a changed skill, question set, split or agent raises ``InputError`` naming what changed
+    and ``fresh``). ``InputError`` for bad input."""
 
 def status(project: Optional[StrPath] = None) -> List[JsonDict]:
     """The runs of a project (``None``: the current folder or the nearest one above it with

@@ -111,7 +111,38 @@ pub struct LlmSection {
     pub local: toml::Table,
 }
 
+/// Keys of `[llm.openai]` that change how a call is made, never what it answers: the key's
+/// variable, the timeouts, the retries, the concurrency and streaming.
+const HOW_NOT_WHAT: [&str; 5] = [
+    "api_key_env",
+    "timeouts",
+    "retry",
+    "max_concurrency",
+    "stream",
+];
+
 impl LlmSection {
+    /// What of this section decides the answers a run gets, as text: the provider, the
+    /// cassette, the `[llm.openai]` keys but those of how a call is made (the key's
+    /// variable, timeouts, retries, concurrency, streaming), and `[llm.local]`. No secret is
+    /// in it: the key itself is never in the file.
+    pub fn answers_identity(&self) -> String {
+        let sorted = |table: &toml::Table| -> std::collections::BTreeMap<String, String> {
+            table
+                .iter()
+                .filter(|(key, _)| !HOW_NOT_WHAT.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.to_string()))
+                .collect()
+        };
+        format!(
+            "provider {:?}; cassette {:?}; openai {:?}; local {:?}",
+            self.provider.as_ref().map(toml::Spanned::get_ref),
+            self.cassette,
+            sorted(&self.openai),
+            sorted(&self.local)
+        )
+    }
+
     /// The environment variable the `openai` provider of this section (with
     /// the command's flags `args`, which win) reads its key from:
     /// `api_key_env`, else the first set of the server's usual variables (as

@@ -37,8 +37,10 @@ pub(crate) enum Command {
     /// Run the full harness loop from a run configuration (agent, questions,
     /// budgets, gate): diagnose, evolve the skills (and the system and tool
     /// prompts, with `--prompts`), gate every candidate, repeat. Ctrl-C
-    /// stops cleanly; the same command resumes. `--dry-run` checks the
-    /// configuration and prints the pre-flight estimate.
+    /// stops cleanly; the same command resumes (refused, naming `--fresh`,
+    /// when the skills, the questions or a setting that changes results
+    /// differ from the run's start). `--dry-run` checks the configuration
+    /// and prints the pre-flight estimate.
     Run(RunArgs),
     /// Ask the e-process gate for a verdict on paired evaluation counts.
     Gate(GateArgs),
@@ -329,7 +331,8 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) min_edits: Option<usize>,
     /// Start the run over: delete this run name's earlier store, run log,
-    /// checkpoint and staged proposal first.
+    /// checkpoint and staged proposal first (needed after the skills, the questions or the
+    /// agent changed since the run started).
     #[arg(long)]
     pub(crate) fresh: bool,
     /// Run a question set that has lines marked `"reviewed": false` (such as the tasks

@@ -13,8 +13,9 @@ use crate::probe::check_folder_writable;
 /// The folder of one run, `<config dir>/.skill-evolve/runs/<name>/`, and the
 /// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
 /// `llm-journal.jsonl` (every finished LLM call), `workspaces/` (the agent's),
-/// `sources.json` (which user file each document came from, and its hash)
-/// and, at the end, `report.md`, `report.json`, `report.html` and `staged/` (the proposal
+/// `sources.json` (which user file each document came from, and its hash),
+/// `inputs.json` (the hashes of everything the run's results depend on, compared when it
+/// resumes) and, at the end, `report.md`, `report.json`, `report.html` and `staged/` (the proposal
 /// `adopt` writes back).
 ///
 /// An `evolve` session's folder (by default
@@ -37,7 +38,7 @@ pub const EVOLVE_MARKER: &str = ".skill-evolve-session";
 
 /// The files and folders a run writes in its folder (besides the temporary `.<name>.<random>`
 /// files of an atomic write of one of them): `--fresh` deletes these and nothing else.
-const RUN_OWN_NAMES: [&str; 13] = [
+const RUN_OWN_NAMES: [&str; 14] = [
     "store",
     "runlog.sqlite",
     "runlog.sqlite-wal",
@@ -47,6 +48,7 @@ const RUN_OWN_NAMES: [&str; 13] = [
     evolution_llm_cassette::LLM_JOURNAL_FILE,
     "workspaces",
     "sources.json",
+    "inputs.json",
     "staged",
     "report.md",
     "report.json",
@@ -158,6 +160,11 @@ impl RunDir {
     /// Which user file each stored document came from.
     pub fn sources(&self) -> PathBuf {
         self.root.join("sources.json")
+    }
+
+    /// What the run was started with (`inputs.json`): a rerun resumes only with the same.
+    pub fn inputs(&self) -> PathBuf {
+        self.root.join("inputs.json")
     }
 
     /// The staged proposal's folder.

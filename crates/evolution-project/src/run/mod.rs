@@ -5,6 +5,7 @@
 //! - [`dir`]: [`RunDir`], every path of a run's folder;
 //! - `wiring.rs`: the adapters and the harness loop;
 //! - [`events`]: what an observer sees of a run, and the event lines of its report;
+//! - [`inputs`]: what a run was started with, compared before it resumes;
 //! - [`report`]: `report.md` and `report.json`;
 //! - [`rubric`]: rubric checks scored by the run's LLM;
 //! - [`stage`]: where each document came from, and the staged proposal
@@ -15,6 +16,7 @@
 pub mod config;
 pub mod dir;
 pub mod events;
+pub mod inputs;
 pub mod report;
 pub mod rubric;
 pub mod stage;
@@ -30,6 +32,7 @@ use std::sync::OnceLock;
 use self::config::{RunConfig, RunOptions};
 use self::dir::{RunDir, RunLock, StartedOver};
 use self::events::RunObserver;
+use self::inputs::RunInputs;
 pub use self::wiring::Ended;
 use self::wiring::run_loop;
 use crate::error::{bad_at, bad_option};
@@ -251,12 +254,16 @@ pub struct PreparedRun {
     pub reach: config::GateReach,
     /// The lock of the run's name, once taken.
     lock: OnceLock<RunLock>,
+    /// What the run's results depend on, recorded in its folder when it starts.
+    pub inputs: RunInputs,
 }
 
 /// Loads and checks the run configuration at `config_path` (`options` winning over its
 /// keys), checks that its run folder can be written, and builds its LLM (recording every call
 /// into `record` when given). Unless `fresh`, an earlier run of the same name must have been
-/// made for the same documents. Nothing is run and no agent is started.
+/// started with the same inputs (documents, questions, split and the settings that change
+/// results, see [`inputs`]): it resumes, or nothing does. Nothing is run and no agent is
+/// started.
 ///
 /// # Errors
 /// Every problem with the configuration or the inputs it names is a bad input, found before
@@ -306,8 +313,10 @@ pub async fn prepare(
     )
     .await?;
     let estimate = estimate(&config);
+    let inputs = RunInputs::of(&config)?;
     if !fresh {
         stage::check_same_documents(&config, &dir)?;
+        inputs.check_resumable(&config, &dir)?;
     }
     Ok(PreparedRun {
         config,
@@ -317,6 +326,7 @@ pub async fn prepare(
         estimate,
         reach,
         lock: OnceLock::new(),
+        inputs,
     })
 }
 
@@ -397,6 +407,7 @@ impl PreparedRun {
         let ended = run_loop(
             &self.config,
             &self.dir,
+            &self.inputs,
             self.llm.provider,
             self.estimate,
             observer,

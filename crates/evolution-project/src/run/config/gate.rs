@@ -367,6 +367,22 @@ impl GateSettings {
         Ok(reach)
     }
 
+    /// The gate's settings a resumed run must share with its start, each as its key and a
+    /// text of its value: the thresholds (the preset and the keys that change it), the
+    /// ladder, the INFRA guard, the order of the gate questions and the false-discovery rate.
+    pub fn resume_settings(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "[gate] params",
+                format!("{} {:?}", self.preset, self.params),
+            ),
+            ("[gate] ladder", format!("{:?}", self.ladder)),
+            ("[gate] guard_err", format!("{:?}", self.guard_err)),
+            ("[gate] seed", self.seed.to_string()),
+            ("[gate] fdr_alpha", format!("{:?}", self.fdr_alpha)),
+        ]
+    }
+
     /// A gatekeeper whose run ids start with `run_prefix`; with a false-discovery rate,
     /// e-LOND spreads it evenly over `horizon` candidates (at least one).
     pub fn gatekeeper(&self, run_prefix: String, horizon: u64) -> anyhow::Result<Gatekeeper> {

@@ -230,6 +230,22 @@ fn no_share() -> Spanned<f64> {
     Spanned::new(0..0, 0.0)
 }
 
+/// What a run's question split is made from: the question set and the parameters that
+/// divide it (a resumed run must split the same questions the same way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitInputs {
+    /// `[questions] file`, as the configuration writes it.
+    pub file: PathBuf,
+    /// SHA-256 (hex) of the question set: every question, in file order.
+    pub questions_sha256: String,
+    /// `[questions] train`, `gate` and `holdout`.
+    pub shares: [f64; 3],
+    /// `[questions] seed`: the shuffle before the split.
+    pub seed: u64,
+    /// `[gate] probation`: the share of the gate questions held back for probation.
+    pub probation: f64,
+}
+
 /// A run configuration, checked.
 #[derive(Debug)]
 pub struct RunConfig {
@@ -251,6 +267,8 @@ pub struct RunConfig {
     pub probation: Vec<GeneratedQuestion>,
     /// One line: how many questions probation holds back, and why.
     pub probation_note: String,
+    /// What the split of the questions was made from.
+    pub split_inputs: SplitInputs,
     /// The gate (`[gate]`); its false-discovery rate is controlled over the run's candidates.
     pub gate_settings: GateSettings,
     /// Budget caps.
@@ -359,7 +377,7 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &file.llm, &base, None)?;
-    let ((train, gate, holdout), unreviewed) =
+    let ((train, gate, holdout), unreviewed, mut split_inputs) =
         check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
     let task_skills = check_task_skills(
         &src,
@@ -381,6 +399,7 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         gate,
         horizon,
     )?;
+    split_inputs.probation = split.share;
     let model = check_budget(path, &file.budget, &file.llm)?;
     let profile = file.profile.resolve(path, &text)?;
     Ok(RunConfig {
@@ -393,6 +412,7 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         holdout,
         probation: split.probation,
         probation_note: split.note,
+        split_inputs,
         gate_settings,
         budget: file.budget,
         llm: file.llm,
@@ -481,7 +501,7 @@ pub fn load_gating(
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
-    let ((train, gate, _holdout), _) =
+    let ((train, gate, _holdout), _, _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
     let gate_settings = check_gate(&src, &file.gate)?;
     let split = hold_back_probation(

@@ -26,6 +26,8 @@ pub(super) struct ProbationSplit {
     pub(super) gate: Vec<GeneratedQuestion>,
     /// The questions held back to judge provisional accepts.
     pub(super) probation: Vec<GeneratedQuestion>,
+    /// The share held back, given or chosen.
+    pub(super) share: f64,
     /// One line for the pre-flight: the share used and why.
     pub(super) note: String,
 }
@@ -46,6 +48,7 @@ pub(super) fn hold_back_probation(
         return Ok(ProbationSplit {
             gate,
             probation,
+            share,
             note,
         });
     };
@@ -78,6 +81,7 @@ pub(super) fn hold_back_probation(
     Ok(ProbationSplit {
         gate,
         probation,
+        share,
         note,
     })
 }
