@@ -109,7 +109,9 @@
 //! another question makes that question an INFRA error (`stop_reason =
 //! "error"` with the reason in `error`), and so does a result that reports
 //! an `error` or the stop reason `error`/`parse_error`; the child is killed
-//! and the next question gets a fresh one. A question whose request never
+//! with what it started (its process group, and on Linux every process
+//! carrying its token in [`AGENT_TREE_VAR`]) and the next question gets a
+//! fresh one. A question whose request never
 //! reached the agent (the program could not be started, or the request
 //! could not be written to it) is marked `stop_reason = "not_started"`
 //! instead ([`QuestionOutcome::not_started`]); an agent cannot claim that
@@ -201,7 +203,7 @@ pub use crate::slow_update::{
     SlowUpdate, SlowUpdateError, slow_update,
 };
 pub use crate::subprocess::{
-    InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
+    AGENT_TREE_VAR, InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
 };
 pub use crate::templates::{
     MAX_TEMPLATE_BYTES, PromptTemplates, SLOW_UPDATE, TemplateError, all_templates,
