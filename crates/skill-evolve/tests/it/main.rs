@@ -4,6 +4,7 @@ mod adopt;
 mod agent_protocol;
 mod bad_input;
 mod capture;
+mod crash;
 mod diagnose;
 mod docs;
 mod doctor;
