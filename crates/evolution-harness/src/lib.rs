@@ -157,6 +157,7 @@ mod check;
 mod data_split;
 mod events;
 mod evolution;
+pub mod failpoint;
 mod fdr;
 mod gatekeeper;
 mod ingest;
@@ -177,8 +178,9 @@ pub use crate::budget::{
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
 pub use crate::evolution::{
-    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
-    ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,
+    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
+    run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};

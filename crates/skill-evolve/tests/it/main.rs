@@ -5,6 +5,7 @@ mod adopt_safety;
 mod agent_protocol;
 mod bad_input;
 mod capture;
+mod crash;
 mod diagnose;
 mod docs;
 mod doctor;
