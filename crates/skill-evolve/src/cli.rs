@@ -84,6 +84,10 @@ pub(crate) enum Command {
     /// Rebuild a finished run's self-contained HTML report (`report.html`:
     /// lineage, evidence charts, diffs) from its folder and print its path.
     Report(ReportArgs),
+    /// Speak the agent protocol for Claude Code or Codex (started by `run` when the run
+    /// configuration says `[agent] host = …`).
+    #[command(hide = true)]
+    HostAgent(crate::host_agent::HostAgentArgs),
 }
 
 /// How the number of edits per round changes across rounds.

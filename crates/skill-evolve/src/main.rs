@@ -33,6 +33,7 @@ mod evolve;
 mod fetch_model;
 mod gate;
 mod harvest;
+mod host_agent;
 mod init;
 mod out;
 mod render;
@@ -144,5 +145,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Capture(args) => capture::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::HostAgent(args) => host_agent::run(&args),
     }
 }
