@@ -18,6 +18,8 @@ mod fetch_model;
 mod gate;
 mod gate_reach;
 mod harvest;
+mod host_agents;
+mod host_model;
 mod hostile_outputs;
 mod init;
 mod inputs;
