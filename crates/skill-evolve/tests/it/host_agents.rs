@@ -237,3 +237,38 @@ fn the_loop_evolves_a_skill_through_codex() {
         assert_eq!(request.key, "Bearer host-dummy-key");
     }
 }
+
+#[test]
+fn a_host_is_checked_and_shown_by_the_dry_run() {
+    let command = r#"command = ["sh", "agent.sh"]"#;
+    crate::run::assert_config_refused(
+        &crate::run::CONFIG.replace(command, &format!("{command}\nhost = \"codex\"")),
+        "has both command and host",
+    );
+    crate::run::assert_config_refused(
+        &crate::run::CONFIG.replace(
+            command,
+            r#"host = { name = "claude-code", cli = "no-such-claude" }"#,
+        ),
+        "cli: program \"no-such-claude\" not found",
+    );
+    crate::run::assert_config_refused(
+        &crate::run::CONFIG.replace(command, ""),
+        "needs command (your agent program) or host",
+    );
+    let dir = crate::run::run_workspace(&crate::run::CONFIG.replace(
+        command,
+        r#"host = { name = "claude-code", cli = "/bin/sh", model = "m" }"#,
+    ));
+    let out = crate::support::run_config(dir.path(), &["--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("host-agent claude-code --cli /bin/sh --model=m"),
+        "{stdout}"
+    );
+}

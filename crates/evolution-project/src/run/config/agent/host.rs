@@ -223,3 +223,81 @@ fn check_text(
         None => Ok(value.to_owned()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn args_of(text: &str) -> anyhow::Result<Vec<String>> {
+        #[derive(serde::Deserialize)]
+        struct Agent {
+            host: Spanned<toml::Value>,
+        }
+        let src = Source {
+            path: Path::new("evolve.toml"),
+            text,
+        };
+        let agent: Agent = toml::from_str(text).unwrap();
+        adapter_args(&src, &agent.host, Path::new("."))
+    }
+
+    #[test]
+    fn the_table_becomes_the_adapters_arguments() {
+        let args = args_of(
+            "[host]\nname = \"claude-code\"\ncli = \"/bin/sh\"\nmodel = \"m\"\n\
+             allowed_tools = [\"Read\", \"Bash(git log:*)\"]\nextra_args = [\"--max-turns\", \"3\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            args,
+            [
+                "host-agent",
+                "claude-code",
+                "--cli",
+                "/bin/sh",
+                "--model=m",
+                "--allowed-tool=Read",
+                "--allowed-tool=Bash(git log:*)",
+                "--extra-arg=--max-turns",
+                "--extra-arg=3",
+            ]
+        );
+        let codex =
+            args_of("[host]\nname = \"codex\"\ncli = \"/bin/sh\"\nsandbox = \"read-only\"\n");
+        assert_eq!(codex.unwrap()[4], "--sandbox=read-only");
+    }
+
+    #[test]
+    fn wrong_settings_are_refused_with_their_line() {
+        let cases = [
+            (
+                "host = \"cursor\"\n",
+                "must be \"claude-code\" or \"codex\"",
+            ),
+            ("host = 3\n", "not a integer"),
+            (
+                "[host]\nname = \"codex\"\ncli = \"/bin/sh\"\npermission_mode = \"plan\"\n",
+                "\"permission_mode\" is not a setting of codex",
+            ),
+            (
+                "[host]\nname = \"claude-code\"\ncli = \"/no/such/claude\"\n",
+                "program \"/no/such/claude\" not found",
+            ),
+            (
+                "[host]\nname = \"claude-code\"\ncli = \"/bin/sh\"\nmodel = \"\"\n",
+                "model is empty",
+            ),
+            (
+                "[host]\nname = \"claude-code\"\ncli = \"/bin/sh\"\nallowed_tools = \"Read\"\n",
+                "allowed_tools must be a list of strings",
+            ),
+        ];
+        for (text, needle) in cases {
+            let message = args_of(text).unwrap_err().to_string();
+            assert!(message.contains(needle), "{text}: {message}");
+            assert!(message.contains("evolve.toml"), "{message}");
+        }
+    }
+}
