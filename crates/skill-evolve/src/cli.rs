@@ -94,6 +94,10 @@ pub(crate) enum Command {
     /// hook's JSON on stdin) for the next `harvest --recorded`. Always exits 0.
     #[command(hide = true)]
     Hook(crate::hook::HookArgs),
+    /// Speak the agent protocol for Claude Code or Codex (started by `run` when the run
+    /// configuration says `[agent] host = …`).
+    #[command(hide = true)]
+    HostAgent(crate::host_agent::HostAgentArgs),
 }
 
 /// How the number of edits per round changes across rounds.

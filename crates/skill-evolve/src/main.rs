@@ -34,6 +34,7 @@ mod fetch_model;
 mod gate;
 mod harvest;
 mod hook;
+mod host_agent;
 mod init;
 mod mcp;
 mod out;
@@ -148,5 +149,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(&args),
         Command::Mcp(args) => mcp::run(&args),
         Command::Hook(args) => Ok(hook::run(&args)),
+        Command::HostAgent(args) => host_agent::run(&args),
     }
 }

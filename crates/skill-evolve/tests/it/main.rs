@@ -22,6 +22,8 @@ mod gate_reach;
 mod handoff;
 mod harvest;
 mod hook;
+mod host_agents;
+mod host_model;
 mod hostile_outputs;
 mod init;
 mod inputs;

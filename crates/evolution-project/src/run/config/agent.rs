@@ -10,10 +10,16 @@ use toml::Spanned;
 
 use super::*;
 
+mod host;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AgentSection {
-    command: Spanned<Vec<String>>,
+    #[serde(default)]
+    command: Option<Spanned<Vec<String>>>,
+    /// Claude Code or Codex through the built-in adapter instead of `command`.
+    #[serde(default)]
+    host: Option<Spanned<toml::Value>>,
     #[serde(default)]
     mode: Mode,
     #[serde(default = "one")]
@@ -134,16 +140,48 @@ pub(super) fn check_agent(
     base: &Path,
     hidden_key: Option<&str>,
 ) -> anyhow::Result<AgentSettings> {
-    let command = agent.command.get_ref();
-    let Some((program, args)) = command.split_first() else {
-        return Err(src.at(agent.command.span(), "[agent] command is empty".to_owned()));
+    let (program, args) = match (&agent.command, &agent.host) {
+        (Some(command), None) => {
+            let Some((program, args)) = command.get_ref().split_first() else {
+                return Err(src.at(command.span(), "[agent] command is empty".to_owned()));
+            };
+            let program = find_program(program, base).ok_or_else(|| {
+                src.at(
+                    command.span(),
+                    format!(
+                        "[agent] command: program {program:?} not found (not a file, nor on PATH)"
+                    ),
+                )
+            })?;
+            (program, args.to_vec())
+        }
+        (None, Some(host)) => {
+            let args = host::adapter_args(src, host, base)?;
+            let program = std::env::current_exe().map_err(|e| {
+                src.at(
+                    host.span(),
+                    format!("[agent] host: cannot find this program to start the adapter: {e}"),
+                )
+            })?;
+            (program, args)
+        }
+        (Some(command), Some(_)) => {
+            return Err(src.at(
+                command.span(),
+                "[agent] has both command and host: name your own agent program or a host \
+                 (\"claude-code\", \"codex\"), not both"
+                    .to_owned(),
+            ));
+        }
+        (None, None) => {
+            return Err(src.at(
+                0..0,
+                "[agent] needs command (your agent program) or host (\"claude-code\" or \
+                 \"codex\")"
+                    .to_owned(),
+            ));
+        }
     };
-    let program = find_program(program, base).ok_or_else(|| {
-        src.at(
-            agent.command.span(),
-            format!("[agent] command: program {program:?} not found (not a file, nor on PATH)"),
-        )
-    })?;
     let concurrency = *agent.concurrency.get_ref();
     if !(1..=64).contains(&concurrency) {
         return Err(src.at(
@@ -203,7 +241,7 @@ pub(super) fn check_agent(
     ];
     Ok(AgentSettings {
         program,
-        args: args.to_vec(),
+        args,
         env: agent.env.get_ref().clone(),
         inherit_env,
         worker: matches!(agent.mode, Mode::Worker),
