@@ -140,7 +140,7 @@ pub(super) fn check_agent(
     base: &Path,
     hidden_key: Option<&str>,
 ) -> anyhow::Result<AgentSettings> {
-    let (program, args) = match (&agent.command, &agent.host) {
+    let (program, args, identity) = match (&agent.command, &agent.host) {
         (Some(command), None) => {
             let Some((program, args)) = command.get_ref().split_first() else {
                 return Err(src.at(command.span(), "[agent] command is empty".to_owned()));
@@ -153,7 +153,11 @@ pub(super) fn check_agent(
                     ),
                 )
             })?;
-            (program, args.to_vec())
+            (
+                program,
+                args.to_vec(),
+                command_identity(command.get_ref(), base),
+            )
         }
         (None, Some(host)) => {
             let args = host::adapter_args(src, host, base)?;
@@ -163,7 +167,9 @@ pub(super) fn check_agent(
                     format!("[agent] host: cannot find this program to start the adapter: {e}"),
                 )
             })?;
-            (program, args)
+            // The adapter's arguments name the host, its program and every setting.
+            let identity = command_identity(&args, base);
+            (program, args, identity)
         }
         (Some(command), Some(_)) => {
             return Err(src.at(
@@ -221,7 +227,7 @@ pub(super) fn check_agent(
     let mut pass_env = agent.pass_env.get_ref().clone();
     pass_env.sort();
     let resume = vec![
-        ("[agent] command", command_identity(command, base)),
+        ("[agent] command", identity),
         ("[agent] mode", format!("{:?}", agent.mode)),
         ("[agent] timeout_secs", timeout_secs.to_string()),
         ("[agent] scoring", format!("{:?}", agent.scoring)),
