@@ -59,6 +59,8 @@ async fn gate_proposal(
         workspace: with_writes(&base, &label, &writes, config),
         provenance: provenance.clone(),
     };
+    // A skill's candidate is gated on the questions of the task types that skill serves.
+    let questions = config.gate_questions_for(writes.keys());
     let record = state
         .gatekeeper
         .judge(
@@ -67,7 +69,7 @@ async fn gate_proposal(
             &base,
             &candidate,
             &writes,
-            &config.gate,
+            &questions,
         )
         .await?;
     state
