@@ -17,6 +17,7 @@ mod fake_llm;
 mod fetch_model;
 mod gate;
 mod gate_reach;
+mod gate_scope;
 mod harvest;
 mod hostile_outputs;
 mod init;
