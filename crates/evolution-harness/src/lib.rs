@@ -180,7 +180,7 @@ pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate, Proposal,
     Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
-    run_evolution,
+    run_evolution, scoped_questions,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};

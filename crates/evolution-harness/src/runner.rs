@@ -46,6 +46,26 @@ impl Workspace {
         self.prompts.insert(name.into(), text.into());
         self
     }
+
+    /// The workspace `version` of `documents` (name → text): the names in `prompt_files`
+    /// are prompts, every other one a skill. Both `run` and a gated evolve build the agent's
+    /// workspace this way, so an agent sees the same names in both.
+    pub fn of_documents<'a>(
+        version: impl Into<String>,
+        documents: impl IntoIterator<Item = (String, String)>,
+        prompt_files: impl IntoIterator<Item = &'a String>,
+    ) -> Self {
+        let prompts: std::collections::BTreeSet<&String> = prompt_files.into_iter().collect();
+        let mut ws = Workspace::new(version);
+        for (name, text) in documents {
+            if prompts.contains(&name) {
+                ws.prompts.insert(name, text);
+            } else {
+                ws.skills.insert(name, text);
+            }
+        }
+        ws
+    }
 }
 
 /// What an agent answers for one question, before the harness scores it.

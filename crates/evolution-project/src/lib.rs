@@ -6,6 +6,8 @@
 //!   estimate, and the run itself with an observer of its progress
 //!   ([`run::events::RunObserver`]); [`run::stage`] keeps what a run proposes and where each
 //!   document came from, for adopt;
+//! - [`agent_workspace`]: the documents an agent reads and the gate questions of each
+//!   skill, alike for `run` and a gated `evolve`;
 //! - [`adopt`]: a run's staged documents written to the user's files once confirmed;
 //! - [`status`]: the runs of a project and what each staged;
 //! - [`harvest`]: real agent sessions into trajectories and mined tasks; [`session_log`]: the
@@ -22,6 +24,7 @@
 //! fault (nothing was written), anything else a failure of the run.
 
 pub mod adopt;
+pub mod agent_workspace;
 pub mod error;
 pub mod evolve;
 pub mod harvest;

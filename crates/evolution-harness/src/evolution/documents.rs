@@ -24,15 +24,11 @@ pub(super) fn workspace_at(
     config: &LoopConfig,
     version: &str,
 ) -> Result<Workspace, ValidationError> {
-    let mut ws = Workspace::new(version);
-    for (name, text) in store.documents(version)? {
-        if config.prompt_files.contains(&name) {
-            ws.prompts.insert(name, text);
-        } else {
-            ws.skills.insert(name, text);
-        }
-    }
-    Ok(ws)
+    Ok(Workspace::of_documents(
+        version,
+        store.documents(version)?,
+        &config.prompt_files,
+    ))
 }
 
 /// `base` with `writes` in place, named `label` (a candidate's documents).

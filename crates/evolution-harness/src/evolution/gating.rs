@@ -115,9 +115,11 @@ async fn decide(
         workspace: with_writes(&base, label, &writes, config),
         provenance: provenance.clone(),
     };
+    // A skill's candidate is gated on the questions of the task types that skill serves.
+    let questions = config.gate_questions_for(writes.keys());
     let record = state
         .gatekeeper
-        .decide(ctx.validation, &against, &candidate, &config.gate)
+        .decide(ctx.validation, &against, &candidate, &questions)
         .await?;
     let pending = PendingGate {
         record,

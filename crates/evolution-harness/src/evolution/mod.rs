@@ -57,7 +57,7 @@ mod proposal;
 mod state;
 mod watch;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_types::{
     Checkpoint, CheckpointError, GeneratedQuestion, LlmProvider, VersionedStore,
@@ -85,6 +85,11 @@ pub struct LoopConfig {
     pub train: Vec<GeneratedQuestion>,
     /// Questions the gate validates on.
     pub gate: Vec<GeneratedQuestion>,
+    /// The task types each skill document serves (document name → task types): a
+    /// candidate that writes only such documents is gated on the gate questions of the
+    /// task types they serve, not on every gate question. A candidate writing any other
+    /// document (a prompt) is gated on every gate question. Empty: every candidate is.
+    pub gate_scope: BTreeMap<String, BTreeSet<String>>,
     /// Questions scored once before and once after, never learned from.
     pub holdout: Vec<GeneratedQuestion>,
     /// Questions that judge a provisionally accepted version right after
@@ -99,6 +104,45 @@ pub struct LoopConfig {
     pub slow_update_template: Option<String>,
     /// The pre-flight estimate, announced in [`HarnessEvent::RunStarted`].
     pub estimate: Option<crate::budget::Estimate>,
+}
+
+impl LoopConfig {
+    /// The gate questions a candidate writing the documents `written` is gated on: those
+    /// whose task type one of them serves ([`LoopConfig::gate_scope`]), or every gate
+    /// question when one of them has no scope.
+    pub fn gate_questions_for<'a>(
+        &self,
+        written: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<GeneratedQuestion> {
+        scoped_questions(&self.gate, &self.gate_scope, written)
+    }
+}
+
+/// The questions of `questions` whose task type one of the documents `written` serves
+/// (`scope`: document name → task types), or all of them when one of the documents has no
+/// entry in `scope` (or none is written).
+pub fn scoped_questions<'a>(
+    questions: &[GeneratedQuestion],
+    scope: &BTreeMap<String, BTreeSet<String>>,
+    written: impl IntoIterator<Item = &'a String>,
+) -> Vec<GeneratedQuestion> {
+    let mut tasks: BTreeSet<&str> = BTreeSet::new();
+    let mut any = false;
+    for name in written {
+        any = true;
+        match scope.get(name) {
+            Some(served) => tasks.extend(served.iter().map(String::as_str)),
+            None => return questions.to_vec(),
+        }
+    }
+    if !any {
+        return questions.to_vec();
+    }
+    questions
+        .iter()
+        .filter(|q| tasks.contains(q.task_type.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// Why the loop stopped without a report.
@@ -297,4 +341,50 @@ async fn drive(
         previous_train = Some(train);
     }
     epoch::holdout_scores(ctx, config, state).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question(id: &str, task: &str) -> GeneratedQuestion {
+        GeneratedQuestion {
+            question_id: id.to_owned(),
+            task_type: task.to_owned(),
+            ..GeneratedQuestion::default()
+        }
+    }
+
+    #[test]
+    fn a_skills_candidate_is_gated_on_the_task_types_it_serves() {
+        let gate = vec![
+            question("a", "refund"),
+            question("b", "billing"),
+            question("c", "refund"),
+            question("d", "other"),
+        ];
+        let scope = BTreeMap::from([
+            (
+                "refunds.md".to_owned(),
+                BTreeSet::from(["refund".to_owned()]),
+            ),
+            (
+                "billing.md".to_owned(),
+                BTreeSet::from(["billing".to_owned(), "other".to_owned()]),
+            ),
+        ]);
+        let ids = |written: &[&str]| -> Vec<String> {
+            let written: Vec<String> = written.iter().map(|w| (*w).to_owned()).collect();
+            scoped_questions(&gate, &scope, &written)
+                .into_iter()
+                .map(|q| q.question_id)
+                .collect()
+        };
+        assert_eq!(ids(&["refunds.md"]), ["a", "c"]);
+        assert_eq!(ids(&["billing.md"]), ["b", "d"]);
+        assert_eq!(ids(&["refunds.md", "billing.md"]), ["a", "b", "c", "d"]);
+        // A prompt serves every task type; so does a candidate that writes nothing.
+        assert_eq!(ids(&["refunds.md", "system.md"]).len(), 4);
+        assert_eq!(ids(&[]).len(), 4);
+    }
 }

@@ -897,3 +897,67 @@ async fn phases_are_announced_in_order_and_their_usage_adds_up_to_the_run() {
     assert!(by_phase[&Phase::Gate].rollouts > 0);
     assert!(!by_phase.contains_key(&Phase::Diagnose));
 }
+
+/// A candidate that changes one skill is gated on the gate questions of the task types that
+/// skill serves (`gate_scope`): none of the other task types' questions is asked.
+#[tokio::test]
+async fn a_skills_candidate_is_gated_only_on_the_task_types_it_serves() {
+    let world = World::new();
+    let runner = world.runner();
+    let budget = Budget::unlimited();
+    let proposer = OneRule("memo");
+    let ctx = world.context(&runner, &budget, &proposer, &world.llm, false);
+    let config = LoopConfig {
+        gate: set("g", 10),
+        gate_scope: BTreeMap::from([(
+            "s.md".to_owned(),
+            std::collections::BTreeSet::from(["a".to_owned()]),
+        )]),
+        holdout: vec![],
+        ..loop_config("sc", 1, set("t", 10))
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "sc_gate_".into(),
+        ladder: vec![5, 10],
+        seed: 1,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let validation = report.records[0].validation.as_ref().unwrap();
+    assert_eq!(
+        validation.n_used + validation.n_remaining,
+        10,
+        "{validation:?}"
+    );
+    assert!(
+        validation.observed.keys().all(|id| id.starts_with("g-a")),
+        "{validation:?}"
+    );
+    // Without a scope the same candidate is gated on all thirty gate questions.
+    let world = World::new();
+    let runner = world.runner();
+    let ctx = world.context(&runner, &budget, &proposer, &world.llm, false);
+    let whole = LoopConfig {
+        gate_scope: BTreeMap::new(),
+        ..config
+    };
+    let gate = ValidationConfig {
+        gate_run_prefix: "sc_gate_".into(),
+        ladder: vec![5, 10],
+        seed: 1,
+        gate_guard_err: 0.2,
+        params: GateParams::default(),
+    };
+    let report = run_evolution(ctx, &whole, Gatekeeper::new(gate))
+        .await
+        .unwrap();
+    let validation = report.records[0].validation.as_ref().unwrap();
+    assert_eq!(
+        validation.n_used + validation.n_remaining,
+        30,
+        "{validation:?}"
+    );
+}

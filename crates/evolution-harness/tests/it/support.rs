@@ -70,6 +70,7 @@ pub(crate) fn loop_config(
         max_epochs,
         train,
         gate: set("g", 30),
+        gate_scope: std::collections::BTreeMap::new(),
         holdout: set("h", 10),
         probation: vec![],
         prompt_files: BTreeSet::new(),

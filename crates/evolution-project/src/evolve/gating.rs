@@ -29,8 +29,10 @@ use evolution_types::{
 };
 use serde::Serialize;
 
+use crate::agent_workspace::{planned, read_planned, serving, workspace};
 use crate::error::bad_at;
-use crate::run::config::GatingConfig;
+use crate::layout::read_skills;
+use crate::run::config::{GateReach, GatingConfig, ReachScope};
 use crate::run::dir::RunDir;
 use crate::run::events::{EventLines, RunObserver, decision_name};
 use crate::run::rubric::RubricRunner;
@@ -190,11 +192,160 @@ pub fn budget_of(config: &GatingConfig) -> anyhow::Result<Arc<Budget>> {
         .map_err(|e| bad_at(&config.path, None, format!("[budget]: {e}")))
 }
 
+/// What a gated evolve tests a skill file with: the agent's workspace as `run` builds it
+/// and the gate questions of the task types the skill serves.
+#[derive(Debug, Clone)]
+pub struct GateTarget {
+    /// The skill's name (its frontmatter's `name:`, else its folder's or file's name).
+    pub skill: String,
+    /// Its document name in the agent's workspace: `<name>.md`, as in `run`.
+    pub document: String,
+    /// Every document of the workspace the session starts from (name → text), the evolved
+    /// skill's original text among them.
+    pub documents: BTreeMap<String, String>,
+    /// The prompt documents among them.
+    pub prompt_files: BTreeSet<String>,
+    /// The gate questions of the task types the skill serves.
+    pub gate: Vec<GeneratedQuestion>,
+    /// The gate questions of every task type.
+    pub all_gate: usize,
+    /// The task types the skill serves, `None` when it serves every one (it is not in
+    /// `[run] skills`, so the file says nothing of it).
+    pub tasks: Option<BTreeSet<String>>,
+}
+
+impl GateTarget {
+    /// Resolves the skill file `skill` (its text `original`) against `config`: when it is
+    /// one of the skills of `[run] skills`, the workspace holds every skill and prompt of
+    /// the run, named as `run` names them, and the skill's candidates are gated on the
+    /// questions of the task types it serves; otherwise the workspace holds the skill (and
+    /// the run's prompts) and every gate question counts.
+    ///
+    /// # Errors
+    /// A skill that cannot be named, a document of the workspace that cannot be read, or a
+    /// skill of the folder that serves no task type of the question set (bad inputs).
+    pub fn resolve(
+        config: &GatingConfig,
+        skill: &std::path::Path,
+        original: &str,
+    ) -> anyhow::Result<Self> {
+        let own = match read_skills(skill) {
+            Ok(docs) => docs.into_iter().next(),
+            Err(problem) => return Err(bad_at(skill, None, problem)),
+        }
+        .ok_or_else(|| bad_at(skill, None, "holds no skill document"))?;
+        let same = |p: &std::path::Path| match (p.canonicalize(), skill.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        let in_run = config.skill_docs.iter().find(|d| same(&d.path));
+        let plan = match in_run {
+            Some(_) => planned(
+                &config.skill_docs,
+                config.prompts.as_deref(),
+                &config.prompt_files,
+            ),
+            None => planned(
+                std::slice::from_ref(&own),
+                config.prompts.as_deref(),
+                &config.prompt_files,
+            ),
+        };
+        let doc = in_run.unwrap_or(&own);
+        let mut documents = BTreeMap::new();
+        for planned_doc in &plan {
+            let text = if planned_doc.document == doc.document {
+                original.to_owned()
+            } else {
+                read_planned(planned_doc)?
+            };
+            documents.insert(planned_doc.document.clone(), text);
+        }
+        let tasks = match (in_run, &config.task_skills) {
+            (Some(_), Some(task_skills)) => {
+                let served: BTreeSet<String> = task_skills
+                    .by_task
+                    .iter()
+                    .filter(|(_, d)| **d == doc.document)
+                    .map(|(t, _)| t.clone())
+                    .collect();
+                if served.is_empty() {
+                    let all: Vec<String> = task_skills
+                        .by_task
+                        .keys()
+                        .map(|t| format!("{t:?}"))
+                        .collect();
+                    return Err(bad_at(
+                        &config.path,
+                        None,
+                        format!(
+                            "skill {} serves no task type of the question set (they are {}), so \
+                             no gate question tests it; map a task type to it in [skills] \
+                             (nothing was run)",
+                            doc.skill,
+                            all.join(", ")
+                        ),
+                    ));
+                }
+                Some(served)
+            }
+            _ => None,
+        };
+        let gate = match &tasks {
+            Some(tasks) => serving(&config.gate, tasks),
+            None => config.gate.clone(),
+        };
+        Ok(GateTarget {
+            skill: doc.skill.clone(),
+            document: doc.document.clone(),
+            documents,
+            prompt_files: config.prompt_files.iter().cloned().collect(),
+            gate,
+            all_gate: config.gate.len(),
+            tasks,
+        })
+    }
+
+    /// `refunds: 12 of 40 gate questions serve this skill`.
+    pub fn scope_words(&self) -> String {
+        self.scope().words(self.gate.len())
+    }
+
+    fn scope(&self) -> ReachScope {
+        ReachScope {
+            skill: self.skill.clone(),
+            of: self.all_gate,
+        }
+    }
+
+    /// What the gate can accept with the skill's gate questions for the first of
+    /// `candidates` candidates (said of the skill when they are fewer than all the gate
+    /// questions), refused as a bad input of the configuration when no record
+    /// can be accepted (the line names the skill and the gate questions it would need).
+    ///
+    /// # Errors
+    /// That refusal, and as [`crate::run::config::GateSettings::reach`].
+    pub fn check_reach(&self, config: &GatingConfig, candidates: u64) -> anyhow::Result<GateReach> {
+        // A skill that every gate question serves is said of the whole set, as in `run`.
+        let scope = (self.gate.len() < self.all_gate).then(|| self.scope());
+        config
+            .gate_settings
+            .check_reach(&config.path, self.gate.len(), candidates, scope)
+    }
+
+    /// The workspace `version` with `text` as the skill's document.
+    fn with_text(&self, version: impl Into<String>, text: &str) -> Workspace {
+        let mut documents = self.documents.clone();
+        documents.insert(self.document.clone(), text.to_owned());
+        workspace(version, documents, &self.prompt_files)
+    }
+}
+
 /// An open gated session: the agent, the run folder's store and run log,
 /// and the gatekeeper carried from one candidate to the next.
 pub struct GateSession<'a> {
     config: &'a GatingConfig,
-    document: String,
+    target: GateTarget,
     /// The agent, its rubric answers judged by the session's LLM.
     runner: RubricRunner<'a, SubprocessRunner>,
     store: FsVersionedStore,
@@ -209,10 +360,10 @@ pub struct GateSession<'a> {
 }
 
 impl<'a> GateSession<'a> {
-    /// Opens the session in `dir`: the store starts at `original` (the
-    /// skill document `document`), e-LOND spreads `fdr_alpha` over
-    /// `candidates` candidates, `llm` judges rubric checks with `prompts.rubric`, and
-    /// `observer` sees the session's events.
+    /// Opens the session in `dir`: the store starts at the documents of `target` (the
+    /// agent's workspace, the skill's original text among them), e-LOND spreads
+    /// `fdr_alpha` over `candidates` candidates, `llm` judges rubric checks with
+    /// `prompts.rubric`, and `observer` sees the session's events.
     #[expect(
         clippy::too_many_arguments,
         reason = "one call site; each argument is distinct"
@@ -222,8 +373,7 @@ impl<'a> GateSession<'a> {
         llm: &'a dyn LlmProvider,
         prompts: &DiagnosePrompts,
         dir: &RunDir,
-        document: &str,
-        original: &str,
+        target: GateTarget,
         provenance: BTreeSet<String>,
         budget: Arc<Budget>,
         candidates: u64,
@@ -233,8 +383,8 @@ impl<'a> GateSession<'a> {
             .with_context(|| format!("cannot create {}", dir.workspaces().display()))?;
         let store = FsStore::init(
             dir.store(),
-            [(document.to_owned(), original.to_owned())],
-            "the skill evolve started from",
+            target.documents.clone(),
+            "the documents evolve started from",
         )
         .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", dir.store().display()))?;
         let log = SqliteRunLog::open(dir.runlog())
@@ -248,7 +398,7 @@ impl<'a> GateSession<'a> {
             .gatekeeper(format!("{}_gate_", dir.name()), candidates)?;
         Ok(GateSession {
             config,
-            document: document.to_owned(),
+            target,
             runner,
             store: FsVersionedStore::new(store),
             log,
@@ -274,19 +424,16 @@ impl<'a> GateSession<'a> {
     /// The store's current version as the agent's workspace.
     fn current(&self) -> anyhow::Result<Workspace> {
         let version = self.store.current_version()?;
-        let mut ws = Workspace::new(version.clone());
-        for (name, text) in self.store.documents(&version)? {
-            ws = ws.with_skill(name, text);
-        }
-        Ok(ws)
+        let documents = self.store.documents(&version)?;
+        Ok(workspace(version, documents, &self.target.prompt_files))
     }
 
-    /// The current document's text.
+    /// The current text of the evolved skill.
     pub fn current_text(&self) -> anyhow::Result<String> {
         Ok(self
             .current()?
             .skills
-            .get(&self.document)
+            .get(&self.target.document)
             .cloned()
             .unwrap_or_default())
     }
@@ -301,12 +448,16 @@ impl<'a> GateSession<'a> {
         extra_provenance: &BTreeSet<String>,
     ) -> anyhow::Result<Verdict> {
         let baseline = self.current()?;
-        let writes = BTreeMap::from([(self.document.clone(), text.to_owned())]);
+        let writes = BTreeMap::from([(self.target.document.clone(), text.to_owned())]);
         let mut provenance = self.provenance.clone();
         provenance.extend(extra_provenance.iter().cloned());
+        // The baseline's documents with the candidate's text: what `run` gives the agent.
+        let mut documents = baseline.skills.clone();
+        documents.extend(baseline.prompts.clone());
+        documents.insert(self.target.document.clone(), text.to_owned());
         let candidate = Candidate {
             label: label.to_owned(),
-            workspace: Workspace::new(label).with_skill(self.document.clone(), text),
+            workspace: workspace(label, documents, &self.target.prompt_files),
             provenance: provenance.clone(),
         };
         let mut keeper = self.keeper.clone();
@@ -317,7 +468,7 @@ impl<'a> GateSession<'a> {
                 &baseline,
                 &candidate,
                 &writes,
-                &self.config.gate,
+                &self.target.gate,
             )
             .await
             .map_err(|e| anyhow::anyhow!("the gate could not decide on {label}: {e}"))?;
@@ -346,21 +497,25 @@ impl<'a> GateSession<'a> {
     }
 
     /// The answers of the store's versions `before` and `after` (texts of
-    /// the document) on the training questions, for the slow update's
+    /// the skill) on the training questions of its task types, for the slow update's
     /// comparison; recorded in the run log like the gate's.
     pub async fn training_answers(
         &self,
         before: &str,
         after: &str,
     ) -> anyhow::Result<(Vec<GeneratedQuestion>, [BTreeMap<String, Prediction>; 2])> {
-        let questions = self.config.train.clone();
+        // The training questions of the skill's own task types, as for the gate.
+        let questions = match &self.target.tasks {
+            Some(tasks) => serving(&self.config.train, tasks),
+            None => self.config.train.clone(),
+        };
         let mut answers: [BTreeMap<String, Prediction>; 2] = Default::default();
         for ((arm, text), slot) in [("before", before), ("after", after)]
             .into_iter()
             .zip(answers.iter_mut())
         {
             let run_id = format!("{}_train_{arm}", self.name);
-            let ws = Workspace::new(format!("train-{arm}")).with_skill(self.document.clone(), text);
+            let ws = self.target.with_text(format!("train-{arm}"), text);
             let n = u64::try_from(questions.len()).unwrap_or(u64::MAX);
             self.budget
                 .reserve_rollouts(n)

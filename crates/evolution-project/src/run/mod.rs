@@ -250,8 +250,9 @@ pub struct PreparedRun {
     pub llm: Llm,
     /// The worst-case plan of the configuration.
     pub estimate: Estimate,
-    /// What the gate can accept with the run's gate questions.
-    pub reach: config::GateReach,
+    /// What the gate can accept for each skill (on the gate questions of its task types),
+    /// and on the whole gate set when prompts are evolved or one skill serves them all.
+    pub reaches: Vec<config::GateReach>,
     /// The lock of the run's name, once taken.
     lock: OnceLock<RunLock>,
     /// What the run's results depend on, recorded in its folder when it starts.
@@ -296,10 +297,8 @@ pub async fn prepare(
     })?;
     // Before the model is built too (`--record` replaces its cassette): a gate set too
     // small for any accept would spend every rollout for nothing.
-    let reach =
-        config
-            .gate_settings
-            .check_reach(config_path, config.gate.len(), config.horizon())?;
+    // Each skill's candidates are gated on the questions of its own task types.
+    let reaches = config.check_reaches(config_path)?;
     let llm_options = LlmOptions {
         record,
         handoff_dir: Some(dir.root().join(HANDOFF_DIR)),
@@ -324,7 +323,7 @@ pub async fn prepare(
         dir,
         llm,
         estimate,
-        reach,
+        reaches,
         lock: OnceLock::new(),
         inputs,
     })
@@ -334,7 +333,9 @@ impl PreparedRun {
     /// The plan and estimate, as shown before a run.
     pub fn preflight(&self) -> String {
         let mut out = preflight(&self.config, &self.estimate, &self.llm.description);
-        out.push_str(&self.reach.lines());
+        for reach in &self.reaches {
+            out.push_str(&reach.lines());
+        }
         out
     }
 

@@ -22,20 +22,12 @@ use sha2::{Digest as _, Sha256};
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::events::decision_name;
+use crate::agent_workspace::{PlannedDoc, read_planned};
 use crate::error::{bad_at, bad_option};
-use crate::input::{InputKind, read_input_text};
 use crate::render::{terminal_safe, unified_diff};
 use crate::working_copy::write_atomically;
 
-/// What a document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DocKind {
-    /// A skill document.
-    Skill,
-    /// A prompt document (system or tool prompt).
-    Prompt,
-}
+pub use crate::agent_workspace::DocKind;
 
 /// One imported document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,30 +69,14 @@ fn relative_to(project: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// The documents a configuration imports, without their texts yet:
-/// (document, name, kind, user file).
-fn planned(config: &RunConfig) -> Vec<(String, String, DocKind, PathBuf)> {
-    let skills = config.skill_docs.iter().map(|d| {
-        (
-            d.document.clone(),
-            d.skill.clone(),
-            DocKind::Skill,
-            d.path.clone(),
-        )
-    });
-    let prompts = config.prompts.iter().flat_map(|dir| {
-        config.prompt_files.iter().map(|n| {
-            (
-                n.clone(),
-                n.trim_end_matches(".md").to_owned(),
-                DocKind::Prompt,
-                dir.join(n),
-            )
-        })
-    });
-    let mut all: Vec<_> = skills.chain(prompts).collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
-    all
+/// The documents a configuration imports, without their texts yet: the agent's workspace
+/// as both `run` and a gated `evolve` build it.
+fn planned(config: &RunConfig) -> Vec<PlannedDoc> {
+    crate::agent_workspace::planned(
+        &config.skill_docs,
+        config.prompts.as_deref(),
+        &config.prompt_files,
+    )
 }
 
 /// Reads `sources.json` of `dir`, `None` when the run has none.
@@ -121,7 +97,7 @@ pub fn check_same_documents(config: &RunConfig, dir: &RunDir) -> anyhow::Result<
     let project = dir.project();
     let now: Vec<(String, PathBuf)> = planned(config)
         .into_iter()
-        .map(|(doc, _, _, path)| (doc, relative_to(&project, &path)))
+        .map(|d| (d.document, relative_to(&project, &d.path)))
         .collect();
     let before: Vec<(String, PathBuf)> = match read_sources(dir)? {
         Some(sources) => sources
@@ -195,20 +171,16 @@ pub fn open_or_import(config: &RunConfig, dir: &RunDir) -> anyhow::Result<FsStor
     let project = dir.project();
     let mut files = Vec::new();
     let mut sources = Sources::default();
-    for (document, name, kind, path) in planned(config) {
-        let input = match kind {
-            DocKind::Skill => InputKind::SkillDocument,
-            DocKind::Prompt => InputKind::PromptDocument,
-        };
-        let text = read_input_text(&path, input)?;
+    for doc in planned(config) {
+        let text = read_planned(&doc)?;
         sources.documents.push(Source {
-            document: document.clone(),
-            name,
-            kind,
-            path: relative_to(&project, &path),
+            document: doc.document.clone(),
+            name: doc.name,
+            kind: doc.kind,
+            path: relative_to(&project, &doc.path),
             sha256: sha256_hex(&text),
         });
-        files.push((document, text));
+        files.push((doc.document, text));
     }
     write_atomically(&dir.sources(), &serde_json::to_string_pretty(&sources)?)?;
     FsStore::init(&root, files, "the skills the run started from")

@@ -124,6 +124,8 @@ pub(super) async fn run_loop(
         max_epochs: config.max_epochs,
         train: config.train.clone(),
         gate: config.gate.clone(),
+        // A skill's candidate is gated on the questions of the task types it serves.
+        gate_scope: config.gate_scope(),
         holdout: config.holdout.clone(),
         probation: config.probation.clone(),
         prompt_files: config.prompt_files.iter().cloned().collect(),

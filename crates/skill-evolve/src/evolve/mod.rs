@@ -49,7 +49,7 @@ use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::store::{document_name, skill_dir, store_root, write_new_version};
 use evolution_project::error::{bad_at, bad_option};
 use evolution_project::evolve::gating::{
-    GateSession, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh,
+    GateSession, GateTarget, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh,
 };
 use evolution_project::evolve::slow::{SlowReport, gated_pairs, ungated_pairs};
 use evolution_project::evolve::trajectories::{Loaded, load_sources};
@@ -124,6 +124,14 @@ struct GateSummary {
     /// The run configuration that named the agent and the questions.
     #[serde(skip_serializing_if = "Option::is_none")]
     agent_config: Option<String>,
+    /// The skill's document name in the agent's workspace (`refunds.md` for
+    /// `skills/refunds/SKILL.md`), as `run` names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    document: Option<String>,
+    /// The gate questions of the task types the skill serves: its candidates are gated on
+    /// these only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gate_questions: Option<usize>,
     /// The gate's parameter preset, and the `[gate]` keys that changed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     preset: Option<String>,
@@ -143,6 +151,8 @@ impl GateSummary {
             mode: "ungated",
             note: UNGATED_NOTE.to_owned(),
             agent_config: None,
+            document: None,
+            gate_questions: None,
             preset: None,
             fdr_alpha: None,
             params: None,
@@ -150,7 +160,7 @@ impl GateSummary {
         }
     }
 
-    fn gated(config: &GatingConfig, candidates: u64) -> Self {
+    fn gated(config: &GatingConfig, target: &GateTarget, candidates: u64) -> Self {
         let control = match config.gate_settings.fdr_alpha {
             Some(alpha) => format!(
                 "false-discovery rate at most {alpha} over this session's {candidates} \
@@ -161,14 +171,17 @@ impl GateSummary {
         GateSummary {
             mode: "gated",
             note: format!(
-                "gated: baseline and candidate answered the same {} gate question(s) of {} with \
-                 the agent {}; {} parameters, {control}",
-                config.gate.len(),
+                "gated: baseline and candidate answered the same {} gate question(s) of {} \
+                 ({}) with the agent {}; {} parameters, {control}",
+                target.gate.len(),
                 config.questions_file.display(),
+                target.scope_words(),
                 config.agent.program.display(),
                 config.gate_settings.preset,
             ),
             agent_config: Some(config.path.display().to_string()),
+            document: Some(target.document.clone()),
+            gate_questions: Some(target.gate.len()),
             preset: Some(config.gate_settings.preset.clone()),
             fdr_alpha: config.gate_settings.fdr_alpha,
             params: Some(config.gate_settings.params),
@@ -196,9 +209,15 @@ struct Inputs {
     schedule: EditBudgetSchedule,
     /// The prompts, with the overrides of `--prompts DIR`.
     templates: PromptTemplates,
-    gating: Option<GatingConfig>,
+    gating: Option<Gating>,
     /// What the gate can accept with its questions (gated sessions only).
     reach: Option<GateReach>,
+}
+
+/// A gated session's configuration and what it gates the skill with.
+struct Gating {
+    config: GatingConfig,
+    target: GateTarget,
 }
 
 /// Every input checked, nothing sent and nothing written.
@@ -273,13 +292,11 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
             let config = load_gating(path, key.as_deref(), args.slow_update)?;
             check_disjoint(&config, &loaded.questions)?;
             check_fresh(&run_dir)?;
+            // The agent's workspace as `run` builds it, and the skill's own gate questions.
+            let target = GateTarget::resolve(&config, skill, &original)?;
             // A gate set too small for any accept would spend every rollout for nothing.
-            let reach = config.gate_settings.check_reach(
-                &config.path,
-                config.gate.len(),
-                session_candidates(args),
-            )?;
-            Some((config, reach))
+            let reach = target.check_reach(&config, session_candidates(args))?;
+            Some((Gating { config, target }, reach))
         }
         None => None,
     };
@@ -324,7 +341,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     // Every LLM call and rollout is metered, per phase; only a gated
     // session has caps (its `[budget]`).
     let budget = match &gating {
-        Some(config) => budget_of(config)?,
+        Some(g) => budget_of(&g.config)?,
         None => Arc::new(Budget::unlimited()),
     };
 
@@ -383,7 +400,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         candidate: None,
         diff: None,
         gate: match &gating {
-            Some(config) => GateSummary::gated(config, candidates),
+            Some(g) => GateSummary::gated(&g.config, &g.target, candidates),
             None => GateSummary::ungated(),
         },
         slow_update: None,
@@ -406,7 +423,6 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     }
 
     let session = Session {
-        name: &name,
         original: &original,
         candidate: &candidate,
         loaded: &loaded,
@@ -417,8 +433,8 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         judge_prompts: &templates.diagnose,
     };
     let offered = match &gating {
-        Some(config) => runtime.block_on(session.gated(
-            config,
+        Some(g) => runtime.block_on(session.gated(
+            g,
             &run_dir,
             Arc::clone(&budget),
             candidates,
@@ -507,7 +523,6 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
 
 /// What the steps after the rounds share.
 struct Session<'a> {
-    name: &'a str,
     original: &'a str,
     candidate: &'a str,
     loaded: &'a Loaded,
@@ -527,7 +542,7 @@ impl Session<'_> {
     /// candidate failed the gate.
     async fn gated(
         &self,
-        config: &GatingConfig,
+        gating: &Gating,
         run_dir: &RunDir,
         budget: Arc<evolution_harness::Budget>,
         candidates: u64,
@@ -540,13 +555,13 @@ impl Session<'_> {
             .map(|(id, _)| id.clone())
             .collect();
         let progress = crate::run::progress::Progress::new();
+        let config = &gating.config;
         let mut gate = GateSession::open(
             config,
             self.llm,
             self.judge_prompts,
             run_dir,
-            self.name,
-            self.original,
+            gating.target.clone(),
             provenance,
             budget,
             candidates,

@@ -120,12 +120,12 @@ fn the_dry_run_of_the_layouts_page_maps_task_types_as_it_shows() {
         .unwrap();
     }
     std::fs::write(d.join("skills/billing/refund.py"), "print('a resource')\n").unwrap();
-    // 24 questions, 12 gate, as the page says: the default gate's reach
-    // check needs 11 over this horizon.
+    // 48 questions, 24 gate, as the page says: the default gate's reach
+    // check needs 11 gate questions of each skill's task types over this horizon.
     let questions: String = ["Refund Request", "Other", "Billing", "Other"]
         .iter()
         .cycle()
-        .take(24)
+        .take(48)
         .enumerate()
         .map(|(i, task)| {
             format!(
@@ -158,6 +158,18 @@ fn the_dry_run_of_the_layouts_page_maps_task_types_as_it_shows() {
         .collect();
     assert_eq!(mapped.len(), 3, "{printed}");
     for line in mapped {
+        assert!(
+            shown.contains(&format!("{line}\n")),
+            "the page lacks {line:?}:\n{shown}"
+        );
+    }
+    // Each skill's reach, from its own gate questions, as the page shows it.
+    let reach: Vec<&str> = printed
+        .lines()
+        .filter(|l| l.starts_with("gate reach") || l.starts_with("  the fewest"))
+        .collect();
+    assert_eq!(reach.len(), 4, "{printed}");
+    for line in reach {
         assert!(
             shown.contains(&format!("{line}\n")),
             "the page lacks {line:?}:\n{shown}"

@@ -64,8 +64,19 @@ pub(crate) fn workspace(skill: &str, n: usize, config: &str) -> tempfile::TempDi
 
 /// `evolve` on the workspace against the fake server at `base_url`.
 pub(crate) fn evolve(d: &Path, base_url: &str, extra: &[&str]) -> std::process::Output {
+    evolve_skill(d, "skill/SKILL.md", base_url, extra)
+}
+
+/// `evolve` of the skill file `skill` (relative to `d`) on the trajectories of `d/temp`
+/// against the fake server at `base_url`.
+pub(crate) fn evolve_skill(
+    d: &Path,
+    skill: &str,
+    base_url: &str,
+    extra: &[&str],
+) -> std::process::Output {
     skill_evolve(d)
-        .args(["evolve", "skill/SKILL.md", "--trajectories", "temp"])
+        .args(["evolve", skill, "--trajectories", "temp"])
         .args(["--provider", "openai", "--base-url", base_url])
         .args(["--model", "fake-model"])
         .args(extra)

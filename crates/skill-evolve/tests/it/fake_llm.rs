@@ -138,6 +138,21 @@ pub(crate) fn start_evolve_gain() -> FakeLlm {
     })
 }
 
+/// The rule [`start_evolve_refund_rule`]'s reflection appends to the skill.
+pub(crate) const REFUND_RULE: &str = "RULE refund => yes";
+
+/// Starts an evolve server as [`start_evolve_gain`] whose reflection appends
+/// [`REFUND_RULE`] instead.
+pub(crate) fn start_evolve_refund_rule() -> FakeLlm {
+    start_with(|prompt| {
+        evolve_edit_reply(
+            prompt,
+            serde_json::json!({"op": "append", "target": "", "content": REFUND_RULE,
+                               "reason": "t1: no rule answers refund questions"}),
+        )
+    })
+}
+
 /// Starts an evolve server as [`start_evolve_gain`] that also judges rubric checks: an
 /// answer passes when it is `yes`.
 pub(crate) fn start_evolve_gain_rubric() -> FakeLlm {

@@ -19,6 +19,7 @@ mod fake_llm;
 mod fetch_model;
 mod gate;
 mod gate_reach;
+mod gate_scope;
 mod handoff;
 mod harvest;
 mod hook;

@@ -157,9 +157,56 @@ pub struct GateReach {
     /// The fewest gate questions with which some record can be accepted, when up to
     /// 10 000 can.
     pub fewest_questions: Option<u64>,
+    /// The skill whose candidates are tested on these questions, when they are the gate
+    /// questions of its own task types rather than the whole gate set.
+    pub scope: Option<ReachScope>,
+}
+
+/// Whose gate questions a [`GateReach`] counts: one skill's, out of the whole gate set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachScope {
+    /// The skill's name.
+    pub skill: String,
+    /// The gate questions of every task type.
+    pub of: usize,
+}
+
+impl ReachScope {
+    /// `refunds: 12 of 40 gate questions serve this skill`, for `questions` of them.
+    pub fn words(&self, questions: usize) -> String {
+        format!(
+            "{}: {questions} of {} gate questions serve this skill",
+            self.skill, self.of
+        )
+    }
+}
+
+/// Refuses, as a bad input of the configuration `path`, the reaches of `reaches` that
+/// cannot accept any candidate: one line naming each (every skill, with the gate questions
+/// it would need).
+///
+/// # Errors
+/// That refusal.
+pub fn refuse_unreachable(path: &Path, reaches: &[GateReach]) -> anyhow::Result<()> {
+    let refused: Vec<String> = reaches
+        .iter()
+        .filter(|r| r.cannot_accept())
+        .map(GateReach::refusal)
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(bad_at(path, None, refused.join("; ")))
 }
 
 impl GateReach {
+    /// The same reach, said of the skill `scope` (its own gate questions).
+    #[must_use]
+    pub fn scoped(mut self, scope: ReachScope) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
     /// True when no record of wins and losses on these questions can be accepted.
     pub fn cannot_accept(&self) -> bool {
         self.floor.is_some_and(|f| f.smallest().is_none())
@@ -189,11 +236,18 @@ impl GateReach {
 
     /// The pre-flight's lines: the smallest accepting record of each exit and the power.
     pub fn lines(&self) -> String {
-        let mut out = format!(
-            "gate reach: {} gate question(s); the first candidate needs {}\n",
-            self.questions,
-            self.level_words()
-        );
+        let mut out = match &self.scope {
+            Some(scope) => format!(
+                "gate reach of skill {}; the first candidate needs {}\n",
+                scope.words(self.questions),
+                self.level_words()
+            ),
+            None => format!(
+                "gate reach: {} gate question(s); the first candidate needs {}\n",
+                self.questions,
+                self.level_words()
+            ),
+        };
         let Some(floor) = self.floor else {
             out.push_str(&format!(
                 "  not computed past {MAX_REACH_QUESTIONS} gate questions\n"
@@ -260,13 +314,26 @@ impl GateReach {
 
     /// The one-line refusal of a gate set too small for any accept.
     pub fn refusal(&self) -> String {
-        format!(
-            "the {} gate question(s) cannot accept any candidate: the first is tested at {}, \
-             and {}; add questions or raise [questions] gate (nothing was run)",
-            self.questions,
-            self.level_words(),
-            self.needed()
-        )
+        match &self.scope {
+            Some(scope) => format!(
+                "skill {}: the {} gate question(s) of its task types cannot accept any \
+                 candidate of this skill (of {} gate questions in all): the first is tested at \
+                 {}, and {}; add questions of its task types, raise [questions] gate, or map \
+                 more task types to it in [skills] (nothing was run)",
+                scope.skill,
+                self.questions,
+                scope.of,
+                self.level_words(),
+                self.needed()
+            ),
+            None => format!(
+                "the {} gate question(s) cannot accept any candidate: the first is tested at {}, \
+                 and {}; add questions or raise [questions] gate (nothing was run)",
+                self.questions,
+                self.level_words(),
+                self.needed()
+            ),
+        }
     }
 }
 
@@ -346,11 +413,13 @@ impl GateSettings {
             floor,
             power,
             fewest_questions: fewest,
+            scope: None,
         })
     }
 
-    /// [`GateSettings::reach`], refused as a bad input of the configuration file `path`
-    /// when no record can be accepted.
+    /// [`GateSettings::reach`] (said of the skill `scope` when the questions are its own),
+    /// refused as a bad input of the configuration file `path` when no record can be
+    /// accepted.
     ///
     /// # Errors
     /// The refusal ([`GateReach::refusal`]), and as [`GateSettings::reach`].
@@ -359,8 +428,10 @@ impl GateSettings {
         path: &Path,
         questions: usize,
         horizon: u64,
+        scope: Option<ReachScope>,
     ) -> anyhow::Result<GateReach> {
-        let reach = self.reach(questions, horizon)?;
+        let mut reach = self.reach(questions, horizon)?;
+        reach.scope = scope;
         if reach.cannot_accept() {
             return Err(bad_at(path, None, reach.refusal()));
         }

@@ -110,7 +110,8 @@ mod questions;
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
 pub use self::gate::{
-    DEFAULT_FDR_ALPHA, GateReach, GateSettings, MAX_REACH_QUESTIONS, POWER_WIN_RATES,
+    DEFAULT_FDR_ALPHA, GateReach, GateSettings, MAX_REACH_QUESTIONS, POWER_WIN_RATES, ReachScope,
+    refuse_unreachable,
 };
 use self::gate::{GateSection, check_gate};
 pub use self::probation::AUTO_PROBATION_SHARE;
@@ -344,6 +345,58 @@ fn horizon_of(train: &[GeneratedQuestion], prompts: usize, max_epochs: u32, skil
 /// the horizon its probation share is chosen for.
 const EVOLVE_HORIZON: u64 = 2;
 
+impl RunConfig {
+    /// Which task types each skill document serves (document name → task types): a
+    /// skill's candidate is gated on the gate questions of those task types only.
+    pub fn gate_scope(&self) -> BTreeMap<String, std::collections::BTreeSet<String>> {
+        crate::agent_workspace::gate_scope(&self.task_skills)
+    }
+
+    /// What the gate can accept for each document a candidate can change, before any
+    /// rollout: each skill that serves a task type on the gate questions of its own task
+    /// types, and (when prompts are evolved, or one skill serves every gate question) the
+    /// whole gate set. A skill whose questions cannot accept any candidate refuses the
+    /// whole run, in one line naming every such skill and the gate questions it would need
+    /// (the documented choice: a run that could never change a skill it was asked to evolve
+    /// is a configuration to fix, not one to run in part).
+    ///
+    /// # Errors
+    /// That refusal, a bad input of the configuration `path`; and as
+    /// [`GateSettings::reach`].
+    pub fn check_reaches(&self, path: &Path) -> anyhow::Result<Vec<GateReach>> {
+        let horizon = self.horizon();
+        let total = self.gate.len();
+        let scope = self.gate_scope();
+        let mut reaches = Vec::new();
+        let whole = |reaches: &mut Vec<GateReach>| -> anyhow::Result<()> {
+            reaches.push(self.gate_settings.reach(total, horizon)?);
+            Ok(())
+        };
+        match scope.values().next() {
+            // One skill serves every task type: its questions are the whole gate set.
+            Some(_) if scope.len() == 1 && self.skill_docs.len() == 1 => whole(&mut reaches)?,
+            _ => {
+                for doc in &self.skill_docs {
+                    let Some(tasks) = scope.get(&doc.document) else {
+                        continue;
+                    };
+                    let n = crate::agent_workspace::serving(&self.gate, tasks).len();
+                    let reach = self.gate_settings.reach(n, horizon)?.scoped(ReachScope {
+                        skill: doc.skill.clone(),
+                        of: total,
+                    });
+                    reaches.push(reach);
+                }
+                if !self.prompt_files.is_empty() {
+                    whole(&mut reaches)?;
+                }
+            }
+        }
+        refuse_unreachable(path, &reaches)?;
+        Ok(reaches)
+    }
+}
+
 /// The configuration file's path and text, for problems that name a line.
 struct Source<'a> {
     path: &'a Path,
@@ -369,7 +422,13 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
 
     let run = check_run(&src, &file.run, &base)?;
     let skill_files: Vec<String> = run.skill_docs.iter().map(|d| d.document.clone()).collect();
-    let (prompts, prompt_files) = check_prompts(&src, args, &file.run, &base, &skill_files)?;
+    let (prompts, prompt_files) = check_prompts(
+        &src,
+        args.prompts.as_ref(),
+        file.run.prompts.as_ref(),
+        &base,
+        &skill_files,
+    )?;
     let tree_data = match (&args.tree, &file.run.tree) {
         (Some(tree), _) => read_tree(tree)?,
         (None, Some(tree)) => read_tree(&base.join(tree.get_ref()))?,
@@ -435,9 +494,11 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
 }
 
 /// A run configuration read for `evolve`'s gate: the `[agent]`,
-/// `[questions]`, `[gate]` and `[budget]` sections. The sections only `run`
-/// reads (`[run]`, `[evolve]`, `[skills]`, `[profile]`, `[llm]`) may be
-/// present, so one `evolve.toml` serves both commands; any other is an error.
+/// `[questions]`, `[gate]` and `[budget]` sections, and from `[run]` and `[skills]` the
+/// skills folder, the prompts folder and which skill serves each task type (the agent's
+/// workspace, as `run` builds it). The sections only `run` reads (`[evolve]`,
+/// `[profile]`, `[llm]`, the other `[run]` keys) may be present, so one `evolve.toml`
+/// serves both commands; any other is an error.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GatingFile {
@@ -449,14 +510,22 @@ struct GatingFile {
     budget: BudgetLimits,
     #[serde(default)]
     llm: LlmSection,
-    #[serde(default, rename = "run")]
-    _run: Option<toml::Value>,
+    #[serde(default)]
+    run: Option<GatingRun>,
     #[serde(default, rename = "evolve")]
     _evolve: Option<toml::Value>,
     #[serde(default, rename = "profile")]
     _profile: Option<toml::Value>,
-    #[serde(default, rename = "skills")]
-    _skills: Option<toml::Value>,
+    #[serde(default)]
+    skills: BTreeMap<String, Spanned<String>>,
+}
+
+/// The `[run]` keys a gated `evolve` reads: the folders that make the agent's workspace.
+/// The other keys are `run`'s (checked when it reads the file).
+#[derive(Debug, Deserialize)]
+struct GatingRun {
+    skills: Option<Spanned<PathBuf>>,
+    prompts: Option<Spanned<PathBuf>>,
 }
 
 /// What `evolve` needs to gate a candidate against an agent, checked as
@@ -482,6 +551,16 @@ pub struct GatingConfig {
     pub gate_settings: GateSettings,
     /// Budget caps.
     pub budget: BudgetLimits,
+    /// The skills of `[run] skills` (empty when the file names no skills folder): the
+    /// agent's workspace holds them all, as in `run`.
+    pub skill_docs: Vec<SkillDoc>,
+    /// Folder of the prompt documents (`[run] prompts`), when the file names one.
+    pub prompts: Option<PathBuf>,
+    /// Prompt documents found in `prompts`.
+    pub prompt_files: Vec<String>,
+    /// Which skill document serves each task type (`[skills]`, as `run` resolves it);
+    /// `None` when the file names no skills folder.
+    pub task_skills: Option<TaskSkills>,
 }
 
 /// Reads and checks the gating sections of the run configuration `path`
@@ -501,8 +580,32 @@ pub fn load_gating(
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
-    let ((train, gate, _holdout), _, _) =
+    let ((train, gate, holdout), _, _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
+    // The agent's workspace and the task types of each skill, as `run` builds them.
+    let run = file.run.as_ref();
+    let (skill_docs, task_skills) = match run.and_then(|r| r.skills.as_ref()) {
+        Some(key) => {
+            let folder = base.join(key.get_ref());
+            let docs = read_skills(&folder).map_err(|problem| {
+                src.at(
+                    key.span(),
+                    format!("[run] skills {}: {problem}", folder.display()),
+                )
+            })?;
+            let tasks = check_task_skills(&src, &file.skills, &docs, [&train, &gate, &holdout])?;
+            (docs, Some(tasks))
+        }
+        None => (Vec::new(), None),
+    };
+    let skill_files: Vec<String> = skill_docs.iter().map(|d| d.document.clone()).collect();
+    let (prompts, prompt_files) = check_prompts(
+        &src,
+        None,
+        run.and_then(|r| r.prompts.as_ref()),
+        &base,
+        &skill_files,
+    )?;
     let gate_settings = check_gate(&src, &file.gate)?;
     let split = hold_back_probation(
         &src,
@@ -522,6 +625,10 @@ pub fn load_gating(
         probation_note: split.note,
         gate_settings,
         budget: file.budget,
+        skill_docs,
+        prompts,
+        prompt_files,
+        task_skills,
     })
 }
 
@@ -612,13 +719,13 @@ fn check_task_skills(
 /// none named like a skill document.
 fn check_prompts(
     src: &Source<'_>,
-    args: &RunOptions,
-    run: &RunSection,
+    flag: Option<&PathBuf>,
+    key: Option<&Spanned<PathBuf>>,
     base: &Path,
     skill_files: &[String],
 ) -> anyhow::Result<(Option<PathBuf>, Vec<String>)> {
     // Flags are relative to the current folder, keys to the configuration.
-    let prompts = match (&args.prompts, &run.prompts) {
+    let prompts = match (flag, key) {
         (Some(dir), _) => Some((dir.clone(), None)),
         (None, Some(dir)) => Some((base.join(dir.get_ref()), Some(dir.span()))),
         (None, None) => None,
