@@ -155,6 +155,7 @@ mod check;
 mod data_split;
 mod events;
 mod evolution;
+mod failures;
 mod fdr;
 mod gatekeeper;
 mod ingest;
@@ -177,6 +178,10 @@ pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases
 pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
     ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,
+};
+pub use crate::failures::{
+    FailureCount, JUDGE_ERROR_KEY, MIN_FAILURES_TO_STOP, MIN_FAILURES_UNDER_WAY, PhaseFailures,
+    is_failure, judge_error,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
