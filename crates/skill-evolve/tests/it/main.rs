@@ -19,6 +19,7 @@ mod gate;
 mod gate_reach;
 mod harvest;
 mod hostile_outputs;
+mod infra_stop;
 mod init;
 mod inputs;
 mod journal;
