@@ -158,6 +158,7 @@ mod data_split;
 mod events;
 mod evolution;
 pub mod failpoint;
+mod failures;
 mod fdr;
 mod gatekeeper;
 mod ingest;
@@ -181,6 +182,10 @@ pub use crate::evolution::{
     EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate, Proposal,
     Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
     run_evolution, scoped_questions,
+};
+pub use crate::failures::{
+    FailureCount, JUDGE_ERROR_KEY, MIN_FAILURES_TO_STOP, MIN_FAILURES_UNDER_WAY, PhaseFailures,
+    is_failure, judge_error,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use evolution_types::VersionedStore;
 
 use crate::events::{Arm, HarnessEvent};
+use crate::failures::FailureCount;
 use crate::runner::Workspace;
 use crate::validate::{
     ValidationConfig, ValidationContext, ValidationError, arm_result, check_split,
@@ -117,6 +118,9 @@ impl Probation {
         let order = fixed_question_order(questions, config.seed);
         let mut verdict = self.verdict(&gate);
         let (mut start, mut block) = (0_usize, 0_usize);
+        // The previous version's answers: when most fail, the agent is broken (see
+        // `validate_candidate`) and the run stops.
+        let mut previous_failures = FailureCount::default();
         while start < order.len() && verdict == ProbationVerdict::Unverified {
             let size = config
                 .ladder
@@ -127,6 +131,16 @@ impl Probation {
             let end = start.saturating_add(size).min(order.len());
             let items = order.get(start..end).unwrap_or_default();
             let (before, _) = run_arm(ctx, &base_id, previous, items, Arm::Baseline).await?;
+            for p in before.values() {
+                previous_failures.add(p);
+            }
+            if previous_failures.stops_a_phase_under_way() {
+                return Err(crate::validate::too_many_failures(
+                    crate::phase::Phase::Probation,
+                    &base_id,
+                    previous_failures,
+                ));
+            }
             let (now, _) = run_arm(ctx, &watched_id, watched, items, Arm::Candidate).await?;
             let pairs: BTreeMap<String, (bool, bool)> = items
                 .iter()

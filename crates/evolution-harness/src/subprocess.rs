@@ -35,6 +35,11 @@ use crate::runner::{
 
 /// Characters of a child's stderr kept for error messages (the tail).
 const STDERR_TAIL_CHARS: usize = 2000;
+/// What precedes the tail of the agent's stderr in an error message.
+const STDERR_MARK: &str = "; stderr: ";
+/// How long a failed question waits for the rest of the agent's stderr once the agent is
+/// gone (the pipe closes at once unless a process that escaped its group still holds it).
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
 /// Characters of an offending stdout line quoted in an error message.
 const LINE_PREVIEW_CHARS: usize = 200;
 /// Longest protocol line accepted, in bytes; a longer one is garbage output.
@@ -323,6 +328,8 @@ struct AgentProcess {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr_tail: Arc<Mutex<String>>,
+    /// The task draining stderr into `stderr_tail`; it ends when the pipe closes.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for AgentProcess {
@@ -357,7 +364,7 @@ impl AgentProcess {
         let stderr_tail = Arc::new(Mutex::new(String::new()));
         let tail = Arc::clone(&stderr_tail);
         // Drain stderr so a chatty agent never blocks on a full pipe; keep the tail.
-        tokio::spawn(async move {
+        let stderr_reader = tokio::spawn(async move {
             let mut stderr = stderr;
             let mut buf = vec![0_u8; 4096];
             while let Ok(n) = stderr.read(&mut buf).await {
@@ -384,6 +391,7 @@ impl AgentProcess {
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr_tail,
+            stderr_reader: Some(stderr_reader),
         })
     }
 
@@ -416,6 +424,35 @@ impl AgentProcess {
             .to_owned()
     }
 
+    /// Waits, at most [`STDERR_DRAIN`], until everything the agent wrote on stderr has been
+    /// read: the pipe closes once the agent and the processes of its group are gone.
+    async fn drain_stderr(&mut self) {
+        if let Some(mut reader) = self.stderr_reader.take()
+            && tokio::time::timeout(STDERR_DRAIN, &mut reader)
+                .await
+                .is_err()
+        {
+            self.stderr_reader = Some(reader);
+        }
+    }
+
+    /// `message` followed by the tail of what the agent wrote on stderr, when it wrote
+    /// anything and `message` does not quote it already. The agent is killed first, so that
+    /// its last words are all read (the question failed: it is killed afterwards anyway).
+    async fn failed(&mut self, message: String) -> String {
+        if message.contains(STDERR_MARK) {
+            return message;
+        }
+        self.kill().await;
+        self.drain_stderr().await;
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            message
+        } else {
+            format!("{message}{STDERR_MARK}{tail}")
+        }
+    }
+
     /// Why the child is gone, for an error message.
     async fn exit_note(&mut self) -> String {
         let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await
@@ -424,13 +461,15 @@ impl AgentProcess {
             Ok(Err(e)) => format!("exit status unavailable: {e}"),
             Err(_) => "closed its stdout but is still running".to_owned(),
         };
-        // Give the stderr reader a moment to catch the last words.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Let the stderr reader catch the last words.
+        if status.starts_with("exited") {
+            self.drain_stderr().await;
+        }
         let tail = self.stderr_tail();
         if tail.is_empty() {
             status
         } else {
-            format!("{status}; stderr: {tail}")
+            format!("{status}{STDERR_MARK}{tail}")
         }
     }
 
@@ -761,15 +800,17 @@ async fn run_question(
             QuestionOutcome::not_started(run_id, question, message)
         }
         Ok(Err(AskError::Failed(message))) => {
-            QuestionOutcome::infra_error(run_id, question, message)
+            QuestionOutcome::infra_error(run_id, question, process.failed(message).await)
         }
         Err(_) => QuestionOutcome::infra_error(
             run_id,
             question,
-            format!(
-                "no answer within {:.3} s; agent killed",
-                config.question_timeout.as_secs_f64()
-            ),
+            process
+                .failed(format!(
+                    "no answer within {:.3} s; agent killed",
+                    config.question_timeout.as_secs_f64()
+                ))
+                .await,
         ),
     };
     let keep = !per_question && !outcome.is_infra_error();

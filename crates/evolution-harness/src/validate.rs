@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetExceeded};
 use crate::events::{Arm, EventSink, HarnessEvent};
+use crate::failures::{FailureCount, PhaseFailures};
 use crate::fdr::TestLevel;
 use crate::runner::{AgentRunner, RunnerError, Workspace, is_infra_stop};
 
@@ -246,6 +247,11 @@ pub enum ValidationError {
     /// The FDR controller refused the e-value.
     #[error(transparent)]
     Fdr(#[from] crate::fdr::FdrError),
+    /// Most rollouts of a phase gave no usable answer (the agent failed on them, or the
+    /// judge scoring them gave no verdict): the run stops, its state kept, instead of
+    /// learning and gating on nothing. Running it again after the fix resumes it.
+    #[error("{0}")]
+    TooManyFailures(Box<PhaseFailures>),
     /// The baseline given is not the store's current version.
     #[error("baseline {baseline:?} is not the store's current version {current:?}")]
     StaleBaseline {
@@ -422,7 +428,32 @@ pub(crate) async fn run_arm(
     {
         return Err(ValidationError::MissingOutcome(missing.question_id.clone()));
     }
+    // Training and holdout rollouts run versions already accepted: when most of them fail,
+    // the agent (or its judge) is broken, and nothing can be learned from the run.
+    if arm == Arm::Plain {
+        let count = FailureCount::of(by_id.values());
+        if count.stops_a_finished_phase() {
+            return Err(too_many_failures(
+                crate::phase::Phase::Rollout,
+                run_id,
+                count,
+            ));
+        }
+    }
     Ok((by_id, ran))
+}
+
+/// The error that stops a run on `count`, the failures of `run_id` in `phase`.
+pub(crate) fn too_many_failures(
+    phase: crate::phase::Phase,
+    run_id: &str,
+    count: FailureCount,
+) -> ValidationError {
+    ValidationError::TooManyFailures(Box::new(PhaseFailures {
+        phase,
+        run_id: run_id.to_owned(),
+        count,
+    }))
 }
 
 /// The services validation uses.
@@ -450,7 +481,7 @@ impl std::fmt::Debug for ValidationContext<'_> {
 }
 
 pub(crate) fn is_failure(p: &Prediction) -> bool {
-    is_infra_stop(&p.stop_reason) || p.error.is_some()
+    crate::failures::is_failure(p)
 }
 
 /// What `p` counts as in a paired comparison: not started, failed, right or wrong.
@@ -525,6 +556,10 @@ pub async fn validate_candidate(
     };
     let total = order.len();
     let mut start = 0_usize;
+    // The baseline arm's answers so far: the version it runs is already accepted, so when
+    // most of them fail the agent is broken and the run stops (the candidate arm's failures
+    // are evidence against the candidate instead).
+    let mut baseline_failures = FailureCount::default();
 
     while start < total {
         let size = config
@@ -570,6 +605,16 @@ pub async fn validate_candidate(
                     .ok_or_else(|| ValidationError::MissingOutcome(q.question_id.clone()))?,
             };
             base.insert(q.question_id.clone(), p);
+        }
+        for p in base.values() {
+            baseline_failures.add(p);
+        }
+        if baseline_failures.stops_a_phase_under_way() {
+            return Err(too_many_failures(
+                crate::phase::Phase::Gate,
+                &run.baseline_run_id,
+                baseline_failures,
+            ));
         }
         for p in fresh.into_values() {
             cache.insert(&baseline.version, p);

@@ -7,6 +7,7 @@ use evolution_runlog_sqlite::SqliteRunLog;
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 use crate::run::dir::{RunDir, runs_of};
+use crate::run::failures::{PartFailures, failures_by_part};
 use crate::run::stage::{Proposal, read_proposal};
 
 /// The project folder: `explicit`, else `start` or the nearest folder above it that has a
@@ -99,6 +100,8 @@ pub struct RunStatus {
     pub proposal: Option<Proposal>,
     /// The run ids its log holds (training and gate rollouts), oldest first.
     pub run_ids: Vec<String>,
+    /// The failed rollouts (INFRA) of each part of the run, from its log.
+    pub failures: Vec<PartFailures>,
 }
 
 impl RunStatus {
@@ -147,6 +150,14 @@ impl RunStatus {
         if matches!(self.state, RunState::Finished { waiting, .. } if waiting > 0) {
             lines.push(format!("  adopt with: skill-evolve adopt {name}"));
         }
+        for part in &self.failures {
+            if let Some(line) = part.describe() {
+                lines.push(format!(
+                    "  failed rollouts (INFRA), {}",
+                    terminal_safe(&line)
+                ));
+            }
+        }
         if !self.run_ids.is_empty() {
             lines.push(format!(
                 "  run ids in {} (for `skill-evolve diagnose --runlog FILE --run-id ID`): {}",
@@ -185,23 +196,25 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
                 resumable: dir.checkpoint().is_file(),
             },
         };
-        let run_ids = run_ids(&dir).await?;
+        let (run_ids, failures) = from_log(&dir).await?;
         out.push(RunStatus {
             name,
             dir,
             state,
             proposal,
             run_ids,
+            failures,
         });
     }
     Ok(out)
 }
 
-/// The run ids a run's log holds, oldest first; empty before the run log exists.
-async fn run_ids(dir: &RunDir) -> anyhow::Result<Vec<String>> {
+/// The run ids a run's log holds, oldest first, and the failed rollouts of each part of the
+/// run; both empty before the run log exists.
+async fn from_log(dir: &RunDir) -> anyhow::Result<(Vec<String>, Vec<PartFailures>)> {
     let path = dir.runlog();
     if !path.is_file() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let log = SqliteRunLog::open_read_only(&path)
         .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
@@ -209,5 +222,6 @@ async fn run_ids(dir: &RunDir) -> anyhow::Result<Vec<String>> {
         .runs()
         .await
         .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
-    Ok(runs.into_iter().map(|r| r.run_id).collect())
+    let failures = failures_by_part(&log).await;
+    Ok((runs.into_iter().map(|r| r.run_id).collect(), failures))
 }

@@ -49,6 +49,7 @@ mod verbose;
 use crate::cli::{Cli, Command};
 use crate::render::terminal_safe;
 use evolution_project::error::{BadInput, one_line};
+use evolution_project::run::failures::RunStopped;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -64,6 +65,14 @@ fn main() -> ExitCode {
             if let Some(bad) = e.downcast_ref::<BadInput>() {
                 eprintln!("error: {}", terminal_safe(&bad.to_string()));
                 ExitCode::from(2)
+            } else if let Some(stopped) = e.downcast_ref::<RunStopped>() {
+                // The agent's (or the judge's) own words, a few escaped lines under the
+                // headline, instead of one line that would cut them.
+                for (i, line) in stopped.lines().iter().enumerate() {
+                    let prefix = if i == 0 { "error: " } else { "" };
+                    eprintln!("{prefix}{}", terminal_safe(line));
+                }
+                ExitCode::from(1)
             } else {
                 eprintln!("error: {}", terminal_safe(&one_line(&chain_line(&e))));
                 ExitCode::from(1)

@@ -535,6 +535,42 @@ async fn a_candidate_that_memorised_its_training_failures_is_not_confirmed() {
     assert_eq!(report.final_version, "v2");
 }
 
+/// The version in place fails on the probation pool (the agent broke after the accept):
+/// the probation stops the run instead of judging the new version on nothing.
+#[tokio::test]
+async fn a_probation_whose_previous_version_mostly_fails_stops_the_run() {
+    let world = World::new();
+    let pool: Vec<GeneratedQuestion> = set("p", 10)
+        .into_iter()
+        .filter(|q| q.task_type != "c")
+        .map(|mut q| {
+            q.question = "infra:v1".into();
+            q
+        })
+        .collect();
+    let error = provisional_run(&world, "memo", pool).await.unwrap_err();
+    let LoopError::Validation(ValidationError::TooManyFailures(failures)) = error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(failures.phase, evolution_harness::Phase::Probation);
+    assert_eq!(failures.run_id, "sn_gate_probation_v2_base_v1");
+    // The first block of six: every answer of the previous version failed.
+    assert_eq!(
+        (failures.count.rollouts, failures.count.agent_failures),
+        (6, 6)
+    );
+    assert_eq!(
+        failures.to_string(),
+        "the agent failed on 6 of 6 questions of sn_gate_probation_v2_base_v1"
+    );
+    // The version on probation was never run.
+    let runs = world.log.run_ids();
+    assert!(
+        !runs.iter().any(|r| r == "sn_gate_probation_v2"),
+        "{runs:?}"
+    );
+}
+
 /// A probation pool that overlaps the questions a candidate was written
 /// from is refused before any rollout.
 #[tokio::test]

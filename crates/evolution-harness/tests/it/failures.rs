@@ -12,7 +12,8 @@ use evolution_harness::{
     AgentReply, AgentRunner, BaselineCache, Budget, Candidate, ELond, EventLog, GammaSequence,
     Gatekeeper, HarnessEvent, InProcessRunner, LoopConfig, LoopContext, Proposal, Proposals,
     ProposeError, ProposeRequest, Proposer, RunnerError, SubprocessConfig, SubprocessRunner,
-    ValidationConfig, ValidationContext, Workspace, run_evolution, validate_candidate,
+    ValidationConfig, ValidationContext, ValidationError, Workspace, run_evolution,
+    validate_candidate,
 };
 use evolution_testkit::fixtures::question;
 use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore, ScriptedLlm};
@@ -255,4 +256,176 @@ async fn an_agent_that_cannot_start_is_not_started_and_one_that_says_so_is_faile
         "{out:?}"
     );
     assert_eq!(out[0].prediction.stop_reason, "error");
+}
+
+/// An agent that fails every question while `broken` is set, and answers as
+/// [`answer`] does once it is cleared.
+struct Repairable {
+    broken: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait]
+impl AgentRunner for Repairable {
+    async fn run(
+        &self,
+        run_id: &str,
+        workspace: &Workspace,
+        questions: &[GeneratedQuestion],
+    ) -> Result<Vec<QuestionOutcome>, RunnerError> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(questions
+                .iter()
+                .map(|q| {
+                    QuestionOutcome::infra_error(
+                        run_id,
+                        q,
+                        format!(
+                            "agent ended before answering {}: ModuleNotFoundError",
+                            q.question_id
+                        ),
+                    )
+                })
+                .collect());
+        }
+        InProcessRunner::new(answer)
+            .run(run_id, workspace, questions)
+            .await
+    }
+}
+
+#[tokio::test]
+async fn a_loop_whose_agent_fails_every_training_question_stops_and_resumes_once_fixed() {
+    let store = MemoryVersionedStore::new(BTreeMap::from([(
+        "s.md".to_owned(),
+        "# Skill\n".to_owned(),
+    )]));
+    let (log, events, checkpoint) = (
+        MemoryRunLog::new(),
+        EventLog::new(),
+        MemoryCheckpoint::default(),
+    );
+    let budget = Budget::unlimited();
+    let llm = ScriptedLlm::from_fn(|_| Ok(String::new()));
+    let agent = Repairable {
+        broken: true.into(),
+    };
+    let ctx = LoopContext {
+        validation: crate::support::resuming(&agent, &log, &budget, &events),
+        store: &store,
+        proposer: &TwoProposals,
+        llm: &llm,
+        checkpoint: &checkpoint,
+    };
+    let config: LoopConfig = loop_config("fs", 1, set("t", 4));
+    let stopped = run_evolution(ctx, &config, gate("fs", 11))
+        .await
+        .unwrap_err();
+    let evolution_harness::LoopError::Validation(ValidationError::TooManyFailures(failures)) =
+        stopped
+    else {
+        panic!("{stopped:?}");
+    };
+    assert_eq!(failures.phase, evolution_harness::Phase::Rollout);
+    assert_eq!(failures.run_id, "fs_train_e0_v1");
+    let count = &failures.count;
+    assert_eq!(
+        (count.rollouts, count.agent_failures, count.judge_failures),
+        (12, 12, 0)
+    );
+    assert!(
+        count
+            .last_agent_error
+            .as_deref()
+            .unwrap()
+            .ends_with("ModuleNotFoundError"),
+        "{count:?}"
+    );
+    assert_eq!(
+        failures.to_string(),
+        "the agent failed on 12 of 12 questions of fs_train_e0_v1"
+    );
+    // Nothing was proposed or gated, and the store did not move.
+    assert_eq!(store.current_version().unwrap(), "v1");
+    assert!(
+        !events
+            .events()
+            .iter()
+            .any(|e| matches!(e, HarnessEvent::BlockGated { .. }))
+    );
+
+    // Fixed: the same checkpoint resumes, reruns the failed questions and finishes.
+    agent
+        .broken
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let report = run_evolution(ctx, &config, gate("fs", 11)).await.unwrap();
+    assert_eq!(report.records.len(), 2, "{report:?}");
+    assert!(report.records.iter().any(|r| r.accepted), "{report:?}");
+}
+
+#[tokio::test]
+async fn a_gate_whose_baseline_arm_mostly_fails_stops_instead_of_rejecting() {
+    // The version in place fails every type-b question, and the first block
+    // of 80 holds 30 of them: more than 5 failures, but not more than half.
+    let mut qs = questions();
+    for q in qs.iter_mut().filter(|q| q.task_type == "b") {
+        q.question = "infra:v1".into();
+    }
+    let runner = InProcessRunner::new(answer);
+    let (log, events, budget) = (MemoryRunLog::new(), EventLog::new(), Budget::unlimited());
+    let ctx = ValidationContext {
+        runner: &runner,
+        recorder: &log,
+        budget: &budget,
+        events: &events,
+        resume_from: None,
+    };
+    let candidate = give_up_candidate();
+    let out = validate_candidate(
+        ctx,
+        &one_block(),
+        &baseline(),
+        &candidate,
+        &qs,
+        &mut BaselineCache::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.baseline_failures + out.excluded, 30, "{out:?}");
+    // Now it fails on the type-a questions as well: 60 of 80.
+    for q in qs.iter_mut().filter(|q| q.task_type == "a") {
+        q.question = "infra:v1".into();
+    }
+    let (log, events) = (MemoryRunLog::new(), EventLog::new());
+    let ctx = ValidationContext {
+        recorder: &log,
+        events: &events,
+        ..ctx
+    };
+    let error = validate_candidate(
+        ctx,
+        &one_block(),
+        &baseline(),
+        &candidate,
+        &qs,
+        &mut BaselineCache::new(),
+    )
+    .await
+    .unwrap_err();
+    let ValidationError::TooManyFailures(failures) = error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(failures.phase, evolution_harness::Phase::Gate);
+    assert_eq!(failures.run_id, "fs_gate_base_v1");
+    assert_eq!(
+        (failures.count.rollouts, failures.count.agent_failures),
+        (80, 60)
+    );
+    // The candidate's arm was never run.
+    assert!(!events.events().iter().any(|e| matches!(
+        e,
+        HarnessEvent::QuestionDone {
+            arm: evolution_harness::Arm::Candidate,
+            ..
+        }
+    )));
 }

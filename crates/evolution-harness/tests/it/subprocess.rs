@@ -565,3 +565,47 @@ echo '{{"type":"result","prediction":"3"}}'"#
     // Only the two fields that grow with the agent's output are cut.
     assert_eq!(step.thought, raw);
 }
+
+/// A failed question's error ends with the agent's last stderr output, whatever the
+/// failure: a crash, garbage on stdout, a broken result line.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_failed_question_quotes_the_agents_error_output() {
+    let traceback = "echo 'Traceback (most recent call last):' >&2\n\
+                     echo 'ValueError: no config file' >&2\n";
+    let qs = [q("c", "counting", "x", "3")];
+    for (then, says) in [
+        ("exit 1", "agent ended before answering: exited with"),
+        (
+            "echo 'Loading the model'",
+            "garbage output line: Loading the model",
+        ),
+        (
+            r#"echo '{"type":"result","steps_used":"many"}'"#,
+            "malformed result line",
+        ),
+    ] {
+        let out = shell_agent(&format!("{traceback}{then}"), OutputLimits::default())
+            .run("run-e", &workspace(), &qs)
+            .await
+            .unwrap();
+        assert!(out[0].is_infra_error(), "{then}");
+        let error = out[0].prediction.error.clone().unwrap_or_default();
+        assert!(error.starts_with(says), "{error}");
+        assert!(
+            error.ends_with(
+                "; stderr: Traceback (most recent call last):\nValueError: no config file"
+            ),
+            "{error}"
+        );
+    }
+    // An agent that wrote nothing on stderr adds nothing.
+    let out = shell_agent("echo 'Loading the model'", OutputLimits::default())
+        .run("run-e", &workspace(), &qs)
+        .await
+        .unwrap();
+    assert_eq!(
+        out[0].prediction.error.as_deref(),
+        Some("garbage output line: Loading the model")
+    );
+}

@@ -220,7 +220,8 @@ pub(super) fn why(record: &RecordView, gate: Option<&GateView>) -> String {
         ),
         GateDecision::RejectInfra => format!(
             "Rejected: more questions than the INFRA guard allows could not be compared (both \
-             versions failed on them, or the agent never started); E = {e} on the {} paired.",
+             versions failed on them — the agent, or the rubric judge that gave no verdict on \
+             an answer —, or the agent never started); E = {e} on the {} paired.",
             v.n_used
         ),
         GateDecision::Continue => {

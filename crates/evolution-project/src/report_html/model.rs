@@ -13,6 +13,8 @@ use evolution_gate::{EProcess, GateDecision, GateParams, ProbationVerdict};
 use evolution_harness::{BudgetLimits, GatePoint, Phase, StopReason, Usage};
 use serde::{Deserialize, Serialize};
 
+use crate::run::failures::PartFailures;
+
 /// What a run adds to `report.json` for the HTML report: the budget's use
 /// (in all and per phase) and caps, and the gate's parameters before any
 /// e-LOND level raised them.
@@ -27,6 +29,8 @@ pub struct RunFacts {
     pub budget: BudgetLimits,
     /// The gate's parameters.
     pub gate: GateParams,
+    /// The failed rollouts (INFRA) of each part of the run, from its run log.
+    pub infra_by_phase: Vec<PartFailures>,
 }
 
 /// `report.json`, as far as the page needs it.
@@ -63,6 +67,9 @@ pub(super) struct SavedReport {
     /// The gate's parameters (absent from reports of older versions).
     #[serde(default)]
     pub gate: Option<GateView>,
+    /// The failed rollouts of each part of the run (absent from reports of older versions).
+    #[serde(default)]
+    pub infra_by_phase: Vec<PartFailures>,
 }
 
 /// `report.json`'s `error_control`.
@@ -500,8 +507,19 @@ mod tests {
                 ..BudgetLimits::default()
             },
             gate,
+            infra_by_phase: vec![PartFailures {
+                phase: "training".into(),
+                rollouts: 4,
+                agent_failures: 1,
+                judge_failures: 0,
+                first_agent_error: Some("crashed".into()),
+                first_judge_error: None,
+            }],
         };
         let json = serde_json::to_value(&facts).unwrap();
+        let failures: Vec<PartFailures> =
+            serde_json::from_value(json["infra_by_phase"].clone()).unwrap();
+        assert_eq!(failures, facts.infra_by_phase);
         // `−∞` (the directional exit switched off) is `null` in JSON.
         assert!(json["gate"]["lambda_dir"].is_null());
         let usage: UsageView = serde_json::from_value(json["usage"].clone()).unwrap();

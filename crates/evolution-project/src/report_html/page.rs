@@ -64,6 +64,7 @@ pub(super) fn page(inputs: &Inputs) -> String {
     out.push_str(&summary(inputs));
     out.push_str(&lineage(report, &inputs.staged));
     out.push_str(&usage(inputs));
+    out.push_str(&failures(&report.infra_by_phase));
     out.push_str(&candidates(inputs));
     out.push_str("<h2 id=\"final-diff\">Diff, first to final version</h2>\n");
     if inputs.final_diff.is_empty() {
@@ -72,6 +73,51 @@ pub(super) fn page(inputs: &Inputs) -> String {
         out.push_str(&diff_block(&inputs.final_diff));
     }
     out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The failed rollouts of each part of the run: a table, or nothing when the report has
+/// none recorded (a report of an older version).
+fn failures(parts: &[crate::run::failures::PartFailures]) -> String {
+    if parts.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h2 id=\"failures\">Failed rollouts (INFRA) by phase</h2>\n\
+         <p class=\"muted\">A rollout fails when the agent never started, crashed, broke the \
+         protocol, timed out or reported an error, or when the rubric judge (the run's LLM) \
+         gave no verdict on its answer.</p>\n\
+         <table>\n<tr><th>phase</th><th>rollouts</th><th>agent failed</th>\
+         <th>judge gave no verdict</th><th>first error</th></tr>\n",
+    );
+    for p in parts {
+        let first = [
+            p.first_agent_error
+                .as_deref()
+                .map(|e| format!("agent: {e}")),
+            p.first_judge_error
+                .as_deref()
+                .map(|e| format!("judge: {e}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ");
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape::text(&p.phase),
+            p.rollouts,
+            p.agent_failures,
+            p.judge_failures,
+            if first.is_empty() {
+                "—".to_owned()
+            } else {
+                escape::text(&first)
+            }
+        );
+    }
+    out.push_str("</table>\n");
     out
 }
 
@@ -463,6 +509,14 @@ mod tests {
                     lambda_dir: Some(-2.0),
                     e_process: EProcess::UniformMixture,
                 }),
+                infra_by_phase: vec![crate::run::failures::PartFailures {
+                    phase: format!("training {HOSTILE}"),
+                    rollouts: 8,
+                    agent_failures: 2,
+                    judge_failures: 1,
+                    first_agent_error: Some(format!("crashed {HOSTILE}")),
+                    first_judge_error: Some(format!("unreadable {HOSTILE}")),
+                }],
             },
             diffs: BTreeMap::from([(0, diff.clone()), (1, diff.clone())]),
             writing_calls: BTreeMap::from([(0, 3), (1, 3), (2, 3)]),

@@ -5,6 +5,8 @@
 //! - [`dir`]: [`RunDir`], every path of a run's folder;
 //! - `wiring.rs`: the adapters and the harness loop;
 //! - [`events`]: what an observer sees of a run, and the event lines of its report;
+//! - [`failures`]: the stop of a run whose agent (or rubric judge) failed on most questions
+//!   of a phase, and the failed rollouts per phase that `status` and the reports show;
 //! - [`inputs`]: what a run was started with, compared before it resumes;
 //! - [`report`]: `report.md` and `report.json`;
 //! - [`rubric`]: rubric checks scored by the run's LLM;
@@ -16,6 +18,7 @@
 pub mod config;
 pub mod dir;
 pub mod events;
+pub mod failures;
 pub mod inputs;
 pub mod report;
 pub mod rubric;
@@ -380,7 +383,9 @@ impl PreparedRun {
     ///
     /// # Errors
     /// A failure of the run (the agent's protocol, the store, the model); the checkpoint
-    /// keeps what was done.
+    /// keeps what was done. When most rollouts of a phase gave no answer, the error is a
+    /// [`failures::RunStopped`] (its `lines` quote the agent's last error output), and the
+    /// same command resumes the run once the agent is fixed.
     pub async fn execute(
         self,
         observer: &dyn RunObserver,

@@ -9,10 +9,11 @@ use anyhow::Context as _;
 use evolution_harness::{EvolutionReport, StopReason, VersionedStore as _};
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_store_fs::FsVersionedStore;
-use evolution_types::{RunLog as _, is_infra_stop_reason};
+use evolution_types::RunLog as _;
 
 use super::dir::RunDir;
 use super::events::decision_name;
+use super::failures::summary;
 use super::stage::{report_section, stage};
 use crate::render::documents_diff;
 use crate::working_copy::write_atomically;
@@ -80,8 +81,9 @@ if they go against it).
 - `reject_futility`: even winning every remaining question could not reach E needed; stopped \
 early.
 - `reject_inertia`: the questions ran out without enough evidence either way.
-- `reject_infra`: too many gate questions could not be compared (both versions failed on them, \
-or the agent never started); the run went on with the next candidate.
+- `reject_infra`: too many gate questions could not be compared (both versions failed on them — \
+the agent, or the rubric judge that gave no verdict on an answer —, or the agent never started); \
+the run went on with the next candidate.
 - `continue`: no decision yet (the run stopped in the middle of the candidate's gate).
 ";
 
@@ -97,9 +99,9 @@ pub async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionReport) -> S
         );
     }
     let mut failures = 0usize;
-    let mut infra = 0usize;
     let mut answered = 0usize;
     let mut training_runs = Vec::new();
+    let mut infra = evolution_harness::FailureCount::default();
     for run in log.runs().await.unwrap_or_default() {
         if !run.run_id.contains("_train_e") {
             continue;
@@ -109,9 +111,8 @@ pub async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionReport) -> S
             .await
             .unwrap_or_default();
         for p in &predictions {
-            if is_infra_stop_reason(&p.stop_reason) || p.error.is_some() {
-                infra = infra.saturating_add(1);
-            } else {
+            infra.add(p);
+            if !evolution_harness::is_failure(p) {
                 answered = answered.saturating_add(1);
                 if !p.correct {
                     failures = failures.saturating_add(1);
@@ -121,18 +122,37 @@ pub async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionReport) -> S
         training_runs.push(run.run_id);
     }
     let runs = training_runs.join(", ");
+    let (agent, judge) = (infra.agent_failures, infra.judge_failures);
+    let judge_reason = || summary(infra.first_judge_error.as_deref().unwrap_or_default());
     if training_runs.is_empty() {
         "no training rollout was recorded, so nothing was diagnosed".to_owned()
-    } else if failures == 0 && infra == 0 {
+    } else if failures == 0 && agent == 0 && judge == 0 {
         format!(
             "the agent answered all {answered} training question(s) correctly (run(s) {runs}): \
              there was no failure to learn from"
         )
-    } else if failures == 0 {
+    } else if failures == 0 && agent == 0 {
         format!(
-            "every failed training question ({infra}) was an infrastructure error (the agent \
-             crashed, timed out or sent no answer), which the diagnosis leaves out; fix the \
-             agent and run again (run(s) {runs})"
+            "the rubric judge gave no verdict on {judge} answer(s): {}; the agent answered, \
+             but an answer without a verdict is left out of the diagnosis, so there was nothing \
+             to learn from; the judge is the run's LLM ([llm]), `skill-evolve -v run` shows its \
+             replies (run(s) {runs})",
+            judge_reason()
+        )
+    } else if failures == 0 {
+        let also = if judge > 0 {
+            format!(
+                "; the rubric judge also gave no verdict on {judge} answer(s): {}",
+                judge_reason()
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "the agent failed on every training question it did not answer right ({agent}: it \
+             crashed, timed out or sent no answer; first error: {}), and the diagnosis leaves \
+             such failures out; fix the agent and run again (run(s) {runs}){also}",
+            summary(infra.first_agent_error.as_deref().unwrap_or_default())
         )
     } else {
         format!(
@@ -187,6 +207,11 @@ pub fn write_report(
     if !facts.usage_by_phase.is_empty() {
         let at = md.find("## Gate evidence").unwrap_or(md.len());
         md.insert_str(at, &phase_table(&facts.usage, &facts.usage_by_phase));
+    }
+    let failures = super::failures::markdown_section(&facts.infra_by_phase);
+    if facts.infra_by_phase.iter().any(|p| p.describe().is_some()) {
+        let at = md.find("## Gate evidence").unwrap_or(md.len());
+        md.insert_str(at, &failures);
     }
     if unreviewed > 0 {
         let note = format!(
@@ -279,6 +304,7 @@ pub fn write_report(
         "usage_by_phase": facts.usage_by_phase,
         "budget": facts.budget,
         "gate": facts.gate,
+        "infra_by_phase": facts.infra_by_phase,
     });
     write_atomically(&dir.report_json(), &serde_json::to_string_pretty(&json)?)
         .context("cannot write report.json")?;

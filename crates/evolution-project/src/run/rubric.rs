@@ -9,14 +9,16 @@
 //! A judge that cannot give a verdict (its replies stay unreadable, or the provider fails)
 //! makes the question INFRA, never a wrong answer: a candidate must not lose, or win, a gate
 //! pair because the judge failed. Answers the agent could not give (already INFRA) are not
-//! judged. The judge's reason is kept in the prediction as `rubric_reason`. An agent that
+//! judged. The judge's reason is kept in the prediction as `rubric_reason`; when it gave
+//! none, why is kept as `judge_error` ([`JUDGE_ERROR_KEY`]), so that the run's counts and
+//! messages put the failure on the judge, not on the agent. An agent that
 //! reports its own scores (`scoring = "agent_reported"`) is trusted instead, as for every other
 //! check: the runner then only passes its questions on.
 
 use async_trait::async_trait;
 use evolution_diagnose::DiagnosePrompts;
 use evolution_diagnose::rubric::{RubricCase, judge_rubric};
-use evolution_harness::{AgentRunner, AnswerCheck, RunnerError, Workspace};
+use evolution_harness::{AgentRunner, AnswerCheck, JUDGE_ERROR_KEY, RunnerError, Workspace};
 use evolution_types::{GeneratedQuestion, INFRA_STOP_REASON, LlmProvider, QuestionOutcome};
 
 /// The prediction field that keeps the judge's reason.
@@ -79,6 +81,11 @@ impl<'a, R> RubricRunner<'a, R> {
                 INFRA_STOP_REASON.clone_into(&mut outcome.prediction.stop_reason);
                 outcome.prediction.error =
                     Some(format!("the rubric judge gave no verdict: {error}"));
+                // Marked as the judge's failure, so that nothing blames the agent for it.
+                outcome
+                    .prediction
+                    .extra
+                    .insert(JUDGE_ERROR_KEY.to_owned(), error.to_string().into());
             }
         }
     }
@@ -222,6 +229,8 @@ mod tests {
             error.starts_with("the rubric judge gave no verdict"),
             "{error}"
         );
+        let reason = evolution_harness::judge_error(&outcome.prediction).unwrap();
+        assert!(reason.contains("unreadable"), "{reason}");
         assert_eq!(llm.call_count(), 3);
     }
 }

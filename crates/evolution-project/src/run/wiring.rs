@@ -13,7 +13,8 @@ use evolution_diagnose::DiagnoseOptions;
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
     Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
-    LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext, run_evolution,
+    LoopError, LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext,
+    ValidationError, run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -23,6 +24,7 @@ use evolution_types::LlmProvider;
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::events::{EventLines, RunObserver};
+use super::failures::{RunStopped, failures_by_part};
 use super::inputs::RunInputs;
 use super::report::{Guarantee, RunNotes, why_no_candidate, write_report};
 use super::rubric::RubricRunner;
@@ -145,7 +147,15 @@ pub(super) async fn run_loop(
     let Some(result) = outcome else {
         return Ok(Ended::Interrupted);
     };
-    let report = result.map_err(|e| anyhow::anyhow!("the run failed: {e}"))?;
+    let report = match result {
+        Ok(report) => report,
+        // Most rollouts of a phase gave no answer: the run stops with the agent's (or the
+        // judge's) own words; the checkpoint and the run log keep where it was.
+        Err(LoopError::Validation(ValidationError::TooManyFailures(failures))) => {
+            return Err(RunStopped::new(*failures, &dir.runlog()).into());
+        }
+        Err(e) => return Err(anyhow::anyhow!("the run failed: {e}")),
+    };
     // A resumed run keeps the error control it started with (its state is
     // in the checkpoint): the report states that one.
     let (guarantee, gate_params) = match LoopState::load(&checkpoint) {
@@ -161,11 +171,13 @@ pub(super) async fn run_loop(
     } else {
         None
     };
+    let failures = failures_by_part(&log).await;
     let facts = crate::report_html::RunFacts {
         usage: budget.usage(),
         usage_by_phase: budget.usage_by_phase(),
         budget: config.budget.clone(),
         gate: gate_params,
+        infra_by_phase: failures,
     };
     let path = write_report(
         dir,

@@ -26,6 +26,7 @@ mod hook;
 mod host_agents;
 mod host_model;
 mod hostile_outputs;
+mod infra_stop;
 mod init;
 mod inputs;
 mod journal;
