@@ -388,6 +388,11 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     };
 
     run_dir.create_evolve_session()?;
+    for round in &summary.rounds {
+        for why in &round.dropped {
+            out.say(&format!("round {}: {why}\n", round.round));
+        }
+    }
     if !summary.changed {
         if args.slow_update {
             summary.slow_update = Some(SlowReport::skipped(
