@@ -25,7 +25,7 @@ use evolution_harvest::codex::CodexReader;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge;
-use evolution_harvest::tasks::{MinedTask, TaskMiner};
+use evolution_harvest::tasks::{MinedTask, MiningReport, TaskMiner};
 use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
@@ -149,6 +149,8 @@ pub struct HarvestSummary {
     pub out: Option<PathBuf>,
     /// The question set of recurring tasks written, and how many tasks it holds.
     pub tasks: Option<(PathBuf, usize)>,
+    /// With `tasks`: which sessions gave a task, and why the others did not.
+    pub mining: Option<MiningReport>,
     /// Fewest sessions a mined task was seen in.
     pub min_sessions: usize,
 }
@@ -197,12 +199,31 @@ impl HarvestSummary {
         }
         if let Some((path, n)) = &self.tasks {
             lines.push(format!(
-                "tasks: {n} recurring (seen in at least {} sessions) written to {}, to review",
-                self.min_sessions.max(1),
+                "tasks: {n} recurring (seen in at least {}) written to {}, to review",
+                sessions(self.min_sessions.max(1)),
                 terminal_safe(&path.display().to_string())
             ));
         }
+        if let Some(why) = self.mining.as_ref().and_then(MiningReport::unmined) {
+            lines.push(format!(
+                "sessions without a task: {why}{}",
+                if self.min_sessions > 1 {
+                    " (--min-sessions 1 keeps requests asked once)"
+                } else {
+                    ""
+                }
+            ));
+        }
         lines
+    }
+}
+
+/// `n session` or `n sessions`.
+fn sessions(n: usize) -> String {
+    if n == 1 {
+        "1 session".to_owned()
+    } else {
+        format!("{n} sessions")
     }
 }
 
@@ -371,13 +392,13 @@ pub fn harvest(
             }
         }
     }
-    let tasks = match &args.tasks {
+    let (tasks, mining) = match &args.tasks {
         Some(path) => {
-            let tasks = miner.finish();
+            let (tasks, report) = miner.finish_with_report();
             write_tasks(path, &tasks)?;
-            Some((path.clone(), tasks.len()))
+            (Some((path.clone(), tasks.len())), Some(report))
         }
-        None => None,
+        None => (None, None),
     };
     Ok(HarvestSummary {
         source: args.source,
@@ -392,6 +413,7 @@ pub fn harvest(
         }),
         out: args.out.clone(),
         tasks,
+        mining,
         min_sessions: args.min_sessions,
     })
 }
