@@ -70,7 +70,8 @@ pub struct HarvestOptions {
     pub project: Option<PathBuf>,
     /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
     pub since: Option<String>,
-    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`); with a `dir` source, only
+    /// the trajectories that name it (in `harvest.skills`, `skill_id` or `task_type`).
     pub skill: Option<String>,
     /// Write one trajectory JSON per session here (created if missing; a session harvested
     /// again replaces its file). Without it, only the counts are printed.
@@ -192,8 +193,11 @@ impl HarvestSummary {
         }
         if let Some(out) = &self.out {
             lines.push(format!(
-                "written: {} trajectories to {}",
-                c.written,
+                "written: {} to {}",
+                match c.written {
+                    1 => "1 trajectory".to_owned(),
+                    n => format!("{n} trajectories"),
+                },
                 terminal_safe(&out.display().to_string())
             ));
         }
@@ -216,6 +220,36 @@ impl HarvestSummary {
         }
         lines
     }
+}
+
+/// The skills a trajectory says it used: the `skills` of its `harvest` note (a harvested
+/// session), its `skill_id` (a captured rollout) and, when given, its `task_type`, each once,
+/// in that order; empty when it names none.
+pub fn stated_skills(task_type: Option<&str>, fields: &Map<String, Value>) -> Vec<String> {
+    let mut skills: Vec<String> = Vec::new();
+    let harvested = fields
+        .get("harvest")
+        .and_then(|h| h.get("skills"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    let captured = fields.get("skill_id").and_then(Value::as_str);
+    for skill in harvested.chain(captured).chain(task_type) {
+        let skill = skill.trim();
+        if !skill.is_empty() && !skills.iter().any(|s| s == skill) {
+            skills.push(skill.to_owned());
+        }
+    }
+    skills
+}
+
+/// Whether `skills` (as [`stated_skills`] gives them) hold `name`, as itself or as the
+/// `name` of a plugin's `plugin:name`.
+pub fn names_skill(skills: &[String], name: &str) -> bool {
+    skills
+        .iter()
+        .any(|s| s == name || s.rsplit(':').next() == Some(name))
 }
 
 /// `n session` or `n sessions`.
@@ -248,16 +282,20 @@ pub fn harvest(
     let rules = config::read_rules(args.config.as_deref())?;
     let since = args.since.as_deref().map(check_date).transpose()?;
     let from = source_location(args)?;
-    if matches!(
-        args.source,
-        HarvestSource::SessionState | HarvestSource::Dir
-    ) && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
+    if args.source == HarvestSource::SessionState
+        && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
     {
         return Err(bad_option(format!(
             "--project, --since and --skill filter agent transcripts; a {} source has no \
              project, date or skill to filter on",
             args.source.name()
         )));
+    }
+    if args.source == HarvestSource::Dir && (args.project.is_some() || args.since.is_some()) {
+        return Err(bad_option(
+            "--project and --since filter agent transcripts; a dir source has no project or \
+             date to filter on (--skill keeps the trajectories that name the skill)",
+        ));
     }
     if args.tasks.is_some()
         && matches!(
@@ -377,8 +415,13 @@ pub fn harvest(
             }
         }
         HarvestSource::Dir => {
-            let (harvested, skipped) =
-                dir::trajectory_dir(&from, !args.no_redact, &mut redactions)?;
+            let (harvested, skipped) = dir::trajectory_dir(
+                &from,
+                !args.no_redact,
+                &mut redactions,
+                args.skill.as_deref(),
+                &mut counts.filtered_out,
+            )?;
             for (path, reason) in skipped {
                 counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
                 notes(HarvestNote::Skipped(format!(
