@@ -339,6 +339,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));
     }
+    if let Some(warning) = loaded.unused_skill_warning(&skill_names(skill, &original)) {
+        eprintln!("{}", terminal_safe(&warning));
+    }
     out.say(&format!(
         "evolving {} from {} failure trajectories (passing ones left out: {}) with {}\n",
         skill.display(),
@@ -671,6 +674,34 @@ fn finish(
         out.say(&format!("html report: {}\n", html.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The names a trajectory may know the skill by: its frontmatter `name:`, its folder (for a
+/// `SKILL.md`) and its file name without `.md`.
+fn skill_names(skill: &Path, text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let folder = skill
+        .canonicalize()
+        .ok()
+        .and_then(|p| {
+            p.parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .filter(|_| skill.file_name().is_some_and(|n| n == "SKILL.md"));
+    let stem = skill
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| s != "SKILL");
+    let front = evolution_project::layout::frontmatter_name(text)
+        .ok()
+        .flatten();
+    for name in [front, folder, stem].into_iter().flatten() {
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 fn schedule_of(args: &EvolveArgs) -> EditBudgetSchedule {
