@@ -158,7 +158,10 @@ pub(super) fn trajectory_dir(
                 continue;
             };
             if let Some(skill) = skill
-                && !super::names_skill(&super::stated_skills(Some(&prediction.task_type), &object), skill)
+                && !super::names_skill(
+                    &super::stated_skills(Some(&prediction.task_type), &object),
+                    skill,
+                )
             {
                 *filtered_out = filtered_out.saturating_add(1);
                 continue;

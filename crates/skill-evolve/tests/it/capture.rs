@@ -186,7 +186,10 @@ fn the_task_type_of_a_captured_rollout_is_the_users_to_set() {
         "--correct",
         "false",
     ];
-    let out = capture(d, &[&base[..], &["--id", "r1", "--task-type", "release-notes"]].concat());
+    let out = capture(
+        d,
+        &[&base[..], &["--id", "r1", "--task-type", "release-notes"]].concat(),
+    );
     assert!(out.status.success(), "{out:?}");
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("rollouts/r1.json")).unwrap())
