@@ -12,7 +12,8 @@
 //! `RecordIfMissing` mode a torn last line is dropped on reopen (replay
 //! refuses such a file with [`CassetteError::TornLine`]) and identical concurrent requests reach the provider once, so the cassette
 //! also serves as a killed run's journal of finished calls: that is
-//! [`LlmJournal`], one file in a run's directory.
+//! [`LlmJournal`], one file in a run's directory. [`MeasuredSpeed`] reads how fast the
+//! recorded calls were answered.
 //!
 //! ```no_run
 //! use evolution_llm_cassette::{CassetteMode, Recorder};
@@ -39,7 +40,9 @@ mod entry;
 mod journal;
 mod miss;
 mod replay;
+mod speed;
 
 pub use crate::entry::cassette_key;
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::replay::{CassetteError, CassetteMode, Recorder};
+pub use crate::speed::{MeasuredSpeed, answered_by};

@@ -349,6 +349,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         loaded.passed,
         llm.description
     ));
+    if let Some(note) = llm.quality_note {
+        out.say(&format!("{note}\n"));
+    }
     if let Some(reach) = &reach {
         out.say(&reach.lines());
     }
