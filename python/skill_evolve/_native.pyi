@@ -224,7 +224,9 @@ def run(
     prints). ``dry_run`` only checks and returns the ``preflight``; ``fresh`` starts over.
     Returns ``preflight``, ``interrupted``, and for a finished run ``report``, ``report_md``,
     ``report_html`` and ``staged``. Ctrl-C (or an exception in ``on_event``) stops the run
-    cleanly and is raised; running again resumes. ``InputError`` for bad input."""
+    cleanly and is raised; running again resumes, only with the inputs the run started with
+    (a changed skill, question set, split or agent raises ``InputError`` naming what changed
+    and ``fresh``). ``InputError`` for bad input."""
 
 def status(project: Optional[StrPath] = None) -> List[JsonDict]:
     """The runs of a project (``None``: the current folder or the nearest one above it with
@@ -255,9 +257,11 @@ def harvest(
     min_sessions: int = 2,
     no_redact: bool = False,
     config: Optional[StrPath] = None,
+    recorded: bool = False,
     on_note: Optional[Callable[[JsonDict], None]] = None,
 ) -> JsonDict:
     """Agent sessions into trajectories, as ``skill-evolve harvest``: ``source`` is
-    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``. ``on_note(dict)`` gets
+    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``; ``recorded=True`` reads
+    only the sessions the host's session-end hook recorded. ``on_note(dict)`` gets
     each note (``kind`` ``"warning"``, ``"skipped"`` or ``"session"``). Returns ``source``,
     ``from``, ``counts``, ``redactions``, ``out``, ``tasks`` and ``lines``."""

@@ -85,6 +85,10 @@ def test_run_status_and_adopt_in_process(tmp_path: Path) -> None:
     again = adopt("demo", project=folder, confirm=True)
     assert again["adopted"] == [] and again["nothing"] == "nothing left to adopt"
 
+    # The skill the run started from was adopted: the same run does not resume.
+    with pytest.raises(InputError, match=r"cannot resume: the skills \(default-strategy.md\)"):
+        run(folder / "evolve.toml")
+
 
 def test_an_exception_in_the_callback_stops_the_run_and_is_raised(tmp_path: Path) -> None:
     folder = demo_project(tmp_path)

@@ -10,8 +10,9 @@
 //! - `tidy [--manifest-path <Cargo.toml>]`: no module file over 800 lines of non-test code and
 //!   no import cycle between the files of a crate;
 //! - `install-prereqs`: what the build and `ci` need beyond cargo (cmake, libclang-dev and
-//!   chromium from Debian, cargo-deny and maturin in a cache folder, the local model), and jq
-//!   for the harvest benchmark, each only when missing;
+//!   chromium from Debian, cargo-deny and maturin in a cache folder, the local model, Claude
+//!   Code and Codex from npm for the host-agent tests), and jq for the harvest benchmark, each
+//!   only when missing;
 //! - `ci`: format check, clippy, check-deps, tidy, cargo-deny, docs, doctests, the Python
 //!   suite (`pytest`), tests (last, so their summary closes the log) — stops at the first
 //!   failure, and at once when a prerequisite is missing; prints each step's wall time at the
@@ -30,6 +31,7 @@
 mod cache;
 mod check_deps;
 mod fetch_model;
+mod host_clis;
 mod module_graph;
 mod prereqs;
 mod python;
@@ -52,8 +54,8 @@ commands:
   tidy [--manifest-path <Cargo.toml>]
                            check that no module file has over 800 lines of non-test code and no
                            crate has an import cycle between its files (exit 1 on violations)
-  install-prereqs          install cmake/libclang-dev/chromium/jq, cargo-deny, maturin and the local
-                           model when missing
+  install-prereqs          install cmake/libclang-dev/chromium/jq, cargo-deny, maturin, the local
+                           model and the Claude Code and Codex CLIs (npm) when missing
   ci                       fmt check, clippy -D warnings, check-deps, tidy, cargo-deny, docs,
                            doctests, pytest, tests; then each step's wall time
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them;

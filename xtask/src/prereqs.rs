@@ -10,7 +10,9 @@
 //! `ci` requires (it sets `EVOLUTION_REQUIRE_CHROMIUM=1`, so the test fails rather than skips),
 //! and Debian's `jq` is the baseline of `cargo xtask bench harvest` (not needed by `ci`).
 //! maturin, which builds the Python wheel, is installed with pip into a virtual environment of
-//! its own in the same cache folder (see `python.rs`).
+//! its own in the same cache folder (see `python.rs`). The Claude Code and Codex CLIs, which the
+//! host-agent tests run, are pinned npm packages installed into the same cache folder (see
+//! `host_clis.rs`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,7 @@ pub(crate) fn install_all() -> Result<()> {
         "`cargo xtask bench harvest` compares with it",
     )?;
     crate::python::ensure_maturin()?;
+    crate::host_clis::ensure_host_clis()?;
     ensure_cargo_deny()
 }
 
@@ -77,6 +80,9 @@ pub(crate) fn check_all() -> Result<()> {
     }
     if !cargo_deny_path()?.is_file() {
         bail!("cargo-deny is not installed in the tools cache; {hint}");
+    }
+    if !crate::host_clis::all_present()? {
+        bail!("the Claude Code or Codex CLI is not installed in the tools cache; {hint}");
     }
     if !crate::fetch_model::model_is_present()? {
         bail!("the local model is missing or damaged; {hint}");

@@ -23,6 +23,9 @@ const MATURIN_VERSION: &str = "1.16.0";
 const PYTEST_VERSION: &str = "9.2.0";
 /// The Ray release `python/tests/test_ray.py` starts its cluster with.
 const RAY_VERSION: &str = "2.40.0";
+
+/// The MCP client (the official Python SDK) the suite drives `skill-evolve mcp` with.
+const MCP_VERSION: &str = "2.3.0";
 /// The SkillOpt release whose patch engine `bench python` compares against.
 const SKILLOPT_VERSION: &str = "0.2.0";
 
@@ -105,6 +108,7 @@ fn run_pytest(root: &Path, flavour: Flavour) -> Result<ExitCode> {
             wheel.path.display().to_string(),
             format!("pytest=={PYTEST_VERSION}"),
             format!("ray=={RAY_VERSION}"),
+            format!("mcp=={MCP_VERSION}"),
         ],
     )?;
     let model_package = match flavour {

@@ -38,8 +38,8 @@ const DENY_CHECKS: [&str; 4] = ["check", "bans", "licenses", "sources"];
 /// It installs nothing on the machine: when cmake, libclang, Chromium, cargo-deny, maturin or
 /// the local model is missing it stops at once and says to run `cargo xtask install-prereqs`
 /// (the Python suite's packages go into a fresh virtual environment under the target folder).
-/// The tests run with `EVOLUTION_REQUIRE_CHROMIUM=1`, so the HTML report's browser test cannot
-/// skip.
+/// The tests run with `EVOLUTION_REQUIRE_CHROMIUM=1` and `EVOLUTION_REQUIRE_HOST_CLIS=1`, so
+/// neither the HTML report's browser test nor the host-agent tests can skip.
 pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
     prereqs::check_all()?;
     let deny = prereqs::cargo_deny_path()?;
@@ -75,7 +75,13 @@ pub(crate) fn ci(root: &Path) -> Result<ExitCode> {
         // above the nextest output).
         Step::Pytest,
         // The main test suite runs last so that its summary closes the CI log.
-        Step::Cargo(tests, &[(REQUIRE_CHROMIUM, "1")]),
+        Step::Cargo(
+            tests,
+            &[
+                (REQUIRE_CHROMIUM, "1"),
+                (crate::host_clis::REQUIRE_HOST_CLIS, "1"),
+            ],
+        ),
     ];
     let total = steps.len();
     let mut times: Vec<(String, f64)> = Vec::new();

@@ -116,18 +116,24 @@ impl Gatekeeper {
     }
 
     /// Gates `candidate` against `baseline`, which must be the store's
-    /// current version; on accept writes `writes` as a new store version.
+    /// current version; on accept writes `writes` as a new store version:
+    /// [`Gatekeeper::decide`], then [`Gatekeeper::commit`].
     ///
     /// Idempotent across a crash: when the store's current version was
     /// written by accepting this same candidate label (its record lost), the
     /// candidate is validated again against that version's parent (from the
-    /// run log, no rollouts when resuming) and the version is kept, not
-    /// written twice.
+    /// run log, no rollouts when resuming); an accept keeps the version, not
+    /// written twice, and a reject rolls the store back to the parent, so no
+    /// version stays current without a recorded accept.
     ///
     /// A confirmed accept needs `E ≥ max(e_confirm, 1/α_t)`; a provisional
     /// accept (at exhaustion) needs `E ≥ max(e_provisional, 1/α_t)` and is put
     /// on [`Probation`]. Every
     /// proposal's final e-value is fed to e-LOND, whatever the decision.
+    ///
+    /// A caller that must survive a kill between the decision and the store
+    /// write (the loop) calls the two halves itself and saves the decision
+    /// in between.
     ///
     /// # Errors
     /// [`ValidationError::StaleBaseline`] when `baseline` is not current,
@@ -146,7 +152,7 @@ impl Gatekeeper {
             // A previous attempt accepted this candidate and wrote the store,
             // but its record was lost (the run was killed before saving it).
             // Validate again against the parent — the run log answers every
-            // question — and keep the version already written.
+            // question — and keep the version already written, or undo it.
             let mut parent_ws = baseline.clone();
             parent_ws.version.clone_from(&parent);
             for (name, text) in store.documents(&parent)? {
@@ -156,17 +162,8 @@ impl Gatekeeper {
                     parent_ws.skills.insert(name, text);
                 }
             }
-            return self
-                .decide(
-                    ctx,
-                    store,
-                    &parent_ws,
-                    candidate,
-                    writes,
-                    questions,
-                    Some(current),
-                )
-                .await;
+            let record = self.decide(ctx, &parent_ws, candidate, questions).await?;
+            return Self::commit(ctx, store, &parent, record, writes);
         }
         if current != baseline.version {
             return Err(ValidationError::StaleBaseline {
@@ -174,23 +171,25 @@ impl Gatekeeper {
                 current,
             });
         }
-        self.decide(ctx, store, baseline, candidate, writes, questions, None)
-            .await
+        let record = self.decide(ctx, baseline, candidate, questions).await?;
+        Self::commit(ctx, store, &baseline.version, record, writes)
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "a gate decision needs the whole run context; private, with two callers"
-    )]
-    async fn decide(
+    /// Validates `candidate` against `baseline` at the level e-LOND gives
+    /// it and feeds its final e-value to e-LOND: the gate's decision, with
+    /// nothing written to the store yet (`new_version` and `probation` are
+    /// set by [`Gatekeeper::commit`]). This gatekeeper's state (e-LOND, baseline cache)
+    /// then holds the decision: save it together with the returned record,
+    /// so that a resumed run neither loses nor repeats the e-LOND test.
+    ///
+    /// # Errors
+    /// Every validation error.
+    pub async fn decide(
         &mut self,
         ctx: ValidationContext<'_>,
-        store: &dyn VersionedStore,
         baseline: &Workspace,
         candidate: &Candidate,
-        writes: &BTreeMap<String, String>,
         questions: &[GeneratedQuestion],
-        written: Option<String>,
     ) -> Result<GateRecord, ValidationError> {
         let level = self.fdr.as_ref().map(ELond::next_level);
         let mut config = self.config.clone();
@@ -227,47 +226,95 @@ impl Gatekeeper {
             Some(fdr) => Some(fdr.record(outcome.verdict.e_value, decision.is_accept())?),
             None => None,
         };
-        let mut record = GateRecord {
+        Ok(GateRecord {
             candidate: candidate.label.clone(),
             level,
-            validation: None,
-            fdr,
             accepted: decision.is_accept() && fdr.is_none_or(|d| d.discovery),
+            validation: Some(outcome),
+            fdr,
             new_version: None,
             probation: None,
+        })
+    }
+
+    /// Carries out a decided gate `record` ([`Gatekeeper::decide`]) on the
+    /// store, whose current version must be `baseline_version`, the version
+    /// the candidate was gated against.
+    ///
+    /// An accept writes `writes` as a new version — or keeps the current
+    /// version when a previous attempt already wrote it for this candidate
+    /// (killed before the record was saved) — sets `new_version`, and starts
+    /// the [`Probation`] of a provisional accept. A reject writes nothing;
+    /// when the current version was written by accepting this candidate
+    /// before a kill, the store is rolled back to `baseline_version`, so that
+    /// only an accept leaves a version of the candidate current. Either way
+    /// the decision is announced ([`HarnessEvent::CandidateAccepted`] or
+    /// [`HarnessEvent::CandidateRejected`]).
+    ///
+    /// # Errors
+    /// [`ValidationError::StaleBaseline`] when the store is at another
+    /// version, and the store's errors.
+    pub fn commit(
+        ctx: ValidationContext<'_>,
+        store: &dyn VersionedStore,
+        baseline_version: &str,
+        mut record: GateRecord,
+        writes: &BTreeMap<String, String>,
+    ) -> Result<GateRecord, ValidationError> {
+        let current = store.current_version()?;
+        let written_before = accepted_earlier(store, &current, &record.candidate)?;
+        let stale = || ValidationError::StaleBaseline {
+            baseline: baseline_version.to_owned(),
+            current: current.clone(),
         };
+        let Some(outcome) = record.validation.clone() else {
+            // Not gated (e-LOND's level was zero): nothing to write.
+            return Ok(record);
+        };
+        let decision = outcome.decision();
         if record.accepted {
-            let message = format!(
-                "{}: {} (W={}, L={}, E={:.3}, e_confirm={:.3})",
-                candidate.label,
-                decision,
-                outcome.w,
-                outcome.l,
-                outcome.verdict.e_value,
-                outcome.e_confirm
-            );
-            let version = match written {
-                Some(version) => version,
-                None => store.advance(writes, &message)?,
+            let version = match written_before {
+                Some(parent) if parent == baseline_version => current.clone(),
+                Some(_) => return Err(stale()),
+                None if current == baseline_version => {
+                    let message = format!(
+                        "{}: {} (W={}, L={}, E={:.3}, e_confirm={:.3})",
+                        record.candidate,
+                        decision,
+                        outcome.w,
+                        outcome.l,
+                        outcome.verdict.e_value,
+                        outcome.e_confirm
+                    );
+                    let version = store.advance(writes, &message)?;
+                    crate::failpoint::failpoint(crate::failpoint::HEAD_MOVED);
+                    version
+                }
+                None => return Err(stale()),
             };
-            if decision == evolution_gate::GateDecision::AcceptProvisional {
-                record.probation = Some(Probation::new(&version, &baseline.version));
-            }
             ctx.events.emit(&HarnessEvent::CandidateAccepted {
-                candidate: candidate.label.clone(),
+                candidate: record.candidate.clone(),
                 decision,
                 e_value: outcome.verdict.e_value,
                 version: Some(version.clone()),
             });
+            if decision == evolution_gate::GateDecision::AcceptProvisional {
+                record.probation = Some(Probation::new(&version, baseline_version));
+            }
             record.new_version = Some(version);
         } else {
+            match written_before {
+                Some(parent) if parent == baseline_version => store.rollback(&parent)?,
+                Some(_) => return Err(stale()),
+                None if current != baseline_version => return Err(stale()),
+                None => {}
+            }
             ctx.events.emit(&HarnessEvent::CandidateRejected {
-                candidate: candidate.label.clone(),
+                candidate: record.candidate.clone(),
                 decision,
                 e_value: outcome.verdict.e_value,
             });
         }
-        record.validation = Some(outcome);
         Ok(record)
     }
 }

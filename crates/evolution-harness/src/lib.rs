@@ -109,7 +109,9 @@
 //! another question makes that question an INFRA error (`stop_reason =
 //! "error"` with the reason in `error`), and so does a result that reports
 //! an `error` or the stop reason `error`/`parse_error`; the child is killed
-//! and the next question gets a fresh one. A question whose request never
+//! with what it started (its process group, and on Linux every process
+//! carrying its token in [`AGENT_TREE_VAR`]) and the next question gets a
+//! fresh one. A question whose request never
 //! reached the agent (the program could not be started, or the request
 //! could not be written to it) is marked `stop_reason = "not_started"`
 //! instead ([`QuestionOutcome::not_started`]); an agent cannot claim that
@@ -155,6 +157,7 @@ mod check;
 mod data_split;
 mod events;
 mod evolution;
+pub mod failpoint;
 mod fdr;
 mod gatekeeper;
 mod ingest;
@@ -175,8 +178,9 @@ pub use crate::budget::{
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
 pub use crate::evolution::{
-    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, Proposal, Proposals,
-    ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason, run_evolution,
+    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
+    run_evolution,
 };
 pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
@@ -201,7 +205,7 @@ pub use crate::slow_update::{
     SlowUpdate, SlowUpdateError, slow_update,
 };
 pub use crate::subprocess::{
-    InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
+    AGENT_TREE_VAR, InheritedEnv, MAX_LINE_BYTES, ProcessMode, SubprocessConfig, SubprocessRunner,
 };
 pub use crate::templates::{
     MAX_TEMPLATE_BYTES, PromptTemplates, SLOW_UPDATE, TemplateError, all_templates,

@@ -8,6 +8,14 @@
 //! written to it) is marked "not started"
 //! ([`QuestionOutcome::not_started`]); every other failure counts as the
 //! agent's, with the documents it was given.
+//!
+//! Stopping an agent stops what it started too. The agent leads its own process group, which
+//! is killed whole. On Linux its environment also carries a token unique to that agent
+//! process (in [`AGENT_TREE_VAR`]), which every descendant inherits, and every process of this
+//! user whose starting environment (`/proc/<pid>/environ`) holds the token is killed as well:
+//! that reaches a descendant that left the group (`setsid`, a double fork, a daemon). Only a
+//! descendant that was started with a cleared or rewritten environment escapes it. Elsewhere
+//! (macOS) the process group is all there is.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -33,6 +41,12 @@ const LINE_PREVIEW_CHARS: usize = 200;
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How long a per-question child may take to exit after answering.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// The variable of an agent's environment that names the agents it descends from: tokens
+/// separated by `:`, the agent's own last (an agent that runs this harness in turn passes its
+/// own token on to its agents, so stopping it stops theirs too).
+pub const AGENT_TREE_VAR: &str = "EVOLUTION_AGENT_TREE";
+/// Longest inherited [`AGENT_TREE_VAR`] value passed on; a longer one is replaced by the token.
+const MAX_TREE_VALUE_BYTES: usize = 4096;
 
 /// Whether a child serves one question or many.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -271,11 +285,41 @@ fn set_environment(command: &mut Command, config: &SubprocessConfig) {
     command.envs(&config.env);
 }
 
-/// A running child with its pipes. Dropping it kills the child's process group.
+/// A token no other agent process gets: this program's pid, the time and a counter.
+fn new_tree_token() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let count = NEXT.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}.{nanos:x}.{count}", std::process::id())
+}
+
+/// The [`AGENT_TREE_VAR`] value an agent gets: the tokens it inherits (the configuration's
+/// value, else this program's own), then `token`.
+fn tree_value(config: &SubprocessConfig, token: &str) -> String {
+    let inherited = config
+        .env
+        .get(AGENT_TREE_VAR)
+        .cloned()
+        .or_else(|| std::env::var(AGENT_TREE_VAR).ok())
+        .filter(|v| !v.is_empty() && v.len() <= MAX_TREE_VALUE_BYTES);
+    match inherited {
+        Some(inherited) => format!("{inherited}:{token}"),
+        None => token.to_owned(),
+    }
+}
+
+/// A running child with its pipes. Dropping it kills the child's process group and, on Linux,
+/// every process carrying its token.
 struct AgentProcess {
     child: Child,
     /// The process group the child leads (its pid, kept: the child forgets it once reaped).
     group: Option<i32>,
+    /// The token in the [`AGENT_TREE_VAR`] of the child and everything it starts.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    token: String,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr_tail: Arc<Mutex<String>>,
@@ -291,6 +335,8 @@ impl AgentProcess {
     fn spawn(config: &SubprocessConfig) -> Result<Self, String> {
         let mut command = Command::new(&config.program);
         set_environment(&mut command, config);
+        let token = new_tree_token();
+        command.env(AGENT_TREE_VAR, tree_value(config, &token));
         command
             .args(&config.args)
             .stdin(Stdio::piped())
@@ -334,6 +380,7 @@ impl AgentProcess {
         Ok(AgentProcess {
             child,
             group,
+            token,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr_tail,
@@ -347,7 +394,8 @@ impl AgentProcess {
     }
 
     /// Sends SIGKILL to the agent's process group: the children it started (which would
-    /// otherwise outlive it) as well as the agent. Nothing to do once the group is empty.
+    /// otherwise outlive it) as well as the agent; on Linux, then to every process that
+    /// carries the agent's token, wherever it moved. Nothing to do once they are gone.
     fn kill_group(&self) {
         #[cfg(unix)]
         if let Some(group) = self.group {
@@ -356,6 +404,8 @@ impl AgentProcess {
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
+        #[cfg(target_os = "linux")]
+        descendants::kill_carriers(&self.token);
     }
 
     fn stderr_tail(&self) -> String {
@@ -483,6 +533,90 @@ impl AgentProcess {
                 _ => return Err(format!("unknown message: {}", preview(&line))),
             }
         }
+    }
+}
+
+/// Finding and killing, on Linux, the processes that carry an agent's token.
+#[cfg(target_os = "linux")]
+mod descendants {
+    use std::collections::BTreeSet;
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+
+    use super::AGENT_TREE_VAR;
+
+    /// Most rounds of looking: a process forking while the previous round killed its parent
+    /// leaves a child the next round finds.
+    const MAX_ROUNDS: usize = 8;
+    /// Most bytes of a process's environment read.
+    const MAX_ENVIRON_BYTES: u64 = 1 << 20;
+
+    /// Sends SIGKILL to every process of this user (other than this one) whose starting
+    /// environment names `token` in [`AGENT_TREE_VAR`], until a round finds none not
+    /// signalled already. Best effort: a process that cannot be read is left alone.
+    pub(super) fn kill_carriers(token: &str) {
+        let Ok(me) = std::fs::metadata("/proc/self") else {
+            return;
+        };
+        let own_pid = std::process::id();
+        let mut signalled = BTreeSet::new();
+        for _ in 0..MAX_ROUNDS {
+            let found: Vec<u32> = carriers(token, me.uid(), own_pid)
+                .into_iter()
+                .filter(|pid| !signalled.contains(pid))
+                .collect();
+            if found.is_empty() {
+                return;
+            }
+            for pid in found {
+                if let Ok(raw) = i32::try_from(pid) {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(raw),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                signalled.insert(pid);
+            }
+        }
+    }
+
+    /// The processes of user `uid`, other than `own_pid`, carrying `token`.
+    fn carriers(token: &str, uid: u32, own_pid: u32) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                if pid == own_pid || entry.metadata().ok()?.uid() != uid {
+                    return None;
+                }
+                carries(&entry.path(), token).then_some(pid)
+            })
+            .collect()
+    }
+
+    /// Whether the environment of the process at `/proc/<pid>` names `token`. A zombie's
+    /// environment reads empty: it carries nothing.
+    fn carries(process: &std::path::Path, token: &str) -> bool {
+        let Ok(file) = std::fs::File::open(process.join("environ")) else {
+            return false;
+        };
+        let mut environ = Vec::new();
+        if file
+            .take(MAX_ENVIRON_BYTES)
+            .read_to_end(&mut environ)
+            .is_err()
+        {
+            return false;
+        }
+        let prefix = format!("{AGENT_TREE_VAR}=");
+        environ.split(|&b| b == 0).any(|entry| {
+            entry
+                .strip_prefix(prefix.as_bytes())
+                .is_some_and(|value| value.split(|&b| b == b':').any(|t| t == token.as_bytes()))
+        })
     }
 }
 

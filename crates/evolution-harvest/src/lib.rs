@@ -45,6 +45,9 @@
 pub mod capture;
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
+pub mod host_tools;
+pub mod opencode;
 pub mod outcome;
 pub mod redact;
 pub mod session;

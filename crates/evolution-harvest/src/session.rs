@@ -20,6 +20,11 @@ pub enum SourceKind {
     ClaudeCode,
     /// A Codex CLI rollout file (`~/.codex/sessions/YYYY/MM/DD/*.jsonl`).
     Codex,
+    /// A Gemini CLI chat file (`~/.gemini/tmp/<project hash>/chats/session-*.json`).
+    Gemini,
+    /// An OpenCode session, from its SQLite store (`~/.local/share/opencode/opencode.db`).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl SourceKind {
@@ -28,6 +33,8 @@ impl SourceKind {
         match self {
             SourceKind::ClaudeCode => "claude-code",
             SourceKind::Codex => "codex",
+            SourceKind::Gemini => "gemini",
+            SourceKind::OpenCode => "opencode",
         }
     }
 
@@ -36,6 +43,8 @@ impl SourceKind {
         match self {
             SourceKind::ClaudeCode => "Claude Code",
             SourceKind::Codex => "Codex",
+            SourceKind::Gemini => "Gemini CLI",
+            SourceKind::OpenCode => "OpenCode",
         }
     }
 }
@@ -138,6 +147,10 @@ pub struct Session {
     pub skipped_records: usize,
     /// Side files (subagents) merged into this session.
     pub side_files: usize,
+    /// The SHA-256 (hex) of the project folder's path, for hosts that record the project only
+    /// so (Gemini CLI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_hash: Option<String>,
 }
 
 impl Session {
@@ -156,6 +169,7 @@ impl Session {
             outcome: None,
             skipped_records: 0,
             side_files: 0,
+            project_hash: None,
         }
     }
 
@@ -206,9 +220,15 @@ impl Session {
             .map(|t| t.text.as_str())
     }
 
-    /// True when the session ran in `project` or a folder under it.
+    /// True when the session ran in `project` or a folder under it (for a session that
+    /// records only its project's hash: in `project` itself).
     pub fn ran_in(&self, project: &str) -> bool {
         let project = project.trim_end_matches('/');
+        if let Some(hash) = &self.project_hash
+            && self.projects.is_empty()
+        {
+            return *hash == crate::session::path_hash(project);
+        }
         self.projects.iter().any(|p| {
             let p = p.trim_end_matches('/');
             p == project
@@ -338,6 +358,18 @@ pub(crate) fn content_text(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// The SHA-256 (hex) of a folder's path, as Gemini CLI names a project's folder.
+pub fn path_hash(path: &str) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    let digest = sha2::Sha256::digest(path.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
 }
 
 /// Skill names mentioned as `…/skills/<name>/SKILL.md` in a text (a path read or run).

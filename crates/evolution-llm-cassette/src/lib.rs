@@ -12,8 +12,9 @@
 //! `RecordIfMissing` mode a torn last line is dropped on reopen (replay
 //! refuses such a file with [`CassetteError::TornLine`]) and identical concurrent requests reach the provider once, so the cassette
 //! also serves as a killed run's journal of finished calls: that is
-//! [`LlmJournal`], one file in a run's directory. [`MeasuredSpeed`] reads how fast the
-//! recorded calls were answered.
+//! [`LlmJournal`], one file in a run's directory. [`Handoff`] answers from a file someone else
+//! wrote, handing each unanswered request off to be answered outside (no API key needed).
+//! [`MeasuredSpeed`] reads how fast the recorded calls were answered.
 //!
 //! ```no_run
 //! use evolution_llm_cassette::{CassetteMode, Recorder};
@@ -37,12 +38,14 @@
 )]
 
 mod entry;
+pub mod handoff;
 mod journal;
 mod miss;
 mod replay;
 mod speed;
 
 pub use crate::entry::cassette_key;
+pub use crate::handoff::{Handoff, HandoffError, HandoffFiles};
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::replay::{CassetteError, CassetteMode, Recorder};
 pub use crate::speed::{MeasuredSpeed, answered_by};

@@ -2,19 +2,26 @@
 //! shown the diff and the user said yes.
 //!
 //! Every check comes before the first write: the documents asked for must be staged, each
-//! user file must still be the text the run imported (its SHA-256 is compared with the one
-//! recorded at import) and must not be a symbolic link. Each file is then written through its
-//! own version store (`.skill-evolve/store` beside it, as `evolve` does), so `history`, `diff`
-//! and `rollback` cover the adoption.
+//! user file must lie inside the project the run was made for (its folders resolved, links and
+//! `..` followed), must still be the text the run imported (its SHA-256 is compared with the
+//! one recorded at import) and must not be a symbolic link. Each file is then written through
+//! its version store (the project's, `.skill-evolve/stores/<path in the project>`, or one
+//! already beside the file), so `history`, `diff` and `rollback` cover the adoption.
+//!
+//! Writing holds the run's adoption lock and each target store's lock; under them every file
+//! is read again and must still hold the text that was checked and shown, so of two adoptions
+//! racing for one file only the first writes.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::error::{bad_at, bad_option};
 use crate::input::read_document;
 use crate::render::unified_diff;
-use crate::run::dir::{RunDir, runs_of};
+use crate::run::dir::{RunDir, resolve, runs_of};
 use crate::run::stage::{Proposal, by_name, read_proposal, sha256_hex, write_proposal};
-use crate::skill_store::write_new_version;
+use crate::skill_store::{
+    StoreLock, beside_store, lock_store, project_store, write_new_version_locked,
+};
 use crate::status::{find_project, list_runs};
 
 /// The run folder `run` names: a run folder's path, or the name of a run of the project
@@ -52,7 +59,10 @@ pub fn find_run(run: &str, project: Option<&Path>, start: &Path) -> anyhow::Resu
 /// A staged document checked against its user file and ready to write.
 #[derive(Debug, Clone)]
 pub struct ReadyDocument {
-    index: usize,
+    /// The document's name in the run.
+    document: String,
+    /// The version store the file is written through.
+    store: PathBuf,
     /// The user's file (relative to the current folder when it lies inside it).
     pub user_file: PathBuf,
     /// Its text now, the text the run imported.
@@ -141,6 +151,16 @@ pub struct Adopted {
     pub version: String,
 }
 
+/// What an adoption did: the documents written, and one note per document another adoption
+/// of the same run wrote meanwhile (escaped).
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// The documents written.
+    pub adopted: Vec<Adopted>,
+    /// One line per document left as it is.
+    pub notes: Vec<String>,
+}
+
 impl AdoptPlan {
     /// The run's name (escaped).
     pub fn run(&self) -> String {
@@ -168,28 +188,111 @@ impl AdoptPlan {
     /// said yes; without it nothing is written.
     ///
     /// # Errors
-    /// No confirmation (bad input, nothing written), or a store or file that cannot be
-    /// written (the documents written before it stay adopted and recorded).
+    /// As [`AdoptPlan::apply_with_notes`].
     pub fn apply(self, confirmed: bool) -> anyhow::Result<Vec<Adopted>> {
+        self.apply_with_notes(confirmed)
+            .map(|applied| applied.adopted)
+    }
+
+    /// [`AdoptPlan::apply`], with a note for each document that another adoption of the same
+    /// run wrote while this one waited for its lock.
+    ///
+    /// Holds the run's adoption lock and the lock of every target store while it checks each
+    /// file again (it must still hold the text shown in the diff) and writes.
+    ///
+    /// # Errors
+    /// No confirmation, or a file changed since it was checked (another adoption or an edit
+    /// wrote it): bad input, nothing written. A store or file that cannot be written (the
+    /// documents written before it stay adopted and recorded).
+    pub fn apply_with_notes(self, confirmed: bool) -> anyhow::Result<Applied> {
         if !confirmed {
             return Err(bad_option(
                 "not adopted: the adoption was not confirmed (nothing was written)",
             ));
         }
-        let AdoptPlan {
-            dir,
-            mut proposal,
-            ready,
-            ..
-        } = self;
+        let AdoptPlan { dir, ready, .. } = self;
+        // The run's lock first, then the stores' in one order: two adoptions never wait for
+        // each other in a circle.
+        let _run_lock = lock_store(&dir.staged().join("adopt"))?;
+        let mut stores: Vec<PathBuf> = ready.iter().map(|r| r.store.clone()).collect();
+        stores.sort_unstable();
+        stores.dedup();
+        let mut locks: Vec<(PathBuf, StoreLock)> = Vec::new();
+        for store in stores {
+            let lock = lock_store(&store)?;
+            locks.push((store, lock));
+        }
+        // The proposal as it is now, with what an adoption that held the locks first recorded.
+        let Some(mut proposal) = read_proposal(&dir)? else {
+            return Err(bad_option(format!(
+                "run {:?} no longer has a staged proposal; nothing was adopted",
+                escape_controls(&dir.name())
+            )));
+        };
+        let mut notes = Vec::new();
+        let mut writes = Vec::new();
+        for r in ready {
+            let Some(index) = proposal
+                .documents
+                .iter()
+                .position(|d| d.source.document == r.document)
+            else {
+                return Err(bad_at(
+                    &dir.proposal(),
+                    None,
+                    format!(
+                        "{} is no longer staged; nothing was adopted",
+                        escape_controls(&r.document)
+                    ),
+                ));
+            };
+            if let Some(version) = proposal
+                .documents
+                .get(index)
+                .and_then(|d| d.adopted_as.as_deref())
+            {
+                notes.push(escape_controls(&format!(
+                    "{} was adopted meanwhile by another adopt of this run (as {version})",
+                    r.user_file.display()
+                )));
+                continue;
+            }
+            let now = read_document(&r.user_file)?;
+            if now != r.current {
+                return Err(bad_at(
+                    &r.user_file,
+                    None,
+                    format!(
+                        "changed since run {:?} read it (another adopt or an edit wrote it \
+                         meanwhile), so the staged version would undo that change; nothing was \
+                         adopted",
+                        escape_controls(&proposal.run)
+                    ),
+                ));
+            }
+            writes.push((index, r));
+        }
         let message = format!(
             "adopted from run {} ({})",
             proposal.run, proposal.final_version
         );
         let mut adopted = Vec::new();
-        for r in ready {
-            let version = write_new_version(&r.user_file, None, &r.current, &r.staged, &message)?;
-            if let Some(doc) = proposal.documents.get_mut(r.index) {
+        for (index, r) in writes {
+            let Some((_, lock)) = locks.iter().find(|(store, _)| *store == r.store) else {
+                return Err(anyhow::anyhow!(
+                    "the store {} was not locked",
+                    r.store.display()
+                ));
+            };
+            let version = write_new_version_locked(
+                lock,
+                &r.user_file,
+                &r.store,
+                &r.current,
+                &r.staged,
+                &message,
+            )?;
+            if let Some(doc) = proposal.documents.get_mut(index) {
                 doc.adopted_as = Some(version.to_string());
             }
             write_proposal(&dir, &proposal)?;
@@ -198,7 +301,7 @@ impl AdoptPlan {
                 version: version.to_string(),
             });
         }
-        Ok(adopted)
+        Ok(Applied { adopted, notes })
     }
 }
 
@@ -257,9 +360,10 @@ fn check(
             format!("{:?} is not a document name", escape_controls(document)),
         ));
     }
+    let (target, store) = inside_project(dir, &doc.source.path)?;
     let staged_path = dir.staged().join("files").join(document);
     let staged = read_document(&staged_path)?;
-    let user_file = shown(&dir.project().join(&doc.source.path));
+    let user_file = shown(&target);
     if std::fs::symlink_metadata(&user_file).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(bad_at(
             &user_file,
@@ -287,11 +391,78 @@ fn check(
         ));
     }
     Ok(Some(ReadyDocument {
-        index,
+        document: document.clone(),
+        store,
         user_file,
         current,
         staged,
     }))
+}
+
+/// The user file of a staged document whose recorded path is `recorded`, and the version store
+/// it is written through: the file must lie inside the project the run folder belongs to (its
+/// folders resolved, links and `..` followed, before they are compared), whatever the run's
+/// record says. Its store is the one already beside it, else the project's for its path.
+///
+/// # Errors
+/// A run folder that is not in a project's `.skill-evolve/runs/`, or a path that leads out of
+/// the project: bad input, nothing written.
+fn inside_project(dir: &RunDir, recorded: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let project = dir.project();
+    if dir.root().parent() != Some(runs_of(&project).as_path()) {
+        return Err(bad_at(
+            dir.root(),
+            None,
+            "is not a run folder of a project (<project>/.skill-evolve/runs/<name>), so there \
+             is no project to adopt into; nothing was adopted",
+        ));
+    }
+    let outside = || {
+        bad_at(
+            &dir.proposal(),
+            None,
+            format!(
+                "the staged document's path {:?} leads outside the project {} this run was \
+                 made for; adopt writes only to files inside it, so nothing was adopted",
+                escape_controls(&recorded.display().to_string()),
+                escape_controls(&project.display().to_string())
+            ),
+        )
+    };
+    if recorded
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(outside());
+    }
+    let (Some(name), Some(parent)) = (recorded.file_name(), recorded.parent()) else {
+        return Err(outside());
+    };
+    let root = resolve(&project);
+    let folder = resolve(&project.join(parent));
+    let Ok(relative) = folder.strip_prefix(&root) else {
+        return Err(outside());
+    };
+    let target = project.join(recorded);
+    let beside = beside_store(&target);
+    let store = if beside.is_dir() {
+        beside
+    } else {
+        project_store(&project, &relative.join(name))
+    };
+    // Nor is the history written through a linked `.skill-evolve` or store folder.
+    if !resolve(&store).starts_with(&root) {
+        return Err(bad_at(
+            &store,
+            None,
+            format!(
+                "this version store leads outside the project {} through a symbolic link; \
+                 adopt writes only inside the project, so nothing was adopted",
+                escape_controls(&project.display().to_string())
+            ),
+        ));
+    }
+    Ok((target, store))
 }
 
 /// `path` relative to the current folder when it lies inside it.

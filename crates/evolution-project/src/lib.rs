@@ -8,7 +8,8 @@
 //!   document came from, for adopt;
 //! - [`adopt`]: a run's staged documents written to the user's files once confirmed;
 //! - [`status`]: the runs of a project and what each staged;
-//! - [`harvest`]: real agent sessions into trajectories and mined tasks;
+//! - [`harvest`]: real agent sessions into trajectories and mined tasks; [`session_log`]: the
+//!   finished sessions a host's hook recorded for it;
 //! - [`report_html`]: the HTML report of a run or an `evolve` session;
 //! - [`evolve`]: the parts of an `evolve` session that are not the terminal's;
 //! - [`llm`]: the LLM configuration (`skill-evolve.toml`, a run's `[llm]`) into a provider;
@@ -36,6 +37,7 @@ pub mod questions;
 pub mod render;
 pub mod report_html;
 pub mod run;
+pub mod session_log;
 pub mod skill_store;
 pub mod status;
 pub mod working_copy;

@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use evolution_llm_cassette::{CassetteError, CassetteMode, MeasuredSpeed, Recorder};
+use evolution_llm_cassette::{
+    CassetteError, CassetteMode, Handoff, HandoffError, MeasuredSpeed, Recorder,
+};
 use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
 use evolution_types::{
     ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
@@ -49,6 +51,9 @@ pub enum Provider {
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,
+    /// Hands every request off to be answered outside (by the user's own agent session, or by
+    /// hand) and reads the answers on the next run; no API key.
+    Handoff,
 }
 
 /// What a command's caller says about the LLM, winning over the configuration file: the
@@ -70,6 +75,9 @@ pub struct LlmOptions {
     pub cassette: Option<PathBuf>,
     /// A cassette to record every call into (replaced if it exists).
     pub record: Option<PathBuf>,
+    /// The folder a `handoff` provider writes its prompts to and reads its answers from (the
+    /// run's, set by the command).
+    pub handoff_dir: Option<PathBuf>,
 }
 
 /// The file looked for when `--config` is not given.
@@ -105,7 +113,38 @@ pub struct LlmSection {
     pub local: toml::Table,
 }
 
+/// Keys of `[llm.openai]` that change how a call is made, never what it answers: the key's
+/// variable, the timeouts, the retries, the concurrency and streaming.
+const HOW_NOT_WHAT: [&str; 5] = [
+    "api_key_env",
+    "timeouts",
+    "retry",
+    "max_concurrency",
+    "stream",
+];
+
 impl LlmSection {
+    /// What of this section decides the answers a run gets, as text: the provider, the
+    /// cassette, the `[llm.openai]` keys but those of how a call is made (the key's
+    /// variable, timeouts, retries, concurrency, streaming), and `[llm.local]`. No secret is
+    /// in it: the key itself is never in the file.
+    pub fn answers_identity(&self) -> String {
+        let sorted = |table: &toml::Table| -> std::collections::BTreeMap<String, String> {
+            table
+                .iter()
+                .filter(|(key, _)| !HOW_NOT_WHAT.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.to_string()))
+                .collect()
+        };
+        format!(
+            "provider {:?}; cassette {:?}; openai {:?}; local {:?}",
+            self.provider.as_ref().map(toml::Spanned::get_ref),
+            self.cassette,
+            sorted(&self.openai),
+            sorted(&self.local)
+        )
+    }
+
     /// The environment variable the `openai` provider of this section (with
     /// the command's flags `args`, which win) reads its key from:
     /// `api_key_env`, else the first set of the server's usual variables (as
@@ -152,6 +191,9 @@ pub struct Llm {
     /// One line on what quality to expect of the model, when worth saying before any call
     /// (the small embedded model, [`SMALL_MODEL_QUALITY`]).
     pub quality_note: Option<&'static str>,
+    /// The handoff provider, when the requests are answered outside: its folder and the
+    /// signal that a round of prompts is waiting.
+    pub handoff: Option<Arc<Handoff>>,
 }
 
 /// What to expect of the small model the `local` provider loads by default, in one line.
@@ -351,6 +393,43 @@ async fn build_provider(
                 model,
                 recorded_speed,
                 quality_note: None,
+                handoff: None,
+            })
+        }
+        Provider::Handoff => {
+            if args.record.is_some() {
+                return Err(bad_option(
+                    "--record needs a live provider; a handoff is answered outside",
+                ));
+            }
+            let Some(dir) = &args.handoff_dir else {
+                return Err(bad_option(
+                    "provider `handoff` needs a folder for its prompts: it works with `run` \
+                     (the run's folder) and `evolve --run-dir DIR`",
+                ));
+            };
+            let model = openai
+                .get("model")
+                .and_then(toml::Value::as_str)
+                .unwrap_or("handoff")
+                .to_owned();
+            let handoff = Handoff::open(dir, &model).map_err(|e| match e {
+                HandoffError::BadAnswer { path, line, reason } => bad_at(&path, Some(line), reason),
+                other => anyhow::anyhow!(other.to_string()),
+            })?;
+            let handoff = Arc::new(handoff);
+            Ok(Llm {
+                provider: Arc::clone(&handoff) as Arc<dyn LlmProvider>,
+                description: format!(
+                    "handoff: prompts to {} ({} answer(s) read)",
+                    handoff.files().prompts.display(),
+                    handoff.answered()
+                ),
+                kind: Provider::Handoff,
+                model,
+                recorded_speed: None,
+                quality_note: None,
+                handoff: Some(handoff),
             })
         }
     }
@@ -460,6 +539,7 @@ async fn with_recording(
         model,
         recorded_speed: None,
         quality_note: None,
+        handoff: None,
     })
 }
 
@@ -570,12 +650,16 @@ fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Resul
         "openai" => Ok(Provider::Openai),
         "local" => Ok(Provider::Local),
         "replay" => Ok(Provider::Replay),
+        "handoff" => Ok(Provider::Handoff),
         other => {
             let text = read_input_text(path, InputKind::Config).unwrap_or_default();
             Err(bad_at(
                 path,
                 Some(line_of(&text, spanned.span().start)),
-                format!("unknown provider {other:?}: expected \"openai\", \"local\" or \"replay\""),
+                format!(
+                    "unknown provider {other:?}: expected \"openai\", \"local\", \"replay\" \
+                     or \"handoff\""
+                ),
             ))
         }
     }

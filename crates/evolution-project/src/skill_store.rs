@@ -1,5 +1,14 @@
-//! The version store beside a skill (`.skill-evolve/store`), and the one place a new version
-//! of a user's skill file is written: the store first, then the working copy.
+//! The version store of a skill file, and the one place a new version of a user's skill file
+//! is written: the store first, then the working copy.
+//!
+//! A file's store is `.skill-evolve/store` beside it (where `evolve` keeps it), or, for a file
+//! `adopt` wrote into a project, the project's own: `<project>/.skill-evolve/stores/` holds one
+//! history per file, under the file's path relative to the project, so no skill folder gets a
+//! `.skill-evolve` folder of its own. [`store_root`] finds either.
+//!
+//! Every write of a new version holds the store's lock ([`lock_store`], a file beside the
+//! store) from reading the working copy to writing it, so two writers of one file never
+//! interleave.
 //!
 //! The store is the history; the skill file is the working copy. A new
 //! version is written to the store first and only then to the working copy,
@@ -12,12 +21,14 @@
 //! brings the two together again, which it can because a working copy whose
 //! text is a stored version holds nothing the store would lose.
 
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use evolution_store_fs::{Change, FsStore, FsStoreError, Opened, VersionId};
 
 use crate::STATE_DIR;
 use crate::error::{bad_at, bad_option};
+use crate::run::dir::resolve;
 use crate::working_copy::{writable_target, write_through};
 
 /// The skill's file name, which is its document name in the store.
@@ -37,12 +48,81 @@ pub fn skill_dir(skill: &Path) -> PathBuf {
     }
 }
 
-/// The store root: `--store`, else `.skill-evolve/store` beside the skill.
+/// The folder of a project's `.skill-evolve/` that holds the version history of each file
+/// adopted into the project, each under the file's path relative to the project.
+pub const PROJECT_STORES: &str = "stores";
+
+/// The store `project` keeps for its file at `relative` (a path relative to the project):
+/// `<project>/.skill-evolve/stores/<relative>`.
+pub fn project_store(project: &Path, relative: &Path) -> PathBuf {
+    project.join(STATE_DIR).join(PROJECT_STORES).join(relative)
+}
+
+/// The store beside the skill: `.skill-evolve/store` in its folder.
+pub fn beside_store(skill: &Path) -> PathBuf {
+    skill_dir(skill).join(STATE_DIR).join("store")
+}
+
+/// The store root: `--store`; else the store beside the skill when there is one; else the
+/// store of the nearest project above the skill that keeps one for it (see
+/// [`project_store`]); else beside the skill, where a first `evolve` creates it.
 pub fn store_root(skill: &Path, explicit: Option<&Path>) -> PathBuf {
-    explicit.map_or_else(
-        || skill_dir(skill).join(STATE_DIR).join("store"),
-        Path::to_path_buf,
-    )
+    if let Some(explicit) = explicit {
+        return explicit.to_path_buf();
+    }
+    let beside = beside_store(skill);
+    if beside.is_dir() {
+        return beside;
+    }
+    project_store_of(skill).unwrap_or(beside)
+}
+
+/// The existing store of `skill` in the `.skill-evolve/stores/` of a folder above it.
+fn project_store_of(skill: &Path) -> Option<PathBuf> {
+    let name = skill.file_name()?;
+    let folder = resolve(&skill_dir(skill));
+    folder.ancestors().find_map(|project| {
+        let relative = folder.strip_prefix(project).ok()?.join(name);
+        let store = project_store(project, &relative);
+        store.is_dir().then_some(store)
+    })
+}
+
+/// The lock on one version store, held until it is dropped.
+#[derive(Debug)]
+pub struct StoreLock {
+    /// The open lock file; closing it releases the lock.
+    _file: File,
+}
+
+/// The lock file of the store at `root`: `.<store folder name>.lock` beside it.
+pub fn lock_path(root: &Path) -> PathBuf {
+    match root.file_name() {
+        Some(name) => root.with_file_name(format!(".{}.lock", name.to_string_lossy())),
+        None => root.join(".store.lock"),
+    }
+}
+
+/// Takes the lock of the store at `root` (its folder need not exist yet), waiting while
+/// another process holds it.
+///
+/// # Errors
+/// A lock file that cannot be created or locked.
+pub fn lock_store(root: &Path) -> anyhow::Result<StoreLock> {
+    let path = lock_path(root);
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| anyhow::anyhow!("cannot open the store lock {}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", path.display()))?;
+    Ok(StoreLock { _file: file })
 }
 
 /// Opens the existing store of `skill` (`explicit`, else the one beside it) and returns it
@@ -59,7 +139,8 @@ pub fn open_existing(skill: &Path, explicit: Option<&Path>) -> anyhow::Result<(F
             None,
             format!(
                 "no version history here yet: `skill-evolve evolve {}` creates it when it \
-                 writes its first version",
+                 writes its first version, and `skill-evolve adopt RUN` when it adopts a run's \
+                 document into this file",
                 skill.display()
             ),
         ),
@@ -83,7 +164,7 @@ pub fn store_error(root: &Path, e: FsStoreError) -> anyhow::Error {
 }
 
 /// Records `candidate` as a new version of the skill and then writes it to
-/// the working copy. Returns the new version.
+/// the working copy, holding the store's lock. Returns the new version.
 pub fn write_new_version(
     skill: &Path,
     explicit_store: Option<&Path>,
@@ -91,9 +172,30 @@ pub fn write_new_version(
     candidate: &str,
     message: &str,
 ) -> anyhow::Result<VersionId> {
+    let _lock = lock_store(&store_root(skill, explicit_store))?;
     record_and_write(
         skill,
         explicit_store,
+        working,
+        candidate,
+        message,
+        write_through,
+    )
+}
+
+/// [`write_new_version`] into the store at `store`, by a caller that holds its lock (`_lock`)
+/// and checked under it that the working copy is still `working`.
+pub fn write_new_version_locked(
+    _lock: &StoreLock,
+    skill: &Path,
+    store: &Path,
+    working: &str,
+    candidate: &str,
+    message: &str,
+) -> anyhow::Result<VersionId> {
+    record_and_write(
+        skill,
+        Some(store),
         working,
         candidate,
         message,
@@ -216,6 +318,35 @@ mod tests {
         let store = FsStore::open(store_root(&skill, None)).unwrap();
         assert_eq!(store.current_version().unwrap(), VersionId::new(2));
         assert_eq!(std::fs::read_to_string(&skill).unwrap(), "v1\n");
+    }
+
+    #[test]
+    fn a_file_adopted_into_a_project_finds_the_projects_store_unless_one_is_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap();
+        let skill = project.join("skills/a/SKILL.md");
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        assert_eq!(store_root(&skill, None), beside_store(&skill));
+        let kept = project_store(&project, Path::new("skills/a/SKILL.md"));
+        assert!(kept.ends_with(".skill-evolve/stores/skills/a/SKILL.md"));
+        std::fs::create_dir_all(&kept).unwrap();
+        assert_eq!(store_root(&skill, None), kept);
+        // Another file of that folder has no history there.
+        let other = project.join("skills/a/notes.md");
+        assert_eq!(store_root(&other, None), beside_store(&other));
+        std::fs::create_dir_all(beside_store(&skill)).unwrap();
+        assert_eq!(store_root(&skill, None), beside_store(&skill));
+        assert_eq!(
+            lock_path(&beside_store(&skill)),
+            project.join("skills/a/.skill-evolve/.store.lock")
+        );
+        let held = lock_store(&kept).unwrap();
+        assert!(
+            project
+                .join(".skill-evolve/stores/skills/a/.SKILL.md.lock")
+                .is_file()
+        );
+        drop(held);
     }
 
     #[test]

@@ -318,6 +318,7 @@ impl FsStore {
             .next()
             .ok_or_else(|| FsStoreError::corrupt("version numbers exhausted"))?;
         self.stage_version(next, Some(base), changes)?;
+        failpoint_version_written();
         manifest.current = next;
         manifest.history.push(HistoryEntry {
             version: next,
@@ -730,6 +731,37 @@ fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|f| f.sync_all())
         .map_err(FsStoreError::io("sync directory", dir))
+}
+
+/// Test-only: with the `failpoints` feature and `SKILL_EVOLVE_FAILPOINT=version-written`
+/// (or `version-written:<n>`, the `n`-th time) in the environment, aborts the process between
+/// writing a version's directory and moving the head to it, as a kill there would. Without
+/// the feature it does nothing.
+#[inline]
+fn failpoint_version_written() {
+    #[cfg(feature = "failpoints")]
+    {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static HITS: AtomicU64 = AtomicU64::new(0);
+        const POINT: &str = "version-written";
+        let Ok(spec) = std::env::var("SKILL_EVOLVE_FAILPOINT") else {
+            return;
+        };
+        let (name, nth) = match spec.split_once(':') {
+            Some((name, n)) => (name, n.trim().parse::<u64>().unwrap_or(1)),
+            None => (spec.as_str(), 1),
+        };
+        if name.trim() == POINT && HITS.fetch_add(1, Ordering::SeqCst).saturating_add(1) == nth {
+            #[expect(
+                clippy::print_stderr,
+                reason = "the test reads which point stopped the run"
+            )]
+            {
+                eprintln!("failpoint {POINT} reached");
+            }
+            std::process::abort();
+        }
+    }
 }
 
 fn now_unix_ms() -> u64 {

@@ -168,6 +168,16 @@ pub(crate) fn run(
                 "interrupted": true,
                 "checkpoint": dir.checkpoint(),
             }),
+            Ended::Handoff {
+                waiting,
+                prompts,
+                answers,
+            } => json!({
+                "preflight": preflight,
+                "interrupted": true,
+                "checkpoint": dir.checkpoint(),
+                "handoff": {"waiting": waiting, "prompts": prompts, "answers": answers},
+            }),
             Ended::Finished(report, path) => {
                 let staged = evolution_project::run::stage::read_proposal(&dir)?
                     .map_or(0, |p| p.documents.len());
@@ -308,7 +318,7 @@ pub(crate) fn adopt(
 /// `"warning"`, `"skipped"` or `"session"`). Returns a dict with `source`, `from`, `counts`,
 /// `redactions` (`None` when off), `out`, `tasks` and `lines` (the command's summary).
 #[pyfunction]
-#[pyo3(signature = (source, *, from_=None, project=None, since=None, skill=None, out=None, tasks=None, min_sessions=2, no_redact=false, config=None, on_note=None))]
+#[pyo3(signature = (source, *, from_=None, project=None, since=None, skill=None, out=None, tasks=None, min_sessions=2, no_redact=false, config=None, recorded=false, on_note=None))]
 #[expect(
     clippy::too_many_arguments,
     reason = "one keyword argument per flag of the command"
@@ -325,17 +335,20 @@ pub(crate) fn harvest(
     min_sessions: usize,
     no_redact: bool,
     config: Option<PathBuf>,
+    recorded: bool,
     on_note: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let source = match source {
         "claude-code" => HarvestSource::ClaudeCode,
         "codex" => HarvestSource::Codex,
+        "gemini" => HarvestSource::Gemini,
+        "opencode" => HarvestSource::OpenCode,
         "session-state" => HarvestSource::SessionState,
         "dir" => HarvestSource::Dir,
         other => {
             return Err(InputError::new_err(format!(
-                "source {other:?}: expected \"claude-code\", \"codex\", \"session-state\" or \
-                 \"dir\""
+                "source {other:?}: expected \"claude-code\", \"codex\", \"gemini\", \
+                 \"opencode\", \"session-state\" or \"dir\""
             )));
         }
     };
@@ -350,6 +363,7 @@ pub(crate) fn harvest(
         min_sessions,
         no_redact,
         config,
+        recorded,
     };
     let observer = PyObserver {
         callback: on_note,

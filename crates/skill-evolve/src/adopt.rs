@@ -56,7 +56,15 @@ pub(crate) fn run(args: &AdoptArgs) -> anyhow::Result<ExitCode> {
         outln!("discarded: nothing was written");
         return Ok(ExitCode::SUCCESS);
     }
-    for adopted in plan.apply(true)? {
+    let run = plan.run();
+    let applied = plan.apply_with_notes(true)?;
+    for note in &applied.notes {
+        outln!("{note}");
+    }
+    if applied.adopted.is_empty() {
+        outln!("nothing left to adopt from run {run:?}");
+    }
+    for adopted in applied.adopted {
         let file = adopted.user_file.display();
         outln!(
             "adopted {file} as {} (see `skill-evolve history {file}`)",

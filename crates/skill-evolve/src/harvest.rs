@@ -16,6 +16,10 @@ pub(crate) enum SourceArg {
     ClaudeCode,
     /// Codex CLI sessions (default: `$CODEX_HOME/sessions`, else `~/.codex/sessions`).
     Codex,
+    /// Gemini CLI chats (default: `~/.gemini/tmp`).
+    Gemini,
+    /// OpenCode's SQLite store (default: `~/.local/share/opencode/opencode.db`).
+    Opencode,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -27,6 +31,8 @@ impl From<SourceArg> for HarvestSource {
         match source {
             SourceArg::ClaudeCode => HarvestSource::ClaudeCode,
             SourceArg::Codex => HarvestSource::Codex,
+            SourceArg::Gemini => HarvestSource::Gemini,
+            SourceArg::Opencode => HarvestSource::OpenCode,
             SourceArg::SessionState => HarvestSource::SessionState,
             SourceArg::Dir => HarvestSource::Dir,
         }
@@ -71,6 +77,11 @@ pub(crate) struct HarvestArgs {
     /// Default: `./skill-evolve.toml` when it exists.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Read only the sessions the agent host's session-end hook recorded for this project
+    /// (`.skill-evolve/sessions.jsonl`; the Claude Code plugin records them). Claude Code and
+    /// Codex sources only.
+    #[arg(long)]
+    pub(crate) recorded: bool,
 }
 
 impl HarvestArgs {
@@ -87,6 +98,7 @@ impl HarvestArgs {
             min_sessions: self.min_sessions,
             no_redact: self.no_redact,
             config: self.config.clone(),
+            recorded: self.recorded,
         }
     }
 }

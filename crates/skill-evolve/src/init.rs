@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use evolution_harness::{IngestError, load_trajectory_dir};
+use evolution_harvest::host_tools::is_host_builtin;
 use evolution_runlog_sqlite::SqliteRunLog;
 use evolution_types::RunLog as _;
 
@@ -320,6 +321,11 @@ fn render_profile(found: &Found<'_>) -> String {
             .iter()
             .map(|(name, n)| format!("{name} ({n} call(s))"))
             .collect();
+        let (host, judged): (Vec<_>, Vec<_>) = found
+            .tools
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .partition(|name| is_host_builtin(name));
         out.push_str(&format!(
             "# Tools seen in {}: {}\n",
             found.sources.join(" and "),
@@ -331,14 +337,25 @@ fn render_profile(found: &Found<'_>) -> String {
                 found.left_out
             ));
         }
-        out.push_str(
-            "# Each call of these tools is judged by the LLM (one call each): keep the tools\n\
-             # whose output the agent reads and extracts from.\n",
-        );
-        out.push_str(&format!(
-            "span_eval_tools = {}\n",
-            array(found.tools.iter().map(|(n, _)| n.as_str()))
-        ));
+        if !host.is_empty() {
+            out.push_str(&format!(
+                "# Left out of span_eval_tools, being the agent host's own tools (add any whose\n\
+                 # output the agent extracts from): {}\n",
+                host.join(", ")
+            ));
+        }
+        if judged.is_empty() {
+            out.push_str(
+                "# Each call of the tools named here is judged by the LLM (one call each):\n\
+                 # span_eval_tools = [\"lookup_order\", \"search_kb\"]\n",
+            );
+        } else {
+            out.push_str(
+                "# Each call of these tools is judged by the LLM (one call each): keep the tools\n\
+                 # whose output the agent reads and extracts from.\n",
+            );
+            out.push_str(&format!("span_eval_tools = {}\n", array(judged)));
+        }
     }
     let prompts = found.prompts.unwrap_or_default();
     let mut targets = Vec::new();

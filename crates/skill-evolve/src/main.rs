@@ -33,7 +33,10 @@ mod evolve;
 mod fetch_model;
 mod gate;
 mod harvest;
+mod hook;
+mod host_agent;
 mod init;
+mod mcp;
 mod out;
 mod render;
 mod report;
@@ -144,5 +147,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Capture(args) => capture::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
+        Command::Hook(args) => Ok(hook::run(&args)),
+        Command::HostAgent(args) => host_agent::run(&args),
     }
 }

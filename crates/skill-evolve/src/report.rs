@@ -1,10 +1,11 @@
-//! `skill-evolve report <run-dir> [--open]`: rebuilds a run's `report.html` (the library's
+//! `skill-evolve report <run> [--open]`: rebuilds a run's `report.html` (the library's
 //! `report_html` draws it) and prints its path, opening it with `--open`.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use evolution_project::adopt::find_run;
 use evolution_project::run::dir::RunDir;
 
 use crate::cli::ReportArgs;
@@ -16,7 +17,13 @@ pub(crate) fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let dir = RunDir::at(args.run.clone());
+    let as_path = Path::new(&args.run);
+    let dir = if as_path.is_dir() {
+        RunDir::at(as_path.to_path_buf())
+    } else {
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        find_run(&args.run, args.dir.as_deref(), &cwd)?
+    };
     let path = runtime.block_on(evolution_project::report_html::rebuild(&dir))?;
     outln!("{}", path.display());
     if args.open {

@@ -9,9 +9,12 @@
 //! `skill-evolve adopt` stays a person's step. Both commands append to
 //! `.skill-evolve/schedule.log`.
 //!
-//! Without `--install` the entry is only printed. With `--install FILE` it is appended to that
-//! file (created when missing; an entry already there is not added twice), which the user loads
-//! with `crontab FILE`; the program never edits a crontab it was not given.
+//! Without `--install` the entry is only printed. With `--install FILE` it goes into that file
+//! (created when missing), which the user loads with `crontab FILE`; the program never edits a
+//! crontab it was not given. A folder has one entry: its comment line names the folder, and
+//! installing again replaces that folder's earlier entry (say `--every night`, then
+//! `--every hour`) instead of adding a second one that would start at the same time. Lines of
+//! other folders' entries and the user's own lines stay as they are.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -99,17 +102,20 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
     match &args.install {
         None => outln!("{}", terminal_safe(&entry)),
         Some(file) => {
-            if install(file, &entry)? {
-                outln!(
-                    "added to {}; load it with `crontab {}`",
-                    terminal_safe(&file.display().to_string()),
-                    terminal_safe(&file.display().to_string())
-                );
-            } else {
-                outln!(
-                    "{} has this entry already; nothing written",
-                    terminal_safe(&file.display().to_string())
-                );
+            let path = file.display().to_string();
+            let shown = terminal_safe(&path);
+            match install(file, &entry, &here)? {
+                Installed::Added => {
+                    outln!("added to {shown}; load it with `crontab {shown}`");
+                }
+                Installed::Replaced(removed) => outln!(
+                    "replaced this folder's earlier entry in {shown} ({removed} line{} \
+                     removed); load it with `crontab {shown}`",
+                    if removed == 1 { "" } else { "s" }
+                ),
+                Installed::Unchanged => {
+                    outln!("{shown} has this entry already; nothing written");
+                }
             }
         }
     }
@@ -146,12 +152,34 @@ fn entry(
     );
     let log = ">> .skill-evolve/schedule.log 2>&1";
     Ok(format!(
-        "# skill-evolve: harvest, then run (results staged; adopt with `skill-evolve adopt`)\n\
-         {} cd {} && mkdir -p .skill-evolve && {harvest} {log}; {run} {log}",
+        "{}\n{} {} {harvest} {log}; {run} {log}",
+        marker(here)?,
         args.every.fields(),
+        command_start(here)?
+    ))
+}
+
+/// The comment line that names the folder an entry belongs to.
+fn marker(here: &Path) -> anyhow::Result<String> {
+    Ok(format!(
+        "{MARKER_START}{}: harvest, then run (results staged; adopt with `skill-evolve adopt`)",
         quote("the current folder", here)?
     ))
 }
+
+/// How the command of the folder's crontab line starts, after its time fields.
+fn command_start(here: &Path) -> anyhow::Result<String> {
+    Ok(format!(
+        "cd {} && mkdir -p .skill-evolve &&",
+        quote("the current folder", here)?
+    ))
+}
+
+/// How an entry's comment line starts; the folder's quoted path follows.
+const MARKER_START: &str = "# skill-evolve schedule of ";
+/// The comment line entries had before it named their folder.
+const OLD_MARKER: &str =
+    "# skill-evolve: harvest, then run (results staged; adopt with `skill-evolve adopt`)";
 
 /// `path` in single quotes for the shell cron runs. A `'` would end the quotes, a `%` is a
 /// newline to cron, and a control character has no place in a crontab: each is refused.
@@ -171,8 +199,20 @@ fn quote(what: &str, path: &Path) -> anyhow::Result<String> {
     Ok(format!("'{text}'"))
 }
 
-/// Appends `entry` to `file` unless its line is there already; true when written.
-fn install(file: &Path, entry: &str) -> anyhow::Result<bool> {
+/// What `install` did to the crontab file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Installed {
+    /// The file had no entry of this folder; the entry was appended.
+    Added,
+    /// This many lines of the folder's earlier entries were removed and the entry appended.
+    Replaced(usize),
+    /// The file's only entry of this folder was this one already.
+    Unchanged,
+}
+
+/// Puts `entry` (the entry of the folder `here`) into `file` in place of the folder's earlier
+/// entries.
+fn install(file: &Path, entry: &str, here: &Path) -> anyhow::Result<Installed> {
     let existing = match std::fs::symlink_metadata(file) {
         Ok(meta) if !meta.is_file() => {
             return Err(bad_at(file, None, "--install must name a regular file"));
@@ -189,16 +229,55 @@ fn install(file: &Path, entry: &str) -> anyhow::Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(bad_at(file, None, format!("cannot read it: {e}"))),
     };
-    let line = entry.lines().last().unwrap_or(entry);
-    if existing.lines().any(|l| l == line) {
-        return Ok(false);
+    let (mut text, removed) = without_entries_of(&existing, here)?;
+    let appended_once = existing
+        .strip_suffix('\n')
+        .unwrap_or(&existing)
+        .ends_with(entry);
+    if appended_once && removed == entry.lines().count() {
+        return Ok(Installed::Unchanged);
     }
-    let mut text = existing;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
     text.push_str(entry);
     text.push('\n');
     evolution_project::working_copy::write_atomically(file, &text)?;
-    Ok(true)
+    Ok(if removed == 0 {
+        Installed::Added
+    } else {
+        Installed::Replaced(removed)
+    })
+}
+
+/// `crontab` without the lines of the folder `here`'s entries, and how many lines that removed.
+///
+/// A line is the folder's when it is the comment naming the folder, or a crontab line whose
+/// command changes to the folder and makes its `.skill-evolve` folder (with the comment
+/// entries had before they named their folder, when that comment comes right before it).
+fn without_entries_of(crontab: &str, here: &Path) -> anyhow::Result<(String, usize)> {
+    let marker_start = format!("{MARKER_START}{}:", quote("the current folder", here)?);
+    let command = format!(" {}", command_start(here)?);
+    let lines: Vec<&str> = crontab.lines().collect();
+    let ours = |line: &str| {
+        line.starts_with(&marker_start) || (!line.starts_with('#') && line.contains(&command))
+    };
+    let mut kept = String::with_capacity(crontab.len());
+    let mut removed = 0;
+    for (at, line) in lines.iter().enumerate() {
+        let old_comment_of_ours = *line == OLD_MARKER
+            && lines
+                .get(at.saturating_add(1))
+                .is_some_and(|next| !next.starts_with('#') && next.contains(&command));
+        if ours(line) || old_comment_of_ours {
+            removed += 1;
+        } else {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    if !crontab.ends_with('\n') && kept.ends_with('\n') {
+        kept.pop();
+    }
+    Ok((kept, removed))
 }

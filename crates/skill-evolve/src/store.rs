@@ -1,5 +1,6 @@
-//! `history`, `diff` and `rollback` of the version store beside a skill (the library's
-//! `skill_store` keeps it and writes new versions).
+//! `history`, `diff` and `rollback` of a skill file's version store (beside it, or the
+//! project's for a file `adopt` wrote; the library's `skill_store` finds it and writes new
+//! versions).
 
 use std::process::ExitCode;
 
@@ -17,7 +18,9 @@ use evolution_project::working_copy::{writable_target, write_through};
 pub(crate) use evolution_project::skill_store::{
     document_name, skill_dir, store_root, write_new_version,
 };
-use evolution_project::skill_store::{open_existing, store_ahead, store_error, stored_version};
+use evolution_project::skill_store::{
+    lock_store, open_existing, store_ahead, store_error, stored_version,
+};
 
 /// `YYYY-MM-DD HH:MM:SS UTC` of a Unix time in milliseconds (civil-from-days).
 fn format_time(unix_ms: u64) -> String {
@@ -141,6 +144,9 @@ pub(crate) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
     let (store, name) = open_existing(&args.target.skill, args.target.store.as_deref())?;
     let root = store.root().to_path_buf();
+    // Held from reading the working copy to writing it: no adopt or evolve of this file
+    // writes in between.
+    let _lock = lock_store(&root)?;
     let to = parse_version(&args.to)?;
     let target_text = store
         .read_at(to, &name)
@@ -177,8 +183,10 @@ pub(crate) fn rollback(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
     } else if stdin_is_terminal() {
         ask_yes_no(&format!("Roll {name} back to {to}?"))? == Answer::Yes
     } else {
-        outln!("not rolled back: no terminal to confirm on; run again with --yes");
-        return Ok(ExitCode::SUCCESS);
+        return Err(bad_option(
+            "not rolled back: there is no terminal to confirm on; review the diff above and run \
+             again with --yes (nothing was changed)",
+        ));
     };
     if !approved {
         outln!("discarded: nothing changed");

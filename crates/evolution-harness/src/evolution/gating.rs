@@ -3,13 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use evolution_types::EvolutionResult;
+use evolution_types::{CheckpointError, EvolutionResult};
 
 use super::documents::{document, rebase, with_writes, workspace, workspace_at};
 use super::epoch::TrainingRun;
+use super::state::PendingGate;
 use super::watch::settle_probations;
 use super::{LoopConfig, LoopContext, LoopError, LoopState, Proposal};
-use crate::gatekeeper::GateRecord;
+use crate::failpoint::{self, failpoint};
+use crate::gatekeeper::{GateRecord, Gatekeeper};
 use crate::runner::Workspace;
 use crate::validate::{Candidate, ValidationError};
 
@@ -29,6 +31,7 @@ pub(super) async fn gate_pending(
         gate_proposal(ctx, config, provenance, state, proposal, train).await?;
         state.judged = state.judged.saturating_add(1);
         state.save(ctx.checkpoint)?;
+        failpoint(failpoint::GATE_CLOSED);
         settle_probations(ctx, config, provenance, state).await?;
     }
     Ok(())
@@ -38,6 +41,11 @@ pub(super) async fn gate_pending(
 /// it when an earlier accept changed its documents), records its gate
 /// record, its blacklist entries and its evolution record, and starts the
 /// probation of a provisional accept.
+///
+/// The decision is saved (with the e-LOND state that tested it) before the
+/// store is written; a run killed after that resumes with the saved
+/// decision ([`LoopState::pending`]) and carries it out, without gating the
+/// proposal again.
 async fn gate_proposal(
     ctx: LoopContext<'_>,
     config: &LoopConfig,
@@ -46,37 +54,80 @@ async fn gate_proposal(
     proposal: &Proposal,
     train: &TrainingRun,
 ) -> Result<(), LoopError> {
-    let base = workspace(ctx.store, config)?;
     let label = format!("{}_e{}_{}", config.run_name, state.epoch, proposal.label);
-    let Some(GateInput { against, writes }) =
-        gate_input(ctx, config, proposal, train, &base, &label)?
-    else {
-        return Ok(());
+    let pending = match state.pending.take() {
+        Some(pending) if pending.record.candidate == label => pending,
+        Some(other) => {
+            return Err(CheckpointError::Corrupt {
+                message: format!(
+                    "the saved gate decision is for {:?}, but the next proposal is {label:?}",
+                    other.record.candidate
+                ),
+            }
+            .into());
+        }
+        None => match decide(ctx, config, provenance, state, proposal, train, &label).await? {
+            Some(pending) => pending,
+            None => return Ok(()),
+        },
     };
-    super::phases(ctx, state.epoch).start(crate::phase::Phase::Gate, &label);
-    let candidate = Candidate {
-        label: label.clone(),
-        workspace: with_writes(&base, &label, &writes, config),
-        provenance: provenance.clone(),
-    };
-    let record = state
-        .gatekeeper
-        .judge(
-            ctx.validation,
-            ctx.store,
-            &base,
-            &candidate,
-            &writes,
-            &config.gate,
-        )
-        .await?;
+    // Saved until the checkpoint that closes the candidate replaces it.
+    state.pending = None;
+    let against = workspace_at(ctx.store, config, &pending.against)?;
+    let record = Gatekeeper::commit(
+        ctx.validation,
+        ctx.store,
+        &pending.against,
+        pending.record,
+        &pending.writes,
+    )?;
     state
         .rejected
         .extend(record.rejected_edits(&proposal.record));
     state.probations.extend(record.probation.clone());
-    record_evolution(ctx, proposal, &writes, &against, &record, train).await?;
+    record_evolution(ctx, proposal, &pending.writes, &against, &record, train).await?;
+    failpoint(failpoint::EVOLUTION_RECORDED);
     state.records.push(record);
     Ok(())
+}
+
+/// Gates `proposal` (labelled `label`) and saves the decision as the
+/// state's pending one before anything is written to the store; `None`
+/// when the proposal is skipped (a stale proposal that cannot be rebased).
+async fn decide(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+    proposal: &Proposal,
+    train: &TrainingRun,
+    label: &str,
+) -> Result<Option<PendingGate>, LoopError> {
+    let base = workspace(ctx.store, config)?;
+    let Some(GateInput { against, writes }) =
+        gate_input(ctx, config, proposal, train, &base, label)?
+    else {
+        return Ok(None);
+    };
+    super::phases(ctx, state.epoch).start(crate::phase::Phase::Gate, label);
+    let candidate = Candidate {
+        label: label.to_owned(),
+        workspace: with_writes(&base, label, &writes, config),
+        provenance: provenance.clone(),
+    };
+    let record = state
+        .gatekeeper
+        .decide(ctx.validation, &against, &candidate, &config.gate)
+        .await?;
+    let pending = PendingGate {
+        record,
+        writes,
+        against: against.version,
+    };
+    state.pending = Some(pending.clone());
+    state.save(ctx.checkpoint)?;
+    failpoint(failpoint::GATE_DECIDED);
+    Ok(Some(pending))
 }
 
 /// What a proposal is gated with: the documents it is gated against and

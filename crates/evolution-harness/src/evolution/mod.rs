@@ -9,6 +9,39 @@
 //! so a run killed at any point resumes without repeating a rollout or a
 //! proposer call.
 //!
+//! # What one candidate writes, in order
+//!
+//! A gated candidate reaches the durable state of a run in this order (the
+//! names are the test-only [`failpoint`](crate::failpoint)s right after
+//! each write):
+//!
+//! 1. the gate's rollouts, block by block, in the run log (both arms,
+//!    under deterministic run ids; a resumed validation reuses the usable
+//!    answers and runs the INFRA failures again);
+//! 2. `gate-decided`: the checkpoint, holding the decision as
+//!    [`LoopState::pending`] together with the e-LOND state that tested
+//!    it (one atomic file replace: the test is spent exactly when the
+//!    decision is kept);
+//! 3. accepts only: `version-written`, the new version's directory in the
+//!    store, then `head-moved`, the store's manifest pointing at it;
+//! 4. `evolution-recorded`: the evolution record in the run log, with the
+//!    version the accept wrote (a record equal to one already there is not
+//!    stored twice);
+//! 5. `gate-closed`: the checkpoint, holding the gate record and the
+//!    candidate counted as judged, the pending decision gone;
+//! 6. a provisional accept's probation: its rollouts in the run log, the
+//!    verdict in the checkpoint, then a rollback of the store's head on a
+//!    `rollback` verdict, then the checkpoint without the probation;
+//! 7. once the run has finished, `staged`: the staged proposal written
+//!    from the store's final version (by the front end).
+//!
+//! Resuming after a kill at any point: before 2, the candidate is gated
+//! again (its recorded rollouts reused) and e-LOND tests it once; from 2
+//! on, the saved decision is carried out ([`Gatekeeper::commit`]): an
+//! accept whose version the store already holds keeps it instead of
+//! writing it twice, a reject writes nothing. The store's head therefore
+//! only ever moves to a version whose accept is in the checkpoint.
+//!
 //! One file per phase: `epoch` (the training run, the proposer's call, the
 //! stopping rules, the holdout scores), `gating` (each candidate against
 //! the current version), `watch` (probation of provisional accepts),
@@ -31,7 +64,7 @@ use evolution_types::{
 };
 
 pub use self::proposal::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
-pub use self::state::{EvolutionReport, LoopState, StopReason};
+pub use self::state::{EvolutionReport, LoopState, PendingGate, StopReason};
 use crate::budget::BudgetExceeded;
 use crate::data_split::DataSplit;
 use crate::events::{HarnessEvent, Phases};
@@ -196,6 +229,7 @@ pub async fn run_evolution(
                 stale_epochs: 0,
                 initial_version,
                 stopped: None,
+                pending: None,
             }
         }
     };

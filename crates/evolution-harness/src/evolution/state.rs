@@ -1,5 +1,7 @@
 //! The loop's saved state and what a finished run reports.
 
+use std::collections::BTreeMap;
+
 use evolution_types::{Checkpoint, CheckpointError, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +59,28 @@ pub struct LoopState {
     pub initial_version: String,
     /// Set once the loop has stopped.
     pub stopped: Option<StopReason>,
+    /// The gate decision of the proposal being judged, saved before the
+    /// store is written: a resumed run carries it out instead of gating the
+    /// proposal again.
+    #[serde(default)]
+    pub pending: Option<PendingGate>,
+}
+
+/// A gate decision saved before the store is written: a run killed after
+/// it resumes by carrying it out ([`crate::Gatekeeper::commit`]), so the
+/// store only ever moves to a version whose accept is recorded, and e-LOND
+/// (already charged in the saved [`LoopState::gatekeeper`]) tests the
+/// candidate exactly once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingGate {
+    /// The decision ([`crate::Gatekeeper::decide`]); `new_version` and
+    /// `probation` are not set yet.
+    pub record: GateRecord,
+    /// Document name → full new text: what an accept writes.
+    pub writes: BTreeMap<String, String>,
+    /// The version the candidate was gated against, which the store must
+    /// still be at (or at the version this accept wrote before a kill).
+    pub against: String,
 }
 
 impl LoopState {

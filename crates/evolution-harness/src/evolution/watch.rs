@@ -10,7 +10,8 @@ use crate::validate::ValidationError;
 
 /// Judges every pending probation on the probation pool, right after the
 /// provisional accept that started it (or, after a kill, when the loop
-/// resumes), before anything else is gated on top of it. A `rollback`
+/// resumes), before anything else is gated on top of it. The verdict is
+/// saved before a rollback moves the store, and a resumed run keeps it. A `rollback`
 /// verdict restores the version it replaced (when the watched version is
 /// still current, so a rollback already done before a kill is not done
 /// twice); every verdict ends the watch and is kept in the accept's
@@ -24,18 +25,30 @@ pub(super) async fn settle_probations(
 ) -> Result<(), LoopError> {
     while let Some(mut watch) = state.probations.first().cloned() {
         super::phases(ctx, state.epoch).start(crate::phase::Phase::Probation, &watch.version);
-        let previous = workspace_at(ctx.store, config, &watch.previous_version)?;
-        let watched = workspace_at(ctx.store, config, &watch.version)?;
-        let verdict = watch
-            .judge(
-                ctx.validation,
-                state.gatekeeper.config(),
-                &previous,
-                &watched,
-                provenance,
-                &config.probation,
-            )
-            .await?;
+        let verdict = match watch.verdict {
+            // Judged before a kill: the saved verdict stands.
+            Some(verdict) => verdict,
+            None => {
+                let previous = workspace_at(ctx.store, config, &watch.previous_version)?;
+                let watched = workspace_at(ctx.store, config, &watch.version)?;
+                let verdict = watch
+                    .judge(
+                        ctx.validation,
+                        state.gatekeeper.config(),
+                        &previous,
+                        &watched,
+                        provenance,
+                        &config.probation,
+                    )
+                    .await?;
+                // The verdict is saved before the store is rolled back.
+                if let Some(first) = state.probations.first_mut() {
+                    first.clone_from(&watch);
+                }
+                state.save(ctx.checkpoint)?;
+                verdict
+            }
+        };
         if verdict == evolution_gate::ProbationVerdict::Rollback {
             watch
                 .settle(

@@ -285,3 +285,64 @@ async fn a_provisional_accept_starts_a_probation() {
     assert_eq!(settled.verdict, ProbationVerdict::Rollback);
     assert_eq!(world.store.current_version().unwrap(), "v1");
 }
+
+/// A version written by accepting a candidate before a kill, its record lost, is gated again
+/// on resume; when the replay rejects it, the store goes back to the version it replaced, and
+/// e-LOND tests the candidate once.
+#[tokio::test]
+async fn a_rejecting_replay_of_an_accept_lost_in_a_kill_rolls_the_store_back() {
+    let world = World::new();
+    let writes = BTreeMap::from([("s.md".to_owned(), "base break:b".to_owned())]);
+    let written = world
+        .store
+        .advance(&writes, "p9: accept_confirmed (W=9, L=0, E=20.000)")
+        .unwrap();
+    assert_eq!(written, "v2");
+    let fdr = ELond::new(0.05, GammaSequence::Horizon { proposals: 2 }).unwrap();
+    let mut keeper = Gatekeeper::new(config()).with_fdr(fdr);
+    let record = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p9",
+            "base break:b",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert!(!record.accepted, "{record:?}");
+    assert_eq!(record.new_version, None);
+    assert_eq!(world.store.current_version().unwrap(), "v1");
+    assert_eq!(keeper.fdr().unwrap().history().len(), 1);
+    let v = record.validation.as_ref().unwrap();
+    assert_eq!(
+        v.baseline_version, "v1",
+        "gated against the replaced version"
+    );
+
+    // A replay that accepts keeps the version written before the kill.
+    let writes = BTreeMap::from([("s.md".to_owned(), "base fix:a".to_owned())]);
+    let written = world
+        .store
+        .advance(&writes, "p10: accept_confirmed (W=9, L=0, E=20.000)")
+        .unwrap();
+    let versions = world.store.history().unwrap().len();
+    let record = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p10",
+            "base fix:a",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert!(record.accepted, "{record:?}");
+    assert_eq!(record.new_version.as_deref(), Some(written.as_str()));
+    assert_eq!(
+        world.store.history().unwrap().len(),
+        versions,
+        "written twice"
+    );
+    assert_eq!(keeper.fdr().unwrap().history().len(), 2);
+}

@@ -332,6 +332,80 @@ async fn a_timed_out_agent_is_stopped_with_the_processes_it_started() {
     assert!(gone(child), "the agent's child {child} outlived it");
 }
 
+/// Waits up to 5 seconds for the pid written in `pid_file` to be gone; whether it is.
+async fn pid_in_file_gone(pid_file: &std::path::Path) -> (u32, bool) {
+    let pid: u32 = std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !gone(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (pid, gone(pid))
+}
+
+/// A descendant that left the agent's process group and session (`setsid`) is stopped with
+/// the agent all the same: it still carries the agent's token in its environment.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_agent_is_stopped_with_a_grandchild_in_its_own_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("grandchild.pid");
+    let mut config = SubprocessConfig::new("/bin/sh");
+    config.args = vec![
+        "-c".into(),
+        format!(
+            "setsid sleep 300 & echo $! > '{}'; sleep 60",
+            pid_file.display()
+        ),
+    ];
+    config.question_timeout = Duration::from_millis(800);
+    let runner = SubprocessRunner::new(config).unwrap();
+    let out = runner
+        .run(
+            "run-s",
+            &workspace(),
+            &[q("slow", "counting", "how many?", "3")],
+        )
+        .await
+        .unwrap();
+    assert!(out[0].is_infra_error());
+    let (grandchild, gone) = pid_in_file_gone(&pid_file).await;
+    assert!(gone, "the agent's grandchild {grandchild} outlived it");
+}
+
+/// An agent that answers and exits leaves nothing behind either, even a daemon it started in
+/// a session of its own; and it sees the token in its environment.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answered_agents_daemon_in_its_own_session_is_stopped_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("daemon.pid");
+    let runner = shell_agent(
+        &format!(
+            "(setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > '{}'); \
+             printf '{{\"type\":\"result\",\"prediction\":\"%s\"}}\n' \"${}\"",
+            pid_file.display(),
+            evolution_harness::AGENT_TREE_VAR
+        ),
+        OutputLimits::default(),
+    );
+    let out = runner
+        .run(
+            "run-d",
+            &workspace(),
+            &[q("d", "counting", "how many?", "3")],
+        )
+        .await
+        .unwrap();
+    assert!(!out[0].is_infra_error(), "{:?}", out[0]);
+    assert!(!out[0].prediction.prediction.is_empty(), "{:?}", out[0]);
+    let (daemon, gone) = pid_in_file_gone(&pid_file).await;
+    assert!(gone, "the agent's daemon {daemon} outlived it");
+}
+
 /// An agent that answers with the values of three variables of its environment.
 fn env_agent(inherit_env: InheritedEnv) -> SubprocessRunner {
     let mut config = SubprocessConfig::new("/bin/sh");

@@ -62,6 +62,8 @@ struct Harness {
     events: EventLog,
     budget: Budget,
     resume: bool,
+    /// Question ids whose candidate-arm rollouts fail (INFRA) in this process.
+    failing: BTreeSet<String>,
 }
 
 impl Harness {
@@ -72,6 +74,7 @@ impl Harness {
             events: EventLog::new(),
             budget,
             resume: false,
+            failing: BTreeSet::new(),
         }
     }
 
@@ -83,6 +86,7 @@ impl Harness {
             events: EventLog::new(),
             budget: Budget::unlimited(),
             resume: true,
+            failing: BTreeSet::new(),
         }
     }
 
@@ -100,6 +104,9 @@ impl Harness {
                 .unwrap()
                 .entry(ws.version.clone())
                 .or_default() += 1;
+            if ws.version != baseline().version && self.failing.contains(&q.question_id) {
+                return Err("sandbox died".into());
+            }
             answer(ws, q)
         });
         let ctx = ValidationContext {
@@ -652,4 +659,66 @@ async fn a_killed_validation_resumes_from_the_run_log_to_the_same_result() {
         )
     };
     assert_eq!(comparable(&resumed), comparable(&expected));
+}
+
+/// A rollout recorded as an INFRA failure before a kill is run again when the validation
+/// resumes, not reused: the resumed validation reaches the verdict of one that never failed,
+/// and the run log then holds the new answer.
+#[tokio::test]
+async fn a_resumed_validation_runs_recorded_infra_failures_again() {
+    let cand = candidate("c1", "base fix:a");
+    let healthy = Harness::new(Budget::unlimited());
+    let expected = healthy
+        .validate(&config(), &cand, &questions(), &mut BaselineCache::new())
+        .await
+        .unwrap();
+    assert!(expected.blocks_used >= 2, "{expected:?}");
+
+    // The first block's first question fails in the candidate's arm, then the
+    // rollout cap stops the validation after that block.
+    let order = fixed_question_order(&questions(), config().seed);
+    let flaky = order[0].question_id.clone();
+    let capped = Budget::new(BudgetLimits {
+        max_rollouts: Some(25),
+        ..BudgetLimits::default()
+    })
+    .unwrap();
+    let mut first = Harness::new(capped);
+    first.failing.insert(flaky.clone());
+    let err = first
+        .validate(&config(), &cand, &questions(), &mut BaselineCache::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ValidationError::Budget(_)), "{err}");
+    let run_id = "exp1_gate_cand_c1";
+    let recorded = first
+        .log
+        .get_predictions(run_id, Some(std::slice::from_ref(&flaky)))
+        .await
+        .unwrap();
+    assert_eq!(recorded.len(), 1);
+    assert!(recorded[0].error.is_some(), "{:?}", recorded[0]);
+
+    let second = first.resumed();
+    let resumed = second
+        .validate(&config(), &cand, &questions(), &mut BaselineCache::new())
+        .await
+        .unwrap();
+    // Rerun: the failed question, and the blocks after the first (9 of the first block's 10
+    // candidate answers are reused).
+    assert_eq!(
+        second.calls("c1"),
+        healthy.calls("c1") - 9,
+        "the failed rollout was reused, or a finished one repeated"
+    );
+    assert_eq!(resumed.infra_errors, 0, "{resumed:?}");
+    assert_eq!((resumed.w, resumed.l), (expected.w, expected.l));
+    assert_eq!(resumed.verdict, expected.verdict);
+    let now = second
+        .log
+        .get_predictions(run_id, Some(std::slice::from_ref(&flaky)))
+        .await
+        .unwrap();
+    assert_eq!(now.len(), 1);
+    assert!(now[0].error.is_none(), "{:?}", now[0]);
 }

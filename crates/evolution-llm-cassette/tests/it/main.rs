@@ -270,3 +270,5 @@ async fn recording_into_a_folder_or_a_pipe_is_refused_before_any_call() {
     // Nothing was left behind in the folder tried.
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
+
+mod handoff;

@@ -92,6 +92,48 @@ pub(super) fn find_sessions(root: &Path) -> (Vec<SessionFiles>, Vec<(PathBuf, St
     (sessions, problems)
 }
 
+/// The Gemini CLI chat files under `root` (`…/chats/*.json`), or `root` itself when it is a
+/// file, each a session of its own, in name order. Walk errors are returned as (path, reason).
+pub(super) fn find_gemini_sessions(root: &Path) -> (Vec<SessionFiles>, Vec<(PathBuf, String)>) {
+    let mut problems = Vec::new();
+    if root.is_file() {
+        return (
+            vec![SessionFiles {
+                main: root.to_path_buf(),
+                side: Vec::new(),
+            }],
+            problems,
+        );
+    }
+    let mut sessions = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let path = e.path().unwrap_or(root).to_path_buf();
+                problems.push((path, e.to_string()));
+                continue;
+            }
+        };
+        let path = entry.path();
+        let in_chats = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "chats");
+        if entry.file_type().is_file() && in_chats && path.extension().is_some_and(|x| x == "json")
+        {
+            sessions.push(SessionFiles {
+                main: path.to_path_buf(),
+                side: Vec::new(),
+            });
+        }
+    }
+    (sessions, problems)
+}
+
 /// True for `…/subagents/<file>`.
 fn in_subagents_folder(path: &Path) -> bool {
     path.parent()

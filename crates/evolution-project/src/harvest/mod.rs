@@ -15,6 +15,7 @@
 mod config;
 pub(crate) mod dir;
 mod files;
+mod opencode_store;
 pub(crate) mod session_state;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_harvest::claude_code::ClaudeCodeReader;
 use evolution_harvest::codex::CodexReader;
+use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge;
@@ -30,7 +32,7 @@ use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
 pub use self::dir::read_bounded;
-use self::files::{FileProblem, SessionFiles, find_sessions, for_each_line};
+use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 
@@ -41,6 +43,11 @@ pub enum HarvestSource {
     ClaudeCode,
     /// Codex CLI sessions (default: `$CODEX_HOME/sessions`, else `~/.codex/sessions`).
     Codex,
+    /// Gemini CLI chats (default: `~/.gemini/tmp`, one folder per project).
+    Gemini,
+    /// OpenCode sessions, from its SQLite store (default:
+    /// `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`).
+    OpenCode,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -53,6 +60,8 @@ impl HarvestSource {
         match self {
             HarvestSource::ClaudeCode => "claude-code",
             HarvestSource::Codex => "codex",
+            HarvestSource::Gemini => "gemini",
+            HarvestSource::OpenCode => "opencode",
             HarvestSource::SessionState => "session-state",
             HarvestSource::Dir => "dir",
         }
@@ -88,6 +97,10 @@ pub struct HarvestOptions {
     /// Configuration file with a `[harvest]` table (which failure signals count, thresholds).
     /// Default: `./skill-evolve.toml` when it exists.
     pub config: Option<PathBuf>,
+    /// Read only the sessions a host's session-end hook recorded for the project (`project`,
+    /// else the one the current folder lies in): see [`crate::session_log`]. Claude Code and
+    /// Codex sources only.
+    pub recorded: bool,
 }
 
 /// What a harvest counted.
@@ -170,7 +183,10 @@ impl HarvestSummary {
         ];
         if matches!(
             self.source,
-            HarvestSource::ClaudeCode | HarvestSource::Codex
+            HarvestSource::ClaudeCode
+                | HarvestSource::Codex
+                | HarvestSource::Gemini
+                | HarvestSource::OpenCode
         ) {
             lines.push(format!("turns: {}", c.turns));
             lines.push(format!("tool calls: {}", c.tool_calls));
@@ -297,6 +313,20 @@ pub fn harvest(
              date to filter on (--skill keeps the trajectories that name the skill)",
         ));
     }
+    if args.recorded
+        && matches!(
+            args.source,
+            HarvestSource::SessionState
+                | HarvestSource::Dir
+                | HarvestSource::Gemini
+                | HarvestSource::OpenCode
+        )
+    {
+        return Err(bad_option(format!(
+            "--recorded reads the sessions a host's hook recorded; a {} source has none",
+            args.source.name()
+        )));
+    }
     if args.tasks.is_some()
         && matches!(
             args.source,
@@ -346,11 +376,15 @@ pub fn harvest(
     let mut writer = Writer::new(args.out.as_deref());
     let mut miner = TaskMiner::new(args.min_sessions);
     match args.source {
-        HarvestSource::ClaudeCode | HarvestSource::Codex => {
-            let kind = if args.source == HarvestSource::Codex {
-                SourceKind::Codex
-            } else {
-                SourceKind::ClaudeCode
+        HarvestSource::ClaudeCode
+        | HarvestSource::Codex
+        | HarvestSource::Gemini
+        | HarvestSource::OpenCode => {
+            let kind = match args.source {
+                HarvestSource::Codex => SourceKind::Codex,
+                HarvestSource::Gemini => SourceKind::Gemini,
+                HarvestSource::OpenCode => SourceKind::OpenCode,
+                _ => SourceKind::ClaudeCode,
             };
             if !from.exists() {
                 return Err(bad_at(
@@ -362,19 +396,33 @@ pub fn harvest(
                     ),
                 ));
             }
-            let (sessions, problems) = find_sessions(&from);
-            for (path, reason) in problems {
-                notes(HarvestNote::Skipped(format!(
-                    "skipped {}",
-                    terminal_safe(&format!("{}: {reason}", path.display()))
-                )));
-            }
-            for files in sessions {
-                let policy = TextPolicy {
-                    redactor: (!args.no_redact).then(Redactor::default),
-                    ..TextPolicy::default()
+            let new_policy = || TextPolicy {
+                redactor: (!args.no_redact).then(Redactor::default),
+                ..TextPolicy::default()
+            };
+            let read: Vec<opencode_store::ReadSession> = if kind == SourceKind::OpenCode {
+                opencode_store::read_store(&from, new_policy)?
+            } else {
+                let (sessions, problems) = if args.recorded {
+                    recorded_session_files(&from, args.project.as_deref())?
+                } else if kind == SourceKind::Gemini {
+                    find_gemini_sessions(&from)
+                } else {
+                    find_sessions(&from)
                 };
-                let (session, policy) = match read_session(kind, &files, policy) {
+                for (path, reason) in problems {
+                    notes(HarvestNote::Skipped(format!(
+                        "skipped {}",
+                        terminal_safe(&format!("{}: {reason}", path.display()))
+                    )));
+                }
+                sessions
+                    .iter()
+                    .map(|files| read_session(kind, files, new_policy()))
+                    .collect()
+            };
+            for one in read {
+                let (session, policy) = match one {
                     Ok(read) => read,
                     Err((path, problem)) => {
                         counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
@@ -514,6 +562,23 @@ fn read_session(
                 .map_err(|p| (files.main.clone(), p))?;
             Ok(reader.finish())
         }
+        SourceKind::Gemini => {
+            // One JSON document per file: read whole (within the transcript limit), then parsed.
+            let mut text = String::new();
+            for_each_line(&files.main, |_, line| {
+                text.push_str(line);
+                text.push('\n');
+                Ok(())
+            })
+            .map_err(|p| (files.main.clone(), p))?;
+            read_gemini_session(&text, &fallback, policy)
+                .map_err(|e| (files.main.clone(), FileProblem::Line(e)))
+        }
+        // The store is one file of many sessions: `opencode_store` reads it.
+        SourceKind::OpenCode => Err((
+            files.main.clone(),
+            FileProblem::File("an OpenCode store holds many sessions".to_owned()),
+        )),
     }
 }
 
@@ -597,6 +662,17 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
     };
     match args.source {
         HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),
+        HarvestSource::Gemini => Ok(home()?.join(".gemini").join("tmp")),
+        HarvestSource::OpenCode => {
+            match std::env::var_os("XDG_DATA_HOME").filter(|h| !h.is_empty()) {
+                Some(data) => Ok(PathBuf::from(data).join("opencode").join("opencode.db")),
+                None => Ok(home()?
+                    .join(".local")
+                    .join("share")
+                    .join("opencode")
+                    .join("opencode.db")),
+            }
+        }
         HarvestSource::Codex => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
             Some(codex_home) => Ok(PathBuf::from(codex_home).join("sessions")),
             None => Ok(home()?.join(".codex").join("sessions")),
@@ -606,6 +682,50 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
             "--source dir needs --from DIR, the folder of trajectory .json files",
         )),
     }
+}
+
+/// A path that was not read, and why.
+type PathProblem = (PathBuf, String);
+
+/// The session files the project's hook recorded (`project`, else the project of the current
+/// folder), each read as `find_sessions` reads one file; a recorded transcript that is gone, or
+/// lies outside `from` (the host's sessions folder), is a problem, not read.
+fn recorded_session_files(
+    from: &Path,
+    project: Option<&Path>,
+) -> anyhow::Result<(Vec<SessionFiles>, Vec<PathProblem>)> {
+    let here = std::env::current_dir()
+        .map_err(|e| bad_option(format!("--recorded: cannot read the current folder: {e}")))?;
+    let project = match project {
+        Some(dir) => dir.to_path_buf(),
+        None => crate::session_log::project_of(&here).ok_or_else(|| {
+            bad_option(
+                "--recorded: no project here (no .skill-evolve folder or evolve.toml in this \
+                 folder or above); pass --project DIR",
+            )
+        })?,
+    };
+    let root = from
+        .canonicalize()
+        .map_err(|e| bad_at(from, None, format!("cannot read: {e}")))?;
+    let mut sessions = Vec::new();
+    let mut problems = Vec::new();
+    for record in crate::session_log::recorded_sessions(&project)? {
+        let path = record.transcript_path;
+        match path.canonicalize() {
+            Ok(real) if real.starts_with(&root) && real.is_file() => {
+                let (found, trouble) = find_sessions(&real);
+                sessions.extend(found);
+                problems.extend(trouble);
+            }
+            Ok(_) => problems.push((
+                path,
+                format!("recorded, but not a session file under {}", from.display()),
+            )),
+            Err(e) => problems.push((path, format!("recorded, but gone: {e}"))),
+        }
+    }
+    Ok((sessions, problems))
 }
 
 /// The output folder is a folder, or does not exist yet.

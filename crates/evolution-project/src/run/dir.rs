@@ -2,6 +2,8 @@
 //! for `run` and for `evolve` alike, and the checks that keep an `evolve`
 //! run folder away from the skill's own folder and its version store.
 
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -11,8 +13,9 @@ use crate::probe::check_folder_writable;
 /// The folder of one run, `<config dir>/.skill-evolve/runs/<name>/`, and the
 /// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
 /// `llm-journal.jsonl` (every finished LLM call), `workspaces/` (the agent's),
-/// `sources.json` (which user file each document came from, and its hash)
-/// and, at the end, `report.md`, `report.json`, `report.html` and `staged/` (the proposal
+/// `sources.json` (which user file each document came from, and its hash),
+/// `inputs.json` (the hashes of everything the run's results depend on, compared when it
+/// resumes) and, at the end, `report.md`, `report.json`, `report.html` and `staged/` (the proposal
 /// `adopt` writes back).
 ///
 /// An `evolve` session's folder (by default
@@ -32,6 +35,54 @@ pub struct RunDir {
 /// not this one was not made by `evolve`, and `evolve` refuses to write its reports and
 /// candidates over what it holds.
 pub const EVOLVE_MARKER: &str = ".skill-evolve-session";
+
+/// The files and folders a run writes in its folder (besides the temporary `.<name>.<random>`
+/// files of an atomic write of one of them): `--fresh` deletes these and nothing else.
+const RUN_OWN_NAMES: [&str; 14] = [
+    "store",
+    "runlog.sqlite",
+    "runlog.sqlite-wal",
+    "runlog.sqlite-shm",
+    "runlog.sqlite-journal",
+    "checkpoint.json",
+    evolution_llm_cassette::LLM_JOURNAL_FILE,
+    "workspaces",
+    "sources.json",
+    "inputs.json",
+    "staged",
+    "report.md",
+    "report.json",
+    "report.html",
+];
+
+/// Whether `name` is one of the entries a run writes in its folder ([`RUN_OWN_NAMES`], or the
+/// temporary file of an atomic write of one).
+fn run_owns(name: &str) -> bool {
+    RUN_OWN_NAMES.iter().any(|own| {
+        name == *own
+            || name
+                .strip_prefix('.')
+                .and_then(|rest| rest.strip_prefix(own))
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
+/// The lock a run holds on its name for as long as it runs (and starts over); released when
+/// dropped.
+#[derive(Debug)]
+pub struct RunLock {
+    /// The open lock file; closing it releases the lock.
+    _file: File,
+}
+
+/// What starting a run over did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartedOver {
+    /// Whether there was earlier state that was deleted.
+    pub deleted: bool,
+    /// The entries of the run folder the run did not write, left where they are.
+    pub kept: Vec<PathBuf>,
+}
 
 /// The runs folder of a project: `<project>/.skill-evolve/runs`.
 pub fn runs_of(project: &Path) -> PathBuf {
@@ -109,6 +160,11 @@ impl RunDir {
     /// Which user file each stored document came from.
     pub fn sources(&self) -> PathBuf {
         self.root.join("sources.json")
+    }
+
+    /// What the run was started with (`inputs.json`): a rerun resumes only with the same.
+    pub fn inputs(&self) -> PathBuf {
+        self.root.join("inputs.json")
     }
 
     /// The staged proposal's folder.
@@ -198,6 +254,160 @@ impl RunDir {
     /// no run folder can make the candidate replace the skill.
     pub fn candidate(&self, skill_name: &str) -> PathBuf {
         self.root.join(format!("candidate-{skill_name}"))
+    }
+
+    /// The lock file of the run's name: `.<name>.lock` in the runs folder, beside the run
+    /// folder (which `--fresh` may delete) and hidden from the list of runs.
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.with_file_name(format!(".{}.lock", self.name()))
+    }
+
+    /// Refuses a run whose folder, runs folder or project state folder (`.skill-evolve`) is a
+    /// symbolic link: a run writes and deletes only in folders of its own, never through a
+    /// link to somewhere else.
+    ///
+    /// # Errors
+    /// Such a link: bad input.
+    pub fn refuse_links(&self) -> anyhow::Result<()> {
+        let runs = self
+            .root
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let state = runs.parent().map(Path::to_path_buf).unwrap_or_default();
+        for folder in [&state, &runs, &self.root] {
+            if std::fs::symlink_metadata(folder).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(bad_at(
+                    folder,
+                    None,
+                    "is a symbolic link; a run writes and deletes only in folders of its own, \
+                     never through a link, so nothing was run: replace the link with a folder",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the lock of the run's name ([`RunDir::lock_file`]) without waiting, after
+    /// [`RunDir::refuse_links`]; the lock file then names this process.
+    ///
+    /// # Errors
+    /// A link (see [`RunDir::refuse_links`]), or another process holding the lock: bad input
+    /// naming the lock file and its holder. A lock file that cannot be created.
+    pub fn lock(&self) -> anyhow::Result<RunLock> {
+        self.refuse_links()?;
+        let path = self.lock_file();
+        if let Some(runs) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(runs)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", runs.display()))?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| anyhow::anyhow!("cannot open the run lock {}: {e}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {
+                // Who holds it, for the line a second run of this name prints.
+                let _ = file
+                    .set_len(0)
+                    .and_then(|()| writeln!(file, "process {}", std::process::id()));
+                Ok(RunLock { _file: file })
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = (&mut file).take(64).read_to_string(&mut holder);
+                let holder = crate::render::terminal_safe(holder.trim()).into_owned();
+                let by = if holder.is_empty() {
+                    "another process".to_owned()
+                } else {
+                    holder
+                };
+                Err(bad_at(
+                    &path,
+                    None,
+                    format!(
+                        "run {:?} is running in {by}, which holds this lock; this one stopped \
+                         before writing anything: wait for it to finish, or give [run] name \
+                         another value",
+                        self.name()
+                    ),
+                ))
+            }
+            Err(TryLockError::Error(e)) => {
+                Err(anyhow::anyhow!("cannot lock {}: {e}", path.display()))
+            }
+        }
+    }
+
+    /// Deletes what the run wrote in its folder (its store, run log, checkpoint, journal,
+    /// workspaces, sources, staged proposal and reports) and the folder itself once it is
+    /// empty; anything else in it stays. Never follows a link: a link among the run's entries
+    /// is removed itself.
+    ///
+    /// # Errors
+    /// A linked folder ([`RunDir::refuse_links`]), or an entry that cannot be deleted.
+    pub fn delete_own(&self) -> anyhow::Result<StartedOver> {
+        self.refuse_links()?;
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(StartedOver::default());
+            }
+            Err(e) => {
+                return Err(anyhow::anyhow!("cannot read {}: {e}", self.root.display()));
+            }
+        };
+        let mut done = StartedOver::default();
+        for entry in entries {
+            let entry =
+                entry.map_err(|e| anyhow::anyhow!("cannot read {}: {e}", self.root.display()))?;
+            let path = entry.path();
+            if !entry.file_name().to_str().is_some_and(run_owns) {
+                done.kept.push(path);
+                continue;
+            }
+            let is_folder = entry.file_type().is_ok_and(|t| t.is_dir());
+            let removed = if is_folder {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| anyhow::anyhow!("cannot delete {}: {e}", path.display()))?;
+            done.deleted = true;
+        }
+        done.kept.sort();
+        if done.kept.is_empty() {
+            std::fs::remove_dir(&self.root)
+                .map_err(|e| anyhow::anyhow!("cannot delete {}: {e}", self.root.display()))?;
+            done.deleted = true;
+        }
+        Ok(done)
+    }
+
+    /// Refuses (as bad input, before any call) a `--record` cassette path inside this session
+    /// folder, whose candidate, reports, store and run log the session writes there; also
+    /// when the folder does not exist yet (the other checks of a cassette path know it only
+    /// once it holds the session's marker).
+    ///
+    /// # Errors
+    /// Such a path: bad input.
+    pub fn refuse_record_inside(&self, record: &Path) -> anyhow::Result<()> {
+        if resolve(record).starts_with(resolve(&self.root)) {
+            return Err(bad_at(
+                record,
+                None,
+                format!(
+                    "--record: this lies inside the run folder {}, where this session writes \
+                     its candidate, reports, store and run log; record the cassette outside it; \
+                     nothing was sent to the model",
+                    self.root.display()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Refuses a run folder that cannot be written, before anything is asked
@@ -309,6 +519,44 @@ mod tests {
         own.create_evolve_session().unwrap();
         std::fs::write(root.join("own/report.json"), "{}").unwrap();
         RunDir::evolve_session(root.join("own"), &skill, &store).unwrap();
+    }
+
+    #[test]
+    fn starting_over_deletes_only_the_runs_own_entries() {
+        assert!(run_owns("store") && run_owns("report.html") && run_owns("llm-journal.jsonl"));
+        assert!(run_owns(".checkpoint.json.a1b2c3") && run_owns("runlog.sqlite-wal"));
+        for theirs in [
+            "notes.md",
+            "report.md.bak",
+            ".store",
+            "storefront",
+            ".report.md",
+        ] {
+            assert!(!run_owns(theirs), "{theirs}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".skill-evolve/runs/demo");
+        std::fs::create_dir_all(root.join("store/versions")).unwrap();
+        std::fs::write(root.join("report.md"), "old").unwrap();
+        std::fs::write(root.join("notes.md"), "mine").unwrap();
+        let run = RunDir::at(root.clone());
+        let done = run.delete_own().unwrap();
+        assert!(done.deleted);
+        assert_eq!(done.kept, [root.join("notes.md")]);
+        assert!(!root.join("store").exists() && !root.join("report.md").exists());
+        std::fs::remove_file(root.join("notes.md")).unwrap();
+        #[cfg(unix)]
+        {
+            // A link among the run's entries is removed, never followed.
+            let elsewhere = dir.path().join("elsewhere");
+            std::fs::create_dir(&elsewhere).unwrap();
+            std::fs::write(elsewhere.join("keep"), "x").unwrap();
+            std::os::unix::fs::symlink(&elsewhere, root.join("workspaces")).unwrap();
+            run.delete_own().unwrap();
+            assert!(!root.exists());
+            assert!(elsewhere.join("keep").is_file());
+            assert_eq!(run.delete_own().unwrap(), StartedOver::default());
+        }
     }
 
     #[test]

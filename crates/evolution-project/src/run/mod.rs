@@ -5,6 +5,7 @@
 //! - [`dir`]: [`RunDir`], every path of a run's folder;
 //! - `wiring.rs`: the adapters and the harness loop;
 //! - [`events`]: what an observer sees of a run, and the event lines of its report;
+//! - [`inputs`]: what a run was started with, compared before it resumes;
 //! - [`report`]: `report.md` and `report.json`;
 //! - [`rubric`]: rubric checks scored by the run's LLM;
 //! - [`stage`]: where each document came from, and the staged proposal
@@ -15,6 +16,7 @@
 pub mod config;
 pub mod dir;
 pub mod events;
+pub mod inputs;
 pub mod report;
 pub mod rubric;
 pub mod stage;
@@ -26,16 +28,20 @@ use evolution_harness::{Estimate, RunPlan};
 use evolution_llm_cassette::MeasuredSpeed;
 use evolution_types::{ChatMessage, ChatOptions, GeneratedQuestion};
 
-use anyhow::Context as _;
+use std::sync::OnceLock;
 
 use self::config::{RunConfig, RunOptions};
-use self::dir::RunDir;
+use self::dir::{RunDir, RunLock, StartedOver};
 use self::events::RunObserver;
+use self::inputs::RunInputs;
 pub use self::wiring::Ended;
 use self::wiring::run_loop;
 use crate::error::{bad_at, bad_option};
 use crate::llm::{Llm, LlmOptions, LlmSource, Provider, build_llm_from};
 use crate::probe::check_folder_writable;
+
+/// The folder of a run where a `handoff` provider writes its prompts and reads its answers.
+pub const HANDOFF_DIR: &str = "handoff";
 
 /// Assumed LLM calls of diagnosis per training question (five judges and
 /// the defect-vs-lapse call); spans add more, so the estimate is a floor
@@ -97,11 +103,15 @@ pub struct KnownSpeed {
 /// Most earlier run folders whose journals [`measured_speed`] reads.
 const MAX_JOURNALS: usize = 20;
 
-/// The speed of `llm` as measured before this run: a replay's cassette as it was recorded;
+/// The speed of `llm` as measured before this run (never for a handoff, answered outside): a
+/// replay's cassette as it was recorded;
 /// for a live model, the calls it answered in the journals of the project's runs (under
 /// `runs`); for the embedded model when those hold none, one short call made now (a local
 /// call costs nothing). `Err` says why the speed is unknown.
 pub async fn measured_speed(llm: &Llm, runs: &Path) -> Result<KnownSpeed, String> {
+    if llm.kind == Provider::Handoff {
+        return Err("the requests are answered outside this program".to_owned());
+    }
     if llm.kind == Provider::Replay {
         return match llm.recorded_speed {
             Some(speed) if speed.calls > 0 => Ok(KnownSpeed {
@@ -316,6 +326,8 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
         estimate.rollouts,
     );
     out.push_str(model_lines);
+    out.push_str(&config.probation_note);
+    out.push('\n');
     if config.unreviewed > 0 {
         out.push_str(&format!(
             "unreviewed: {} question(s) marked \"reviewed\": false run anyway \
@@ -428,12 +440,18 @@ pub struct PreparedRun {
     /// The model's speed as measured before the run, or why it is unknown
     /// ([`measured_speed`]).
     pub speed: Result<KnownSpeed, String>,
+    /// The lock of the run's name, once taken.
+    lock: OnceLock<RunLock>,
+    /// What the run's results depend on, recorded in its folder when it starts.
+    pub inputs: RunInputs,
 }
 
 /// Loads and checks the run configuration at `config_path` (`options` winning over its
 /// keys), checks that its run folder can be written, and builds its LLM (recording every call
 /// into `record` when given). Unless `fresh`, an earlier run of the same name must have been
-/// made for the same documents. Nothing is run and no agent is started.
+/// started with the same inputs (documents, questions, split and the settings that change
+/// results, see [`inputs`]): it resumes, or nothing does. Nothing is run and no agent is
+/// started.
 ///
 /// # Errors
 /// Every problem with the configuration or the inputs it names is a bad input, found before
@@ -450,6 +468,8 @@ pub async fn prepare(
     );
     let config = config::load(config_path, options)?;
     let dir = RunDir::of(config_path, &config.name);
+    // A run never writes (nor deletes) through a linked `.skill-evolve`, runs or run folder.
+    dir.refuse_links()?;
     // Before the model is built (a recording opens its file) and long before
     // the first rollout or LLM call.
     check_folder_writable(dir.root()).map_err(|e| {
@@ -470,6 +490,7 @@ pub async fn prepare(
             .check_reach(config_path, config.gate.len(), config.horizon())?;
     let llm_options = LlmOptions {
         record,
+        handoff_dir: Some(dir.root().join(HANDOFF_DIR)),
         ..LlmOptions::default()
     };
     let llm = build_llm_from(
@@ -480,8 +501,10 @@ pub async fn prepare(
     )
     .await?;
     let estimate = estimate(&config);
+    let inputs = RunInputs::of(&config)?;
     if !fresh {
         stage::check_same_documents(&config, &dir)?;
+        inputs.check_resumable(&config, &dir)?;
     }
     let runs = dir
         .root()
@@ -497,6 +520,8 @@ pub async fn prepare(
         estimate,
         reach,
         speed,
+        lock: OnceLock::new(),
+        inputs,
     })
 }
 
@@ -513,18 +538,40 @@ impl PreparedRun {
         out
     }
 
-    /// Deletes the earlier state of this run name (what `--fresh` asks for); `false` when
-    /// there was none.
+    /// Takes the lock of the run's name (`.<name>.lock` in the runs folder) for as long as
+    /// this prepared run lives, unless it holds it already. [`PreparedRun::start_over`] and
+    /// [`PreparedRun::execute`] take it too; a caller takes it first to be refused before it
+    /// shows anything.
     ///
     /// # Errors
-    /// A folder that cannot be deleted.
-    pub fn start_over(&self) -> anyhow::Result<bool> {
-        if !self.dir.root().exists() {
-            return Ok(false);
+    /// Another process running this name (bad input naming the lock file and its holder), or
+    /// a linked run folder.
+    pub fn lock(&self) -> anyhow::Result<()> {
+        if self.lock.get().is_none() {
+            let lock = self.dir.lock()?;
+            let _ = self.lock.set(lock);
         }
-        std::fs::remove_dir_all(self.dir.root())
-            .with_context(|| format!("cannot delete {}", self.dir.root().display()))?;
-        Ok(true)
+        Ok(())
+    }
+
+    /// Deletes the earlier state of this run name (what `--fresh` asks for); `false` when
+    /// there was none. See [`PreparedRun::start_over_keeping`].
+    ///
+    /// # Errors
+    /// As [`PreparedRun::start_over_keeping`].
+    pub fn start_over(&self) -> anyhow::Result<bool> {
+        self.start_over_keeping().map(|done| done.deleted)
+    }
+
+    /// Deletes what earlier runs of this name wrote in its folder, holding the name's lock;
+    /// files the run did not write stay, and are listed.
+    ///
+    /// # Errors
+    /// Another process running this name, a linked folder, or an entry that cannot be
+    /// deleted.
+    pub fn start_over_keeping(&self) -> anyhow::Result<StartedOver> {
+        self.lock()?;
+        self.dir.delete_own()
     }
 
     /// Runs (or resumes from its checkpoint) the loop, telling `observer` what happens,
@@ -538,15 +585,46 @@ impl PreparedRun {
         observer: &dyn RunObserver,
         stop: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<Ended> {
-        run_loop(
+        self.lock()?;
+        let handoff = self.llm.handoff.clone();
+        if let Some(handoff) = &handoff {
+            handoff
+                .clear_prompts()
+                .map_err(|e| anyhow::anyhow!("handoff: {e}"))?;
+        }
+        let handed_off = async {
+            match &handoff {
+                Some(handoff) => handoff.waiting().await,
+                None => std::future::pending().await,
+            }
+        };
+        let stop = async {
+            tokio::select! {
+                () = stop => {},
+                () = handed_off => {},
+            }
+        };
+        let ended = run_loop(
             &self.config,
             &self.dir,
+            &self.inputs,
             self.llm.provider,
             self.estimate,
             observer,
             stop,
         )
-        .await
+        .await?;
+        Ok(match (ended, &handoff) {
+            (Ended::Interrupted, Some(handoff)) if handoff.waiting_count() > 0 => {
+                let files = handoff.files();
+                Ended::Handoff {
+                    waiting: handoff.waiting_count(),
+                    prompts: files.prompts,
+                    answers: files.answers,
+                }
+            }
+            (ended, _) => ended,
+        })
     }
 }
 

@@ -396,6 +396,7 @@ pub fn stage(
         evidence,
     };
     write_proposal(dir, &proposal)?;
+    evolution_harness::failpoint::failpoint(evolution_harness::failpoint::STAGED);
     Ok(proposal)
 }
 

@@ -23,6 +23,7 @@ use evolution_types::LlmProvider;
 use super::config::RunConfig;
 use super::dir::RunDir;
 use super::events::{EventLines, RunObserver};
+use super::inputs::RunInputs;
 use super::report::{Guarantee, RunNotes, why_no_candidate, write_report};
 use super::rubric::RubricRunner;
 use super::stage::open_or_import;
@@ -34,14 +35,26 @@ pub enum Ended {
     Finished(Box<EvolutionReport>, PathBuf),
     /// Stopped from outside (Ctrl-C): the checkpoint holds where it was.
     Interrupted,
+    /// Stopped because requests of the model wait for answers (provider `handoff`): the
+    /// checkpoint holds where it was, and the same run resumes once they are answered.
+    Handoff {
+        /// Requests waiting.
+        waiting: usize,
+        /// The prompts to read and answer.
+        prompts: PathBuf,
+        /// The file the answers go to.
+        answers: PathBuf,
+    },
 }
 
-/// Runs (or resumes) the loop of `config` in `dir`, telling `observer` what happens, until it
+/// Runs (or resumes) the loop of `config` in `dir` (recording its `inputs` there first),
+/// telling `observer` what happens, until it
 /// finishes or `stop` completes (the store is then at a consistent version and the
 /// checkpoint says where the run was).
 pub(super) async fn run_loop(
     config: &RunConfig,
     dir: &RunDir,
+    inputs: &RunInputs,
     llm: Arc<dyn LlmProvider>,
     estimate: evolution_harness::Estimate,
     observer: &dyn RunObserver,
@@ -49,6 +62,8 @@ pub(super) async fn run_loop(
 ) -> anyhow::Result<Ended> {
     std::fs::create_dir_all(dir.root())
         .with_context(|| format!("cannot create {}", dir.root().display()))?;
+    // Before anything else is written: a later run compares its inputs with these.
+    inputs.record(dir)?;
     let store = open_or_import(config, dir)?;
     let store = FsVersionedStore::new(store);
     let log = SqliteRunLog::open(dir.runlog())

@@ -236,6 +236,9 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         &skill_dir(skill),
         &store_root(skill, args.store.as_deref()),
     )?;
+    if let Some(record) = &args.llm.record {
+        run_dir.refuse_record_inside(record)?;
+    }
     let loaded = load_sources(
         &run_dir.name(),
         args.trajectories.as_deref(),

@@ -13,6 +13,10 @@ use evolution_project::run::{Ended, find_run_config, prepare, split_listing, sta
 use self::progress::Progress;
 use crate::cli::RunArgs;
 use crate::out::{out, outln};
+use crate::render::terminal_safe;
+
+/// The exit code of a run stopped to wait for the answers of a `handoff` provider.
+pub(crate) const HANDOFF_EXIT: u8 = 3;
 
 /// `skill-evolve run`: load and check, print the pre-flight, then run (or resume).
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -32,6 +36,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         args.record.clone(),
         args.fresh,
     ))?;
+    if !args.dry_run {
+        // Refused at once while another process runs this name (a dry run writes nothing).
+        prepared.lock()?;
+    }
     out!("{}", prepared.preflight());
     let dir = prepared.dir.clone();
     let name = prepared.config.name.clone();
@@ -39,15 +47,31 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         out!("{}", split_listing(&prepared.config));
         if args.fresh && dir.root().exists() {
             outln!(
-                "--fresh: the run would start over ({} would be deleted)",
+                "--fresh: the run would start over (what it wrote in {} would be deleted)",
                 dir.root().display()
             );
         }
         outln!("dry run: the configuration is valid; nothing was run or written");
         return Ok(ExitCode::SUCCESS);
     }
-    if args.fresh && prepared.start_over()? {
-        outln!("--fresh: deleted the earlier state of run {name:?}");
+    if args.fresh {
+        let done = prepared.start_over_keeping()?;
+        if done.deleted {
+            outln!("--fresh: deleted the earlier state of run {name:?}");
+        }
+        if !done.kept.is_empty() {
+            let kept: Vec<String> = done
+                .kept
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| terminal_safe(&n.to_string_lossy()).into_owned())
+                .collect();
+            outln!(
+                "--fresh: kept what the run did not write in {}: {}",
+                dir.root().display(),
+                kept.join(", ")
+            );
+        }
     }
     let progress = Progress::new();
     let ended = runtime.block_on(prepared.execute(&progress, async {
@@ -62,6 +86,20 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 dir.checkpoint().display()
             );
             Ok(ExitCode::from(130))
+        }
+        Ended::Handoff {
+            waiting,
+            prompts,
+            answers,
+        } => {
+            outln!(
+                "waiting for answers: {waiting} request(s) of the model are in {}; answer them \
+                 in {} (one {{\"key\", \"reply\"}} line each; your own agent session can \
+                 write them), then run the same command again to resume",
+                prompts.display(),
+                answers.display()
+            );
+            Ok(ExitCode::from(HANDOFF_EXIT))
         }
         Ended::Finished(report, path) => {
             outln!(

@@ -11,7 +11,7 @@ use crate::run::{
 use crate::support::{assert_one_line_error, history_json, run_config, skill_evolve, snapshot};
 
 /// The support skill, in the Agent Skills layout, named by its frontmatter.
-const SUPPORT: &str =
+pub(crate) const SUPPORT: &str =
     "---\nname: support-bot\ndescription: Answers support questions.\n---\nRULE other => no\n";
 
 /// A workspace whose skills are `skills/support/SKILL.md` (named
@@ -409,6 +409,70 @@ fn a_store_made_for_other_documents_names_fresh() {
     let staged =
         std::fs::read_to_string(d.join(".skill-evolve/runs/demo/staged/files/general.md")).unwrap();
     assert!(staged.contains("RULE qa => yes"), "{staged}");
+}
+
+/// A finished run whose skill was adopted (or whose agent changed) is not resumed: the
+/// rerun says what changed and names `--fresh` instead of printing the old result; with
+/// the inputs it started with, it resumes.
+#[test]
+fn a_rerun_after_adopt_or_a_new_agent_is_refused_before_any_rollout() {
+    let fake = crate::fake_llm::start_loop();
+    let agent = rule_agent();
+    let config = loop_config(&agent, &fake.base_url);
+    let dir = run_workspace_with(&config, 14);
+    let d = dir.path();
+    let original = std::fs::read_to_string(d.join("skills/default-strategy.md")).unwrap();
+    run_to_end(d).assert_summary("1 candidate(s), 1 accepted");
+    let adopted = skill_evolve(d)
+        .args(["adopt", "demo", "--yes"])
+        .output()
+        .unwrap();
+    assert!(adopted.status.success(), "{adopted:?}");
+    assert_ne!(
+        std::fs::read_to_string(d.join("skills/default-strategy.md")).unwrap(),
+        original
+    );
+    let calls = fake.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let before = snapshot(d);
+    for extra in [&["--dry-run"][..], &[]] {
+        let out = run_config(d, extra);
+        assert_one_line_error(
+            &out,
+            "error: run \"demo\" cannot resume: the skills (default-strategy.md) changed since \
+             it started; start over with --fresh, or use another run name",
+        );
+        assert!(!text(&out.stdout).contains("finished"), "{out:?}");
+        assert_eq!(snapshot(d), before);
+    }
+
+    // The skill as the run read it, a new agent command: refused for the agent.
+    std::fs::write(d.join("skills/default-strategy.md"), &original).unwrap();
+    let wrapped = config.replace(
+        &format!("[{:?}]", agent.display().to_string()),
+        &format!("[\"env\", {:?}]", agent.display().to_string()),
+    );
+    assert_ne!(wrapped, config);
+    std::fs::write(d.join("evolve.toml"), &wrapped).unwrap();
+    assert_one_line_error(
+        &run_config(d, &[]),
+        "run \"demo\" cannot resume: the agent ([agent] command) changed since it started",
+    );
+
+    // Everything as the run started: it resumes, and asks nothing of the model.
+    std::fs::write(d.join("evolve.toml"), &config).unwrap();
+    let again = run_config(d, &[]);
+    assert!(again.status.success(), "{again:?}");
+    assert!(text(&again.stderr).contains("resuming from"), "{again:?}");
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
+
+    // A run folder without the record of its inputs (an earlier version made it) is not
+    // resumed either: nothing shows its inputs are the ones it started with.
+    std::fs::remove_file(d.join(".skill-evolve/runs/demo/inputs.json")).unwrap();
+    assert_one_line_error(
+        &run_config(d, &[]),
+        "run \"demo\" cannot resume: it was started by an earlier version that did not record \
+         its inputs",
+    );
 }
 
 #[test]

@@ -120,7 +120,7 @@ fn violations(schema: &Value, value: &Value, at: &str, strict: bool) -> Vec<Stri
 }
 
 /// The shipped demo in a fresh folder, with its agent command replaced by `command`.
-fn demo_with_agent(command: &[String]) -> tempfile::TempDir {
+pub(crate) fn demo_with_agent(command: &[String]) -> tempfile::TempDir {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rule-agent-demo");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

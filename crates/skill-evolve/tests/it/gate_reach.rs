@@ -76,7 +76,7 @@ fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
 
     // Without e-LOND the seed preset's own thresholds hold: a provisional accept at
     // exhaustion needs E ≥ 3, three wins (E(3, 0) = 3.75) and two net wins.
-    let off = default_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\n");
+    let off = default_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\nprobation = 0.0\n");
     let dir = run_workspace_with(&off, 40);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
@@ -323,4 +323,77 @@ fn the_dry_run_lists_the_question_ids_of_each_part_of_the_split() {
     let mut all: Vec<String> = (0..40).map(|i| format!("q{i}")).collect();
     all.sort();
     assert_eq!(seen, all, "every question in exactly one part");
+}
+
+/// The `probation:` line of a dry run of `config` over `n` questions (half of them gate).
+fn probation_line(config: &str, n: usize) -> String {
+    let dir = run_workspace_with(config, n);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    stdout
+        .lines()
+        .find(|l| l.starts_with("probation: "))
+        .unwrap_or_else(|| panic!("no probation line in\n{stdout}"))
+        .to_owned()
+}
+
+#[test]
+fn probation_is_on_by_default_only_where_an_accept_can_be_provisional_and_questions_suffice() {
+    // e-LOND at 0.05 raises every threshold to at least 20 = e_confirm: nothing to watch.
+    let line = probation_line(&default_gate(), 80);
+    assert!(
+        line.starts_with("probation: off — no accept can be provisional here (e-LOND at 0.05"),
+        "{line}"
+    );
+
+    // Without e-LOND the seed preset accepts provisionally at E ≥ 3: 40 gate questions hold
+    // back 10, enough for a rollback (five losses reach e_rollback = 10).
+    let off = default_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\n");
+    let line = probation_line(&off, 80);
+    assert!(
+        line.starts_with("probation: on by default — 10 of the 40 gate questions"),
+        "{line}"
+    );
+    assert!(line.contains("at least 5 losses"), "{line}");
+    let dir = run_workspace_with(&off, 80);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("questions: 40 train, 30 gate, 0 holdout"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("10 gate question(s) held back for probation"),
+        "{stdout}"
+    );
+
+    // Too few: the line names how many would do, and that many turns it on.
+    let line = probation_line(&off, 20);
+    let needed: usize = line
+        .split("needs at least ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        line.starts_with("probation: off — too few gate questions"),
+        "{line}"
+    );
+    assert!(needed > 10, "{line}");
+    assert!(
+        probation_line(&off, 2 * needed).starts_with("probation: on by default"),
+        "{needed}"
+    );
+    assert!(
+        probation_line(&off, 2 * (needed - 1)).starts_with("probation: off — too few"),
+        "{needed}"
+    );
+
+    // Set explicitly, the share is the user's.
+    let set = off.replace("[gate]\n", "[gate]\nprobation = 0.0\n");
+    assert_eq!(
+        probation_line(&set, 80),
+        "probation: off ([gate] probation = 0)"
+    );
 }

@@ -38,7 +38,7 @@ const SECRETS: [(&str, &str); 15] = [
     ("gitlab", "glpat-harvestFixture12345"),
 ];
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/harvest")
 }
 
@@ -49,7 +49,7 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
@@ -503,6 +503,184 @@ fn a_trajectory_folder_keeps_good_files_and_skips_bad_ones_by_name() {
     assert_eq!(t1["fail_reason"], "wrong total");
     assert_eq!(t1["notes"], "DB_PASSWORD=[REDACTED:env_secret]");
     assert_eq!(t1["harvest"]["reasons"][0]["value"], "wrong total");
+}
+
+#[test]
+fn gemini_cli_chats_are_read_filtered_by_project_and_redacted() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(d, &["--source", "gemini", "--from", "gemini", "--out", "h"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for (name, value) in [
+        ("sessions", "2"),
+        ("turns", "5"),
+        ("tool calls", "2"),
+        ("tool errors", "1"),
+        ("failed", "1"),
+        ("passed", "1"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let written: Vec<PathBuf> = std::fs::read_dir(d.join("h"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    for path in &written {
+        let body = std::fs::read_to_string(path).unwrap();
+        assert!(!body.contains("ghp_a1B2c3D4e5F6"), "{body}");
+    }
+    let failed = read_json(&d.join("h/gemini-5e0c1a2b-0000-4000-8000-000000000001.json"));
+    assert_eq!(failed["steps"][1]["tool_name"], "run_shell_command");
+    assert_eq!(failed["harvest"]["skills"], serde_json::json!(["build"]));
+
+    // Gemini CLI names a project by the SHA-256 of its path: the filter matches it.
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "gemini",
+            "--from",
+            "gemini",
+            "--project",
+            "/work/demo-app",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "1", "{text}");
+    assert_eq!(count(&text, "filtered out"), "1", "{text}");
+}
+
+/// An OpenCode store with the tables and columns OpenCode writes: two sessions of
+/// `/work/demo-app` (one failed, one a subagent's) and one of `/work/other-lib`.
+fn opencode_store(path: &Path) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.execute_batch(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT,
+             slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL,
+             version TEXT NOT NULL, time_created INTEGER, time_updated INTEGER);
+         CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+             time_created INTEGER, time_updated INTEGER, data TEXT NOT NULL);
+         CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL,
+             session_id TEXT NOT NULL, time_created INTEGER, time_updated INTEGER,
+             data TEXT NOT NULL);",
+    )
+    .unwrap();
+    let session = |id: &str, parent: Option<&str>, dir: &str, t: i64| {
+        db.execute(
+            "INSERT INTO session VALUES (?1, 'p', ?2, 's', ?3, 't', '1.2.0', ?4, ?5)",
+            rusqlite::params![id, parent, dir, t, t + 60_000],
+        )
+        .unwrap();
+    };
+    session("ses_a", None, "/work/demo-app", 1_762_074_000_000);
+    session(
+        "ses_child",
+        Some("ses_a"),
+        "/work/demo-app",
+        1_762_074_010_000,
+    );
+    session("ses_b", None, "/work/other-lib", 1_762_160_400_000);
+    let message = |id: &str, session: &str, t: i64, data: &str, parts: &[&str]| {
+        db.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![id, session, t, data],
+        )
+        .unwrap();
+        for (n, part) in parts.iter().enumerate() {
+            db.execute(
+                "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                rusqlite::params![format!("{id}_p{n}"), id, session, t, part],
+            )
+            .unwrap();
+        }
+    };
+    message(
+        "msg_a1",
+        "ses_a",
+        1_762_074_001_000,
+        r#"{"role":"user"}"#,
+        &[
+            r#"{"type":"text","text":"Ship the release; token ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}"#,
+        ],
+    );
+    message(
+        "msg_a2",
+        "ses_a",
+        1_762_074_002_000,
+        r#"{"role":"assistant"}"#,
+        &[
+            r#"{"type":"text","text":"Reading the release skill."}"#,
+            r#"{"type":"tool","tool":"read","callID":"c1","state":{"status":"completed","input":{"filePath":"/work/demo-app/skills/release/SKILL.md"},"output":"Tag, then publish."}}"#,
+            r#"{"type":"tool","tool":"bash","callID":"c2","state":{"status":"error","input":{"command":"npm publish"},"error":"403 Forbidden"}}"#,
+        ],
+    );
+    message(
+        "msg_b1",
+        "ses_b",
+        1_762_160_401_000,
+        r#"{"role":"user"}"#,
+        &[r#"{"type":"text","text":"What does the lib export?"}"#],
+    );
+    message(
+        "msg_b2",
+        "ses_b",
+        1_762_160_402_000,
+        r#"{"role":"assistant"}"#,
+        &[r#"{"type":"text","text":"parse and format."}"#],
+    );
+}
+
+#[test]
+fn opencode_sessions_are_read_from_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    opencode_store(&d.join("opencode.db"));
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "opencode",
+            "--from",
+            "opencode.db",
+            "--out",
+            "h",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for (name, value) in [
+        ("sessions", "2"),
+        ("turns", "4"),
+        ("tool calls", "2"),
+        ("tool errors", "1"),
+        ("failed", "1"),
+        ("passed", "1"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let failed = read_json(&d.join("h/opencode-ses_a.json"));
+    assert_eq!(failed["steps"][1]["tool_name"], "bash");
+    assert_eq!(failed["harvest"]["skills"], serde_json::json!(["release"]));
+    assert!(!failed.to_string().contains("ghp_a1B2c3D4e5F6"), "{failed}");
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "opencode",
+            "--from",
+            "opencode.db",
+            "--project",
+            "/work/other-lib",
+        ],
+    );
+    assert_eq!(count(&stdout(&out), "sessions"), "1");
+    // A file that is not a store is refused on one line, and nothing is written.
+    std::fs::write(d.join("not.db"), "plain text").unwrap();
+    let out = harvest(d, &["--source", "opencode", "--from", "not.db"]);
+    assert_one_line_error(&out, "not.db");
 }
 
 #[test]

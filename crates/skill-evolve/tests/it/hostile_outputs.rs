@@ -166,6 +166,41 @@ fn record_refuses_an_input_a_non_cassette_or_a_path_in_the_state_folder_before_a
     assert!(crate::evolve::record(d).status.success());
 }
 
+/// A cassette named inside the session folder `--run-dir` names is refused even while that
+/// folder does not exist yet (so it has no marker that says `evolve` writes there).
+#[test]
+fn record_refuses_a_file_of_a_new_run_dir_before_any_call() {
+    let dir = crate::evolve::workspace(crate::evolve::SKILL);
+    let d = dir.path();
+    let fake = crate::fake_llm::start();
+    let before = crate::support::snapshot(d);
+    for (run_dir, target) in [
+        ("new", "new/report.json"),
+        ("new", "new/candidate-SKILL.md"),
+        ("new/", "./new/calls.cassette"),
+        ("deeper/new", "deeper/x/../new/report.json"),
+    ] {
+        let out = crate::evolve::evolve_cmd(d)
+            .args(fake.provider_args())
+            .args(["--run-dir", run_dir, "--record", target])
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, "--record: this lies inside the run folder");
+        assert_one_line_error(&out, "nothing was sent to the model");
+        assert_eq!(crate::support::snapshot(d), before, "{target}");
+        assert!(!d.join("new").exists() && !d.join("deeper").exists());
+    }
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // Beside the session folder is fine.
+    let out = crate::evolve::evolve_cmd(d)
+        .args(fake.provider_args())
+        .args(["--run-dir", "new", "--record", "new.cassette"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(d.join("new/report.json").is_file() && d.join("new.cassette").is_file());
+}
+
 #[test]
 fn run_refuses_to_record_over_its_configuration_or_questions() {
     let dir = crate::run::run_workspace(crate::run::CONFIG);

@@ -114,6 +114,50 @@ fn init_writes_a_commented_configuration_with_the_tools_seen() {
     );
 }
 
+/// A harvested Claude Code session's trajectory: the host's shell and file
+/// tools, and one tool of the user's own.
+const HOST_TRAJECTORY: &str = r#"{"id": "s1", "task_description": "fix the build",
+ "question": "Why does make fail?", "fail_reason": "the fix was not tried",
+ "predicted_answer": "it passes", "reference_text": "a missing target",
+ "steps": [
+  {"step": 1, "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_output": "error"},
+  {"step": 2, "tool_name": "Read", "tool_input": {"file_path": "Makefile"}, "tool_output": "all:"},
+  {"step": 3, "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_output": "ok"},
+  {"step": 4, "tool_name": "mcp__orders__lookup", "tool_input": {"id": "7"}, "tool_output": "shipped"}
+ ]}"#;
+
+#[test]
+fn init_leaves_the_hosts_own_tools_out_of_the_judged_tools() {
+    let dir = folder();
+    let d = dir.path();
+    std::fs::write(d.join("traces/t1.json"), HOST_TRAJECTORY).unwrap();
+    let out = skill_evolve(d)
+        .args(["init", "--trajectories", "traces"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    assert!(
+        text.contains("\nspan_eval_tools = [\"mcp__orders__lookup\"]\n"),
+        "{text}"
+    );
+    assert!(text.contains("own tools (add any whose"), "{text}");
+    assert!(text.contains("): Bash, Read\n"), "{text}");
+
+    // Only the host's tools: nothing is judged unless the user says so.
+    let only_host = HOST_TRAJECTORY.replace("mcp__orders__lookup", "Grep");
+    std::fs::write(d.join("traces/t1.json"), only_host).unwrap();
+    let out = skill_evolve(d)
+        .args(["init", "--force", "--trajectories", "traces"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    assert!(!text.contains("\nspan_eval_tools ="), "{text}");
+    assert!(text.contains("# span_eval_tools = ["), "{text}");
+    assert!(text.contains("): Bash, Grep, Read\n"), "{text}");
+}
+
 #[test]
 fn init_keeps_an_existing_configuration_unless_forced() {
     let dir = folder();

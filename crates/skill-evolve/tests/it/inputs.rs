@@ -52,7 +52,7 @@ fn a_device_given_as_a_skill_document_is_refused_at_once() {
     refused(
         dir.path(),
         &["doctor", "folder.md"],
-        "folder.md: cannot read the skill document: a folder, not a regular file",
+        "folder.md: holds no skill document",
     );
 }
 

@@ -1,9 +1,11 @@
 //! End-to-end tests: they run the built `skill-evolve` binary.
 
 mod adopt;
+mod adopt_safety;
 mod agent_protocol;
 mod bad_input;
 mod capture;
+mod crash;
 mod diagnose;
 mod docs;
 mod doctor;
@@ -17,7 +19,11 @@ mod fake_llm;
 mod fetch_model;
 mod gate;
 mod gate_reach;
+mod handoff;
 mod harvest;
+mod hook;
+mod host_agents;
+mod host_model;
 mod hostile_outputs;
 mod init;
 mod inputs;
@@ -32,6 +38,7 @@ mod replay_miss;
 mod report_html;
 mod resume;
 mod run;
+mod run_fresh;
 mod run_ids;
 mod run_knobs;
 mod runlogs;

@@ -174,6 +174,17 @@ fn report_refuses_a_folder_that_is_not_a_finished_run() {
         .args(["report", "nowhere"])
         .output()
         .unwrap();
+    assert_one_line_error(&out, "no runs here");
+    std::fs::create_dir_all(dir.path().join(".skill-evolve/runs/started")).unwrap();
+    let out = skill_evolve(dir.path())
+        .args(["report", "nowhere"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "no run named \"nowhere\"");
+    let out = skill_evolve(dir.path())
+        .args(["report", "started"])
+        .output()
+        .unwrap();
     assert_one_line_error(&out, "is not a finished run's folder");
     std::fs::write(dir.path().join("report.json"), "{\"records\": 3}").unwrap();
     let out = skill_evolve(dir.path())
@@ -182,6 +193,26 @@ fn report_refuses_a_folder_that_is_not_a_finished_run() {
         .unwrap();
     assert_one_line_error(&out, "not a run's report");
     assert!(!dir.path().join("report.html").exists());
+}
+
+#[test]
+fn report_takes_the_run_name_as_adopt_does() {
+    let (dir, run) = finished_run("");
+    let html = std::fs::read(run.join("report.html")).unwrap();
+    std::fs::remove_file(run.join("report.html")).unwrap();
+    let sub = dir.path().join("skills");
+    let out = skill_evolve(&sub)
+        .args(["report", "demo"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read(run.join("report.html")).unwrap(), html);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = skill_evolve(elsewhere.path())
+        .args(["report", "demo", "--dir", &dir.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Ctrl-C in the middle of the shipped offline demo, then the same command
 //! again: the store was at a consistent version in between, the resumed run
 //! ends with the verdicts and version of an uninterrupted run, and no
-//! rollout the run log had finished is asked of the agent again.
+//! rollout the run log had finished is asked of the agent again. A run whose
+//! question set or split changed in between does not resume: it says what
+//! changed and names `--fresh`, before any rollout.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use evolution_types::RunLog as _;
 
 use crate::run::rule_agent;
 use crate::runlogs::with_log;
-use crate::support::{history_json, skill_evolve};
+use crate::support::{assert_one_line_error, history_json, skill_evolve, snapshot};
 #[cfg(unix)]
 use crate::support::{interrupt, spawn_run};
 
@@ -204,4 +206,100 @@ fn an_interrupted_demo_resumes_to_the_uninterrupted_result() {
         asked.len(),
         reference_calls.len()
     );
+}
+
+/// The demo (its agent slowed down) interrupted once the agent has answered a dozen
+/// questions, inside the gate's validation; the checkpoint says where it was.
+#[cfg(unix)]
+fn interrupted_demo(agent: &Path) -> tempfile::TempDir {
+    let dir = demo_workspace(agent, "0.15");
+    let d = dir.path();
+    let child = spawn_run(d);
+    let started = Instant::now();
+    while calls(d).len() < 12 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the agent never got 12 questions"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    interrupt(child);
+    assert!(d.join(".skill-evolve/runs/demo/checkpoint.json").is_file());
+    assert!(!d.join(".skill-evolve/runs/demo/report.json").exists());
+    dir
+}
+
+/// The same command refuses to resume the run of `d`, its dry run too: exit code 2, one
+/// line containing `needle` and naming `--fresh`, no question asked of the agent and
+/// nothing written.
+#[cfg(unix)]
+fn assert_resume_refused(d: &Path, needle: &str) {
+    let before = snapshot(d);
+    for extra in [&["--dry-run"][..], &[]] {
+        let out = skill_evolve(d)
+            .args(["run", "--config", "evolve.toml"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+        assert_one_line_error(&out, "start over with --fresh, or use another run name");
+        assert_eq!(snapshot(d), before, "{extra:?} wrote something");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_changed_question_set_is_not_resumed_and_the_unchanged_one_is() {
+    let dir = interrupted_demo(&rule_agent());
+    let d = dir.path();
+    let questions = std::fs::read_to_string(d.join("questions.jsonl")).unwrap();
+    // One reference answer corrected between the interrupt and the rerun.
+    let corrected = questions.replacen("\"answer\": \"yes\"", "\"answer\": \"no\"", 1);
+    assert_ne!(corrected, questions);
+    std::fs::write(d.join("questions.jsonl"), &corrected).unwrap();
+    assert_resume_refused(
+        d,
+        "error: run \"demo\" cannot resume: the question set (questions.jsonl) changed since \
+         it started; start over with --fresh, or use another run name",
+    );
+
+    // Back as it was: the same command resumes and finishes as the demo does.
+    std::fs::write(d.join("questions.jsonl"), &questions).unwrap();
+    let out = run_demo(d);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stderr.contains("resuming from"), "{stderr}");
+    assert_eq!(report_json(d)["final_version"], "v000002");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_changed_split_is_not_resumed() {
+    let dir = interrupted_demo(&rule_agent());
+    let d = dir.path();
+    let config = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    let reseeded = config.replace("seed = 2\n", "seed = 5\n");
+    assert_ne!(reseeded, config);
+    std::fs::write(d.join("evolve.toml"), &reseeded).unwrap();
+    assert_resume_refused(
+        d,
+        "run \"demo\" cannot resume: the question split ([questions] seed) changed since it \
+         started",
+    );
+    let reshared = config
+        .replace("train = 0.1\n", "train = 0.2\n")
+        .replace("holdout = 0.2\n", "holdout = 0.1\n");
+    assert_ne!(reshared, config);
+    std::fs::write(d.join("evolve.toml"), &reshared).unwrap();
+    assert_resume_refused(
+        d,
+        "the question split ([questions] holdout, [questions] train) changed since it started",
+    );
+    // With --fresh the same configuration is accepted: the run would start over.
+    let fresh = skill_evolve(d)
+        .args(["run", "--config", "evolve.toml", "--fresh", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(fresh.status.success(), "{fresh:?}");
+    assert!(String::from_utf8_lossy(&fresh.stdout).contains("the run would start over"));
 }

@@ -530,6 +530,54 @@ fn ctrl_c_stops_cleanly_and_says_how_to_resume() {
     );
 }
 
+/// Ctrl-C stops the agent with what it started, even a process that left the agent's process
+/// group and session (`setsid`): on Linux the token in its environment finds it.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_stops_a_grandchild_of_the_agent_in_its_own_session() {
+    let fake = crate::fake_llm::start_loop();
+    let dir = run_workspace_with(&one_epoch(&live_config(&fake.base_url)), 14);
+    let d = dir.path();
+    std::fs::write(
+        d.join("agent.sh"),
+        "read -r request\nsetsid sleep 300 </dev/null >/dev/null 2>&1 &\n\
+         echo $! > grandchild.pid\nsleep 60\n",
+    )
+    .unwrap();
+    let child = spawn_run(d);
+    let pid_file = d.join("grandchild.pid");
+    let written = || std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'));
+    for _ in 0..400 {
+        if written() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(written(), "the agent never started its grandchild");
+    let grandchild = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    interrupt(child);
+    let stat = format!("/proc/{grandchild}/stat");
+    let gone = || {
+        std::fs::read_to_string(&stat).map_or(true, |stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+    };
+    for _ in 0..100 {
+        if gone() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        gone(),
+        "the agent's grandchild {grandchild} outlived Ctrl-C"
+    );
+}
+
 /// The shipped offline demo (`examples/rule-agent-demo`) replays from its
 /// cassette with the reference agent: one candidate, confirmed by the gate.
 #[test]

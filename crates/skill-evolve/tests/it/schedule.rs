@@ -1,5 +1,6 @@
-//! `skill-evolve schedule`: the crontab entry printed, appended to a crontab file the test
-//! names (never the real crontab) once only, and paths cron cannot carry refused.
+//! `skill-evolve schedule`: the crontab entry printed, put into a crontab file the test names
+//! (never the real crontab) once per folder, replacing that folder's earlier entry only, and
+//! paths cron cannot carry refused.
 
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
@@ -21,7 +22,10 @@ fn the_entry_harvests_then_runs_and_stages_only() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
-    assert!(lines[0].starts_with("# skill-evolve:"), "{stdout}");
+    assert!(
+        lines[0].starts_with("# skill-evolve schedule of '"),
+        "{stdout}"
+    );
     let line = lines[1];
     assert!(line.starts_with("0 3 * * * cd '"), "{line}");
     let here = d.canonicalize().unwrap();
@@ -63,7 +67,7 @@ fn install_appends_to_the_named_file_once() {
     assert!(String::from_utf8_lossy(&first.stdout).contains("crontab crontab.txt"));
     let text = std::fs::read_to_string(d.join("crontab.txt")).unwrap();
     assert!(
-        text.starts_with("MAILTO=me@example.com\n# skill-evolve:"),
+        text.starts_with("MAILTO=me@example.com\n# skill-evolve schedule of '"),
         "{text}"
     );
     assert_eq!(
@@ -77,6 +81,72 @@ fn install_appends_to_the_named_file_once() {
         std::fs::read_to_string(d.join("crontab.txt")).unwrap(),
         text
     );
+}
+
+/// The crontab lines of `text` that start a command (not comments, not variables).
+fn command_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.contains('='))
+        .collect()
+}
+
+#[test]
+fn installing_again_replaces_the_folders_entry_and_keeps_every_other_line() {
+    let dir = folder();
+    let d = dir.path();
+    let other = folder();
+    let crontab = d.join("crontab.txt");
+    std::fs::write(&crontab, "MAILTO=me@example.com\n15 2 * * * backup.sh\n").unwrap();
+    let install = |folder: &std::path::Path, every: &str| {
+        let out = skill_evolve(folder)
+            .args(["schedule", "--every", every, "--install"])
+            .arg(&crontab)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    install(other.path(), "night");
+    install(d, "night");
+    let said = install(d, "hour");
+    assert!(
+        said.contains("replaced this folder's earlier entry"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(&crontab).unwrap();
+    let commands = command_lines(&text);
+    assert_eq!(commands.len(), 3, "{text}");
+    assert_eq!(commands[0], "15 2 * * * backup.sh", "{text}");
+    let of = |folder: &std::path::Path| {
+        let name = folder.file_name().unwrap().to_str().unwrap().to_owned();
+        commands
+            .iter()
+            .filter(|l| l.contains(&format!("{name}' && mkdir -p .skill-evolve")))
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let ours = of(d);
+    assert_eq!(ours.len(), 1, "one entry for this folder: {text}");
+    assert!(ours[0].starts_with("0 * * * * "), "{text}");
+    let theirs = of(other.path());
+    assert_eq!(theirs.len(), 1, "the other folder's entry stays: {text}");
+    assert!(theirs[0].starts_with("0 3 * * * "), "{text}");
+    assert!(text.starts_with("MAILTO=me@example.com\n"), "{text}");
+    let comments = text.lines().filter(|l| l.starts_with('#')).count();
+    assert_eq!(comments, 2, "one comment per entry: {text}");
+
+    // An entry written before entries named their folder is replaced too.
+    let old = ours[0].replace("0 * * * * ", "0 3 * * * ");
+    let before = format!(
+        "MAILTO=me@example.com\n# skill-evolve: harvest, then run (results staged; adopt \
+         with `skill-evolve adopt`)\n{old}\n"
+    );
+    std::fs::write(&crontab, &before).unwrap();
+    let said = install(d, "hour");
+    assert!(said.contains("(2 lines removed)"), "{said}");
+    let text = std::fs::read_to_string(&crontab).unwrap();
+    assert_eq!(command_lines(&text), [ours[0]], "{text}");
+    assert_eq!(text.lines().count(), 3, "{text}");
 }
 
 #[test]

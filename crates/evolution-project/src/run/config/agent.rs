@@ -10,10 +10,16 @@ use toml::Spanned;
 
 use super::*;
 
+mod host;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AgentSection {
-    command: Spanned<Vec<String>>,
+    #[serde(default)]
+    command: Option<Spanned<Vec<String>>>,
+    /// Claude Code or Codex through the built-in adapter instead of `command`.
+    #[serde(default)]
+    host: Option<Spanned<toml::Value>>,
     #[serde(default)]
     mode: Mode,
     #[serde(default = "one")]
@@ -81,9 +87,24 @@ pub struct AgentSettings {
     pub agent_scores: bool,
     /// Bounds on what the agent writes per question.
     limits: OutputLimits,
+    /// The settings a resumed run must share with its start (see [`Self::resume_settings`]).
+    resume: Vec<(&'static str, String)>,
 }
 
+/// The largest file of the project folder named by `[agent] command` whose text is part of
+/// a run's inputs; a larger one counts by its size.
+const AGENT_FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
 impl AgentSettings {
+    /// The agent's settings a resumed run must share with its start, each as its key and a
+    /// text of its value: the command as written with the SHA-256 of every file of the
+    /// project folder it names (the program or an argument), the mode, the timeout, the
+    /// scoring, the environment given (`env`, `pass_env`, `clear_env`) and the output bounds.
+    /// The concurrency is left out: it changes how fast the answers come, not what they are.
+    pub fn resume_settings(&self) -> &[(&'static str, String)] {
+        &self.resume
+    }
+
     /// The subprocess runner's configuration, each question's folder made under `workspaces`.
     pub fn subprocess_config(&self, workspaces: PathBuf) -> SubprocessConfig {
         SubprocessConfig {
@@ -119,16 +140,54 @@ pub(super) fn check_agent(
     base: &Path,
     hidden_key: Option<&str>,
 ) -> anyhow::Result<AgentSettings> {
-    let command = agent.command.get_ref();
-    let Some((program, args)) = command.split_first() else {
-        return Err(src.at(agent.command.span(), "[agent] command is empty".to_owned()));
+    let (program, args, identity) = match (&agent.command, &agent.host) {
+        (Some(command), None) => {
+            let Some((program, args)) = command.get_ref().split_first() else {
+                return Err(src.at(command.span(), "[agent] command is empty".to_owned()));
+            };
+            let program = find_program(program, base).ok_or_else(|| {
+                src.at(
+                    command.span(),
+                    format!(
+                        "[agent] command: program {program:?} not found (not a file, nor on PATH)"
+                    ),
+                )
+            })?;
+            (
+                program,
+                args.to_vec(),
+                command_identity(command.get_ref(), base),
+            )
+        }
+        (None, Some(host)) => {
+            let args = host::adapter_args(src, host, base)?;
+            let program = std::env::current_exe().map_err(|e| {
+                src.at(
+                    host.span(),
+                    format!("[agent] host: cannot find this program to start the adapter: {e}"),
+                )
+            })?;
+            // The adapter's arguments name the host, its program and every setting.
+            let identity = command_identity(&args, base);
+            (program, args, identity)
+        }
+        (Some(command), Some(_)) => {
+            return Err(src.at(
+                command.span(),
+                "[agent] has both command and host: name your own agent program or a host \
+                 (\"claude-code\", \"codex\"), not both"
+                    .to_owned(),
+            ));
+        }
+        (None, None) => {
+            return Err(src.at(
+                0..0,
+                "[agent] needs command (your agent program) or host (\"claude-code\" or \
+                 \"codex\")"
+                    .to_owned(),
+            ));
+        }
     };
-    let program = find_program(program, base).ok_or_else(|| {
-        src.at(
-            agent.command.span(),
-            format!("[agent] command: program {program:?} not found (not a file, nor on PATH)"),
-        )
-    })?;
     let concurrency = *agent.concurrency.get_ref();
     if !(1..=64).contains(&concurrency) {
         return Err(src.at(
@@ -165,9 +224,30 @@ pub(super) fn check_agent(
         }
     }
     let inherit_env = agent_environment(src, agent, llm, hidden_key)?;
+    let mut pass_env = agent.pass_env.get_ref().clone();
+    pass_env.sort();
+    let resume = vec![
+        ("[agent] command", identity),
+        ("[agent] mode", format!("{:?}", agent.mode)),
+        ("[agent] timeout_secs", timeout_secs.to_string()),
+        ("[agent] scoring", format!("{:?}", agent.scoring)),
+        (
+            "[agent] env",
+            format!("{:?} {pass_env:?} {}", agent.env.get_ref(), agent.clear_env),
+        ),
+        ("[agent] max_steps", limits.max_steps.to_string()),
+        (
+            "[agent] max_output_bytes",
+            limits.max_output_bytes.to_string(),
+        ),
+        (
+            "[agent] max_field_chars",
+            limits.max_field_chars.to_string(),
+        ),
+    ];
     Ok(AgentSettings {
         program,
-        args: args.to_vec(),
+        args,
         env: agent.env.get_ref().clone(),
         inherit_env,
         worker: matches!(agent.mode, Mode::Worker),
@@ -175,7 +255,47 @@ pub(super) fn check_agent(
         timeout_secs,
         agent_scores: matches!(agent.scoring, ScoringChoice::AgentReported),
         limits,
+        resume,
     })
+}
+
+/// `command` as written, each element that names a file of the project folder `base`
+/// (relative to it, or absolute) followed by the SHA-256 of that file's bytes: editing the
+/// agent's script changes it, while a program found on `PATH` counts by its name.
+fn command_identity(command: &[String], base: &Path) -> String {
+    use sha2::{Digest as _, Sha256};
+    let project = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let project = project.canonicalize().ok();
+    let mut out = String::new();
+    for element in command {
+        out.push_str(&format!("{element:?}"));
+        let file =
+            base.join(element).canonicalize().ok().filter(|file| {
+                file.is_file() && project.as_ref().is_some_and(|p| file.starts_with(p))
+            });
+        if let Some(file) = file {
+            let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+            let bytes = (size <= AGENT_FILE_LIMIT)
+                .then(|| std::fs::read(&file).ok())
+                .flatten();
+            match bytes {
+                Some(bytes) => {
+                    let digest = Sha256::digest(&bytes);
+                    out.push_str(" sha256:");
+                    for byte in digest {
+                        out.push_str(&format!("{byte:02x}"));
+                    }
+                }
+                None => out.push_str(&format!(" bytes:{size}")),
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// What a cleared agent environment (`clear_env = true`) keeps: where programs are, whose

@@ -1,12 +1,11 @@
 //! `[gate]`: the gate's preset and thresholds, e-LOND's level, the block ladder, the INFRA
-//! guard and the probation share.
+//! guard; the probation share is `probation.rs`'s.
 
 use evolution_gate::{
     AcceptFloor, EProcess, Gate, GateDecision, GateError, GateParams, fewest_questions,
     fewest_wins, ladder_accept_probability,
 };
 use evolution_harness::{ELond, GammaSequence, Gatekeeper, ValidationConfig, params_for_level};
-use evolution_types::GeneratedQuestion;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -47,8 +46,9 @@ pub(super) struct GateSection {
     seed: u64,
     #[serde(default = "default_fdr")]
     fdr_alpha: Spanned<FdrChoice>,
-    #[serde(default = "no_share")]
-    probation: Spanned<f64>,
+    /// Unset: chosen from what the gate can do (see `probation.rs`).
+    #[serde(default)]
+    pub(super) probation: Option<Spanned<f64>>,
     /// The preset's values, overridden one by one (checked together by `Gate::new`).
     e_confirm: Option<Spanned<f64>>,
     e_provisional: Option<Spanned<f64>>,
@@ -68,7 +68,7 @@ impl Default for GateSection {
             guard_err: default_guard(),
             seed: 0,
             fdr_alpha: default_fdr(),
-            probation: no_share(),
+            probation: None,
             e_confirm: None,
             e_provisional: None,
             w_net_min: None,
@@ -367,6 +367,22 @@ impl GateSettings {
         Ok(reach)
     }
 
+    /// The gate's settings a resumed run must share with its start, each as its key and a
+    /// text of its value: the thresholds (the preset and the keys that change it), the
+    /// ladder, the INFRA guard, the order of the gate questions and the false-discovery rate.
+    pub fn resume_settings(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "[gate] params",
+                format!("{} {:?}", self.preset, self.params),
+            ),
+            ("[gate] ladder", format!("{:?}", self.ladder)),
+            ("[gate] guard_err", format!("{:?}", self.guard_err)),
+            ("[gate] seed", self.seed.to_string()),
+            ("[gate] fdr_alpha", format!("{:?}", self.fdr_alpha)),
+        ]
+    }
+
     /// A gatekeeper whose run ids start with `run_prefix`; with a false-discovery rate,
     /// e-LOND spreads it evenly over `horizon` candidates (at least one).
     pub fn gatekeeper(&self, run_prefix: String, horizon: u64) -> anyhow::Result<Gatekeeper> {
@@ -488,40 +504,4 @@ pub(super) fn custom_params(
         format!("{name} ({} set in [gate])", keys.join(", "))
     };
     Ok((params, preset))
-}
-
-/// `[gate] probation`: the share of the gate questions held back to judge
-/// provisional accepts — the last ones of the seeded order, so they are
-/// never the training questions a candidate was written from, nor the
-/// questions that accepted it.
-pub(super) fn hold_back_probation(
-    src: &Source<'_>,
-    g: &GateSection,
-    mut gate: Vec<GeneratedQuestion>,
-) -> anyhow::Result<(Vec<GeneratedQuestion>, Vec<GeneratedQuestion>)> {
-    let share = *g.probation.get_ref();
-    if !(0.0..1.0).contains(&share) {
-        return Err(src.at(
-            g.probation.span(),
-            format!("[gate] probation must be a share from 0 up to (not including) 1, not {share}"),
-        ));
-    }
-    #[expect(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "a share in [0, 1) of a question count, rounded: exact below 2^53"
-    )]
-    let held = ((gate.len() as f64) * share).round() as usize;
-    if held >= gate.len() {
-        return Err(src.at(
-            g.probation.span(),
-            format!(
-                "[gate] probation = {share} leaves none of the {} gate questions to the gate",
-                gate.len()
-            ),
-        ));
-    }
-    let probation = gate.split_off(gate.len().saturating_sub(held));
-    Ok((gate, probation))
 }

@@ -54,8 +54,10 @@
 //! guard_err = 0.2
 //! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
-//! probation = 0.0                 # share of the gate questions held back to judge
-//!                                 # provisional accepts (0: they stand unwatched)
+//! # probation = 0.25              # share of the gate questions held back to judge
+//!                                 # provisional accepts (0: they stand unwatched); unset,
+//!                                 # a quarter when an accept can be provisional and the
+//!                                 # questions suffice, else none (the pre-flight says which)
 //! # e_confirm = 20.0              # any of these overrides the preset's value; together
 //! # e_provisional = 3.0           # they must pass the gate's own checks (docs/gate.md)
 //! # w_net_min = 2
@@ -102,6 +104,7 @@ use toml::Spanned;
 
 mod agent;
 mod gate;
+mod probation;
 mod questions;
 
 use self::agent::{AgentSection, check_agent};
@@ -109,7 +112,9 @@ pub use self::agent::{AgentSettings, BASIC_ENV};
 pub use self::gate::{
     DEFAULT_FDR_ALPHA, GateReach, GateSettings, MAX_REACH_QUESTIONS, POWER_WIN_RATES,
 };
-use self::gate::{GateSection, check_gate, hold_back_probation};
+use self::gate::{GateSection, check_gate};
+pub use self::probation::AUTO_PROBATION_SHARE;
+use self::probation::hold_back_probation;
 use self::questions::{QuestionsSection, check_questions};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
@@ -225,6 +230,22 @@ fn no_share() -> Spanned<f64> {
     Spanned::new(0..0, 0.0)
 }
 
+/// What a run's question split is made from: the question set and the parameters that
+/// divide it (a resumed run must split the same questions the same way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitInputs {
+    /// `[questions] file`, as the configuration writes it.
+    pub file: PathBuf,
+    /// SHA-256 (hex) of the question set: every question, in file order.
+    pub questions_sha256: String,
+    /// `[questions] train`, `gate` and `holdout`.
+    pub shares: [f64; 3],
+    /// `[questions] seed`: the shuffle before the split.
+    pub seed: u64,
+    /// `[gate] probation`: the share of the gate questions held back for probation.
+    pub probation: f64,
+}
+
 /// A run configuration, checked.
 #[derive(Debug)]
 pub struct RunConfig {
@@ -244,6 +265,10 @@ pub struct RunConfig {
     pub holdout: Vec<GeneratedQuestion>,
     /// Questions that judge provisional accepts, held back from the gate's.
     pub probation: Vec<GeneratedQuestion>,
+    /// One line: how many questions probation holds back, and why.
+    pub probation_note: String,
+    /// What the split of the questions was made from.
+    pub split_inputs: SplitInputs,
     /// The gate (`[gate]`); its false-discovery rate is controlled over the run's candidates.
     pub gate_settings: GateSettings,
     /// Budget caps.
@@ -291,20 +316,33 @@ impl RunConfig {
     /// second epoch on, the slow update adds at most one per skill document. A horizon that
     /// is too large only costs power; a candidate past it is not gated at all.
     pub fn horizon(&self) -> u64 {
-        let task_types: std::collections::BTreeSet<&str> =
-            self.train.iter().map(|q| q.task_type.as_str()).collect();
-        let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-        let per_epoch = n(task_types.len()).saturating_add(n(self.prompt_files.len()));
-        let epochs = u64::from(self.max_epochs);
-        let slow_updates = epochs
-            .saturating_sub(1)
-            .saturating_mul(n(self.skill_files.len()));
-        epochs
-            .saturating_mul(per_epoch)
-            .saturating_add(slow_updates)
-            .max(1)
+        horizon_of(
+            &self.train,
+            self.prompt_files.len(),
+            self.max_epochs,
+            self.skill_files.len(),
+        )
     }
 }
+
+/// The most candidates a run proposes: per epoch one per training task type and one per
+/// prompt document, and after each epoch but the last a slow update per skill document.
+fn horizon_of(train: &[GeneratedQuestion], prompts: usize, max_epochs: u32, skills: usize) -> u64 {
+    let task_types: std::collections::BTreeSet<&str> =
+        train.iter().map(|q| q.task_type.as_str()).collect();
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    let per_epoch = n(task_types.len()).saturating_add(n(prompts));
+    let epochs = u64::from(max_epochs);
+    let slow_updates = epochs.saturating_sub(1).saturating_mul(n(skills));
+    epochs
+        .saturating_mul(per_epoch)
+        .saturating_add(slow_updates)
+        .max(1)
+}
+
+/// The most candidates an `evolve` session gates (the reflection's and the slow update's):
+/// the horizon its probation share is chosen for.
+const EVOLVE_HORIZON: u64 = 2;
 
 /// The configuration file's path and text, for problems that name a line.
 struct Source<'a> {
@@ -339,7 +377,7 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
     };
     let evolve = check_evolve(&src, args, &file.evolve, run.max_epochs, &prompt_files)?;
     let agent = check_agent(&src, &file.agent, &file.llm, &base, None)?;
-    let ((train, gate, holdout), unreviewed) =
+    let ((train, gate, holdout), unreviewed, mut split_inputs) =
         check_questions(&src, &file.questions, &base, true, args.allow_unreviewed)?;
     let task_skills = check_task_skills(
         &src,
@@ -348,7 +386,20 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         [&train, &gate, &holdout],
     )?;
     let gate_settings = check_gate(&src, &file.gate)?;
-    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
+    let horizon = horizon_of(
+        &train,
+        prompt_files.len(),
+        run.max_epochs,
+        skill_files.len(),
+    );
+    let split = hold_back_probation(
+        &src,
+        file.gate.probation.as_ref(),
+        &gate_settings,
+        gate,
+        horizon,
+    )?;
+    split_inputs.probation = split.share;
     let model = check_budget(path, &file.budget, &file.llm)?;
     let profile = file.profile.resolve(path, &text)?;
     Ok(RunConfig {
@@ -357,9 +408,11 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         max_epochs: run.max_epochs,
         agent,
         train,
-        gate,
+        gate: split.gate,
         holdout,
-        probation,
+        probation: split.probation,
+        probation_note: split.note,
+        split_inputs,
         gate_settings,
         budget: file.budget,
         llm: file.llm,
@@ -422,6 +475,8 @@ pub struct GatingConfig {
     pub gate: Vec<GeneratedQuestion>,
     /// Questions that judge a provisional accept, held back from the gate's.
     pub probation: Vec<GeneratedQuestion>,
+    /// One line: how many questions probation holds back, and why.
+    pub probation_note: String,
     /// The gate (`[gate]`); its false-discovery rate is controlled over the session's
     /// candidates.
     pub gate_settings: GateSettings,
@@ -446,18 +501,25 @@ pub fn load_gating(
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
-    let ((train, gate, _holdout), _) =
+    let ((train, gate, _holdout), _, _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
     let gate_settings = check_gate(&src, &file.gate)?;
-    let (gate, probation) = hold_back_probation(&src, &file.gate, gate)?;
+    let split = hold_back_probation(
+        &src,
+        file.gate.probation.as_ref(),
+        &gate_settings,
+        gate,
+        EVOLVE_HORIZON,
+    )?;
     check_budget(path, &file.budget, &file.llm)?;
     Ok(GatingConfig {
         path: path.to_path_buf(),
         questions_file: base.join(file.questions.file.get_ref()),
         agent,
         train,
-        gate,
-        probation,
+        gate: split.gate,
+        probation: split.probation,
+        probation_note: split.note,
         gate_settings,
         budget: file.budget,
     })

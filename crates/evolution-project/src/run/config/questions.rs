@@ -29,14 +29,15 @@ pub(super) type Split = (
 
 /// `[questions]`: the shares, the question set, and its split. The gate
 /// always needs a question; the training share only when `need_train`. Also the number of
-/// unreviewed questions (refused unless `allow_unreviewed`).
+/// unreviewed questions (refused unless `allow_unreviewed`), and what the split was made
+/// from (its probation share still zero: `[gate]` sets it).
 pub(super) fn check_questions(
     src: &Source<'_>,
     q: &QuestionsSection,
     base: &Path,
     need_train: bool,
     allow_unreviewed: bool,
-) -> anyhow::Result<(Split, usize)> {
+) -> anyhow::Result<(Split, usize, SplitInputs)> {
     for (label, share) in [
         ("train", &q.train),
         ("gate", &q.gate),
@@ -79,7 +80,35 @@ pub(super) fn check_questions(
             ),
         ));
     }
-    Ok(((train, gate, holdout), unreviewed))
+    let inputs = SplitInputs {
+        file: q.file.get_ref().clone(),
+        questions_sha256: question_set_sha256(&questions),
+        shares: [train_share, gate_share, holdout_share],
+        seed: q.seed,
+        probation: 0.0,
+    };
+    Ok(((train, gate, holdout), unreviewed, inputs))
+}
+
+/// SHA-256 (hex) of a question set: every question, in file order, as one JSON line (the
+/// fields in the order the file gives them).
+fn question_set_sha256(questions: &[GeneratedQuestion]) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut hasher = Sha256::new();
+    for question in questions {
+        // A question read from JSON always writes back as JSON.
+        if let Ok(line) = serde_json::to_vec(question) {
+            hasher.update(&line);
+        }
+        hasher.update(b"\n");
+    }
+    hasher
+        .finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            hex.push_str(&format!("{byte:02x}"));
+            hex
+        })
 }
 
 /// The number of questions marked `"reviewed": false`, in file order. Without `allow`, any

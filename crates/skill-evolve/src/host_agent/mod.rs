@@ -1,0 +1,276 @@
+//! `skill-evolve host-agent <host>`: Claude Code or Codex as a protocol agent.
+//!
+//! `run` starts this hidden subcommand when the run configuration says `[agent] host = …`.
+//! It reads the agent protocol's requests on stdin and, for each question, makes a fresh
+//! folder inside the request's workspace, installs the version under test there the way the
+//! host reads skills (`.claude/skills/<name>/SKILL.md` and `CLAUDE.md` for Claude Code,
+//! `.agents/skills/<name>/SKILL.md` and `AGENTS.md` for Codex), runs the host's CLI headless
+//! in that folder with the question on its stdin, and turns the host's event stream into
+//! step lines and one result line. The host inherits this process's environment, which `run`
+//! has already stripped of the optimizer's key (unless `[agent] pass_env` names it).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+mod claude_code;
+mod codex;
+mod events;
+mod install;
+
+/// Longest request line read (the protocol's own limit).
+const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// Longest event line of the host kept; a longer one is skipped.
+const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Longest prompt built from a question.
+const MAX_PROMPT_CHARS: usize = 200_000;
+
+/// The hosts the adapter drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Host {
+    /// Claude Code (`claude`).
+    ClaudeCode,
+    /// Codex (`codex`).
+    Codex,
+}
+
+impl Host {
+    fn name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+        }
+    }
+}
+
+/// The adapter's settings, written by `run` from `[agent.host]`.
+#[derive(Debug, Args)]
+pub(crate) struct HostAgentArgs {
+    /// The host to run.
+    #[arg(value_enum)]
+    host: Host,
+    /// The host's program.
+    #[arg(long)]
+    cli: PathBuf,
+    /// The host's model.
+    #[arg(long)]
+    model: Option<String>,
+    /// Claude Code's permission mode.
+    #[arg(long)]
+    permission_mode: Option<String>,
+    /// Codex's sandbox.
+    #[arg(long)]
+    sandbox: Option<String>,
+    /// A tool Claude Code may use without asking (repeatable).
+    #[arg(long = "allowed-tool", allow_hyphen_values = true)]
+    allowed_tools: Vec<String>,
+    /// A tool Claude Code may not use (repeatable).
+    #[arg(long = "disallowed-tool", allow_hyphen_values = true)]
+    disallowed_tools: Vec<String>,
+    /// One more argument for the host's CLI (repeatable, in order).
+    #[arg(long = "extra-arg", allow_hyphen_values = true)]
+    extra_args: Vec<String>,
+}
+
+/// A host's event stream, read one event at a time.
+trait HostStream {
+    /// Reads one event.
+    fn event(&mut self, event: &Value);
+    /// What the run came to, once the host exited (`exit` says how).
+    fn finish(self, exit: &str) -> events::Outcome;
+}
+
+/// Answers every request on stdin until it ends.
+pub(crate) fn run(args: &HostAgentArgs) -> anyhow::Result<ExitCode> {
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut output = std::io::stdout().lock();
+    while let Some(line) = read_line(&mut input, MAX_REQUEST_BYTES)? {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let request: Value = serde_json::from_slice(&line).context("a request line is not JSON")?;
+        let question_id = request
+            .pointer("/question/question_id")
+            .and_then(Value::as_str)
+            .context("the request has no question.question_id")?
+            .to_owned();
+        let lines = match answer(args, &request) {
+            Ok(outcome) => outcome.lines(&question_id, args.host.name()),
+            Err(e) => vec![json!({
+                "type": "result", "question_id": question_id, "host": args.host.name(),
+                "stop_reason": "error", "error": events::cap(&format!("{e:#}"), 2000),
+            })],
+        };
+        for line in lines {
+            writeln!(output, "{line}")?;
+        }
+        output.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One question: a fresh folder, the version installed, the host run there.
+fn answer(args: &HostAgentArgs, request: &Value) -> anyhow::Result<events::Outcome> {
+    let path = |pointer: &str| {
+        request
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .with_context(|| format!("the request has no {pointer}"))
+    };
+    let workspace = path("/workspace/dir")?;
+    let folder = tempfile::Builder::new()
+        .prefix("host-")
+        .tempdir_in(&workspace)
+        .with_context(|| format!("cannot make a folder in {}", workspace.display()))?;
+    let (skills_root, instructions) = match args.host {
+        Host::ClaudeCode => (claude_code::SKILLS_ROOT, claude_code::INSTRUCTIONS),
+        Host::Codex => (codex::SKILLS_ROOT, codex::INSTRUCTIONS),
+    };
+    install::install(
+        &path("/workspace/skills_dir")?,
+        &path("/workspace/prompts_dir")?,
+        folder.path(),
+        skills_root,
+        instructions,
+    )?;
+    let prompt = prompt(request.get("question").unwrap_or(&Value::Null))?;
+    match args.host {
+        Host::ClaudeCode => run_host(
+            args,
+            &claude_code::arguments(args),
+            folder.path(),
+            &prompt,
+            claude_code::ClaudeStream::default(),
+        ),
+        Host::Codex => run_host(
+            args,
+            &codex::arguments(args),
+            folder.path(),
+            &prompt,
+            codex::CodexStream::default(),
+        ),
+    }
+}
+
+/// What the host is asked: the question's text, then its other text fields (never the
+/// reference answer, which `run` does not send) as `name: value` lines.
+fn prompt(question: &Value) -> anyhow::Result<String> {
+    let text = question
+        .get("question")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim();
+    if text.is_empty() {
+        bail!("the question has no text to ask the host");
+    }
+    let mut prompt = text.to_owned();
+    if let Some(fields) = question.as_object() {
+        for (key, value) in fields {
+            if matches!(
+                key.as_str(),
+                "question" | "question_id" | "task_type" | "video_id"
+            ) {
+                continue;
+            }
+            if let Some(value) = value.as_str().filter(|v| !v.trim().is_empty()) {
+                prompt.push_str(&format!("\n\n{key}: {value}"));
+            }
+        }
+    }
+    Ok(events::cap(&prompt, MAX_PROMPT_CHARS))
+}
+
+/// Runs the host in `folder` with `prompt` on its stdin and reads its events.
+fn run_host(
+    args: &HostAgentArgs,
+    host_args: &[String],
+    folder: &Path,
+    prompt: &str,
+    mut stream: impl HostStream,
+) -> anyhow::Result<events::Outcome> {
+    let mut child = Command::new(&args.cli)
+        .args(host_args)
+        .current_dir(folder)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", args.cli.display()))?;
+    let stdin = child.stdin.take();
+    let text = prompt.to_owned();
+    // The prompt is written beside the reading, so a host that answers before it has read
+    // all of a long prompt cannot block on a full pipe.
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(text.as_bytes());
+        }
+    });
+    if let Some(stdout) = child.stdout.take() {
+        let mut reader = BufReader::new(stdout);
+        while let Some(line) = read_line(&mut reader, MAX_EVENT_BYTES)? {
+            if let Ok(event) = serde_json::from_slice::<Value>(&line) {
+                stream.event(&event);
+            }
+        }
+    }
+    let _ = writer.join();
+    let status = child.wait().context("waiting for the host")?;
+    let mut outcome = stream.finish(&status.to_string());
+    if let Some(code) = status.code() {
+        outcome.extra.insert("host_exit_code".into(), code.into());
+    }
+    Ok(outcome)
+}
+
+/// The next line of `reader` without its newline, cut to `max` bytes (the rest of a longer
+/// line is read and dropped); `None` at the end.
+fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let mut any = false;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(any.then_some(line));
+        }
+        any = true;
+        let (chunk, used, ended) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (buffer.get(..at).unwrap_or_default(), at + 1, true),
+            None => (buffer, buffer.len(), false),
+        };
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        reader.consume(used);
+        if ended {
+            return Ok(Some(line));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_cut_and_the_next_one_read_whole() {
+        let mut input = std::io::Cursor::new(b"abcdef\nxy\nlast".to_vec());
+        assert_eq!(read_line(&mut input, 3).unwrap(), Some(b"abc".to_vec()));
+        assert_eq!(read_line(&mut input, 3).unwrap(), Some(b"xy".to_vec()));
+        assert_eq!(read_line(&mut input, 3).unwrap(), Some(b"las".to_vec()));
+        assert_eq!(read_line(&mut input, 3).unwrap(), None);
+    }
+
+    #[test]
+    fn the_prompt_is_the_question_and_its_other_text_fields() {
+        let question = json!({"question_id": "q", "task_type": "qa", "question": " Is it? ",
+                              "context": "region 3", "difficulty": 2});
+        assert_eq!(prompt(&question).unwrap(), "Is it?\n\ncontext: region 3");
+        assert!(prompt(&json!({"question_id": "q"})).is_err());
+    }
+}

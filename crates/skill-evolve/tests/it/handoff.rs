@@ -1,0 +1,142 @@
+//! `provider = "handoff"`: a run without an API key. Every request of the model goes to the
+//! run's `handoff/prompts.md` (and `prompts.json`), the run stops with exit code 3 at its last
+//! consistent point, and once the answers are written the same command resumes; after several
+//! rounds it ends as the replayed demo does. Answers are checked like any other input.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::agent_protocol::demo_with_agent;
+use crate::run::rule_agent;
+use crate::support::{assert_one_line_error, skill_evolve};
+
+/// The demo with the handoff provider instead of its cassette.
+fn handoff_demo() -> tempfile::TempDir {
+    let dir = demo_with_agent(&[rule_agent().display().to_string()]);
+    let config = std::fs::read_to_string(dir.path().join("evolve.toml")).unwrap();
+    let replaced = config
+        .replace("provider = \"replay\"", "provider = \"handoff\"")
+        .replace("cassette = \"demo.cassette\"\n", "");
+    assert_ne!(replaced, config);
+    std::fs::write(dir.path().join("evolve.toml"), replaced).unwrap();
+    dir
+}
+
+/// The demo cassette's reply for each request key: the answers a person would give.
+fn replies(d: &Path) -> HashMap<String, String> {
+    std::fs::read_to_string(d.join("demo.cassette"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let entry: Value = serde_json::from_str(l).unwrap();
+            (
+                entry["key"].as_str().unwrap().to_owned(),
+                entry["response"]["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn run(d: &Path) -> std::process::Output {
+    skill_evolve(d)
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_run_without_an_api_key_goes_round_by_round_and_ends_as_the_replay_does() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let folder = d.join(".skill-evolve/runs/demo/handoff");
+    let known = replies(d);
+    let mut rounds = 0;
+    let out = loop {
+        let out = run(d);
+        if out.status.code() != Some(3) {
+            break out;
+        }
+        rounds += 1;
+        assert!(rounds < 20, "the handoff never ends");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("waiting for answers: "), "{stdout}");
+        assert!(stdout.contains("handoff/prompts.md"), "{stdout}");
+        let prompts = std::fs::read_to_string(folder.join("prompts.md")).unwrap();
+        let waiting: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
+                .unwrap();
+        assert!(!waiting.is_empty());
+        let mut answers = String::new();
+        for request in &waiting {
+            let key = request["key"].as_str().unwrap();
+            assert!(
+                prompts.contains(&format!("key `{key}`")),
+                "{key} not in prompts.md"
+            );
+            let reply = known
+                .get(key)
+                .unwrap_or_else(|| panic!("{key} was never recorded"));
+            answers.push_str(&serde_json::json!({ "key": key, "reply": reply }).to_string());
+            answers.push('\n');
+        }
+        let mut file = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
+        file.push_str(&answers);
+        std::fs::write(folder.join("answers.jsonl"), file).unwrap();
+    };
+    assert!(out.status.success(), "{out:?}");
+    assert!(rounds >= 2, "{rounds} round(s)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
+    assert!(stdout.contains("staged 1 document(s)"), "{stdout}");
+    assert!(
+        !folder.join("prompts.md").exists(),
+        "a finished run leaves no prompt waiting"
+    );
+}
+
+#[test]
+fn bad_answers_are_refused_with_their_line() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let out = run(d);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let folder = d.join(".skill-evolve/runs/demo/handoff");
+    for (answers, needle) in [
+        (
+            "{\"key\": \"abc\", \"reply\": \"x\"}\n",
+            "answers.jsonl:1: the key must be",
+        ),
+        ("\n{\"reply\": \"x\"}\n", "answers.jsonl:2: not an answer"),
+        (
+            "{\"key\": \"d641b02d175032dc095a8c7f63a35831f8622c0fbd812d15e6e9971e4f624a72\", \"reply\": \"x\", \"extra\": 1}\n",
+            "answers.jsonl:1: not an answer",
+        ),
+    ] {
+        std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
+        let out = run(d);
+        assert_one_line_error(&out, needle);
+    }
+    let huge = format!(
+        "{{\"key\": \"{}\", \"reply\": \"{}\"}}\n",
+        "a".repeat(64),
+        "x".repeat(1024 * 1024 + 1)
+    );
+    std::fs::write(folder.join("answers.jsonl"), huge).unwrap();
+    assert_one_line_error(&run(d), "more than 1048576");
+}
+
+#[test]
+fn a_dry_run_with_the_handoff_provider_writes_nothing() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let out = skill_evolve(d)
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("llm: handoff: prompts to"));
+    assert!(!d.join(".skill-evolve").exists());
+}

@@ -1,0 +1,274 @@
+//! `[agent] host`: the whole loop through the real Claude Code and Codex CLIs, their model
+//! calls answered by the scripted model of `host_model.rs` on 127.0.0.1.
+//!
+//! The CLIs are the pinned npm packages `cargo xtask install-prereqs` installs into the tools
+//! cache (`host-clis/node_modules/.bin/`, or under `$EVOLUTION_HOST_CLIS_DIR`). Without them
+//! a test says so and passes, unless `EVOLUTION_REQUIRE_HOST_CLIS=1` (set by `cargo xtask
+//! ci`), which makes it fail.
+
+use std::path::{Path, PathBuf};
+
+use crate::fake_llm::QA_RULE;
+use crate::host_model::{SHELL_MARK, SKILL};
+use crate::run::{Finished, live_config, one_epoch};
+use crate::support::skill_evolve;
+
+/// The installed CLI `program` (`claude` or `codex`), or `None` (after saying why) when it
+/// is missing and the tests may skip.
+#[expect(clippy::print_stderr, reason = "a skipped test says why")]
+fn host_cli(program: &str) -> Option<PathBuf> {
+    let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
+    let dir = var("EVOLUTION_HOST_CLIS_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let tools = var("EVOLUTION_TOOLS_DIR").map(PathBuf::from).or_else(|| {
+                let cache = var("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+                Some(cache.join("evolution-kernel").join("tools"))
+            })?;
+            Some(tools.join("host-clis"))
+        });
+    let path = dir.map(|dir| dir.join("node_modules/.bin").join(program));
+    if let Some(path) = path.filter(|p| p.exists()) {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("EVOLUTION_REQUIRE_HOST_CLIS").is_none_or(|v| v != "1"),
+        "the {program} CLI is not installed and EVOLUTION_REQUIRE_HOST_CLIS=1 requires it: \
+         run `cargo xtask install-prereqs`"
+    );
+    eprintln!(
+        "skipped: the {program} CLI is not installed (run `cargo xtask install-prereqs`, or \
+         set EVOLUTION_HOST_CLIS_DIR to the folder holding node_modules/.bin/{program})"
+    );
+    None
+}
+
+/// A project whose Agent Skills folder holds the skill [`SKILL`] without the rule, 14 qa
+/// questions whose answer is `yes` (every other one asking for a shell check), and a run
+/// configuration with `agent` as its `[agent]` section.
+fn project(base_url: &str, agent: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("skills").join(SKILL)).unwrap();
+    std::fs::write(
+        d.join("skills").join(SKILL).join("SKILL.md"),
+        format!(
+            "---\nname: {SKILL}\ndescription: How to answer questions about the service.\n---\n\
+             # Answering\n\nAnswer with one word.\n"
+        ),
+    )
+    .unwrap();
+    let questions: String = (0..14)
+        .map(|i| {
+            let extra = if i % 2 == 0 { SHELL_MARK } else { "" };
+            format!(
+                "{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \
+                 \"question\": \"Is the service available in region {i}? {extra}\", \
+                 \"answer\": \"yes\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let config = one_epoch(&live_config(base_url));
+    let start = config.find("[agent]").unwrap();
+    let end = config.find("[questions]").unwrap();
+    let config = format!("{}{agent}\n{}", &config[..start], &config[end..]);
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+    dir
+}
+
+/// Runs the project of `d` to its end with `env` set for the run (and so for the host).
+fn run_with(d: &Path, env: &[(&str, &str)]) -> Finished {
+    let mut command = skill_evolve(d);
+    command
+        .env("SKILL_EVOLVE_TEST_KEY", "optimizer-secret")
+        .env("HOME", d.join("home"))
+        .args(["run", "--config", "evolve.toml"]);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    let out = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    Finished {
+        stdout,
+        stderr,
+        report,
+    }
+}
+
+/// Every trace step of the run log of `d`: (question id, tool name, tool output).
+fn traces(d: &Path) -> Vec<(String, String, String)> {
+    let db = rusqlite::Connection::open(d.join(".skill-evolve/runs/demo/runlog.sqlite")).unwrap();
+    let mut query = db
+        .prepare("SELECT question_id, tool_name, tool_output FROM traces ORDER BY id")
+        .unwrap();
+    query
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// What every host test checks of a finished run: the rule was proposed, gated through the
+/// host and accepted, the improved skill is staged, and the host's own tool calls are the
+/// recorded steps.
+fn assert_evolved_through_the_host(
+    d: &Path,
+    finished: &Finished,
+    load_tool: &str,
+    shell_tool: &str,
+) {
+    finished.assert_summary("1 candidate(s), 1 accepted");
+    assert!(
+        finished.report.contains("+RULE qa => yes"),
+        "{}",
+        finished.report
+    );
+    assert!(
+        finished.report.contains("accept_confirmed"),
+        "{}",
+        finished.report
+    );
+    let staged =
+        std::fs::read_to_string(d.join(format!(".skill-evolve/runs/demo/staged/files/{SKILL}.md")))
+            .unwrap();
+    assert!(
+        staged.starts_with(&format!("---\nname: {SKILL}\n")),
+        "{staged}"
+    );
+    assert!(staged.contains(QA_RULE), "{staged}");
+    let steps = traces(d);
+    assert!(
+        steps.iter().any(|(_, tool, _)| tool == load_tool),
+        "no {load_tool} step in {steps:?}"
+    );
+    let shell: Vec<_> = steps
+        .iter()
+        .filter(|(_, tool, output)| tool == shell_tool && output.trim_end().ends_with("checked"))
+        .collect();
+    assert!(!shell.is_empty(), "no shell step in {steps:?}");
+    // Only the questions that asked for it ran the shell (even numbers).
+    for (question, _, _) in shell {
+        let number: usize = question.trim_start_matches('q').parse().unwrap();
+        assert_eq!(number % 2, 0, "{question} ran the shell");
+    }
+}
+
+#[test]
+fn the_loop_evolves_a_skill_through_claude_code() {
+    let Some(cli) = host_cli("claude") else {
+        return;
+    };
+    let model = crate::host_model::start();
+    let optimizer = crate::fake_llm::start_loop();
+    let agent = format!(
+        "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\
+         env = {{ ANTHROPIC_BASE_URL = {:?}, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\", \
+         DISABLE_TELEMETRY = \"1\", DISABLE_AUTOUPDATER = \"1\" }}\n\n\
+         [agent.host]\nname = \"claude-code\"\ncli = {:?}\nmodel = \"claude-scripted\"\n\
+         allowed_tools = [\"Bash(echo:*)\"]\n",
+        model.origin,
+        cli.display().to_string()
+    );
+    let dir = project(&optimizer.base_url, &agent);
+    let d = dir.path();
+    let finished = run_with(d, &[("ANTHROPIC_API_KEY", "host-dummy-key")]);
+    assert_evolved_through_the_host(d, &finished, "Skill", "Bash");
+    let seen = model.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    for request in &seen {
+        assert!(
+            request.line.starts_with("POST /v1/messages"),
+            "Claude Code called {}",
+            request.line
+        );
+        assert_eq!(request.key, "host-dummy-key", "{}", request.line);
+    }
+}
+
+#[test]
+fn the_loop_evolves_a_skill_through_codex() {
+    let Some(cli) = host_cli("codex") else {
+        return;
+    };
+    let model = crate::host_model::start();
+    let optimizer = crate::fake_llm::start_loop();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model = \"scripted\"\nmodel_provider = \"scripted\"\n\n\
+             [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n",
+            model.origin
+        ),
+    )
+    .unwrap();
+    let agent = format!(
+        "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\n\
+         [agent.host]\nname = \"codex\"\ncli = {:?}\nsandbox = \"read-only\"\n",
+        cli.display().to_string()
+    );
+    let dir = project(&optimizer.base_url, &agent);
+    let d = dir.path();
+    let codex_home = home.path().display().to_string();
+    let finished = run_with(
+        d,
+        &[
+            ("CODEX_HOME", &codex_home),
+            ("SCRIPTED_MODEL_KEY", "host-dummy-key"),
+        ],
+    );
+    assert_evolved_through_the_host(d, &finished, "exec_command", "exec_command");
+    let seen = model.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    for request in &seen {
+        assert_eq!(
+            request.line, "POST /v1/responses HTTP/1.1",
+            "Codex called {}",
+            request.line
+        );
+        assert_eq!(request.key, "Bearer host-dummy-key");
+    }
+}
+
+#[test]
+fn a_host_is_checked_and_shown_by_the_dry_run() {
+    let command = r#"command = ["sh", "agent.sh"]"#;
+    crate::run::assert_config_refused(
+        &crate::run::CONFIG.replace(command, &format!("{command}\nhost = \"codex\"")),
+        "has both command and host",
+    );
+    crate::run::assert_config_refused(
+        &crate::run::CONFIG.replace(
+            command,
+            r#"host = { name = "claude-code", cli = "no-such-claude" }"#,
+        ),
+        "cli: program \"no-such-claude\" not found",
+    );
+    crate::run::assert_config_refused(
+        &crate::run::CONFIG.replace(command, ""),
+        "needs command (your agent program) or host",
+    );
+    let dir = crate::run::run_workspace(&crate::run::CONFIG.replace(
+        command,
+        r#"host = { name = "claude-code", cli = "/bin/sh", model = "m" }"#,
+    ));
+    let out = crate::support::run_config(dir.path(), &["--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("host-agent claude-code --cli /bin/sh --model=m"),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,254 @@
+//! A scripted model for the real Claude Code and Codex CLIs: an HTTP server on 127.0.0.1
+//! speaking the Anthropic Messages API (`POST /v1/messages`, streamed as server-sent events)
+//! and the OpenAI Responses API (`POST /v1/responses`, streamed).
+//!
+//! It plays an agent that uses its skill: when the host lists the skill [`SKILL`], it first
+//! loads it (Claude Code's `Skill` tool; Codex's `exec_command` reading its `SKILL.md`), runs
+//! `echo checked` in the shell when the question asks for [`SHELL_MARK`], then answers `yes`
+//! when the skill text it was given holds [`crate::fake_llm::QA_RULE`], else `no`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// The skill the scripted model loads.
+pub(crate) const SKILL: &str = "answering";
+
+/// A question holding these words gets a shell call before its answer.
+pub(crate) const SHELL_MARK: &str = "Check the shell first.";
+
+/// One request the server answered.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    /// Method and path (`POST /v1/messages?beta=true`).
+    pub(crate) line: String,
+    /// The `x-api-key` or `authorization` header's value.
+    pub(crate) key: String,
+}
+
+/// A running scripted model.
+pub(crate) struct HostModel {
+    /// `http://127.0.0.1:PORT` (Claude Code appends `/v1/messages`).
+    pub(crate) origin: String,
+    /// Every request so far.
+    pub(crate) seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+/// Starts the server on a free port; it lives until the test process ends.
+pub(crate) fn start() -> HostModel {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                let _ = serve(stream, &log);
+            });
+        }
+    });
+    HostModel {
+        origin: format!("http://127.0.0.1:{port}"),
+        seen,
+    }
+}
+
+fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let (mut length, mut key) = (0usize, String::new());
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            let name = name.to_ascii_lowercase();
+            if name == "content-length" {
+                length = value.trim().parse().unwrap_or(0);
+            } else if name == "x-api-key" || name == "authorization" {
+                key = value.trim().to_owned();
+            }
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    let request_line = request_line.trim_end().to_owned();
+    log.lock().unwrap().push(Seen {
+        line: request_line.clone(),
+        key,
+    });
+    let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let path = request_line.split(' ').nth(1).unwrap_or_default();
+    let (status, kind, payload) = if request_line.starts_with("POST /v1/messages?")
+        || request_line.starts_with("POST /v1/messages ")
+    {
+        (200, "text/event-stream", messages_reply(&request))
+    } else if path == "/v1/responses" {
+        (200, "text/event-stream", responses_reply(&request))
+    } else {
+        (
+            404,
+            "application/json",
+            r#"{"error":"not here"}"#.to_owned(),
+        )
+    };
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{payload}",
+        payload.len()
+    )?;
+    stream.flush()
+}
+
+/// What the scripted model does next.
+enum Move {
+    /// Calls a tool: its name and arguments.
+    Call(&'static str, Value),
+    /// Answers.
+    Say(String),
+}
+
+/// The next move, given everything the host sent as one text, how many tool results it
+/// holds, whether the shell was called already and the user's question.
+fn next_move(
+    context: &str,
+    results: usize,
+    shell_called: bool,
+    question: &str,
+    load: (&'static str, Value),
+    shell: (&'static str, Value),
+) -> Move {
+    if results == 0 && context.contains(&format!("- {SKILL}:")) {
+        Move::Call(load.0, load.1)
+    } else if question.contains(SHELL_MARK) && !shell_called {
+        Move::Call(shell.0, shell.1)
+    } else if context.contains(crate::fake_llm::QA_RULE) {
+        Move::Say("yes".to_owned())
+    } else {
+        Move::Say("no".to_owned())
+    }
+}
+
+/// The last text the user wrote in the first message (the question).
+fn first_user_text(messages: &Value) -> String {
+    let content = &messages[0]["content"];
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .next_back()
+            .unwrap_or_default()
+            .to_owned(),
+        _ => String::new(),
+    }
+}
+
+fn sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
+}
+
+/// The Messages API's reply, streamed.
+fn messages_reply(request: &Value) -> String {
+    let messages = request["messages"].to_string();
+    let context = format!("{}\n{messages}", request["system"]);
+    let results = messages.matches("\"tool_result\"").count();
+    let shell_called = messages.contains("\"name\":\"Bash\"");
+    let question = first_user_text(&request["messages"]);
+    let next = next_move(
+        &context,
+        results,
+        shell_called,
+        &question,
+        ("Skill", json!({"skill": SKILL})),
+        (
+            "Bash",
+            json!({"command": "echo checked", "description": "Check the shell"}),
+        ),
+    );
+    let (block, delta, stop) = match next {
+        Move::Call(name, input) => (
+            json!({"type": "tool_use", "id": format!("toolu_{results}"), "name": name, "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            "tool_use",
+        ),
+        Move::Say(text) => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": text}),
+            "end_turn",
+        ),
+    };
+    sse(&[
+        json!({"type": "message_start", "message": {"id": format!("msg_{results}"),
+               "type": "message", "role": "assistant", "model": request["model"],
+               "content": [], "stop_reason": null, "stop_sequence": null,
+               "usage": {"input_tokens": 50, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 5}}),
+        json!({"type": "message_stop"}),
+    ])
+}
+
+/// The Responses API's reply, streamed.
+fn responses_reply(request: &Value) -> String {
+    let input = request["input"].to_string();
+    let context = format!("{}\n{input}", request["instructions"]);
+    let results = input.matches("\"function_call_output\"").count();
+    let shell_called = input.contains("echo checked");
+    let question = request["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["role"] == "user")
+        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["text"].as_str().map(str::to_owned))
+        .next_back()
+        .unwrap_or_default();
+    let next = next_move(
+        &context,
+        results,
+        shell_called,
+        &question,
+        (
+            "exec_command",
+            json!({"cmd": format!("cat .agents/skills/{SKILL}/SKILL.md")}),
+        ),
+        ("exec_command", json!({"cmd": "echo checked"})),
+    );
+    let item = match next {
+        Move::Call(name, arguments) => {
+            json!({"type": "function_call", "id": format!("fc_{results}"),
+            "call_id": format!("call_{results}"), "name": name,
+            "arguments": arguments.to_string(), "status": "completed"})
+        }
+        Move::Say(text) => json!({"type": "message", "id": format!("m_{results}"),
+            "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+    };
+    let usage = json!({"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0},
+                       "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                       "total_tokens": 55});
+    sse(&[
+        json!({"type": "response.created", "response": {"id": format!("resp_{results}")}}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed",
+               "response": {"id": format!("resp_{results}"), "usage": usage}}),
+    ])
+}
