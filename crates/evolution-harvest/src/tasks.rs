@@ -86,22 +86,51 @@ pub struct MiningReport {
     pub no_request: usize,
     /// Sessions whose request fewer than [`TaskMiner::min_sessions`] sessions asked.
     pub not_recurring: usize,
+    /// The different requests those sessions asked.
+    pub rare_requests: usize,
+    /// The [`TaskMiner::min_sessions`] the sessions were mined with.
+    pub min_sessions: usize,
 }
 
 impl MiningReport {
-    /// The sessions that gave no task, by reason (`None` when every session is in a task).
-    pub fn unmined(&self) -> Option<String> {
-        let mut parts = Vec::new();
+    /// Why sessions gave no task: one line per reason, with its count (empty when every
+    /// session is in a task).
+    ///
+    /// ```
+    /// use evolution_harvest::tasks::MiningReport;
+    /// let report = MiningReport {
+    ///     sessions: 9, in_tasks: 0, no_request: 1, not_recurring: 8, rare_requests: 8,
+    ///     min_sessions: 2,
+    /// };
+    /// assert_eq!(report.unmined(), [
+    ///     "8 asked a request fewer than 2 sessions asked (8 different requests; \
+    ///      --min-sessions 1 keeps requests asked once)",
+    ///     "1 had no user request to group by",
+    /// ]);
+    /// ```
+    pub fn unmined(&self) -> Vec<String> {
+        let mut lines = Vec::new();
         if self.not_recurring > 0 {
-            parts.push(format!(
-                "{} asked a request too few sessions asked",
-                self.not_recurring
+            lines.push(format!(
+                "{} asked a request fewer than {} sessions asked ({} different request{}{})",
+                self.not_recurring,
+                self.min_sessions,
+                self.rare_requests,
+                if self.rare_requests == 1 { "" } else { "s" },
+                if self.min_sessions > 1 {
+                    "; --min-sessions 1 keeps requests asked once"
+                } else {
+                    ""
+                }
             ));
         }
         if self.no_request > 0 {
-            parts.push(format!("{} had no user request", self.no_request));
+            lines.push(format!(
+                "{} had no user request to group by",
+                self.no_request
+            ));
         }
-        (!parts.is_empty()).then(|| parts.join(", "))
+        lines
     }
 }
 
@@ -162,7 +191,10 @@ impl TaskMiner {
     /// The recurring tasks, in the order of their normalized requests, and why the other
     /// sessions gave none.
     pub fn finish_with_report(self) -> (Vec<MinedTask>, MiningReport) {
-        let mut report = self.report;
+        let mut report = MiningReport {
+            min_sessions: self.min_sessions,
+            ..self.report
+        };
         let id_tokens = IdTokens::of(self.seen.iter().map(|s| s.request.as_str()));
         let mut groups: BTreeMap<String, Vec<Seen>> = BTreeMap::new();
         for seen in self.seen {
@@ -174,6 +206,7 @@ impl TaskMiner {
         for (key, mut seen) in groups {
             if seen.len() < self.min_sessions {
                 report.not_recurring = report.not_recurring.saturating_add(seen.len());
+                report.rare_requests = report.rare_requests.saturating_add(1);
                 continue;
             }
             report.in_tasks = report.in_tasks.saturating_add(seen.len());
@@ -530,8 +563,11 @@ mod tests {
         assert_eq!(tasks[0].question_id, "task-implement_spotter-_");
         assert_eq!(report.not_recurring, 1, "the close request is another task");
         assert_eq!(
-            report.unmined().as_deref(),
-            Some("1 asked a request too few sessions asked")
+            report.unmined(),
+            [
+                "1 asked a request fewer than 2 sessions asked (1 different request; \
+              --min-sessions 1 keeps requests asked once)"
+            ]
         );
     }
 
@@ -583,9 +619,11 @@ mod tests {
                 sessions: 2,
                 in_tasks: 1,
                 no_request: 1,
-                not_recurring: 0
+                not_recurring: 0,
+                rare_requests: 0,
+                min_sessions: 1,
             }
         );
-        assert_eq!(report.unmined().as_deref(), Some("1 had no user request"));
+        assert_eq!(report.unmined(), ["1 had no user request to group by"]);
     }
 }

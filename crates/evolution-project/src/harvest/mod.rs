@@ -224,15 +224,8 @@ impl HarvestSummary {
                 terminal_safe(&path.display().to_string())
             ));
         }
-        if let Some(why) = self.mining.as_ref().and_then(MiningReport::unmined) {
-            lines.push(format!(
-                "sessions without a task: {why}{}",
-                if self.min_sessions > 1 {
-                    " (--min-sessions 1 keeps requests asked once)"
-                } else {
-                    ""
-                }
-            ));
+        for why in self.mining.iter().flat_map(MiningReport::unmined) {
+            lines.push(format!("sessions without a task: {why}"));
         }
         lines
     }
