@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use evolution_llm_cassette::{CassetteError, CassetteMode, Handoff, HandoffError, Recorder};
+use evolution_llm_cassette::{
+    CassetteError, CassetteMode, Handoff, HandoffError, MeasuredSpeed, Recorder,
+};
 use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
 use evolution_types::{
     ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
@@ -179,10 +181,26 @@ pub struct Llm {
     pub provider: Arc<dyn LlmProvider>,
     /// `openai deepseek-chat at https://…`, `replay of run.cassette`, …
     pub description: String,
+    /// Which provider answers.
+    pub kind: Provider,
+    /// The model's name, as its calls are recorded.
+    pub model: String,
+    /// How fast a replay's cassette was answered when it was recorded (`None` for a live
+    /// provider: its speed is measured by its calls, see `run::measured_speed`).
+    pub recorded_speed: Option<MeasuredSpeed>,
+    /// One line on what quality to expect of the model, when worth saying before any call
+    /// (the small embedded model, [`SMALL_MODEL_QUALITY`]).
+    pub quality_note: Option<&'static str>,
     /// The handoff provider, when the requests are answered outside: its folder and the
     /// signal that a round of prompts is waiting.
     pub handoff: Option<Arc<Handoff>>,
 }
+
+/// What to expect of the small model the `local` provider loads by default, in one line.
+pub const SMALL_MODEL_QUALITY: &str = "quality: the embedded SmolLM2-135M is a tiny model: it \
+    runs offline and shows the loop working end to end, but its edits are mostly generic and \
+    seldom pass the gate; for real improvements use a larger model through an \
+    OpenAI-compatible server (hosted, or llama.cpp or Ollama on this machine)";
 
 /// Where the user names the model, for the hint when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,8 +248,7 @@ async fn build_logged(
     tracing::info!("LLM: {}", crate::render::terminal_safe(&llm.description));
     Ok(Llm {
         provider: Arc::new(LoggedLlm::new(llm.provider)),
-        description: llm.description,
-        handoff: llm.handoff,
+        ..llm
     })
 }
 
@@ -278,7 +295,12 @@ async fn build_provider(
             check_local_ranges(&file.llm.local, config_path.as_deref())?;
             let (live, description, model) =
                 crate::local::local_provider(&file.llm.local, config_path.as_deref()).await?;
-            with_recording(live, description, args.record.as_deref(), model).await
+            let mut llm =
+                with_recording(live, description, args.record.as_deref(), model, provider).await?;
+            if !file.llm.local.contains_key("model") {
+                llm.quality_note = Some(SMALL_MODEL_QUALITY);
+            }
+            Ok(llm)
         }
         #[cfg(not(feature = "local"))]
         Provider::Local => Err(check_local_ranges(&file.llm.local, config_path.as_deref())
@@ -326,7 +348,14 @@ async fn build_provider(
                 )),
                 other => bad_option(other.to_string()),
             })?;
-            with_recording(Arc::new(live), description, args.record.as_deref(), model).await
+            with_recording(
+                Arc::new(live),
+                description,
+                args.record.as_deref(),
+                model,
+                provider,
+            )
+            .await
         }
         Provider::Replay => {
             if args.record.is_some() {
@@ -356,9 +385,14 @@ async fn build_provider(
             let recorder = Recorder::open(NoLiveProvider, &cassette, CassetteMode::Replay, &model)
                 .await
                 .map_err(cassette_error)?;
+            let recorded_speed = Some(recorder.measured_speed());
             Ok(Llm {
                 provider: Arc::new(Replay { recorder }),
                 description: format!("replay of {} (model {model})", cassette.display()),
+                kind: Provider::Replay,
+                model,
+                recorded_speed,
+                quality_note: None,
                 handoff: None,
             })
         }
@@ -391,6 +425,10 @@ async fn build_provider(
                     handoff.files().prompts.display(),
                     handoff.answered()
                 ),
+                kind: Provider::Handoff,
+                model,
+                recorded_speed: None,
+                quality_note: None,
                 handoff: Some(handoff),
             })
         }
@@ -474,30 +512,35 @@ fn starts_like_a_cassette(path: &Path) -> bool {
     })
 }
 
-/// The live provider, behind a recorder writing to `record` when one is given.
+/// The live provider `kind`, behind a recorder writing to `record` when one is given.
 async fn with_recording(
     live: Arc<dyn LlmProvider>,
     description: String,
     record: Option<&Path>,
     model: String,
+    kind: Provider,
 ) -> anyhow::Result<Llm> {
-    match record {
+    let (provider, description): (Arc<dyn LlmProvider>, String) = match record {
         Some(path) => {
-            let recorder = Recorder::open(live, path, CassetteMode::Record, model)
+            let recorder = Recorder::open(live, path, CassetteMode::Record, model.clone())
                 .await
                 .map_err(cassette_error)?;
-            Ok(Llm {
-                provider: Arc::new(recorder),
-                description: format!("{description}, recording to {}", path.display()),
-                handoff: None,
-            })
+            (
+                Arc::new(recorder),
+                format!("{description}, recording to {}", path.display()),
+            )
         }
-        None => Ok(Llm {
-            provider: live,
-            description,
-            handoff: None,
-        }),
-    }
+        None => (live, description),
+    };
+    Ok(Llm {
+        provider,
+        description,
+        kind,
+        model,
+        recorded_speed: None,
+        quality_note: None,
+        handoff: None,
+    })
 }
 
 /// The one-line error of a command that needs a model when none is named,

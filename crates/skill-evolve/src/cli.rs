@@ -181,6 +181,8 @@ pub(crate) enum ProviderArg {
     Openai,
     /// A GGUF model run on this machine's CPU (`[llm.local]`; `model` names the file,
     /// else SmolLM2-135M-Instruct is loaded from the model folder, `$EVOLUTION_MODEL_DIR`).
+    /// That default is tiny: it shows the loop working offline, but its edits are mostly
+    /// generic and seldom pass the gate.
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,

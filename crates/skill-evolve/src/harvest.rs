@@ -54,7 +54,8 @@ pub(crate) struct HarvestArgs {
     /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
     #[arg(long, value_name = "DATE")]
     pub(crate) since: Option<String>,
-    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`); with a `dir` source, only
+    /// the trajectories that name it (in `harvest.skills`, `skill_id` or `task_type`).
     #[arg(long, value_name = "NAME")]
     pub(crate) skill: Option<String>,
     /// Write one trajectory JSON per session here (created if missing; a session harvested

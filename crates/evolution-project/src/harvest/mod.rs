@@ -27,7 +27,7 @@ use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge;
-use evolution_harvest::tasks::{MinedTask, TaskMiner};
+use evolution_harvest::tasks::{MinedTask, MiningReport, TaskMiner};
 use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
@@ -79,7 +79,8 @@ pub struct HarvestOptions {
     pub project: Option<PathBuf>,
     /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
     pub since: Option<String>,
-    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`); with a `dir` source, only
+    /// the trajectories that name it (in `harvest.skills`, `skill_id` or `task_type`).
     pub skill: Option<String>,
     /// Write one trajectory JSON per session here (created if missing; a session harvested
     /// again replaces its file). Without it, only the counts are printed.
@@ -162,6 +163,8 @@ pub struct HarvestSummary {
     pub out: Option<PathBuf>,
     /// The question set of recurring tasks written, and how many tasks it holds.
     pub tasks: Option<(PathBuf, usize)>,
+    /// With `tasks`: which sessions gave a task, and why the others did not.
+    pub mining: Option<MiningReport>,
     /// Fewest sessions a mined task was seen in.
     pub min_sessions: usize,
 }
@@ -206,19 +209,64 @@ impl HarvestSummary {
         }
         if let Some(out) = &self.out {
             lines.push(format!(
-                "written: {} trajectories to {}",
-                c.written,
+                "written: {} to {}",
+                match c.written {
+                    1 => "1 trajectory".to_owned(),
+                    n => format!("{n} trajectories"),
+                },
                 terminal_safe(&out.display().to_string())
             ));
         }
         if let Some((path, n)) = &self.tasks {
             lines.push(format!(
-                "tasks: {n} recurring (seen in at least {} sessions) written to {}, to review",
-                self.min_sessions.max(1),
+                "tasks: {n} recurring (seen in at least {}) written to {}, to review",
+                sessions(self.min_sessions.max(1)),
                 terminal_safe(&path.display().to_string())
             ));
         }
+        for why in self.mining.iter().flat_map(MiningReport::unmined) {
+            lines.push(format!("sessions without a task: {why}"));
+        }
         lines
+    }
+}
+
+/// The skills a trajectory says it used: the `skills` of its `harvest` note (a harvested
+/// session), its `skill_id` (a captured rollout) and, when given, its `task_type`, each once,
+/// in that order; empty when it names none.
+pub fn stated_skills(task_type: Option<&str>, fields: &Map<String, Value>) -> Vec<String> {
+    let mut skills: Vec<String> = Vec::new();
+    let harvested = fields
+        .get("harvest")
+        .and_then(|h| h.get("skills"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    let captured = fields.get("skill_id").and_then(Value::as_str);
+    for skill in harvested.chain(captured).chain(task_type) {
+        let skill = skill.trim();
+        if !skill.is_empty() && !skills.iter().any(|s| s == skill) {
+            skills.push(skill.to_owned());
+        }
+    }
+    skills
+}
+
+/// Whether `skills` (as [`stated_skills`] gives them) hold `name`, as itself or as the
+/// `name` of a plugin's `plugin:name`.
+pub fn names_skill(skills: &[String], name: &str) -> bool {
+    skills
+        .iter()
+        .any(|s| s == name || s.rsplit(':').next() == Some(name))
+}
+
+/// `n session` or `n sessions`.
+fn sessions(n: usize) -> String {
+    if n == 1 {
+        "1 session".to_owned()
+    } else {
+        format!("{n} sessions")
     }
 }
 
@@ -243,16 +291,20 @@ pub fn harvest(
     let rules = config::read_rules(args.config.as_deref())?;
     let since = args.since.as_deref().map(check_date).transpose()?;
     let from = source_location(args)?;
-    if matches!(
-        args.source,
-        HarvestSource::SessionState | HarvestSource::Dir
-    ) && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
+    if args.source == HarvestSource::SessionState
+        && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
     {
         return Err(bad_option(format!(
             "--project, --since and --skill filter agent transcripts; a {} source has no \
              project, date or skill to filter on",
             args.source.name()
         )));
+    }
+    if args.source == HarvestSource::Dir && (args.project.is_some() || args.since.is_some()) {
+        return Err(bad_option(
+            "--project and --since filter agent transcripts; a dir source has no project or \
+             date to filter on (--skill keeps the trajectories that name the skill)",
+        ));
     }
     if args.recorded
         && matches!(
@@ -404,8 +456,13 @@ pub fn harvest(
             }
         }
         HarvestSource::Dir => {
-            let (harvested, skipped) =
-                dir::trajectory_dir(&from, !args.no_redact, &mut redactions)?;
+            let (harvested, skipped) = dir::trajectory_dir(
+                &from,
+                !args.no_redact,
+                &mut redactions,
+                args.skill.as_deref(),
+                &mut counts.filtered_out,
+            )?;
             for (path, reason) in skipped {
                 counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
                 notes(HarvestNote::Skipped(format!(
@@ -419,13 +476,13 @@ pub fn harvest(
             }
         }
     }
-    let tasks = match &args.tasks {
+    let (tasks, mining) = match &args.tasks {
         Some(path) => {
-            let tasks = miner.finish();
+            let (tasks, report) = miner.finish_with_report();
             write_tasks(path, &tasks)?;
-            Some((path.clone(), tasks.len()))
+            (Some((path.clone(), tasks.len())), Some(report))
         }
-        None => None,
+        None => (None, None),
     };
     Ok(HarvestSummary {
         source: args.source,
@@ -440,6 +497,7 @@ pub fn harvest(
         }),
         out: args.out.clone(),
         tasks,
+        mining,
         min_sessions: args.min_sessions,
     })
 }

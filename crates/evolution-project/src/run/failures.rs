@@ -349,7 +349,11 @@ mod tests {
             "  | ModuleNotFoundError: No module named 'helpers'"
         );
         assert!(lines[5].starts_with("stopped in the training rollouts (demo_train_e0_v1)"));
-        assert!(lines[5].contains("run the same command"), "{}", lines[5]);
+        assert!(
+            lines[5].contains("the same command resumes where it stopped"),
+            "{}",
+            lines[5]
+        );
     }
 
     #[test]

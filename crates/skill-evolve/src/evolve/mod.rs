@@ -359,6 +359,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));
     }
+    if let Some(warning) = loaded.unused_skill_warning(&skill_names(skill, &original)) {
+        eprintln!("{}", terminal_safe(&warning));
+    }
     out.say(&format!(
         "evolving {} from {} failure trajectories (passing ones left out: {}) with {}\n",
         skill.display(),
@@ -366,6 +369,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         loaded.passed,
         llm.description
     ));
+    if let Some(note) = llm.quality_note {
+        out.say(&format!("{note}\n"));
+    }
     if let Some(reach) = &reach {
         out.say(&reach.lines());
     }
@@ -408,6 +414,11 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     };
 
     run_dir.create_evolve_session()?;
+    for round in &summary.rounds {
+        for why in &round.dropped {
+            out.say(&format!("round {}: {why}\n", round.round));
+        }
+    }
     if !summary.changed {
         if args.slow_update {
             summary.slow_update = Some(SlowReport::skipped(
@@ -684,6 +695,34 @@ fn finish(
         out.say(&format!("html report: {}\n", html.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The names a trajectory may know the skill by: its frontmatter `name:`, its folder (for a
+/// `SKILL.md`) and its file name without `.md`.
+fn skill_names(skill: &Path, text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let folder = skill
+        .canonicalize()
+        .ok()
+        .and_then(|p| {
+            p.parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .filter(|_| skill.file_name().is_some_and(|n| n == "SKILL.md"));
+    let stem = skill
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| s != "SKILL");
+    let front = evolution_project::layout::frontmatter_name(text)
+        .ok()
+        .flatten();
+    for name in [front, folder, stem].into_iter().flatten() {
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 fn schedule_of(args: &EvolveArgs) -> EditBudgetSchedule {

@@ -682,3 +682,47 @@ fn opencode_sessions_are_read_from_its_store() {
     let out = harvest(d, &["--source", "opencode", "--from", "not.db"]);
     assert_one_line_error(&out, "not.db");
 }
+
+#[test]
+fn a_trajectory_folder_is_filtered_by_the_skill_its_trajectories_name() {
+    let dir = workspace();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("own")).unwrap();
+    let trajectory = |id: &str, extra: &str| {
+        format!(
+            r#"{{"id": "{id}", "task_description": "d", "question": "q", "fail_reason": "f",
+                "predicted_answer": "p", "reference_text": "r"{extra}}}"#
+        )
+    };
+    for (id, extra) in [
+        ("session", r#", "harvest": {"skills": ["elixir:hex-docs"]}"#),
+        ("rollout", r#", "skill_id": "hex-docs""#),
+        ("typed", r#", "task_type": "hex-docs""#),
+        ("other", r#", "skill_id": "pdf-tools""#),
+        ("unnamed", ""),
+    ] {
+        std::fs::write(d.join(format!("own/{id}.json")), trajectory(id, extra)).unwrap();
+    }
+    let out = harvest(
+        d,
+        &[
+            "--source", "dir", "--from", "own", "--skill", "hex-docs", "--out", "h",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "3", "{text}");
+    assert_eq!(count(&text, "filtered out"), "2", "{text}");
+    for kept in ["session", "rollout", "typed"] {
+        assert!(d.join(format!("h/{kept}.json")).is_file(), "{kept}");
+    }
+    assert!(!d.join("h/other.json").exists());
+    // --project and --since still have nothing to filter on in a folder.
+    assert_one_line_error(
+        &harvest(
+            d,
+            &["--source", "dir", "--from", "own", "--since", "2026-01-01"],
+        ),
+        "a dir source has no project or date",
+    );
+}
