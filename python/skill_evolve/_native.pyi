@@ -231,7 +231,9 @@ def run(
 def status(project: Optional[StrPath] = None) -> List[JsonDict]:
     """The runs of a project (``None``: the current folder or the nearest one above it with
     runs): ``name``, ``dir``, ``state`` (``finished`` or ``not_finished``), ``resumable``,
-    ``final_version``, ``staged``, ``waiting``, ``documents``, ``run_ids`` and ``lines``."""
+    ``changed`` (the user files an unfinished run read that changed since it started: it
+    cannot resume, only start over), ``final_version``, ``staged``, ``waiting``,
+    ``documents``, ``run_ids`` and ``lines``."""
 
 def adopt(
     run: str,

@@ -8,7 +8,8 @@ use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 use crate::run::dir::{RunDir, runs_of};
 use crate::run::failures::{PartFailures, failures_by_part};
-use crate::run::stage::{Proposal, read_proposal};
+use crate::run::inputs::read_inputs;
+use crate::run::stage::{Proposal, read_proposal, read_sources, sha256_hex};
 
 /// The project folder: `explicit`, else `start` or the nearest folder above it that has a
 /// runs folder.
@@ -102,6 +103,9 @@ pub struct RunStatus {
     pub run_ids: Vec<String>,
     /// The failed rollouts (INFRA) of each part of the run, from its log.
     pub failures: Vec<PartFailures>,
+    /// The user files of an unfinished run that changed (or went missing) since it started,
+    /// as the run recorded their paths: such a run cannot resume, only start over.
+    pub changed: Vec<PathBuf>,
 }
 
 impl RunStatus {
@@ -126,8 +130,22 @@ impl RunStatus {
                 final_version: None,
                 ..
             } => "finished: nothing staged".to_owned(),
+            RunState::NotFinished { resumable: true } if !self.changed.is_empty() => {
+                let files: Vec<String> = self
+                    .changed
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                format!(
+                    "not finished, and {} changed since it started: it cannot resume; \
+                     `run --fresh` starts it over",
+                    files.join(", ")
+                )
+            }
             RunState::NotFinished { resumable: true } => {
-                "not finished: the same `run` command resumes it".to_owned()
+                "not finished: the same `run` command resumes it (when its configuration is \
+                 unchanged)"
+                    .to_owned()
             }
             RunState::NotFinished { resumable: false } => "not finished".to_owned(),
         };
@@ -197,6 +215,10 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
             },
         };
         let (run_ids, failures) = from_log(&dir).await?;
+        let changed = match state {
+            RunState::NotFinished { resumable: true } => changed_files(project, &dir),
+            _ => Vec::new(),
+        };
         out.push(RunStatus {
             name,
             dir,
@@ -204,6 +226,7 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
             proposal,
             run_ids,
             failures,
+            changed,
         });
     }
     Ok(out)
@@ -224,4 +247,29 @@ async fn from_log(dir: &RunDir) -> anyhow::Result<(Vec<String>, Vec<PartFailures
         .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
     let failures = failures_by_part(&log).await;
     Ok((runs.into_iter().map(|r| r.run_id).collect(), failures))
+}
+
+/// The user files of the run in `dir` whose text is not what the run started with (its
+/// `inputs.json`), or that cannot be read any more; empty when the run recorded no inputs or
+/// no sources (nothing to compare) or when every file is as it was.
+fn changed_files(project: &Path, dir: &RunDir) -> Vec<PathBuf> {
+    let (Ok(Some(inputs)), Ok(Some(sources))) = (read_inputs(dir), read_sources(dir)) else {
+        return Vec::new();
+    };
+    sources
+        .documents
+        .into_iter()
+        .filter(|source| {
+            let Some(started) = inputs
+                .skills
+                .get(&source.document)
+                .or_else(|| inputs.prompts.get(&source.document))
+            else {
+                return false;
+            };
+            std::fs::read_to_string(project.join(&source.path))
+                .map_or(true, |text| sha256_hex(&text) != *started)
+        })
+        .map(|source| source.path)
+        .collect()
 }
