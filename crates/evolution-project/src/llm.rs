@@ -268,17 +268,7 @@ async fn build_provider(
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let (provider, chosen) = match (&args.provider, &file.llm.provider) {
-        (Some(p), _) => (*p, true),
-        (None, Some(spanned)) => (
-            parse_provider(spanned, config_path.as_deref().unwrap_or(Path::new("")))?,
-            true,
-        ),
-        (None, None) if args.cassette.is_some() || file.llm.cassette.is_some() => {
-            (Provider::Replay, true)
-        }
-        (None, None) => (Provider::Openai, false),
-    };
+    let (provider, chosen) = provider_choice(args, &file.llm, config_path.as_deref())?;
     let mut openai = file.llm.openai.clone();
     for (key, value) in [
         ("base_url", &args.base_url),
@@ -405,7 +395,7 @@ async fn build_provider(
             let Some(dir) = &args.handoff_dir else {
                 return Err(bad_option(
                     "provider `handoff` needs a folder for its prompts: it works with `run` \
-                     (the run's folder) and `evolve --run-dir DIR`",
+                     and `evolve`, which keep them in their run folder",
                 ));
             };
             let model = openai
@@ -623,6 +613,37 @@ fn load_file_config(
         bad_at(&path, line, e.message().to_owned())
     })?;
     Ok(Some((config, path, text)))
+}
+
+/// The provider `args` and the configuration's `section` (read from `config_path`) choose,
+/// and whether one was chosen at all (else the OpenAI-compatible default).
+fn provider_choice(
+    args: &LlmOptions,
+    section: &LlmSection,
+    config_path: Option<&Path>,
+) -> anyhow::Result<(Provider, bool)> {
+    Ok(match (&args.provider, &section.provider) {
+        (Some(p), _) => (*p, true),
+        (None, Some(spanned)) => (
+            parse_provider(spanned, config_path.unwrap_or(Path::new("")))?,
+            true,
+        ),
+        (None, None) if args.cassette.is_some() || section.cassette.is_some() => {
+            (Provider::Replay, true)
+        }
+        (None, None) => (Provider::Openai, false),
+    })
+}
+
+/// The provider the options `args` and the configuration file found from `near` choose,
+/// before anything is built (a command that needs a folder for the `handoff` provider
+/// chooses it by this).
+///
+/// # Errors
+/// A configuration file that cannot be read, or an unknown provider in it.
+pub fn chosen_provider(args: &LlmOptions, near: &[&Path]) -> anyhow::Result<Provider> {
+    let (file, path) = read_file_config(args.config.as_deref(), near)?;
+    Ok(provider_choice(args, &file.llm, path.as_deref())?.0)
 }
 
 /// The name of the environment variable holding the API key of the LLM

@@ -55,7 +55,8 @@ use evolution_project::evolve::slow::{SlowReport, gated_pairs, ungated_pairs};
 use evolution_project::evolve::trajectories::{Loaded, load_sources};
 use evolution_project::input::read_document;
 use evolution_project::input::read_prompt_templates;
-use evolution_project::llm::{api_key_variable, build_llm};
+use evolution_project::llm::{LlmOptions, Provider, api_key_variable, build_llm, chosen_provider};
+use evolution_project::run::HANDOFF_DIR;
 use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
 use evolution_project::run::dir::RunDir;
 use evolution_project::working_copy::writable_target;
@@ -212,6 +213,8 @@ struct Inputs {
     gating: Option<Gating>,
     /// What the gate can accept with its questions (gated sessions only).
     reach: Option<GateReach>,
+    /// The LLM's options; with the `handoff` provider, its folder in the session's.
+    llm_options: LlmOptions,
 }
 
 /// A gated session's configuration and what it gates the skill with.
@@ -246,10 +249,21 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     if args.yes || stdin_is_terminal() {
         writable_target(skill)?;
     }
-    let root = args
-        .run_dir
-        .clone()
-        .unwrap_or_else(|| RunDir::default_evolve_root(&skill_dir(skill)));
+    let mut llm_options = args.llm.options();
+    let handoff = chosen_provider(&llm_options, &[skill])? == Provider::Handoff;
+    if handoff && args.agent_config.is_some() && args.slow_update {
+        return Err(bad_option(
+            "--slow-update with --agent-config asks the model after the gate has run, and a \
+             handoff stops there and runs the command again, which would gate the candidate \
+             twice: leave out --slow-update, or use a provider that answers at once",
+        ));
+    }
+    let root = match &args.run_dir {
+        Some(dir) => dir.clone(),
+        // A handoff session is run again with the same command: its folder is the same too.
+        None if handoff => RunDir::handoff_evolve_root(&skill_dir(skill), skill),
+        None => RunDir::default_evolve_root(&skill_dir(skill)),
+    };
     let run_dir = RunDir::evolve_session(
         root,
         &skill_dir(skill),
@@ -257,6 +271,9 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     )?;
     if let Some(record) = &args.llm.record {
         run_dir.refuse_record_inside(record)?;
+    }
+    if handoff {
+        llm_options.handoff_dir = Some(run_dir.root().join(HANDOFF_DIR));
     }
     let loaded = load_sources(
         &run_dir.name(),
@@ -313,6 +330,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         templates,
         gating,
         reach,
+        llm_options,
     })
 }
 
@@ -337,6 +355,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         templates,
         gating,
         reach,
+        llm_options,
     } = check_inputs(args)?;
     // Every LLM call and rollout is metered, per phase; only a gated
     // session has caps (its `[budget]`).
@@ -350,7 +369,17 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     run_dir.check_writable()?;
-    let llm = runtime.block_on(build_llm(&args.llm.options(), &[&args.skill]))?;
+    if llm_options.handoff_dir.is_some() {
+        // The handoff's files live in the session folder, marked as this program's first.
+        run_dir.create_evolve_session()?;
+    }
+    let llm = runtime.block_on(build_llm(&llm_options, &[&args.skill]))?;
+    let handoff = llm.handoff.clone();
+    if let Some(handoff) = &handoff {
+        handoff
+            .clear_prompts()
+            .map_err(|e| anyhow::anyhow!("handoff: {e}"))?;
+    }
     // A gated session's LLM calls count against its `[budget]` too.
     let provider: Arc<dyn LlmProvider> = Arc::new(MeteredLlm::new(
         Arc::clone(&llm.provider),
@@ -377,14 +406,20 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     }
 
     budget.enter_phase(Phase::Propose);
-    let (candidate, outcome) = runtime.block_on(evolve_loop(
-        provider.as_ref(),
-        &original,
-        &loaded.failures,
-        args,
-        &schedule,
-        &templates,
-    ))?;
+    let Some(rounds) = runtime.block_on(or_handoff(
+        handoff.as_deref(),
+        evolve_loop(
+            provider.as_ref(),
+            &original,
+            &loaded.failures,
+            args,
+            &schedule,
+            &templates,
+        ),
+    )) else {
+        return Ok(handed_off(out, handoff.as_deref()));
+    };
+    let (candidate, outcome) = rounds?;
     let candidates = session_candidates(args);
     let Outcome {
         rounds,
@@ -444,14 +479,33 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         judge_prompts: &templates.diagnose,
     };
     let offered = match &gating {
-        Some(g) => runtime.block_on(session.gated(
-            g,
-            &run_dir,
-            Arc::clone(&budget),
-            candidates,
-            &mut summary,
-        ))?,
-        None => Some(runtime.block_on(session.ungated(&mut summary))?),
+        Some(g) => {
+            let gated = runtime.block_on(or_handoff(
+                handoff.as_deref(),
+                session.gated(g, &run_dir, Arc::clone(&budget), candidates, &mut summary),
+            ));
+            match gated {
+                Some(offered) => offered?,
+                // The gate's rubric judge asked the model: its answers cannot come back
+                // into this gate without running it a second time.
+                None => {
+                    return Err(bad_option(format!(
+                        "the gate's rubric checks ask the model while the gate runs, which a \
+                         handoff cannot answer without gating the candidate twice; use a \
+                         provider that answers at once for a gated session with rubric checks \
+                         (the requests are in {})",
+                        run_dir.root().join(HANDOFF_DIR).display()
+                    )));
+                }
+            }
+        }
+        None => match runtime.block_on(or_handoff(
+            handoff.as_deref(),
+            session.ungated(&mut summary),
+        )) {
+            Some(offered) => Some(offered?),
+            None => return Ok(handed_off(out, handoff.as_deref())),
+        },
     };
     let candidate_path = run_dir.candidate(&name);
     let shown = offered.as_deref().unwrap_or(&candidate);
@@ -530,6 +584,38 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     summary.version = Some(version.to_string());
     out.say(&format!("wrote {} as {version}\n", skill.display()));
     finish(out, &run_dir, &mut summary, &budget)
+}
+
+/// Runs `work` to its end, or stops it (`None`) once the `handoff` provider waits for
+/// answers to the requests it handed off.
+async fn or_handoff<T>(
+    handoff: Option<&evolution_llm_cassette::handoff::Handoff>,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match handoff {
+        None => Some(work.await),
+        Some(handoff) => tokio::select! {
+            out = work => Some(out),
+            () = handoff.waiting() => None,
+        },
+    }
+}
+
+/// Says where the handed-off requests are and how to go on; the exit code of a session that
+/// waits for answers.
+fn handed_off(out: Out, handoff: Option<&evolution_llm_cassette::handoff::Handoff>) -> ExitCode {
+    if let Some(handoff) = handoff {
+        let files = handoff.files();
+        out.say(&format!(
+            "waiting for answers: {} request(s) of the model are in {}; answer them in {} (one \
+             {{\"key\", \"reply\"}} line each; your own agent session can write them), then run \
+             the same command again to go on; nothing was written to the skill\n",
+            handoff.waiting_count(),
+            files.prompts.display(),
+            files.answers.display()
+        ));
+    }
+    ExitCode::from(crate::run::HANDOFF_EXIT)
 }
 
 /// What the steps after the rounds share.
