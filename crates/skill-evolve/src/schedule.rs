@@ -244,9 +244,11 @@ enum Installed {
 /// when there is no such file. A link, a folder or a file too large to be a crontab is refused.
 fn read_crontab(file: &Path, flag: &str) -> anyhow::Result<Option<String>> {
     match std::fs::symlink_metadata(file) {
-        Ok(meta) if !meta.is_file() => {
-            Err(bad_at(file, None, format!("{flag} must name a regular file")))
-        }
+        Ok(meta) if !meta.is_file() => Err(bad_at(
+            file,
+            None,
+            format!("{flag} must name a regular file"),
+        )),
         Ok(meta) if meta.len() > MAX_CRONTAB_BYTES => Err(bad_at(
             file,
             None,

@@ -40,8 +40,7 @@ use serde_json::json;
 
 use self::inputs::{
     AdoptInput, AnswerInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput,
-    PresetInput, PromptsInput, ReportInput, ScheduleInput, SourceInput, StopInput,
-    UnscheduleInput,
+    PresetInput, PromptsInput, ReportInput, ScheduleInput, SourceInput, StopInput, UnscheduleInput,
 };
 use self::jobs::Jobs;
 use self::paths::Project;

@@ -250,11 +250,7 @@ fn uninstall_from_a_file_that_is_not_there_is_an_error() {
         &["--uninstall", "crontab.txt", "--install", "other.txt"][..],
         &[][..],
     ] {
-        let out = skill_evolve(d)
-            .arg("schedule")
-            .args(args)
-            .output()
-            .unwrap();
+        let out = skill_evolve(d).arg("schedule").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(out.stdout.is_empty(), "{out:?}");
     }
