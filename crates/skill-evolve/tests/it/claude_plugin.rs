@@ -285,8 +285,10 @@ fn a_headless_claude_code_session_loads_the_plugin_and_its_end_is_recorded_for_h
     let status: Value = serde_json::from_str(text).unwrap();
     assert_eq!(status["project"], project.display().to_string(), "{text}");
     assert_eq!(status["runs"], serde_json::json!([]), "{text}");
-    let result = events.last().unwrap();
-    assert_eq!(result["type"], "result", "{stdout}");
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "result")
+        .unwrap_or_else(|| panic!("no result event: {stdout}"));
     assert_eq!(result["is_error"], false, "{stdout}");
     assert_eq!(
         result["permission_denials"],
