@@ -81,7 +81,7 @@ pub(crate) enum Command {
     Capture(crate::capture::CaptureArgs),
     /// Print (or, with `--install FILE`, add to that crontab file) the crontab entry that
     /// harvests sessions and runs the loop every night or hour; results are staged, never
-    /// adopted.
+    /// adopted. `--uninstall FILE` takes this folder's entry out of that file again.
     Schedule(crate::schedule::ScheduleArgs),
     /// Rebuild a finished run's self-contained HTML report (`report.html`:
     /// lineage, evidence charts, diffs) from its folder and print its path.

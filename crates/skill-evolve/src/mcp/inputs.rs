@@ -126,6 +126,15 @@ pub(super) struct ScheduleInput {
     pub(super) install: Option<String>,
 }
 
+/// Inputs of `unschedule`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UnscheduleInput {
+    /// The crontab file inside the project that `schedule` installed the entry into; this
+    /// project's entry is taken out of it, every other line kept.
+    pub(super) file: String,
+}
+
 /// Gate presets.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -5,6 +5,7 @@ mod adopt_safety;
 mod agent_protocol;
 mod bad_input;
 mod capture;
+mod claude_plugin;
 mod crash;
 mod diagnose;
 mod docs;
