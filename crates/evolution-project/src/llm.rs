@@ -646,6 +646,36 @@ pub fn chosen_provider(args: &LlmOptions, near: &[&Path]) -> anyhow::Result<Prov
     Ok(provider_choice(args, &file.llm, path.as_deref())?.0)
 }
 
+/// The environment variable a run of the run configuration at `path` reads its LLM's API key
+/// from (its `[llm]` section: `[llm.openai] api_key_env`, else the usual variable of its
+/// `base_url`), `None` when its model needs no key (a replay, the embedded model, a handoff).
+///
+/// # Errors
+/// A configuration that cannot be read, whose `[llm]` section is not one, or whose
+/// OpenAI-compatible model names no key variable that can be known.
+pub fn run_key_variable(path: &Path) -> anyhow::Result<Option<String>> {
+    /// A run configuration's `[llm]`, its other sections left to `run`.
+    #[derive(Deserialize)]
+    struct LlmOnly {
+        #[serde(default)]
+        llm: LlmSection,
+    }
+    let text = read_input_text(path, InputKind::Config)?;
+    let LlmOnly { llm: section } = toml::from_str(&text)
+        .map_err(|e| bad_at(path, None, format!("not a run configuration: {e}")))?;
+    let (provider, _) = provider_choice(&LlmOptions::default(), &section, Some(path))?;
+    if provider != Provider::Openai {
+        return Ok(None);
+    }
+    section.key_variable(None).map(Some).ok_or_else(|| {
+        bad_at(
+            path,
+            None,
+            "[llm.openai] names neither api_key_env nor a base_url whose key variable is known",
+        )
+    })
+}
+
 /// The name of the environment variable holding the API key of the LLM
 /// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
 /// configuration file found from `near`, else the usual variable the key is

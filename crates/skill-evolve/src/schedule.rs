@@ -25,6 +25,7 @@ use clap::{Args, ValueEnum};
 use crate::out::outln;
 use crate::render::terminal_safe;
 use evolution_project::error::{bad_at, bad_option};
+use evolution_project::llm::run_key_variable;
 
 /// Largest crontab file `--install` reads and rewrites.
 const MAX_CRONTAB_BYTES: u64 = 1024 * 1024;
@@ -133,11 +134,32 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    eprintln!(
-        "note: cron starts commands with a bare environment; name the LLM's API key in \
-         skill-evolve.toml or set it on a line of the crontab"
-    );
+    eprintln!("{}", terminal_safe(&key_note(&args.config)));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the scheduled `run` finds its API key, said for the run configuration `config`:
+/// cron starts commands with a bare environment, so the variable `run` reads must be set in
+/// the crontab itself.
+fn key_note(config: &Path) -> String {
+    const BARE: &str = "note: cron starts commands with a bare environment";
+    match run_key_variable(config) {
+        Ok(None) => format!(
+            "{BARE}; the run's model ([llm] of {}) needs no API key",
+            config.display()
+        ),
+        Ok(Some(variable)) => format!(
+            "{BARE}: `run` reads the model's API key from ${variable} ([llm] of {}), so set \
+             it on a line of the crontab above the entry ({variable}=…) and keep that crontab \
+             readable by you alone",
+            config.display()
+        ),
+        Err(_) => format!(
+            "{BARE}: set the variable holding the model's API key ([llm.openai] api_key_env \
+             of {}) on a line of the crontab above the entry",
+            config.display()
+        ),
+    }
 }
 
 /// `--uninstall FILE`: the folder `here`'s entry taken out of `file`.

@@ -42,6 +42,28 @@ fn the_entry_harvests_then_runs_and_stages_only() {
     assert!(!line.contains("adopt"), "{line}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("API key"));
 
+    // The note names the variable the run reads its key from, or says none is needed.
+    for (llm, note) in [
+        (
+            "[llm]\nprovider = \"openai\"\n[llm.openai]\nbase_url = \"https://api.deepseek.com/v1\"\napi_key_env = \"MY_DEEPSEEK_KEY\"\n",
+            "`run` reads the model's API key from $MY_DEEPSEEK_KEY ([llm] of evolve.toml), so \
+             set it on a line of the crontab above the entry (MY_DEEPSEEK_KEY=…)",
+        ),
+        (
+            "[llm]\nprovider = \"replay\"\ncassette = \"run.cassette\"\n",
+            "the run's model ([llm] of evolve.toml) needs no API key",
+        ),
+    ] {
+        std::fs::write(d.join("evolve.toml"), llm).unwrap();
+        let out = skill_evolve(d)
+            .args(["schedule", "--every", "night"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(note), "{stderr}");
+    }
+
     let hourly = skill_evolve(d)
         .args(["schedule", "--every", "hour"])
         .output()
