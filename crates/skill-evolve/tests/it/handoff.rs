@@ -241,3 +241,73 @@ fn a_gated_slow_update_is_not_handed_off() {
     assert_one_line_error(&out, "would gate the candidate twice");
     assert!(!d.join(".skill-evolve").exists(), "something was written");
 }
+
+#[test]
+fn status_lists_the_evolve_sessions_beside_the_skills() {
+    let example = release_notes_example();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // An Agent Skills folder: the skill, its trajectories and the replies, in a project.
+    std::fs::create_dir_all(d.join("skills/notes")).unwrap();
+    std::fs::rename(example.path().join("temp"), d.join("temp")).unwrap();
+    std::fs::rename(
+        example.path().join("demo.cassette"),
+        d.join("demo.cassette"),
+    )
+    .unwrap();
+    std::fs::rename(
+        example.path().join("SKILL.md"),
+        d.join("skills/notes/SKILL.md"),
+    )
+    .unwrap();
+    let evolve = |extra: &[&str]| {
+        skill_evolve(d)
+            .args(["evolve", "skills/notes/SKILL.md", "--trajectories", "temp"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Without a terminal and without --yes: a candidate, not written.
+    let out = evolve(&["--provider", "replay", "--cassette", "demo.cassette"]);
+    assert!(out.status.success(), "{out:?}");
+    // A handoff waiting for its answers.
+    let out = evolve(&["--provider", "handoff", "--model", "demo-model"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+
+    let out = skill_evolve(d).arg("status").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let sessions: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("evolve session skills/notes/.skill-evolve/runs/"))
+        .collect();
+    assert_eq!(sessions.len(), 2, "{shown}");
+    assert!(
+        sessions
+            .iter()
+            .any(|l| l.contains("/handoff-SKILL: not finished")),
+        "{shown}"
+    );
+    assert!(
+        sessions.iter().any(|l| l
+            .contains(" of skills/notes/SKILL.md: candidate not written (ungated): ")
+            && l.ends_with("SKILL.md")),
+        "{shown}"
+    );
+
+    // Written with --yes: the session says so, with the version.
+    let out = evolve(&[
+        "--provider",
+        "replay",
+        "--cassette",
+        "demo.cassette",
+        "--yes",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let shown = String::from_utf8_lossy(&skill_evolve(d).arg("status").output().unwrap().stdout)
+        .into_owned();
+    assert!(
+        shown.contains(" of skills/notes/SKILL.md: written as v000002 (ungated)"),
+        "{shown}"
+    );
+}
