@@ -341,6 +341,8 @@ impl Server {
             SourceInput::Codex => HarvestSource::Codex,
             SourceInput::Gemini => HarvestSource::Gemini,
             SourceInput::Opencode => HarvestSource::OpenCode,
+            SourceInput::Cursor => HarvestSource::Cursor,
+            SourceInput::Copilot => HarvestSource::Copilot,
             SourceInput::SessionState => HarvestSource::SessionState,
             SourceInput::Dir => HarvestSource::Dir,
         };
@@ -350,6 +352,8 @@ impl Server {
                 | HarvestSource::Codex
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         );
         let options = HarvestOptions {
             source,
