@@ -321,8 +321,8 @@ impl Server {
 
     /// Reads agent sessions into trajectories and mined tasks.
     #[tool(
-        description = "Read Claude Code or Codex sessions (by default those of this \
-                          project) into trajectories and recurring tasks, secrets redacted, \
+        description = "Read Claude Code, Codex, Gemini CLI, OpenCode, Cursor or GitHub \
+                          Copilot sessions (by default those of this project) into trajectories and recurring tasks, secrets redacted, \
                           each session judged failed or passed."
     )]
     async fn harvest(&self, Parameters(input): Parameters<HarvestInput>) -> ToolResult {

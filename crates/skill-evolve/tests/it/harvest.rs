@@ -1,6 +1,9 @@
-//! `skill-evolve harvest` end to end, on hand-written sessions in the formats Claude Code and
-//! Codex write (`fixtures/harvest/`): counts, verdicts with reasons, filters, redaction of a
-//! dozen kinds of secrets in every written file, bad input, and a harvested folder fed to
+//! `skill-evolve harvest` end to end, on hand-written sessions in the formats Claude Code,
+//! Codex, Gemini CLI, OpenCode, Cursor and GitHub Copilot write (`fixtures/harvest/`; Cursor's
+//! SQLite stores are kept as the SQL that builds them, `state.sql`, turned into `state.vscdb` by
+//! the test; where each format was learned is in the module documentation of its reader in
+//! `evolution_harvest`): counts, verdicts with reasons, filters, redaction of a dozen kinds of
+//! secrets in every written file, bad input, and a harvested folder fed to
 //! `evolve --trajectories`.
 
 use std::path::{Path, PathBuf};
