@@ -817,6 +817,45 @@ mod tests {
         assert!(vscode_chat_from_json("[]").is_err());
     }
 
+    #[test]
+    fn odd_shapes_are_read_without_panic() {
+        let odd = [
+            r#"{"requests":[1,"x",null,{"message":7,"response":{"kind":3},"timestamp":1e308,"modelState":[]},
+                {"response":[7,{"kind":"toolInvocationSerialized","isConfirmed":"yes","resultDetails":[1],"toolSpecificData":{"kind":"terminal","commandLine":5}}]}]}"#,
+            r#"{"requests":[],"creationDate":-99999999999999999,"sessionId":""}"#,
+        ];
+        for text in odd {
+            let data = vscode_chat_from_json(text).unwrap();
+            read_vscode_chat(&data, "f", None, TextPolicy::default()).unwrap();
+        }
+        let mut log = VsCodeChatLog::new();
+        for (i, line) in [
+            r#"{"kind":0,"v":[1,2]}"#,
+            r#"{"kind":2,"k":[0],"v":[1],"i":18446744073709551615}"#,
+            r#"{"kind":3,"k":[5]}"#,
+            r#"{"kind":0,"v":{"a":{"b":1}}}"#,
+            r#"{"kind":2,"k":["a","b"],"v":"x"}"#,
+            r#"{"kind":1,"k":[],"v":1}"#,
+        ]
+        .iter()
+        .enumerate()
+        {
+            let _ = log.push_line(i + 1, line);
+        }
+        let mut reader = CopilotCliReader::new("f", TextPolicy::default());
+        for line in [
+            r#"{"type":7,"data":[]}"#,
+            r#"{"type":"tool.execution_complete","data":{"toolCallId":5,"success":"yes","error":"x"}}"#,
+            r#"{"type":"assistant.message","data":{"toolRequests":{"a":1},"content":[]}}"#,
+            r#"{"type":"user.message","data":{"content":{"x":1},"source":3}}"#,
+            r#"{"type":"session.start","data":{"context":"x"},"timestamp":5}"#,
+        ] {
+            reader.push_line(1, line).unwrap();
+        }
+        let (s, _) = reader.finish();
+        assert_eq!(s.tool_calls.len(), 1);
+    }
+
     const EVENTS: &[&str] = &[
         r#"{"type":"session.start","data":{"sessionId":"cli-1","version":1,"producer":"copilot-agent","copilotVersion":"0.0.400","startTime":"2026-02-01T10:00:00.000Z","context":{"cwd":"/w/app"}},"id":"e1","timestamp":"2026-02-01T10:00:00.000Z","parentId":null}"#,
         r#"{"type":"user.message","data":{"content":"Fix the build"},"id":"e2","timestamp":"2026-02-01T10:00:01.000Z","parentId":"e1"}"#,

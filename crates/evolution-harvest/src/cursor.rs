@@ -333,6 +333,22 @@ mod tests {
     }
 
     #[test]
+    fn odd_shapes_are_read_without_panic() {
+        let rows = CursorComposerRows {
+            composer_data: r#"{"createdAt":1e308,"fullConversationHeadersOnly":[1,{"bubbleId":7},{"bubbleId":"b"}],"conversation":5}"#.to_owned(),
+            bubbles: vec![(
+                "b".to_owned(),
+                r#"{"type":2,"text":5,"createdAt":[],"workspaceUris":[1,"file:///%"],"toolFormerData":{"rawArgs":"{","result":7,"status":3,"additionalData":[]}}"#
+                    .to_owned(),
+            )],
+            ..CursorComposerRows::default()
+        };
+        let (s, _) = read_cursor_composer(&rows, TextPolicy::default()).unwrap();
+        assert_eq!(s.tool_calls.len(), 1);
+        assert_eq!(s.skipped_records, 2);
+    }
+
+    #[test]
     fn older_composers_keep_their_bubbles_inline() {
         let rows = CursorComposerRows {
             composer_id: "old".to_owned(),
