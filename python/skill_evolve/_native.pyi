@@ -263,7 +263,9 @@ def harvest(
     on_note: Optional[Callable[[JsonDict], None]] = None,
 ) -> JsonDict:
     """Agent sessions into trajectories, as ``skill-evolve harvest``: ``source`` is
-    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``; ``recorded=True`` reads
-    only the sessions the host's session-end hook recorded. ``on_note(dict)`` gets
-    each note (``kind`` ``"warning"``, ``"skipped"`` or ``"session"``). Returns ``source``,
-    ``from``, ``counts``, ``redactions``, ``out``, ``tasks`` and ``lines``."""
+    ``"claude-code"``, ``"codex"``, ``"gemini"``, ``"opencode"``, ``"cursor"``, ``"copilot"``,
+    ``"session-state"`` or ``"dir"``; ``recorded=True`` reads only the sessions the host's
+    session-end hook recorded. ``on_note(dict)`` gets each note (``kind`` ``"warning"``,
+    ``"skipped"`` or ``"session"``). Returns ``source``, ``from``, ``also_from`` (further
+    folders read: GitHub Copilot's default reads VS Code's and the CLI's), ``counts``,
+    ``redactions``, ``out``, ``tasks`` and ``lines``."""

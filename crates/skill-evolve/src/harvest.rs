@@ -20,6 +20,13 @@ pub(crate) enum SourceArg {
     Gemini,
     /// OpenCode's SQLite store (default: `~/.local/share/opencode/opencode.db`).
     Opencode,
+    /// Cursor's chats, from its SQLite stores (default: `~/.config/Cursor/User`; macOS:
+    /// `~/Library/Application Support/Cursor/User`).
+    Cursor,
+    /// GitHub Copilot: VS Code's chat sessions (default: `~/.config/Code/User`; macOS:
+    /// `~/Library/Application Support/Code/User`) and the `copilot` CLI's
+    /// (`~/.copilot/session-state`).
+    Copilot,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -33,6 +40,8 @@ impl From<SourceArg> for HarvestSource {
             SourceArg::Codex => HarvestSource::Codex,
             SourceArg::Gemini => HarvestSource::Gemini,
             SourceArg::Opencode => HarvestSource::OpenCode,
+            SourceArg::Cursor => HarvestSource::Cursor,
+            SourceArg::Copilot => HarvestSource::Copilot,
             SourceArg::SessionState => HarvestSource::SessionState,
             SourceArg::Dir => HarvestSource::Dir,
         }

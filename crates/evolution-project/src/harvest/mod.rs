@@ -1,7 +1,8 @@
 //! Harvest: real agent sessions into trajectories that `evolve --trajectories` reads.
 //!
-//! Sources: Claude Code transcripts, Codex rollout files, a SESSION-STATE.md, or a folder of
-//! this project's own trajectory files. Each session is read line by line within a size limit,
+//! Sources: Claude Code transcripts, Codex rollout files, Gemini CLI chats, OpenCode's and
+//! Cursor's SQLite stores (read-only), GitHub Copilot's VS Code chat sessions and CLI event
+//! logs, a SESSION-STATE.md, or a folder of this project's own trajectory files. Each session is read line by line within a size limit,
 //! its secrets redacted (unless `--no-redact`, said on every run), judged by the `[harvest]`
 //! rules with the reasons kept, filtered (`--project`, `--since`, `--skill`) and, with
 //! `--out`, written as one JSON file per session. A malformed line skips its session with a
@@ -13,6 +14,8 @@
 //! `run` (`evolution_harvest::tasks` explains the grouping rule), every line unreviewed.
 
 mod config;
+mod copilot_files;
+mod cursor_store;
 pub(crate) mod dir;
 mod files;
 mod opencode_store;
@@ -48,6 +51,14 @@ pub enum HarvestSource {
     /// OpenCode sessions, from its SQLite store (default:
     /// `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`).
     OpenCode,
+    /// Cursor's chats, from its SQLite stores (default: Cursor's `User` folder,
+    /// `$XDG_CONFIG_HOME/Cursor/User` or `~/.config/Cursor/User`, on macOS
+    /// `~/Library/Application Support/Cursor/User`).
+    Cursor,
+    /// GitHub Copilot's sessions: VS Code's chat sessions (default: `workspaceStorage` and
+    /// `globalStorage/emptyWindowChatSessions` of VS Code's `User` folder) and the `copilot`
+    /// CLI's (default: `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`).
+    Copilot,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -62,6 +73,8 @@ impl HarvestSource {
             HarvestSource::Codex => "codex",
             HarvestSource::Gemini => "gemini",
             HarvestSource::OpenCode => "opencode",
+            HarvestSource::Cursor => "cursor",
+            HarvestSource::Copilot => "copilot",
             HarvestSource::SessionState => "session-state",
             HarvestSource::Dir => "dir",
         }
@@ -155,6 +168,9 @@ pub struct HarvestSummary {
     pub source: HarvestSource,
     /// The folder or file read.
     pub from: PathBuf,
+    /// Further folders read (GitHub Copilot's default: VS Code's and the CLI's, when both
+    /// exist).
+    pub also_from: Vec<PathBuf>,
     /// What it counted.
     pub counts: HarvestCounts,
     /// Secrets redacted per kind; `None` when redaction was off.
@@ -173,12 +189,12 @@ impl HarvestSummary {
     /// The summary as the command prints it, one line each (escaped).
     pub fn lines(&self) -> Vec<String> {
         let c = &self.counts;
+        let places: Vec<String> = std::iter::once(&self.from)
+            .chain(&self.also_from)
+            .map(|p| terminal_safe(&p.display().to_string()).into_owned())
+            .collect();
         let mut lines = vec![
-            format!(
-                "source: {} ({})",
-                self.source.name(),
-                terminal_safe(&self.from.display().to_string())
-            ),
+            format!("source: {} ({})", self.source.name(), places.join(", ")),
             format!("sessions: {}", c.sessions),
         ];
         if matches!(
@@ -187,6 +203,8 @@ impl HarvestSummary {
                 | HarvestSource::Codex
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         ) {
             lines.push(format!("turns: {}", c.turns));
             lines.push(format!("tool calls: {}", c.tool_calls));
@@ -290,7 +308,16 @@ pub fn harvest(
 ) -> anyhow::Result<HarvestSummary> {
     let rules = config::read_rules(args.config.as_deref())?;
     let since = args.since.as_deref().map(check_date).transpose()?;
-    let from = source_location(args)?;
+    let mut places = source_locations(args)?;
+    if places.len() > 1 {
+        // Several default places: those that exist are read; none is an error below.
+        let existing: Vec<PathBuf> = places.iter().filter(|p| p.exists()).cloned().collect();
+        if !existing.is_empty() {
+            places = existing;
+        }
+    }
+    let from = places.first().cloned().unwrap_or_default();
+    let also_from: Vec<PathBuf> = places.get(1..).unwrap_or_default().to_vec();
     if args.source == HarvestSource::SessionState
         && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
     {
@@ -313,6 +340,8 @@ pub fn harvest(
                 | HarvestSource::Dir
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         )
     {
         return Err(bad_option(format!(
@@ -372,16 +401,24 @@ pub fn harvest(
         HarvestSource::ClaudeCode
         | HarvestSource::Codex
         | HarvestSource::Gemini
-        | HarvestSource::OpenCode => {
+        | HarvestSource::OpenCode
+        | HarvestSource::Cursor
+        | HarvestSource::Copilot => {
             let kind = match args.source {
                 HarvestSource::Codex => SourceKind::Codex,
                 HarvestSource::Gemini => SourceKind::Gemini,
                 HarvestSource::OpenCode => SourceKind::OpenCode,
+                HarvestSource::Cursor => SourceKind::Cursor,
+                HarvestSource::Copilot => SourceKind::Copilot,
                 _ => SourceKind::ClaudeCode,
             };
             if !from.exists() {
+                let mut missing = from.display().to_string();
+                for other in &also_from {
+                    missing.push_str(&format!(", nor {}", other.display()));
+                }
                 return Err(bad_at(
-                    &from,
+                    Path::new(&missing),
                     None,
                     format!(
                         "no {} sessions here (pass --from with the folder that holds them)",
@@ -393,8 +430,27 @@ pub fn harvest(
                 redactor: (!args.no_redact).then(Redactor::default),
                 ..TextPolicy::default()
             };
+            let mut say_skipped = |problems: Vec<(PathBuf, String)>| {
+                for (path, reason) in problems {
+                    notes(HarvestNote::Skipped(format!(
+                        "skipped {}",
+                        terminal_safe(&format!("{}: {reason}", path.display()))
+                    )));
+                }
+            };
             let read: Vec<opencode_store::ReadSession> = if kind == SourceKind::OpenCode {
                 opencode_store::read_store(&from, new_policy)?
+            } else if kind == SourceKind::Cursor {
+                let (read, problems) = cursor_store::read_store(&from, new_policy)?;
+                say_skipped(problems);
+                read
+            } else if kind == SourceKind::Copilot {
+                let (files, problems) = copilot_files::find_copilot_sessions(&places);
+                say_skipped(problems);
+                files
+                    .iter()
+                    .map(|file| copilot_files::read_copilot_file(file, new_policy()))
+                    .collect()
             } else {
                 let (sessions, problems) = if args.recorded {
                     recorded_session_files(&from, args.project.as_deref())?
@@ -403,12 +459,7 @@ pub fn harvest(
                 } else {
                     find_sessions(&from)
                 };
-                for (path, reason) in problems {
-                    notes(HarvestNote::Skipped(format!(
-                        "skipped {}",
-                        terminal_safe(&format!("{}: {reason}", path.display()))
-                    )));
-                }
+                say_skipped(problems);
                 sessions
                     .iter()
                     .map(|files| read_session(kind, files, new_policy()))
@@ -426,6 +477,14 @@ pub fn harvest(
                 counts.skipped_records = counts
                     .skipped_records
                     .saturating_add(session.skipped_records);
+                // VS Code and Cursor store a chat as soon as its view opens: one with nothing
+                // in it is no session.
+                if matches!(kind, SourceKind::Cursor | SourceKind::Copilot)
+                    && session.turns.is_empty()
+                    && session.tool_calls.is_empty()
+                {
+                    continue;
+                }
                 if !filters.keep(&session) {
                     counts.filtered_out = counts.filtered_out.saturating_add(1);
                     continue;
@@ -487,6 +546,7 @@ pub fn harvest(
     Ok(HarvestSummary {
         source: args.source,
         from,
+        also_from,
         counts,
         redactions: (!args.no_redact).then(|| {
             redactions
@@ -567,10 +627,14 @@ fn read_session(
             read_gemini_session(&text, &fallback, policy)
                 .map_err(|e| (files.main.clone(), FileProblem::Line(e)))
         }
-        // The store is one file of many sessions: `opencode_store` reads it.
-        SourceKind::OpenCode => Err((
+        // Stores of many sessions and files of their own formats: `opencode_store`,
+        // `cursor_store` and `copilot_files` read them.
+        SourceKind::OpenCode | SourceKind::Cursor | SourceKind::Copilot => Err((
             files.main.clone(),
-            FileProblem::File("an OpenCode store holds many sessions".to_owned()),
+            FileProblem::File(format!(
+                "{} sessions are not read as transcript files",
+                kind.display_name()
+            )),
         )),
     }
 }
@@ -642,10 +706,11 @@ fn check_date(raw: &str) -> anyhow::Result<String> {
     }
 }
 
-/// The folder or file to read: `--from`, else the source's default location.
-fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
+/// The folders or files to read: `--from`, else the source's default locations (one, but for
+/// GitHub Copilot, whose VS Code and CLI sessions lie apart).
+fn source_locations(args: &HarvestOptions) -> anyhow::Result<Vec<PathBuf>> {
     if let Some(from) = &args.from {
-        return Ok(from.clone());
+        return Ok(vec![from.clone()]);
     }
     let home = || {
         std::env::var_os("HOME")
@@ -653,7 +718,37 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
             .map(PathBuf::from)
             .ok_or_else(|| bad_option("HOME is not set: pass --from with the sessions' folder"))
     };
-    match args.source {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    // Where an Electron application (VS Code, Cursor) keeps its `User` folder.
+    let app_user = |app: &str| -> anyhow::Result<PathBuf> {
+        let base = if cfg!(target_os = "macos") {
+            home()?.join("Library").join("Application Support")
+        } else {
+            match env("XDG_CONFIG_HOME") {
+                Some(config) => config,
+                None => home()?.join(".config"),
+            }
+        };
+        Ok(base.join(app).join("User"))
+    };
+    let one = match args.source {
+        HarvestSource::Cursor => app_user("Cursor"),
+        HarvestSource::Copilot => {
+            let user = app_user("Code")?;
+            let cli = match env("COPILOT_HOME") {
+                Some(copilot) => copilot,
+                None => home()?.join(".copilot"),
+            };
+            return Ok(vec![
+                user.join("workspaceStorage"),
+                user.join("globalStorage").join("emptyWindowChatSessions"),
+                cli.join("session-state"),
+            ]);
+        }
         HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),
         HarvestSource::Gemini => Ok(home()?.join(".gemini").join("tmp")),
         HarvestSource::OpenCode => {
@@ -674,7 +769,8 @@ fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
         HarvestSource::Dir => Err(bad_option(
             "--source dir needs --from DIR, the folder of trajectory .json files",
         )),
-    }
+    };
+    one.map(|path| vec![path])
 }
 
 /// A path that was not read, and why.

@@ -61,6 +61,10 @@ pub(super) enum SourceInput {
     Gemini,
     /// OpenCode's store (`~/.local/share/opencode/opencode.db`).
     Opencode,
+    /// Cursor's stores (`~/.config/Cursor/User`).
+    Cursor,
+    /// GitHub Copilot's VS Code chat sessions and `copilot` CLI sessions.
+    Copilot,
     /// A SESSION-STATE.md file.
     SessionState,
     /// A folder of trajectory files (`from` required).

@@ -322,8 +322,8 @@ impl Server {
 
     /// Reads agent sessions into trajectories and mined tasks.
     #[tool(
-        description = "Read Claude Code or Codex sessions (by default those of this \
-                          project) into trajectories and recurring tasks, secrets redacted, \
+        description = "Read Claude Code, Codex, Gemini CLI, OpenCode, Cursor or GitHub \
+                          Copilot sessions (by default those of this project) into trajectories and recurring tasks, secrets redacted, \
                           each session judged failed or passed."
     )]
     async fn harvest(&self, Parameters(input): Parameters<HarvestInput>) -> ToolResult {
@@ -342,6 +342,8 @@ impl Server {
             SourceInput::Codex => HarvestSource::Codex,
             SourceInput::Gemini => HarvestSource::Gemini,
             SourceInput::Opencode => HarvestSource::OpenCode,
+            SourceInput::Cursor => HarvestSource::Cursor,
+            SourceInput::Copilot => HarvestSource::Copilot,
             SourceInput::SessionState => HarvestSource::SessionState,
             SourceInput::Dir => HarvestSource::Dir,
         };
@@ -351,6 +353,8 @@ impl Server {
                 | HarvestSource::Codex
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         );
         let options = HarvestOptions {
             source,
