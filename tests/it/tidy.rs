@@ -251,7 +251,7 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
         "",
     ),
     (
-        "crates/evolution-project/src/run/config/mod.rs",
+        "crates/evolution-project/src/run/config/gating.rs",
         "GatingFile",
         "",
     ),
@@ -261,7 +261,7 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
         "run",
     ),
     (
-        "crates/evolution-project/src/run/config/mod.rs",
+        "crates/evolution-project/src/run/config/gating.rs",
         "GatingRun",
         "run",
     ),
@@ -295,8 +295,8 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
         "Price",
         "budget.prices",
     ),
-    ("crates/evolution-project/src/llm.rs", "FileConfig", ""),
-    ("crates/evolution-project/src/llm.rs", "LlmSection", "llm"),
+    ("crates/evolution-project/src/llm/mod.rs", "FileConfig", ""),
+    ("crates/evolution-project/src/llm/mod.rs", "LlmSection", "llm"),
     (
         "crates/evolution-llm-openai/src/config.rs",
         "OpenAiConfig",
