@@ -296,7 +296,11 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
         "budget.prices",
     ),
     ("crates/evolution-project/src/llm/mod.rs", "FileConfig", ""),
-    ("crates/evolution-project/src/llm/mod.rs", "LlmSection", "llm"),
+    (
+        "crates/evolution-project/src/llm/mod.rs",
+        "LlmSection",
+        "llm",
+    ),
     (
         "crates/evolution-llm-openai/src/config.rs",
         "OpenAiConfig",
