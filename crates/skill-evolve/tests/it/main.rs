@@ -25,6 +25,7 @@ mod handoff;
 mod harvest;
 mod hook;
 mod host_agents;
+mod host_journey;
 mod host_model;
 mod hostile_outputs;
 mod infra_stop;
