@@ -1,8 +1,9 @@
-//! A Claude Code user's whole journey by commands, without writing an agent: their own
-//! sessions (`~/.claude/projects`) harvested into a question set of the requests they repeat,
-//! reviewed, replayed through the real `claude -p` behind the gate, and the accepted skill
-//! adopted into their Agent Skills folder. The host's model calls are answered by the
-//! scripted model of `host_model.rs` on 127.0.0.1, the optimizer's by the fake LLM.
+//! A Claude Code or Codex user's whole journey by commands, without writing an agent: their
+//! own sessions (`~/.claude/projects`, `~/.codex/sessions`) harvested into a question set of
+//! the requests they repeat, reviewed, replayed through the real `claude -p` or `codex exec`
+//! behind the gate, and the accepted skill adopted into their Agent Skills folder. The host's
+//! model calls are answered by the scripted model of `host_model.rs` on 127.0.0.1, the
+//! optimizer's by the fake LLM.
 
 use std::path::Path;
 
@@ -72,9 +73,80 @@ fn session(cwd: &str, id: &str, request: &str, minute: usize) -> String {
         + "\n"
 }
 
+/// One Codex session of the project `cwd`: the request, the skill read from its `SKILL.md`
+/// in the shell, and a one-word answer.
+fn codex_session(cwd: &str, id: &str, request: &str, minute: usize) -> String {
+    let at = |second: usize| format!("2026-11-20T10:{minute:02}:{second:02}.000Z");
+    let line = |kind: &str, payload: serde_json::Value, second: usize| {
+        serde_json::json!({"timestamp": at(second), "type": kind, "payload": payload}).to_string()
+    };
+    let read = format!("cat ~/.codex/skills/{SKILL}/SKILL.md");
+    [
+        line(
+            "session_meta",
+            serde_json::json!({"id": id, "timestamp": at(0), "cwd": cwd,
+                "originator": "codex_cli_rs", "cli_version": "0.171.0"}),
+            0,
+        ),
+        line(
+            "response_item",
+            serde_json::json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": request}]}),
+            1,
+        ),
+        line(
+            "event_msg",
+            serde_json::json!({"type": "user_message", "message": request, "kind": "plain"}),
+            1,
+        ),
+        line(
+            "response_item",
+            serde_json::json!({"type": "function_call", "name": "shell",
+                "arguments": serde_json::json!({"command": ["bash", "-lc", read]}).to_string(),
+                "call_id": format!("{id}-c")}),
+            2,
+        ),
+        line(
+            "response_item",
+            serde_json::json!({"type": "function_call_output", "call_id": format!("{id}-c"),
+                "output": serde_json::json!({"output": "# Answering",
+                    "metadata": {"exit_code": 0}}).to_string()}),
+            3,
+        ),
+        line(
+            "response_item",
+            serde_json::json!({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": "yes"}]}),
+            4,
+        ),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+/// The host a journey goes through.
+#[derive(Clone, Copy)]
+enum Host {
+    ClaudeCode,
+    Codex,
+}
+
 #[test]
 fn a_claude_code_user_goes_from_their_sessions_to_an_adopted_gated_skill() {
-    let Some(cli) = host_cli("claude") else {
+    journey(Host::ClaudeCode);
+}
+
+#[test]
+fn a_codex_user_goes_from_their_sessions_to_an_adopted_gated_skill() {
+    journey(Host::Codex);
+}
+
+/// Sessions → harvest → review → run through the host → adopt.
+fn journey(host: Host) {
+    let Some(cli) = host_cli(match host {
+        Host::ClaudeCode => "claude",
+        Host::Codex => "codex",
+    }) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -87,27 +159,37 @@ fn a_claude_code_user_goes_from_their_sessions_to_an_adopted_gated_skill() {
     );
     std::fs::write(&skill, &original).unwrap();
 
-    // 1. Their sessions, where Claude Code keeps them.
-    let sessions = d.join("home/.claude/projects/-work-service");
-    std::fs::create_dir_all(&sessions).unwrap();
+    // 1. Their sessions, where the host keeps them.
+    let (source, sessions) = match host {
+        Host::ClaudeCode => ("claude-code", d.join("home/.claude/projects")),
+        Host::Codex => ("codex", d.join("home/.codex/sessions")),
+    };
+    let folder = match host {
+        Host::ClaudeCode => sessions.join("-work-service"),
+        Host::Codex => sessions.join("2026/11/20"),
+    };
+    std::fs::create_dir_all(&folder).unwrap();
     let cwd = d.display().to_string();
     for (i, region) in REGIONS.iter().enumerate() {
         for copy in 0..2 {
             let n = i * 2 + copy;
             let id = format!("{n:08x}-0000-4000-8000-{n:012x}");
             let request = format!("Is the service available in the {region} region?");
-            std::fs::write(
-                sessions.join(format!("{id}.jsonl")),
-                session(&cwd, &id, &request, n),
-            )
-            .unwrap();
+            let (file, text) = match host {
+                Host::ClaudeCode => (format!("{id}.jsonl"), session(&cwd, &id, &request, n)),
+                Host::Codex => (
+                    format!("rollout-2026-11-20T10-{n:02}-00-{id}.jsonl"),
+                    codex_session(&cwd, &id, &request, n),
+                ),
+            };
+            std::fs::write(folder.join(file), text).unwrap();
         }
     }
 
     // 2. Harvest: the requests they repeat become a question set to review.
     let out = skill_evolve(d)
-        .args(["harvest", "--source", "claude-code", "--from"])
-        .arg(d.join("home/.claude/projects"))
+        .args(["harvest", "--source", source, "--from"])
+        .arg(&sessions)
         .args(["--tasks", "mined.jsonl", "--out", "harvested"])
         .output()
         .unwrap();
@@ -127,14 +209,36 @@ fn a_claude_code_user_goes_from_their_sessions_to_an_adopted_gated_skill() {
     }
 
     // 3. Unreviewed, the set is refused; reviewed, it is the run's question set.
-    let agent = format!(
-        "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\
-         env = {{ ANTHROPIC_BASE_URL = {:?}, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\", \
-         DISABLE_TELEMETRY = \"1\", DISABLE_AUTOUPDATER = \"1\" }}\n\n\
-         [agent.host]\nname = \"claude-code\"\ncli = {:?}\nmodel = \"claude-scripted\"\n",
-        crate::host_model::start().origin,
-        cli.display().to_string()
-    );
+    let model = crate::host_model::start();
+    let codex_home = d.join("codex-home");
+    let agent = match host {
+        Host::ClaudeCode => format!(
+            "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\
+             env = {{ ANTHROPIC_BASE_URL = {:?}, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\", \
+             DISABLE_TELEMETRY = \"1\", DISABLE_AUTOUPDATER = \"1\" }}\n\n\
+             [agent.host]\nname = \"claude-code\"\ncli = {:?}\nmodel = \"claude-scripted\"\n",
+            model.origin,
+            cli.display().to_string()
+        ),
+        Host::Codex => {
+            std::fs::create_dir_all(&codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model = \"scripted\"\nmodel_provider = \"scripted\"\n\n\
+                     [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\n\
+                     wire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n",
+                    model.origin
+                ),
+            )
+            .unwrap();
+            format!(
+                "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\n\
+                 [agent.host]\nname = \"codex\"\ncli = {:?}\nsandbox = \"read-only\"\n",
+                cli.display().to_string()
+            )
+        }
+    };
     let optimizer = crate::fake_llm::start_loop();
     let config = one_epoch(&live_config(&optimizer.base_url))
         .replace("file = \"questions.jsonl\"", "file = \"mined.jsonl\"");
@@ -148,6 +252,8 @@ fn a_claude_code_user_goes_from_their_sessions_to_an_adopted_gated_skill() {
             .env("SKILL_EVOLVE_TEST_KEY", "optimizer-secret")
             .env("HOME", d.join("home"))
             .env("ANTHROPIC_API_KEY", "host-dummy-key")
+            .env("CODEX_HOME", &codex_home)
+            .env("SCRIPTED_MODEL_KEY", "host-dummy-key")
             .args(["run", "--config", "evolve.toml"])
             .output()
             .unwrap()
