@@ -252,7 +252,9 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         writable_target(skill)?;
     }
     let mut llm_options = args.llm.options();
-    let handoff = chosen_provider(&llm_options, &[skill])? == Provider::Handoff;
+    // A configuration that cannot be read is reported where the LLM is built, after the
+    // other inputs are checked; here it only decides the session folder.
+    let handoff = chosen_provider(&llm_options, &[skill]).is_ok_and(|p| p == Provider::Handoff);
     if handoff && args.agent_config.is_some() && args.slow_update {
         return Err(bad_option(
             "--slow-update with --agent-config asks the model after the gate has run, and a \

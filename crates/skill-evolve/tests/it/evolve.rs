@@ -311,17 +311,8 @@ fn configuration_problems_exit_2_with_file_and_line() {
 /// cassette matches the prompts this build sends.
 #[test]
 fn the_shipped_example_replays_offline() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/release-notes");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::handoff::release_notes_example();
     let d = dir.path();
-    std::fs::create_dir_all(d.join("temp")).unwrap();
-    for name in ["SKILL.md", "demo.cassette"] {
-        std::fs::copy(example.join(name), d.join(name)).unwrap();
-    }
-    for entry in std::fs::read_dir(example.join("temp")).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, d.join("temp").join(path.file_name().unwrap())).unwrap();
-    }
     let out = skill_evolve(d)
         .args(["evolve", "SKILL.md", "--trajectories", "temp", "--yes"])
         .args(["--provider", "replay", "--cassette", "demo.cassette"])

@@ -47,29 +47,32 @@ fn run(d: &Path) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn a_run_without_an_api_key_goes_round_by_round_and_ends_as_the_replay_does() {
-    let dir = handoff_demo();
-    let d = dir.path();
-    let folder = d.join(".skill-evolve/runs/demo/handoff");
-    let known = replies(d);
+/// Runs `command` until it no longer stops for answers (exit 3), answering each round's
+/// waiting requests in `folder` from `known` (and calling `each_round` with what it printed
+/// first); the last output and the number of rounds.
+fn answer_every_round(
+    folder: &Path,
+    known: &HashMap<String, String>,
+    mut command: impl FnMut() -> std::process::Output,
+    mut each_round: impl FnMut(&str),
+) -> (std::process::Output, usize) {
     let mut rounds = 0;
-    let out = loop {
-        let out = run(d);
+    loop {
+        let out = command();
         if out.status.code() != Some(3) {
-            break out;
+            return (out, rounds);
         }
         rounds += 1;
         assert!(rounds < 20, "the handoff never ends");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("waiting for answers: "), "{stdout}");
-        assert!(stdout.contains("handoff/prompts.md"), "{stdout}");
+        each_round(&stdout);
         let prompts = std::fs::read_to_string(folder.join("prompts.md")).unwrap();
         let waiting: Vec<Value> =
             serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
                 .unwrap();
         assert!(!waiting.is_empty());
-        let mut answers = String::new();
+        let mut answers = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
         for request in &waiting {
             let key = request["key"].as_str().unwrap();
             assert!(
@@ -82,10 +85,24 @@ fn a_run_without_an_api_key_goes_round_by_round_and_ends_as_the_replay_does() {
             answers.push_str(&serde_json::json!({ "key": key, "reply": reply }).to_string());
             answers.push('\n');
         }
-        let mut file = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
-        file.push_str(&answers);
-        std::fs::write(folder.join("answers.jsonl"), file).unwrap();
-    };
+        std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
+    }
+}
+
+#[test]
+fn a_run_without_an_api_key_goes_round_by_round_and_ends_as_the_replay_does() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let folder = d.join(".skill-evolve/runs/demo/handoff");
+    let known = replies(d);
+    let (out, rounds) = answer_every_round(
+        &folder,
+        &known,
+        || run(d),
+        |stdout| {
+            assert!(stdout.contains("handoff/prompts.md"), "{stdout}");
+        },
+    );
     assert!(out.status.success(), "{out:?}");
     assert!(rounds >= 2, "{rounds} round(s)");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -143,7 +160,7 @@ fn a_dry_run_with_the_handoff_provider_writes_nothing() {
 
 /// The release-notes example (a skill, its failed trajectories and the replies its cassette
 /// recorded), in a fresh folder.
-fn release_notes_example() -> tempfile::TempDir {
+pub(crate) fn release_notes_example() -> tempfile::TempDir {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/release-notes");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -174,40 +191,22 @@ fn evolve_without_an_api_key_asks_round_by_round_and_writes_what_the_replay_writ
     let original = std::fs::read_to_string(d.join("SKILL.md")).unwrap();
     let known = replies(d);
     let folder = d.join(".skill-evolve/runs/handoff-SKILL/handoff");
-    let mut rounds = 0;
-    let out = loop {
-        let out = evolve_handoff(d);
-        if out.status.code() != Some(3) {
-            break out;
-        }
-        rounds += 1;
-        assert!(rounds < 20, "the handoff never ends");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("waiting for answers: "), "{stdout}");
-        assert!(
-            stdout.contains("nothing was written to the skill"),
-            "{stdout}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(d.join("SKILL.md")).unwrap(),
-            original,
-            "the skill changed before the answers were in"
-        );
-        let waiting: Vec<Value> =
-            serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
-                .unwrap();
-        assert!(!waiting.is_empty());
-        let mut answers = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
-        for request in &waiting {
-            let key = request["key"].as_str().unwrap();
-            let reply = known
-                .get(key)
-                .unwrap_or_else(|| panic!("{key} was never recorded"));
-            answers.push_str(&serde_json::json!({ "key": key, "reply": reply }).to_string());
-            answers.push('\n');
-        }
-        std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
-    };
+    let (out, rounds) = answer_every_round(
+        &folder,
+        &known,
+        || evolve_handoff(d),
+        |stdout| {
+            assert!(
+                stdout.contains("nothing was written to the skill"),
+                "{stdout}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(d.join("SKILL.md")).unwrap(),
+                original,
+                "the skill changed before the answers were in"
+            );
+        },
+    );
     assert!(out.status.success(), "{out:?}");
     assert!(rounds >= 1, "{rounds} round(s)");
     let stdout = String::from_utf8_lossy(&out.stdout);

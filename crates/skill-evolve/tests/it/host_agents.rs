@@ -45,6 +45,21 @@ pub(crate) fn host_cli(program: &str) -> Option<PathBuf> {
     None
 }
 
+/// Writes a Codex home's `config.toml` in `dir` whose model provider is the scripted model at
+/// `origin`, its key read from `SCRIPTED_MODEL_KEY`.
+pub(crate) fn write_codex_config(dir: &Path, origin: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "model = \"scripted\"\nmodel_provider = \"scripted\"\n\n\
+             [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{origin}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n"
+        ),
+    )
+    .unwrap();
+}
+
 /// A project whose Agent Skills folder holds the skill [`SKILL`] without the rule, 14 qa
 /// questions whose answer is `yes` (every other one asking for a shell check), and a run
 /// configuration with `agent` as its `[agent]` section.
@@ -200,16 +215,7 @@ fn the_loop_evolves_a_skill_through_codex() {
     let model = crate::host_model::start();
     let optimizer = crate::fake_llm::start_loop();
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "model = \"scripted\"\nmodel_provider = \"scripted\"\n\n\
-             [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\n\
-             wire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n",
-            model.origin
-        ),
-    )
-    .unwrap();
+    write_codex_config(home.path(), &model.origin);
     let agent = format!(
         "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\n\
          [agent.host]\nname = \"codex\"\ncli = {:?}\nsandbox = \"read-only\"\n",

@@ -5,8 +5,6 @@
 //! model calls are answered by the scripted model of `host_model.rs` on 127.0.0.1, the
 //! optimizer's by the fake LLM.
 
-use std::path::Path;
-
 use crate::fake_llm::QA_RULE;
 use crate::host_agents::host_cli;
 use crate::host_model::SKILL;
@@ -221,17 +219,7 @@ fn journey(host: Host) {
             cli.display().to_string()
         ),
         Host::Codex => {
-            std::fs::create_dir_all(&codex_home).unwrap();
-            std::fs::write(
-                codex_home.join("config.toml"),
-                format!(
-                    "model = \"scripted\"\nmodel_provider = \"scripted\"\n\n\
-                     [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\n\
-                     wire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n",
-                    model.origin
-                ),
-            )
-            .unwrap();
+            crate::host_agents::write_codex_config(&codex_home, &model.origin);
             format!(
                 "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\n\
                  [agent.host]\nname = \"codex\"\ncli = {:?}\nsandbox = \"read-only\"\n",
