@@ -117,6 +117,7 @@ mod evolve;
 mod evolver;
 pub mod format;
 mod json;
+pub mod preferences;
 mod prompts;
 pub mod rank;
 pub mod reflect;
