@@ -419,6 +419,3 @@ fn parse_checks(block: &Block) -> Result<Checks, PreferencesError> {
         required_headings: phrases("required_headings", raw.required_headings)?,
     })
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,4 +1,8 @@
-use super::*;
+//! The house rules: parsing a preferences file, its prompt section, and the checks.
+
+use evolution_evolve::preferences::{
+    MAX_PREFERENCES_CHARS, Preferences, PreferencesError, render_with_preferences,
+};
 
 const FILE: &str = "Keep the tone terse.\n\n```checks\nmax_lines = 5\nmax_growth_chars = 40\n\
                     forbidden = [\"always\", \"Simply\"]\nmax_examples_added = 1\n\
@@ -192,4 +196,97 @@ fn a_breach_without_a_document_reads_as_in_the_issue() {
         .checks
         .evaluate("", &"x\n".repeat(134));
     assert_eq!(b[0].to_string(), "breaks preference 'max_lines = 120': 134 lines");
+}
+
+#[test]
+fn every_builtin_template_holds_the_placeholder_on_a_line_of_its_own() {
+    use evolution_evolve::EvolvePrompts;
+    use evolution_evolve::reflect::ReflectPrompts;
+    use evolution_types::template::render;
+    for spec in EvolvePrompts::TEMPLATES
+        .iter()
+        .chain(ReflectPrompts::TEMPLATES.iter())
+    {
+        assert!(
+            spec.builtin.lines().any(|l| l == "{{preferences}}"),
+            "{}",
+            spec.name
+        );
+        // Without preferences the prompt is the template with a blank line in its place.
+        assert_eq!(
+            render_with_preferences(spec.builtin, &[], ""),
+            render(spec.builtin, &[("preferences", "")]),
+            "{}",
+            spec.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_ranking_prompt_carries_the_house_rules() {
+    use evolution_evolve::EvolvePrompts;
+    use evolution_evolve::rank::rank_and_clip;
+    use evolution_testkit::ScriptedLlm;
+    use evolution_types::Edit;
+    let llm = ScriptedLlm::with_replies([r#"{"ranking": [1]}"#]);
+    let prompts = EvolvePrompts::builtin().with_preferences(&parse(FILE));
+    let edits = vec![Edit::append("a"), Edit::append("b")];
+    let clip = rank_and_clip(&llm, &prompts, DOC, edits, 1)
+        .await
+        .unwrap();
+    assert_eq!(clip.edits.len(), 1);
+    let prompt = llm.requests()[0].full_text();
+    assert!(prompt.contains("## House rules of this project"), "{prompt}");
+    assert!(prompt.contains("Keep the tone terse."), "{prompt}");
+    assert!(prompt.contains("- the document stays within 5 lines"), "{prompt}");
+}
+
+#[tokio::test]
+async fn a_round_that_breaks_a_check_is_dropped_before_the_meta_reflection() {
+    use evolution_evolve::reflect::{
+        Failure, ReflectOptions, ReflectPrompts, StopReason, reflect_loop,
+    };
+    use evolution_evolve::{EditBudgetSchedule, EvolvePrompts};
+    use evolution_testkit::ScriptedLlm;
+    let preferences = parse("Be brief.\n```checks\nmax_growth_lines = 1\n```\n");
+    let reply = serde_json::json!({"suggestions": [], "edits": [
+        {"op": "append", "target": "", "content": "3. One.\n4. Two."}]})
+    .to_string();
+    let llm = ScriptedLlm::with_replies([reply]);
+    let options = ReflectOptions {
+        rounds: 3,
+        batch_size: 4,
+        schedule: EditBudgetSchedule::Constant { max_edits: 8 },
+        rank_prompts: EvolvePrompts::builtin().with_preferences(&preferences),
+        checks: preferences.checks.clone(),
+    };
+    let failures = [Failure {
+        id: "t1".to_owned(),
+        fail_reason: "too vague".to_owned(),
+        ..Failure::default()
+    }];
+    let out = reflect_loop(
+        &llm,
+        &ReflectPrompts::builtin().with_preferences(&preferences),
+        DOC,
+        &failures,
+        &options,
+        &|_: &str| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.stop, StopReason::BreaksPreferences { round: 1 });
+    assert_eq!(out.document, DOC, "the dropped candidate is not kept");
+    assert_eq!(llm.call_count(), 1, "no meta-reflection of a dropped candidate");
+    let round = &out.rounds[0];
+    assert!(!round.accepted);
+    assert_eq!(
+        round.breaches[0].to_string(),
+        "breaks preference 'max_growth_lines = 1': +3 lines (5 → 8)"
+    );
+    assert!(llm.requests()[0].full_text().contains("Be brief."));
+    assert_eq!(
+        out.stop.to_string(),
+        "round 1: the candidate breaks the project's preferences and was dropped"
+    );
 }
