@@ -56,6 +56,7 @@ use evolution_project::evolve::trajectories::{Loaded, load_sources};
 use evolution_project::input::read_document;
 use evolution_project::input::read_prompt_templates;
 use evolution_project::llm::{api_key_variable, build_llm};
+use evolution_project::preferences::ProjectPreferences;
 use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
 use evolution_project::run::dir::RunDir;
 use evolution_project::working_copy::writable_target;
@@ -108,10 +109,26 @@ struct Summary {
     /// What `--slow-update` did (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     slow_update: Option<SlowReport>,
+    /// The file of the project's house rules, when the session had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preferences: Option<String>,
+    /// The candidates dropped for breaking the house rules, before they were gated or
+    /// offered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dropped: Vec<Dropped>,
     /// What each phase used: `propose` (the rounds), `gate` (the gated
     /// candidates, their probation included), `rollout` (the training
     /// answers the slow update compares), `slow_update`.
     usage_by_phase: BTreeMap<Phase, Usage>,
+}
+
+/// A candidate dropped for breaking the project's house rules.
+#[derive(Debug, Serialize)]
+struct Dropped {
+    /// Which: `round 2`, `slow-update`.
+    candidate: String,
+    /// Every check it broke, in words.
+    reasons: Vec<String>,
 }
 
 /// The gate's part of the summary.
@@ -212,6 +229,8 @@ struct Inputs {
     gating: Option<Gating>,
     /// What the gate can accept with its questions (gated sessions only).
     reach: Option<GateReach>,
+    /// The project's house rules (`--preferences`, else the gate configuration's).
+    preferences: ProjectPreferences,
 }
 
 /// A gated session's configuration and what it gates the skill with.
@@ -304,6 +323,13 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         Some((config, reach)) => (Some(config), Some(reach)),
         None => (None, None),
     };
+    let preferences = match (&args.preferences, &gating) {
+        (Some(path), _) => ProjectPreferences::read(path)?,
+        (None, Some(g)) => g.config.preferences.clone(),
+        (None, None) => ProjectPreferences::default(),
+    };
+    // Every prompt of the session carries the house rules (none without them).
+    let templates = templates.with_preferences(&preferences.preferences);
     Ok(Inputs {
         original,
         name,
@@ -313,6 +339,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         templates,
         gating,
         reach,
+        preferences,
     })
 }
 
@@ -337,6 +364,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         templates,
         gating,
         reach,
+        preferences,
     } = check_inputs(args)?;
     // Every LLM call and rollout is metered, per phase; only a gated
     // session has caps (its `[budget]`).
@@ -369,6 +397,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     if let Some(reach) = &reach {
         out.say(&reach.lines());
     }
+    if let Some(line) = preferences.describe() {
+        out.say(&format!("{line}\n"));
+    }
 
     budget.enter_phase(Phase::Propose);
     let (candidate, outcome) = runtime.block_on(evolve_loop(
@@ -378,6 +409,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         args,
         &schedule,
         &templates,
+        &preferences.preferences.checks,
     ))?;
     let candidates = session_candidates(args);
     let Outcome {
@@ -404,8 +436,22 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             None => GateSummary::ungated(),
         },
         slow_update: None,
+        preferences: preferences
+            .file
+            .as_ref()
+            .map(|f| f.display().to_string()),
+        dropped: Vec::new(),
         usage_by_phase: BTreeMap::new(),
     };
+    summary.dropped = summary
+        .rounds
+        .iter()
+        .filter(|r| !r.breaches.is_empty())
+        .map(|r| Dropped {
+            candidate: format!("round {}", r.round),
+            reasons: r.breaches.iter().map(ToString::to_string).collect(),
+        })
+        .collect();
 
     run_dir.create_evolve_session()?;
     if !summary.changed {
@@ -414,6 +460,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
                 "the rounds proposed no change: there is nothing to consolidate",
             ));
         }
+        say_dropped(out, &summary);
         out.say(&format!(
             "no change to propose ({}); {} is unchanged\n",
             summary.stop_reason,
@@ -431,6 +478,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         slow_update: args.slow_update,
         slow_update_template: &templates.slow_update,
         judge_prompts: &templates.diagnose,
+        preferences: &preferences.preferences,
     };
     let offered = match &gating {
         Some(g) => runtime.block_on(session.gated(
@@ -455,6 +503,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     ));
 
     let Some(offered) = offered else {
+        say_dropped(out, &summary);
         for line in summary.gate.lines() {
             out.say(&format!("{line}\n"));
         }
@@ -467,6 +516,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         return finish(out, &run_dir, &mut summary, &budget);
     };
 
+    say_dropped(out, &summary);
     show_candidate(out, &name, &original, &offered, &summary);
     let approved = if args.yes {
         true
@@ -534,6 +584,9 @@ struct Session<'a> {
     slow_update_template: &'a str,
     /// The prompts of the gate's rubric judge (built in, or `--prompts DIR`'s overrides).
     judge_prompts: &'a evolution_diagnose::DiagnosePrompts,
+    /// The project's house rules: the slow update's prompt carries them, and its result
+    /// is held to their checks.
+    preferences: &'a evolution_evolve::preferences::Preferences,
 }
 
 impl Session<'_> {
@@ -603,6 +656,7 @@ impl Session<'_> {
             let update = slow_update(
                 self.llm,
                 self.slow_update_template,
+                self.preferences,
                 self.original,
                 &offered,
                 &pairs,
@@ -618,7 +672,8 @@ impl Session<'_> {
                     config.questions_file.display()
                 ),
             ));
-            if update.updated && update.content != offered {
+            if update.updated && update.content != offered && self.keeps_rules(&update, summary)
+            {
                 let train: BTreeSet<String> =
                     questions.iter().map(|q| q.question_id.clone()).collect();
                 self.budget.enter_phase(Phase::Gate);
@@ -643,6 +698,7 @@ impl Session<'_> {
         let update = slow_update(
             self.llm,
             self.slow_update_template,
+            self.preferences,
             self.original,
             self.candidate,
             &pairs,
@@ -654,7 +710,41 @@ impl Session<'_> {
             "ungated: the trajectories and the meta-reflection's verdicts; no agent was run"
                 .to_owned(),
         ));
+        if !self.keeps_rules(&update, summary) {
+            return Ok(self.candidate.to_owned());
+        }
         Ok(update.content)
+    }
+
+    /// Whether the slow update's result keeps the house rules (judged against the original,
+    /// what the session would offer instead); when it does not, it is dropped: the summary
+    /// says why and its slow-update report that no guidance was written.
+    fn keeps_rules(&self, update: &evolution_harness::SlowUpdate, summary: &mut Summary) -> bool {
+        if !update.updated {
+            return true;
+        }
+        let reasons: Vec<String> = self
+            .preferences
+            .checks
+            .evaluate(self.original, &update.content)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        if reasons.is_empty() {
+            return true;
+        }
+        if let Some(report) = summary.slow_update.as_mut() {
+            report.updated = false;
+            report.note = Some(format!(
+                "dropped: the guidance breaks the project's house rules ({})",
+                reasons.join("; ")
+            ));
+        }
+        summary.dropped.push(Dropped {
+            candidate: "slow-update".to_owned(),
+            reasons,
+        });
+        false
     }
 }
 
@@ -684,6 +774,16 @@ fn finish(
         out.say(&format!("html report: {}\n", html.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A line per check a dropped candidate broke: `dropped (round 2): breaks preference
+/// 'max_lines = 120': 134 lines`.
+fn say_dropped(out: Out, summary: &Summary) {
+    for dropped in &summary.dropped {
+        for reason in &dropped.reasons {
+            out.say(&format!("dropped ({}): {reason}\n", dropped.candidate));
+        }
+    }
 }
 
 fn schedule_of(args: &EvolveArgs) -> EditBudgetSchedule {
@@ -828,6 +928,7 @@ mod tests {
             &a,
             &schedule_of(&a),
             &templates,
+            &Default::default(),
         ))
         .unwrap()
     }

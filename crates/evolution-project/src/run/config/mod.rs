@@ -86,6 +86,11 @@
 //!
 //! [profile]                       # as in skill-evolve.toml: the agent's tool names
 //! span_eval_tools = ["lookup_order"]
+//!
+//! [preferences]                   # optional: the project's house rules (text for every
+//! file = "preferences.md"         # proposal prompt, checks a proposal must pass before
+//!                                 # its gate); default: preferences.md beside this file
+//!                                 # when there is one; --preferences wins
 //! ```
 //!
 //! Paths are relative to the configuration file. Every problem is one line
@@ -104,6 +109,7 @@ use toml::Spanned;
 
 mod agent;
 mod gate;
+mod preferences;
 mod probation;
 mod questions;
 
@@ -114,6 +120,7 @@ pub use self::gate::{
     refuse_unreachable,
 };
 use self::gate::{GateSection, check_gate};
+use self::preferences::{PreferencesSection, check_preferences};
 pub use self::probation::AUTO_PROBATION_SHARE;
 use self::probation::hold_back_probation;
 use self::questions::{QuestionsSection, check_questions};
@@ -121,6 +128,7 @@ use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
 use crate::layout::{MapProblem, SkillDoc, TaskSkills, map_tasks, read_skills};
 use crate::llm::LlmSection;
+use crate::preferences::ProjectPreferences;
 use crate::questions::{load_questions, read_tree};
 
 /// What a caller says about a run, winning over the keys of its configuration file: the
@@ -140,6 +148,9 @@ pub struct RunOptions {
     pub min_edits: Option<usize>,
     /// Run a question set with lines marked `"reviewed": false` instead of refusing it.
     pub allow_unreviewed: bool,
+    /// The project's house rules (relative to the current folder); wins over
+    /// `[preferences] file` and the `preferences.md` beside the configuration.
+    pub preferences: Option<PathBuf>,
 }
 
 /// How the number of edits per candidate changes across epochs.
@@ -193,6 +204,8 @@ struct RunFile {
     profile: crate::profile::ProfileSection,
     #[serde(default)]
     skills: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    preferences: PreferencesSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -306,6 +319,10 @@ pub struct RunConfig {
     pub profile: evolution_types::Profile,
     /// Questions marked `"reviewed": false`, run because of `--allow-unreviewed`.
     pub unreviewed: usize,
+    /// The project's house rules (`[preferences]`, `--preferences`, or `preferences.md`
+    /// beside the configuration): their text goes into every proposal prompt, and a
+    /// proposal that breaks one of their checks is dropped before its gate.
+    pub preferences: ProjectPreferences,
 }
 
 impl RunConfig {
@@ -421,6 +438,8 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
     let src = Source { path, text: &text };
 
     let run = check_run(&src, &file.run, &base)?;
+    let preferences =
+        check_preferences(&src, args.preferences.as_deref(), &file.preferences, &base)?;
     let skill_files: Vec<String> = run.skill_docs.iter().map(|d| d.document.clone()).collect();
     let (prompts, prompt_files) = check_prompts(
         &src,
@@ -490,13 +509,14 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         consolidate_chars: evolve.consolidate_chars,
         profile,
         unreviewed,
+        preferences,
     })
 }
 
 /// A run configuration read for `evolve`'s gate: the `[agent]`,
 /// `[questions]`, `[gate]` and `[budget]` sections, and from `[run]` and `[skills]` the
 /// skills folder, the prompts folder and which skill serves each task type (the agent's
-/// workspace, as `run` builds it). The sections only `run` reads (`[evolve]`,
+/// workspace, as `run` builds it), and `[preferences]`. The sections only `run` reads (`[evolve]`,
 /// `[profile]`, `[llm]`, the other `[run]` keys) may be present, so one `evolve.toml`
 /// serves both commands; any other is an error.
 #[derive(Debug, Deserialize)]
@@ -518,6 +538,8 @@ struct GatingFile {
     _profile: Option<toml::Value>,
     #[serde(default)]
     skills: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    preferences: PreferencesSection,
 }
 
 /// The `[run]` keys a gated `evolve` reads: the folders that make the agent's workspace.
@@ -561,6 +583,8 @@ pub struct GatingConfig {
     /// Which skill document serves each task type (`[skills]`, as `run` resolves it);
     /// `None` when the file names no skills folder.
     pub task_skills: Option<TaskSkills>,
+    /// The project's house rules, found as `run` finds them (`evolve --preferences` wins).
+    pub preferences: ProjectPreferences,
 }
 
 /// Reads and checks the gating sections of the run configuration `path`
@@ -579,6 +603,7 @@ pub fn load_gating(
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
+    let preferences = check_preferences(&src, None, &file.preferences, &base)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
     let ((train, gate, holdout), _, _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
@@ -629,6 +654,7 @@ pub fn load_gating(
         prompts,
         prompt_files,
         task_skills,
+        preferences,
     })
 }
 
