@@ -109,6 +109,15 @@ fn a_round_that_breaks_the_house_rules_is_dropped_and_never_gated() {
     assert_eq!(fake.calls.load(Ordering::SeqCst), 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("dropped (round 1): {reason}")), "{stderr}");
+    let page = std::fs::read_to_string(
+        d.join(summary["run_dir"].as_str().unwrap())
+            .join("report.html"),
+    )
+    .unwrap();
+    assert!(
+        page.contains("house rules: breaks preference &#39;forbidden &quot;qa&quot;&#39;"),
+        "{page}"
+    );
     assert_eq!(
         std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
         SKILL,
