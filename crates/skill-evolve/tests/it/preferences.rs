@@ -272,3 +272,23 @@ fn a_run_drops_a_proposal_that_breaks_the_house_rules_before_its_gate() {
         "run \"demo\" cannot resume: the house rules ([preferences]) changed since it started",
     );
 }
+
+#[test]
+fn the_readme_example_of_house_rules_is_accepted() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("\n## House rules\n").unwrap()..];
+    let start = section.find("````markdown\n").unwrap() + "````markdown\n".len();
+    let example = &section[start..start + section[start..].find("\n````").unwrap()];
+    assert!(example.contains("```checks"), "{example}");
+    let dir = run_workspace_with(&loop_config(&rule_agent(), "http://127.0.0.1:9/v1"), 18);
+    let d = dir.path();
+    std::fs::write(d.join("house.md"), example).unwrap();
+    let out = run_config(d, &["--dry-run", "--preferences", "house.md"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("house rules: house.md (text in every proposal prompt; 7 check(s)"),
+        "{text}"
+    );
+}
