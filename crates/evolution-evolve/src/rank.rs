@@ -4,7 +4,6 @@
 use evolution_types::{ChatMessage, ChatOptions, Edit, JsonMap, LlmError, LlmProvider};
 use serde_json::{Value, json};
 
-
 use crate::format::budget_text;
 use crate::prompts::EvolvePrompts;
 use crate::replies::RankReply;

@@ -181,8 +181,7 @@ pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
 pub use crate::evolution::{
     DroppedProposal, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate,
-    Proposal,
-    Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
     run_evolution, scoped_questions,
 };
 pub use crate::failures::{

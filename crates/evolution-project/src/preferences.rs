@@ -80,7 +80,10 @@ mod tests {
         let path = dir.path().join("preferences.md");
         std::fs::write(&path, "Be brief.\n\n```checks\nmax_lines = \"x\"\n```\n").unwrap();
         let err = ProjectPreferences::read(&path).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{}:4: ```checks:", path.display())), "{err}");
+        assert!(
+            err.starts_with(&format!("{}:4: ```checks:", path.display())),
+            "{err}"
+        );
         std::fs::write(&path, "Be brief.\n```checks\nmax_lines = 9\n```\n").unwrap();
         let read = ProjectPreferences::read(&path).unwrap();
         assert_eq!(read.preferences.checks.max_lines, Some(9));

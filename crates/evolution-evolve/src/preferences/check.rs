@@ -79,16 +79,28 @@ impl Checks {
     pub fn describe(&self) -> Vec<String> {
         let mut lines = Vec::new();
         if let Some(n) = self.max_chars {
-            lines.push(format!("the document stays within {}", count(n, "character", "characters")));
+            lines.push(format!(
+                "the document stays within {}",
+                count(n, "character", "characters")
+            ));
         }
         if let Some(n) = self.max_lines {
-            lines.push(format!("the document stays within {}", count(n, "line", "lines")));
+            lines.push(format!(
+                "the document stays within {}",
+                count(n, "line", "lines")
+            ));
         }
         if let Some(n) = self.max_growth_chars {
-            lines.push(format!("a proposal adds at most {}", count(n, "character", "characters")));
+            lines.push(format!(
+                "a proposal adds at most {}",
+                count(n, "character", "characters")
+            ));
         }
         if let Some(n) = self.max_growth_lines {
-            lines.push(format!("a proposal adds at most {}", count(n, "line", "lines")));
+            lines.push(format!(
+                "a proposal adds at most {}",
+                count(n, "line", "lines")
+            ));
         }
         if !self.forbidden.is_empty() {
             lines.push(format!(
@@ -126,8 +138,22 @@ impl Checks {
         let (chars_before, lines_before) = sizes(before);
         let (chars_after, lines_after) = sizes(after);
         for (key, max, was, now, one, many) in [
-            ("max_chars", self.max_chars, chars_before, chars_after, "character", "characters"),
-            ("max_lines", self.max_lines, lines_before, lines_after, "line", "lines"),
+            (
+                "max_chars",
+                self.max_chars,
+                chars_before,
+                chars_after,
+                "character",
+                "characters",
+            ),
+            (
+                "max_lines",
+                self.max_lines,
+                lines_before,
+                lines_after,
+                "line",
+                "lines",
+            ),
         ] {
             if let Some(max) = max
                 && now > max
@@ -142,8 +168,20 @@ impl Checks {
             }
         }
         for (key, max, was, now, many) in [
-            ("max_growth_chars", self.max_growth_chars, chars_before, chars_after, "characters"),
-            ("max_growth_lines", self.max_growth_lines, lines_before, lines_after, "lines"),
+            (
+                "max_growth_chars",
+                self.max_growth_chars,
+                chars_before,
+                chars_after,
+                "characters",
+            ),
+            (
+                "max_growth_lines",
+                self.max_growth_lines,
+                lines_before,
+                lines_after,
+                "lines",
+            ),
         ] {
             let grew = now.saturating_sub(was);
             if let Some(max) = max
@@ -162,7 +200,10 @@ impl Checks {
                 let found = if was == 0 {
                     format!("adds {}", count(now, "occurrence", "occurrences"))
                 } else {
-                    format!("adds {} ({was} before, {now} after)", now.saturating_sub(was))
+                    format!(
+                        "adds {} ({was} before, {now} after)",
+                        now.saturating_sub(was)
+                    )
                 };
                 breaches.push(Breach::new(format!("forbidden {phrase:?}"), found));
             }

@@ -117,9 +117,7 @@ fn is_example(line: &str) -> bool {
         // An ordered list marker: digits, then `.` or `)`.
         let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         if digits > 0
-            && let Some(after) = rest
-                .get(digits..)
-                .and_then(|r| r.strip_prefix(['.', ')']))
+            && let Some(after) = rest.get(digits..).and_then(|r| r.strip_prefix(['.', ')']))
         {
             rest = after.trim_start();
         }
@@ -147,13 +145,19 @@ fn is_example(line: &str) -> bool {
 pub(super) fn occurrences(text: &str, phrase: &str) -> usize {
     let hay = text.to_lowercase();
     let starts_word = phrase.chars().next().is_some_and(char::is_alphanumeric);
-    let ends_word = phrase.chars().next_back().is_some_and(char::is_alphanumeric);
+    let ends_word = phrase
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphanumeric);
     hay.match_indices(phrase)
         .filter(|(at, found)| {
             let before = hay.get(..*at).and_then(|h| h.chars().next_back());
-            let after = hay.get(at.saturating_add(found.len())..).and_then(|h| h.chars().next());
-            !(starts_word && before.is_some_and(char::is_alphanumeric))
-                && !(ends_word && after.is_some_and(char::is_alphanumeric))
+            let after = hay
+                .get(at.saturating_add(found.len())..)
+                .and_then(|h| h.chars().next());
+            let glued_before = starts_word && before.is_some_and(char::is_alphanumeric);
+            let glued_after = ends_word && after.is_some_and(char::is_alphanumeric);
+            !glued_before && !glued_after
         })
         .count()
 }
@@ -166,7 +170,10 @@ mod tests {
     fn fences_open_and_close_like_commonmark() {
         assert!(fence_open("```checks").is_some_and(|(_, info)| info == "checks"));
         assert!(fence_open("   ~~~~ toml ").is_some_and(|(_, info)| info == "toml"));
-        assert!(fence_open("    ```").is_none(), "indented four: code, not a fence");
+        assert!(
+            fence_open("    ```").is_none(),
+            "indented four: code, not a fence"
+        );
         assert!(fence_open("``").is_none());
         assert!(fence_open("``` a`b").is_none());
         let (fence, _) = fence_open("````").unwrap();
@@ -187,7 +194,13 @@ mod tests {
 
     #[test]
     fn example_lines_are_told_apart() {
-        for yes in ["Example:", "1. Example", "> Examples", "### Example 3", "_Example_"] {
+        for yes in [
+            "Example:",
+            "1. Example",
+            "> Examples",
+            "### Example 3",
+            "_Example_",
+        ] {
             assert!(is_example(yes), "{yes}");
         }
         for no in ["Examplesque", "An example", "Exampled", "Ex"] {

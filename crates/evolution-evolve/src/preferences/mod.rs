@@ -315,9 +315,7 @@ fn split_checks(source: &str) -> Result<(String, Option<Block>), PreferencesErro
                 text.push_str(line);
             }
             None => match markdown::fence_open(line) {
-                Some((fence, info))
-                    if info.split_whitespace().next() == Some(CHECKS_INFO) =>
-                {
+                Some((fence, info)) if info.split_whitespace().next() == Some(CHECKS_INFO) => {
                     if let Some(first) = &block {
                         return Err(PreferencesError::SecondBlock {
                             line: number,

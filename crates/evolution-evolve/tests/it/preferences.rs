@@ -41,7 +41,12 @@ fn other_fences_stay_text_even_when_they_hold_a_checks_fence() {
     assert!(p.checks.is_empty());
     assert_eq!(p.text, text.trim());
     // `~~~ checks toml` opens the block too: the first word of the info string counts.
-    assert_eq!(parse("~~~ checks toml\nmax_chars = 9\n~~~\n").checks.max_chars, Some(9));
+    assert_eq!(
+        parse("~~~ checks toml\nmax_chars = 9\n~~~\n")
+            .checks
+            .max_chars,
+        Some(9)
+    );
 }
 
 #[test]
@@ -88,12 +93,21 @@ fn a_file_past_the_cap_is_refused() {
 fn the_section_stands_in_for_a_blank_line() {
     assert_eq!(Preferences::default().prompt_section(), "");
     let section = parse(FILE).prompt_section();
-    assert!(section.starts_with("\n## House rules of this project\n\n"), "{section}");
+    assert!(
+        section.starts_with("\n## House rules of this project\n\n"),
+        "{section}"
+    );
     assert!(section.ends_with('\n'));
     assert!(section.contains("Keep the tone terse."));
-    assert!(section.contains("- the document stays within 5 lines\n"), "{section}");
+    assert!(
+        section.contains("- the document stays within 5 lines\n"),
+        "{section}"
+    );
     assert!(section.contains("\"always\", \"Simply\""), "{section}");
-    assert!(section.contains("- these headings stay: \"## Steps\""), "{section}");
+    assert!(
+        section.contains("- these headings stay: \"## Steps\""),
+        "{section}"
+    );
     let only_text = parse("Be brief.").prompt_section();
     assert!(!only_text.contains("Limits"), "{only_text}");
 }
@@ -147,7 +161,10 @@ fn a_longer_document_breaks_the_length_checks() {
     );
     assert!(breaches("```checks\nmax_lines = 2\n```", "# Notes\n## Steps\n1. x\n").is_empty());
     assert_eq!(
-        breaches("```checks\nmax_growth_lines = 1\nmax_growth_chars = 100\n```", &after),
+        breaches(
+            "```checks\nmax_growth_lines = 1\nmax_growth_chars = 100\n```",
+            &after
+        ),
         ["breaks preference 'max_growth_lines = 1' in notes.md: +2 lines (5 → 7)"]
     );
 }
@@ -162,7 +179,11 @@ fn forbidden_phrases_count_only_when_added() {
     let before_has = "# Notes\n\n## Steps\nalways\n";
     let p = parse(file);
     assert!(p.breaches("d", before_has, before_has).is_empty());
-    let more = p.breaches("d", before_has, &format!("{before_has}always again, always\n"));
+    let more = p.breaches(
+        "d",
+        before_has,
+        &format!("{before_has}always again, always\n"),
+    );
     assert_eq!(more[0].found, "adds 2 (1 before, 3 after)");
     assert!(p.breaches("d", DOC, &format!("{DOC}alwaysx\n")).is_empty());
 }
@@ -195,7 +216,10 @@ fn a_breach_without_a_document_reads_as_in_the_issue() {
     let b = parse("```checks\nmax_lines = 120\n```")
         .checks
         .evaluate("", &"x\n".repeat(134));
-    assert_eq!(b[0].to_string(), "breaks preference 'max_lines = 120': 134 lines");
+    assert_eq!(
+        b[0].to_string(),
+        "breaks preference 'max_lines = 120': 134 lines"
+    );
 }
 
 #[test]
@@ -231,14 +255,18 @@ async fn the_ranking_prompt_carries_the_house_rules() {
     let llm = ScriptedLlm::with_replies([r#"{"ranking": [1]}"#]);
     let prompts = EvolvePrompts::builtin().with_preferences(&parse(FILE));
     let edits = vec![Edit::append("a"), Edit::append("b")];
-    let clip = rank_and_clip(&llm, &prompts, DOC, edits, 1)
-        .await
-        .unwrap();
+    let clip = rank_and_clip(&llm, &prompts, DOC, edits, 1).await.unwrap();
     assert_eq!(clip.edits.len(), 1);
     let prompt = llm.requests()[0].full_text();
-    assert!(prompt.contains("## House rules of this project"), "{prompt}");
+    assert!(
+        prompt.contains("## House rules of this project"),
+        "{prompt}"
+    );
     assert!(prompt.contains("Keep the tone terse."), "{prompt}");
-    assert!(prompt.contains("- the document stays within 5 lines"), "{prompt}");
+    assert!(
+        prompt.contains("- the document stays within 5 lines"),
+        "{prompt}"
+    );
 }
 
 #[tokio::test]
@@ -277,7 +305,11 @@ async fn a_round_that_breaks_a_check_is_dropped_before_the_meta_reflection() {
     .unwrap();
     assert_eq!(out.stop, StopReason::BreaksPreferences { round: 1 });
     assert_eq!(out.document, DOC, "the dropped candidate is not kept");
-    assert_eq!(llm.call_count(), 1, "no meta-reflection of a dropped candidate");
+    assert_eq!(
+        llm.call_count(),
+        1,
+        "no meta-reflection of a dropped candidate"
+    );
     let round = &out.rounds[0];
     assert!(!round.accepted);
     assert_eq!(

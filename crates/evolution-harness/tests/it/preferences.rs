@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use evolution_evolve::preferences::Preferences;
 use evolution_harness::{
-    Budget, EventLog, HarnessEvent, InProcessRunner, LoopConfig, LoopContext, LoopState,
-    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE, Workspace,
-    run_evolution, slow_update,
+    Budget, EventLog, HarnessEvent, InProcessRunner, LoopConfig, LoopContext, LoopState, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE, Workspace, run_evolution,
+    slow_update,
 };
 use evolution_testkit::{MemoryCheckpoint, MemoryRunLog, MemoryVersionedStore, ScriptedLlm};
 use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
@@ -44,11 +44,7 @@ impl Proposer for TwoRules {
                 record,
             }
         };
-        Ok(vec![
-            proposal("bad", "fix:a, ALWAYS"),
-            proposal("good", "fix:a"),
-        ]
-        .into())
+        Ok(vec![proposal("bad", "fix:a, ALWAYS"), proposal("good", "fix:a")].into())
     }
 }
 
@@ -82,7 +78,11 @@ async fn a_proposal_that_breaks_a_preference_is_dropped_before_its_gate() {
     assert_eq!(report.dropped[0].candidate, "pr_e0_bad");
     assert_eq!(report.dropped[0].reasons, [reason]);
     // Only the good proposal was gated: no rollout ran for the dropped one.
-    let gated: Vec<&str> = report.records.iter().map(|r| r.candidate.as_str()).collect();
+    let gated: Vec<&str> = report
+        .records
+        .iter()
+        .map(|r| r.candidate.as_str())
+        .collect();
     assert_eq!(gated, ["pr_e0_good"]);
     assert!(
         !log.run_ids().iter().any(|r| r.contains("bad")),
@@ -100,7 +100,10 @@ async fn a_proposal_that_breaks_a_preference_is_dropped_before_its_gate() {
         .iter()
         .find(|r| r.edit.content == "fix:a, ALWAYS")
         .unwrap();
-    assert_eq!(rejected.reason, format!("dropped before the gate: {reason}"));
+    assert_eq!(
+        rejected.reason,
+        format!("dropped before the gate: {reason}")
+    );
     assert_eq!(rejected.gate_w, None);
 }
 
@@ -120,10 +123,14 @@ async fn the_slow_update_prompt_carries_the_house_rules() {
     .unwrap();
     assert!(update.updated);
     let prompt = llm.requests()[0].full_text();
-    assert!(prompt.contains("## House rules of this project"), "{prompt}");
+    assert!(
+        prompt.contains("## House rules of this project"),
+        "{prompt}"
+    );
     assert!(prompt.contains("Keep the tone terse."), "{prompt}");
     // Before the closing instructions, in place of the blank line the placeholder holds.
     assert!(
-        prompt.find("Keep the tone terse.").unwrap() < prompt.find("Write the new guidance").unwrap()
+        prompt.find("Keep the tone terse.").unwrap()
+            < prompt.find("Write the new guidance").unwrap()
     );
 }

@@ -330,7 +330,12 @@ fn dropped_section(report: &EvolutionReport) -> String {
          preferences, so no question was spent on them:\n\n",
     );
     for d in &report.dropped {
-        md.push_str(&format!("- {} (epoch {}): {}\n", d.candidate, d.epoch, d.reasons.join("; ")));
+        md.push_str(&format!(
+            "- {} (epoch {}): {}\n",
+            d.candidate,
+            d.epoch,
+            d.reasons.join("; ")
+        ));
     }
     md
 }

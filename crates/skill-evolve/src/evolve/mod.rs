@@ -436,10 +436,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             None => GateSummary::ungated(),
         },
         slow_update: None,
-        preferences: preferences
-            .file
-            .as_ref()
-            .map(|f| f.display().to_string()),
+        preferences: preferences.file.as_ref().map(|f| f.display().to_string()),
         dropped: Vec::new(),
         usage_by_phase: BTreeMap::new(),
     };
@@ -672,8 +669,7 @@ impl Session<'_> {
                     config.questions_file.display()
                 ),
             ));
-            if update.updated && update.content != offered && self.keeps_rules(&update, summary)
-            {
+            if update.updated && update.content != offered && self.keeps_rules(&update, summary) {
                 let train: BTreeSet<String> =
                     questions.iter().map(|q| q.question_id.clone()).collect();
                 self.budget.enter_phase(Phase::Gate);

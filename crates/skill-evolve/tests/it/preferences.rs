@@ -54,7 +54,10 @@ fn every_prompt_of_an_evolve_session_carries_the_house_rules() {
     let prompts = fake.prompts();
     assert_eq!(prompts.len(), 3, "{prompts:#?}");
     for prompt in &prompts {
-        assert!(prompt.contains("## House rules of this project"), "{prompt}");
+        assert!(
+            prompt.contains("## House rules of this project"),
+            "{prompt}"
+        );
         assert!(prompt.contains(TERSE), "{prompt}");
         assert!(
             prompt.contains("- the document stays within 200 lines"),
@@ -88,7 +91,10 @@ fn a_round_that_breaks_the_house_rules_is_dropped_and_never_gated() {
     let reason = "breaks preference 'forbidden \"qa\"': adds 1 (2 before, 3 after)";
     assert_eq!(summary["dropped"][0]["candidate"], "round 1", "{summary}");
     assert_eq!(summary["dropped"][0]["reasons"][0], reason, "{summary}");
-    assert_eq!(summary["rounds"][0]["breaches"][0]["check"], "forbidden \"qa\"");
+    assert_eq!(
+        summary["rounds"][0]["breaches"][0]["check"],
+        "forbidden \"qa\""
+    );
     assert_eq!(summary["changed"], false);
     assert_eq!(summary["written"], false);
     assert!(
@@ -100,15 +106,24 @@ fn a_round_that_breaks_the_house_rules_is_dropped_and_never_gated() {
     );
     // Never gated: no verdict, no rollout; only the reflection was asked (no
     // meta-reflection of a dropped candidate).
-    assert_eq!(summary["gate"]["verdicts"], serde_json::json!([]), "{summary}");
     assert_eq!(
-        summary["usage_by_phase"]["gate"]["rollouts"].as_u64().unwrap_or(0),
+        summary["gate"]["verdicts"],
+        serde_json::json!([]),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["usage_by_phase"]["gate"]["rollouts"]
+            .as_u64()
+            .unwrap_or(0),
         0,
         "{summary}"
     );
     assert_eq!(fake.calls.load(Ordering::SeqCst), 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("dropped (round 1): {reason}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("dropped (round 1): {reason}")),
+        "{stderr}"
+    );
     let page = std::fs::read_to_string(
         d.join(summary["run_dir"].as_str().unwrap())
             .join("report.html"),
@@ -147,7 +162,10 @@ fn a_slow_update_that_breaks_the_house_rules_is_not_offered() {
         ],
     );
     let summary = json_of(&out);
-    assert_eq!(summary["dropped"][0]["candidate"], "slow-update", "{summary}");
+    assert_eq!(
+        summary["dropped"][0]["candidate"], "slow-update",
+        "{summary}"
+    );
     assert_eq!(
         summary["dropped"][0]["reasons"][0],
         "breaks preference 'forbidden \"per task type\"': adds 1 occurrence"
@@ -186,17 +204,27 @@ fn bad_house_rules_are_refused_before_any_call() {
     let out = evolve(d, &fake.base_url, &["--preferences", "missing.md"]);
     assert_one_line_error(&out, "missing.md: cannot read the preferences file");
     assert_eq!(fake.calls.load(Ordering::SeqCst), 0);
-    std::fs::write(d.join("rules.md"), "Be brief.\n\n```checks\nmax_lines = 100\nmax_line = 4\n```\n")
-        .unwrap();
+    std::fs::write(
+        d.join("rules.md"),
+        "Be brief.\n\n```checks\nmax_lines = 100\nmax_line = 4\n```\n",
+    )
+    .unwrap();
     assert_eq!(snapshot(d), before, "a refused session writes nothing");
 
     // `run` refuses the preferences.md beside its configuration the same way.
     let fake = start_loop();
     let dir = run_workspace_with(&loop_config(&rule_agent(), &fake.base_url), 18);
     let d = dir.path();
-    std::fs::write(d.join("preferences.md"), "```checks\nforbidden = \"qa\"\n```\n").unwrap();
+    std::fs::write(
+        d.join("preferences.md"),
+        "```checks\nforbidden = \"qa\"\n```\n",
+    )
+    .unwrap();
     let before = snapshot(d);
-    assert_one_line_error(&run_config(d, &[]), "preferences.md:2: ```checks: invalid type");
+    assert_one_line_error(
+        &run_config(d, &[]),
+        "preferences.md:2: ```checks: invalid type",
+    );
     assert_eq!(fake.calls.load(Ordering::SeqCst), 0);
     assert_eq!(snapshot(d), before, "a refused run writes nothing");
     // A `[preferences] file` that is not there names the key's line.
@@ -241,7 +269,10 @@ fn a_run_drops_a_proposal_that_breaks_the_house_rules_before_its_gate() {
         report.contains("No candidate was gated: every proposal broke the project's house rules"),
         "{report}"
     );
-    assert!(report.contains("before its gate: "), "the event line: {report}");
+    assert!(
+        report.contains("before its gate: "),
+        "the event line: {report}"
+    );
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.json")).unwrap(),
     )
@@ -249,7 +280,9 @@ fn a_run_drops_a_proposal_that_breaks_the_house_rules_before_its_gate() {
     assert_eq!(json["dropped"][0]["reasons"][0], reason, "{json}");
     assert_eq!(json["records"], serde_json::json!([]));
     assert_eq!(
-        json["usage_by_phase"]["gate"]["rollouts"].as_u64().unwrap_or(0),
+        json["usage_by_phase"]["gate"]["rollouts"]
+            .as_u64()
+            .unwrap_or(0),
         0,
         "never gated: {json}"
     );
