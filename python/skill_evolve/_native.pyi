@@ -231,7 +231,9 @@ def run(
 def status(project: Optional[StrPath] = None) -> List[JsonDict]:
     """The runs of a project (``None``: the current folder or the nearest one above it with
     runs): ``name``, ``dir``, ``state`` (``finished`` or ``not_finished``), ``resumable``,
-    ``final_version``, ``staged``, ``waiting``, ``documents``, ``run_ids`` and ``lines``."""
+    ``changed`` (the user files an unfinished run read that changed since it started: it
+    cannot resume, only start over), ``final_version``, ``staged``, ``waiting``,
+    ``documents``, ``run_ids`` and ``lines``."""
 
 def adopt(
     run: str,
@@ -261,7 +263,9 @@ def harvest(
     on_note: Optional[Callable[[JsonDict], None]] = None,
 ) -> JsonDict:
     """Agent sessions into trajectories, as ``skill-evolve harvest``: ``source`` is
-    ``"claude-code"``, ``"codex"``, ``"session-state"`` or ``"dir"``; ``recorded=True`` reads
-    only the sessions the host's session-end hook recorded. ``on_note(dict)`` gets
-    each note (``kind`` ``"warning"``, ``"skipped"`` or ``"session"``). Returns ``source``,
-    ``from``, ``counts``, ``redactions``, ``out``, ``tasks`` and ``lines``."""
+    ``"claude-code"``, ``"codex"``, ``"gemini"``, ``"opencode"``, ``"cursor"``, ``"copilot"``,
+    ``"session-state"`` or ``"dir"``; ``recorded=True`` reads only the sessions the host's
+    session-end hook recorded. ``on_note(dict)`` gets each note (``kind`` ``"warning"``,
+    ``"skipped"`` or ``"session"``). Returns ``source``, ``from``, ``also_from`` (further
+    folders read: GitHub Copilot's default reads VS Code's and the CLI's), ``counts``,
+    ``redactions``, ``out``, ``tasks`` and ``lines``."""

@@ -34,6 +34,7 @@ TOOLS = {
     "schedule",
     "status",
     "stop_run",
+    "unschedule",
 }
 
 TRAJECTORY = {
@@ -119,7 +120,7 @@ def test_the_tools_are_listed_with_their_inputs(tmp_path: Path) -> None:
 
 def test_a_whole_run_through_the_tools(tmp_path: Path) -> None:
     """dry run, run in the background, progress, status, adopt (diff first, write on
-    confirm), report, gate and schedule, each through the client."""
+    confirm), report, gate, schedule and unschedule, each through the client."""
     folder = demo_project(tmp_path)
     skill = folder / "skills/default-strategy.md"
     before = skill.read_text()
@@ -174,8 +175,15 @@ def test_a_whole_run_through_the_tools(tmp_path: Path) -> None:
 
         entry = await call.ok("schedule", {"every": "night"})
         assert entry.startswith("# skill-evolve") and "0 3 * * *" in entry
+        crontab = folder / "crontab.txt"
+        crontab.write_bytes(b"MAILTO=me@example.com\r\n15 2 * * * backup.sh\n")
         await call.ok("schedule", {"every": "hour", "install": "crontab.txt"})
-        assert "0 * * * *" in (folder / "crontab.txt").read_text()
+        assert "0 * * * *" in crontab.read_text()
+        removed = await call.ok("unschedule", {"file": "crontab.txt"})
+        assert "removed this folder's entry" in removed, removed
+        assert crontab.read_bytes() == b"MAILTO=me@example.com\r\n15 2 * * * backup.sh\n"
+        nothing = await call.ok("unschedule", {"file": "crontab.txt"})
+        assert "nothing removed" in nothing, nothing
 
     asyncio.run(drive(folder, script))
 
@@ -210,6 +218,14 @@ def test_inputs_are_checked_and_nothing_is_written_outside(tmp_path: Path) -> No
             assert failed and "outside the project" in text, (args, text)
         failed, text = await call("schedule", {"every": "night", "install": "../crontab.txt"})
         assert failed and "outside the project" in text, text
+        (tmp_path / "crontab.txt").write_text("15 2 * * * backup.sh\n")
+        failed, text = await call("unschedule", {"file": "../crontab.txt"})
+        assert failed and "outside the project" in text, text
+        (tmp_path / "crontab.txt").unlink()
+        failed, text = await call("unschedule", {"file": "no-crontab.txt"})
+        assert failed and "no such crontab file" in text, text
+        failed, text = await call("unschedule", {})
+        assert failed, text
         failed, text = await call("dry_run", {"config": "../evolve.toml"})
         assert failed and "outside the project" in text, text
 

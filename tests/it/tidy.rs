@@ -244,7 +244,7 @@ fn nothing_cites_documents_the_repository_does_not_have() {
 
 /// Every configuration structure the program deserializes from a TOML file, with the table of
 /// docs/run-config.md that documents it (`""`: a file's top level, whose keys are tables).
-const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
+const CONFIG_STRUCTS: [(&str, &str, &str); 20] = [
     (
         "crates/evolution-project/src/run/config/mod.rs",
         "RunFile",
@@ -256,13 +256,18 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
         "preferences",
     ),
     (
-        "crates/evolution-project/src/run/config/mod.rs",
+        "crates/evolution-project/src/run/config/gating.rs",
         "GatingFile",
         "",
     ),
     (
         "crates/evolution-project/src/run/config/mod.rs",
         "RunSection",
+        "run",
+    ),
+    (
+        "crates/evolution-project/src/run/config/gating.rs",
+        "GatingRun",
         "run",
     ),
     (
@@ -295,8 +300,12 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
         "Price",
         "budget.prices",
     ),
-    ("crates/evolution-project/src/llm.rs", "FileConfig", ""),
-    ("crates/evolution-project/src/llm.rs", "LlmSection", "llm"),
+    ("crates/evolution-project/src/llm/mod.rs", "FileConfig", ""),
+    (
+        "crates/evolution-project/src/llm/mod.rs",
+        "LlmSection",
+        "llm",
+    ),
     (
         "crates/evolution-llm-openai/src/config.rs",
         "OpenAiConfig",
@@ -654,8 +663,9 @@ fn private_words(text: &str, binary_user: bool, protocol_page: bool) -> Vec<&'st
     for (at, _) in lower.match_indices("004") {
         let before = lower[..at].chars().next_back();
         let after = lower[at + 3..].chars().next();
-        if !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
-        {
+        // A number's digits (`10040`, or a decimal such as `0.004`) are not the file's name.
+        let numeric = before.is_some_and(|c| c.is_ascii_digit() || c == '.');
+        if !numeric && !after.is_some_and(|c| c.is_ascii_digit()) {
             words.push("004");
         }
     }
@@ -766,6 +776,7 @@ fn the_vocabulary_check_tells_names_from_private_words() {
     assert!(private_words("keyed by video_id", false, true).is_empty());
     assert_eq!(private_words("see DESIGN", false, false), ["DESIGN"]);
     assert!(private_words("id 10040", false, false).is_empty());
+    assert!(private_words("power: 0.004 at", false, false).is_empty());
     assert_eq!(
         user_visible_rust_text(
             "    /// Help.\n    // \"note\"\n    let a = \"x \\\"y\\\"\"; f('\"', \"z\n  w\");\n"

@@ -371,42 +371,97 @@ pub async fn judge_evidence_sufficiency(
     .await
 }
 
-/// All Stage-1 metrics of one question: the rule metrics plus the five judges.
+/// Which of the question-level judges run on one answer (a judge left out leaves its
+/// metric unjudged: `None`, or an empty list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JudgeSet {
+    /// One span judge per call of a span-judged tool.
+    pub spans: bool,
+    /// The missed-nodes judge (it also needs a visit tool or a known tree).
+    pub missed_nodes: bool,
+    /// The skill-adherence judge.
+    pub skill_adherence: bool,
+    /// The confirmation-bias judge.
+    pub confirmation_bias: bool,
+    /// The evidence-sufficiency judge.
+    pub evidence_sufficiency: bool,
+}
+
+impl JudgeSet {
+    /// Every judge.
+    pub const ALL: JudgeSet = JudgeSet {
+        spans: true,
+        missed_nodes: true,
+        skill_adherence: true,
+        confirmation_bias: true,
+        evidence_sufficiency: true,
+    };
+}
+
+/// All Stage-1 metrics of one question: the rule metrics plus the five judges
+/// ([`compute_question_metrics_with`] every judge of [`JudgeSet::ALL`]).
+pub async fn compute_question_metrics(
+    llm: &dyn LlmProvider,
+    prompts: &DiagnosePrompts,
+    ctx: &JudgeContext<'_>,
+) -> Result<QuestionMetrics, DiagnoseError> {
+    compute_question_metrics_with(llm, prompts, ctx, JudgeSet::ALL).await
+}
+
+/// The Stage-1 metrics of one question: the rule metrics plus the judges of `judges`.
 ///
 /// The judges run concurrently (one span judge per call of a span-judged
 /// tool; the missed-nodes judge only when the profile names a visit tool or
 /// the source's tree is known). If any judge's replies stay unusable, the question is degraded:
 /// rule metrics kept, judge fields empty, `degraded = true`. A provider
 /// error is returned as [`DiagnoseError::Llm`].
-pub async fn compute_question_metrics(
+pub async fn compute_question_metrics_with(
     llm: &dyn LlmProvider,
     prompts: &DiagnosePrompts,
     ctx: &JudgeContext<'_>,
+    judges: JudgeSet,
 ) -> Result<QuestionMetrics, DiagnoseError> {
     let rules = extract_rule_metrics(ctx.prediction, ctx.trace, ctx.profile)?;
     let spans = join_all(
         ctx.trace
             .iter()
-            .filter(|s| ctx.profile.span_eval_tools.contains(&s.tool_name))
+            .filter(|s| judges.spans && ctx.profile.span_eval_tools.contains(&s.tool_name))
             .map(|s| evaluate_span(llm, prompts, ctx, s)),
     );
     // Which nodes were missed means something only for an agent that visits
     // nodes, or a source whose tree is known.
     let missed = async {
-        if ctx.profile.visit_tool.is_some() || ctx.tree.is_some() {
+        if judges.missed_nodes && (ctx.profile.visit_tool.is_some() || ctx.tree.is_some()) {
             judge_missed_nodes(llm, prompts, ctx).await
         } else {
             Ok(Vec::new())
         }
     };
-    let (spans, missed, adherence, bias, sufficient) = futures_util::future::join5(
-        spans,
-        missed,
-        judge_skill_adherence(llm, prompts, ctx),
-        judge_confirmation_bias(llm, prompts, ctx),
-        judge_evidence_sufficiency(llm, prompts, ctx),
-    )
-    .await;
+    let adherence = async {
+        if judges.skill_adherence {
+            judge_skill_adherence(llm, prompts, ctx).await
+        } else {
+            Ok((Vec::new(), None))
+        }
+    };
+    let bias = async {
+        if judges.confirmation_bias {
+            judge_confirmation_bias(llm, prompts, ctx).await.map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    let sufficient = async {
+        if judges.evidence_sufficiency {
+            judge_evidence_sufficiency(llm, prompts, ctx)
+                .await
+                .map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    let (spans, missed, adherence, bias, sufficient) =
+        futures_util::future::join5(spans, missed, adherence, bias, sufficient).await;
     // A provider error wins over unusable replies: it aborts rather than degrades.
     let provider_error = spans
         .iter()
@@ -432,8 +487,8 @@ pub async fn compute_question_metrics(
             metrics.missed_nodes = missed_nodes;
             metrics.skill_adherence = skill_adherence;
             metrics.adherence_rate = adherence_rate;
-            metrics.confirmation_bias = Some(bias);
-            metrics.evidence_sufficient = Some(sufficient);
+            metrics.confirmation_bias = bias;
+            metrics.evidence_sufficient = sufficient;
             Ok(metrics)
         }
         Err(JudgeError::Provider(e)) => Err(DiagnoseError::Llm(e)),

@@ -130,7 +130,7 @@ mod schema;
 pub mod stats;
 
 pub use crate::error::{DiagnoseError, JudgeError};
-pub use crate::pipeline::{DiagnoseOptions, Diagnoser};
+pub use crate::pipeline::{DiagnoseOptions, Diagnoser, JudgeScope};
 pub use crate::progress::{DiagnosePass, DiagnoseProgress};
 pub use crate::prompts::DiagnosePrompts;
 pub use crate::rules::check_profile;

@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use crate::DiagnoseError;
 use crate::attribution::{attribute_error, classify_defect_vs_lapse, classify_reasoning_failure};
-use crate::judges::{JudgeContext, compute_question_metrics};
+use crate::judges::{JudgeContext, JudgeSet, compute_question_metrics_with};
 use crate::packs::{
     DiagnosedQuestion, build_skill_case_packs, build_system_case_pack, build_tool_case_packs,
     resolve_target_file,
@@ -37,6 +37,8 @@ pub struct DiagnoseOptions {
     pub task_types: Option<Vec<String>>,
     /// Diagnose wrong answers only (INFRA statistics still cover the whole scope).
     pub only_incorrect: bool,
+    /// Which judges run on answers the check scored right.
+    pub judges: JudgeScope,
 }
 
 impl Default for DiagnoseOptions {
@@ -46,6 +48,50 @@ impl Default for DiagnoseOptions {
             question_ids: None,
             task_types: None,
             only_incorrect: false,
+            judges: JudgeScope::Every,
+        }
+    }
+}
+
+/// Which judges run on an answer the check already scored right. A wrong answer always gets
+/// every judge: they explain the failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JudgeScope {
+    /// Every judge on every answer: the full report (`skill-evolve diagnose`).
+    #[default]
+    Every,
+    /// Only the judges whose verdict on a right answer can change the case packs an edit is
+    /// proposed from. On a right answer:
+    ///
+    /// - evidence sufficiency and missed nodes never run: they only attribute a wrong
+    ///   answer's error and rank the failures of its type;
+    /// - skill adherence runs only when the answer's task type has a wrong answer in the
+    ///   scope: it orders that task's success examples and fills its adherence stats, and
+    ///   a task type without a wrong answer gets no skill pack;
+    /// - confirmation bias runs only when `system_pack` is true: only the system-prompt
+    ///   pack counts it on right answers (its pattern counts and success examples);
+    /// - span judges always run: the tool packs take clean and failed spans from right
+    ///   answers too.
+    ForProposal {
+        /// Whether the system-prompt pack will be used (the workspace has a system prompt).
+        system_pack: bool,
+    },
+}
+
+impl JudgeScope {
+    /// The judges of one answer: `correct` is the check's score, `task_has_wrong` whether
+    /// its task type has a wrong answer in the scope.
+    #[must_use]
+    pub fn judges(self, correct: bool, task_has_wrong: bool) -> JudgeSet {
+        match self {
+            JudgeScope::ForProposal { system_pack } if correct => JudgeSet {
+                spans: true,
+                missed_nodes: false,
+                skill_adherence: task_has_wrong,
+                confirmation_bias: system_pack,
+                evidence_sufficiency: false,
+            },
+            _ => JudgeSet::ALL,
         }
     }
 }
@@ -279,6 +325,11 @@ async fn run(
         .filter(|p| !(options.only_incorrect && p.correct))
         .collect();
 
+    let tasks_with_wrong: std::collections::BTreeSet<String> = diagnosable
+        .iter()
+        .filter(|p| !p.correct)
+        .map(|p| p.task_type.clone())
+        .collect();
     let mut traces: HashMap<String, Vec<TraceStep>> = HashMap::new();
     if !diagnosable.is_empty() {
         let ids: Vec<String> = diagnosable.iter().map(|p| p.question_id.clone()).collect();
@@ -330,12 +381,16 @@ async fn run(
     let mut stage1 = futures_util::stream::iter(records.into_iter().enumerate())
         .map(|(index, mut record)| {
             let skills = &skills;
+            let judges = options.judges.judges(
+                record.prediction.correct,
+                tasks_with_wrong.contains(&record.prediction.task_type),
+            );
             let span = tracing::info_span!("diagnose_question", question_id = %record.prediction.question_id);
             let work = async move {
                 let question_id = record.prediction.question_id.clone();
                 progress.item_started(DiagnosePass::Questions, &question_id);
                 let ctx = judge_context(&record, skills, tree_data, profile);
-                let metrics = compute_question_metrics(llm, prompts, &ctx).await?;
+                let metrics = compute_question_metrics_with(llm, prompts, &ctx, judges).await?;
                 let attribution = if metrics.correct {
                     None
                 } else {

@@ -46,7 +46,7 @@ use crate::json::parse_llm_json;
 use crate::preferences::{Breach, Checks, Preferences, render_with_preferences};
 use crate::prompts::EvolvePrompts;
 use crate::rank::rank_and_clip;
-use crate::validate::validate_skill;
+use crate::validate::{placeholder_echo, prompt_example_texts, validate_skill};
 
 /// One failed trajectory, as the prompts show it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,6 +216,14 @@ pub enum StopReason {
         /// The round.
         round: u32,
     },
+    /// Every proposed edit repeated the reply format's example text (see
+    /// [`placeholder_echo`]) and was dropped.
+    PlaceholderEdits {
+        /// The round.
+        round: u32,
+        /// Edits dropped.
+        dropped: usize,
+    },
     /// The candidate failed structural validation and was dropped.
     FailedValidation {
         /// The round.
@@ -270,6 +278,11 @@ impl std::fmt::Display for StopReason {
             StopReason::NothingApplied { round } => {
                 write!(f, "round {round}: no proposed edit could be applied")
             }
+            StopReason::PlaceholderEdits { round, dropped } => write!(
+                f,
+                "round {round}: all {dropped} proposed edit(s) repeated the prompt's example \
+                 text instead of changing the skill, so none was used"
+            ),
             StopReason::FailedValidation { round } => write!(
                 f,
                 "round {round}: the candidate failed structural validation and was dropped"
@@ -355,6 +368,9 @@ pub struct Round {
     pub trajectories: usize,
     /// Edits proposed after aggregation.
     pub proposed: usize,
+    /// Proposed edits dropped before selection, one sentence each on why (an edit that
+    /// repeats the prompt's example text, see [`placeholder_echo`]).
+    pub dropped: Vec<String>,
     /// Edits kept by ranking and clipping.
     pub selected: Vec<Edit>,
     /// How they were selected.
@@ -409,6 +425,7 @@ pub async fn reflect_loop(
     let mut previous_open = usize::MAX;
     let total_steps = u64::from(options.rounds.saturating_sub(1));
     let batch = options.batch_size.max(1);
+    let examples = prompt_example_texts(&prompts.reflect);
     let mut stop = None;
     for round in 0..options.rounds {
         let number = round.saturating_add(1);
@@ -428,8 +445,39 @@ pub async fn reflect_loop(
             }
         }
         // ③ Aggregate.
-        let merged = aggregate_patches(&patches);
+        let mut merged = aggregate_patches(&patches);
         let proposed = merged.edits.len();
+        // An edit that copies the reply format's example text is no edit.
+        let mut dropped = Vec::new();
+        merged
+            .edits
+            .retain(|edit| match placeholder_echo(edit, &examples) {
+                Some(why) => {
+                    dropped.push(why);
+                    false
+                }
+                None => true,
+            });
+        if proposed > 0 && merged.edits.is_empty() {
+            rounds.push(Round {
+                round: number,
+                budget,
+                trajectories: pending.len(),
+                proposed,
+                dropped,
+                selected: Vec::new(),
+                clip: serde_json::Map::new(),
+                reports: Vec::new(),
+                meta: Meta::default(),
+                breaches: Vec::new(),
+                accepted: false,
+            });
+            stop = Some(StopReason::PlaceholderEdits {
+                round: number,
+                dropped: proposed,
+            });
+            break;
+        }
         if proposed == 0 {
             // Say "no edit" only when every reply was read: an unreadable one may have held some.
             stop = Some(if unreadable > 0 {
@@ -478,6 +526,7 @@ pub async fn reflect_loop(
             budget,
             trajectories: pending.len(),
             proposed,
+            dropped,
             selected: clip.edits,
             clip: clip.info,
             reports,

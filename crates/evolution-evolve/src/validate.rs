@@ -266,6 +266,104 @@ fn check_code_fences(evolved: &str, label: &str, errors: &mut Vec<String>) {
     }
 }
 
+/// The example texts of a prompt's reply format: every string value (not key) of the
+/// ```` ```json ```` blocks of `template`, such as `"the new text (empty for delete)"`.
+///
+/// A model that copies one of them into an edit has echoed the format instead of answering
+/// it. The list is read from the template the request was made with, so that it follows the
+/// template (an override file included) instead of a copy that could drift from it.
+pub fn prompt_example_texts(template: &str) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("```json") {
+        let block = rest.get(start.saturating_add(7)..).unwrap_or("");
+        let end = block.find("```").unwrap_or(block.len());
+        for text in json_string_values(block.get(..end).unwrap_or("")) {
+            if !words(&text).is_empty() && !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+        rest = block.get(end.saturating_add(3)..).unwrap_or("");
+    }
+    texts
+}
+
+/// The string values of a JSON-like text: each double-quoted string not followed by `:`.
+/// Lenient by design: an example block need not be valid JSON.
+fn json_string_values(block: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut chars = block.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut text = String::new();
+        let mut escaped = false;
+        for c in chars.by_ref() {
+            match (escaped, c) {
+                (false, '\\') => escaped = true,
+                (false, '"') => break,
+                _ => {
+                    escaped = false;
+                    text.push(c);
+                }
+            }
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek() != Some(&':') {
+            values.push(text);
+        }
+    }
+    values
+}
+
+/// Lower-case words of `text` (letters, digits and `_`), the rest dropped.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether `field` repeats `example`: the same words; the first three or more of
+/// its words, cut off (a truncated copy); or all of a four-word-or-longer example
+/// inside it.
+fn echoes(field: &[String], example: &[String]) -> bool {
+    if field.is_empty() || example.is_empty() {
+        return false;
+    }
+    if field == example {
+        return true;
+    }
+    if field.len() >= 3 && example.starts_with(field) {
+        return true;
+    }
+    example.len() >= 4 && field.windows(example.len()).any(|w| w == example)
+}
+
+/// Why `edit` is a copy of the reply format rather than an edit, or `None`: its `content`,
+/// `reason` or `why` repeats one of `examples` (from [`prompt_example_texts`]). The
+/// sentence names the field and the example text it repeats.
+pub fn placeholder_echo(edit: &evolution_types::Edit, examples: &[String]) -> Option<String> {
+    let reason = ["reason", "why"]
+        .iter()
+        .find_map(|k| edit.extra.get(*k).and_then(serde_json::Value::as_str))
+        .map(|r| ("reason", r));
+    let fields = std::iter::once(("content", edit.content.as_str())).chain(reason);
+    for (name, text) in fields {
+        let field = words(text);
+        if let Some(example) = examples.iter().find(|e| echoes(&field, &words(e))) {
+            let shown: String = example.chars().take(80).collect();
+            return Some(format!(
+                "{} edit dropped: its {name} repeats the prompt's example text {shown:?} \
+                 instead of saying something about the skill",
+                edit.op
+            ));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +394,15 @@ mod tests {
         assert_eq!(extract_section(text, "Y"), Some("## Y\ny\n"));
         assert_eq!(extract_section(text, "Z"), None);
         assert_eq!(extract_section("## X", "X"), Some("## X"));
+    }
+
+    #[test]
+    fn example_texts_are_the_string_values_of_the_json_blocks() {
+        let template = "Reply:\n```json\n{\"edits\": [{\"op\": \"append\", \"content\": \"the \\\"new\\\" text\"}], \"n\": 2}\n```\nand ```json\n[\"more\"]\n```";
+        assert_eq!(
+            prompt_example_texts(template),
+            ["append", "the \"new\" text", "more"]
+        );
+        assert!(prompt_example_texts("no block").is_empty());
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use evolution_diagnose::{DiagnoseOptions, Diagnoser};
+use evolution_diagnose::{DiagnoseOptions, Diagnoser, JudgeScope};
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions, Evolver, tool_prompt_pairs};
 use evolution_types::{
     EvolutionRecord, EvolutionStatus, GeneratedQuestion, LlmProvider, Profile, PromptStore, RunLog,
@@ -46,7 +46,9 @@ impl PromptStore for WorkspaceStore<'_> {
 /// Diagnose → evolve, as a [`Proposer`] for [`crate::run_evolution`].
 ///
 /// Each epoch: [`Diagnoser::run`] (its opening phase, `diagnose`) on the
-/// epoch's training run (read from `run_log`), then one evolve call per case pack — skills
+/// epoch's training run (read from `run_log`; with
+/// [`JudgeScope::ForProposal`] in `diagnose`, the system-prompt pack counts as used only
+/// when the workspace holds the system prompt), then one evolve call per case pack — skills
 /// ([`Evolver::skill`]), the system prompt ([`Evolver::system_prompt`],
 /// only when the workspace holds `evolve.system_prompt_file` among its
 /// prompts) and tools ([`Evolver::tool_pair`] for every extract/verify pair of
@@ -108,10 +110,20 @@ fn proposal(index: usize, record: EvolutionRecord, writes: BTreeMap<String, Stri
 impl Proposer for KernelProposer<'_> {
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         let store = WorkspaceStore(request.workspace);
+        let has_system = request
+            .workspace
+            .prompts
+            .contains_key(&self.evolve.system_prompt_file);
+        let mut diagnose = self.diagnose.clone();
+        // Without a system prompt in the workspace its pack is never used: no judge runs
+        // for it alone.
+        if let JudgeScope::ForProposal { system_pack } = &mut diagnose.judges {
+            *system_pack = *system_pack && has_system;
+        }
         let diagnosis = Diagnoser::new(self.llm, self.run_log, &store)
             .with_prompts(self.templates.diagnose.clone())
             .with_profile(self.profile.clone())
-            .with_options(self.diagnose.clone())
+            .with_options(diagnose)
             .run(request.train_run_id, &self.questions, &self.tree_data)
             .await?;
         let budget = self

@@ -153,6 +153,7 @@
     clippy::indexing_slicing
 )]
 
+mod agent_tree;
 mod budget;
 mod check;
 mod data_split;

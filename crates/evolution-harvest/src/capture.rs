@@ -27,6 +27,8 @@ pub struct Rollout {
     pub task: String,
     /// The skill the agent ran with, when known.
     pub skill: Option<String>,
+    /// The task type of the question, when known (the trajectory's `task_type`).
+    pub task_type: Option<String>,
     /// The agent's steps (trace step objects: `tool_name`, `tool_input`, `tool_output`…).
     pub steps: Vec<Value>,
     /// When the rollout ran (ISO 8601, UTC).
@@ -104,6 +106,9 @@ pub fn rollout_trajectory(
             "reasons": verdict.reasons,
         },
     });
+    if let (Some(task_type), Value::Object(map)) = (&rollout.task_type, &mut value) {
+        map.insert("task_type".to_owned(), Value::String(task_type.clone()));
+    }
     if let Some(redactor) = redactor {
         redactor.redact_json(&mut value);
     }
@@ -188,5 +193,11 @@ mod tests {
         assert_eq!(t["predicted_answer"], "use key [REDACTED:anthropic_key]");
         assert_eq!(t["harvest"]["reasons"][0]["value"], "false");
         assert_eq!(redactor.total(), 1);
+        assert!(!t.contains_key("task_type"));
+        let typed = Rollout {
+            task_type: Some("triage".into()),
+            ..rollout
+        };
+        assert_eq!(rollout_trajectory(&typed, None)["task_type"], "triage");
     }
 }

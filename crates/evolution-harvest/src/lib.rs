@@ -1,5 +1,8 @@
 //! Harvesting agent sessions into trajectories, without I/O: the record parsers of Claude Code
 //! transcripts ([`claude_code`]) and Codex rollout files ([`codex`]), fed one line at a time;
+//! the readers of Gemini CLI chats ([`gemini`]), OpenCode's and Cursor's stored rows
+//! ([`opencode`], [`cursor`]) and GitHub Copilot's VS Code chat sessions and CLI events
+//! ([`copilot`]);
 //! secret redaction ([`redact`]); explicit outcomes ([`outcome`]); failure signals with their
 //! reasons ([`signals`]); the trajectory object `skill-evolve evolve` reads ([`trajectory`]);
 //! recurring tasks mined from sessions into a question set to review ([`tasks`]);
@@ -45,6 +48,8 @@
 pub mod capture;
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
+pub mod cursor;
 pub mod gemini;
 pub mod host_tools;
 pub mod opencode;

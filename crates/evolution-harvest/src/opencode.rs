@@ -16,7 +16,10 @@
 use serde_json::Value;
 
 use crate::outcome::outcome_in_message;
-use crate::session::{Role, Session, SourceKind, TextPolicy, ToolCall, Turn, skills_in_paths};
+use crate::session::{
+    Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis, json_strings,
+    skills_in_paths,
+};
 
 /// Part types that carry nothing for a trajectory.
 const QUIET_PARTS: [&str; 8] = [
@@ -154,7 +157,7 @@ fn read_tool(session: &mut Session, policy: &mut TextPolicy, part: &Value, thoug
     let empty = Value::Null;
     let state = part.get("state").unwrap_or(&empty);
     let input = state.get("input").cloned().unwrap_or(Value::Null);
-    for text in strings(&input) {
+    for text in json_strings(&input) {
         session.skills.extend(skills_in_paths(text));
     }
     let mut call = ToolCall::started(policy, id, name, input, thought, None);
@@ -175,50 +178,6 @@ fn read_tool(session: &mut Session, policy: &mut TextPolicy, part: &Value, thoug
         _ => {}
     }
     session.tool_calls.push(call);
-}
-
-/// `ms` (milliseconds since the Unix epoch) as an ISO 8601 UTC timestamp.
-fn iso_millis(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let of_day = secs.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        of_day / 3600,
-        (of_day % 3600) / 60,
-        of_day % 60
-    )
-}
-
-/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-/// Every string of a JSON value, depth first.
-fn strings(value: &Value) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => out.push(s.as_str()),
-            Value::Array(items) => stack.extend(items.iter()),
-            Value::Object(map) => stack.extend(map.values()),
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -284,12 +243,5 @@ mod tests {
             s.first_timestamp.as_deref(),
             Some("2025-11-02T09:00:00.000Z")
         );
-    }
-
-    #[test]
-    fn milliseconds_become_iso_timestamps() {
-        assert_eq!(iso_millis(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso_millis(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(iso_millis(-1), "1969-12-31T23:59:59.999Z");
     }
 }

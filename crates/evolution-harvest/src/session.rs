@@ -25,6 +25,13 @@ pub enum SourceKind {
     /// An OpenCode session, from its SQLite store (`~/.local/share/opencode/opencode.db`).
     #[serde(rename = "opencode")]
     OpenCode,
+    /// A Cursor chat (composer), from Cursor's SQLite stores (`~/.config/Cursor/User`, or
+    /// `~/Library/Application Support/Cursor/User` on macOS).
+    Cursor,
+    /// A GitHub Copilot session: a VS Code chat session
+    /// (`~/.config/Code/User/workspaceStorage/<hash>/chatSessions/*.json[l]`) or a `copilot` CLI
+    /// session (`~/.copilot/session-state/<id>/events.jsonl`).
+    Copilot,
 }
 
 impl SourceKind {
@@ -35,6 +42,8 @@ impl SourceKind {
             SourceKind::Codex => "codex",
             SourceKind::Gemini => "gemini",
             SourceKind::OpenCode => "opencode",
+            SourceKind::Cursor => "cursor",
+            SourceKind::Copilot => "copilot",
         }
     }
 
@@ -45,6 +54,8 @@ impl SourceKind {
             SourceKind::Codex => "Codex",
             SourceKind::Gemini => "Gemini CLI",
             SourceKind::OpenCode => "OpenCode",
+            SourceKind::Cursor => "Cursor",
+            SourceKind::Copilot => "GitHub Copilot",
         }
     }
 }
@@ -360,6 +371,103 @@ pub(crate) fn content_text(content: Option<&Value>) -> String {
     }
 }
 
+/// Every string of a JSON value, depth first.
+pub(crate) fn json_strings(value: &Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => out.push(s.as_str()),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => stack.extend(map.values()),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    out
+}
+
+/// `ms` (milliseconds since the Unix epoch) as an ISO 8601 UTC timestamp.
+pub(crate) fn iso_millis(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let of_day = secs.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        of_day / 3600,
+        (of_day % 3600) / 60,
+        of_day % 60
+    )
+}
+
+/// A JSON number of milliseconds since the Unix epoch as an ISO 8601 timestamp (`None` for
+/// anything else, or a number no calendar holds).
+pub(crate) fn iso_millis_of(value: Option<&Value>) -> Option<String> {
+    let ms = match value? {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64))?,
+        _ => return None,
+    };
+    // Years 0000–9999 only: a wider number is not a timestamp.
+    (-62_167_219_200_000..=253_402_300_799_999)
+        .contains(&ms)
+        .then(|| iso_millis(ms))
+}
+
+/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// The local path of a `file://` URI (`file:///home/u/my%20app` is `/home/u/my app`; a
+/// Windows drive `file:///c%3A/w` is `c:/w`), or `None` for another scheme, a remote host or
+/// an escape that is not UTF-8.
+pub fn file_uri_path(uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    // `file:///p` has an empty host; `file://localhost/p` names this machine.
+    let path = match rest.strip_prefix("localhost") {
+        Some(p) if p.starts_with('/') => p,
+        _ if rest.starts_with('/') => rest,
+        _ => return None,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    let path = String::from_utf8(out).ok()?;
+    // `/c:/w` is a Windows drive path.
+    let drive = path.get(1..3).is_some_and(|d| {
+        d.ends_with(':') && d.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    });
+    Some(if drive {
+        path.get(1..).unwrap_or_default().to_owned()
+    } else {
+        path
+    })
+}
+
 /// The SHA-256 (hex) of a folder's path, as Gemini CLI names a project's folder.
 pub fn path_hash(path: &str) -> String {
     use sha2::Digest as _;
@@ -428,6 +536,38 @@ mod tests {
         assert!(out.starts_with("key: [REDACT"), "{out}");
         assert!(!out.contains("sk-ant"), "{out}");
         assert!(out.contains("more chars]"), "{out}");
+    }
+
+    #[test]
+    fn file_uris_become_paths() {
+        assert_eq!(
+            file_uri_path("file:///home/u/my%20app").as_deref(),
+            Some("/home/u/my app")
+        );
+        assert_eq!(
+            file_uri_path("file://localhost/w/x").as_deref(),
+            Some("/w/x")
+        );
+        assert_eq!(file_uri_path("file:///c%3A/w").as_deref(), Some("c:/w"));
+        assert_eq!(file_uri_path("vscode-remote://ssh/w"), None);
+        assert_eq!(file_uri_path("file://server/share"), None);
+        assert_eq!(file_uri_path("file:///bad%zz"), None);
+        assert_eq!(file_uri_path("file:///bad%ff"), None);
+        assert_eq!(file_uri_path("file:///a%2"), None);
+    }
+
+    #[test]
+    fn milliseconds_become_iso_timestamps() {
+        assert_eq!(iso_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_millis(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso_millis(-1), "1969-12-31T23:59:59.999Z");
+        let ms = serde_json::json!(1_762_074_000_000_i64);
+        assert_eq!(
+            iso_millis_of(Some(&ms)).as_deref(),
+            Some("2025-11-02T09:00:00.000Z")
+        );
+        assert_eq!(iso_millis_of(Some(&serde_json::json!(1e300))), None);
+        assert_eq!(iso_millis_of(Some(&serde_json::json!("x"))), None);
     }
 
     #[test]

@@ -3,10 +3,14 @@
 //!
 //! The grouping rule: two sessions ask the same task when their first user requests are equal
 //! after [`normalize_request`] (lower case, runs of whitespace made one space, runs of digits
-//! made `#`), so "Summarise report 12" and "summarise  report 13" are one task. A group
-//! recurs when it holds at least [`TaskMiner::min_sessions`] sessions. Each task keeps the
+//! made `#`), so "Summarise report 12" and "summarise  report 13" are one task, and after
+//! generated ids are made `#` too ([`IdTokens`]: "Work on bead spotter-dov" and "work on bead
+//! spotter-fum" are one task when the requests show that `spotter-…` names ids). A group
+//! recurs when it holds at least [`TaskMiner::min_sessions`] sessions; [`MiningReport`] says
+//! why the other sessions gave no task. Each task keeps the
 //! request of its most recent session as the question, the skill its sessions loaded most
-//! often as its task type (`default` when none did), the ids of its sessions, and a suggested
+//! often as its task type (made a valid skill name, [`task_type_of_skill`]; `default` when none
+//! did), the ids of its sessions, and a suggested
 //! check: when a session of the group passed and ended with a short one-line answer, a
 //! `contains` check on that answer; otherwise a `rubric` for a person (or a judge) to make
 //! precise. Every task is written `"reviewed": false`.
@@ -14,7 +18,7 @@
 //! The texts come from [`Session`]s, whose readers already redacted them through their
 //! [`TextPolicy`](crate::session::TextPolicy); nothing here reads a text the policy did not see.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -71,12 +75,72 @@ struct Seen {
     answer: Option<String>,
 }
 
+/// Why sessions gave a task or not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct MiningReport {
+    /// Sessions added.
+    pub sessions: usize,
+    /// Sessions in a written task.
+    pub in_tasks: usize,
+    /// Sessions with no user request to group by.
+    pub no_request: usize,
+    /// Sessions whose request fewer than [`TaskMiner::min_sessions`] sessions asked.
+    pub not_recurring: usize,
+    /// The different requests those sessions asked.
+    pub rare_requests: usize,
+    /// The [`TaskMiner::min_sessions`] the sessions were mined with.
+    pub min_sessions: usize,
+}
+
+impl MiningReport {
+    /// Why sessions gave no task: one line per reason, with its count (empty when every
+    /// session is in a task).
+    ///
+    /// ```
+    /// use evolution_harvest::tasks::MiningReport;
+    /// let report = MiningReport {
+    ///     sessions: 9, in_tasks: 0, no_request: 1, not_recurring: 8, rare_requests: 8,
+    ///     min_sessions: 2,
+    /// };
+    /// assert_eq!(report.unmined(), [
+    ///     "8 asked a request fewer than 2 sessions asked (8 different requests; \
+    ///      --min-sessions 1 keeps requests asked once)",
+    ///     "1 had no user request to group by",
+    /// ]);
+    /// ```
+    pub fn unmined(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.not_recurring > 0 {
+            lines.push(format!(
+                "{} asked a request fewer than {} sessions asked ({} different request{}{})",
+                self.not_recurring,
+                self.min_sessions,
+                self.rare_requests,
+                if self.rare_requests == 1 { "" } else { "s" },
+                if self.min_sessions > 1 {
+                    "; --min-sessions 1 keeps requests asked once"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if self.no_request > 0 {
+            lines.push(format!(
+                "{} had no user request to group by",
+                self.no_request
+            ));
+        }
+        lines
+    }
+}
+
 /// Collects sessions one at a time and returns the recurring tasks.
 #[derive(Debug, Clone)]
 pub struct TaskMiner {
     /// Fewest sessions a request needs to count as recurring (at least 1).
     pub min_sessions: usize,
-    groups: BTreeMap<String, Vec<Seen>>,
+    seen: Vec<Seen>,
+    report: MiningReport,
 }
 
 impl Default for TaskMiner {
@@ -90,20 +154,23 @@ impl TaskMiner {
     pub fn new(min_sessions: usize) -> Self {
         TaskMiner {
             min_sessions: min_sessions.max(1),
-            groups: BTreeMap::new(),
+            seen: Vec::new(),
+            report: MiningReport::default(),
         }
     }
 
-    /// Adds one session and whether it passed. A session without a user request is ignored.
+    /// Adds one session and whether it passed. A session without a user request is counted
+    /// ([`MiningReport::no_request`]) and otherwise ignored.
     pub fn add(&mut self, session: &Session, passed: bool) {
-        let Some(request) = session.first_prompt() else {
+        self.report.sessions = self.report.sessions.saturating_add(1);
+        let request = session
+            .first_prompt()
+            .filter(|r| !normalize_request(r).is_empty());
+        let Some(request) = request else {
+            self.report.no_request = self.report.no_request.saturating_add(1);
             return;
         };
-        let key = normalize_request(request);
-        if key.is_empty() {
-            return;
-        }
-        self.groups.entry(key).or_default().push(Seen {
+        self.seen.push(Seen {
             id: session.id.clone(),
             request: request.trim().to_owned(),
             when: session
@@ -118,12 +185,31 @@ impl TaskMiner {
 
     /// The recurring tasks, in the order of their normalized requests.
     pub fn finish(self) -> Vec<MinedTask> {
+        self.finish_with_report().0
+    }
+
+    /// The recurring tasks, in the order of their normalized requests, and why the other
+    /// sessions gave none.
+    pub fn finish_with_report(self) -> (Vec<MinedTask>, MiningReport) {
+        let mut report = MiningReport {
+            min_sessions: self.min_sessions,
+            ..self.report
+        };
+        let id_tokens = IdTokens::of(self.seen.iter().map(|s| s.request.as_str()));
+        let mut groups: BTreeMap<String, Vec<Seen>> = BTreeMap::new();
+        for seen in self.seen {
+            let key = id_tokens.normalize(&seen.request);
+            groups.entry(key).or_default().push(seen);
+        }
         let mut ids = std::collections::HashSet::new();
         let mut tasks = Vec::new();
-        for (key, mut seen) in self.groups {
+        for (key, mut seen) in groups {
             if seen.len() < self.min_sessions {
+                report.not_recurring = report.not_recurring.saturating_add(seen.len());
+                report.rare_requests = report.rare_requests.saturating_add(1);
                 continue;
             }
+            report.in_tasks = report.in_tasks.saturating_add(seen.len());
             // Oldest first; sessions without a time go first, in the order they came.
             seen.sort_by(|a, b| a.when.cmp(&b.when));
             let Some(latest) = seen.last() else {
@@ -145,8 +231,122 @@ impl TaskMiner {
                 reviewed: false,
             });
         }
-        tasks
+        (tasks, report)
     }
+}
+
+/// The skill loaded by most sessions of a group as a task type: the skill's own name (the
+/// part after the last `:` of a plugin's `plugin:name`) made a valid skill name
+/// ([`evolution_types::skill_name_from`]), or `default` when nothing usable is left.
+///
+/// ```
+/// use evolution_harvest::tasks::task_type_of_skill;
+/// assert_eq!(task_type_of_skill("elixir:hex-docs-search"), "hex-docs-search");
+/// assert_eq!(task_type_of_skill("my skill"), "my-skill");
+/// assert_eq!(task_type_of_skill("::"), "default");
+/// ```
+pub fn task_type_of_skill(skill: &str) -> String {
+    let own = skill.rsplit(':').find(|part| !part.trim().is_empty());
+    own.and_then(evolution_types::skill_name_from)
+        .unwrap_or_else(|| "default".to_owned())
+}
+
+/// Shortest and longest generated part of an id token (`dov` of `spotter-dov`).
+const ID_PART_CHARS: std::ops::RangeInclusive<usize> = 3..=4;
+
+/// The generated ids among a set of requests, so that requests differing only in them group
+/// as one task.
+///
+/// A token (a word, surrounding punctuation aside) is an id when it is `prefix-part`, the
+/// prefix a word and the part 3 or 4 letters or digits (a `.1`-style subtask number may
+/// follow), and one of these holds: the part mixes letters and digits (`spotter-a0y`); at
+/// least three different parts follow the same prefix among the requests (`spotter-dov`,
+/// `spotter-fum`, `spotter-gqc`); or two do and the token is repeated in its own request (as
+/// in "work on spotter-dov; run bd show spotter-dov"). A pair of ordinary compounds such as
+/// `web-app` and `web-api` is none of these, so "deploy the web-app" and "deploy the web-api"
+/// stay two tasks.
+#[derive(Debug, Clone, Default)]
+pub struct IdTokens {
+    /// Prefix → the different parts seen after it.
+    families: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl IdTokens {
+    /// The id families of `requests`.
+    pub fn of<'a>(requests: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut families: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for request in requests {
+            for word in request.split_whitespace() {
+                if let Some((prefix, part)) = id_shape(&word.to_lowercase()) {
+                    families.entry(prefix).or_default().insert(part);
+                }
+            }
+        }
+        IdTokens { families }
+    }
+
+    /// Whether `word` (lower case) is an id in `request` (lower case).
+    fn is_id(&self, word: &str, request: &str) -> bool {
+        let Some((prefix, part)) = id_shape(word) else {
+            return false;
+        };
+        let mixed = part.chars().any(|c| c.is_ascii_digit())
+            && part.chars().any(|c| c.is_ascii_alphabetic());
+        let parts = self.families.get(&prefix).map_or(0, BTreeSet::len);
+        let core = core_of(word);
+        let repeated = request
+            .split_whitespace()
+            .filter(|w| core_of(w) == core)
+            .count()
+            >= 2;
+        mixed || parts >= 3 || (parts >= 2 && repeated)
+    }
+
+    /// The grouping key of `request`: its ids made `prefix-#`, then [`normalize_request`].
+    pub fn normalize(&self, request: &str) -> String {
+        let lower = request.to_lowercase();
+        let mut rewritten = String::with_capacity(lower.len());
+        for (i, word) in lower.split_whitespace().enumerate() {
+            if i > 0 {
+                rewritten.push(' ');
+            }
+            match id_shape(word).filter(|_| self.is_id(word, &lower)) {
+                Some((prefix, _)) => {
+                    let core = core_of(word);
+                    let start = word.find(core).unwrap_or(0);
+                    let end = start.saturating_add(core.len());
+                    rewritten.push_str(word.get(..start).unwrap_or(""));
+                    rewritten.push_str(&prefix);
+                    rewritten.push_str("-#");
+                    rewritten.push_str(word.get(end..).unwrap_or(""));
+                }
+                None => rewritten.push_str(word),
+            }
+        }
+        normalize_request(&rewritten)
+    }
+}
+
+/// `word` without the punctuation around it.
+fn core_of(word: &str) -> &str {
+    word.trim_matches(|c: char| !c.is_alphanumeric())
+}
+
+/// `(prefix, part)` when `word` (lower case) has an id's shape: `prefix-part`, the prefix
+/// starting with a letter and made of letters, digits, `-` and `_`, the part 3 or 4 letters
+/// or digits, optionally followed by `.<digits>` groups.
+fn id_shape(word: &str) -> Option<(String, String)> {
+    let (prefix, rest) = core_of(word).rsplit_once('-')?;
+    let mut pieces = rest.split('.');
+    let part = pieces.next()?;
+    let prefix_ok = prefix.starts_with(|c: char| c.is_ascii_alphabetic())
+        && prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let part_ok = ID_PART_CHARS.contains(&part.chars().count())
+        && part.chars().all(|c| c.is_ascii_alphanumeric());
+    let subtask_ok = pieces.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    (prefix_ok && part_ok && subtask_ok).then(|| (prefix.to_owned(), part.to_owned()))
 }
 
 /// The skill loaded by most sessions of a group (ties: the first by name), else `default`.
@@ -162,7 +362,10 @@ fn common_skill(seen: &[Seen]) -> String {
             best = Some((skill, n));
         }
     }
-    best.map_or_else(|| "default".to_owned(), |(skill, _)| skill.to_owned())
+    best.map_or_else(
+        || "default".to_owned(),
+        |(skill, _)| task_type_of_skill(skill),
+    )
 }
 
 /// `contains` the latest passed session's answer when it is one short line, else a rubric.
@@ -319,5 +522,108 @@ mod tests {
         let ids: Vec<String> = miner.finish().into_iter().map(|t| t.question_id).collect();
         assert_eq!(ids.len(), 2);
         assert_ne!(ids[0], ids[1]);
+    }
+
+    fn bead(id: &str) -> String {
+        format!(
+            "Work on bead spotter-{id}. Run bd show spotter-{id} to see the issue details and \
+             bd ready to find available subtasks."
+        )
+    }
+
+    #[test]
+    fn requests_differing_only_in_generated_ids_are_one_task() {
+        // Two sessions: the id repeats in its own request.
+        let mut miner = TaskMiner::default();
+        miner.add(&session("a", "1", &bead("dov"), "done", None), true);
+        miner.add(&session("b", "2", &bead("fum"), "done", None), true);
+        let (tasks, report) = miner.finish_with_report();
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        assert_eq!(tasks[0].sessions, ["a", "b"]);
+        assert_eq!(tasks[0].question, bead("fum"));
+        assert_eq!((report.in_tasks, report.not_recurring), (2, 0));
+
+        // A family of three or more ids, or an id mixing letters and digits, needs no repeat.
+        let mut miner = TaskMiner::default();
+        for (n, id) in ["dov", "fum", "gqc"].iter().enumerate() {
+            let when = n.to_string();
+            miner.add(
+                &session(id, &when, &format!("Implement spotter-{id}"), "", None),
+                true,
+            );
+        }
+        miner.add(
+            &session("x", "4", "implement spotter-4te.1", "", None),
+            true,
+        );
+        miner.add(&session("y", "5", "Close bead spotter-a0y", "", None), true);
+        let (tasks, report) = miner.finish_with_report();
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        assert_eq!(tasks[0].sessions.len(), 4);
+        assert_eq!(tasks[0].question_id, "task-implement_spotter-_");
+        assert_eq!(report.not_recurring, 1, "the close request is another task");
+        assert_eq!(
+            report.unmined(),
+            [
+                "1 asked a request fewer than 2 sessions asked (1 different request; \
+              --min-sessions 1 keeps requests asked once)"
+            ]
+        );
+    }
+
+    #[test]
+    fn ordinary_compound_words_are_not_ids() {
+        let mut miner = TaskMiner::new(1);
+        for (id, request) in [
+            ("a", "Deploy the web-app"),
+            ("b", "Deploy the web-api"),
+            ("c", "Fix the sign-in page"),
+            ("d", "Fix the sign-up page"),
+        ] {
+            miner.add(&session(id, "1", request, "", None), true);
+        }
+        let tasks = miner.finish();
+        assert_eq!(tasks.len(), 4, "{tasks:?}");
+        // Digits alone still group as before.
+        let mut miner = TaskMiner::default();
+        miner.add(&session("a", "1", "Deploy release-2024", "", None), true);
+        miner.add(&session("b", "2", "deploy release-2025", "", None), true);
+        assert_eq!(miner.finish().len(), 1);
+    }
+
+    #[test]
+    fn task_types_are_valid_skill_names_and_unmined_sessions_are_counted() {
+        let mut miner = TaskMiner::new(1);
+        miner.add(
+            &session(
+                "a",
+                "1",
+                "search hex docs",
+                "",
+                Some("elixir:hex-docs-search"),
+            ),
+            true,
+        );
+        let mut empty = session("b", "1", "   ", "", None);
+        empty.turns.retain(|t| t.role != Role::User);
+        miner.add(&empty, true);
+        let (tasks, report) = miner.finish_with_report();
+        assert_eq!(tasks[0].task_type, "hex-docs-search");
+        assert_eq!(
+            evolution_types::skill_name_problem(&tasks[0].task_type),
+            None
+        );
+        assert_eq!(
+            report,
+            MiningReport {
+                sessions: 2,
+                in_tasks: 1,
+                no_request: 1,
+                not_recurring: 0,
+                rare_requests: 0,
+                min_sessions: 1,
+            }
+        );
+        assert_eq!(report.unmined(), ["1 had no user request to group by"]);
     }
 }

@@ -8,7 +8,7 @@
 //! moment (so one round gathers the requests made side by side), and the caller stops its run
 //! there as it would on Ctrl-C, at its last consistent point. Once the answers are written, the
 //! same run resumes; its requests are made again and answered. A request that changed since
-//! an earlier round is said to have changed, and how ([`crate::miss`]).
+//! an earlier round is said to have changed, and how (as a replay explains a miss).
 //!
 //! Answers are untrusted input: each line must be `{"key": "<64 hex>", "reply": "<text>"}`,
 //! at most [`MAX_REPLY_BYTES`] of reply; a bad line is an error naming its line.

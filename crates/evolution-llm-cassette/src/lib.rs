@@ -14,6 +14,7 @@
 //! also serves as a killed run's journal of finished calls: that is
 //! [`LlmJournal`], one file in a run's directory. [`Handoff`] answers from a file someone else
 //! wrote, handing each unanswered request off to be answered outside (no API key needed).
+//! [`MeasuredSpeed`] reads how fast the recorded calls were answered.
 //!
 //! ```no_run
 //! use evolution_llm_cassette::{CassetteMode, Recorder};
@@ -41,8 +42,10 @@ pub mod handoff;
 mod journal;
 mod miss;
 mod replay;
+mod speed;
 
 pub use crate::entry::cassette_key;
 pub use crate::handoff::{Handoff, HandoffError, HandoffFiles};
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::replay::{CassetteError, CassetteMode, Recorder};
+pub use crate::speed::{MeasuredSpeed, answered_by};

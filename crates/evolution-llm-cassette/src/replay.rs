@@ -258,6 +258,20 @@ impl<P: LlmProvider> Recorder<P> {
         &self.path
     }
 
+    /// How fast the calls the cassette held when it was opened were answered (their
+    /// recorded token counts and times).
+    pub fn measured_speed(&self) -> crate::MeasuredSpeed {
+        let recorded = self
+            .recorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut speed = crate::MeasuredSpeed::default();
+        for response in recorded.values().flat_map(|r| &r.responses) {
+            speed.add(response);
+        }
+        speed
+    }
+
     /// The recorded answer to a request, or [`CassetteError::Miss`].
     pub fn replay(
         &self,

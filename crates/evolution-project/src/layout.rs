@@ -25,9 +25,6 @@ use serde::Deserialize;
 /// The file name of an Agent Skills skill.
 pub const SKILL_MD: &str = "SKILL.md";
 
-/// Longest skill name accepted.
-const MAX_NAME_CHARS: usize = 64;
-
 /// The document name used by the older convention for the fallback skill.
 const LEGACY_DEFAULT: &str = evolution_types::DEFAULT_SKILL_FILE;
 
@@ -213,21 +210,10 @@ fn folder_name(folder: &Path) -> Option<String> {
     })
 }
 
-/// A skill name must be usable as a file name everywhere it goes.
+/// A skill name must be usable as a file name everywhere it goes
+/// ([`evolution_types::skill_name_problem`]).
 fn check_name(name: &str) -> Result<(), String> {
-    let ok = name.chars().count() <= MAX_NAME_CHARS
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "skill name {name:?} must start with a letter or digit and hold at most \
-             {MAX_NAME_CHARS} letters, digits, '-', '_' or '.'"
-        ))
-    }
+    evolution_types::skill_name_problem(name).map_or(Ok(()), Err)
 }
 
 #[derive(Deserialize)]

@@ -6,9 +6,10 @@ use evolution_runlog_sqlite::SqliteRunLog;
 
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
-use crate::run::dir::{RunDir, runs_of};
+use crate::run::dir::{EVOLVE_MARKER, RunDir, runs_of};
 use crate::run::failures::{PartFailures, failures_by_part};
-use crate::run::stage::{Proposal, read_proposal};
+use crate::run::inputs::read_inputs;
+use crate::run::stage::{Proposal, read_proposal, read_sources, sha256_hex};
 
 /// The project folder: `explicit`, else `start` or the nearest folder above it that has a
 /// runs folder.
@@ -39,7 +40,7 @@ pub fn find_project(explicit: Option<&Path>, start: &Path) -> anyhow::Result<Pat
         })
 }
 
-/// The run folders of a project, sorted by name.
+/// The run folders of a project (not its `evolve` sessions), sorted by name.
 ///
 /// # Errors
 /// A runs folder that cannot be read.
@@ -58,7 +59,8 @@ pub fn list_runs(project: &Path) -> anyhow::Result<Vec<(String, RunDir)>> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
             continue;
         };
-        if name.starts_with('.') {
+        if name.starts_with('.') || path.join(EVOLVE_MARKER).exists() {
+            // `evolve` sessions are listed apart ([`evolve_sessions`]).
             continue;
         }
         out.push((name, RunDir::at(path)));
@@ -102,6 +104,9 @@ pub struct RunStatus {
     pub run_ids: Vec<String>,
     /// The failed rollouts (INFRA) of each part of the run, from its log.
     pub failures: Vec<PartFailures>,
+    /// The user files of an unfinished run that changed (or went missing) since it started,
+    /// as the run recorded their paths: such a run cannot resume, only start over.
+    pub changed: Vec<PathBuf>,
 }
 
 impl RunStatus {
@@ -126,8 +131,22 @@ impl RunStatus {
                 final_version: None,
                 ..
             } => "finished: nothing staged".to_owned(),
+            RunState::NotFinished { resumable: true } if !self.changed.is_empty() => {
+                let files: Vec<String> = self
+                    .changed
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                format!(
+                    "not finished, and {} changed since it started: it cannot resume; \
+                     `run --fresh` starts it over",
+                    files.join(", ")
+                )
+            }
             RunState::NotFinished { resumable: true } => {
-                "not finished: the same `run` command resumes it".to_owned()
+                "not finished: the same `run` command resumes it (when its configuration is \
+                 unchanged)"
+                    .to_owned()
             }
             RunState::NotFinished { resumable: false } => "not finished".to_owned(),
         };
@@ -197,6 +216,10 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
             },
         };
         let (run_ids, failures) = from_log(&dir).await?;
+        let changed = match state {
+            RunState::NotFinished { resumable: true } => changed_files(project, &dir),
+            _ => Vec::new(),
+        };
         out.push(RunStatus {
             name,
             dir,
@@ -204,6 +227,7 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
             proposal,
             run_ids,
             failures,
+            changed,
         });
     }
     Ok(out)
@@ -224,4 +248,183 @@ async fn from_log(dir: &RunDir) -> anyhow::Result<(Vec<String>, Vec<PartFailures
         .map_err(|e| bad_at(&path, None, format!("not a run log: {e}")))?;
     let failures = failures_by_part(&log).await;
     Ok((runs.into_iter().map(|r| r.run_id).collect(), failures))
+}
+
+/// The user files of the run in `dir` whose text is not what the run started with (its
+/// `inputs.json`), or that cannot be read any more; empty when the run recorded no inputs or
+/// no sources (nothing to compare) or when every file is as it was.
+fn changed_files(project: &Path, dir: &RunDir) -> Vec<PathBuf> {
+    let (Ok(Some(inputs)), Ok(Some(sources))) = (read_inputs(dir), read_sources(dir)) else {
+        return Vec::new();
+    };
+    sources
+        .documents
+        .into_iter()
+        .filter(|source| {
+            let Some(started) = inputs
+                .skills
+                .get(&source.document)
+                .or_else(|| inputs.prompts.get(&source.document))
+            else {
+                return false;
+            };
+            std::fs::read_to_string(project.join(&source.path))
+                .map_or(true, |text| sha256_hex(&text) != *started)
+        })
+        .map(|source| source.path)
+        .collect()
+}
+
+/// Folders never searched for `evolve` sessions: version control, dependencies, builds.
+const NOT_SEARCHED: [&str; 7] = [
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".skill-evolve",
+];
+
+/// How deep below the project `evolve` sessions are looked for (`skills/<name>/` is 2).
+const SESSION_DEPTH: usize = 6;
+
+/// One `evolve` session of a project: its folder, and what its report says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvolveSession {
+    /// The session's folder.
+    pub dir: PathBuf,
+    /// The skill file it evolved, as its report names it.
+    pub skill: Option<String>,
+    /// How it ended.
+    pub state: EvolveState,
+}
+
+/// How an `evolve` session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EvolveState {
+    /// No report: it was stopped, or waits for the answers of a handoff.
+    NotFinished,
+    /// The rounds proposed no change.
+    NoChange,
+    /// A candidate was made and not written (not accepted by the gate, not confirmed, or
+    /// discarded): where it is, and the gate's word on it.
+    NotWritten {
+        /// The candidate's file.
+        candidate: Option<String>,
+        /// `gated, <decision>` or `ungated`.
+        gate: String,
+    },
+    /// The candidate was written to the skill as this version.
+    Written {
+        /// The version written.
+        version: String,
+        /// `gated, <decision>` or `ungated`.
+        gate: String,
+    },
+}
+
+impl EvolveSession {
+    /// The session as `skill-evolve status` prints it, its folder shown relative to `project`.
+    pub fn line(&self, project: &Path) -> String {
+        let dir = self.dir.strip_prefix(project).unwrap_or(&self.dir);
+        let skill = self
+            .skill
+            .as_deref()
+            .map(|s| format!(" of {s}"))
+            .unwrap_or_default();
+        let state = match &self.state {
+            EvolveState::NotFinished => {
+                "not finished (no report: stopped, or waiting for handoff answers; the same \
+                 `evolve` command goes on)"
+                    .to_owned()
+            }
+            EvolveState::NoChange => "no change proposed".to_owned(),
+            EvolveState::NotWritten { candidate, gate } => format!(
+                "candidate not written ({gate}){}",
+                candidate
+                    .as_deref()
+                    .map(|c| format!(": {c}"))
+                    .unwrap_or_default()
+            ),
+            EvolveState::Written { version, gate } => format!("written as {version} ({gate})"),
+        };
+        terminal_safe(&format!("evolve session {}{skill}: {state}", dir.display())).into_owned()
+    }
+}
+
+/// The `evolve` sessions under `project` (its own runs folder and those beside its skills,
+/// at most a few folders deep, skipping version control, dependencies and builds), sorted by
+/// folder. Folders that cannot be read are passed over.
+pub fn evolve_sessions(project: &Path) -> Vec<EvolveSession> {
+    let mut out = Vec::new();
+    let walker = walkdir::WalkDir::new(project)
+        .max_depth(SESSION_DEPTH)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || (e.file_type().is_dir()
+                    && !NOT_SEARCHED.contains(&e.file_name().to_string_lossy().as_ref()))
+        });
+    for folder in walker.flatten() {
+        let Ok(entries) = std::fs::read_dir(runs_of(folder.path())) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && path.join(EVOLVE_MARKER).is_file() {
+                out.push(read_session(path));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.dir.cmp(&b.dir));
+    out
+}
+
+/// What the session folder `dir`'s `report.json` says of it.
+fn read_session(dir: PathBuf) -> EvolveSession {
+    let report: Option<serde_json::Value> =
+        std::fs::read_to_string(RunDir::at(dir.clone()).report_json())
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+    let Some(report) = report else {
+        return EvolveSession {
+            dir,
+            skill: None,
+            state: EvolveState::NotFinished,
+        };
+    };
+    let text = |key: &str| report.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let flag = |key: &str| report.get(key).and_then(serde_json::Value::as_bool);
+    let gate = {
+        let passed = report
+            .pointer("/gate/verdicts")
+            .and_then(|v| v.as_array())
+            .and_then(|v| v.last())
+            .and_then(|v| v.get("decision"))
+            .and_then(|v| v.as_str());
+        match (
+            report.pointer("/gate/mode").and_then(|v| v.as_str()),
+            passed,
+        ) {
+            (Some("gated"), Some(decision)) => format!("gated, {decision}"),
+            (Some("gated"), None) => "gated".to_owned(),
+            _ => "ungated".to_owned(),
+        }
+    };
+    let state = match (flag("changed"), flag("written"), text("version")) {
+        (_, Some(true), Some(version)) => EvolveState::Written { version, gate },
+        (Some(false), _, _) => EvolveState::NoChange,
+        _ => EvolveState::NotWritten {
+            candidate: text("candidate"),
+            gate,
+        },
+    };
+    EvolveSession {
+        dir,
+        skill: text("skill"),
+        state,
+    }
 }

@@ -57,7 +57,8 @@ pub use crate::records::{
     TraceStep, is_infra_stop_reason,
 };
 pub use crate::skill_file::{
-    DEFAULT_SKILL_FILE, resolve_skill_file, skill_file_for, skill_file_name,
+    DEFAULT_SKILL_FILE, MAX_SKILL_NAME_CHARS, resolve_skill_file, skill_file_for, skill_file_name,
+    skill_name_from, skill_name_problem,
 };
 
 /// A JSON object: the map type used for free-form fields that must survive a

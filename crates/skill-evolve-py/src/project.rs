@@ -243,7 +243,8 @@ pub(crate) fn status(py: Python<'_>, project: Option<PathBuf>) -> PyResult<Py<Py
                 "name": run.name,
                 "dir": run.dir.root(),
                 "state": state,
-                "resumable": resumable,
+                "resumable": resumable && run.changed.is_empty(),
+                "changed": run.changed,
                 "final_version": final_version,
                 "staged": staged,
                 "waiting": waiting,
@@ -343,12 +344,14 @@ pub(crate) fn harvest(
         "codex" => HarvestSource::Codex,
         "gemini" => HarvestSource::Gemini,
         "opencode" => HarvestSource::OpenCode,
+        "cursor" => HarvestSource::Cursor,
+        "copilot" => HarvestSource::Copilot,
         "session-state" => HarvestSource::SessionState,
         "dir" => HarvestSource::Dir,
         other => {
             return Err(InputError::new_err(format!(
                 "source {other:?}: expected \"claude-code\", \"codex\", \"gemini\", \
-                 \"opencode\", \"session-state\" or \"dir\""
+                 \"opencode\", \"cursor\", \"copilot\", \"session-state\" or \"dir\""
             )));
         }
     };
@@ -391,6 +394,7 @@ pub(crate) fn harvest(
     let value = json!({
         "source": summary.source.name(),
         "from": summary.from,
+        "also_from": summary.also_from,
         "counts": {
             "sessions": c.sessions, "turns": c.turns, "tool_calls": c.tool_calls,
             "tool_errors": c.tool_errors, "interruptions": c.interruptions,

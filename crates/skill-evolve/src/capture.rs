@@ -51,6 +51,10 @@ pub(crate) struct CaptureArgs {
     /// The skill the agent ran with.
     #[arg(long, value_name = "ID")]
     pub(crate) skill: Option<String>,
+    /// The question's task type (the trajectory's `task_type`, a skill name: letters,
+    /// digits, `-`, `_`, `.`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) task_type: Option<String>,
     /// A JSON array of the agent's steps (objects with `tool_name`, `tool_input`,
     /// `tool_output`, `thought`…).
     #[arg(long, value_name = "FILE")]
@@ -86,6 +90,13 @@ pub(crate) fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
              with '.'), so that it can name its file",
             id
         )));
+    }
+    if let Some(problem) = args
+        .task_type
+        .as_deref()
+        .and_then(evolution_types::skill_name_problem)
+    {
+        return Err(bad_option(format!("--task-type: {problem}")));
     }
     let timestamp = match &args.timestamp {
         Some(t) => check_timestamp(t)?,
@@ -133,6 +144,7 @@ pub(crate) fn run(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
         fail_reason: args.fail_reason.clone(),
         task: args.task.clone(),
         skill: args.skill.clone(),
+        task_type: args.task_type.clone(),
         steps,
         timestamp,
         metadata,

@@ -81,7 +81,7 @@ pub(crate) enum Command {
     Capture(crate::capture::CaptureArgs),
     /// Print (or, with `--install FILE`, add to that crontab file) the crontab entry that
     /// harvests sessions and runs the loop every night or hour; results are staged, never
-    /// adopted.
+    /// adopted. `--uninstall FILE` takes this folder's entry out of that file again.
     Schedule(crate::schedule::ScheduleArgs),
     /// Rebuild a finished run's self-contained HTML report (`report.html`:
     /// lineage, evidence charts, diffs) from its folder and print its path.
@@ -182,6 +182,8 @@ pub(crate) enum ProviderArg {
     Openai,
     /// A GGUF model run on this machine's CPU (`[llm.local]`; `model` names the file,
     /// else SmolLM2-135M-Instruct is loaded from the model folder, `$EVOLUTION_MODEL_DIR`).
+    /// That default is tiny: it shows the loop working offline, but its edits are mostly
+    /// generic and seldom pass the gate.
     Local,
     /// Answers from a recorded cassette; no network.
     Replay,

@@ -163,6 +163,9 @@ fn with_llm(
         let llm = build_llm(&args.llm.options(), &near(args)).await?;
         if !args.quiet {
             eprintln!("diagnosing run {:?} with {}", args.run_id, llm.description);
+            if let Some(note) = llm.quality_note {
+                eprintln!("{note}");
+            }
         }
         let bar = JudgedBar::on_terminal(args.quiet);
         let mut diagnoser = Diagnoser::new(llm.provider.as_ref(), &log, &skills)

@@ -20,6 +20,13 @@ pub(crate) enum SourceArg {
     Gemini,
     /// OpenCode's SQLite store (default: `~/.local/share/opencode/opencode.db`).
     Opencode,
+    /// Cursor's chats, from its SQLite stores (default: `~/.config/Cursor/User`; macOS:
+    /// `~/Library/Application Support/Cursor/User`).
+    Cursor,
+    /// GitHub Copilot: VS Code's chat sessions (default: `~/.config/Code/User`; macOS:
+    /// `~/Library/Application Support/Code/User`) and the `copilot` CLI's
+    /// (`~/.copilot/session-state`).
+    Copilot,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -33,6 +40,8 @@ impl From<SourceArg> for HarvestSource {
             SourceArg::Codex => HarvestSource::Codex,
             SourceArg::Gemini => HarvestSource::Gemini,
             SourceArg::Opencode => HarvestSource::OpenCode,
+            SourceArg::Cursor => HarvestSource::Cursor,
+            SourceArg::Copilot => HarvestSource::Copilot,
             SourceArg::SessionState => HarvestSource::SessionState,
             SourceArg::Dir => HarvestSource::Dir,
         }
@@ -54,7 +63,8 @@ pub(crate) struct HarvestArgs {
     /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
     #[arg(long, value_name = "DATE")]
     pub(crate) since: Option<String>,
-    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`); with a `dir` source, only
+    /// the trajectories that name it (in `harvest.skills`, `skill_id` or `task_type`).
     #[arg(long, value_name = "NAME")]
     pub(crate) skill: Option<String>,
     /// Write one trajectory JSON per session here (created if missing; a session harvested

@@ -13,8 +13,9 @@
 //! (created when missing), which the user loads with `crontab FILE`; the program never edits a
 //! crontab it was not given. A folder has one entry: its comment line names the folder, and
 //! installing again replaces that folder's earlier entry (say `--every night`, then
-//! `--every hour`) instead of adding a second one that would start at the same time. Lines of
-//! other folders' entries and the user's own lines stay as they are.
+//! `--every hour`) instead of adding a second one that would start at the same time.
+//! `--uninstall FILE` takes the folder's entry out of that file again. Lines of other folders'
+//! entries and the user's own lines stay as they are, byte for byte.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ use clap::{Args, ValueEnum};
 use crate::out::outln;
 use crate::render::terminal_safe;
 use evolution_project::error::{bad_at, bad_option};
+use evolution_project::llm::run_key_variable;
 
 /// Largest crontab file `--install` reads and rewrites.
 const MAX_CRONTAB_BYTES: u64 = 1024 * 1024;
@@ -60,8 +62,8 @@ pub(crate) enum ScheduledSource {
 #[derive(Debug, Args)]
 pub(crate) struct ScheduleArgs {
     /// How often: `night` (03:00) or `hour`.
-    #[arg(long, value_enum)]
-    pub(crate) every: Every,
+    #[arg(long, value_enum, required_unless_present = "uninstall")]
+    pub(crate) every: Option<Every>,
     /// Whose sessions to harvest.
     #[arg(long, value_enum, default_value = "claude-code")]
     pub(crate) source: ScheduledSource,
@@ -77,10 +79,25 @@ pub(crate) struct ScheduleArgs {
     /// Append the entry to this crontab file instead of only printing it.
     #[arg(long, value_name = "FILE")]
     pub(crate) install: Option<PathBuf>,
+    /// Remove this folder's entry from this crontab file (what `--install FILE` added).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["every", "install", "source", "from", "tasks", "config"]
+    )]
+    pub(crate) uninstall: Option<PathBuf>,
 }
 
 /// Runs `schedule`.
 pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
+    let here = std::env::current_dir()
+        .map_err(|e| bad_option(format!("cannot read the current folder: {e}")))?;
+    if let Some(file) = &args.uninstall {
+        return uninstall_from(file, &here);
+    }
+    let every = args
+        .every
+        .ok_or_else(|| bad_option("--every is required (night or hour)"))?;
     if !args.config.is_file() {
         return Err(bad_at(
             &args.config,
@@ -88,8 +105,6 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
             "no run configuration here (write one with `skill-evolve init`, or pass --config)",
         ));
     }
-    let here = std::env::current_dir()
-        .map_err(|e| bad_option(format!("cannot read the current folder: {e}")))?;
     let program = std::env::current_exe()
         .map_err(|e| bad_option(format!("cannot find this program's path: {e}")))?;
     let from = args
@@ -98,7 +113,7 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| bad_option(format!("--from: {e}")))?;
-    let entry = entry(args, &here, &program, from.as_deref())?;
+    let entry = entry(args, every, &here, &program, from.as_deref())?;
     match &args.install {
         None => outln!("{}", terminal_safe(&entry)),
         Some(file) => {
@@ -119,16 +134,53 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    eprintln!(
-        "note: cron starts commands with a bare environment; name the LLM's API key in \
-         skill-evolve.toml or set it on a line of the crontab"
-    );
+    eprintln!("{}", terminal_safe(&key_note(&args.config)));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where the scheduled `run` finds its API key, said for the run configuration `config`:
+/// cron starts commands with a bare environment, so the variable `run` reads must be set in
+/// the crontab itself.
+fn key_note(config: &Path) -> String {
+    const BARE: &str = "note: cron starts commands with a bare environment";
+    match run_key_variable(config) {
+        Ok(None) => format!(
+            "{BARE}; the run's model ([llm] of {}) needs no API key",
+            config.display()
+        ),
+        Ok(Some(variable)) => format!(
+            "{BARE}: `run` reads the model's API key from ${variable} ([llm] of {}), so set \
+             it on a line of the crontab above the entry ({variable}=…) and keep that crontab \
+             readable by you alone",
+            config.display()
+        ),
+        Err(_) => format!(
+            "{BARE}: set the variable holding the model's API key ([llm.openai] api_key_env \
+             of {}) on a line of the crontab above the entry",
+            config.display()
+        ),
+    }
+}
+
+/// `--uninstall FILE`: the folder `here`'s entry taken out of `file`.
+fn uninstall_from(file: &Path, here: &Path) -> anyhow::Result<ExitCode> {
+    let path = file.display().to_string();
+    let shown = terminal_safe(&path);
+    match uninstall(file, here)? {
+        0 => outln!("{shown} has no entry of this folder; nothing removed"),
+        removed => outln!(
+            "removed this folder's entry from {shown} ({removed} line{}); load it with \
+             `crontab {shown}`",
+            if removed == 1 { "" } else { "s" }
+        ),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The comment and the crontab line.
 fn entry(
     args: &ScheduleArgs,
+    every: Every,
     here: &Path,
     program: &Path,
     from: Option<&Path>,
@@ -154,7 +206,7 @@ fn entry(
     Ok(format!(
         "{}\n{} {} {harvest} {log}; {run} {log}",
         marker(here)?,
-        args.every.fields(),
+        every.fields(),
         command_start(here)?
     ))
 }
@@ -210,25 +262,49 @@ enum Installed {
     Unchanged,
 }
 
+/// The text of the crontab file `file` (`flag` names the option that gave it), or `None`
+/// when there is no such file. A link, a folder or a file too large to be a crontab is refused.
+fn read_crontab(file: &Path, flag: &str) -> anyhow::Result<Option<String>> {
+    match std::fs::symlink_metadata(file) {
+        Ok(meta) if !meta.is_file() => Err(bad_at(
+            file,
+            None,
+            format!("{flag} must name a regular file"),
+        )),
+        Ok(meta) if meta.len() > MAX_CRONTAB_BYTES => Err(bad_at(
+            file,
+            None,
+            format!("larger than {MAX_CRONTAB_BYTES} bytes; not a crontab"),
+        )),
+        Ok(_) => std::fs::read_to_string(file)
+            .map(Some)
+            .map_err(|e| bad_at(file, None, format!("cannot read it: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(bad_at(file, None, format!("cannot read it: {e}"))),
+    }
+}
+
+/// Takes the entries of the folder `here` out of `file`; how many lines that removed (the
+/// file is left untouched when none).
+fn uninstall(file: &Path, here: &Path) -> anyhow::Result<usize> {
+    let Some(existing) = read_crontab(file, "--uninstall")? else {
+        return Err(bad_at(
+            file,
+            None,
+            "no such crontab file (give the file `--install` wrote to)",
+        ));
+    };
+    let (text, removed) = without_entries_of(&existing, here)?;
+    if removed > 0 {
+        evolution_project::working_copy::write_atomically(file, &text)?;
+    }
+    Ok(removed)
+}
+
 /// Puts `entry` (the entry of the folder `here`) into `file` in place of the folder's earlier
 /// entries.
 fn install(file: &Path, entry: &str, here: &Path) -> anyhow::Result<Installed> {
-    let existing = match std::fs::symlink_metadata(file) {
-        Ok(meta) if !meta.is_file() => {
-            return Err(bad_at(file, None, "--install must name a regular file"));
-        }
-        Ok(meta) if meta.len() > MAX_CRONTAB_BYTES => {
-            return Err(bad_at(
-                file,
-                None,
-                format!("larger than {MAX_CRONTAB_BYTES} bytes; not a crontab"),
-            ));
-        }
-        Ok(_) => std::fs::read_to_string(file)
-            .map_err(|e| bad_at(file, None, format!("cannot read it: {e}")))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(bad_at(file, None, format!("cannot read it: {e}"))),
-    };
+    let existing = read_crontab(file, "--install")?.unwrap_or_default();
     let (mut text, removed) = without_entries_of(&existing, here)?;
     let appended_once = existing
         .strip_suffix('\n')
@@ -251,6 +327,8 @@ fn install(file: &Path, entry: &str, here: &Path) -> anyhow::Result<Installed> {
 }
 
 /// `crontab` without the lines of the folder `here`'s entries, and how many lines that removed.
+/// Every other line is kept byte for byte, with its own line ending (or none, for a last line
+/// without one).
 ///
 /// A line is the folder's when it is the comment naming the folder, or a crontab line whose
 /// command changes to the folder and makes its `.skill-evolve` folder (with the comment
@@ -258,26 +336,27 @@ fn install(file: &Path, entry: &str, here: &Path) -> anyhow::Result<Installed> {
 fn without_entries_of(crontab: &str, here: &Path) -> anyhow::Result<(String, usize)> {
     let marker_start = format!("{MARKER_START}{}:", quote("the current folder", here)?);
     let command = format!(" {}", command_start(here)?);
-    let lines: Vec<&str> = crontab.lines().collect();
-    let ours = |line: &str| {
-        line.starts_with(&marker_start) || (!line.starts_with('#') && line.contains(&command))
-    };
+    // Each line with its ending, and its text without it.
+    let lines: Vec<(&str, &str)> = crontab
+        .split_inclusive('\n')
+        .map(|raw| {
+            let text = raw.strip_suffix('\n').unwrap_or(raw);
+            (raw, text.strip_suffix('\r').unwrap_or(text))
+        })
+        .collect();
+    let is_our_command = |text: &str| !text.starts_with('#') && text.contains(&command);
     let mut kept = String::with_capacity(crontab.len());
     let mut removed = 0;
-    for (at, line) in lines.iter().enumerate() {
-        let old_comment_of_ours = *line == OLD_MARKER
+    for (at, (raw, text)) in lines.iter().enumerate() {
+        let old_comment_of_ours = *text == OLD_MARKER
             && lines
                 .get(at.saturating_add(1))
-                .is_some_and(|next| !next.starts_with('#') && next.contains(&command));
-        if ours(line) || old_comment_of_ours {
+                .is_some_and(|(_, next)| is_our_command(next));
+        if text.starts_with(&marker_start) || is_our_command(text) || old_comment_of_ours {
             removed += 1;
         } else {
-            kept.push_str(line);
-            kept.push('\n');
+            kept.push_str(raw);
         }
-    }
-    if !crontab.ends_with('\n') && kept.ends_with('\n') {
-        kept.pop();
     }
     Ok((kept, removed))
 }

@@ -524,3 +524,97 @@ async fn dropping_the_diagnosis_midway_is_clean() {
     let result = diagnose(&f, &llm, &options).await.unwrap();
     assert_eq!(result.n_diagnosed, 9);
 }
+
+/// The judge calls of one diagnosis, by judge, and the diagnosis.
+async fn judge_calls(
+    f: &Fixture,
+    judges: evolution_diagnose::JudgeScope,
+) -> (BTreeMap<String, usize>, evolution_types::DiagnosisResult) {
+    let llm = ScriptedLlm::from_fn(fixture_reply);
+    let options = DiagnoseOptions {
+        judges,
+        ..DiagnoseOptions::default()
+    };
+    let result = diagnose(f, &llm, &options).await.unwrap();
+    let mut calls = BTreeMap::new();
+    for request in llm.requests() {
+        *calls.entry(judge_of(&request).to_owned()).or_insert(0) += 1;
+    }
+    (calls, result)
+}
+
+/// The skill packs with the metrics a right answer may be left unjudged on blanked in
+/// their success examples (the prompt shows them as unknown).
+fn skill_packs_without_failure_only_metrics(
+    result: &evolution_types::DiagnosisResult,
+) -> Vec<evolution_types::SkillCasePack> {
+    let mut packs = result.skill_packs.clone();
+    for case in packs.iter_mut().flat_map(|p| &mut p.success_cases) {
+        case.metrics.evidence_sufficient = None;
+        case.metrics.missed_nodes.clear();
+        case.metrics.confirmation_bias = None;
+    }
+    packs
+}
+
+#[tokio::test]
+async fn judging_for_a_proposal_skips_judges_whose_verdict_on_a_right_answer_changes_no_pack() {
+    use evolution_diagnose::JudgeScope;
+    let f = fixture();
+    // A task type whose answers are all right: it gets no skill pack.
+    for qid in ["q11", "q12"] {
+        f.log
+            .insert_predictions([fixtures::prediction(RUN, qid, "ordering", true)]);
+        f.log.insert_traces(trace(RUN, qid));
+    }
+    let (every, full) = judge_calls(&f, JudgeScope::Every).await;
+    let (with_system, lean) = judge_calls(&f, JudgeScope::ForProposal { system_pack: true }).await;
+    let (without_system, leaner) =
+        judge_calls(&f, JudgeScope::ForProposal { system_pack: false }).await;
+    let total = |calls: &BTreeMap<String, usize>| calls.values().sum::<usize>();
+    // 11 answers judged, 6 of them right (q01, q05, q08, q10 and the two `ordering` ones);
+    // q07's broken bias judge is tried three times.
+    assert_eq!(
+        (total(&every), total(&with_system), total(&without_system)),
+        (95, 81, 75),
+        "{every:?} / {with_system:?} / {without_system:?}"
+    );
+    // Right answers get no evidence or missed-nodes judge, …
+    assert_eq!(every["evidence_sufficiency"], 11);
+    assert_eq!(with_system["evidence_sufficiency"], 5);
+    assert_eq!(with_system["missed_nodes"], 5);
+    // … adherence only where their task type has a wrong answer, …
+    assert_eq!(every["skill_adherence"], 11);
+    assert_eq!(with_system["skill_adherence"], 9);
+    // … bias only for the system-prompt pack; spans always.
+    assert_eq!(with_system["confirmation_bias"], every["confirmation_bias"]);
+    assert_eq!(
+        without_system["confirmation_bias"],
+        every["confirmation_bias"] - 6
+    );
+    assert_eq!(with_system["span"], every["span"]);
+    // What the proposal is made from is the same.
+    assert_eq!(
+        skill_packs_without_failure_only_metrics(&lean),
+        skill_packs_without_failure_only_metrics(&full)
+    );
+    assert_eq!(
+        skill_packs_without_failure_only_metrics(&leaner),
+        skill_packs_without_failure_only_metrics(&full)
+    );
+    assert_eq!(lean.tool_packs, full.tool_packs);
+    assert_eq!(lean.attributions, full.attributions);
+    let without_metrics = |p: Option<evolution_types::SystemCasePack>| {
+        p.map(|mut p| {
+            for case in &mut p.success_cases {
+                case.metrics.evidence_sufficient = None;
+                case.metrics.missed_nodes.clear();
+            }
+            p
+        })
+    };
+    assert_eq!(
+        without_metrics(lean.system_pack.clone()),
+        without_metrics(full.system_pack.clone())
+    );
+}

@@ -12,6 +12,7 @@ use crate::error::EvolveError;
 use crate::prompts::EvolvePrompts;
 use crate::rank::rank_and_clip;
 use crate::replies::UnreadableReply;
+use crate::validate::{placeholder_echo, prompt_example_texts};
 
 use super::{
     FEEDBACK_INVALID_CANDIDATE, FEEDBACK_INVALID_JSON, FEEDBACK_NOT_APPLIED, PATCH_ROUNDS,
@@ -77,6 +78,12 @@ pub(super) async fn run_patch_loop(
     let mut llm_calls = 0u32;
     let mut suggestions = Vec::new();
     let mut failure = LoopOutcome::NoEdits;
+    // The template of `tag` (`evolve.skill` is `evolve_skill`): its reply format's example
+    // values are no edit.
+    let examples = prompts
+        .get(&tag.replace('.', "_"))
+        .map(prompt_example_texts)
+        .unwrap_or_default();
     for round in 1..=PATCH_ROUNDS {
         llm_calls = llm_calls.saturating_add(1);
         let (reply, proposals) = match llm.chat(&messages, &options).await {
@@ -110,6 +117,32 @@ pub(super) async fn run_patch_loop(
                 proposals.edits
             }
         };
+        let proposed = edits.len();
+        let mut echoes = Vec::new();
+        let edits: Vec<Edit> = edits
+            .into_iter()
+            .filter(|edit| match placeholder_echo(edit, &examples) {
+                Some(why) => {
+                    echoes.push(why);
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        if proposed > 0 && edits.is_empty() {
+            let mut text = FEEDBACK_INVALID_CANDIDATE.to_owned();
+            for why in &echoes {
+                let _ = write!(text, "\n- {why}");
+            }
+            text.push_str("\nWrite the edits themselves, in the skill's own words.");
+            failure = LoopOutcome::Failed {
+                reason: format!("round {round}: every edit repeated the prompt's example text"),
+                errors: echoes,
+                last: None,
+            };
+            next_turn(&mut messages, reply, text);
+            continue;
+        }
         if edits.is_empty() {
             return Ok(LoopResult {
                 outcome: LoopOutcome::NoEdits,

@@ -169,3 +169,91 @@ async fn an_unreadable_reply_is_reported_as_unreadable_and_an_empty_one_as_no_ed
         "round 1: the reflection proposed no edit"
     );
 }
+
+#[tokio::test]
+async fn edits_that_repeat_the_prompts_example_text_are_dropped_with_a_reason() {
+    // What a small local model replied: the reply format's own example values.
+    let llm = ScriptedLlm::with_replies([reflection(json!([{
+        "op": "append", "target": "",
+        "content": "the new text (empty for )",
+        "reason": "which failure this prevents, in one"
+    }]))]);
+    let out = run(&llm, &failures(&["t1"]), 2).await.unwrap();
+    assert_eq!(
+        out.stop,
+        StopReason::PlaceholderEdits {
+            round: 1,
+            dropped: 1
+        }
+    );
+    assert_eq!(out.document, DOC);
+    assert_eq!(llm.call_count(), 1, "no ranking nor meta-reflection");
+    let dropped = &out.rounds[0].dropped;
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert!(
+        dropped[0].contains("repeats the prompt's example text")
+            && dropped[0].contains("the new text (empty for delete)"),
+        "{dropped:?}"
+    );
+    assert!(
+        out.stop.to_string().contains("example text"),
+        "{}",
+        out.stop
+    );
+
+    // Only the echo is dropped; a real edit of the same reply is used, even one whose
+    // reason shares a few words with the example.
+    let llm = ScriptedLlm::with_replies([
+        reflection(json!([
+            {"op": "append", "target": "", "content": "- Name breaking changes.",
+             "reason": "which failure this prevents: t1 listed none"},
+            {"op": "append", "target": "", "content": "x", "reason": "Which failure this prevents, in one sentence."}
+        ])),
+        meta(&["t1"], &[]),
+    ]);
+    let out = run(&llm, &failures(&["t1"]), 1).await.unwrap();
+    assert_eq!(out.stop, StopReason::AllAddressed { round: 1 });
+    assert_eq!(out.rounds[0].selected.len(), 1);
+    assert_eq!(
+        out.rounds[0].dropped.len(),
+        1,
+        "{:?}",
+        out.rounds[0].dropped
+    );
+    assert!(out.document.contains("- Name breaking changes."));
+}
+
+#[tokio::test]
+async fn the_example_texts_follow_the_template_in_use() {
+    // An override whose format shows other example values: those are what is refused.
+    let mut prompts = ReflectPrompts::builtin();
+    prompts.reflect = prompts.reflect.replace(
+        "the new text (empty for delete)",
+        "your rule, in the skill's words",
+    );
+    let reply = || {
+        reflection(
+            json!([{"op": "append", "target": "", "content": "your rule, in the skill's words"}]),
+        )
+    };
+    let llm = ScriptedLlm::with_replies([reply()]);
+    let out = reflect_loop(
+        &llm,
+        &prompts,
+        DOC,
+        &failures(&["t1"]),
+        &options(1),
+        &|_: &str| {},
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(out.stop, StopReason::PlaceholderEdits { .. }),
+        "{}",
+        out.stop
+    );
+    // The built-in template has no such example, so the same reply is an edit there.
+    let llm = ScriptedLlm::with_replies([reply(), meta(&["t1"], &[])]);
+    let out = run(&llm, &failures(&["t1"]), 1).await.unwrap();
+    assert_eq!(out.stop, StopReason::AllAddressed { round: 1 });
+}

@@ -494,3 +494,42 @@ async fn malformed_appendix_rejects_without_applying() {
         record.reason
     );
 }
+
+#[tokio::test]
+async fn edits_repeating_the_reply_formats_example_are_fed_back_and_rejected() {
+    // The built-in `evolve_skill` template's format shows `"content": "new rule"`; the
+    // test templates show no format, so there the same edit is an edit.
+    let run = |replies: Vec<String>, prompts: evolution_evolve::EvolvePrompts| async move {
+        let llm = ScriptedLlm::with_replies(replies);
+        let record = evolution_evolve::Evolver::new(&llm)
+            .with_prompts(prompts)
+            .with_options(options())
+            .skill(&pack(1, &[]), &store())
+            .await
+            .unwrap();
+        (llm, record)
+    };
+    let echo = || reply(json!([{"op": "append", "content": "new rule"}]));
+    let builtin = evolution_evolve::EvolvePrompts::builtin;
+    let (llm, record) = run(vec![echo(), echo()], builtin()).await;
+    assert_eq!(record.status, EvolutionStatus::Rejected);
+    assert_eq!(record.evolved_content, SKILL);
+    assert_eq!(record.llm_calls, 2, "no ranking of an echo");
+    assert!(
+        record.validation_errors[0].contains("repeats the prompt's example text \"new rule\""),
+        "{:?}",
+        record.validation_errors
+    );
+    assert!(record.reason.contains("example text"), "{}", record.reason);
+    let feedback = llm.requests()[1].last_user().to_owned();
+    assert!(
+        feedback.starts_with(FEEDBACK_INVALID_CANDIDATE),
+        "{feedback}"
+    );
+    // A real edit after the feedback is accepted.
+    let good = reply(json!([{"op": "append", "content": "Recount before answering."}]));
+    let (_, record) = run(vec![echo(), good], builtin()).await;
+    assert_eq!(record.status, EvolutionStatus::Accepted);
+    let (_, record) = run(vec![echo()], crate::support::prompts()).await;
+    assert_eq!(record.status, EvolutionStatus::Accepted);
+}

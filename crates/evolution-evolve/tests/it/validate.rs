@@ -180,3 +180,27 @@ fn tool_checks_output_format_and_length_per_file_but_not_fences() {
     assert!(report.errors[0].starts_with("extract: frozen section `## 输出格式` was changed"));
     assert!(report.errors[1].starts_with("verify: length"));
 }
+
+#[test]
+fn the_builtin_reply_formats_examples_are_read_from_the_templates() {
+    use evolution_evolve::EvolvePrompts;
+    use evolution_evolve::reflect::ReflectPrompts;
+    use evolution_evolve::validate::{placeholder_echo, prompt_example_texts};
+    use evolution_types::Edit;
+
+    let reflect = prompt_example_texts(&ReflectPrompts::builtin().reflect);
+    for text in [
+        "the new text (empty for delete)",
+        "which failure this prevents, in one sentence",
+        "exact text copied from the skill (empty for append)",
+    ] {
+        assert!(reflect.iter().any(|t| t == text), "{text}: {reflect:?}");
+    }
+    let skill = prompt_example_texts(&EvolvePrompts::builtin().evolve_skill);
+    assert!(skill.iter().any(|t| t == "new rule"), "{skill:?}");
+
+    let echo = Edit::new("append", "", "New rule");
+    assert!(placeholder_echo(&echo, &skill).is_some());
+    let real = Edit::new("append", "", "A new rule: name the version in the title.");
+    assert_eq!(placeholder_echo(&real, &skill), None);
+}

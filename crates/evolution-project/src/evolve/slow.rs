@@ -138,6 +138,7 @@ mod tests {
             budget: None,
             trajectories: 0,
             proposed: 0,
+            dropped: Vec::new(),
             selected: Vec::new(),
             clip: serde_json::Map::new(),
             reports: Vec::new(),

@@ -32,6 +32,58 @@ pub struct Loaded {
     /// The id and question text of every trajectory read, failed or
     /// passed: a gate must not test on them.
     pub questions: Vec<(String, String)>,
+    /// The skills each trajectory read says it used (the `harvest.skills` of a harvested
+    /// session, the `skill_id` of a captured rollout), in input order; empty for one that
+    /// names none.
+    pub stated_skills: Vec<Vec<String>>,
+}
+
+impl Loaded {
+    /// A warning when the trajectories name the skills they used and none names the skill
+    /// being evolved (any of `names`: its frontmatter name, its folder, its file): the edits
+    /// would then come from sessions that did not follow it.
+    pub fn unused_skill_warning(&self, names: &[String]) -> Option<String> {
+        let naming: Vec<&Vec<String>> = self
+            .stated_skills
+            .iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        if naming.is_empty()
+            || naming
+                .iter()
+                .any(|skills| names.iter().any(|n| crate::harvest::names_skill(skills, n)))
+        {
+            return None;
+        }
+        let mut used: Vec<&str> = naming
+            .iter()
+            .flat_map(|s| s.iter().map(String::as_str))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        // Names read from sessions: a few, each cut short.
+        let shown: Vec<String> = used
+            .iter()
+            .take(5)
+            .map(|s| s.chars().take(64).collect())
+            .collect();
+        let more = used.len().saturating_sub(shown.len());
+        Some(format!(
+            "warning: {} used {} (they used: {}{}); the edits will come from sessions that did \
+             not follow this skill",
+            match naming.len() {
+                1 => "the one trajectory that names its skills never".to_owned(),
+                n => format!("none of the {n} trajectories that name their skills"),
+            },
+            names.first().map_or("this skill", String::as_str),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
+    }
 }
 
 /// Reads the trajectory folder `dir` and the SESSION-STATE.md `session_state`
@@ -69,6 +121,7 @@ pub fn load_sources(
             a.passed = a.passed.saturating_add(b.passed);
             a.notes.extend(b.notes);
             a.questions.extend(b.questions);
+            a.stated_skills.extend(b.stated_skills);
             Ok(a)
         }
         (Some(a), None) | (None, Some(a)) => Ok(a),
@@ -149,8 +202,11 @@ fn convert(
     let mut failures = Vec::new();
     let mut passed = 0usize;
     let mut questions = Vec::new();
+    let mut stated_skills = Vec::new();
     for (question, prediction) in ingested.questions.iter().zip(&ingested.predictions) {
         questions.push((prediction.question_id.clone(), question.question.clone()));
+        // A task type is no skill: only what a session or rollout says it loaded counts.
+        stated_skills.push(crate::harvest::stated_skills(None, &prediction.extra));
         if prediction.correct {
             passed = passed.saturating_add(1);
             continue;
@@ -192,6 +248,7 @@ fn convert(
         passed,
         notes,
         questions,
+        stated_skills,
     })
 }
 

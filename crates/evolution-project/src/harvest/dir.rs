@@ -101,11 +101,14 @@ pub(super) type Skipped = (PathBuf, String);
 
 /// Every trajectory of a folder's `.json` files (sorted by name; an array file gives one per
 /// element), checked as `evolve --trajectories` checks them. A file or element that does not
-/// pass is returned as skipped with its reason.
+/// pass is returned as skipped with its reason. With `skill`, only the trajectories that name
+/// it ([`super::stated_skills`]) are kept; the others are counted in `filtered_out`.
 pub(super) fn trajectory_dir(
     dir: &Path,
     redact: bool,
     redactions: &mut Redactor,
+    skill: Option<&str>,
+    filtered_out: &mut usize,
 ) -> anyhow::Result<(Vec<Harvested>, Vec<Skipped>)> {
     let io = |e: std::io::Error| bad_at(dir, None, format!("cannot read the folder: {e}"));
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -154,6 +157,15 @@ pub(super) fn trajectory_dir(
             else {
                 continue;
             };
+            if let Some(skill) = skill
+                && !super::names_skill(
+                    &super::stated_skills(Some(&prediction.task_type), &object),
+                    skill,
+                )
+            {
+                *filtered_out = filtered_out.saturating_add(1);
+                continue;
+            }
             let verdict = if prediction.correct {
                 Verdict {
                     passed: true,

@@ -134,6 +134,30 @@ pub(super) fn find_gemini_sessions(root: &Path) -> (Vec<SessionFiles>, Vec<(Path
     (sessions, problems)
 }
 
+/// Largest `workspace.json` read, in bytes.
+const MAX_WORKSPACE_JSON_BYTES: u64 = 1024 * 1024;
+
+/// The folder a VS Code (or Cursor) workspace storage folder belongs to: the `folder` URI of
+/// its `workspace.json` as a local path; `None` when there is none, it is not a regular file
+/// of at most 1 MiB, or it names a multi-root workspace or a remote folder.
+pub(super) fn workspace_folder(storage: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let path = storage.join("workspace.json");
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_WORKSPACE_JSON_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(MAX_WORKSPACE_JSON_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let uri = value.get("folder")?.as_str()?;
+    evolution_harvest::session::file_uri_path(uri)
+}
+
 /// True for `…/subagents/<file>`.
 fn in_subagents_folder(path: &Path) -> bool {
     path.parent()
@@ -258,6 +282,25 @@ mod tests {
         assert_eq!(sessions[0].side[0].0, "agent-a");
         let (single, _) = find_sessions(&d.join("proj/s1.jsonl"));
         assert_eq!(single[0].side.len(), 1);
+    }
+
+    #[test]
+    fn a_workspace_names_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(workspace_folder(d), None);
+        std::fs::write(
+            d.join("workspace.json"),
+            r#"{"folder":"file:///w/my%20app"}"#,
+        )
+        .unwrap();
+        assert_eq!(workspace_folder(d).as_deref(), Some("/w/my app"));
+        std::fs::write(
+            d.join("workspace.json"),
+            r#"{"workspace":"file:///w/a.code-workspace"}"#,
+        )
+        .unwrap();
+        assert_eq!(workspace_folder(d), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Harvest: real agent sessions into trajectories that `evolve --trajectories` reads.
 //!
-//! Sources: Claude Code transcripts, Codex rollout files, a SESSION-STATE.md, or a folder of
-//! this project's own trajectory files. Each session is read line by line within a size limit,
+//! Sources: Claude Code transcripts, Codex rollout files, Gemini CLI chats, OpenCode's and
+//! Cursor's SQLite stores (read-only), GitHub Copilot's VS Code chat sessions and CLI event
+//! logs, a SESSION-STATE.md, or a folder of this project's own trajectory files. Each session is read line by line within a size limit,
 //! its secrets redacted (unless `--no-redact`, said on every run), judged by the `[harvest]`
 //! rules with the reasons kept, filtered (`--project`, `--since`, `--skill`) and, with
 //! `--out`, written as one JSON file per session. A malformed line skips its session with a
@@ -13,8 +14,11 @@
 //! `run` (`evolution_harvest::tasks` explains the grouping rule), every line unreviewed.
 
 mod config;
+mod copilot_files;
+mod cursor_store;
 pub(crate) mod dir;
 mod files;
+mod locations;
 mod opencode_store;
 pub(crate) mod session_state;
 
@@ -27,12 +31,13 @@ use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge;
-use evolution_harvest::tasks::{MinedTask, TaskMiner};
+use evolution_harvest::tasks::{MinedTask, MiningReport, TaskMiner};
 use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
 pub use self::dir::read_bounded;
 use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
+use self::locations::{recorded_session_files, source_locations};
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 
@@ -48,6 +53,14 @@ pub enum HarvestSource {
     /// OpenCode sessions, from its SQLite store (default:
     /// `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`).
     OpenCode,
+    /// Cursor's chats, from its SQLite stores (default: Cursor's `User` folder,
+    /// `$XDG_CONFIG_HOME/Cursor/User` or `~/.config/Cursor/User`, on macOS
+    /// `~/Library/Application Support/Cursor/User`).
+    Cursor,
+    /// GitHub Copilot's sessions: VS Code's chat sessions (default: `workspaceStorage` and
+    /// `globalStorage/emptyWindowChatSessions` of VS Code's `User` folder) and the `copilot`
+    /// CLI's (default: `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`).
+    Copilot,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,
     /// A folder of this project's trajectory `.json` files (`--from` required).
@@ -62,6 +75,8 @@ impl HarvestSource {
             HarvestSource::Codex => "codex",
             HarvestSource::Gemini => "gemini",
             HarvestSource::OpenCode => "opencode",
+            HarvestSource::Cursor => "cursor",
+            HarvestSource::Copilot => "copilot",
             HarvestSource::SessionState => "session-state",
             HarvestSource::Dir => "dir",
         }
@@ -79,7 +94,8 @@ pub struct HarvestOptions {
     pub project: Option<PathBuf>,
     /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
     pub since: Option<String>,
-    /// Only sessions that loaded this skill (`name`, or `plugin:name`).
+    /// Only sessions that loaded this skill (`name`, or `plugin:name`); with a `dir` source, only
+    /// the trajectories that name it (in `harvest.skills`, `skill_id` or `task_type`).
     pub skill: Option<String>,
     /// Write one trajectory JSON per session here (created if missing; a session harvested
     /// again replaces its file). Without it, only the counts are printed.
@@ -154,6 +170,9 @@ pub struct HarvestSummary {
     pub source: HarvestSource,
     /// The folder or file read.
     pub from: PathBuf,
+    /// Further folders read (GitHub Copilot's default: VS Code's and the CLI's, when both
+    /// exist).
+    pub also_from: Vec<PathBuf>,
     /// What it counted.
     pub counts: HarvestCounts,
     /// Secrets redacted per kind; `None` when redaction was off.
@@ -162,6 +181,8 @@ pub struct HarvestSummary {
     pub out: Option<PathBuf>,
     /// The question set of recurring tasks written, and how many tasks it holds.
     pub tasks: Option<(PathBuf, usize)>,
+    /// With `tasks`: which sessions gave a task, and why the others did not.
+    pub mining: Option<MiningReport>,
     /// Fewest sessions a mined task was seen in.
     pub min_sessions: usize,
 }
@@ -170,12 +191,12 @@ impl HarvestSummary {
     /// The summary as the command prints it, one line each (escaped).
     pub fn lines(&self) -> Vec<String> {
         let c = &self.counts;
+        let places: Vec<String> = std::iter::once(&self.from)
+            .chain(&self.also_from)
+            .map(|p| terminal_safe(&p.display().to_string()).into_owned())
+            .collect();
         let mut lines = vec![
-            format!(
-                "source: {} ({})",
-                self.source.name(),
-                terminal_safe(&self.from.display().to_string())
-            ),
+            format!("source: {} ({})", self.source.name(), places.join(", ")),
             format!("sessions: {}", c.sessions),
         ];
         if matches!(
@@ -184,6 +205,8 @@ impl HarvestSummary {
                 | HarvestSource::Codex
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         ) {
             lines.push(format!("turns: {}", c.turns));
             lines.push(format!("tool calls: {}", c.tool_calls));
@@ -206,19 +229,64 @@ impl HarvestSummary {
         }
         if let Some(out) = &self.out {
             lines.push(format!(
-                "written: {} trajectories to {}",
-                c.written,
+                "written: {} to {}",
+                match c.written {
+                    1 => "1 trajectory".to_owned(),
+                    n => format!("{n} trajectories"),
+                },
                 terminal_safe(&out.display().to_string())
             ));
         }
         if let Some((path, n)) = &self.tasks {
             lines.push(format!(
-                "tasks: {n} recurring (seen in at least {} sessions) written to {}, to review",
-                self.min_sessions.max(1),
+                "tasks: {n} recurring (seen in at least {}) written to {}, to review",
+                sessions(self.min_sessions.max(1)),
                 terminal_safe(&path.display().to_string())
             ));
         }
+        for why in self.mining.iter().flat_map(MiningReport::unmined) {
+            lines.push(format!("sessions without a task: {why}"));
+        }
         lines
+    }
+}
+
+/// The skills a trajectory says it used: the `skills` of its `harvest` note (a harvested
+/// session), its `skill_id` (a captured rollout) and, when given, its `task_type`, each once,
+/// in that order; empty when it names none.
+pub fn stated_skills(task_type: Option<&str>, fields: &Map<String, Value>) -> Vec<String> {
+    let mut skills: Vec<String> = Vec::new();
+    let harvested = fields
+        .get("harvest")
+        .and_then(|h| h.get("skills"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    let captured = fields.get("skill_id").and_then(Value::as_str);
+    for skill in harvested.chain(captured).chain(task_type) {
+        let skill = skill.trim();
+        if !skill.is_empty() && !skills.iter().any(|s| s == skill) {
+            skills.push(skill.to_owned());
+        }
+    }
+    skills
+}
+
+/// Whether `skills` (as [`stated_skills`] gives them) hold `name`, as itself or as the
+/// `name` of a plugin's `plugin:name`.
+pub fn names_skill(skills: &[String], name: &str) -> bool {
+    skills
+        .iter()
+        .any(|s| s == name || s.rsplit(':').next() == Some(name))
+}
+
+/// `n session` or `n sessions`.
+fn sessions(n: usize) -> String {
+    if n == 1 {
+        "1 session".to_owned()
+    } else {
+        format!("{n} sessions")
     }
 }
 
@@ -242,17 +310,30 @@ pub fn harvest(
 ) -> anyhow::Result<HarvestSummary> {
     let rules = config::read_rules(args.config.as_deref())?;
     let since = args.since.as_deref().map(check_date).transpose()?;
-    let from = source_location(args)?;
-    if matches!(
-        args.source,
-        HarvestSource::SessionState | HarvestSource::Dir
-    ) && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
+    let mut places = source_locations(args)?;
+    if places.len() > 1 {
+        // Several default places: those that exist are read; none is an error below.
+        let existing: Vec<PathBuf> = places.iter().filter(|p| p.exists()).cloned().collect();
+        if !existing.is_empty() {
+            places = existing;
+        }
+    }
+    let from = places.first().cloned().unwrap_or_default();
+    let also_from: Vec<PathBuf> = places.get(1..).unwrap_or_default().to_vec();
+    if args.source == HarvestSource::SessionState
+        && (args.project.is_some() || args.since.is_some() || args.skill.is_some())
     {
         return Err(bad_option(format!(
             "--project, --since and --skill filter agent transcripts; a {} source has no \
              project, date or skill to filter on",
             args.source.name()
         )));
+    }
+    if args.source == HarvestSource::Dir && (args.project.is_some() || args.since.is_some()) {
+        return Err(bad_option(
+            "--project and --since filter agent transcripts; a dir source has no project or \
+             date to filter on (--skill keeps the trajectories that name the skill)",
+        ));
     }
     if args.recorded
         && matches!(
@@ -261,6 +342,8 @@ pub fn harvest(
                 | HarvestSource::Dir
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         )
     {
         return Err(bad_option(format!(
@@ -320,16 +403,24 @@ pub fn harvest(
         HarvestSource::ClaudeCode
         | HarvestSource::Codex
         | HarvestSource::Gemini
-        | HarvestSource::OpenCode => {
+        | HarvestSource::OpenCode
+        | HarvestSource::Cursor
+        | HarvestSource::Copilot => {
             let kind = match args.source {
                 HarvestSource::Codex => SourceKind::Codex,
                 HarvestSource::Gemini => SourceKind::Gemini,
                 HarvestSource::OpenCode => SourceKind::OpenCode,
+                HarvestSource::Cursor => SourceKind::Cursor,
+                HarvestSource::Copilot => SourceKind::Copilot,
                 _ => SourceKind::ClaudeCode,
             };
             if !from.exists() {
+                let mut missing = from.display().to_string();
+                for other in &also_from {
+                    missing.push_str(&format!(", nor {}", other.display()));
+                }
                 return Err(bad_at(
-                    &from,
+                    Path::new(&missing),
                     None,
                     format!(
                         "no {} sessions here (pass --from with the folder that holds them)",
@@ -341,8 +432,27 @@ pub fn harvest(
                 redactor: (!args.no_redact).then(Redactor::default),
                 ..TextPolicy::default()
             };
+            let mut say_skipped = |problems: Vec<(PathBuf, String)>| {
+                for (path, reason) in problems {
+                    notes(HarvestNote::Skipped(format!(
+                        "skipped {}",
+                        terminal_safe(&format!("{}: {reason}", path.display()))
+                    )));
+                }
+            };
             let read: Vec<opencode_store::ReadSession> = if kind == SourceKind::OpenCode {
                 opencode_store::read_store(&from, new_policy)?
+            } else if kind == SourceKind::Cursor {
+                let (read, problems) = cursor_store::read_store(&from, new_policy)?;
+                say_skipped(problems);
+                read
+            } else if kind == SourceKind::Copilot {
+                let (files, problems) = copilot_files::find_copilot_sessions(&places);
+                say_skipped(problems);
+                files
+                    .iter()
+                    .map(|file| copilot_files::read_copilot_file(file, new_policy()))
+                    .collect()
             } else {
                 let (sessions, problems) = if args.recorded {
                     recorded_session_files(&from, args.project.as_deref())?
@@ -351,12 +461,7 @@ pub fn harvest(
                 } else {
                     find_sessions(&from)
                 };
-                for (path, reason) in problems {
-                    notes(HarvestNote::Skipped(format!(
-                        "skipped {}",
-                        terminal_safe(&format!("{}: {reason}", path.display()))
-                    )));
-                }
+                say_skipped(problems);
                 sessions
                     .iter()
                     .map(|files| read_session(kind, files, new_policy()))
@@ -374,6 +479,14 @@ pub fn harvest(
                 counts.skipped_records = counts
                     .skipped_records
                     .saturating_add(session.skipped_records);
+                // VS Code and Cursor store a chat as soon as its view opens: one with nothing
+                // in it is no session.
+                if matches!(kind, SourceKind::Cursor | SourceKind::Copilot)
+                    && session.turns.is_empty()
+                    && session.tool_calls.is_empty()
+                {
+                    continue;
+                }
                 if !filters.keep(&session) {
                     counts.filtered_out = counts.filtered_out.saturating_add(1);
                     continue;
@@ -404,8 +517,13 @@ pub fn harvest(
             }
         }
         HarvestSource::Dir => {
-            let (harvested, skipped) =
-                dir::trajectory_dir(&from, !args.no_redact, &mut redactions)?;
+            let (harvested, skipped) = dir::trajectory_dir(
+                &from,
+                !args.no_redact,
+                &mut redactions,
+                args.skill.as_deref(),
+                &mut counts.filtered_out,
+            )?;
             for (path, reason) in skipped {
                 counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
                 notes(HarvestNote::Skipped(format!(
@@ -419,17 +537,18 @@ pub fn harvest(
             }
         }
     }
-    let tasks = match &args.tasks {
+    let (tasks, mining) = match &args.tasks {
         Some(path) => {
-            let tasks = miner.finish();
+            let (tasks, report) = miner.finish_with_report();
             write_tasks(path, &tasks)?;
-            Some((path.clone(), tasks.len()))
+            (Some((path.clone(), tasks.len())), Some(report))
         }
-        None => None,
+        None => (None, None),
     };
     Ok(HarvestSummary {
         source: args.source,
         from,
+        also_from,
         counts,
         redactions: (!args.no_redact).then(|| {
             redactions
@@ -440,6 +559,7 @@ pub fn harvest(
         }),
         out: args.out.clone(),
         tasks,
+        mining,
         min_sessions: args.min_sessions,
     })
 }
@@ -509,10 +629,14 @@ fn read_session(
             read_gemini_session(&text, &fallback, policy)
                 .map_err(|e| (files.main.clone(), FileProblem::Line(e)))
         }
-        // The store is one file of many sessions: `opencode_store` reads it.
-        SourceKind::OpenCode => Err((
+        // Stores of many sessions and files of their own formats: `opencode_store`,
+        // `cursor_store` and `copilot_files` read them.
+        SourceKind::OpenCode | SourceKind::Cursor | SourceKind::Copilot => Err((
             files.main.clone(),
-            FileProblem::File("an OpenCode store holds many sessions".to_owned()),
+            FileProblem::File(format!(
+                "{} sessions are not read as transcript files",
+                kind.display_name()
+            )),
         )),
     }
 }
@@ -582,85 +706,6 @@ fn check_date(raw: &str) -> anyhow::Result<String> {
         }
         _ => Err(bad()),
     }
-}
-
-/// The folder or file to read: `--from`, else the source's default location.
-fn source_location(args: &HarvestOptions) -> anyhow::Result<PathBuf> {
-    if let Some(from) = &args.from {
-        return Ok(from.clone());
-    }
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .ok_or_else(|| bad_option("HOME is not set: pass --from with the sessions' folder"))
-    };
-    match args.source {
-        HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),
-        HarvestSource::Gemini => Ok(home()?.join(".gemini").join("tmp")),
-        HarvestSource::OpenCode => {
-            match std::env::var_os("XDG_DATA_HOME").filter(|h| !h.is_empty()) {
-                Some(data) => Ok(PathBuf::from(data).join("opencode").join("opencode.db")),
-                None => Ok(home()?
-                    .join(".local")
-                    .join("share")
-                    .join("opencode")
-                    .join("opencode.db")),
-            }
-        }
-        HarvestSource::Codex => match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-            Some(codex_home) => Ok(PathBuf::from(codex_home).join("sessions")),
-            None => Ok(home()?.join(".codex").join("sessions")),
-        },
-        HarvestSource::SessionState => Ok(PathBuf::from("SESSION-STATE.md")),
-        HarvestSource::Dir => Err(bad_option(
-            "--source dir needs --from DIR, the folder of trajectory .json files",
-        )),
-    }
-}
-
-/// A path that was not read, and why.
-type PathProblem = (PathBuf, String);
-
-/// The session files the project's hook recorded (`project`, else the project of the current
-/// folder), each read as `find_sessions` reads one file; a recorded transcript that is gone, or
-/// lies outside `from` (the host's sessions folder), is a problem, not read.
-fn recorded_session_files(
-    from: &Path,
-    project: Option<&Path>,
-) -> anyhow::Result<(Vec<SessionFiles>, Vec<PathProblem>)> {
-    let here = std::env::current_dir()
-        .map_err(|e| bad_option(format!("--recorded: cannot read the current folder: {e}")))?;
-    let project = match project {
-        Some(dir) => dir.to_path_buf(),
-        None => crate::session_log::project_of(&here).ok_or_else(|| {
-            bad_option(
-                "--recorded: no project here (no .skill-evolve folder or evolve.toml in this \
-                 folder or above); pass --project DIR",
-            )
-        })?,
-    };
-    let root = from
-        .canonicalize()
-        .map_err(|e| bad_at(from, None, format!("cannot read: {e}")))?;
-    let mut sessions = Vec::new();
-    let mut problems = Vec::new();
-    for record in crate::session_log::recorded_sessions(&project)? {
-        let path = record.transcript_path;
-        match path.canonicalize() {
-            Ok(real) if real.starts_with(&root) && real.is_file() => {
-                let (found, trouble) = find_sessions(&real);
-                sessions.extend(found);
-                problems.extend(trouble);
-            }
-            Ok(_) => problems.push((
-                path,
-                format!("recorded, but not a session file under {}", from.display()),
-            )),
-            Err(e) => problems.push((path, format!("recorded, but gone: {e}"))),
-        }
-    }
-    Ok((sessions, problems))
 }
 
 /// The output folder is a folder, or does not exist yet.

@@ -214,6 +214,9 @@ fn round_section(round: &RoundView) -> String {
         }
         out.push_str("</table>\n");
     }
+    for why in &round.dropped {
+        let _ = writeln!(out, "<p class=\"rejected\">{}</p>", cell(why));
+    }
     for error in &m.validation_errors {
         let _ = writeln!(out, "<p class=\"rejected\">validation: {}</p>", cell(error));
     }

@@ -343,6 +343,9 @@ pub(super) struct RoundView {
     /// Edits proposed after aggregation.
     #[serde(default)]
     pub proposed: u64,
+    /// Proposed edits dropped before selection, with why.
+    #[serde(default)]
+    pub dropped: Vec<String>,
     /// Edits kept.
     #[serde(default)]
     pub selected: Vec<evolution_types::Edit>,

@@ -130,7 +130,7 @@ fn part_of(phase: Phase, run_id: &str) -> &'static str {
     }
 }
 
-/// The last lines of `text`, each escaped and cut to [`MAX_LINE_CHARS`], at most
+/// The last lines of `text`, each escaped and cut to `MAX_LINE_CHARS` characters, at most
 /// [`MAX_SHOWN_LINES`] of them and [`MAX_SHOWN_BYTES`] in all; a first line says how many
 /// earlier lines were left out.
 pub fn shown_lines(text: &str) -> Vec<String> {
@@ -163,7 +163,7 @@ pub fn shown_lines(text: &str) -> Vec<String> {
 }
 
 /// `text` in one line: its first and last non-empty lines (`first … last`), escaped and cut
-/// to [`MAX_SUMMARY_CHARS`].
+/// to `MAX_SUMMARY_CHARS` characters.
 pub fn summary(text: &str) -> String {
     let lines: Vec<&str> = text
         .lines()
@@ -349,7 +349,11 @@ mod tests {
             "  | ModuleNotFoundError: No module named 'helpers'"
         );
         assert!(lines[5].starts_with("stopped in the training rollouts (demo_train_e0_v1)"));
-        assert!(lines[5].contains("run the same command"), "{}", lines[5]);
+        assert!(
+            lines[5].contains("the same command resumes where it stopped"),
+            "{}",
+            lines[5]
+        );
     }
 
     #[test]

@@ -28,7 +28,8 @@ mod wiring;
 use std::path::{Path, PathBuf};
 
 use evolution_harness::{Estimate, RunPlan};
-use evolution_types::GeneratedQuestion;
+use evolution_llm_cassette::MeasuredSpeed;
+use evolution_types::{ChatMessage, ChatOptions, GeneratedQuestion};
 
 use std::sync::OnceLock;
 
@@ -39,7 +40,7 @@ use self::inputs::RunInputs;
 pub use self::wiring::Ended;
 use self::wiring::run_loop;
 use crate::error::{bad_at, bad_option};
-use crate::llm::{Llm, LlmOptions, LlmSource, build_llm_from};
+use crate::llm::{Llm, LlmOptions, LlmSource, Provider, build_llm_from};
 use crate::probe::check_folder_writable;
 
 /// The folder of a run where a `handoff` provider writes its prompts and reads its answers.
@@ -92,8 +93,191 @@ pub fn estimate(config: &RunConfig) -> Estimate {
     Estimate::of(&plan, &config.budget)
 }
 
-/// The plan and estimate, as printed before a run.
-pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
+/// What is known of the speed of a run's model before the run, and where it was measured.
+#[derive(Debug, Clone)]
+pub struct KnownSpeed {
+    /// The measured calls.
+    pub speed: MeasuredSpeed,
+    /// Where they were measured, completing "measured …": `over 12 calls of earlier runs of
+    /// this project`, `on one short call just now`, …
+    pub source: String,
+}
+
+/// Most earlier run folders whose journals [`measured_speed`] reads.
+const MAX_JOURNALS: usize = 20;
+
+/// The speed of `llm` as measured before this run (never for a handoff, answered outside): a
+/// replay's cassette as it was recorded;
+/// for a live model, the calls it answered in the journals of the project's runs (under
+/// `runs`); for the embedded model when those hold none, one short call made now (a local
+/// call costs nothing). `Err` says why the speed is unknown.
+pub async fn measured_speed(llm: &Llm, runs: &Path) -> Result<KnownSpeed, String> {
+    if llm.kind == Provider::Handoff {
+        return Err("the requests are answered outside this program".to_owned());
+    }
+    if llm.kind == Provider::Replay {
+        return match llm.recorded_speed {
+            Some(speed) if speed.calls > 0 => Ok(KnownSpeed {
+                speed,
+                source: "when the cassette was recorded".to_owned(),
+            }),
+            _ => Err("the cassette records no call times".to_owned()),
+        };
+    }
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(runs)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    folders.sort();
+    let mut speed = MeasuredSpeed::default();
+    let mut runs_measured = 0usize;
+    for folder in folders.iter().take(MAX_JOURNALS) {
+        let journal = folder.join(evolution_llm_cassette::LLM_JOURNAL_FILE);
+        if let Some(found) = MeasuredSpeed::of_file(&journal, &llm.model)
+            && found.calls > 0
+        {
+            speed.merge(&found);
+            runs_measured = runs_measured.saturating_add(1);
+        }
+    }
+    if speed.calls > 0 {
+        return Ok(KnownSpeed {
+            speed,
+            source: format!(
+                "over {} of {} of this project",
+                plural(speed.calls, "call", "calls"),
+                plural(
+                    u64::try_from(runs_measured).unwrap_or(u64::MAX),
+                    "earlier run",
+                    "earlier runs"
+                )
+            ),
+        });
+    }
+    if llm.kind != Provider::Local {
+        return Err(format!(
+            "no earlier run of this project called {}; the first run's journal measures it",
+            crate::render::terminal_safe(&llm.model)
+        ));
+    }
+    // Free text: a JSON reply cut short by the token budget would be an error.
+    let options = ChatOptions::default()
+        .with_max_tokens(SPEED_PROBE_TOKENS)
+        .with_temperature(0.0)
+        .with_tag("run.speed_probe");
+    let reply = llm
+        .provider
+        .chat(&[ChatMessage::user(SPEED_PROBE_PROMPT)], &options)
+        .await
+        .map_err(|e| format!("the short call that measures it failed: {}", e.message()))?;
+    let mut speed = MeasuredSpeed::default();
+    speed.add(&reply);
+    if speed.calls == 0 {
+        return Err("the short call that measures it reported no time".to_owned());
+    }
+    Ok(KnownSpeed {
+        speed,
+        source: "on one short call just now, in free text: replies held to a JSON schema can \
+                 take up to twice as long"
+            .to_owned(),
+    })
+}
+
+/// Most tokens the embedded model's speed probe generates.
+const SPEED_PROBE_TOKENS: u32 = 32;
+
+/// The request that measures the embedded model's speed: a short task like the run's own.
+const SPEED_PROBE_PROMPT: &str = "A skill document tells an agent how to write release notes. \
+    One answer left out a crash fix that users had reported, and another listed an internal \
+    refactoring as a user-facing change. Write one sentence to add to the skill so that both \
+    mistakes are avoided next time.";
+
+/// `n` and the word for it: `1 call`, `2 calls`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// A duration for a person: `40 s`, `12 min`, `3 h 20 min`, `2 d 4 h`.
+fn readable_duration(seconds: f64) -> String {
+    let total = if seconds.is_finite() && seconds > 0.0 {
+        // Rounded up to whole seconds; a f64 beyond u64 saturates.
+        seconds.ceil() as u64
+    } else {
+        0
+    };
+    let (minutes, hours, days) = (total / 60, total / 3600, total / 86_400);
+    if total < 60 {
+        format!("{total} s")
+    } else if hours == 0 {
+        format!(
+            "{} min",
+            minutes.saturating_add(u64::from(total % 60 >= 30))
+        )
+    } else if days == 0 {
+        format!("{hours} h {} min", minutes % 60)
+    } else {
+        format!("{days} d {} h", hours % 24)
+    }
+}
+
+/// The pre-flight's wall-time line: how long the estimate's LLM calls take at `speed` (one
+/// at a time, the worst case), or why that is unknown; agent rollouts are not timed before
+/// they run.
+pub fn wall_time_line(
+    estimate: &Estimate,
+    llm: &Llm,
+    speed: &Result<KnownSpeed, String>,
+) -> String {
+    let prompt = estimate.llm_calls.saturating_mul(PROMPT_TOKENS_PER_CALL);
+    let completion = estimate
+        .llm_calls
+        .saturating_mul(COMPLETION_TOKENS_PER_CALL);
+    let rollouts = format!(
+        "the {} add their own time, not known before they run",
+        plural(estimate.rollouts, "agent rollout", "agent rollouts")
+    );
+    let rate = |speed: &MeasuredSpeed| match (speed.split_per_second(), speed.tokens_per_second()) {
+        (Some((p, c)), _) => format!("{p:.0} prompt and {c:.1} completion tokens/s"),
+        (None, Some(t)) => format!("{t:.0} tokens/s"),
+        (None, None) => "an unknown speed".to_owned(),
+    };
+    let model = crate::render::terminal_safe(&llm.model);
+    match speed {
+        Ok(known) if llm.kind == Provider::Replay => format!(
+            "wall time (worst case): the LLM calls are answered from the cassette at once \
+             ({model} ran at {} {}{}); {rollouts}\n",
+            rate(&known.speed),
+            known.source,
+            known
+                .speed
+                .seconds_for(prompt, completion)
+                .map(|s| format!(": about {} live", readable_duration(s)))
+                .unwrap_or_default(),
+        ),
+        Ok(known) => match known.speed.seconds_for(prompt, completion) {
+            Some(seconds) => format!(
+                "wall time (worst case): the LLM calls take about {} one at a time, at {} (the \
+                 speed of {model} measured {}); {rollouts}\n",
+                readable_duration(seconds),
+                rate(&known.speed),
+                known.source,
+            ),
+            None => format!("wall time: unknown (no usable measurement of {model}); {rollouts}\n"),
+        },
+        Err(_) if llm.kind == Provider::Replay => format!(
+            "wall time (worst case): the LLM calls are answered from the cassette at once; \
+             {rollouts}\n"
+        ),
+        Err(why) => format!("wall time: unknown ({why}); {rollouts}\n"),
+    }
+}
+
+/// The plan and estimate, as printed before a run; `model_lines` (each ending in a newline,
+/// such as the [`wall_time_line`]) follow the estimate.
+pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines: &str) -> String {
     let mut out = format!(
         "run {:?}: {} skill document(s) in {}\n\
          agent: {} {}\n\
@@ -144,6 +328,7 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str) -> String {
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    out.push_str(model_lines);
     out.push_str(&config.probation_note);
     out.push('\n');
     if config.unreviewed > 0 {
@@ -259,6 +444,9 @@ pub struct PreparedRun {
     /// What the gate can accept for each skill (on the gate questions of its task types),
     /// and on the whole gate set when prompts are evolved or one skill serves them all.
     pub reaches: Vec<config::GateReach>,
+    /// The model's speed as measured before the run, or why it is unknown
+    /// ([`measured_speed`]).
+    pub speed: Result<KnownSpeed, String>,
     /// The lock of the run's name, once taken.
     lock: OnceLock<RunLock>,
     /// What the run's results depend on, recorded in its folder when it starts.
@@ -323,6 +511,12 @@ pub async fn prepare(
         stage::check_same_documents(&config, &dir)?;
         inputs.check_resumable(&config, &dir)?;
     }
+    let runs = dir
+        .root()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let speed = measured_speed(&llm, &runs).await;
     Ok(PreparedRun {
         config,
         config_path: config_path.to_path_buf(),
@@ -330,6 +524,7 @@ pub async fn prepare(
         llm,
         estimate,
         reaches,
+        speed,
         lock: OnceLock::new(),
         inputs,
     })
@@ -338,7 +533,12 @@ pub async fn prepare(
 impl PreparedRun {
     /// The plan and estimate, as shown before a run.
     pub fn preflight(&self) -> String {
-        let mut out = preflight(&self.config, &self.estimate, &self.llm.description);
+        let mut model = wall_time_line(&self.estimate, &self.llm, &self.speed);
+        if let Some(note) = self.llm.quality_note {
+            model.push_str(note);
+            model.push('\n');
+        }
+        let mut out = preflight(&self.config, &self.estimate, &self.llm.description, &model);
         for reach in &self.reaches {
             out.push_str(&reach.lines());
         }
@@ -434,5 +634,32 @@ impl PreparedRun {
             }
             (ended, _) => ended,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        let cases = [
+            (0.0, "0 s"),
+            (f64::NAN, "0 s"),
+            (0.2, "1 s"),
+            (59.0, "59 s"),
+            (89.0, "1 min"),
+            (90.0, "2 min"),
+            (1740.0, "29 min"),
+            (3600.0, "1 h 0 min"),
+            (12_000.0, "3 h 20 min"),
+            (187_200.0, "2 d 4 h"),
+            (f64::INFINITY, "0 s"),
+        ];
+        for (seconds, shown) in cases {
+            assert_eq!(readable_duration(seconds), shown, "{seconds}");
+        }
+        assert_eq!(plural(1, "call", "calls"), "1 call");
+        assert_eq!(plural(0, "call", "calls"), "0 calls");
     }
 }

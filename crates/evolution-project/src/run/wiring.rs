@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use evolution_diagnose::DiagnoseOptions;
+use evolution_diagnose::{DiagnoseOptions, JudgeScope};
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
     Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
@@ -95,7 +95,12 @@ pub(super) async fn run_loop(
         tree_data: config.tree_data.clone(),
         templates: templates.clone(),
         profile: config.task_skills.apply(config.profile.clone()),
-        diagnose: DiagnoseOptions::default(),
+        // Judge only what the proposal is made from (the proposer drops the system-prompt
+        // judge on right answers when the workspace has no system prompt).
+        diagnose: DiagnoseOptions {
+            judges: JudgeScope::ForProposal { system_pack: true },
+            ..DiagnoseOptions::default()
+        },
         evolve: EvolveOptions {
             system_prompt_file: config.system_prompt.clone(),
             skill_update_mode: config.skill_update,

@@ -26,8 +26,9 @@
 //! - the library's `evolve::slow`: the slow update's comparison, gated or not.
 
 mod rounds;
+mod session;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,12 +36,13 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use evolution_evolve::EditBudgetSchedule;
 use evolution_evolve::reflect::Round;
-use evolution_harness::{Budget, MeteredLlm, Phase, PromptTemplates, Usage, slow_update};
+use evolution_harness::{Budget, MeteredLlm, Phase, PromptTemplates, Usage};
 use evolution_types::LlmProvider;
 use serde::Serialize;
 use serde_json::Value;
 
 use self::rounds::{Outcome, evolve_loop};
+use self::session::Session;
 use crate::cli::EvolveArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::region_problems;
@@ -49,14 +51,15 @@ use crate::render::{colour_diff, table, terminal_safe, unified_diff};
 use crate::store::{document_name, skill_dir, store_root, write_new_version};
 use evolution_project::error::{bad_at, bad_option};
 use evolution_project::evolve::gating::{
-    GateSession, GateTarget, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh,
+    GateTarget, UNGATED_NOTE, Verdict, budget_of, check_disjoint, check_fresh,
 };
-use evolution_project::evolve::slow::{SlowReport, gated_pairs, ungated_pairs};
+use evolution_project::evolve::slow::SlowReport;
 use evolution_project::evolve::trajectories::{Loaded, load_sources};
 use evolution_project::input::read_document;
 use evolution_project::input::read_prompt_templates;
-use evolution_project::llm::{api_key_variable, build_llm};
+use evolution_project::llm::{LlmOptions, Provider, api_key_variable, build_llm, chosen_provider};
 use evolution_project::preferences::ProjectPreferences;
+use evolution_project::run::HANDOFF_DIR;
 use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
 use evolution_project::run::dir::RunDir;
 use evolution_project::working_copy::writable_target;
@@ -229,6 +232,8 @@ struct Inputs {
     gating: Option<Gating>,
     /// What the gate can accept with its questions (gated sessions only).
     reach: Option<GateReach>,
+    /// The LLM's options; with the `handoff` provider, its folder in the session's.
+    llm_options: LlmOptions,
     /// The project's house rules (`--preferences`, else the gate configuration's).
     preferences: ProjectPreferences,
 }
@@ -265,10 +270,21 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     if args.yes || stdin_is_terminal() {
         writable_target(skill)?;
     }
-    let root = args
-        .run_dir
-        .clone()
-        .unwrap_or_else(|| RunDir::default_evolve_root(&skill_dir(skill)));
+    let mut llm_options = args.llm.options();
+    let handoff = chosen_provider(&llm_options, &[skill])? == Provider::Handoff;
+    if handoff && args.agent_config.is_some() && args.slow_update {
+        return Err(bad_option(
+            "--slow-update with --agent-config asks the model after the gate has run, and a \
+             handoff stops there and runs the command again, which would gate the candidate \
+             twice: leave out --slow-update, or use a provider that answers at once",
+        ));
+    }
+    let root = match &args.run_dir {
+        Some(dir) => dir.clone(),
+        // A handoff session is run again with the same command: its folder is the same too.
+        None if handoff => RunDir::handoff_evolve_root(&skill_dir(skill), skill),
+        None => RunDir::default_evolve_root(&skill_dir(skill)),
+    };
     let run_dir = RunDir::evolve_session(
         root,
         &skill_dir(skill),
@@ -276,6 +292,9 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     )?;
     if let Some(record) = &args.llm.record {
         run_dir.refuse_record_inside(record)?;
+    }
+    if handoff {
+        llm_options.handoff_dir = Some(run_dir.root().join(HANDOFF_DIR));
     }
     let loaded = load_sources(
         &run_dir.name(),
@@ -339,6 +358,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         templates,
         gating,
         reach,
+        llm_options,
         preferences,
     })
 }
@@ -364,6 +384,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         templates,
         gating,
         reach,
+        llm_options,
         preferences,
     } = check_inputs(args)?;
     // Every LLM call and rollout is metered, per phase; only a gated
@@ -378,7 +399,17 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     run_dir.check_writable()?;
-    let llm = runtime.block_on(build_llm(&args.llm.options(), &[&args.skill]))?;
+    if llm_options.handoff_dir.is_some() {
+        // The handoff's files live in the session folder, marked as this program's first.
+        run_dir.create_evolve_session()?;
+    }
+    let llm = runtime.block_on(build_llm(&llm_options, &[&args.skill]))?;
+    let handoff = llm.handoff.clone();
+    if let Some(handoff) = &handoff {
+        handoff
+            .clear_prompts()
+            .map_err(|e| anyhow::anyhow!("handoff: {e}"))?;
+    }
     // A gated session's LLM calls count against its `[budget]` too.
     let provider: Arc<dyn LlmProvider> = Arc::new(MeteredLlm::new(
         Arc::clone(&llm.provider),
@@ -387,6 +418,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     for note in &loaded.notes {
         out.say(&format!("skipped {note}\n"));
     }
+    if let Some(warning) = loaded.unused_skill_warning(&skill_names(skill, &original)) {
+        eprintln!("{}", terminal_safe(&warning));
+    }
     out.say(&format!(
         "evolving {} from {} failure trajectories (passing ones left out: {}) with {}\n",
         skill.display(),
@@ -394,6 +428,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         loaded.passed,
         llm.description
     ));
+    if let Some(note) = llm.quality_note {
+        out.say(&format!("{note}\n"));
+    }
     if let Some(reach) = &reach {
         out.say(&reach.lines());
     }
@@ -402,15 +439,21 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     }
 
     budget.enter_phase(Phase::Propose);
-    let (candidate, outcome) = runtime.block_on(evolve_loop(
-        provider.as_ref(),
-        &original,
-        &loaded.failures,
-        args,
-        &schedule,
-        &templates,
-        &preferences.preferences.checks,
-    ))?;
+    let Some(rounds) = runtime.block_on(or_handoff(
+        handoff.as_deref(),
+        evolve_loop(
+            provider.as_ref(),
+            &original,
+            &loaded.failures,
+            args,
+            &schedule,
+            &templates,
+            &preferences.preferences.checks,
+        ),
+    )) else {
+        return Ok(handed_off(out, handoff.as_deref()));
+    };
+    let (candidate, outcome) = rounds?;
     let candidates = session_candidates(args);
     let Outcome {
         rounds,
@@ -451,6 +494,11 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         .collect();
 
     run_dir.create_evolve_session()?;
+    for round in &summary.rounds {
+        for why in &round.dropped {
+            out.say(&format!("round {}: {why}\n", round.round));
+        }
+    }
     if !summary.changed {
         if args.slow_update {
             summary.slow_update = Some(SlowReport::skipped(
@@ -478,14 +526,33 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         preferences: &preferences.preferences,
     };
     let offered = match &gating {
-        Some(g) => runtime.block_on(session.gated(
-            g,
-            &run_dir,
-            Arc::clone(&budget),
-            candidates,
-            &mut summary,
-        ))?,
-        None => Some(runtime.block_on(session.ungated(&mut summary))?),
+        Some(g) => {
+            let gated = runtime.block_on(or_handoff(
+                handoff.as_deref(),
+                session.gated(g, &run_dir, Arc::clone(&budget), candidates, &mut summary),
+            ));
+            match gated {
+                Some(offered) => offered?,
+                // The gate's rubric judge asked the model: its answers cannot come back
+                // into this gate without running it a second time.
+                None => {
+                    return Err(bad_option(format!(
+                        "the gate's rubric checks ask the model while the gate runs, which a \
+                         handoff cannot answer without gating the candidate twice; use a \
+                         provider that answers at once for a gated session with rubric checks \
+                         (the requests are in {})",
+                        run_dir.root().join(HANDOFF_DIR).display()
+                    )));
+                }
+            }
+        }
+        None => match runtime.block_on(or_handoff(
+            handoff.as_deref(),
+            session.ungated(&mut summary),
+        )) {
+            Some(offered) => Some(offered?),
+            None => return Ok(handed_off(out, handoff.as_deref())),
+        },
     };
     let candidate_path = run_dir.candidate(&name);
     let shown = offered.as_deref().unwrap_or(&candidate);
@@ -568,180 +635,36 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     finish(out, &run_dir, &mut summary, &budget)
 }
 
-/// What the steps after the rounds share.
-struct Session<'a> {
-    original: &'a str,
-    candidate: &'a str,
-    loaded: &'a Loaded,
-    llm: &'a dyn LlmProvider,
-    /// The meter of the session, told each phase as it begins.
-    budget: &'a Budget,
-    slow_update: bool,
-    /// The slow update's prompt (built in, or `--prompts DIR`'s override).
-    slow_update_template: &'a str,
-    /// The prompts of the gate's rubric judge (built in, or `--prompts DIR`'s overrides).
-    judge_prompts: &'a evolution_diagnose::DiagnosePrompts,
-    /// The project's house rules: the slow update's prompt carries them, and its result
-    /// is held to their checks.
-    preferences: &'a evolution_evolve::preferences::Preferences,
+/// Runs `work` to its end, or stops it (`None`) once the `handoff` provider waits for
+/// answers to the requests it handed off.
+async fn or_handoff<T>(
+    handoff: Option<&evolution_llm_cassette::handoff::Handoff>,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match handoff {
+        None => Some(work.await),
+        Some(handoff) => tokio::select! {
+            out = work => Some(out),
+            () = handoff.waiting() => None,
+        },
+    }
 }
 
-impl Session<'_> {
-    /// Gates the candidate and, when asked and it passed, the slow update's
-    /// result on top of it; returns the document to offer, `None` when the
-    /// candidate failed the gate.
-    async fn gated(
-        &self,
-        gating: &Gating,
-        run_dir: &RunDir,
-        budget: Arc<evolution_harness::Budget>,
-        candidates: u64,
-        summary: &mut Summary,
-    ) -> anyhow::Result<Option<String>> {
-        let provenance: BTreeSet<String> = self
-            .loaded
-            .questions
-            .iter()
-            .map(|(id, _)| id.clone())
-            .collect();
-        let progress = crate::run::progress::Progress::new();
-        let config = &gating.config;
-        let mut gate = GateSession::open(
-            config,
-            self.llm,
-            self.judge_prompts,
-            run_dir,
-            gating.target.clone(),
-            provenance,
-            budget,
-            candidates,
-            &progress,
-        )?;
-        let result = self.gate_all(&mut gate, config, summary).await;
-        gate.close().await;
-        progress.finish();
-        result
-    }
-
-    async fn gate_all(
-        &self,
-        gate: &mut GateSession<'_>,
-        config: &GatingConfig,
-        summary: &mut Summary,
-    ) -> anyhow::Result<Option<String>> {
-        self.budget.enter_phase(Phase::Gate);
-        let first = gate
-            .gate("evolve", self.candidate, &BTreeSet::new())
-            .await?;
-        let passed = first.passed;
-        summary.gate.verdicts.push(first);
-        if !passed {
-            if self.slow_update {
-                summary.slow_update = Some(SlowReport::skipped(
-                    "the candidate did not pass the gate: there is no change to consolidate",
-                ));
-            }
-            return Ok(None);
-        }
-        let mut offered = gate.current_text()?;
-        if self.slow_update {
-            self.budget.enter_phase(Phase::Rollout);
-            let (questions, [before, after]) =
-                gate.training_answers(self.original, &offered).await?;
-            let pairs = gated_pairs(&questions, &before, &after);
-            self.budget.enter_phase(Phase::SlowUpdate);
-            let update = slow_update(
-                self.llm,
-                self.slow_update_template,
-                self.preferences,
-                self.original,
-                &offered,
-                &pairs,
-            )
-            .await?;
-            summary.llm_calls = summary.llm_calls.saturating_add(1);
-            summary.slow_update = Some(SlowReport::of(
-                &update,
-                format!(
-                    "the agent's answers on {} training question(s) of {} under the original \
-                     and under the candidate",
-                    pairs.len(),
-                    config.questions_file.display()
-                ),
-            ));
-            if update.updated && update.content != offered && self.keeps_rules(&update, summary) {
-                let train: BTreeSet<String> =
-                    questions.iter().map(|q| q.question_id.clone()).collect();
-                self.budget.enter_phase(Phase::Gate);
-                let verdict = gate.gate("slow-update", &update.content, &train).await?;
-                if verdict.passed {
-                    offered = update.content;
-                }
-                summary.gate.verdicts.push(verdict);
-            }
-        }
-        Ok(Some(offered))
-    }
-
-    /// The candidate, with the slow update's guidance when asked; never
-    /// tested against an agent.
-    async fn ungated(&self, summary: &mut Summary) -> anyhow::Result<String> {
-        if !self.slow_update {
-            return Ok(self.candidate.to_owned());
-        }
-        let pairs = ungated_pairs(&self.loaded.failures, &summary.rounds);
-        self.budget.enter_phase(Phase::SlowUpdate);
-        let update = slow_update(
-            self.llm,
-            self.slow_update_template,
-            self.preferences,
-            self.original,
-            self.candidate,
-            &pairs,
-        )
-        .await?;
-        summary.llm_calls = summary.llm_calls.saturating_add(1);
-        summary.slow_update = Some(SlowReport::of(
-            &update,
-            "ungated: the trajectories and the meta-reflection's verdicts; no agent was run"
-                .to_owned(),
+/// Says where the handed-off requests are and how to go on; the exit code of a session that
+/// waits for answers.
+fn handed_off(out: Out, handoff: Option<&evolution_llm_cassette::handoff::Handoff>) -> ExitCode {
+    if let Some(handoff) = handoff {
+        let files = handoff.files();
+        out.say(&format!(
+            "waiting for answers: {} request(s) of the model are in {}; answer them in {} (one \
+             {{\"key\", \"reply\"}} line each; your own agent session can write them), then run \
+             the same command again to go on; nothing was written to the skill\n",
+            handoff.waiting_count(),
+            files.prompts.display(),
+            files.answers.display()
         ));
-        if !self.keeps_rules(&update, summary) {
-            return Ok(self.candidate.to_owned());
-        }
-        Ok(update.content)
     }
-
-    /// Whether the slow update's result keeps the house rules (judged against the original,
-    /// what the session would offer instead); when it does not, it is dropped: the summary
-    /// says why and its slow-update report that no guidance was written.
-    fn keeps_rules(&self, update: &evolution_harness::SlowUpdate, summary: &mut Summary) -> bool {
-        if !update.updated {
-            return true;
-        }
-        let reasons: Vec<String> = self
-            .preferences
-            .checks
-            .evaluate(self.original, &update.content)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        if reasons.is_empty() {
-            return true;
-        }
-        if let Some(report) = summary.slow_update.as_mut() {
-            report.updated = false;
-            report.note = Some(format!(
-                "dropped: the guidance breaks the project's house rules ({})",
-                reasons.join("; ")
-            ));
-        }
-        summary.dropped.push(Dropped {
-            candidate: "slow-update".to_owned(),
-            reasons,
-        });
-        false
-    }
+    ExitCode::from(crate::run::HANDOFF_EXIT)
 }
 
 /// Writes `report.json` (with what each phase of `budget` used) and the
@@ -770,6 +693,34 @@ fn finish(
         out.say(&format!("html report: {}\n", html.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The names a trajectory may know the skill by: its frontmatter `name:`, its folder (for a
+/// `SKILL.md`) and its file name without `.md`.
+fn skill_names(skill: &Path, text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let folder = skill
+        .canonicalize()
+        .ok()
+        .and_then(|p| {
+            p.parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .filter(|_| skill.file_name().is_some_and(|n| n == "SKILL.md"));
+    let stem = skill
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| s != "SKILL");
+    let front = evolution_project::layout::frontmatter_name(text)
+        .ok()
+        .flatten();
+    for name in [front, folder, stem].into_iter().flatten() {
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 /// A line per check a dropped candidate broke: `dropped (round 2): breaks preference

@@ -173,10 +173,9 @@ fn prompt(question: &Value) -> anyhow::Result<String> {
     let mut prompt = text.to_owned();
     if let Some(fields) = question.as_object() {
         for (key, value) in fields {
-            if matches!(
-                key.as_str(),
-                "question" | "question_id" | "task_type" | "video_id"
-            ) {
+            // The protocol's own fields; a source id (the field named `video_id`) is context
+            // the host may use, so it is kept.
+            if matches!(key.as_str(), "question" | "question_id" | "task_type") {
                 continue;
             }
             if let Some(value) = value.as_str().filter(|v| !v.trim().is_empty()) {

@@ -61,6 +61,10 @@ pub(super) enum SourceInput {
     Gemini,
     /// OpenCode's store (`~/.local/share/opencode/opencode.db`).
     Opencode,
+    /// Cursor's stores (`~/.config/Cursor/User`).
+    Cursor,
+    /// GitHub Copilot's VS Code chat sessions and `copilot` CLI sessions.
+    Copilot,
     /// A SESSION-STATE.md file.
     SessionState,
     /// A folder of trajectory files (`from` required).
@@ -124,6 +128,15 @@ pub(super) struct ScheduleInput {
     /// `crontab FILE`). Without it the entry is only returned.
     #[serde(default)]
     pub(super) install: Option<String>,
+}
+
+/// Inputs of `unschedule`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UnscheduleInput {
+    /// The crontab file inside the project that `schedule` installed the entry into; this
+    /// project's entry is taken out of it, every other line kept.
+    pub(super) file: String,
 }
 
 /// Gate presets.

@@ -4,7 +4,8 @@
 //! The server serves one project (the current folder, or `--project DIR`). Its tools are the
 //! command's operations: `status`, `dry_run`, `run` (started in the background; `run_progress`
 //! reads it and `stop_run` stops it), `adopt` (returns the diff; writes only with
-//! `confirm: true`), `harvest`, `schedule`, `gate` and `report`; for a run without an API key
+//! `confirm: true`), `harvest`, `schedule` (and `unschedule`, which takes the entry out of the
+//! crontab file again), `gate` and `report`; for a run without an API key
 //! (provider `handoff`), `handoff_prompts` lists the requests it waits for and `answer` adds a
 //! reply, so the host's own model answers them. Inputs are checked as the
 //! command checks its flags; every path a tool reads a configuration from or writes to must lie
@@ -39,7 +40,7 @@ use serde_json::json;
 
 use self::inputs::{
     AdoptInput, AnswerInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput,
-    PresetInput, PromptsInput, ReportInput, ScheduleInput, SourceInput, StopInput,
+    PresetInput, PromptsInput, ReportInput, ScheduleInput, SourceInput, StopInput, UnscheduleInput,
 };
 use self::jobs::Jobs;
 use self::paths::Project;
@@ -47,7 +48,7 @@ use self::paths::Project;
 /// Most bytes of a child command's output, or of a report, a tool returns.
 const MAX_TEXT_BYTES: usize = 256 * 1024;
 
-/// How long a child `skill-evolve` (schedule, gate) may take.
+/// How long a child `skill-evolve` (schedule, unschedule, gate) may take.
 const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Options of `mcp`.
@@ -321,8 +322,8 @@ impl Server {
 
     /// Reads agent sessions into trajectories and mined tasks.
     #[tool(
-        description = "Read Claude Code or Codex sessions (by default those of this \
-                          project) into trajectories and recurring tasks, secrets redacted, \
+        description = "Read Claude Code, Codex, Gemini CLI, OpenCode, Cursor or GitHub \
+                          Copilot sessions (by default those of this project) into trajectories and recurring tasks, secrets redacted, \
                           each session judged failed or passed."
     )]
     async fn harvest(&self, Parameters(input): Parameters<HarvestInput>) -> ToolResult {
@@ -341,6 +342,8 @@ impl Server {
             SourceInput::Codex => HarvestSource::Codex,
             SourceInput::Gemini => HarvestSource::Gemini,
             SourceInput::Opencode => HarvestSource::OpenCode,
+            SourceInput::Cursor => HarvestSource::Cursor,
+            SourceInput::Copilot => HarvestSource::Copilot,
             SourceInput::SessionState => HarvestSource::SessionState,
             SourceInput::Dir => HarvestSource::Dir,
         };
@@ -350,6 +353,8 @@ impl Server {
                 | HarvestSource::Codex
                 | HarvestSource::Gemini
                 | HarvestSource::OpenCode
+                | HarvestSource::Cursor
+                | HarvestSource::Copilot
         );
         let options = HarvestOptions {
             source,
@@ -423,6 +428,22 @@ impl Server {
             args.push(self.project.inside("install", file)?.display().to_string());
         }
         self.child(args).await
+    }
+
+    /// The project's entry taken out of a crontab file `schedule` installed it into.
+    #[tool(
+        description = "Take this project's scheduled harvest and run out of a crontab file \
+                          inside the project (the file schedule's install wrote to); every \
+                          other line stays as it was. Says so when there was no entry."
+    )]
+    async fn unschedule(&self, Parameters(input): Parameters<UnscheduleInput>) -> ToolResult {
+        let file = self.project.inside("file", &input.file)?;
+        self.child(vec![
+            "schedule".to_owned(),
+            "--uninstall".to_owned(),
+            file.display().to_string(),
+        ])
+        .await
     }
 
     /// The gate's verdict on paired counts.

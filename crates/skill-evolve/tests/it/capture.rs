@@ -171,3 +171,35 @@ fn a_given_id_is_never_replaced_and_bad_input_writes_nothing() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_task_type_of_a_captured_rollout_is_the_users_to_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = [
+        "--dir",
+        "rollouts",
+        "--question",
+        "q",
+        "--prediction",
+        "p",
+        "--correct",
+        "false",
+    ];
+    let out = capture(
+        d,
+        &[&base[..], &["--id", "r1", "--task-type", "release-notes"]].concat(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("rollouts/r1.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["task_type"], "release-notes");
+    let before = snapshot(d);
+    let out = capture(
+        d,
+        &[&base[..], &["--id", "r2", "--task-type", "plugin:notes"]].concat(),
+    );
+    assert_one_line_error(&out, "--task-type: skill name \"plugin:notes\" must start");
+    assert_eq!(snapshot(d), before);
+}

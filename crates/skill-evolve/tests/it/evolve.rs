@@ -540,3 +540,52 @@ fn a_prompt_override_with_an_unknown_placeholder_is_refused_before_any_call() {
     assert_one_line_error(&out, "no-such-folder: no such prompt-template folder");
     assert_eq!(snapshot(d), before);
 }
+
+#[test]
+fn evolve_warns_when_no_harvested_session_used_the_skill() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    let with_skills = |skills: &str| {
+        std::fs::remove_dir_all(d.join("temp")).unwrap();
+        std::fs::create_dir_all(d.join("temp")).unwrap();
+        for (name, text) in [("a.json", T1), ("b.json", T2)] {
+            let mut value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let note = serde_json::json!({"source": "claude-code", "skills": [skills]});
+            match &mut value {
+                serde_json::Value::Array(items) => {
+                    items
+                        .iter_mut()
+                        .for_each(|item| item["harvest"] = note.clone());
+                }
+                one => one["harvest"] = note,
+            }
+            std::fs::write(d.join("temp").join(name), value.to_string()).unwrap();
+        }
+    };
+    let run = || {
+        let fake = start();
+        let out = evolve_cmd(d).args(fake.provider_args()).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    with_skills("pdf-tools");
+    let stderr = run();
+    assert!(
+        stderr.contains("warning: none of the 3 trajectories that name their skills used release-notes (they used: pdf-tools)"),
+        "{stderr}"
+    );
+    // Its frontmatter name or its folder (`skill`), plugin prefix or not, is a use.
+    for used in ["release-notes", "team:release-notes", "skill"] {
+        with_skills(used);
+        let stderr = run();
+        assert!(!stderr.contains("warning: none of"), "{used}: {stderr}");
+    }
+    // A task type is no skill: trajectories that only have one name no skill.
+    std::fs::remove_dir_all(d.join("temp")).unwrap();
+    std::fs::create_dir_all(d.join("temp")).unwrap();
+    let mut typed: serde_json::Value = serde_json::from_str(T1).unwrap();
+    typed["task_type"] = "triage".into();
+    std::fs::write(d.join("temp/t1.json"), typed.to_string()).unwrap();
+    let stderr = run();
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}

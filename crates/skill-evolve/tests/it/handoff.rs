@@ -140,3 +140,174 @@ fn a_dry_run_with_the_handoff_provider_writes_nothing() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("llm: handoff: prompts to"));
     assert!(!d.join(".skill-evolve").exists());
 }
+
+/// The release-notes example (a skill, its failed trajectories and the replies its cassette
+/// recorded), in a fresh folder.
+fn release_notes_example() -> tempfile::TempDir {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/release-notes");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("temp")).unwrap();
+    for name in ["SKILL.md", "demo.cassette"] {
+        std::fs::copy(example.join(name), d.join(name)).unwrap();
+    }
+    for entry in std::fs::read_dir(example.join("temp")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, d.join("temp").join(path.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+fn evolve_handoff(d: &Path) -> std::process::Output {
+    skill_evolve(d)
+        .args(["evolve", "SKILL.md", "--trajectories", "temp", "--yes"])
+        // The model the example's replies were recorded with: its requests' keys name it.
+        .args(["--provider", "handoff", "--model", "demo-model"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn evolve_without_an_api_key_asks_round_by_round_and_writes_what_the_replay_writes() {
+    let dir = release_notes_example();
+    let d = dir.path();
+    let original = std::fs::read_to_string(d.join("SKILL.md")).unwrap();
+    let known = replies(d);
+    let folder = d.join(".skill-evolve/runs/handoff-SKILL/handoff");
+    let mut rounds = 0;
+    let out = loop {
+        let out = evolve_handoff(d);
+        if out.status.code() != Some(3) {
+            break out;
+        }
+        rounds += 1;
+        assert!(rounds < 20, "the handoff never ends");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("waiting for answers: "), "{stdout}");
+        assert!(
+            stdout.contains("nothing was written to the skill"),
+            "{stdout}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("SKILL.md")).unwrap(),
+            original,
+            "the skill changed before the answers were in"
+        );
+        let waiting: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
+                .unwrap();
+        assert!(!waiting.is_empty());
+        let mut answers = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
+        for request in &waiting {
+            let key = request["key"].as_str().unwrap();
+            let reply = known
+                .get(key)
+                .unwrap_or_else(|| panic!("{key} was never recorded"));
+            answers.push_str(&serde_json::json!({ "key": key, "reply": reply }).to_string());
+            answers.push('\n');
+        }
+        std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
+    };
+    assert!(out.status.success(), "{out:?}");
+    assert!(rounds >= 1, "{rounds} round(s)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("wrote SKILL.md as v000002"), "{stdout}");
+    // The same document the recorded session writes.
+    let replayed = release_notes_example();
+    let out = skill_evolve(replayed.path())
+        .args(["evolve", "SKILL.md", "--trajectories", "temp", "--yes"])
+        .args(["--provider", "replay", "--cassette", "demo.cassette"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("SKILL.md")).unwrap(),
+        std::fs::read_to_string(replayed.path().join("SKILL.md")).unwrap()
+    );
+    assert!(!folder.join("prompts.md").exists());
+}
+
+#[test]
+fn a_gated_slow_update_is_not_handed_off() {
+    let dir = release_notes_example();
+    let d = dir.path();
+    std::fs::write(d.join("evolve.toml"), "").unwrap();
+    let out = skill_evolve(d)
+        .args(["evolve", "SKILL.md", "--trajectories", "temp", "--yes"])
+        .args(["--provider", "handoff", "--agent-config", "evolve.toml"])
+        .arg("--slow-update")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "would gate the candidate twice");
+    assert!(!d.join(".skill-evolve").exists(), "something was written");
+}
+
+#[test]
+fn status_lists_the_evolve_sessions_beside_the_skills() {
+    let example = release_notes_example();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // An Agent Skills folder: the skill, its trajectories and the replies, in a project.
+    std::fs::create_dir_all(d.join("skills/notes")).unwrap();
+    std::fs::rename(example.path().join("temp"), d.join("temp")).unwrap();
+    std::fs::rename(
+        example.path().join("demo.cassette"),
+        d.join("demo.cassette"),
+    )
+    .unwrap();
+    std::fs::rename(
+        example.path().join("SKILL.md"),
+        d.join("skills/notes/SKILL.md"),
+    )
+    .unwrap();
+    let evolve = |extra: &[&str]| {
+        skill_evolve(d)
+            .args(["evolve", "skills/notes/SKILL.md", "--trajectories", "temp"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Without a terminal and without --yes: a candidate, not written.
+    let out = evolve(&["--provider", "replay", "--cassette", "demo.cassette"]);
+    assert!(out.status.success(), "{out:?}");
+    // A handoff waiting for its answers.
+    let out = evolve(&["--provider", "handoff", "--model", "demo-model"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+
+    let out = skill_evolve(d).arg("status").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let sessions: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("evolve session skills/notes/.skill-evolve/runs/"))
+        .collect();
+    assert_eq!(sessions.len(), 2, "{shown}");
+    assert!(
+        sessions
+            .iter()
+            .any(|l| l.contains("/handoff-SKILL: not finished")),
+        "{shown}"
+    );
+    assert!(
+        sessions.iter().any(|l| l
+            .contains(" of skills/notes/SKILL.md: candidate not written (ungated): ")
+            && l.ends_with("SKILL.md")),
+        "{shown}"
+    );
+
+    // Written with --yes: the session says so, with the version.
+    let out = evolve(&[
+        "--provider",
+        "replay",
+        "--cassette",
+        "demo.cassette",
+        "--yes",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let shown = String::from_utf8_lossy(&skill_evolve(d).arg("status").output().unwrap().stdout)
+        .into_owned();
+    assert!(
+        shown.contains(" of skills/notes/SKILL.md: written as v000002 (ungated)"),
+        "{shown}"
+    );
+}

@@ -1,6 +1,9 @@
-//! `skill-evolve harvest` end to end, on hand-written sessions in the formats Claude Code and
-//! Codex write (`fixtures/harvest/`): counts, verdicts with reasons, filters, redaction of a
-//! dozen kinds of secrets in every written file, bad input, and a harvested folder fed to
+//! `skill-evolve harvest` end to end, on hand-written sessions in the formats Claude Code,
+//! Codex, Gemini CLI, OpenCode, Cursor and GitHub Copilot write (`fixtures/harvest/`; Cursor's
+//! SQLite stores are kept as the SQL that builds them, `state.sql`, turned into `state.vscdb` by
+//! the test; where each format was learned is in the module documentation of its reader in
+//! `evolution_harvest`): counts, verdicts with reasons, filters, redaction of a dozen kinds of
+//! secrets in every written file, bad input, and a harvested folder fed to
 //! `evolve --trajectories`.
 
 use std::path::{Path, PathBuf};
@@ -681,4 +684,273 @@ fn opencode_sessions_are_read_from_its_store() {
     std::fs::write(d.join("not.db"), "plain text").unwrap();
     let out = harvest(d, &["--source", "opencode", "--from", "not.db"]);
     assert_one_line_error(&out, "not.db");
+}
+
+#[test]
+fn a_trajectory_folder_is_filtered_by_the_skill_its_trajectories_name() {
+    let dir = workspace();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("own")).unwrap();
+    let trajectory = |id: &str, extra: &str| {
+        format!(
+            r#"{{"id": "{id}", "task_description": "d", "question": "q", "fail_reason": "f",
+                "predicted_answer": "p", "reference_text": "r"{extra}}}"#
+        )
+    };
+    for (id, extra) in [
+        ("session", r#", "harvest": {"skills": ["elixir:hex-docs"]}"#),
+        ("rollout", r#", "skill_id": "hex-docs""#),
+        ("typed", r#", "task_type": "hex-docs""#),
+        ("other", r#", "skill_id": "pdf-tools""#),
+        ("unnamed", ""),
+    ] {
+        std::fs::write(d.join(format!("own/{id}.json")), trajectory(id, extra)).unwrap();
+    }
+    let out = harvest(
+        d,
+        &[
+            "--source", "dir", "--from", "own", "--skill", "hex-docs", "--out", "h",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "3", "{text}");
+    assert_eq!(count(&text, "filtered out"), "2", "{text}");
+    for kept in ["session", "rollout", "typed"] {
+        assert!(d.join(format!("h/{kept}.json")).is_file(), "{kept}");
+    }
+    assert!(!d.join("h/other.json").exists());
+    // --project and --since still have nothing to filter on in a folder.
+    assert_one_line_error(
+        &harvest(
+            d,
+            &["--source", "dir", "--from", "own", "--since", "2026-01-01"],
+        ),
+        "a dir source has no project or date",
+    );
+}
+/// Turns every `state.sql` under `dir` into the `state.vscdb` beside it: Cursor's SQLite
+/// stores, kept in the fixtures as the SQL that builds them.
+fn build_cursor_stores(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            build_cursor_stores(&path);
+        } else if path.file_name().is_some_and(|n| n == "state.sql") {
+            let db = rusqlite::Connection::open(path.with_extension("vscdb")).unwrap();
+            db.execute_batch(&std::fs::read_to_string(&path).unwrap())
+                .unwrap();
+        }
+    }
+}
+
+/// Every file harvest wrote to `dir`, as text.
+fn written_texts(dir: &Path) -> String {
+    snapshot(dir)
+        .into_iter()
+        .map(|(_, bytes)| String::from_utf8(bytes).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn cursor_chats_are_read_from_its_stores_with_their_projects() {
+    let dir = workspace();
+    let d = dir.path();
+    build_cursor_stores(&d.join("cursor"));
+    let out = harvest(
+        d,
+        &["--source", "cursor", "--from", "cursor/User", "--out", "h"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    // The empty composer (a chat view opened and closed) is no session.
+    for (name, value) in [
+        ("sessions", "2"),
+        ("turns", "6"),
+        ("tool calls", "4"),
+        ("tool errors", "1"),
+        ("interruptions", "1"),
+        ("failed", "1"),
+        ("passed", "1"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let failed = read_json(&d.join("h/cursor-aaaaaaaa-1111-4111-8111-000000000001.json"));
+    assert_eq!(failed["steps"][1]["tool_name"], "run_terminal_cmd");
+    assert_eq!(failed["steps"][1]["tool_input"]["command"], "npm publish");
+    assert_eq!(failed["steps"][2]["rejected"], true);
+    assert_eq!(failed["harvest"]["skills"], serde_json::json!(["release"]));
+    assert_eq!(
+        failed["harvest"]["projects"],
+        serde_json::json!(["/work/demo-app"])
+    );
+    let passed = read_json(&d.join("h/cursor-bbbbbbbb-2222-4222-8222-000000000002.json"));
+    assert_eq!(passed["predicted_answer"], "`parse` and `format`.");
+    assert_eq!(
+        passed["harvest"]["projects"],
+        serde_json::json!(["/work/other-lib"])
+    );
+    let all = written_texts(&d.join("h"));
+    assert!(!all.contains("ghp_a1B2c3D4e5F6"), "{all}");
+    assert!(all.contains("[REDACTED:"), "{all}");
+
+    for (filter, kept) in [
+        (["--project", "/work/other-lib"], "1"),
+        (["--since", "2026-03-11"], "1"),
+        (["--skill", "release"], "1"),
+    ] {
+        let mut args = vec!["--source", "cursor", "--from", "cursor/User"];
+        args.extend(filter);
+        let out = harvest(d, &args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert_eq!(count(&stdout(&out), "sessions"), kept, "{args:?}");
+    }
+    // The global store alone: the workspaces beside it still name the projects.
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "cursor",
+            "--from",
+            "cursor/User/globalStorage/state.vscdb",
+            "--project",
+            "/work/demo-app",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(count(&stdout(&out), "sessions"), "1");
+    // A file that is not a store is refused on one line.
+    std::fs::write(d.join("not.vscdb"), "plain text").unwrap();
+    let out = harvest(d, &["--source", "cursor", "--from", "not.vscdb"]);
+    assert_one_line_error(&out, "not.vscdb");
+}
+
+#[test]
+fn copilot_vscode_chats_and_cli_sessions_are_read_filtered_and_redacted() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(
+        d,
+        &["--source", "copilot", "--from", "copilot", "--out", "h"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    // Two VS Code sessions (a change log, a flat file; an empty one is no session) and two of
+    // the CLI (the current folder layout, and the single file of earlier versions).
+    for (name, value) in [
+        ("sessions", "4"),
+        ("turns", "10"),
+        ("tool calls", "6"),
+        ("tool errors", "2"),
+        ("interruptions", "1"),
+        ("failed", "2"),
+        ("passed", "2"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let chat = read_json(&d.join("h/copilot-11111111-aaaa-4aaa-8aaa-000000000001.json"));
+    assert_eq!(chat["steps"][1]["tool_name"], "run_in_terminal");
+    assert_eq!(chat["steps"][1]["tool_input"]["command"], "npm publish");
+    assert_eq!(chat["steps"][2]["rejected"], true);
+    assert_eq!(chat["harvest"]["skills"], serde_json::json!(["release"]));
+    assert_eq!(
+        chat["harvest"]["projects"],
+        serde_json::json!(["/work/demo-app"])
+    );
+    assert_eq!(
+        chat["predicted_answer"],
+        "Reading the release skill first.\n\nPublishing failed: the registry refused the token."
+    );
+    let cli = read_json(&d.join("h/copilot-44444444-dddd-4ddd-8ddd-000000000004.json"));
+    assert_eq!(cli["steps"][0]["tool_input"]["command"], "cargo test");
+    assert_eq!(cli["harvest"]["skills"], serde_json::json!(["test-runner"]));
+    assert_eq!(cli["harvest"]["rejected_tool_calls"], 1);
+    let passed = read_json(&d.join("h/copilot-55555555-eeee-4eee-8eee-000000000005.json"));
+    assert_eq!(passed["harvest"]["verdict"], "passed");
+    assert_eq!(
+        passed["harvest"]["projects"],
+        serde_json::json!(["/work/other-lib"])
+    );
+    let all = written_texts(&d.join("h"));
+    for secret in [
+        "ghp_a1B2c3D4e5F6",
+        "sk-ant-api03-Zy8Xw7",
+        // The flat file a log replaced is not read.
+        "An older draft",
+    ] {
+        assert!(!all.contains(secret), "{secret} in {all}");
+    }
+
+    for (filter, kept) in [
+        (["--project", "/work/other-lib"], "2"),
+        (["--since", "2026-03-11"], "2"),
+        (["--skill", "test-runner"], "1"),
+    ] {
+        let mut args = vec!["--source", "copilot", "--from", "copilot"];
+        args.extend(filter);
+        let out = harvest(d, &args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert_eq!(count(&stdout(&out), "sessions"), kept, "{args:?}");
+    }
+    // A log line that is not a change skips its session with a note naming the line.
+    let log = d.join(
+        "copilot/vscode/User/workspaceStorage/6b2a4f0c8d1e3a5b7c9d0e1f2a3b4c5d/chatSessions/\
+         11111111-aaaa-4aaa-8aaa-000000000001.jsonl",
+    );
+    let mut body = std::fs::read_to_string(&log).unwrap();
+    body.push_str("{\"kind\":1,\"k\":[\"requests\",9,\"x\"],\"v\":1}\n");
+    std::fs::write(&log, body).unwrap();
+    let out = harvest(d, &["--source", "copilot", "--from", "copilot"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "skipped sessions"), "1", "{text}");
+    let said = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("11111111-aaaa-4aaa-8aaa-000000000001.jsonl:11:"),
+        "{said}"
+    );
+}
+
+#[test]
+fn cursor_and_copilot_are_read_from_their_default_places() {
+    let dir = workspace();
+    let d = dir.path();
+    let home = d.join("home");
+    let config = if cfg!(target_os = "macos") {
+        home.join("Library/Application Support")
+    } else {
+        home.join(".config")
+    };
+    let run = |source: &str| {
+        skill_evolve(d)
+            .env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("COPILOT_HOME")
+            .args(["harvest", "--source", source])
+            .output()
+            .unwrap()
+    };
+    std::fs::create_dir_all(&home).unwrap();
+    // Nothing there yet: one line naming every place looked at.
+    let out = run("copilot");
+    assert_one_line_error(&out, ".copilot/session-state");
+    assert_one_line_error(&out, "Code/User/workspaceStorage");
+
+    copy_tree(&d.join("copilot/vscode/User"), &config.join("Code/User"));
+    copy_tree(&d.join("copilot/cli"), &home.join(".copilot"));
+    copy_tree(&d.join("cursor/User"), &config.join("Cursor/User"));
+    build_cursor_stores(&config.join("Cursor/User"));
+    let out = run("copilot");
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "4", "{text}");
+    let source = count(&text, "source");
+    assert!(
+        source.starts_with("copilot (") && source.contains(".copilot/session-state"),
+        "{source}"
+    );
+    let out = run("cursor");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(count(&stdout(&out), "sessions"), "2");
 }

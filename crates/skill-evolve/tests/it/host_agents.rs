@@ -16,7 +16,7 @@ use crate::support::skill_evolve;
 /// The installed CLI `program` (`claude` or `codex`), or `None` (after saying why) when it
 /// is missing and the tests may skip.
 #[expect(clippy::print_stderr, reason = "a skipped test says why")]
-fn host_cli(program: &str) -> Option<PathBuf> {
+pub(crate) fn host_cli(program: &str) -> Option<PathBuf> {
     let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
     let dir = var("EVOLUTION_HOST_CLIS_DIR")
         .map(PathBuf::from)

@@ -2,10 +2,12 @@
 //! speaking the Anthropic Messages API (`POST /v1/messages`, streamed as server-sent events)
 //! and the OpenAI Responses API (`POST /v1/responses`, streamed).
 //!
-//! It plays an agent that uses its skill: when the host lists the skill [`SKILL`], it first
-//! loads it (Claude Code's `Skill` tool; Codex's `exec_command` reading its `SKILL.md`), runs
-//! `echo checked` in the shell when the question asks for [`SHELL_MARK`], then answers `yes`
-//! when the skill text it was given holds [`crate::fake_llm::QA_RULE`], else `no`.
+//! By default ([`start`], [`Role::SkillUser`]) it plays an agent that uses its skill: when the
+//! host lists the skill [`SKILL`], it first loads it (Claude Code's `Skill` tool; Codex's
+//! `exec_command` reading its `SKILL.md`), runs `echo checked` in the shell when the question
+//! asks for [`SHELL_MARK`], then answers `yes` when the skill text it was given holds
+//! [`crate::fake_llm::QA_RULE`], else `no`. [`Role::CallsTool`] plays a session that calls one
+//! tool the host offers and then says `done`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -26,6 +28,18 @@ pub(crate) struct Seen {
     pub(crate) line: String,
     /// The `x-api-key` or `authorization` header's value.
     pub(crate) key: String,
+    /// The request's body.
+    pub(crate) body: String,
+}
+
+/// What the scripted model plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// An agent that loads the skill [`SKILL`] and answers with it (the module's description).
+    SkillUser,
+    /// A session that calls this tool once, without arguments, when the host offers it, and
+    /// then says `done`.
+    CallsTool(&'static str),
 }
 
 /// A running scripted model.
@@ -36,8 +50,14 @@ pub(crate) struct HostModel {
     pub(crate) seen: Arc<Mutex<Vec<Seen>>>,
 }
 
-/// Starts the server on a free port; it lives until the test process ends.
+/// Starts the server on a free port, playing [`Role::SkillUser`]; it lives until the test
+/// process ends.
 pub(crate) fn start() -> HostModel {
+    start_as(Role::SkillUser)
+}
+
+/// Starts the server on a free port, playing `role`; it lives until the test process ends.
+pub(crate) fn start_as(role: Role) -> HostModel {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -46,7 +66,7 @@ pub(crate) fn start() -> HostModel {
         for stream in listener.incoming().flatten() {
             let log = Arc::clone(&log);
             std::thread::spawn(move || {
-                let _ = serve(stream, &log);
+                let _ = serve(stream, &log, role);
             });
         }
     });
@@ -56,7 +76,7 @@ pub(crate) fn start() -> HostModel {
     }
 }
 
-fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) -> std::io::Result<()> {
+fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, role: Role) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -85,15 +105,16 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>) -> std::io::Result<()> {
     log.lock().unwrap().push(Seen {
         line: request_line.clone(),
         key,
+        body: String::from_utf8_lossy(&body).into_owned(),
     });
     let request: Value = serde_json::from_slice(&body).unwrap_or_default();
     let path = request_line.split(' ').nth(1).unwrap_or_default();
     let (status, kind, payload) = if request_line.starts_with("POST /v1/messages?")
         || request_line.starts_with("POST /v1/messages ")
     {
-        (200, "text/event-stream", messages_reply(&request))
+        (200, "text/event-stream", messages_reply(&request, role))
     } else if path == "/v1/responses" {
-        (200, "text/event-stream", responses_reply(&request))
+        (200, "text/event-stream", responses_reply(&request, role))
     } else {
         (
             404,
@@ -119,8 +140,23 @@ enum Move {
     Say(String),
 }
 
-/// The next move, given everything the host sent as one text, how many tool results it
-/// holds, whether the shell was called already and the user's question.
+/// The move of [`Role::CallsTool`]: call `tool` when the request offers it and no tool
+/// result came back yet, else say `done`.
+fn call_once(tool: &'static str, request: &Value, results: usize) -> Move {
+    let offered = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["name"] == tool);
+    if offered && results == 0 {
+        Move::Call(tool, json!({}))
+    } else {
+        Move::Say("done".to_owned())
+    }
+}
+
+/// The next move of [`Role::SkillUser`], given everything the host sent as one text, how many
+/// tool results it holds, whether the shell was called already and the user's question.
 fn next_move(
     context: &str,
     results: usize,
@@ -163,23 +199,26 @@ fn sse(events: &[Value]) -> String {
 }
 
 /// The Messages API's reply, streamed.
-fn messages_reply(request: &Value) -> String {
+fn messages_reply(request: &Value, role: Role) -> String {
     let messages = request["messages"].to_string();
     let context = format!("{}\n{messages}", request["system"]);
     let results = messages.matches("\"tool_result\"").count();
     let shell_called = messages.contains("\"name\":\"Bash\"");
     let question = first_user_text(&request["messages"]);
-    let next = next_move(
-        &context,
-        results,
-        shell_called,
-        &question,
-        ("Skill", json!({"skill": SKILL})),
-        (
-            "Bash",
-            json!({"command": "echo checked", "description": "Check the shell"}),
+    let next = match role {
+        Role::SkillUser => next_move(
+            &context,
+            results,
+            shell_called,
+            &question,
+            ("Skill", json!({"skill": SKILL})),
+            (
+                "Bash",
+                json!({"command": "echo checked", "description": "Check the shell"}),
+            ),
         ),
-    );
+        Role::CallsTool(tool) => call_once(tool, request, results),
+    };
     let (block, delta, stop) = match next {
         Move::Call(name, input) => (
             json!({"type": "tool_use", "id": format!("toolu_{results}"), "name": name, "input": {}}),
@@ -207,7 +246,7 @@ fn messages_reply(request: &Value) -> String {
 }
 
 /// The Responses API's reply, streamed.
-fn responses_reply(request: &Value) -> String {
+fn responses_reply(request: &Value, role: Role) -> String {
     let input = request["input"].to_string();
     let context = format!("{}\n{input}", request["instructions"]);
     let results = input.matches("\"function_call_output\"").count();
@@ -221,17 +260,20 @@ fn responses_reply(request: &Value) -> String {
         .filter_map(|c| c["text"].as_str().map(str::to_owned))
         .next_back()
         .unwrap_or_default();
-    let next = next_move(
-        &context,
-        results,
-        shell_called,
-        &question,
-        (
-            "exec_command",
-            json!({"cmd": format!("cat .agents/skills/{SKILL}/SKILL.md")}),
+    let next = match role {
+        Role::SkillUser => next_move(
+            &context,
+            results,
+            shell_called,
+            &question,
+            (
+                "exec_command",
+                json!({"cmd": format!("cat .agents/skills/{SKILL}/SKILL.md")}),
+            ),
+            ("exec_command", json!({"cmd": "echo checked"})),
         ),
-        ("exec_command", json!({"cmd": "echo checked"})),
-    );
+        Role::CallsTool(tool) => call_once(tool, request, results),
+    };
     let item = match next {
         Move::Call(name, arguments) => {
             json!({"type": "function_call", "id": format!("fc_{results}"),

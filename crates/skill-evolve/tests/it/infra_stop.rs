@@ -81,6 +81,19 @@ fn a_broken_agent_stops_the_run_with_its_last_error_output_and_resumes_once_fixe
         shown.contains("demo: not finished: the same `run` command resumes it"),
         "{shown}"
     );
+    // A skill edited meanwhile: status says the run cannot resume, and names the file.
+    let skill = d.join("skills/default-strategy.md");
+    let original = std::fs::read_to_string(&skill).unwrap();
+    std::fs::write(&skill, format!("{original}RULE extra => yes\n")).unwrap();
+    let shown = status(d);
+    assert!(
+        shown.contains(
+            "demo: not finished, and skills/default-strategy.md changed since it started: it \
+             cannot resume; `run --fresh` starts it over"
+        ),
+        "{shown}"
+    );
+    std::fs::write(&skill, original).unwrap();
     assert!(
         shown.contains("failed rollouts (INFRA), training: the agent failed on 2 of 2 question(s) (first error: agent ended before answering:"),
         "{shown}"

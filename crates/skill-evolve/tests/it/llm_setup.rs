@@ -197,3 +197,27 @@ fn run_uses_the_default_key_variable_and_keeps_it_from_its_agent() {
     assert!(!env.contains("OPENAI_API_KEY="), "{env}");
     assert!(!env.contains(KEY), "{env}");
 }
+
+/// `--provider local` says in its help what the default embedded model is good for.
+#[test]
+fn the_help_of_provider_local_says_what_quality_to_expect() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = skill_evolve(dir.path())
+        .args(["evolve", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let help = String::from_utf8_lossy(&out.stdout);
+    let local = help
+        .split("- local:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `local` value in {help}"));
+    let local = local.split("- replay").next().unwrap_or_default();
+    let words: Vec<&str> = local.split_whitespace().collect();
+    assert!(
+        words
+            .join(" ")
+            .contains("That default is tiny: it shows the loop working offline, but its edits are mostly generic and seldom pass the gate"),
+        "{local}"
+    );
+}

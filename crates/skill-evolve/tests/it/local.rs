@@ -107,9 +107,47 @@ fn the_local_model_runs_evolve_end_to_end_with_parseable_replies() {
         })
         .count();
     assert!(applied >= 1, "no edit applied: {report}");
+    // The default model says what to expect of it.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("quality: the embedded SmolLM2-135M"),
+        "{out:?}"
+    );
     // Without --yes and without a terminal, nothing is written to the skill.
     assert_eq!(
         std::fs::read_to_string(d.join("skill/SKILL.md")).unwrap(),
         SKILL
     );
+}
+
+/// A dry run with the embedded model measures its speed on one short call and says what
+/// quality to expect of it; nothing is written.
+#[test]
+fn a_dry_run_with_the_local_model_measures_its_speed_and_says_what_to_expect() {
+    // The test configuration with its `[llm]` section (the last) made the embedded model.
+    let config = crate::run::CONFIG
+        .split("[llm]")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+        + "[llm]\nprovider = \"local\"\n";
+    let dir = crate::run::run_workspace(&config);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = crate::support::run_config(d, &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let wall = text
+        .lines()
+        .find(|l| l.starts_with("wall time"))
+        .unwrap_or_else(|| panic!("no wall time line: {text}"));
+    assert!(
+        wall.starts_with("wall time (worst case): the LLM calls take about ")
+            && wall.contains("measured on one short call just now"),
+        "{wall}"
+    );
+    assert!(
+        text.contains("quality: the embedded SmolLM2-135M is a tiny model"),
+        "{text}"
+    );
+    assert_eq!(snapshot(d), before);
 }

@@ -105,8 +105,87 @@ fn dry_run_prints_the_plan_and_the_estimate() {
     // questions × 2 arms) rollouts.
     assert!(text.contains("90 agent rollouts"), "{text}");
     assert!(text.contains("note: "), "the 10-call cap is passed: {text}");
+    // No earlier run measured the model: its speed, and so the wall time, is unknown.
+    assert!(
+        text.contains(
+            "wall time: unknown (no earlier run of this project called m; the first run's \
+             journal measures it); the 90 agent rollouts add their own time, not known before \
+             they run\n"
+        ),
+        "{text}"
+    );
     assert!(text.contains("nothing was run or written"), "{text}");
     assert_eq!(snapshot(d), before);
+}
+
+/// One recorded call of `model` (a cassette or journal line): 1 000 prompt tokens read in
+/// 1 s, 100 completion tokens generated in 2 s.
+fn timed_call(model: &str, answered_by: &str, n: usize) -> String {
+    let messages = [evolution_types::ChatMessage::user(format!("request {n}"))];
+    let options = evolution_types::ChatOptions::default();
+    serde_json::json!({
+        "key": evolution_llm_cassette::cassette_key(model, &messages, &options),
+        "model": model,
+        "messages": messages,
+        "options": options,
+        "response": {
+            "content": "{}", "model": answered_by, "provider": "openai",
+            "prompt_tokens": 1000, "completion_tokens": 100,
+            "latency_ms": 3000, "ttft_ms": 1000,
+        },
+    })
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn the_dry_run_estimates_wall_time_from_the_measured_speed_of_the_model() {
+    let dir = run_workspace(CONFIG);
+    let d = dir.path();
+    // An earlier run's journal (keyed by the run, each response naming its model) holds two
+    // calls of model `m` and one of another model, which does not count.
+    let earlier = d.join(".skill-evolve/runs/earlier");
+    std::fs::create_dir_all(&earlier).unwrap();
+    let journal = [
+        timed_call("run", "m", 1),
+        timed_call("run", "m-2026-01-01", 2),
+    ]
+    .concat()
+        + &timed_call("run", "other", 3).replace("\"latency_ms\":3000", "\"latency_ms\":9");
+    std::fs::write(earlier.join("llm-journal.jsonl"), journal).unwrap();
+    let before = snapshot(d);
+    let out = run_config(d, &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    // 116 calls × (3 000 prompt tokens at 1 000/s + 600 completion tokens at 50/s) = 1 740 s.
+    assert!(
+        text.contains(
+            "wall time (worst case): the LLM calls take about 29 min one at a time, at 1000 \
+             prompt and 50.0 completion tokens/s (the speed of m measured over 2 calls of 1 \
+             earlier run of this project); the 90 agent rollouts add their own time"
+        ),
+        "{text}"
+    );
+    assert_eq!(snapshot(d), before);
+
+    // A replay answers at once; its cassette says how fast the recorded model was.
+    std::fs::write(d.join("rec.cassette"), timed_call("m", "m", 1)).unwrap();
+    let replay = CONFIG.replace(
+        "[llm]\nprovider = \"openai\"",
+        "[llm]\nprovider = \"replay\"\ncassette = \"rec.cassette\"",
+    );
+    std::fs::write(d.join("evolve.toml"), replay).unwrap();
+    let out = run_config(d, &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "wall time (worst case): the LLM calls are answered from the cassette at once (m ran \
+             at 1000 prompt and 50.0 completion tokens/s when the cassette was recorded: about \
+             29 min live); the 90 agent rollouts"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `skill-evolve schedule`: the crontab entry printed, put into a crontab file the test names
-//! (never the real crontab) once per folder, replacing that folder's earlier entry only, and
-//! paths cron cannot carry refused.
+//! (never the real crontab) once per folder, replacing that folder's earlier entry only, taken
+//! out again with `--uninstall` (every other byte kept), and paths cron cannot carry refused.
 
 use crate::support::{assert_one_line_error, skill_evolve, snapshot};
 
@@ -41,6 +41,28 @@ fn the_entry_harvests_then_runs_and_stages_only() {
     assert!(harvest < run, "{line}");
     assert!(!line.contains("adopt"), "{line}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("API key"));
+
+    // The note names the variable the run reads its key from, or says none is needed.
+    for (llm, note) in [
+        (
+            "[llm]\nprovider = \"openai\"\n[llm.openai]\nbase_url = \"https://api.deepseek.com/v1\"\napi_key_env = \"MY_DEEPSEEK_KEY\"\n",
+            "`run` reads the model's API key from $MY_DEEPSEEK_KEY ([llm] of evolve.toml), so \
+             set it on a line of the crontab above the entry (MY_DEEPSEEK_KEY=…)",
+        ),
+        (
+            "[llm]\nprovider = \"replay\"\ncassette = \"run.cassette\"\n",
+            "the run's model ([llm] of evolve.toml) needs no API key",
+        ),
+    ] {
+        std::fs::write(d.join("evolve.toml"), llm).unwrap();
+        let out = skill_evolve(d)
+            .args(["schedule", "--every", "night"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(note), "{stderr}");
+    }
 
     let hourly = skill_evolve(d)
         .args(["schedule", "--every", "hour"])
@@ -147,6 +169,114 @@ fn installing_again_replaces_the_folders_entry_and_keeps_every_other_line() {
     let text = std::fs::read_to_string(&crontab).unwrap();
     assert_eq!(command_lines(&text), [ours[0]], "{text}");
     assert_eq!(text.lines().count(), 3, "{text}");
+}
+
+#[test]
+fn uninstall_takes_out_only_this_folders_entry_and_keeps_every_other_byte() {
+    let dir = folder();
+    let d = dir.path();
+    let other = folder();
+    let crontab = d.join("crontab.txt");
+    // Lines of every shape: CRLF, blank, spaces, a comment, and no newline at the very end.
+    std::fs::write(
+        &crontab,
+        "MAILTO=me@example.com\r\n15 2 * * * backup.sh\n\n# my own note\n  30 4 * * 1 weekly.sh  ",
+    )
+    .unwrap();
+    let install = |folder: &std::path::Path| {
+        let out = skill_evolve(folder)
+            .args(["schedule", "--every", "night", "--install"])
+            .arg(&crontab)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    install(other.path());
+    let with_the_other_folders = std::fs::read(&crontab).unwrap();
+    install(d);
+    let mut appended = std::fs::read(&crontab).unwrap();
+    assert!(appended.len() > with_the_other_folders.len());
+    let after = b"45 5 * * * after.sh\r\n0 1 * * * last.sh";
+    appended.extend_from_slice(after);
+    std::fs::write(&crontab, &appended).unwrap();
+
+    // The run configuration is not needed to take the entry out.
+    std::fs::remove_file(d.join("evolve.toml")).unwrap();
+    let uninstall = || {
+        skill_evolve(d)
+            .args(["schedule", "--uninstall", "crontab.txt"])
+            .output()
+            .unwrap()
+    };
+    let out = uninstall();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("removed this folder's entry from crontab.txt (2 lines)")
+            && said.contains("crontab crontab.txt"),
+        "{said}"
+    );
+    let mut expected = with_the_other_folders.clone();
+    expected.extend_from_slice(after);
+    assert_eq!(
+        String::from_utf8(std::fs::read(&crontab).unwrap()).unwrap(),
+        String::from_utf8(expected.clone()).unwrap()
+    );
+
+    // Nothing left to remove: said, exit 0, the file as it was.
+    let again = uninstall();
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let said = String::from_utf8(again.stdout).unwrap();
+    assert!(
+        said.contains("crontab.txt has no entry of this folder; nothing removed"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&crontab).unwrap(), expected);
+
+    // The other folder's entry is taken out from its own folder: the user's lines are left,
+    // with the newline `--install` added after the last of them.
+    let out = skill_evolve(other.path())
+        .args(["schedule", "--uninstall"])
+        .arg(&crontab)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut original = b"MAILTO=me@example.com\r\n15 2 * * * backup.sh\n\n# my own note\n  30 4 * * 1 weekly.sh  \n".to_vec();
+    original.extend_from_slice(after);
+    assert_eq!(
+        String::from_utf8(std::fs::read(&crontab).unwrap()).unwrap(),
+        String::from_utf8(original).unwrap()
+    );
+}
+
+#[test]
+fn uninstall_from_a_file_that_is_not_there_is_an_error() {
+    let dir = folder();
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["schedule", "--uninstall", "crontab.txt"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "no such crontab file");
+    std::fs::create_dir(d.join("cron.d")).unwrap();
+    let out = skill_evolve(d)
+        .args(["schedule", "--uninstall", "cron.d"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--uninstall must name a regular file");
+    std::fs::remove_dir(d.join("cron.d")).unwrap();
+    // `--uninstall` takes no entry options, and without it `--every` is needed.
+    for args in [
+        &["--uninstall", "crontab.txt", "--every", "night"][..],
+        &["--uninstall", "crontab.txt", "--install", "other.txt"][..],
+        &[][..],
+    ] {
+        let out = skill_evolve(d).arg("schedule").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+    }
+    assert_eq!(snapshot(d), before);
 }
 
 #[test]

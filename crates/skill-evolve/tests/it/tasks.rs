@@ -31,6 +31,18 @@ fn record(session: &str, at: &str, kind: &str, content: Value) -> String {
 
 /// Writes one session: a request, the `qa` skill loaded, and a final answer.
 fn write_session(folder: &Path, session: &str, day: u32, request: &str, answer: &str) {
+    write_session_with(folder, session, day, request, answer, "qa");
+}
+
+/// Writes one session: a request, `skill` loaded, and a final answer.
+fn write_session_with(
+    folder: &Path,
+    session: &str,
+    day: u32,
+    request: &str,
+    answer: &str,
+    skill: &str,
+) {
     let at = |s: u32| format!("2026-03-{day:02}T09:00:{s:02}.000Z");
     let lines = [
         record(session, &at(0), "user", json!(request)),
@@ -39,7 +51,7 @@ fn write_session(folder: &Path, session: &str, day: u32, request: &str, answer: 
             &at(1),
             "assistant",
             json!([{"type": "tool_use", "id": format!("t-{session}"), "name": "Skill",
-                    "input": {"skill": "qa"}}]),
+                    "input": {"skill": skill}}]),
         ),
         record(
             session,
@@ -360,4 +372,76 @@ fn estimated_llm_calls(out: &std::process::Output) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .expect("a number of LLM calls")
+}
+
+/// A request naming a generated work-item id, as an orchestrator writes them.
+fn bead(id: &str) -> String {
+    format!(
+        "Work on bead spotter-{id}. Run bd show spotter-{id} to see the issue details and bd \
+         ready to find available subtasks. Start with the first ready task."
+    )
+}
+
+#[test]
+fn requests_naming_generated_ids_are_mined_as_one_task_and_unmined_sessions_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let folder = d.join("sessions/-work-spotter");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (day, id) in [(1, "dov"), (2, "fum"), (3, "4te"), (4, "a0y")] {
+        write_session_with(
+            &folder,
+            &format!("s-{id}"),
+            day,
+            &bead(id),
+            "done",
+            "elixir:hex-docs-search",
+        );
+    }
+    write_session(
+        &folder,
+        "s-other",
+        5,
+        "mix phx.server doesnt seem to start",
+        "fixed",
+    );
+    let out = harvest_tasks(d);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("tasks: 1 recurring (seen in at least 2 sessions)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "sessions without a task: 1 asked a request fewer than 2 sessions asked (1 \
+             different request; --min-sessions 1 keeps requests asked once)\n"
+        ),
+        "{stdout}"
+    );
+    let tasks = read_lines(&d.join("tasks.jsonl"));
+    assert_eq!(
+        tasks[0]["sessions"].as_array().map(Vec::len),
+        Some(4),
+        "{tasks:?}"
+    );
+    // A plugin's skill becomes a valid skill name as the task type.
+    assert_eq!(tasks[0]["task_type"], "hex-docs-search");
+
+    // Asked once is enough with --min-sessions 1, said in the singular.
+    let out = skill_evolve(d)
+        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args(["--tasks", "tasks.jsonl", "--min-sessions", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("tasks: 2 recurring (seen in at least 1 session)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("sessions without a task"), "{stdout}");
+    for task in read_lines(&d.join("tasks.jsonl")) {
+        let name = task["task_type"].as_str().unwrap_or_default();
+        assert_eq!(evolution_types::skill_name_problem(name), None, "{task}");
+    }
 }

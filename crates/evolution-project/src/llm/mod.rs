@@ -23,17 +23,23 @@
 //! span_eval_tools = ["lookup_order"]
 //! ```
 
+mod config;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use evolution_llm_cassette::{CassetteError, CassetteMode, Handoff, HandoffError, Recorder};
-use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
-use evolution_types::{
-    ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse, Profile,
+use evolution_llm_cassette::{
+    CassetteError, CassetteMode, Handoff, HandoffError, MeasuredSpeed, Recorder,
 };
+use evolution_llm_openai::{ConfigError, OpenAiConfig, OpenAiProvider, usual_api_key_vars};
+use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvider, LlmResponse};
 use serde::Deserialize;
 
+pub use self::config::{
+    api_key_variable, chosen_provider, find_config, read_profile, run_key_variable,
+};
+use self::config::{provider_choice, read_file_config};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, check_input, read_input_text};
 use crate::llm_log::LoggedLlm;
@@ -83,24 +89,24 @@ pub const DEFAULT_CONFIG: &str = "skill-evolve.toml";
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FileConfig {
+pub(crate) struct FileConfig {
     #[serde(default)]
-    llm: LlmSection,
+    pub(crate) llm: LlmSection,
     #[serde(default)]
-    profile: ProfileSection,
+    pub(crate) profile: ProfileSection,
     /// `[harvest]`: the `harvest` command's rules, read by `harvest/config.rs`; accepted here
     /// so that one file configures every command.
     #[serde(default)]
     #[expect(dead_code, reason = "checked and used by the harvest command only")]
-    harvest: Option<toml::Table>,
+    pub(crate) harvest: Option<toml::Table>,
 }
 
 /// The `[llm]` section, shared by `skill-evolve.toml` and a run configuration.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSection {
-    provider: Option<toml::Spanned<String>>,
-    cassette: Option<PathBuf>,
+    pub(crate) provider: Option<toml::Spanned<String>>,
+    pub(crate) cassette: Option<PathBuf>,
     /// `[llm.openai]`: any field of the OpenAI-compatible provider's configuration.
     #[serde(default)]
     pub openai: toml::Table,
@@ -179,10 +185,26 @@ pub struct Llm {
     pub provider: Arc<dyn LlmProvider>,
     /// `openai deepseek-chat at https://…`, `replay of run.cassette`, …
     pub description: String,
+    /// Which provider answers.
+    pub kind: Provider,
+    /// The model's name, as its calls are recorded.
+    pub model: String,
+    /// How fast a replay's cassette was answered when it was recorded (`None` for a live
+    /// provider: its speed is measured by its calls, see `run::measured_speed`).
+    pub recorded_speed: Option<MeasuredSpeed>,
+    /// One line on what quality to expect of the model, when worth saying before any call
+    /// (the small embedded model, [`SMALL_MODEL_QUALITY`]).
+    pub quality_note: Option<&'static str>,
     /// The handoff provider, when the requests are answered outside: its folder and the
     /// signal that a round of prompts is waiting.
     pub handoff: Option<Arc<Handoff>>,
 }
+
+/// What to expect of the small model the `local` provider loads by default, in one line.
+pub const SMALL_MODEL_QUALITY: &str = "quality: the embedded SmolLM2-135M is a tiny model: it \
+    runs offline and shows the loop working end to end, but its edits are mostly generic and \
+    seldom pass the gate; for real improvements use a larger model through an \
+    OpenAI-compatible server (hosted, or llama.cpp or Ollama on this machine)";
 
 /// Where the user names the model, for the hint when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,8 +252,7 @@ async fn build_logged(
     tracing::info!("LLM: {}", crate::render::terminal_safe(&llm.description));
     Ok(Llm {
         provider: Arc::new(LoggedLlm::new(llm.provider)),
-        description: llm.description,
-        handoff: llm.handoff,
+        ..llm
     })
 }
 
@@ -251,17 +272,7 @@ async fn build_provider(
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let (provider, chosen) = match (&args.provider, &file.llm.provider) {
-        (Some(p), _) => (*p, true),
-        (None, Some(spanned)) => (
-            parse_provider(spanned, config_path.as_deref().unwrap_or(Path::new("")))?,
-            true,
-        ),
-        (None, None) if args.cassette.is_some() || file.llm.cassette.is_some() => {
-            (Provider::Replay, true)
-        }
-        (None, None) => (Provider::Openai, false),
-    };
+    let (provider, chosen) = provider_choice(args, &file.llm, config_path.as_deref())?;
     let mut openai = file.llm.openai.clone();
     for (key, value) in [
         ("base_url", &args.base_url),
@@ -278,7 +289,12 @@ async fn build_provider(
             check_local_ranges(&file.llm.local, config_path.as_deref())?;
             let (live, description, model) =
                 crate::local::local_provider(&file.llm.local, config_path.as_deref()).await?;
-            with_recording(live, description, args.record.as_deref(), model).await
+            let mut llm =
+                with_recording(live, description, args.record.as_deref(), model, provider).await?;
+            if !file.llm.local.contains_key("model") {
+                llm.quality_note = Some(SMALL_MODEL_QUALITY);
+            }
+            Ok(llm)
         }
         #[cfg(not(feature = "local"))]
         Provider::Local => Err(check_local_ranges(&file.llm.local, config_path.as_deref())
@@ -326,7 +342,14 @@ async fn build_provider(
                 )),
                 other => bad_option(other.to_string()),
             })?;
-            with_recording(Arc::new(live), description, args.record.as_deref(), model).await
+            with_recording(
+                Arc::new(live),
+                description,
+                args.record.as_deref(),
+                model,
+                provider,
+            )
+            .await
         }
         Provider::Replay => {
             if args.record.is_some() {
@@ -356,9 +379,14 @@ async fn build_provider(
             let recorder = Recorder::open(NoLiveProvider, &cassette, CassetteMode::Replay, &model)
                 .await
                 .map_err(cassette_error)?;
+            let recorded_speed = Some(recorder.measured_speed());
             Ok(Llm {
                 provider: Arc::new(Replay { recorder }),
                 description: format!("replay of {} (model {model})", cassette.display()),
+                kind: Provider::Replay,
+                model,
+                recorded_speed,
+                quality_note: None,
                 handoff: None,
             })
         }
@@ -371,7 +399,7 @@ async fn build_provider(
             let Some(dir) = &args.handoff_dir else {
                 return Err(bad_option(
                     "provider `handoff` needs a folder for its prompts: it works with `run` \
-                     (the run's folder) and `evolve --run-dir DIR`",
+                     and `evolve`, which keep them in their run folder",
                 ));
             };
             let model = openai
@@ -391,6 +419,10 @@ async fn build_provider(
                     handoff.files().prompts.display(),
                     handoff.answered()
                 ),
+                kind: Provider::Handoff,
+                model,
+                recorded_speed: None,
+                quality_note: None,
                 handoff: Some(handoff),
             })
         }
@@ -474,30 +506,35 @@ fn starts_like_a_cassette(path: &Path) -> bool {
     })
 }
 
-/// The live provider, behind a recorder writing to `record` when one is given.
+/// The live provider `kind`, behind a recorder writing to `record` when one is given.
 async fn with_recording(
     live: Arc<dyn LlmProvider>,
     description: String,
     record: Option<&Path>,
     model: String,
+    kind: Provider,
 ) -> anyhow::Result<Llm> {
-    match record {
+    let (provider, description): (Arc<dyn LlmProvider>, String) = match record {
         Some(path) => {
-            let recorder = Recorder::open(live, path, CassetteMode::Record, model)
+            let recorder = Recorder::open(live, path, CassetteMode::Record, model.clone())
                 .await
                 .map_err(cassette_error)?;
-            Ok(Llm {
-                provider: Arc::new(recorder),
-                description: format!("{description}, recording to {}", path.display()),
-                handoff: None,
-            })
+            (
+                Arc::new(recorder),
+                format!("{description}, recording to {}", path.display()),
+            )
         }
-        None => Ok(Llm {
-            provider: live,
-            description,
-            handoff: None,
-        }),
-    }
+        None => (live, description),
+    };
+    Ok(Llm {
+        provider,
+        description,
+        kind,
+        model,
+        recorded_speed: None,
+        quality_note: None,
+        handoff: None,
+    })
 }
 
 /// The one-line error of a command that needs a model when none is named,
@@ -513,112 +550,6 @@ fn no_provider_hint(source: LlmSource) -> String {
              model for an OpenAI-compatible server, or work offline with [llm] provider = \
              \"local\" (the embedded model) or provider = \"replay\" and cassette = \"FILE\""
             .to_owned(),
-    }
-}
-
-fn read_file_config(
-    explicit: Option<&Path>,
-    near: &[&Path],
-) -> anyhow::Result<(FileConfig, Option<PathBuf>)> {
-    Ok(match load_file_config(explicit, near)? {
-        Some((config, path, _)) => (config, Some(path)),
-        None => (FileConfig::default(), None),
-    })
-}
-
-/// The nearest `skill-evolve.toml`: in the folder of each path of `near`
-/// (a file's folder, or the folder itself) or a folder above it, then in the
-/// current folder or a folder above it.
-pub fn find_config(near: &[&Path]) -> Option<PathBuf> {
-    let cwd = std::env::current_dir().ok();
-    let starts = near
-        .iter()
-        .filter_map(|p| std::path::absolute(p).ok())
-        .map(|p| {
-            if p.is_dir() {
-                p
-            } else {
-                p.parent().map(Path::to_path_buf).unwrap_or(p)
-            }
-        })
-        .chain(cwd);
-    for start in starts {
-        if let Some(found) = start
-            .ancestors()
-            .map(|dir| dir.join(DEFAULT_CONFIG))
-            .find(|candidate| candidate.is_file())
-        {
-            return Some(found);
-        }
-    }
-    None
-}
-
-/// The configuration file (`explicit`, else the one [`find_config`] finds),
-/// parsed, with its path and text.
-fn load_file_config(
-    explicit: Option<&Path>,
-    near: &[&Path],
-) -> anyhow::Result<Option<(FileConfig, PathBuf, String)>> {
-    let path = match explicit {
-        Some(path) => path.to_path_buf(),
-        None => match find_config(near) {
-            Some(found) => found,
-            None => {
-                tracing::info!("configuration: no {DEFAULT_CONFIG} found, none read");
-                return Ok(None);
-            }
-        },
-    };
-    tracing::info!(
-        "configuration: {}",
-        crate::render::terminal_safe(&path.display().to_string())
-    );
-    let text = read_input_text(&path, InputKind::Config)?;
-    let config: FileConfig = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|span| line_of(&text, span.start));
-        bad_at(&path, line, e.message().to_owned())
-    })?;
-    Ok(Some((config, path, text)))
-}
-
-/// The name of the environment variable holding the API key of the LLM
-/// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
-/// configuration file found from `near`, else the usual variable the key is
-/// read from without one), when there is one: an agent run beside this LLM
-/// must not inherit it.
-pub fn api_key_variable(args: &LlmOptions, near: &[&Path]) -> anyhow::Result<Option<String>> {
-    let (file, _) = read_file_config(args.config.as_deref(), near)?;
-    Ok(file.llm.key_variable(Some(args)))
-}
-
-/// The agent's profile from the configuration's `[profile]` table
-/// (domain-neutral without a file or a table); every problem is one line
-/// naming the file, the line and the key.
-pub fn read_profile(explicit: Option<&Path>, near: &[&Path]) -> anyhow::Result<Profile> {
-    match load_file_config(explicit, near)? {
-        Some((config, path, text)) => config.profile.resolve(&path, &text),
-        None => Ok(Profile::neutral()),
-    }
-}
-
-fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Result<Provider> {
-    match spanned.get_ref().as_str() {
-        "openai" => Ok(Provider::Openai),
-        "local" => Ok(Provider::Local),
-        "replay" => Ok(Provider::Replay),
-        "handoff" => Ok(Provider::Handoff),
-        other => {
-            let text = read_input_text(path, InputKind::Config).unwrap_or_default();
-            Err(bad_at(
-                path,
-                Some(line_of(&text, spanned.span().start)),
-                format!(
-                    "unknown provider {other:?}: expected \"openai\", \"local\", \"replay\" \
-                     or \"handoff\""
-                ),
-            ))
-        }
     }
 }
 
