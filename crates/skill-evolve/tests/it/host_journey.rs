@@ -4,8 +4,6 @@
 //! adopted into their Agent Skills folder. The host's model calls are answered by the
 //! scripted model of `host_model.rs` on 127.0.0.1, the optimizer's by the fake LLM.
 
-use std::path::Path;
-
 use crate::fake_llm::QA_RULE;
 use crate::host_agents::host_cli;
 use crate::host_model::SKILL;
