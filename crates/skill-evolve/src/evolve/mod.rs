@@ -42,7 +42,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::rounds::{Outcome, evolve_loop};
-use self::session::Session;
+use self::session::{Dropped, Session};
 use crate::cli::EvolveArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::region_problems;
@@ -123,15 +123,6 @@ struct Summary {
     /// candidates, their probation included), `rollout` (the training
     /// answers the slow update compares), `slow_update`.
     usage_by_phase: BTreeMap<Phase, Usage>,
-}
-
-/// A candidate dropped for breaking the project's house rules.
-#[derive(Debug, Serialize)]
-struct Dropped {
-    /// Which: `round 2`, `slow-update`.
-    candidate: String,
-    /// Every check it broke, in words.
-    reasons: Vec<String>,
 }
 
 /// The gate's part of the summary.
@@ -483,15 +474,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         dropped: Vec::new(),
         usage_by_phase: BTreeMap::new(),
     };
-    summary.dropped = summary
-        .rounds
-        .iter()
-        .filter(|r| !r.breaches.is_empty())
-        .map(|r| Dropped {
-            candidate: format!("round {}", r.round),
-            reasons: r.breaches.iter().map(ToString::to_string).collect(),
-        })
-        .collect();
+    summary.dropped = Dropped::of_rounds(&summary.rounds);
 
     run_dir.create_evolve_session()?;
     for round in &summary.rounds {
@@ -505,7 +488,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
                 "the rounds proposed no change: there is nothing to consolidate",
             ));
         }
-        say_dropped(out, &summary);
+        Dropped::say(out, &summary.dropped);
         out.say(&format!(
             "no change to propose ({}); {} is unchanged\n",
             summary.stop_reason,
@@ -567,7 +550,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     ));
 
     let Some(offered) = offered else {
-        say_dropped(out, &summary);
+        Dropped::say(out, &summary.dropped);
         for line in summary.gate.lines() {
             out.say(&format!("{line}\n"));
         }
@@ -580,7 +563,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         return finish(out, &run_dir, &mut summary, &budget);
     };
 
-    say_dropped(out, &summary);
+    Dropped::say(out, &summary.dropped);
     show_candidate(out, &name, &original, &offered, &summary);
     let approved = if args.yes {
         true
@@ -721,16 +704,6 @@ fn skill_names(skill: &Path, text: &str) -> Vec<String> {
         }
     }
     names
-}
-
-/// A line per check a dropped candidate broke: `dropped (round 2): breaks preference
-/// 'max_lines = 120': 134 lines`.
-fn say_dropped(out: Out, summary: &Summary) {
-    for dropped in &summary.dropped {
-        for reason in &dropped.reasons {
-            out.say(&format!("dropped ({}): {reason}\n", dropped.candidate));
-        }
-    }
 }
 
 fn schedule_of(args: &EvolveArgs) -> EditBudgetSchedule {

@@ -13,7 +13,10 @@ use evolution_project::run::config::GatingConfig;
 use evolution_project::run::dir::RunDir;
 use evolution_types::LlmProvider;
 
-use super::{Dropped, Gating, Summary};
+use evolution_evolve::reflect::Round;
+use serde::Serialize;
+
+use super::{Gating, Out, Summary};
 
 /// What the steps after the rounds share.
 pub(super) struct Session<'a> {
@@ -188,5 +191,38 @@ impl Session<'_> {
             reasons,
         });
         false
+    }
+}
+
+/// A candidate dropped for breaking the project's house rules.
+#[derive(Debug, Serialize)]
+pub(super) struct Dropped {
+    /// Which: `round 2`, `slow-update`.
+    candidate: String,
+    /// Every check it broke, in words.
+    reasons: Vec<String>,
+}
+
+impl Dropped {
+    /// The rounds whose candidate broke the house rules.
+    pub(super) fn of_rounds(rounds: &[Round]) -> Vec<Dropped> {
+        rounds
+            .iter()
+            .filter(|r| !r.breaches.is_empty())
+            .map(|r| Dropped {
+                candidate: format!("round {}", r.round),
+                reasons: r.breaches.iter().map(ToString::to_string).collect(),
+            })
+            .collect()
+    }
+
+    /// A line per check a dropped candidate broke: `dropped (round 2): breaks preference
+    /// 'max_lines = 120': 134 lines`.
+    pub(super) fn say(out: Out, dropped: &[Dropped]) {
+        for d in dropped {
+            for reason in &d.reasons {
+                out.say(&format!("dropped ({}): {reason}\n", d.candidate));
+            }
+        }
     }
 }
