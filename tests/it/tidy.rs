@@ -244,11 +244,16 @@ fn nothing_cites_documents_the_repository_does_not_have() {
 
 /// Every configuration structure the program deserializes from a TOML file, with the table of
 /// docs/run-config.md that documents it (`""`: a file's top level, whose keys are tables).
-const CONFIG_STRUCTS: [(&str, &str, &str); 19] = [
+const CONFIG_STRUCTS: [(&str, &str, &str); 20] = [
     (
         "crates/evolution-project/src/run/config/mod.rs",
         "RunFile",
         "",
+    ),
+    (
+        "crates/evolution-project/src/run/config/preferences.rs",
+        "PreferencesSection",
+        "preferences",
     ),
     (
         "crates/evolution-project/src/run/config/gating.rs",

@@ -7,7 +7,6 @@ use evolution_types::{ChatMessage, ChatOptions, LlmProvider};
 
 use crate::prompts::EvolvePrompts;
 use crate::replies::ConsolidateReply;
-use evolution_types::template::render as render_template;
 
 /// What [`consolidate_appendix`] returned and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +51,7 @@ pub async fn consolidate_appendix(
         let _ = writeln!(listed, "{}. {note}", i.saturating_add(1));
     }
     let count = notes.len().to_string();
-    let system = render_template(
+    let system = prompts.render(
         &prompts.consolidate_system,
         &[("count", &count), ("notes", &listed)],
     );

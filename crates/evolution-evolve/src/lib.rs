@@ -26,17 +26,20 @@
 //!
 //! | template | placeholders |
 //! |---|---|
-//! | `evolve_skill` | `task_type`, `target_file`, `skill_content`, `stats`, `failure_cases`, `success_cases`, `lapse_notes`, `rejected_edits`, `edit_budget` |
-//! | `evolve_system` | `system_prompt`, `frozen_sections`, `stats`, `failure_cases`, `success_cases`, `rejected_edits`, `edit_budget` |
-//! | `evolve_tool` | `tool_name`, `extract_file`, `extract_prompt`, `verify_file`, `verify_prompt`, `frozen_section`, `stats`, `failure_spans`, `success_spans`, `rejected_edits`, `edit_budget` |
-//! | `evolve_rank` | `document`, `edits`, `n_edits`, `max_edits` |
-//! | `consolidate_system` | `count`, `notes` |
-//! | `evolve_rewrite` | `document`, `suggestions`, `max_chars` |
+//! | `evolve_skill` | `task_type`, `target_file`, `skill_content`, `stats`, `failure_cases`, `success_cases`, `lapse_notes`, `rejected_edits`, `edit_budget`, `preferences` |
+//! | `evolve_system` | `system_prompt`, `frozen_sections`, `stats`, `failure_cases`, `success_cases`, `rejected_edits`, `edit_budget`, `preferences` |
+//! | `evolve_tool` | `tool_name`, `extract_file`, `extract_prompt`, `verify_file`, `verify_prompt`, `frozen_section`, `stats`, `failure_spans`, `success_spans`, `rejected_edits`, `edit_budget`, `preferences` |
+//! | `evolve_rank` | `document`, `edits`, `n_edits`, `max_edits`, `preferences` |
+//! | `consolidate_system` | `count`, `notes`, `preferences` |
+//! | `evolve_rewrite` | `document`, `suggestions`, `max_chars`, `preferences` |
 //!
 //! `stats` is pretty JSON; case and span lists are rendered by
 //! [`format::format_case_samples`] and [`format::format_spans`] (tool outputs cut to 500
 //! characters); `rejected_edits` by [`format::format_rejected_edits`]; an unlimited
-//! budget reads `unlimited`.
+//! budget reads `unlimited`. `preferences` is the project's house rules
+//! ([`EvolvePrompts::preferences`], from [`preferences::Preferences::prompt_section`]): empty
+//! without them, and appended to a template that does not use the placeholder (an override
+//! written before it existed), so every proposal prompt carries them.
 //!
 //! # JSON contract of the replies
 //!
@@ -94,8 +97,9 @@
 //! [`validate`] (structural checks of a candidate), [`aggregate`] (merge the
 //! patches of several reflections), [`consolidate`] (merge appendix notes),
 //! [`rewrite`] (whole-document rewrite), [`format`](mod@format) (the text blocks the
-//! prompts are filled with), [`replies`] (the reader of each reply) and [`feedback`] (the
-//! messages of a failed round).
+//! prompts are filled with), [`replies`] (the reader of each reply), [`feedback`] (the
+//! messages of a failed round) and [`preferences`] (a project's house rules: the text every
+//! proposal prompt carries, and the checks a candidate is held to).
 //! [`reflect`] is a second loop built from them: reflect → meta-reflect on one
 //! skill from its failure trajectories, with its own templates
 //! ([`reflect::ReflectPrompts`]); `skill-evolve evolve` runs it.
@@ -117,6 +121,7 @@ mod evolve;
 mod evolver;
 pub mod format;
 mod json;
+pub mod preferences;
 mod prompts;
 pub mod rank;
 pub mod reflect;

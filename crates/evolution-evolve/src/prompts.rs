@@ -8,6 +8,8 @@
 use evolution_types::template::TemplateSpec;
 use serde::{Deserialize, Serialize};
 
+use crate::preferences::{Preferences, render_with_preferences};
+
 macro_rules! spec {
     ($name:literal, $placeholders:expr) => {
         TemplateSpec {
@@ -36,6 +38,12 @@ pub struct EvolvePrompts {
     /// this field existed reads it as empty.
     #[serde(default)]
     pub evolve_rewrite: String,
+    /// The project's house rules as every template carries them
+    /// ([`Preferences::prompt_section`]): the value of each template's `{{preferences}}`,
+    /// appended to a template that does not use it. Empty without preferences (the
+    /// default), and then the prompts are exactly the templates'.
+    #[serde(default)]
+    pub preferences: String,
 }
 
 impl EvolvePrompts {
@@ -54,6 +62,7 @@ impl EvolvePrompts {
                 "lapse_notes",
                 "rejected_edits",
                 "edit_budget",
+                "preferences",
             ]
         ),
         spec!(
@@ -66,6 +75,7 @@ impl EvolvePrompts {
                 "success_cases",
                 "rejected_edits",
                 "edit_budget",
+                "preferences",
             ]
         ),
         spec!(
@@ -82,14 +92,18 @@ impl EvolvePrompts {
                 "success_spans",
                 "rejected_edits",
                 "edit_budget",
+                "preferences",
             ]
         ),
         spec!(
             "evolve_rank",
-            &["document", "edits", "n_edits", "max_edits"]
+            &["document", "edits", "n_edits", "max_edits", "preferences"]
         ),
-        spec!("consolidate_system", &["count", "notes"]),
-        spec!("evolve_rewrite", &["document", "suggestions", "max_chars"]),
+        spec!("consolidate_system", &["count", "notes", "preferences"]),
+        spec!(
+            "evolve_rewrite",
+            &["document", "suggestions", "max_chars", "preferences"]
+        ),
     ];
 
     /// The built-in templates (English, `{{name}}` placeholders).
@@ -110,7 +124,21 @@ impl EvolvePrompts {
             evolve_rank,
             consolidate_system,
             evolve_rewrite,
+            preferences: String::new(),
         }
+    }
+
+    /// The same templates, carrying the house rules `preferences` (in place of any before).
+    #[must_use]
+    pub fn with_preferences(mut self, preferences: &Preferences) -> Self {
+        self.preferences = preferences.prompt_section();
+        self
+    }
+
+    /// `template` (one of this bundle's) with `vars` and the bundle's house rules filled in
+    /// ([`render_with_preferences`]).
+    pub(crate) fn render(&self, template: &str, vars: &[(&str, &str)]) -> String {
+        render_with_preferences(template, vars, &self.preferences)
     }
 
     /// The text of template `name`, if the bundle has one of that name.

@@ -4,8 +4,6 @@
 use evolution_types::{ChatMessage, ChatOptions, Edit, JsonMap, LlmError, LlmProvider};
 use serde_json::{Value, json};
 
-use evolution_types::template::render as render_template;
-
 use crate::format::budget_text;
 use crate::prompts::EvolvePrompts;
 use crate::replies::RankReply;
@@ -108,7 +106,7 @@ pub async fn rank_and_clip(
     let edits_json = serde_json::to_string_pretty(&listed).unwrap_or_default();
     let n_text = n.to_string();
     let max_text = budget_text(max_edits);
-    let prompt = render_template(
+    let prompt = prompts.render(
         &prompts.evolve_rank,
         &[
             ("document", document),

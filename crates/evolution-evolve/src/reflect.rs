@@ -19,8 +19,12 @@
 //!
 //! | template | placeholders |
 //! |---|---|
-//! | `reflect` | `skill_content`, `n_trajectories`, `trajectories` |
-//! | `meta_reflect` | `skill_content`, `n_trajectories`, `failure_modes` |
+//! | `reflect` | `skill_content`, `n_trajectories`, `trajectories`, `preferences` |
+//! | `meta_reflect` | `skill_content`, `n_trajectories`, `failure_modes`, `preferences` |
+//!
+//! `preferences` is the project's house rules ([`crate::preferences`]), empty without them;
+//! a template that does not use it gets them appended. A round whose candidate breaks one of
+//! their checks is dropped like one that fails validation ([`StopReason::BreaksPreferences`]).
 //!
 //! Replies: `reflect` gives `{"suggestions": [...], "edits": [edit, ...]}`
 //! (an [`aggregate::Patch`](crate::aggregate::Patch)); `meta_reflect` gives
@@ -29,7 +33,7 @@
 //! with [`FEEDBACK_INVALID_JSON`].
 
 use evolution_patch::apply_patch_with_report;
-use evolution_types::template::{TemplateSpec, render as render_template};
+use evolution_types::template::TemplateSpec;
 use evolution_types::{ChatMessage, ChatOptions, Edit, EditReport, LlmError, LlmProvider};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,6 +43,7 @@ use crate::budget::EditBudgetSchedule;
 use crate::error::BudgetError;
 use crate::feedback::FEEDBACK_INVALID_JSON;
 use crate::json::parse_llm_json;
+use crate::preferences::{Breach, Checks, Preferences, render_with_preferences};
 use crate::prompts::EvolvePrompts;
 use crate::rank::rank_and_clip;
 use crate::validate::{placeholder_echo, prompt_example_texts, validate_skill};
@@ -69,6 +74,11 @@ pub struct ReflectPrompts {
     pub reflect: String,
     /// Judges which failures a candidate addresses.
     pub meta_reflect: String,
+    /// The project's house rules as both templates carry them
+    /// ([`Preferences::prompt_section`], in `{{preferences}}` or appended); empty without
+    /// preferences (the default).
+    #[serde(default)]
+    pub preferences: String,
 }
 
 impl ReflectPrompts {
@@ -77,12 +87,22 @@ impl ReflectPrompts {
     pub const TEMPLATES: [TemplateSpec; 2] = [
         TemplateSpec {
             name: "reflect",
-            placeholders: &["skill_content", "n_trajectories", "trajectories"],
+            placeholders: &[
+                "skill_content",
+                "n_trajectories",
+                "trajectories",
+                "preferences",
+            ],
             builtin: include_str!("../prompts/reflect.md"),
         },
         TemplateSpec {
             name: "meta_reflect",
-            placeholders: &["skill_content", "n_trajectories", "failure_modes"],
+            placeholders: &[
+                "skill_content",
+                "n_trajectories",
+                "failure_modes",
+                "preferences",
+            ],
             builtin: include_str!("../prompts/meta_reflect.md"),
         },
     ];
@@ -94,7 +114,15 @@ impl ReflectPrompts {
         ReflectPrompts {
             reflect,
             meta_reflect,
+            preferences: String::new(),
         }
+    }
+
+    /// The same templates, carrying the house rules `preferences` (in place of any before).
+    #[must_use]
+    pub fn with_preferences(mut self, preferences: &Preferences) -> Self {
+        self.preferences = preferences.prompt_section();
+        self
     }
 
     /// The text of template `name`, if the bundle has one of that name.
@@ -134,6 +162,10 @@ pub struct ReflectOptions {
     pub schedule: EditBudgetSchedule,
     /// The templates of the ranking step ([`rank_and_clip`]).
     pub rank_prompts: EvolvePrompts,
+    /// The project's checks: a round whose candidate breaks one (judged against the
+    /// original document, what the session would offer) is dropped and the rounds stop
+    /// ([`StopReason::BreaksPreferences`]). [`Checks::default`] checks nothing.
+    pub checks: Checks,
 }
 
 /// Why the loop failed (content problems never fail it).
@@ -197,6 +229,12 @@ pub enum StopReason {
         /// The round.
         round: u32,
     },
+    /// The candidate broke a check of the project's preferences and was dropped (the
+    /// round's [`Round::breaches`] say which).
+    BreaksPreferences {
+        /// The round.
+        round: u32,
+    },
     /// The meta-reflection's reply could not be read; the candidate is kept.
     Unjudged {
         /// The round.
@@ -248,6 +286,10 @@ impl std::fmt::Display for StopReason {
             StopReason::FailedValidation { round } => write!(
                 f,
                 "round {round}: the candidate failed structural validation and was dropped"
+            ),
+            StopReason::BreaksPreferences { round } => write!(
+                f,
+                "round {round}: the candidate breaks the project's preferences and was dropped"
             ),
             StopReason::Unjudged { round } => write!(
                 f,
@@ -337,6 +379,10 @@ pub struct Round {
     pub reports: Vec<EditReport>,
     /// The meta-reflection's judgement.
     pub meta: Meta,
+    /// The checks of the project's preferences the candidate broke (empty: none; the
+    /// candidate was then dropped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breaches: Vec<Breach>,
     /// Whether the candidate became the next round's document.
     pub accepted: bool,
 }
@@ -423,6 +469,7 @@ pub async fn reflect_loop(
                 clip: serde_json::Map::new(),
                 reports: Vec::new(),
                 meta: Meta::default(),
+                breaches: Vec::new(),
                 accepted: false,
             });
             stop = Some(StopReason::PlaceholderEdits {
@@ -484,6 +531,7 @@ pub async fn reflect_loop(
             clip: clip.info,
             reports,
             meta: Meta::default(),
+            breaches: Vec::new(),
             accepted: false,
         };
         if candidate == doc {
@@ -497,6 +545,15 @@ pub async fn reflect_loop(
             record.meta.validation_errors = validation.errors;
             rounds.push(record);
             stop = Some(StopReason::FailedValidation { round: number });
+            break;
+        }
+        // The house rules, on what the session would offer: the original against this
+        // candidate, so growth is counted over every round.
+        let breaches = options.checks.evaluate(original, &candidate);
+        if !breaches.is_empty() {
+            record.breaches = breaches;
+            rounds.push(record);
+            stop = Some(StopReason::BreaksPreferences { round: number });
             break;
         }
         progress(&format!("round {number}: meta-reflecting"));
@@ -608,13 +665,14 @@ async fn reflect(
 ) -> Result<Option<Patch>, ReflectError> {
     let n = batch.len().to_string();
     let rendered = render_failures(batch);
-    let prompt = render_template(
+    let prompt = render_with_preferences(
         &prompts.reflect,
         &[
             ("skill_content", doc),
             ("n_trajectories", &n),
             ("trajectories", &rendered),
         ],
+        &prompts.preferences,
     );
     let Some(map) = ask_json(llm, prompt, "skill_evolve.reflect", calls).await? else {
         return Ok(None);
@@ -635,13 +693,14 @@ async fn meta_reflect(
 ) -> Result<Meta, ReflectError> {
     let n = pending.len().to_string();
     let modes = render_failures(pending);
-    let prompt = render_template(
+    let prompt = render_with_preferences(
         &prompts.meta_reflect,
         &[
             ("skill_content", candidate),
             ("n_trajectories", &n),
             ("failure_modes", &modes),
         ],
+        &prompts.preferences,
     );
     let Some(map) = ask_json(llm, prompt, "skill_evolve.meta_reflect", calls).await? else {
         return Ok(Meta::default());

@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use crate::prompts::EvolvePrompts;
 use crate::replies::RewriteReply;
-use evolution_types::template::render as render_template;
 
 /// What [`rewrite_from_suggestions`] produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +36,7 @@ pub async fn rewrite_from_suggestions(
     let listed = serde_json::to_string_pretty(suggestions).unwrap_or_default();
     let original_chars = document.chars().count();
     let max_chars = original_chars.to_string();
-    let prompt = render_template(
+    let prompt = prompts.render(
         &prompts.evolve_rewrite,
         &[
             ("document", document),

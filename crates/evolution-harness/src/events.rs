@@ -105,6 +105,14 @@ pub enum HarnessEvent {
         /// Its final e-value.
         e_value: f64,
     },
+    /// A candidate was dropped before its gate: it broke a check of the project's
+    /// preferences. Nothing was spent on it.
+    CandidateDropped {
+        /// The candidate's label.
+        candidate: String,
+        /// Every check it broke, in words.
+        reasons: Vec<String>,
+    },
     /// A provisionally accepted version was judged on later evidence.
     ProbationSettled {
         /// The version on probation.

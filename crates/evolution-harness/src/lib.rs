@@ -28,7 +28,8 @@
 //! - The loop: [`run_evolution`] runs epochs of training rollouts →
 //!   [`Proposer`] → [`Gatekeeper`] → blacklist → slow update (its guidance
 //!   gated as a candidate like any other: nothing reaches the store
-//!   ungated), stops after its epochs, on repeated edits or no improvement,
+//!   ungated); a proposal that breaks a check of the project's preferences
+//!   ([`LoopConfig::preferences`]) is dropped before its gate ([`DroppedProposal`]); stops after its epochs, on repeated edits or no improvement,
 //!   or at a budget cap, and resumes from a [`Checkpoint`]
 //!   (holding a [`LoopState`]) and the run log after a kill at any point.
 //! - Error control over a run: [`ELond`] (online FDR with e-values) gives
@@ -180,8 +181,8 @@ pub use crate::budget::{
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
 pub use crate::evolution::{
-    EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate, Proposal,
-    Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
+    DroppedProposal, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate,
+    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, SLOW_UPDATE_LABEL, StopReason,
     run_evolution, scoped_questions,
 };
 pub use crate::failures::{

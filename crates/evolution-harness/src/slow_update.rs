@@ -10,7 +10,7 @@ use evolution_patch::{PatchError, RegionError, replace_slow_update, slow_update_
 use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmProvider};
 use serde::{Deserialize, Serialize};
 
-use evolution_types::template::render as render_template;
+use evolution_evolve::preferences::{Preferences, render_with_preferences};
 
 /// Label of wrong-before, right-now questions.
 pub const IMPROVED: &str = "improved";
@@ -144,8 +144,9 @@ fn guidance_of(reply: &str) -> &str {
 ///
 /// Renders `template` (placeholders: see [`crate::SLOW_UPDATE`]) with the
 /// comparison — regressions first, persistent failures next, then
-/// improvements, at most [`PAIRS_PER_QUADRANT`] listed each — sends it as one
-/// user message, and writes the reply into the current skill's slow-update
+/// improvements, at most [`PAIRS_PER_QUADRANT`] listed each — and the house rules of
+/// `preferences` (`{{preferences}}`, or appended when the template does not use it; nothing
+/// without preferences), sends it as one user message, and writes the reply into the current skill's slow-update
 /// region. An LLM error, an empty reply, or a reply the region refuses
 /// (a marker inside it, over the length limit) keeps the previous guidance
 /// and the current skill unchanged, with the reason in `kept_because`.
@@ -156,6 +157,7 @@ fn guidance_of(reply: &str) -> &str {
 pub async fn slow_update(
     llm: &dyn LlmProvider,
     template: &str,
+    preferences: &Preferences,
     previous_skill: &str,
     current_skill: &str,
     pairs: &[ComparisonPair],
@@ -165,7 +167,8 @@ pub async fn slow_update(
         .unwrap_or_default()
         .to_owned();
     let stable = quadrants.stable_successes.len().to_string();
-    let prompt = render_template(
+    let section = preferences.prompt_section();
+    let prompt = render_with_preferences(
         template,
         &[
             ("previous_skill", previous_skill),
@@ -176,6 +179,7 @@ pub async fn slow_update(
             ("stable_count", &stable),
             ("previous_guidance", &previous_guidance),
         ],
+        &section,
     );
     let keep = |reason: String, quadrants: QuadrantClassification| SlowUpdate {
         content: current_skill.to_owned(),

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use evolution_diagnose::DiagnosePrompts;
 use evolution_evolve::EvolvePrompts;
+use evolution_evolve::preferences::Preferences;
 use evolution_evolve::reflect::ReflectPrompts;
 use evolution_types::template::{self, TemplateSpec};
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,7 @@ pub const SLOW_UPDATE: TemplateSpec = TemplateSpec {
         "improvements",
         "stable_count",
         "previous_guidance",
+        "preferences",
     ],
     builtin: include_str!("../prompts/slow_update.md"),
 };
@@ -131,6 +133,15 @@ impl Default for PromptTemplates {
 }
 
 impl PromptTemplates {
+    /// The same templates, carrying the house rules `preferences` in every proposal prompt
+    /// (the evolution and reflect bundles; the slow update takes them when it is called).
+    #[must_use]
+    pub fn with_preferences(mut self, preferences: &Preferences) -> Self {
+        self.evolve = self.evolve.with_preferences(preferences);
+        self.reflect = self.reflect.with_preferences(preferences);
+        self
+    }
+
     fn slot(&mut self, name: &str) -> Option<&mut String> {
         if name == SLOW_UPDATE.name {
             return Some(&mut self.slow_update);

@@ -32,6 +32,9 @@ pub enum InputKind {
     RunConfig,
     /// A cassette of recorded LLM calls.
     Cassette,
+    /// A project's house rules (`preferences.md`); their text is held to a character limit
+    /// of its own once read (`evolution_evolve::preferences::MAX_PREFERENCES_CHARS`).
+    Preferences,
 }
 
 impl InputKind {
@@ -42,7 +45,7 @@ impl InputKind {
             InputKind::QuestionSet => 256 * MIB,
             InputKind::SourceTrees => 256 * MIB,
             InputKind::SessionState => 64 * MIB,
-            InputKind::Config | InputKind::RunConfig => MIB,
+            InputKind::Config | InputKind::RunConfig | InputKind::Preferences => MIB,
             InputKind::Cassette => 1024 * MIB,
         }
     }
@@ -58,6 +61,7 @@ impl InputKind {
             InputKind::Config => "configuration",
             InputKind::RunConfig => "run configuration",
             InputKind::Cassette => "cassette",
+            InputKind::Preferences => "preferences file",
         }
     }
 }

@@ -16,6 +16,7 @@
 //! - [`evolve`]: the parts of an `evolve` session that are not the terminal's;
 //! - [`llm`]: the LLM configuration (`skill-evolve.toml`, a run's `[llm]`) into a provider;
 //! - [`layout`], [`profile`], [`questions`], [`input`]: the user's files, read and checked;
+//!   [`preferences`]: a project's house rules (the `preferences` file), found and read;
 //! - [`error`]: the bad-input contract (one line naming the file, the line and the problem);
 //! - [`skill_store`]: the version store beside a skill, and writing a new version;
 //! - [`render`], [`working_copy`], [`probe`]: diffs and escaping, atomic writes, folder checks.
@@ -34,6 +35,7 @@ pub mod llm;
 mod llm_log;
 #[cfg(feature = "local")]
 pub mod local;
+pub mod preferences;
 pub mod probe;
 pub mod profile;
 pub mod questions;

@@ -169,6 +169,7 @@ impl RunArgs {
             max_edits: self.max_edits,
             min_edits: self.min_edits,
             allow_unreviewed: self.allow_unreviewed,
+            preferences: self.preferences.clone(),
         }
     }
 }
@@ -281,6 +282,13 @@ pub(crate) struct EvolveArgs {
     /// may use.
     #[arg(long, value_name = "DIR")]
     pub(crate) prompts: Option<PathBuf>,
+    /// The project's house rules: markdown whose text every prompt of the session carries,
+    /// with an optional ```checks block (TOML): a round whose candidate breaks a check is
+    /// dropped, and so is a slow update's, before anything is gated or offered. Default:
+    /// with `--agent-config`, that configuration's (`[preferences] file`, else the
+    /// `preferences.md` beside it); else none.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) preferences: Option<PathBuf>,
     /// Write the new version without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
@@ -345,6 +353,12 @@ pub(crate) struct RunArgs {
     /// `harvest --tasks` mines) instead of refusing it; the pre-flight and report.md say so.
     #[arg(long)]
     pub(crate) allow_unreviewed: bool,
+    /// The project's house rules: markdown whose text every proposal prompt carries, with
+    /// an optional ```checks block (TOML) a proposal must pass before it is gated. Overrides
+    /// `[preferences] file` and the `preferences.md` beside the configuration; relative to
+    /// the current folder.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) preferences: Option<PathBuf>,
 }
 
 /// Options of `gate`.

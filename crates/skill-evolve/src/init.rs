@@ -294,6 +294,10 @@ fn render(found: &Found<'_>) -> String {
          # consolidate_notes = 6            # appendix notes (old and new) at which they are merged\n\
          # consolidate_chars = 2000         # appendix size past which they are merged (at most 2000)\n\n\
          [budget]\nmax_llm_calls = 400\nmax_rollouts = 2000\n\n\
+         # [preferences]                    # the project's house rules: their text goes into every\n\
+         # file = \"preferences.md\"          # proposal prompt, and a proposal that breaks a check of\n\
+         #                                  # their ```checks block is dropped before its gate\n\
+         #                                  # (default: preferences.md beside this file)\n\n\
          # [llm]\n# provider = \"openai\"\n# [llm.openai]\n\
          # base_url = \"https://api.openai.com/v1\"\n# model = \"gpt-4o-mini\"\n\
          # api_key_env = \"OPENAI_API_KEY\"\n\n",

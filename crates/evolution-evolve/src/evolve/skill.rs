@@ -1,7 +1,6 @@
 //! Skill files: the patch branch, the rewrite branch and lapse notes in the appendix.
 
 use evolution_patch::{appendix_region_bounds, slow_update_region_bounds};
-use evolution_types::template::render as render_template;
 use evolution_types::{
     ChatMessage, ChatOptions, Edit, EditOp, EditReport, EditStatus, EvolutionRecord,
     EvolutionStatus, JsonMap, LlmProvider, SkillCasePack, SkillStore, TargetType, skill_file_for,
@@ -277,7 +276,7 @@ fn skill_prompt(
             .collect::<Vec<_>>()
             .join("\n")
     };
-    render_template(
+    prompts.render(
         &prompts.evolve_skill,
         &[
             ("task_type", &pack.task_type),

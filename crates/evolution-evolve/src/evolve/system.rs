@@ -1,6 +1,5 @@
 //! The system prompt: the patch branch with the frozen sections protected.
 
-use evolution_types::template::render as render_template;
 use evolution_types::{EvolutionRecord, LlmProvider, PromptStore, SystemCasePack, TargetType};
 use tracing::Instrument as _;
 
@@ -67,7 +66,7 @@ async fn system_inner(
         .map(|t| format!("## {t}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let prompt = render_template(
+    let prompt = prompts.render(
         &prompts.evolve_system,
         &[
             ("system_prompt", &original),

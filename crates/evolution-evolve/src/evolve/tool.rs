@@ -1,7 +1,6 @@
 //! Tool prompts: a tool's extract and verify prompts evolved together as one target.
 
 use evolution_patch::apply_patch_with_report;
-use evolution_types::template::render as render_template;
 use evolution_types::{
     Edit, EvolutionRecord, LlmProvider, Profile, PromptStore, TargetType, ToolCasePack,
 };
@@ -266,7 +265,7 @@ async fn tool_inner(
     }
     let profile = &options.profile;
     let frozen = format!("## {}", profile.tool_output_format_section);
-    let prompt = render_template(
+    let prompt = prompts.render(
         &prompts.evolve_tool,
         &[
             ("tool_name", &pack.tool_name),

@@ -6,6 +6,7 @@ mod budget;
 mod consolidate;
 mod format;
 mod json;
+mod preferences;
 mod props;
 mod rank;
 mod reflect;

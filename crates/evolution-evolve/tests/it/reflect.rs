@@ -28,6 +28,7 @@ fn options(rounds: u32) -> ReflectOptions {
         batch_size: 4,
         schedule: EditBudgetSchedule::Constant { max_edits: 8 },
         rank_prompts: EvolvePrompts::builtin(),
+        checks: Default::default(),
     }
 }
 

@@ -44,6 +44,7 @@ fn the_reflect_loop_future_is_send() {
         batch_size: 1,
         schedule: evolution_evolve::EditBudgetSchedule::default(),
         rank_prompts: EvolvePrompts::builtin(),
+        checks: Default::default(),
     };
     assert_send(reflect_loop(
         &llm,

@@ -13,6 +13,7 @@ pub(crate) fn prompts() -> EvolvePrompts {
         evolve_rank: "RANK {{n_edits}} edits, keep {{max_edits}}\n--- document ---\n{{document}}\n--- edits ---\n{{edits}}".to_owned(),
         consolidate_system: "CONSOLIDATE {{count}} notes:\n{{notes}}".to_owned(),
         evolve_rewrite: "REWRITE within {{max_chars}} chars\n--- document ---\n{{document}}\n--- suggestions ---\n{{suggestions}}".to_owned(),
+        preferences: String::new(),
     }
 }
 

@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use evolution_types::{CheckpointError, EvolutionResult};
+use evolution_types::{CheckpointError, EvolutionResult, RejectedEdit};
 
 use super::documents::{document, rebase, with_writes, workspace, workspace_at};
 use super::epoch::TrainingRun;
 use super::state::PendingGate;
 use super::watch::settle_probations;
-use super::{LoopConfig, LoopContext, LoopError, LoopState, Proposal};
+use super::{DroppedProposal, LoopConfig, LoopContext, LoopError, LoopState, Proposal};
+use crate::events::HarnessEvent;
 use crate::failpoint::{self, failpoint};
 use crate::gatekeeper::{GateRecord, Gatekeeper};
 use crate::runner::Workspace;
@@ -109,6 +110,12 @@ async fn decide(
     else {
         return Ok(None);
     };
+    // The house rules, before anything is spent on the candidate.
+    let reasons = breaches(config, &against, &writes);
+    if !reasons.is_empty() {
+        drop_proposal(ctx, state, proposal, label, reasons);
+        return Ok(None);
+    }
     super::phases(ctx, state.epoch).start(crate::phase::Phase::Gate, label);
     let candidate = Candidate {
         label: label.to_owned(),
@@ -130,6 +137,61 @@ async fn decide(
     state.save(ctx.checkpoint)?;
     failpoint(failpoint::GATE_DECIDED);
     Ok(Some(pending))
+}
+
+/// Every check of the project's preferences that `writes` break, each judged against
+/// the document of `against` it would replace, in words.
+fn breaches(
+    config: &LoopConfig,
+    against: &Workspace,
+    writes: &BTreeMap<String, String>,
+) -> Vec<String> {
+    if config.preferences.checks.is_empty() {
+        return Vec::new();
+    }
+    writes
+        .iter()
+        .flat_map(|(name, after)| {
+            let before = document(against, name).map_or("", String::as_str);
+            config.preferences.breaches(name, before, after)
+        })
+        .map(|breach| breach.to_string())
+        .collect()
+}
+
+/// Drops `proposal` (labelled `label`) before its gate for breaking the project's
+/// preferences: it is kept in the state's dropped proposals, announced, and its edits join
+/// the blacklist with the reasons, so the next epoch's prompts say why.
+fn drop_proposal(
+    ctx: LoopContext<'_>,
+    state: &mut LoopState,
+    proposal: &Proposal,
+    label: &str,
+    reasons: Vec<String>,
+) {
+    ctx.validation.events.emit(&HarnessEvent::CandidateDropped {
+        candidate: label.to_owned(),
+        reasons: reasons.clone(),
+    });
+    let reason = format!("dropped before the gate: {}", reasons.join("; "));
+    let record = &proposal.record;
+    state
+        .rejected
+        .extend(record.edits.iter().map(|edit| RejectedEdit {
+            target_file: record.target_file.clone(),
+            edit: edit.clone(),
+            reason: reason.clone(),
+            source_version: record.source_version.clone(),
+            gate_w: None,
+            gate_l: None,
+            gate_e: None,
+            gate_delta_hat: None,
+        }));
+    state.dropped.push(DroppedProposal {
+        candidate: label.to_owned(),
+        epoch: state.epoch,
+        reasons,
+    });
 }
 
 /// What a proposal is gated with: the documents it is gated against and

@@ -84,7 +84,8 @@ async fn slow_update_proposals(
             continue;
         };
         super::phases(ctx, epoch).start(crate::phase::Phase::SlowUpdate, name);
-        let update = slow_update(ctx.llm, template, before, text, &pairs).await?;
+        let update =
+            slow_update(ctx.llm, template, &config.preferences, before, text, &pairs).await?;
         if !update.updated || update.content == *text {
             continue;
         }

@@ -59,12 +59,13 @@ mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use evolution_evolve::preferences::Preferences;
 use evolution_types::{
     Checkpoint, CheckpointError, GeneratedQuestion, LlmProvider, VersionedStore,
 };
 
 pub use self::proposal::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
-pub use self::state::{EvolutionReport, LoopState, PendingGate, StopReason};
+pub use self::state::{DroppedProposal, EvolutionReport, LoopState, PendingGate, StopReason};
 use crate::budget::BudgetExceeded;
 use crate::data_split::DataSplit;
 use crate::events::{HarnessEvent, Phases};
@@ -102,6 +103,12 @@ pub struct LoopConfig {
     pub prompt_files: BTreeSet<String>,
     /// The slow-update template, or `None` to skip the slow update.
     pub slow_update_template: Option<String>,
+    /// The project's house rules: the slow update's prompt carries their text, and a
+    /// proposal that breaks one of their checks (against the documents it would replace) is
+    /// dropped before it is gated, its reasons in [`EvolutionReport::dropped`] and a
+    /// [`HarnessEvent::CandidateDropped`]. [`Preferences::default`] has none. (The
+    /// proposer's prompts carry the text through its own templates.)
+    pub preferences: Preferences,
     /// The pre-flight estimate, announced in [`HarnessEvent::RunStarted`].
     pub estimate: Option<crate::budget::Estimate>,
 }
@@ -274,6 +281,7 @@ pub async fn run_evolution(
                 initial_version,
                 stopped: None,
                 pending: None,
+                dropped: Vec::new(),
             }
         }
     };
@@ -299,6 +307,7 @@ pub async fn run_evolution(
         initial_version: state.initial_version.clone(),
         final_version: ctx.store.current_version().map_err(ValidationError::from)?,
         records: state.records.clone(),
+        dropped: state.dropped.clone(),
         holdout_before,
         holdout_after,
     })

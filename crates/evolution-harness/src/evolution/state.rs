@@ -64,6 +64,23 @@ pub struct LoopState {
     /// proposal again.
     #[serde(default)]
     pub pending: Option<PendingGate>,
+    /// Every proposal dropped before its gate because it broke a check of the project's
+    /// preferences ([`super::LoopConfig::preferences`]).
+    #[serde(default)]
+    pub dropped: Vec<DroppedProposal>,
+}
+
+/// A proposal dropped before its gate: it broke a check of the project's preferences, so
+/// nothing was spent on it (no rollout, no e-LOND level).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedProposal {
+    /// Its label, as a gated candidate's (`<run>_e<epoch>_<proposal>`).
+    pub candidate: String,
+    /// The 0-based epoch that proposed it.
+    pub epoch: u32,
+    /// Every check it broke, in words: `breaks preference 'max_lines = 120' in notes.md:
+    /// 134 lines`.
+    pub reasons: Vec<String>,
 }
 
 /// A gate decision saved before the store is written: a run killed after
@@ -126,6 +143,9 @@ pub struct EvolutionReport {
     pub final_version: String,
     /// Every proposal with its gate record.
     pub records: Vec<GateRecord>,
+    /// Every proposal dropped before its gate for breaking the project's preferences.
+    #[serde(default)]
+    pub dropped: Vec<DroppedProposal>,
     /// Holdout accuracy of the initial version (INFRA failures excluded).
     pub holdout_before: Option<f64>,
     /// Holdout accuracy of the final version.

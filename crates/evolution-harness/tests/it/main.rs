@@ -9,6 +9,7 @@ mod ingest;
 mod journal;
 mod kernel;
 mod persist;
+mod preferences;
 mod prompts;
 mod reply_schemas;
 mod runner;

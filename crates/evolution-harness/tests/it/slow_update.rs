@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use evolution_evolve::preferences::Preferences;
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
     ComparisonPair, Probation, PromptTemplates, SlowUpdateError, VersionedStore, slow_update,
@@ -36,9 +37,16 @@ const SKILL: &str = "---\nname: s\n---\n# Skill\nStep 1.\n\n<!-- SLOW_UPDATE_STA
 async fn guidance_is_asked_with_regressions_first_and_written_into_the_region() {
     let llm = ScriptedLlm::with_replies(["```markdown\nRestore step 2 for counting.\n```"]);
     let template = PromptTemplates::default().slow_update;
-    let out = slow_update(&llm, &template, "previous skill", SKILL, &pairs())
-        .await
-        .unwrap();
+    let out = slow_update(
+        &llm,
+        &template,
+        &Preferences::default(),
+        "previous skill",
+        SKILL,
+        &pairs(),
+    )
+    .await
+    .unwrap();
     assert!(out.updated);
     assert_eq!(out.guidance, "Restore step 2 for counting.");
     assert_eq!(out.previous_guidance, "Old guidance.");
@@ -80,9 +88,16 @@ async fn a_failed_or_unusable_reply_keeps_the_previous_guidance() {
         (&injected, "refused"),
         (&empty, "empty"),
     ] {
-        let out = slow_update(llm, &template, "prev", SKILL, &pairs())
-            .await
-            .unwrap();
+        let out = slow_update(
+            llm,
+            &template,
+            &Preferences::default(),
+            "prev",
+            SKILL,
+            &pairs(),
+        )
+        .await
+        .unwrap();
         assert!(!out.updated);
         assert_eq!(out.content, SKILL);
         assert_eq!(out.guidance, "Old guidance.");
@@ -98,12 +113,20 @@ async fn a_bad_comparison_or_document_is_an_error_before_any_call() {
     let mut twice = pairs();
     twice.push(pair("q1", true, true));
     assert_eq!(
-        slow_update(&llm, &template, "", SKILL, &twice).await,
+        slow_update(&llm, &template, &Preferences::default(), "", SKILL, &twice).await,
         Err(SlowUpdateError::DuplicateQuestion("q1".into()))
     );
     let broken = "text\n<!-- SLOW_UPDATE_START -->\nno end\n";
     assert!(matches!(
-        slow_update(&llm, &template, "", broken, &pairs()).await,
+        slow_update(
+            &llm,
+            &template,
+            &Preferences::default(),
+            "",
+            broken,
+            &pairs()
+        )
+        .await,
         Err(SlowUpdateError::Region(_))
     ));
     assert!(llm.requests().is_empty());
@@ -112,9 +135,16 @@ async fn a_bad_comparison_or_document_is_an_error_before_any_call() {
 #[tokio::test]
 async fn a_skill_without_a_region_gets_one() {
     let llm = ScriptedLlm::with_replies(["Keep counting twice."]);
-    let out = slow_update(&llm, "{{regressions}}", "", "# Skill\n", &pairs())
-        .await
-        .unwrap();
+    let out = slow_update(
+        &llm,
+        "{{regressions}}",
+        &Preferences::default(),
+        "",
+        "# Skill\n",
+        &pairs(),
+    )
+    .await
+    .unwrap();
     assert!(out.updated);
     assert_eq!(out.previous_guidance, "");
     assert!(out.content.starts_with("# Skill\n"));

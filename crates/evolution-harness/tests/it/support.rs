@@ -75,6 +75,7 @@ pub(crate) fn loop_config(
         probation: vec![],
         prompt_files: BTreeSet::new(),
         slow_update_template: None,
+        preferences: Default::default(),
         estimate: None,
     }
 }

@@ -142,6 +142,7 @@ mod tests {
             selected: Vec::new(),
             clip: serde_json::Map::new(),
             reports: Vec::new(),
+            breaches: Vec::new(),
             accepted,
             meta: Meta {
                 addressed: addressed.iter().map(|s| (*s).to_owned()).collect(),

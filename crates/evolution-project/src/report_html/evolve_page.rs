@@ -220,6 +220,13 @@ fn round_section(round: &RoundView) -> String {
     for error in &m.validation_errors {
         let _ = writeln!(out, "<p class=\"rejected\">validation: {}</p>", cell(error));
     }
+    for breach in &round.breaches {
+        let _ = writeln!(
+            out,
+            "<p class=\"rejected\">house rules: {}</p>",
+            cell(&breach.to_string())
+        );
+    }
     if !m.unaddressed.is_empty() {
         out.push_str("<ul>\n");
         for (id, why) in &m.unaddressed {

@@ -352,6 +352,9 @@ pub(super) struct RoundView {
     /// The meta-reflection's judgement.
     #[serde(default)]
     pub meta: MetaView,
+    /// The checks of the house rules the candidate broke (it was then dropped).
+    #[serde(default)]
+    pub breaches: Vec<evolution_evolve::preferences::Breach>,
     /// Whether the candidate became the next round's document.
     #[serde(default)]
     pub accepted: bool,

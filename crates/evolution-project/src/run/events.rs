@@ -1,6 +1,6 @@
 //! What a caller sees of a run while it runs: every harness event, and a line for each
-//! decision (a gate block, an accept, a rejection, a probation verdict, a budget stop, a
-//! skipped input). The lines are kept for the report, whoever observes the run.
+//! decision (a gate block, an accept, a rejection, a candidate dropped for breaking the
+//! house rules, a probation verdict, a budget stop, a skipped input). The lines are kept for the report, whoever observes the run.
 
 use std::sync::Mutex;
 
@@ -70,6 +70,10 @@ pub fn event_line(event: &HarnessEvent) -> Option<String> {
         } => Some(format!(
             "rejected {candidate} ({}, E={e_value:.2})",
             decision_name(*decision)
+        )),
+        HarnessEvent::CandidateDropped { candidate, reasons } => Some(format!(
+            "dropped {candidate} before its gate: {}",
+            reasons.join("; ")
         )),
         HarnessEvent::ProbationSettled {
             version,

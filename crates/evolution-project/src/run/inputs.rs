@@ -6,7 +6,8 @@
 //! that changes what the run does: the question set and its split (shares, shuffle,
 //! probation share), the agent (its command and the files of the project it names, mode,
 //! timeout, scoring, environment, output bounds), the gate, the epochs, the edit settings,
-//! the source trees, the task types' skills, the profile and the model. The budget caps are
+//! the source trees, the task types' skills, the profile, the model and the house rules
+//! (the preferences file's text and checks). The budget caps are
 //! left out (a run stopped at a cap continues once it is raised), and so are the agent's
 //! concurrency and how the model is reached (its key's variable, timeouts, retries).
 //! Values are stored hashed only, so no value of `[agent] env` is written down.
@@ -102,6 +103,14 @@ impl RunInputs {
             ("[profile]", serde_json::to_string(&config.profile)?),
             ("[llm]", config.llm.answers_identity()),
         ];
+        // Only a project with house rules records them, so a run started before they
+        // existed resumes as it was.
+        if config.preferences.file.is_some() {
+            values.push((
+                "[preferences]",
+                serde_json::to_string(&config.preferences.preferences)?,
+            ));
+        }
         values.extend(config.gate_settings.resume_settings());
         values.extend(config.agent.resume_settings().iter().cloned());
         let settings = values
@@ -227,7 +236,7 @@ pub fn read_inputs(dir: &RunDir) -> anyhow::Result<Option<RunInputs>> {
 }
 
 /// The kinds of settings, in the order a refusal names them.
-const GROUPS: [&str; 11] = [
+const GROUPS: [&str; 12] = [
     "the question set",
     "the question split",
     "the agent",
@@ -238,6 +247,7 @@ const GROUPS: [&str; 11] = [
     "the task types' skills",
     "the source trees",
     "the profile",
+    "the house rules",
     "the settings",
 ];
 
@@ -254,6 +264,7 @@ fn group_of(key: &str) -> &'static str {
         skills,
         trees,
         profile,
+        rules,
         other,
     ] = GROUPS;
     if key == QUESTION_SET {
@@ -276,6 +287,8 @@ fn group_of(key: &str) -> &'static str {
         trees
     } else if key == "[profile]" {
         profile
+    } else if key == "[preferences]" {
+        rules
     } else {
         other
     }

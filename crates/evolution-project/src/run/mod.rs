@@ -374,6 +374,9 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
         "profile: {}\n",
         crate::profile::describe(&config.profile)
     ));
+    if let Some(line) = config.preferences.describe() {
+        out.push_str(&format!("{line}\n"));
+    }
     for over in &estimate.over_limits {
         out.push_str(&format!(
             "  note: {over}; the run stops at the cap and the same command continues it after you raise it\n"

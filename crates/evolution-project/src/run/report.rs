@@ -1,7 +1,7 @@
 //! The report of a finished run: `report.md` (what changed, what each
 //! phase used, the gate's evidence per candidate with a legend of its columns and decisions — or,
-//! when no candidate was gated, why —, what is staged for adoption, the
-//! events) and `report.json`.
+//! when no candidate was gated, why —, the proposals dropped before their gate for breaking
+//! the house rules, what is staged for adoption, the events) and `report.json`.
 
 use std::path::PathBuf;
 
@@ -92,6 +92,12 @@ the run went on with the next candidate.
 /// learn from, every failure was an infrastructure error, or the model
 /// proposed nothing that applied.
 pub async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionReport) -> String {
+    if !report.dropped.is_empty() {
+        return format!(
+            "every proposal broke the project's house rules and was dropped before its gate              ({} dropped, see \"Dropped before the gate\" below)",
+            report.dropped.len()
+        );
+    }
     if let StopReason::Budget(exceeded) = &report.stop_reason {
         return format!(
             "the budget ran out before a candidate was proposed ({exceeded}); raise [budget] \
@@ -261,6 +267,7 @@ pub fn write_report(
         }
         _ => md.push_str(&format!("\n{LEGEND}")),
     }
+    md.push_str(&dropped_section(report));
     md.push_str("\n## Diff, first to final version\n\n");
     let before = store.documents(&report.initial_version).unwrap_or_default();
     let after = store.documents(&report.final_version).unwrap_or_default();
@@ -299,6 +306,7 @@ pub fn write_report(
         "holdout_before": report.holdout_before,
         "holdout_after": report.holdout_after,
         "records": report.records,
+        "dropped": report.dropped,
         "staged": proposal.documents,
         "usage": facts.usage,
         "usage_by_phase": facts.usage_by_phase,
@@ -309,6 +317,27 @@ pub fn write_report(
     write_atomically(&dir.report_json(), &serde_json::to_string_pretty(&json)?)
         .context("cannot write report.json")?;
     Ok(path)
+}
+
+/// The proposals dropped before their gate for breaking the project's house rules, as a
+/// markdown section (nothing when none was).
+fn dropped_section(report: &EvolutionReport) -> String {
+    if report.dropped.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Dropped before the gate\n\nThese proposals broke a check of the project's \
+         preferences, so no question was spent on them:\n\n",
+    );
+    for d in &report.dropped {
+        md.push_str(&format!(
+            "- {} (epoch {}): {}\n",
+            d.candidate,
+            d.epoch,
+            d.reasons.join("; ")
+        ));
+    }
+    md
 }
 
 /// The budget's usage as one line.

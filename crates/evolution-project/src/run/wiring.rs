@@ -81,7 +81,9 @@ pub(super) async fn run_loop(
     let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
         .map_err(|e| bad_option(format!("[agent]: {e}")))?;
     std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
-    let templates = PromptTemplates::default();
+    // Every proposal prompt carries the project's house rules (none without them).
+    let preferences = &config.preferences.preferences;
+    let templates = PromptTemplates::default().with_preferences(preferences);
     // Rubric checks are judged by the run's LLM after the agent answers; an agent that
     // reports its own score is trusted instead, as for every other check.
     let runner = RubricRunner::new(agent, &metered, templates.diagnose.clone())
@@ -137,6 +139,7 @@ pub(super) async fn run_loop(
         probation: config.probation.clone(),
         prompt_files: config.prompt_files.iter().cloned().collect(),
         slow_update_template: Some(templates.slow_update.clone()),
+        preferences: preferences.clone(),
         estimate: Some(estimate),
     };
     let guarantee = guarantee(config);

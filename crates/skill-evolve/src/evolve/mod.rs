@@ -42,7 +42,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::rounds::{Outcome, evolve_loop};
-use self::session::Session;
+use self::session::{Dropped, Session};
 use crate::cli::EvolveArgs;
 use crate::confirm::{Answer, ask_yes_no, stdin_is_terminal};
 use crate::doctor::region_problems;
@@ -58,6 +58,7 @@ use evolution_project::evolve::trajectories::{Loaded, load_sources};
 use evolution_project::input::read_document;
 use evolution_project::input::read_prompt_templates;
 use evolution_project::llm::{LlmOptions, Provider, api_key_variable, build_llm, chosen_provider};
+use evolution_project::preferences::ProjectPreferences;
 use evolution_project::run::HANDOFF_DIR;
 use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
 use evolution_project::run::dir::RunDir;
@@ -111,6 +112,13 @@ struct Summary {
     /// What `--slow-update` did (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     slow_update: Option<SlowReport>,
+    /// The file of the project's house rules, when the session had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preferences: Option<String>,
+    /// The candidates dropped for breaking the house rules, before they were gated or
+    /// offered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dropped: Vec<Dropped>,
     /// What each phase used: `propose` (the rounds), `gate` (the gated
     /// candidates, their probation included), `rollout` (the training
     /// answers the slow update compares), `slow_update`.
@@ -217,6 +225,8 @@ struct Inputs {
     reach: Option<GateReach>,
     /// The LLM's options; with the `handoff` provider, its folder in the session's.
     llm_options: LlmOptions,
+    /// The project's house rules (`--preferences`, else the gate configuration's).
+    preferences: ProjectPreferences,
 }
 
 /// A gated session's configuration and what it gates the skill with.
@@ -325,6 +335,13 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         Some((config, reach)) => (Some(config), Some(reach)),
         None => (None, None),
     };
+    let preferences = match (&args.preferences, &gating) {
+        (Some(path), _) => ProjectPreferences::read(path)?,
+        (None, Some(g)) => g.config.preferences.clone(),
+        (None, None) => ProjectPreferences::default(),
+    };
+    // Every prompt of the session carries the house rules (none without them).
+    let templates = templates.with_preferences(&preferences.preferences);
     Ok(Inputs {
         original,
         name,
@@ -335,6 +352,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         gating,
         reach,
         llm_options,
+        preferences,
     })
 }
 
@@ -360,6 +378,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         gating,
         reach,
         llm_options,
+        preferences,
     } = check_inputs(args)?;
     // Every LLM call and rollout is metered, per phase; only a gated
     // session has caps (its `[budget]`).
@@ -408,6 +427,9 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     if let Some(reach) = &reach {
         out.say(&reach.lines());
     }
+    if let Some(line) = preferences.describe() {
+        out.say(&format!("{line}\n"));
+    }
 
     budget.enter_phase(Phase::Propose);
     let Some(rounds) = runtime.block_on(or_handoff(
@@ -419,6 +441,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             args,
             &schedule,
             &templates,
+            &preferences.preferences.checks,
         ),
     )) else {
         return Ok(handed_off(out, handoff.as_deref()));
@@ -449,8 +472,11 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
             None => GateSummary::ungated(),
         },
         slow_update: None,
+        preferences: preferences.file.as_ref().map(|f| f.display().to_string()),
+        dropped: Vec::new(),
         usage_by_phase: BTreeMap::new(),
     };
+    summary.dropped = Dropped::of_rounds(&summary.rounds);
 
     run_dir.create_evolve_session()?;
     for round in &summary.rounds {
@@ -464,6 +490,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
                 "the rounds proposed no change: there is nothing to consolidate",
             ));
         }
+        Dropped::say(out, &summary.dropped);
         out.say(&format!(
             "no change to propose ({}); {} is unchanged\n",
             summary.stop_reason,
@@ -481,6 +508,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         slow_update: args.slow_update,
         slow_update_template: &templates.slow_update,
         judge_prompts: &templates.diagnose,
+        preferences: &preferences.preferences,
     };
     let offered = match &gating {
         Some(g) => {
@@ -524,6 +552,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     ));
 
     let Some(offered) = offered else {
+        Dropped::say(out, &summary.dropped);
         for line in summary.gate.lines() {
             out.say(&format!("{line}\n"));
         }
@@ -536,6 +565,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         return finish(out, &run_dir, &mut summary, &budget);
     };
 
+    Dropped::say(out, &summary.dropped);
     show_candidate(out, &name, &original, &offered, &summary);
     let approved = if args.yes {
         true
@@ -820,6 +850,7 @@ mod tests {
             &a,
             &schedule_of(&a),
             &templates,
+            &Default::default(),
         ))
         .unwrap()
     }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use evolution_evolve::EditBudgetSchedule;
+use evolution_evolve::preferences::Checks;
 use evolution_evolve::reflect::{ReflectError, ReflectOptions, Round, StopReason, reflect_loop};
 use evolution_harness::PromptTemplates;
 use evolution_types::LlmProvider;
@@ -36,7 +37,8 @@ fn spinner() -> ProgressBar {
 }
 
 /// The rounds with `templates` (the reflect, meta-reflect and ranking
-/// prompts); returns the last accepted candidate (the original when none)
+/// prompts, carrying the house rules) and the house rules' `checks` (a round whose
+/// candidate breaks one is dropped); returns the last accepted candidate (the original when none)
 /// and what the rounds did.
 pub(super) async fn evolve_loop(
     llm: &dyn LlmProvider,
@@ -45,12 +47,14 @@ pub(super) async fn evolve_loop(
     args: &EvolveArgs,
     schedule: &EditBudgetSchedule,
     templates: &PromptTemplates,
+    checks: &Checks,
 ) -> anyhow::Result<(String, Outcome)> {
     let options = ReflectOptions {
         rounds: u32::from(args.rounds),
         batch_size: usize::from(args.batch_size),
         schedule: *schedule,
         rank_prompts: templates.evolve.clone(),
+        checks: checks.clone(),
     };
     let progress = spinner();
     let result = reflect_loop(

@@ -1,5 +1,6 @@
 //! After the rounds: the candidate gated against the agent (and the slow update's result on
-//! top of it), or, ungated, the slow update alone; what is offered to the user.
+//! top of it), or, ungated, the slow update alone; what is offered to the user. A slow
+//! update that breaks the project's house rules is dropped before it is gated or offered.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,7 +13,10 @@ use evolution_project::run::config::GatingConfig;
 use evolution_project::run::dir::RunDir;
 use evolution_types::LlmProvider;
 
-use super::{Gating, Summary};
+use evolution_evolve::reflect::Round;
+use serde::Serialize;
+
+use super::{Gating, Out, Summary};
 
 /// What the steps after the rounds share.
 pub(super) struct Session<'a> {
@@ -27,6 +31,9 @@ pub(super) struct Session<'a> {
     pub(super) slow_update_template: &'a str,
     /// The prompts of the gate's rubric judge (built in, or `--prompts DIR`'s overrides).
     pub(super) judge_prompts: &'a evolution_diagnose::DiagnosePrompts,
+    /// The project's house rules: the slow update's prompt carries them, and its result
+    /// is held to their checks.
+    pub(super) preferences: &'a evolution_evolve::preferences::Preferences,
 }
 
 impl Session<'_> {
@@ -96,6 +103,7 @@ impl Session<'_> {
             let update = slow_update(
                 self.llm,
                 self.slow_update_template,
+                self.preferences,
                 self.original,
                 &offered,
                 &pairs,
@@ -111,7 +119,7 @@ impl Session<'_> {
                     config.questions_file.display()
                 ),
             ));
-            if update.updated && update.content != offered {
+            if update.updated && update.content != offered && self.keeps_rules(&update, summary) {
                 let train: BTreeSet<String> =
                     questions.iter().map(|q| q.question_id.clone()).collect();
                 self.budget.enter_phase(Phase::Gate);
@@ -136,6 +144,7 @@ impl Session<'_> {
         let update = slow_update(
             self.llm,
             self.slow_update_template,
+            self.preferences,
             self.original,
             self.candidate,
             &pairs,
@@ -147,6 +156,73 @@ impl Session<'_> {
             "ungated: the trajectories and the meta-reflection's verdicts; no agent was run"
                 .to_owned(),
         ));
+        if !self.keeps_rules(&update, summary) {
+            return Ok(self.candidate.to_owned());
+        }
         Ok(update.content)
+    }
+
+    /// Whether the slow update's result keeps the house rules (judged against the original,
+    /// what the session would offer instead); when it does not, it is dropped: the summary
+    /// says why and its slow-update report that no guidance was written.
+    fn keeps_rules(&self, update: &evolution_harness::SlowUpdate, summary: &mut Summary) -> bool {
+        if !update.updated {
+            return true;
+        }
+        let reasons: Vec<String> = self
+            .preferences
+            .checks
+            .evaluate(self.original, &update.content)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        if reasons.is_empty() {
+            return true;
+        }
+        if let Some(report) = summary.slow_update.as_mut() {
+            report.updated = false;
+            report.note = Some(format!(
+                "dropped: the guidance breaks the project's house rules ({})",
+                reasons.join("; ")
+            ));
+        }
+        summary.dropped.push(Dropped {
+            candidate: "slow-update".to_owned(),
+            reasons,
+        });
+        false
+    }
+}
+
+/// A candidate dropped for breaking the project's house rules.
+#[derive(Debug, Serialize)]
+pub(super) struct Dropped {
+    /// Which: `round 2`, `slow-update`.
+    candidate: String,
+    /// Every check it broke, in words.
+    reasons: Vec<String>,
+}
+
+impl Dropped {
+    /// The rounds whose candidate broke the house rules.
+    pub(super) fn of_rounds(rounds: &[Round]) -> Vec<Dropped> {
+        rounds
+            .iter()
+            .filter(|r| !r.breaches.is_empty())
+            .map(|r| Dropped {
+                candidate: format!("round {}", r.round),
+                reasons: r.breaches.iter().map(ToString::to_string).collect(),
+            })
+            .collect()
+    }
+
+    /// A line per check a dropped candidate broke: `dropped (round 2): breaks preference
+    /// 'max_lines = 120': 134 lines`.
+    pub(super) fn say(out: Out, dropped: &[Dropped]) {
+        for d in dropped {
+            for reason in &d.reasons {
+                out.say(&format!("dropped ({}): {reason}\n", d.candidate));
+            }
+        }
     }
 }

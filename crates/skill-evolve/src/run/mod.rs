@@ -111,6 +111,13 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 report.records.len(),
                 report.records.iter().filter(|r| r.accepted).count()
             );
+            if !report.dropped.is_empty() {
+                outln!(
+                    "{} proposal(s) dropped before the gate for breaking the house rules (see \
+                     the report)",
+                    report.dropped.len()
+                );
+            }
             outln!("report: {}", path.display());
             outln!("html report: {}", dir.report_html().display());
             match stage::read_proposal(&dir)? {

@@ -4,8 +4,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The replacement the fake reflection proposes.
 pub(crate) const REPLACED: &str = "2. Lead with what a user notices; internal refactors go last.";
@@ -79,9 +79,16 @@ pub(crate) struct FakeLlm {
     pub(crate) base_url: String,
     /// Requests answered so far.
     pub(crate) calls: Arc<AtomicUsize>,
+    /// The text of every request answered ([`prompt_text`]), in order.
+    prompts: Arc<Mutex<Vec<String>>>,
 }
 
 impl FakeLlm {
+    /// The text of every request answered so far (all its messages), in order.
+    pub(crate) fn prompts(&self) -> Vec<String> {
+        self.prompts.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
     /// The options that send `skill-evolve`'s LLM calls to this server
     /// (provider `openai`, model `fake-model`).
     pub(crate) fn provider_args(&self) -> [&str; 6] {
@@ -332,19 +339,26 @@ fn start_with(reply: fn(&str) -> String) -> FakeLlm {
     let port = listener.local_addr().unwrap().port();
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&calls);
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&prompts);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             counter.fetch_add(1, Ordering::SeqCst);
-            let _ = answer(stream, reply);
+            let _ = answer(stream, reply, &seen);
         }
     });
     FakeLlm {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         calls,
+        prompts,
     }
 }
 
-fn answer(stream: TcpStream, reply: fn(&str) -> String) -> std::io::Result<()> {
+fn answer(
+    stream: TcpStream,
+    reply: fn(&str) -> String,
+    seen: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
     loop {
@@ -365,7 +379,11 @@ fn answer(stream: TcpStream, reply: fn(&str) -> String) -> std::io::Result<()> {
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
     let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let content = reply(&prompt_text(&request));
+    let text = prompt_text(&request);
+    let content = reply(&text);
+    if let Ok(mut seen) = seen.lock() {
+        seen.push(text);
+    }
     let payload = completion(&content);
     let mut stream = stream;
     write!(

@@ -36,6 +36,7 @@ mod llm_setup;
 #[cfg(feature = "local")]
 mod local;
 mod pipes;
+mod preferences;
 mod probes;
 mod profile;
 mod replay_miss;

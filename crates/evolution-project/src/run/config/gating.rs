@@ -1,6 +1,6 @@
 //! What a gated `evolve` reads of a run configuration: the agent, the questions, the gate,
-//! the budget and the agent's workspace (skills, prompts, which skill serves each task
-//! type), checked as `run` checks the same sections.
+//! the budget, the agent's workspace (skills, prompts, which skill serves each task
+//! type) and the house rules, checked as `run` checks the same sections.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,12 +12,14 @@ use toml::Spanned;
 
 use super::agent::{AgentSection, AgentSettings, check_agent};
 use super::gate::{GateSection, GateSettings, check_gate};
+use super::preferences::{PreferencesSection, check_preferences};
 use super::probation::hold_back_probation;
 use super::questions::{QuestionsSection, check_questions};
 use super::{Source, check_budget, check_prompts, check_task_skills, parse};
 use crate::input::{InputKind, read_input_text};
 use crate::layout::{SkillDoc, TaskSkills, read_skills};
 use crate::llm::LlmSection;
+use crate::preferences::ProjectPreferences;
 
 /// The most candidates an `evolve` session gates (the reflection's and the slow update's):
 /// the horizon its probation share is chosen for.
@@ -26,7 +28,7 @@ const EVOLVE_HORIZON: u64 = 2;
 /// A run configuration read for `evolve`'s gate: the `[agent]`,
 /// `[questions]`, `[gate]` and `[budget]` sections, and from `[run]` and `[skills]` the
 /// skills folder, the prompts folder and which skill serves each task type (the agent's
-/// workspace, as `run` builds it). The sections only `run` reads (`[evolve]`,
+/// workspace, as `run` builds it), and `[preferences]`. The sections only `run` reads (`[evolve]`,
 /// `[profile]`, `[llm]`, the other `[run]` keys) may be present, so one `evolve.toml`
 /// serves both commands; any other is an error.
 #[derive(Debug, Deserialize)]
@@ -48,6 +50,8 @@ struct GatingFile {
     _profile: Option<toml::Value>,
     #[serde(default)]
     skills: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    preferences: PreferencesSection,
 }
 
 /// The `[run]` keys a gated `evolve` reads: the folders that make the agent's workspace.
@@ -91,6 +95,8 @@ pub struct GatingConfig {
     /// Which skill document serves each task type (`[skills]`, as `run` resolves it);
     /// `None` when the file names no skills folder.
     pub task_skills: Option<TaskSkills>,
+    /// The project's house rules, found as `run` finds them (`evolve --preferences` wins).
+    pub preferences: ProjectPreferences,
 }
 
 /// Reads and checks the gating sections of the run configuration `path`
@@ -109,6 +115,7 @@ pub fn load_gating(
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let src = Source { path, text: &text };
     let agent = check_agent(&src, &file.agent, &file.llm, &base, hidden_key)?;
+    let preferences = check_preferences(&src, None, &file.preferences, &base)?;
     // `evolve` gates one candidate on the set as it is: review is `run`'s discipline.
     let ((train, gate, holdout), _, _) =
         check_questions(&src, &file.questions, &base, need_train, true)?;
@@ -159,5 +166,6 @@ pub fn load_gating(
         prompts,
         prompt_files,
         task_skills,
+        preferences,
     })
 }

@@ -86,6 +86,11 @@
 //!
 //! [profile]                       # as in skill-evolve.toml: the agent's tool names
 //! span_eval_tools = ["lookup_order"]
+//!
+//! [preferences]                   # optional: the project's house rules (text for every
+//! file = "preferences.md"         # proposal prompt, checks a proposal must pass before
+//!                                 # its gate); default: preferences.md beside this file
+//!                                 # when there is one; --preferences wins
 //! ```
 //!
 //! Paths are relative to the configuration file. Every problem is one line
@@ -105,6 +110,7 @@ use toml::Spanned;
 mod agent;
 mod gate;
 mod gating;
+mod preferences;
 mod probation;
 mod questions;
 
@@ -116,6 +122,7 @@ pub use self::gate::{
 };
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};
+use self::preferences::{PreferencesSection, check_preferences};
 pub use self::probation::AUTO_PROBATION_SHARE;
 use self::probation::hold_back_probation;
 use self::questions::{QuestionsSection, check_questions};
@@ -123,6 +130,7 @@ use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
 use crate::layout::{MapProblem, SkillDoc, TaskSkills, map_tasks, read_skills};
 use crate::llm::LlmSection;
+use crate::preferences::ProjectPreferences;
 use crate::questions::{load_questions, read_tree};
 
 /// What a caller says about a run, winning over the keys of its configuration file: the
@@ -142,6 +150,9 @@ pub struct RunOptions {
     pub min_edits: Option<usize>,
     /// Run a question set with lines marked `"reviewed": false` instead of refusing it.
     pub allow_unreviewed: bool,
+    /// The project's house rules (relative to the current folder); wins over
+    /// `[preferences] file` and the `preferences.md` beside the configuration.
+    pub preferences: Option<PathBuf>,
 }
 
 /// How the number of edits per candidate changes across epochs.
@@ -195,6 +206,8 @@ struct RunFile {
     profile: crate::profile::ProfileSection,
     #[serde(default)]
     skills: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    preferences: PreferencesSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -308,6 +321,10 @@ pub struct RunConfig {
     pub profile: evolution_types::Profile,
     /// Questions marked `"reviewed": false`, run because of `--allow-unreviewed`.
     pub unreviewed: usize,
+    /// The project's house rules (`[preferences]`, `--preferences`, or `preferences.md`
+    /// beside the configuration): their text goes into every proposal prompt, and a
+    /// proposal that breaks one of their checks is dropped before its gate.
+    pub preferences: ProjectPreferences,
 }
 
 impl RunConfig {
@@ -419,6 +436,8 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
     let src = Source { path, text: &text };
 
     let run = check_run(&src, &file.run, &base)?;
+    let preferences =
+        check_preferences(&src, args.preferences.as_deref(), &file.preferences, &base)?;
     let skill_files: Vec<String> = run.skill_docs.iter().map(|d| d.document.clone()).collect();
     let (prompts, prompt_files) = check_prompts(
         &src,
@@ -488,6 +507,7 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         consolidate_chars: evolve.consolidate_chars,
         profile,
         unreviewed,
+        preferences,
     })
 }
 
