@@ -228,8 +228,14 @@ pub fn read_reply(reply: &str) -> FollowupJudgement {
     }
 }
 
-/// The evidence as kept: redacted, control characters made spaces, on one line, capped.
-fn clean_evidence(raw: &str) -> String {
+/// Evidence as kept: redacted, control characters made spaces, on one line, cut to
+/// [`MAX_EVIDENCE_CHARS`].
+///
+/// ```
+/// use evolution_harvest::followup::clean_evidence;
+/// assert_eq!(clean_evidence("no,\u{1b}[2J\n wrong file"), "no, [2J wrong file");
+/// ```
+pub fn clean_evidence(raw: &str) -> String {
     let capped: String = raw.chars().take(MAX_EVIDENCE_CHARS.saturating_mul(4)).collect();
     let mut redactor = Redactor::default();
     let redacted = redactor.redact(&capped);
