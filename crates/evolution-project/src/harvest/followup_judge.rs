@@ -84,7 +84,7 @@ impl FollowupJudge {
             &LlmOptions::default(),
             &config.llm,
             config.path.clone(),
-            LlmSource::Flags,
+            LlmSource::RunConfig,
         ))?;
         let here = std::env::current_dir().ok();
         let cache_path = project
