@@ -140,11 +140,11 @@ const STOP_WORDS: [&str; 101] = [
     "the", "and", "but", "for", "nor", "yet", "then", "else", "than", "with", "from", "into",
     "onto", "about", "over", "under", "after", "before", "are", "was", "were", "been", "being",
     "does", "did", "done", "have", "has", "had", "its", "it's", "this", "that", "these", "those",
-    "there", "here", "our", "you", "your", "yours", "she", "they", "them", "their", "can",
-    "could", "would", "should", "will", "shall", "may", "might", "must", "please", "pls", "just",
-    "also", "now", "again", "too", "very", "what", "which", "who", "whom", "how", "why", "when",
-    "where", "not", "yes", "okay", "let", "let's", "want", "need", "some", "any", "all", "more",
-    "most", "other", "such", "only", "own", "same", "both", "each", "few", "like", "one", "thanks",
+    "there", "here", "our", "you", "your", "yours", "she", "they", "them", "their", "can", "could",
+    "would", "should", "will", "shall", "may", "might", "must", "please", "pls", "just", "also",
+    "now", "again", "too", "very", "what", "which", "who", "whom", "how", "why", "when", "where",
+    "not", "yes", "okay", "let", "let's", "want", "need", "some", "any", "all", "more", "most",
+    "other", "such", "only", "own", "same", "both", "each", "few", "like", "one", "thanks",
     "thank", "i'm", "don't", "continue", "proceed", "keep", "going", "ahead",
 ];
 
@@ -571,7 +571,10 @@ mod tests {
         let Some(Correction::Repeated { evidence, .. }) = found.first() else {
             panic!("{found:?}")
         };
-        assert!(evidence.chars().count() < MAX_EVIDENCE_CHARS + 30, "{evidence}");
+        assert!(
+            evidence.chars().count() < MAX_EVIDENCE_CHARS + 30,
+            "{evidence}"
+        );
         assert!(evidence.contains("more chars]"), "{evidence}");
         assert!(find_corrections(&s, f64::NAN).is_empty());
     }

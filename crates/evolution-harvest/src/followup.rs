@@ -236,7 +236,10 @@ pub fn read_reply(reply: &str) -> FollowupJudgement {
 /// assert_eq!(clean_evidence("no,\u{1b}[2J\n wrong file"), "no, [2J wrong file");
 /// ```
 pub fn clean_evidence(raw: &str) -> String {
-    let capped: String = raw.chars().take(MAX_EVIDENCE_CHARS.saturating_mul(4)).collect();
+    let capped: String = raw
+        .chars()
+        .take(MAX_EVIDENCE_CHARS.saturating_mul(4))
+        .collect();
     let mut redactor = Redactor::default();
     let redacted = redactor.redact(&capped);
     let spaced: String = redacted

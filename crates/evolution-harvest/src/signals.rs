@@ -468,7 +468,10 @@ mod tests {
         for (role, text) in [
             (Role::User, "Fix the failing login test in the auth module"),
             (Role::Assistant, "Fixed: the test passes now."),
-            (Role::User, "still failing, the login test in the auth module is red"),
+            (
+                Role::User,
+                "still failing, the login test in the auth module is red",
+            ),
             (Role::Assistant, "Fixed the fixture."),
             (Role::User, "No, revert the fixture change"),
         ] {

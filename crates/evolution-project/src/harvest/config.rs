@@ -70,9 +70,7 @@ pub(super) fn read_config(explicit: Option<&Path>) -> anyhow::Result<HarvestConf
         bad_at(&path, line, format!("{table}: {}", e.message()))
     })?;
     if let Some(problem) = file.harvest.problem() {
-        let line = text
-            .find("retry_similarity")
-            .map(|at| line_of(&text, at));
+        let line = text.find("retry_similarity").map(|at| line_of(&text, at));
         return Err(bad_at(&path, line, format!("[harvest]: {problem}")));
     }
     Ok(HarvestConfig {
@@ -129,7 +127,11 @@ mod tests {
             err.contains("c.toml:2: [harvest]: unknown field `min_errors`"),
             "{err}"
         );
-        std::fs::write(&path, "[harvest]\nfollowup_judge = true\n\nretry_similarity = 2\n").unwrap();
+        std::fs::write(
+            &path,
+            "[harvest]\nfollowup_judge = true\n\nretry_similarity = 2\n",
+        )
+        .unwrap();
         let err = read_config(Some(&path)).unwrap_err().to_string();
         assert!(
             err.contains("c.toml:4: [harvest]: retry_similarity must be between 0 and 1, not 2"),
@@ -137,7 +139,10 @@ mod tests {
         );
         std::fs::write(&path, "[llm]\nprovder = \"openai\"\n").unwrap();
         let err = read_config(Some(&path)).unwrap_err().to_string();
-        assert!(err.contains("c.toml:2: [llm]: unknown field `provder`"), "{err}");
+        assert!(
+            err.contains("c.toml:2: [llm]: unknown field `provder`"),
+            "{err}"
+        );
         std::fs::write(
             &path,
             "[llm]\nprovider = \"openai\"\n[harvest]\nfollowup_judge = true\nretry_similarity = 0.5\n",

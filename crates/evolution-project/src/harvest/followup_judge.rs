@@ -198,9 +198,8 @@ impl FollowupCounts {
                 "; cache {}",
                 terminal_safe(&path.display().to_string())
             )),
-            None => line.push_str(
-                "; not cached (no project here: no .skill-evolve folder or evolve.toml)",
-            ),
+            None => line
+                .push_str("; not cached (no project here: no .skill-evolve folder or evolve.toml)"),
         }
         line
     }

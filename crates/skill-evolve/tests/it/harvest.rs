@@ -728,7 +728,7 @@ fn a_trajectory_folder_is_filtered_by_the_skill_its_trajectories_name() {
 }
 
 /// The line `harvest` prints for the fixture session `n` of `corrections/` (`5555…` for 5).
-fn verdict_line<'t>(text: &'t str, n: char) -> &'t str {
+fn verdict_line(text: &str, n: char) -> &str {
     let id = format!(
         "claude-code-{}-{}-4{}-8{}-{}",
         n.to_string().repeat(8),
@@ -748,7 +748,14 @@ fn a_user_correction_without_any_tool_error_fails_the_session_with_its_reason() 
     let d = dir.path();
     let out = harvest(
         d,
-        &["--source", "claude-code", "--from", "corrections", "--out", "h"],
+        &[
+            "--source",
+            "claude-code",
+            "--from",
+            "corrections",
+            "--out",
+            "h",
+        ],
     );
     assert!(out.status.success(), "{out:?}");
     let text = stdout(&out);
@@ -782,7 +789,10 @@ fn a_user_correction_without_any_tool_error_fails_the_session_with_its_reason() 
         "{reason}"
     );
     let written = read_json(&d.join("h/claude-code-66666666-6666-4666-8666-666666666666.json"));
-    assert_eq!(written["harvest"]["reasons"][0]["signal"], "repeated_request");
+    assert_eq!(
+        written["harvest"]["reasons"][0]["signal"],
+        "repeated_request"
+    );
     for (_, secret) in SECRETS {
         assert!(!text.contains(secret), "{secret} printed");
         for (path, bytes) in snapshot(&d.join("h")) {
@@ -906,7 +916,10 @@ fn the_followup_judge_reads_what_no_word_list_catches_and_is_not_paid_twice() {
     let written = read_json(&d.join("h/claude-code-77777777-7777-4777-8777-777777777777.json"));
     assert_eq!(written["harvest"]["followup_judge"]["verdict"], "unclear");
     let written = read_json(&d.join("h/claude-code-88888888-8888-4888-8888-888888888888.json"));
-    assert_eq!(written["harvest"]["followup_judge"]["verdict"], "correction");
+    assert_eq!(
+        written["harvest"]["followup_judge"]["verdict"],
+        "correction"
+    );
     assert_eq!(written["harvest"]["reasons"][0]["signal"], "followup_judge");
     let cached = std::fs::read_to_string(&cache).unwrap();
     assert_eq!(cached.lines().count(), 4, "{cached}");
@@ -927,7 +940,11 @@ fn the_followup_judge_reads_what_no_word_list_catches_and_is_not_paid_twice() {
     let out = harvest(d, &args[..6]);
     assert!(out.status.success(), "{out:?}");
     let again = stdout(&out);
-    assert_eq!(fake.calls.load(Ordering::SeqCst), 4, "no second call: {again}");
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        4,
+        "no second call: {again}"
+    );
     assert!(
         again.contains("4 judged (0 called, 4 from the cache), 3 corrections"),
         "{again}"
