@@ -62,7 +62,7 @@ pub(super) struct FollowupJudge {
     runtime: tokio::runtime::Runtime,
     llm: Llm,
     cache: HashMap<String, FollowupJudgement>,
-    /// Why the judge stopped calling (a permanent provider error), once it did.
+    /// True once a permanent provider error stopped the calls of this harvest.
     stopped: bool,
     pub(super) counts: FollowupCounts,
 }
