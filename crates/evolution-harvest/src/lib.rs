@@ -3,15 +3,18 @@
 //! the readers of Gemini CLI chats ([`gemini`]), OpenCode's and Cursor's stored rows
 //! ([`opencode`], [`cursor`]) and GitHub Copilot's VS Code chat sessions and CLI events
 //! ([`copilot`]);
-//! secret redaction ([`redact`]); explicit outcomes ([`outcome`]); failure signals with their
+//! secret redaction ([`redact`]); explicit outcomes ([`outcome`]); what the user said next
+//! (requests repeated after an answer, replies that open with a correction: [`corrections`]),
+//! the follow-up judge's prompt and reply ([`followup`]); failure signals with their
 //! reasons ([`signals`]); the trajectory object `skill-evolve evolve` reads ([`trajectory`]);
 //! recurring tasks mined from sessions into a question set to review ([`tasks`]);
 //! and one rollout's result in that same format ([`capture`]).
 //!
 //! Key design choice: a session is judged by what happened in it (tool errors, interrupted
-//! turns, refused tool calls) or by an outcome it states in a field of its own
-//! (`Outcome: failed`), never by words that occur in its text, so a successful session whose
-//! text says "fixed the error" is not a failure. And every text a reader keeps is redacted
+//! turns, refused tool calls, the user asking again after an answer), by an outcome it states
+//! in a field of its own (`Outcome: failed`), or by how the user's next message opens ("no,
+//! …", "still failing"), never by words that occur anywhere in its text, so a successful
+//! session whose text says "fixed the error" is not a failure. And every text a reader keeps is redacted
 //! before it is capped, so no secret, whole or cut, leaves through a harvested file or a
 //! prompt built from one.
 //!
@@ -49,7 +52,9 @@ pub mod capture;
 pub mod claude_code;
 pub mod codex;
 pub mod copilot;
+pub mod corrections;
 pub mod cursor;
+pub mod followup;
 pub mod gemini;
 pub mod host_tools;
 pub mod opencode;

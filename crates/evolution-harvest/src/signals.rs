@@ -1,6 +1,9 @@
 //! Failure signals: why a harvested session counts as failed or passed, from what happened in
-//! it (tool errors, turns the user interrupted, tool calls the user refused) and what it states
-//! (an explicit outcome), never from words found in its text.
+//! it (tool errors, turns the user interrupted, tool calls the user refused), what it states
+//! (an explicit outcome) and what the user said next (a request repeated after the agent's
+//! answer, a reply that opens with a correction: [`crate::corrections`]; and, when asked for,
+//! the follow-up judge's verdict: [`crate::followup`]), never from words found anywhere in its
+//! text.
 //!
 //! The rules are the `[harvest]` table of the configuration; [`HarvestRules::default`] counts
 //! every signal once it occurs at least once, and lets an explicit outcome decide alone.
@@ -9,6 +12,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::corrections::{Correction, find_corrections};
+use crate::followup::{FollowupJudgement, FollowupVerdict};
 use crate::session::Session;
 
 /// A kind of evidence that a session failed.
@@ -23,20 +28,26 @@ pub enum SignalKind {
     RejectedToolCall,
     /// An outcome the session states (`Outcome: failed`); when counted, it decides alone.
     ExplicitOutcome,
+    /// The user repeated or rephrased a request after the agent's answer.
+    RepeatedRequest,
+    /// The user's next message opened with a correction ("no, …", "still failing").
+    CorrectionPhrase,
 }
 
 impl SignalKind {
     /// Every kind, in order.
-    pub const ALL: [SignalKind; 4] = [
+    pub const ALL: [SignalKind; 6] = [
         SignalKind::ToolError,
         SignalKind::Interrupted,
         SignalKind::RejectedToolCall,
         SignalKind::ExplicitOutcome,
+        SignalKind::RepeatedRequest,
+        SignalKind::CorrectionPhrase,
     ];
 }
 
 /// Which signals count, and from how many occurrences (the `[harvest]` table).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HarvestRules {
     /// The signals that count; the others are reported but decide nothing.
@@ -51,7 +62,16 @@ pub struct HarvestRules {
     /// got past it: the last call of that tool failed too (a missing file read, then found,
     /// is how agents work, not a failure).
     pub count_recovered_tool_errors: bool,
+    /// The token-set similarity (0 to 1) from which a user turn repeats one of the user's one
+    /// or two turns before it ([`crate::corrections`]).
+    pub retry_similarity: f64,
+    /// Ask the configured LLM whether the user's follow-up messages correct the agent
+    /// ([`crate::followup`]); off by default, it costs a call per session not judged before.
+    pub followup_judge: bool,
 }
+
+/// The default [`HarvestRules::retry_similarity`].
+pub const DEFAULT_RETRY_SIMILARITY: f64 = 0.6;
 
 impl Default for HarvestRules {
     fn default() -> Self {
@@ -61,7 +81,21 @@ impl Default for HarvestRules {
             min_interruptions: 1,
             min_rejected_calls: 1,
             count_recovered_tool_errors: false,
+            retry_similarity: DEFAULT_RETRY_SIMILARITY,
+            followup_judge: false,
         }
+    }
+}
+
+impl HarvestRules {
+    /// What is wrong with the values, in words (`None` when they are usable).
+    pub fn problem(&self) -> Option<String> {
+        (!(0.0..=1.0).contains(&self.retry_similarity)).then(|| {
+            format!(
+                "retry_similarity must be between 0 and 1, not {}",
+                self.retry_similarity
+            )
+        })
     }
 }
 
@@ -96,6 +130,29 @@ pub enum Reason {
         field: String,
         /// Its value.
         value: String,
+    },
+    /// The user repeated or rephrased a request after the agent's answer.
+    RepeatedRequest {
+        /// How many turns did.
+        count: usize,
+        /// The first such turn (quoted, redacted, capped).
+        evidence: String,
+        /// The earlier request it repeats (quoted).
+        earlier: String,
+    },
+    /// The user's next message opened with a correction.
+    CorrectionPhrase {
+        /// How many turns did.
+        count: usize,
+        /// The phrase of the first one.
+        phrase: String,
+        /// The first such turn (quoted, redacted, capped).
+        evidence: String,
+    },
+    /// The follow-up judge read the user's follow-up messages as a correction.
+    FollowupJudge {
+        /// Its quote of the follow-up (capped, redacted, on one line).
+        evidence: String,
     },
     /// No counted signal fired.
     NoFailureSignal,
@@ -136,6 +193,25 @@ impl Reason {
                 "the session states {field}: {value} ({})",
                 if *passed { "passed" } else { "failed" }
             ),
+            Reason::RepeatedRequest {
+                count,
+                evidence,
+                earlier,
+            } => format!(
+                "the user repeated a request after the agent's answer ({count} time{}): \"{evidence}\" (earlier: \"{earlier}\")",
+                plural(*count)
+            ),
+            Reason::CorrectionPhrase {
+                count,
+                phrase,
+                evidence,
+            } => format!(
+                "the user's next message opened with a correction ({count} time{}, \"{phrase}\"): \"{evidence}\"",
+                plural(*count)
+            ),
+            Reason::FollowupJudge { evidence } => {
+                format!("the follow-up judge read a correction: \"{evidence}\"")
+            }
             Reason::NoFailureSignal => "no failure signal".to_owned(),
         }
     }
@@ -179,6 +255,34 @@ impl Verdict {
 /// assert_eq!(verdict.describe(), "the user interrupted 1 turn");
 /// ```
 pub fn judge(session: &Session, rules: &HarvestRules) -> Verdict {
+    judge_with_followup(session, rules, None)
+}
+
+/// [`judge`], with the follow-up judge's verdict on the session when it was asked
+/// ([`crate::followup`]): a `correction` fails the session (unless an explicit outcome decides).
+///
+/// ```
+/// use evolution_harvest::followup::{FollowupJudgement, FollowupVerdict};
+/// use evolution_harvest::session::{Session, SourceKind};
+/// use evolution_harvest::signals::{HarvestRules, judge_with_followup};
+///
+/// let session = Session::new(SourceKind::Codex, "s");
+/// let read = FollowupJudgement {
+///     verdict: FollowupVerdict::Correction,
+///     evidence: "that is the wrong branch".into(),
+/// };
+/// let verdict = judge_with_followup(&session, &HarvestRules::default(), Some(&read));
+/// assert!(!verdict.passed);
+/// assert_eq!(
+///     verdict.describe(),
+///     "the follow-up judge read a correction: \"that is the wrong branch\""
+/// );
+/// ```
+pub fn judge_with_followup(
+    session: &Session,
+    rules: &HarvestRules,
+    followup: Option<&FollowupJudgement>,
+) -> Verdict {
     let counts = |kind| rules.signals.contains(&kind);
     if counts(SignalKind::ExplicitOutcome)
         && let Some(outcome) = &session.outcome
@@ -230,6 +334,51 @@ pub fn judge(session: &Session, rules: &HarvestRules) -> Verdict {
     if counts(SignalKind::RejectedToolCall) && rejected > 0 && rejected >= rules.min_rejected_calls
     {
         reasons.push(Reason::RejectedToolCalls { count: rejected });
+    }
+    if counts(SignalKind::RepeatedRequest) || counts(SignalKind::CorrectionPhrase) {
+        let corrections = find_corrections(session, rules.retry_similarity);
+        let mut repeated: Option<Reason> = None;
+        let mut phrased: Option<Reason> = None;
+        for correction in corrections {
+            match correction {
+                Correction::Repeated {
+                    evidence, earlier, ..
+                } if counts(SignalKind::RepeatedRequest) => match &mut repeated {
+                    Some(Reason::RepeatedRequest { count, .. }) => *count = count.saturating_add(1),
+                    _ => {
+                        repeated = Some(Reason::RepeatedRequest {
+                            count: 1,
+                            evidence,
+                            earlier,
+                        });
+                    }
+                },
+                Correction::Phrase { phrase, evidence } if counts(SignalKind::CorrectionPhrase) => {
+                    match &mut phrased {
+                        Some(Reason::CorrectionPhrase { count, .. }) => {
+                            *count = count.saturating_add(1);
+                        }
+                        _ => {
+                            phrased = Some(Reason::CorrectionPhrase {
+                                count: 1,
+                                phrase,
+                                evidence,
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        reasons.extend(repeated);
+        reasons.extend(phrased);
+    }
+    if let Some(read) = followup
+        && read.verdict == FollowupVerdict::Correction
+    {
+        reasons.push(Reason::FollowupJudge {
+            evidence: read.evidence.clone(),
+        });
     }
     if reasons.is_empty() {
         Verdict {
@@ -311,6 +460,57 @@ mod tests {
             ..HarvestRules::default()
         };
         assert!(judge(&s, &lenient).passed);
+    }
+
+    #[test]
+    fn what_the_user_said_next_fails_a_session_without_tool_errors() {
+        let mut s = Session::new(SourceKind::ClaudeCode, "s");
+        for (role, text) in [
+            (Role::User, "Fix the failing login test in the auth module"),
+            (Role::Assistant, "Fixed: the test passes now."),
+            (
+                Role::User,
+                "still failing, the login test in the auth module is red",
+            ),
+            (Role::Assistant, "Fixed the fixture."),
+            (Role::User, "No, revert the fixture change"),
+        ] {
+            s.turns.push(Turn {
+                role,
+                text: text.into(),
+                timestamp: None,
+                subagent: None,
+            });
+        }
+        let v = judge(&s, &HarvestRules::default());
+        assert!(!v.passed);
+        assert_eq!(
+            v.describe(),
+            "the user repeated a request after the agent's answer (1 time): \"still failing, the \
+             login test in the auth module is red\" (earlier: \"Fix the failing login test in the \
+             auth module\"); the user's next message opened with a correction (2 times, \"still \
+             failing\"): \"still failing, the login test in the auth module is red\""
+        );
+        let mut rules = HarvestRules::default();
+        rules.signals.remove(&SignalKind::RepeatedRequest);
+        assert!(matches!(
+            judge(&s, &rules).reasons[..],
+            [Reason::CorrectionPhrase { count: 2, .. }]
+        ));
+        rules.signals.remove(&SignalKind::CorrectionPhrase);
+        assert!(judge(&s, &rules).passed);
+        // An explicit outcome still decides alone.
+        s.outcome = Some(Outcome {
+            passed: true,
+            field: "outcome".into(),
+            value: "passed".into(),
+        });
+        assert!(judge(&s, &HarvestRules::default()).passed);
+        let parsed: HarvestRules = serde_json::from_str(r#"{"retry_similarity": 1.5}"#).unwrap();
+        assert_eq!(
+            parsed.problem().as_deref(),
+            Some("retry_similarity must be between 0 and 1, not 1.5")
+        );
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub fn record_session_end(input: &str) -> anyhow::Result<Recorded> {
 }
 
 /// Appends `line` to `file` (created 0600, refused when it is a link) in one write.
-fn append(file: &Path, line: &str) -> anyhow::Result<()> {
+pub(crate) fn append(file: &Path, line: &str) -> anyhow::Result<()> {
     crate::working_copy::refuse_link(file)?;
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)

@@ -367,6 +367,7 @@ pub(crate) fn harvest(
         no_redact,
         config,
         recorded,
+        judge_followups: false,
     };
     let observer = PyObserver {
         callback: on_note,

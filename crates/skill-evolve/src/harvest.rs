@@ -91,6 +91,12 @@ pub(crate) struct HarvestArgs {
     /// Codex sources only.
     #[arg(long)]
     pub(crate) recorded: bool,
+    /// Ask the configuration's `[llm]` provider whether the user's follow-up messages correct
+    /// the agent (as `[harvest] followup_judge = true` does): a `correction` fails the session.
+    /// One call per session not judged before; the verdicts are cached in the project's
+    /// `.skill-evolve/followup-judge.jsonl`. Agent transcripts only.
+    #[arg(long)]
+    pub(crate) judge_followups: bool,
 }
 
 impl HarvestArgs {
@@ -108,6 +114,7 @@ impl HarvestArgs {
             no_redact: self.no_redact,
             config: self.config.clone(),
             recorded: self.recorded,
+            judge_followups: self.judge_followups,
         }
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! Sources: Claude Code transcripts, Codex rollout files, Gemini CLI chats, OpenCode's and
 //! Cursor's SQLite stores (read-only), GitHub Copilot's VS Code chat sessions and CLI event
-//! logs, a SESSION-STATE.md, or a folder of this project's own trajectory files. Each session is read line by line within a size limit,
-//! its secrets redacted (unless `--no-redact`, said on every run), judged by the `[harvest]`
-//! rules with the reasons kept, filtered (`--project`, `--since`, `--skill`) and, with
-//! `--out`, written as one JSON file per session. A malformed line skips its session with a
+//! logs, a SESSION-STATE.md, or a folder of this project's own trajectory files. Each session
+//! is read line by line within a size limit, its secrets redacted (unless `--no-redact`, said on every run), judged by the `[harvest]`
+//! rules with the reasons kept (with `--judge-followups` or `followup_judge = true`, the
+//! `[llm]` provider's verdict on the user's follow-ups too, cached: [`followup_judge`]),
+//! filtered (`--project`, `--since`, `--skill`) and, with `--out`, written as one JSON file per
+//! session. A malformed line skips its session with a
 //! note naming the file and the line; record types the reader does not know are
 //! skipped and counted. Bad options and a bad configuration are a bad-input error before
 //! anything is written.
@@ -18,6 +20,7 @@ mod copilot_files;
 mod cursor_store;
 pub(crate) mod dir;
 mod files;
+pub mod followup_judge;
 mod locations;
 mod opencode_store;
 pub(crate) mod session_state;
@@ -30,13 +33,14 @@ use evolution_harvest::codex::CodexReader;
 use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
-use evolution_harvest::signals::judge;
+use evolution_harvest::signals::judge_with_followup;
 use evolution_harvest::tasks::{MinedTask, MiningReport, TaskMiner};
 use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
 pub use self::dir::read_bounded;
 use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
+use self::followup_judge::{FollowupCounts, FollowupJudge};
 use self::locations::{recorded_session_files, source_locations};
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
@@ -116,6 +120,9 @@ pub struct HarvestOptions {
     /// else the one the current folder lies in): see [`crate::session_log`]. Claude Code and
     /// Codex sources only.
     pub recorded: bool,
+    /// Ask the configuration's `[llm]` provider whether the user's follow-up messages correct
+    /// the agent (as `[harvest] followup_judge = true` does); agent transcripts only.
+    pub judge_followups: bool,
 }
 
 /// What a harvest counted.
@@ -185,6 +192,8 @@ pub struct HarvestSummary {
     pub mining: Option<MiningReport>,
     /// Fewest sessions a mined task was seen in.
     pub min_sessions: usize,
+    /// What the follow-up judge did, when it ran.
+    pub followup: Option<FollowupCounts>,
 }
 
 impl HarvestSummary {
@@ -247,6 +256,9 @@ impl HarvestSummary {
         for why in self.mining.iter().flat_map(MiningReport::unmined) {
             lines.push(format!("sessions without a task: {why}"));
         }
+        if let Some(followup) = &self.followup {
+            lines.push(followup.line());
+        }
         lines
     }
 }
@@ -308,7 +320,8 @@ pub fn harvest(
     args: &HarvestOptions,
     notes: &mut dyn FnMut(HarvestNote),
 ) -> anyhow::Result<HarvestSummary> {
-    let rules = config::read_rules(args.config.as_deref())?;
+    let config = config::read_config(args.config.as_deref())?;
+    let rules = config.rules.clone();
     let since = args.since.as_deref().map(check_date).transpose()?;
     let mut places = source_locations(args)?;
     if places.len() > 1 {
@@ -348,6 +361,18 @@ pub fn harvest(
     {
         return Err(bad_option(format!(
             "--recorded reads the sessions a host's hook recorded; a {} source has none",
+            args.source.name()
+        )));
+    }
+    if args.judge_followups
+        && matches!(
+            args.source,
+            HarvestSource::SessionState | HarvestSource::Dir
+        )
+    {
+        return Err(bad_option(format!(
+            "--judge-followups reads the user's follow-up messages of agent transcripts; a {} \
+             source has none",
             args.source.name()
         )));
     }
@@ -399,6 +424,22 @@ pub fn harvest(
     let mut redactions = Redactor::default();
     let mut writer = Writer::new(args.out.as_deref());
     let mut miner = TaskMiner::new(args.min_sessions);
+    let transcripts = matches!(
+        args.source,
+        HarvestSource::ClaudeCode
+            | HarvestSource::Codex
+            | HarvestSource::Gemini
+            | HarvestSource::OpenCode
+    );
+    let mut followup = if transcripts && (args.judge_followups || rules.followup_judge) {
+        Some(FollowupJudge::start(
+            &config,
+            filters.project.as_deref().map(Path::new),
+            notes,
+        )?)
+    } else {
+        None
+    };
     match args.source {
         HarvestSource::ClaudeCode
         | HarvestSource::Codex
@@ -494,15 +535,30 @@ pub fn harvest(
                 if let Some(r) = &policy.redactor {
                     redactions.absorb(r);
                 }
-                let verdict = judge(&session, &rules);
+                let read = followup
+                    .as_mut()
+                    .and_then(|judge| judge.judge(&session, notes));
+                let verdict = judge_with_followup(&session, &rules, read.as_ref());
                 miner.add(&session, verdict.passed);
                 counts.add_session(&session);
+                let mut object = to_trajectory(&session, &verdict);
+                if let Some(read) = &read
+                    && let Some(Value::Object(note)) = object.get_mut("harvest")
+                {
+                    note.insert(
+                        "followup_judge".to_owned(),
+                        serde_json::json!({
+                            "verdict": read.verdict.name(),
+                            "evidence": read.evidence,
+                        }),
+                    );
+                }
                 writer.write(
                     &mut counts,
                     notes,
                     Harvested {
                         id: trajectory_id(&session),
-                        object: to_trajectory(&session, &verdict),
+                        object,
                         passed: verdict.passed,
                         reasons: verdict.describe(),
                     },
@@ -561,6 +617,7 @@ pub fn harvest(
         tasks,
         mining,
         min_sessions: args.min_sessions,
+        followup: followup.map(|judge| judge.counts),
     })
 }
 

@@ -73,6 +73,9 @@ fn signal_name(reason: &Reason) -> &'static str {
         Reason::Interrupted { .. } => "interrupted",
         Reason::RejectedToolCalls { .. } => "rejected_tool_call",
         Reason::ExplicitOutcome { .. } => "explicit_outcome",
+        Reason::RepeatedRequest { .. } => "repeated_request",
+        Reason::CorrectionPhrase { .. } => "correction_phrase",
+        Reason::FollowupJudge { .. } => "followup_judge",
         Reason::NoFailureSignal => "none",
     }
 }

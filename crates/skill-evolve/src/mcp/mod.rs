@@ -369,6 +369,7 @@ impl Server {
             no_redact: false,
             config: None,
             recorded: input.recorded,
+            judge_followups: false,
         };
         let root = self.project.root().to_path_buf();
         let (summary, notes) = tokio::task::spawn_blocking(move || {

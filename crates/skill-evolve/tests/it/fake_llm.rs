@@ -333,6 +333,26 @@ fn judge_reply(prompt: &str) -> String {
     format!("```json\n{reply}\n```")
 }
 
+/// Starts a server answering the follow-up judge of `harvest --judge-followups`: a
+/// correction for the fixtures' wrong file, repeated dark mode toggle and rephrased CI
+/// request, and a reply that is no JSON at all (read as `unclear`) for anything else.
+pub(crate) fn start_followup_judge() -> FakeLlm {
+    start_with(followup_reply)
+}
+
+fn followup_reply(prompt: &str) -> String {
+    let quote = if prompt.contains("they go in CHANGELOG.md") {
+        "No, that's the wrong file"
+    } else if prompt.contains("I asked for a dark mode toggle") {
+        "I asked for a dark mode toggle"
+    } else if prompt.contains("GitHub Actions") {
+        "can you get the test suite to pass on GitHub Actions"
+    } else {
+        return "I cannot tell from these messages.".to_owned();
+    };
+    serde_json::json!({"verdict": "correction", "evidence": quote}).to_string()
+}
+
 /// Starts a server whose reply content is `reply(all message contents)`.
 fn start_with(reply: fn(&str) -> String) -> FakeLlm {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

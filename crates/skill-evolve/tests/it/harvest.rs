@@ -954,3 +954,232 @@ fn cursor_and_copilot_are_read_from_their_default_places() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(count(&stdout(&out), "sessions"), "2");
 }
+
+/// The line `harvest` prints for the fixture session `n` of `corrections/` (`5555…` for 5).
+fn verdict_line(text: &str, n: char) -> &str {
+    let id = format!(
+        "claude-code-{}-{}-4{}-8{}-{}",
+        n.to_string().repeat(8),
+        n.to_string().repeat(4),
+        n.to_string().repeat(3),
+        n.to_string().repeat(3),
+        n.to_string().repeat(12)
+    );
+    text.lines()
+        .find(|l| l.contains(&id))
+        .unwrap_or_else(|| panic!("no line for {id} in {text}"))
+}
+
+#[test]
+fn a_user_correction_without_any_tool_error_fails_the_session_with_its_reason() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "claude-code",
+            "--from",
+            "corrections",
+            "--out",
+            "h",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "tool errors"), "0", "{text}");
+    assert_eq!(count(&text, "failed"), "2", "{text}");
+    assert_eq!(
+        verdict_line(&text, '5'),
+        "failed  claude-code-55555555-5555-4555-8555-555555555555  the user's next message \
+         opened with a correction (1 time, \"no,\"): \"No, that's the wrong file: they go in \
+         CHANGELOG.md, and sign the upload with [REDACTED:anthropic_key]\""
+    );
+    assert_eq!(
+        verdict_line(&text, '6'),
+        "failed  claude-code-66666666-6666-4666-8666-666666666666  the user repeated a request \
+         after the agent's answer (1 time): \"I asked for a dark mode toggle on the settings \
+         page\" (earlier: \"Add a dark mode toggle to the settings page\")"
+    );
+    assert!(verdict_line(&text, '7').starts_with("passed"), "{text}");
+    assert!(verdict_line(&text, '8').starts_with("passed"), "{text}");
+    assert!(!text.contains("follow-up judge"), "off by default: {text}");
+    let written = read_json(&d.join("h/claude-code-55555555-5555-4555-8555-555555555555.json"));
+    assert_eq!(written["hard"], 0.0);
+    let reason = &written["harvest"]["reasons"][0];
+    assert_eq!(reason["signal"], "correction_phrase");
+    assert_eq!(reason["phrase"], "no,");
+    assert!(
+        reason["evidence"]
+            .as_str()
+            .unwrap()
+            .ends_with("[REDACTED:anthropic_key]"),
+        "{reason}"
+    );
+    let written = read_json(&d.join("h/claude-code-66666666-6666-4666-8666-666666666666.json"));
+    assert_eq!(
+        written["harvest"]["reasons"][0]["signal"],
+        "repeated_request"
+    );
+    for (_, secret) in SECRETS {
+        assert!(!text.contains(secret), "{secret} printed");
+        for (path, bytes) in snapshot(&d.join("h")) {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(secret),
+                "{secret} in {path}"
+            );
+        }
+    }
+
+    // Both signals are off-able in [harvest]: the sessions pass again.
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[harvest]\nsignals = [\"tool_error\", \"interrupted\", \"rejected_tool_call\", \
+         \"explicit_outcome\"]\n",
+    )
+    .unwrap();
+    let text = stdout(&harvest(
+        d,
+        &["--source", "claude-code", "--from", "corrections"],
+    ));
+    assert_eq!(count(&text, "failed"), "0", "{text}");
+    assert_eq!(count(&text, "passed"), "4", "{text}");
+    // A stricter similarity lets the rephrased request pass; the correction phrase still fails.
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[harvest]\nretry_similarity = 0.9\n",
+    )
+    .unwrap();
+    let text = stdout(&harvest(
+        d,
+        &["--source", "claude-code", "--from", "corrections"],
+    ));
+    assert!(verdict_line(&text, '6').starts_with("passed"), "{text}");
+    assert!(verdict_line(&text, '5').starts_with("failed"), "{text}");
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        "[harvest]\nretry_similarity = 1.5\n",
+    )
+    .unwrap();
+    assert_one_line_error(
+        &harvest(d, &["--source", "claude-code", "--from", "corrections"]),
+        "skill-evolve.toml:2: [harvest]: retry_similarity must be between 0 and 1, not 1.5",
+    );
+}
+
+#[test]
+fn the_followup_judge_reads_what_no_word_list_catches_and_is_not_paid_twice() {
+    let dir = workspace();
+    let d = dir.path();
+    // Outside a project, asked without a provider, or for a source without follow-ups: bad
+    // input before anything is written.
+    let before = snapshot(d);
+    assert_one_line_error(
+        &harvest(
+            d,
+            &[
+                "--source",
+                "claude-code",
+                "--from",
+                "corrections",
+                "--judge-followups",
+                "--out",
+                "h",
+            ],
+        ),
+        "no LLM is configured: add [llm.openai]",
+    );
+    assert_one_line_error(
+        &harvest(
+            d,
+            &["--source", "dir", "--from", "claude", "--judge-followups"],
+        ),
+        "--judge-followups reads the user's follow-up messages of agent transcripts",
+    );
+    assert_eq!(snapshot(d), before);
+
+    let fake = crate::fake_llm::start_followup_judge();
+    std::fs::create_dir(d.join(".skill-evolve")).unwrap();
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        format!(
+            "[llm]\nprovider = \"openai\"\n\n[llm.openai]\nbase_url = \"{}\"\nmodel = \
+             \"fake-model\"\n",
+            fake.base_url
+        ),
+    )
+    .unwrap();
+    let args = [
+        "--source",
+        "claude-code",
+        "--from",
+        "corrections",
+        "--out",
+        "h",
+        "--judge-followups",
+    ];
+    let out = harvest(d, &args);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 4, "one call a session");
+    assert_eq!(
+        verdict_line(&text, '8'),
+        "failed  claude-code-88888888-8888-4888-8888-888888888888  the follow-up judge read a \
+         correction: \"can you get the test suite to pass on GitHub Actions\""
+    );
+    // An unreadable reply is `unclear`: the satisfied session still passes.
+    assert!(verdict_line(&text, '7').starts_with("passed"), "{text}");
+    let cache = d.join(".skill-evolve/followup-judge.jsonl");
+    let judge_line = text
+        .lines()
+        .find(|l| l.starts_with("follow-up judge"))
+        .unwrap_or_else(|| panic!("no follow-up judge line in {text}"));
+    assert!(
+        judge_line.starts_with(
+            "follow-up judge (fake-model): 4 judged (4 called, 0 from the cache), 3 corrections; \
+             cache "
+        ) && judge_line.ends_with(".skill-evolve/followup-judge.jsonl"),
+        "{judge_line}"
+    );
+    let written = read_json(&d.join("h/claude-code-77777777-7777-4777-8777-777777777777.json"));
+    assert_eq!(written["harvest"]["followup_judge"]["verdict"], "unclear");
+    let written = read_json(&d.join("h/claude-code-88888888-8888-4888-8888-888888888888.json"));
+    assert_eq!(
+        written["harvest"]["followup_judge"]["verdict"],
+        "correction"
+    );
+    assert_eq!(written["harvest"]["reasons"][0]["signal"], "followup_judge");
+    let cached = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(cached.lines().count(), 4, "{cached}");
+    for (_, secret) in SECRETS {
+        assert!(!cached.contains(secret), "{secret} cached");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&cache).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    // The nightly harvest again, the judge switched on by the configuration: no new call.
+    let mut config = std::fs::read_to_string(d.join("skill-evolve.toml")).unwrap();
+    config.push_str("\n[harvest]\nfollowup_judge = true\n");
+    std::fs::write(d.join("skill-evolve.toml"), config).unwrap();
+    let out = harvest(d, &args[..6]);
+    assert!(out.status.success(), "{out:?}");
+    let again = stdout(&out);
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        4,
+        "no second call: {again}"
+    );
+    assert!(
+        again.contains("4 judged (0 called, 4 from the cache), 3 corrections"),
+        "{again}"
+    );
+    assert_eq!(
+        verdict_line(&again, '8'),
+        verdict_line(&text, '8'),
+        "the cached verdict decides as the first did"
+    );
+}
