@@ -54,6 +54,9 @@
 //! guard_err = 0.2
 //! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
+//! # ledger = true                 # each skill's tests across runs in .skill-evolve/ledger/:
+//! # ledger_horizon = 365          # fdr_alpha spread over this many tests of the skill
+//! # reuse_questions = false       # gate questions that accepted a version gate no successor
 //! # probation = 0.25              # share of the gate questions held back to judge
 //!                                 # provisional accepts (0: they stand unwatched); unset,
 //!                                 # a quarter when an accept can be provisional and the
