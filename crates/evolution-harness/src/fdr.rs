@@ -237,6 +237,113 @@ impl ELond {
     }
 }
 
+/// The declared budget of a ledger of tests that outlives one run: e-LOND's
+/// level `alpha` spread over at most `horizon` tests, whichever runs make them.
+///
+/// Test `k` (1-based, counted over every run that used the ledger) spends
+/// `s_k = (alpha − S_{k−1}) / (horizon − k + 1)`, `S_{k−1}` being what the
+/// tests before it spent, and is tested at `α_k = s_k · (D_{k−1} + 1)`. With
+/// the same `alpha` and `horizon` throughout, `s_k = alpha / horizon` (up to
+/// rounding): the threshold of test `k` is `horizon / (alpha · (D_{k−1} + 1))`.
+/// A budget changed between runs spreads what is left over the tests left, so
+/// the spending never exceeds the largest `alpha` used: `Σ s_k ≤ alpha`, and
+/// e-LOND's bound `FDR ≤ Σ s_k` holds over every test of the ledger. Tests
+/// past the horizon get level zero.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LedgerBudget {
+    /// The level spread over the ledger's tests.
+    pub alpha: f64,
+    /// The most tests the level is spread over.
+    pub horizon: u64,
+}
+
+/// What a ledger's tests have spent so far.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LedgerSpent {
+    /// Tests so far.
+    pub tests: u64,
+    /// The level they spent, `Σ s_k`.
+    pub spent: f64,
+    /// Discoveries (accepts) among them.
+    pub discoveries: u64,
+}
+
+/// The level of a ledger's next test and what it spends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LedgerLevel {
+    /// The level, its 1-based `index` counted over the whole ledger.
+    pub level: TestLevel,
+    /// `s_k`: the share of the budget this test spends (`α_k / (D_{k−1} + 1)`).
+    pub spend: f64,
+}
+
+impl LedgerBudget {
+    /// A budget of `alpha` over `horizon` tests.
+    ///
+    /// # Errors
+    /// [`FdrError::InvalidAlpha`] unless `0 < alpha < 1`; [`FdrError::EmptyHorizon`] for a
+    /// zero horizon.
+    pub fn new(alpha: f64, horizon: u64) -> Result<Self, FdrError> {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(FdrError::InvalidAlpha(alpha));
+        }
+        if horizon == 0 {
+            return Err(FdrError::EmptyHorizon);
+        }
+        Ok(LedgerBudget { alpha, horizon })
+    }
+
+    /// The level left to spend after `so_far` (never negative).
+    pub fn left(&self, so_far: &LedgerSpent) -> f64 {
+        (self.alpha - so_far.spent).max(0.0)
+    }
+
+    /// The level and spending of the test after `so_far`.
+    pub fn next(&self, so_far: &LedgerSpent) -> LedgerLevel {
+        let index = so_far.tests.saturating_add(1);
+        let tests_left = self.horizon.saturating_sub(so_far.tests);
+        let spend = if tests_left == 0 {
+            0.0
+        } else {
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "exact below 2^53 tests, far past any ledger"
+            )]
+            let share = self.left(so_far) / tests_left as f64;
+            share
+        };
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "exact below 2^53 discoveries, far past any ledger"
+        )]
+        let weight = so_far.discoveries.saturating_add(1) as f64;
+        let alpha_t = (spend * weight).min(1.0);
+        let threshold = if alpha_t > 0.0 {
+            1.0 / alpha_t
+        } else {
+            f64::INFINITY
+        };
+        LedgerLevel {
+            level: TestLevel {
+                index,
+                alpha_t,
+                threshold,
+                discoveries_before: so_far.discoveries,
+            },
+            spend,
+        }
+    }
+
+    /// `so_far` after a test at `level` that was (`discovery`) or was not a discovery.
+    pub fn after(so_far: &LedgerSpent, level: &LedgerLevel, discovery: bool) -> LedgerSpent {
+        LedgerSpent {
+            tests: so_far.tests.saturating_add(1),
+            spent: so_far.spent + level.spend,
+            discoveries: so_far.discoveries.saturating_add(u64::from(discovery)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,5 +439,63 @@ mod tests {
         assert_eq!(a.discoveries(), 2);
         assert_eq!(a.history().len(), 4);
         assert_eq!(a.next_level().discoveries_before, 2);
+    }
+
+    #[test]
+    fn a_ledger_spreads_its_level_over_its_horizon_across_runs() {
+        // alpha 0.05 over 365 tests: every test spends 0.05/365, so the first needs
+        // E ≥ 7300, and after one discovery 3650.
+        let budget = LedgerBudget::new(0.05, 365).unwrap();
+        let mut so_far = LedgerSpent::default();
+        let first = budget.next(&so_far);
+        assert_eq!(first.level.index, 1);
+        assert!((first.level.threshold - 7300.0).abs() < 1e-6);
+        so_far = LedgerBudget::after(&so_far, &first, false);
+        let second = budget.next(&so_far);
+        assert_eq!(second.level.index, 2);
+        assert!((second.level.threshold - 7300.0).abs() < 1e-6);
+        so_far = LedgerBudget::after(&so_far, &second, true);
+        let third = budget.next(&so_far);
+        assert!((third.level.threshold - 3650.0).abs() < 1e-6);
+        assert_eq!(third.level.discoveries_before, 1);
+        // Spent to the end, exactly the budget; past the horizon nothing is left.
+        for _ in 2..365 {
+            let level = budget.next(&so_far);
+            so_far = LedgerBudget::after(&so_far, &level, false);
+        }
+        assert_eq!(so_far.tests, 365);
+        assert!(so_far.spent <= 0.05 * (1.0 + 1e-12), "{}", so_far.spent);
+        assert!((so_far.spent - 0.05).abs() < 1e-12);
+        let past = budget.next(&so_far);
+        assert_eq!(past.spend, 0.0);
+        assert_eq!(past.level.threshold, f64::INFINITY);
+        assert_eq!(past.level.index, 366);
+    }
+
+    #[test]
+    fn a_changed_ledger_budget_spreads_what_is_left() {
+        // Ten tests at 0.05/100 each, then the horizon is cut to 20: the other ten share
+        // what is left, and the whole never exceeds 0.05.
+        let wide = LedgerBudget::new(0.05, 100).unwrap();
+        let mut so_far = LedgerSpent::default();
+        for _ in 0..10 {
+            let level = wide.next(&so_far);
+            so_far = LedgerBudget::after(&so_far, &level, false);
+        }
+        assert!((so_far.spent - 0.005).abs() < 1e-15);
+        let narrow = LedgerBudget::new(0.05, 20).unwrap();
+        let next = narrow.next(&so_far);
+        assert!((next.spend - 0.0045).abs() < 1e-15);
+        for _ in 10..20 {
+            let level = narrow.next(&so_far);
+            so_far = LedgerBudget::after(&so_far, &level, false);
+        }
+        assert!(so_far.spent <= 0.05 * (1.0 + 1e-12));
+        // A lower level than already spent leaves nothing.
+        let low = LedgerBudget::new(0.01, 1000).unwrap();
+        assert_eq!(low.left(&so_far), 0.0);
+        assert_eq!(low.next(&so_far).level.threshold, f64::INFINITY);
+        assert_eq!(LedgerBudget::new(0.05, 0), Err(FdrError::EmptyHorizon));
+        assert!(LedgerBudget::new(1.5, 10).is_err());
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::HarnessEvent;
 use crate::fdr::{ELond, FdrDecision, TestLevel};
+use crate::ledger::{LedgerOutcome, TestLedger};
 use crate::probation::Probation;
 use crate::runner::Workspace;
 use crate::validate::{
@@ -34,6 +35,10 @@ pub struct GateRecord {
     pub new_version: Option<String>,
     /// The watch started for a provisional accept.
     pub probation: Option<Probation>,
+    /// The level the ledger kept beyond the run gave it (its `index` counted over the
+    /// ledger), when one was used: the candidate needed this threshold too.
+    #[serde(default)]
+    pub ledger: Option<TestLevel>,
 }
 
 impl GateRecord {
@@ -147,6 +152,30 @@ impl Gatekeeper {
         writes: &BTreeMap<String, String>,
         questions: &[GeneratedQuestion],
     ) -> Result<GateRecord, ValidationError> {
+        self.judge_with(ctx, None, store, baseline, candidate, writes, questions)
+            .await
+    }
+
+    /// [`Gatekeeper::judge`], the candidate also tested by `ledger` (see
+    /// [`Gatekeeper::decide_with`]) for the documents it writes.
+    ///
+    /// # Errors
+    /// As [`Gatekeeper::judge`], and the ledger's errors.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "judge's arguments and the ledger, each distinct"
+    )]
+    pub async fn judge_with(
+        &mut self,
+        ctx: ValidationContext<'_>,
+        ledger: Option<&dyn TestLedger>,
+        store: &dyn VersionedStore,
+        baseline: &Workspace,
+        candidate: &Candidate,
+        writes: &BTreeMap<String, String>,
+        questions: &[GeneratedQuestion],
+    ) -> Result<GateRecord, ValidationError> {
+        let written: Vec<String> = writes.keys().cloned().collect();
         let current = store.current_version()?;
         if let Some(parent) = accepted_earlier(store, &current, &candidate.label)? {
             // A previous attempt accepted this candidate and wrote the store,
@@ -162,7 +191,9 @@ impl Gatekeeper {
                     parent_ws.skills.insert(name, text);
                 }
             }
-            let record = self.decide(ctx, &parent_ws, candidate, questions).await?;
+            let record = self
+                .decide_with(ctx, ledger, &written, &parent_ws, candidate, questions)
+                .await?;
             return Self::commit(ctx, store, &parent, record, writes);
         }
         if current != baseline.version {
@@ -171,7 +202,9 @@ impl Gatekeeper {
                 current,
             });
         }
-        let record = self.decide(ctx, baseline, candidate, questions).await?;
+        let record = self
+            .decide_with(ctx, ledger, &written, baseline, candidate, questions)
+            .await?;
         Self::commit(ctx, store, &baseline.version, record, writes)
     }
 
@@ -191,49 +224,124 @@ impl Gatekeeper {
         candidate: &Candidate,
         questions: &[GeneratedQuestion],
     ) -> Result<GateRecord, ValidationError> {
+        self.decide_with(ctx, None, &[], baseline, candidate, questions)
+            .await
+    }
+
+    /// [`Gatekeeper::decide`], the candidate (writing the documents `written`) also
+    /// tested by `ledger`, a record of tests kept beyond the run
+    /// ([`TestLedger`]): before any rollout the ledger gives its level and the
+    /// gate questions it must not use; the candidate is gated on the others
+    /// and needs the higher of the two thresholds, the run's and the
+    /// ledger's, so that the false-discovery-rate bound of each holds; the
+    /// outcome is then recorded in the ledger. A candidate the ledger gives
+    /// level zero, or that has no gate question left, is not gated (no
+    /// rollout) and is recorded as such.
+    ///
+    /// # Errors
+    /// As [`Gatekeeper::decide`], and the ledger's errors.
+    pub async fn decide_with(
+        &mut self,
+        ctx: ValidationContext<'_>,
+        ledger: Option<&dyn TestLedger>,
+        written: &[String],
+        baseline: &Workspace,
+        candidate: &Candidate,
+        questions: &[GeneratedQuestion],
+    ) -> Result<GateRecord, ValidationError> {
         let level = self.fdr.as_ref().map(ELond::next_level);
+        let test = match ledger {
+            Some(ledger) => ledger.open(&candidate.label, written)?,
+            None => None,
+        };
+        let questions: Vec<GeneratedQuestion> = match &test {
+            Some(test) => questions
+                .iter()
+                .filter(|q| !test.excluded.contains(&q.question_id))
+                .cloned()
+                .collect(),
+            None => questions.to_vec(),
+        };
+        // The stricter of the run's level and the ledger's decides the thresholds.
+        let strictest = [level, test.as_ref().map(|t| t.level)]
+            .into_iter()
+            .flatten()
+            .max_by(|a, b| a.threshold.total_cmp(&b.threshold));
         let mut config = self.config.clone();
-        if let Some(level) = &level {
-            match params_for_level(&self.config.params, level) {
-                Some(params) => config.params = params,
-                None => {
-                    return Ok(GateRecord {
-                        candidate: candidate.label.clone(),
-                        level: Some(*level),
-                        validation: None,
-                        fdr: None,
+        let params = match &strictest {
+            Some(strictest) => params_for_level(&self.config.params, strictest),
+            None => Some(self.config.params),
+        };
+        let ledger_level = test.as_ref().map(|t| t.level);
+        // Every gate question already accepted an earlier version: nothing is left to test on.
+        let used_up = questions.is_empty() && test.as_ref().is_some_and(|t| !t.excluded.is_empty());
+        let Some(params) = params.filter(|_| !used_up) else {
+            if let Some(ledger) = ledger.filter(|_| test.is_some()) {
+                ledger.close(
+                    &candidate.label,
+                    written,
+                    &LedgerOutcome {
+                        e_value: None,
+                        decision: None,
                         accepted: false,
-                        new_version: None,
-                        probation: None,
-                    });
-                }
+                        questions: Vec::new(),
+                    },
+                )?;
             }
-        }
+            return Ok(GateRecord {
+                candidate: candidate.label.clone(),
+                level,
+                validation: None,
+                fdr: None,
+                accepted: false,
+                new_version: None,
+                probation: None,
+                ledger: ledger_level,
+            });
+        };
+        config.params = params;
         let outcome = validate_candidate(
             ctx,
             &config,
             baseline,
             candidate,
-            questions,
+            &questions,
             &mut self.cache,
         )
         .await?;
         let decision = outcome.decision();
+        let e_value = outcome.verdict.e_value;
         // Under e-LOND an accept is a discovery: the gate accepts and the
         // e-value reaches the level's threshold (the raised parameters make
-        // the first imply the second; checking both keeps it so).
+        // the first imply the second; checking both keeps it so), the
+        // ledger's threshold included.
+        let ledger_ok = ledger_level.is_none_or(|l| l.alpha_t > 0.0 && e_value >= l.threshold);
         let fdr = match self.fdr.as_mut() {
-            Some(fdr) => Some(fdr.record(outcome.verdict.e_value, decision.is_accept())?),
+            Some(fdr) => Some(fdr.record(e_value, decision.is_accept() && ledger_ok)?),
             None => None,
         };
+        let accepted = decision.is_accept() && ledger_ok && fdr.is_none_or(|d| d.discovery);
+        if let Some(ledger) = ledger.filter(|_| test.is_some()) {
+            ledger.close(
+                &candidate.label,
+                written,
+                &LedgerOutcome {
+                    e_value: Some(e_value),
+                    decision: Some(decision),
+                    accepted,
+                    questions: outcome.observed.keys().cloned().collect(),
+                },
+            )?;
+        }
         Ok(GateRecord {
             candidate: candidate.label.clone(),
             level,
-            accepted: decision.is_accept() && fdr.is_none_or(|d| d.discovery),
+            accepted,
             validation: Some(outcome),
             fdr,
             new_version: None,
             probation: None,
+            ledger: ledger_level,
         })
     }
 

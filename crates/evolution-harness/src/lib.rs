@@ -67,7 +67,7 @@
 //! validation = ValidationContext { runner, recorder: &log, budget, events,
 //!                                  resume_from: Some(&log) }
 //! ctx        = LoopContext { validation, store: &store, proposer: &proposer,
-//!                            llm: &llm, checkpoint: &checkpoint }
+//!                            llm: &llm, checkpoint: &checkpoint, ledger: None }
 //! keeper     = Gatekeeper::new(..)                               // per-candidate bounds
 //!                  .with_fdr(ELond::new(0.05, GammaSequence::Horizon { proposals })?)
 //! report     = run_evolution(ctx, &loop_config, keeper).await?  // run-wide FDR ≤ 0.05
@@ -165,6 +165,7 @@ mod fdr;
 mod gatekeeper;
 mod ingest;
 mod kernel;
+mod ledger;
 mod phase;
 mod probation;
 mod question_set;
@@ -189,7 +190,9 @@ pub use crate::failures::{
     FailureCount, JUDGE_ERROR_KEY, MIN_FAILURES_TO_STOP, MIN_FAILURES_UNDER_WAY, PhaseFailures,
     is_failure, judge_error,
 };
-pub use crate::fdr::{ELond, FdrDecision, FdrError, GammaSequence, TestLevel};
+pub use crate::fdr::{
+    ELond, FdrDecision, FdrError, GammaSequence, LedgerBudget, LedgerLevel, LedgerSpent, TestLevel,
+};
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
@@ -197,6 +200,7 @@ pub use crate::ingest::{
     parse_session_state, parse_trajectories,
 };
 pub use crate::kernel::KernelProposer;
+pub use crate::ledger::{LedgerError, LedgerOutcome, LedgerTest, TestLedger};
 pub use crate::phase::Phase;
 
 pub use crate::probation::{Probation, ProbationOutcome};

@@ -247,6 +247,9 @@ pub enum ValidationError {
     /// The FDR controller refused the e-value.
     #[error(transparent)]
     Fdr(#[from] crate::fdr::FdrError),
+    /// The ledger of tests kept beyond the run could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::LedgerError),
     /// Most rollouts of a phase gave no usable answer (the agent failed on them, or the
     /// judge scoring them gave no verdict): the run stops, its state kept, instead of
     /// learning and gating on nothing. Running it again after the fix resumes it.

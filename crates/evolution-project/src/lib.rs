@@ -10,6 +10,7 @@
 //!   skill, alike for `run` and a gated `evolve`;
 //! - [`adopt`]: a run's staged documents written to the user's files once confirmed;
 //! - [`status`]: the runs of a project and what each staged;
+//! - [`ledger`]: the project's ledger of gate tests per skill file, kept across runs;
 //! - [`harvest`]: real agent sessions into trajectories and mined tasks; [`session_log`]: the
 //!   finished sessions a host's hook recorded for it;
 //! - [`report_html`]: the HTML report of a run or an `evolve` session;
@@ -31,6 +32,7 @@ pub mod evolve;
 pub mod harvest;
 pub mod input;
 pub mod layout;
+pub mod ledger;
 pub mod llm;
 mod llm_log;
 #[cfg(feature = "local")]

@@ -1,5 +1,6 @@
 //! `skill-evolve status`: the runs of a project and what each staged, then its `evolve`
-//! sessions (the library's `status` and `evolve_sessions` gather them).
+//! sessions (the library's `status` and `evolve_sessions` gather them), then each skill's
+//! ledger of gate tests across runs (`evolution_project::ledger`).
 
 use std::process::ExitCode;
 
@@ -42,6 +43,12 @@ pub(crate) fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     }
     for session in &sessions {
         outln!("{}", session.line(&project));
+    }
+    // Each skill's ledger of gate tests across runs (`[gate] ledger = true`).
+    let ledgers = evolution_project::ledger::project_ledgers(&project)
+        .map_err(|e| evolution_project::error::bad_option(e.to_string()))?;
+    for ledger in &ledgers {
+        outln!("{}", ledger.line());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -124,9 +124,17 @@ async fn decide(
     };
     // A skill's candidate is gated on the questions of the task types that skill serves.
     let questions = config.gate_questions_for(writes.keys());
+    let written: Vec<String> = writes.keys().cloned().collect();
     let record = state
         .gatekeeper
-        .decide(ctx.validation, &against, &candidate, &questions)
+        .decide_with(
+            ctx.validation,
+            ctx.ledger,
+            &written,
+            &against,
+            &candidate,
+            &questions,
+        )
         .await?;
     let pending = PendingGate {
         record,

@@ -188,6 +188,10 @@ pub struct LoopContext<'a> {
     pub llm: &'a dyn LlmProvider,
     /// Saves the loop state.
     pub checkpoint: &'a dyn Checkpoint,
+    /// A record of tests kept beyond the run, when there is one: each candidate is also
+    /// tested at the level it gives and not gated on the questions it excludes
+    /// ([`crate::Gatekeeper::decide_with`]).
+    pub ledger: Option<&'a dyn crate::ledger::TestLedger>,
 }
 
 impl std::fmt::Debug for LoopContext<'_> {

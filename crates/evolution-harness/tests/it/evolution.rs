@@ -147,6 +147,7 @@ impl World {
             proposer,
             llm,
             checkpoint: &self.checkpoint,
+            ledger: None,
         }
     }
 
@@ -722,6 +723,7 @@ async fn run_same_file(
         proposer: &SameFile,
         llm: &llm,
         checkpoint,
+        ledger: None,
     };
     run_evolution(ctx, &loop_config("r", 1, set("t", 10)), gate("r", 11)).await
 }

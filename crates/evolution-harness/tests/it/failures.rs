@@ -201,6 +201,7 @@ async fn a_tripped_infra_guard_rejects_the_candidate_and_the_loop_goes_on() {
         proposer: &TwoProposals,
         llm: &llm,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config: LoopConfig = loop_config("fs", 1, set("t", 10));
     let report = run_evolution(ctx, &config, gate("fs", 11)).await.unwrap();
@@ -315,6 +316,7 @@ async fn a_loop_whose_agent_fails_every_training_question_stops_and_resumes_once
         proposer: &TwoProposals,
         llm: &llm,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config: LoopConfig = loop_config("fs", 1, set("t", 4));
     let stopped = run_evolution(ctx, &config, gate("fs", 11))

@@ -87,6 +87,7 @@ async fn run(dir: &Path, llm: &ScriptedLlm, live: usize, concurrency: usize) -> 
         proposer: &proposer,
         llm: &journal,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config = LoopConfig {
         slow_update_template: Some(PromptTemplates::default().slow_update),

@@ -130,6 +130,7 @@ async fn run_once(
         proposer: &proposer,
         llm: &llm,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config = LoopConfig {
         slow_update_template: Some(PromptTemplates::default().slow_update),

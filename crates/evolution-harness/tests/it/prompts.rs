@@ -124,6 +124,7 @@ async fn a_system_prompt_and_a_tool_prompt_evolve_through_the_gate() {
         proposer: &PromptProposer,
         llm: &llm,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config = LoopConfig {
         prompt_files: BTreeSet::from([SYSTEM.to_owned(), EXTRACT.to_owned(), VERIFY.to_owned()]),
@@ -548,6 +549,7 @@ async fn run_kernel_loop<const N: usize>(
         proposer: &proposer,
         llm,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config = LoopConfig {
         prompt_files: BTreeSet::from(prompt_files),

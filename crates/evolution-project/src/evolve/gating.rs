@@ -19,7 +19,7 @@ use anyhow::Context as _;
 use evolution_diagnose::DiagnosePrompts;
 use evolution_gate::{Gate, ProbationVerdict};
 use evolution_harness::{
-    AgentRunner as _, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner,
+    AgentRunner as _, Budget, Candidate, GateRecord, Gatekeeper, SubprocessRunner, TestLedger,
     ValidationContext, ValidationOutcome, Workspace,
 };
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -32,7 +32,8 @@ use serde::Serialize;
 use crate::agent_workspace::{planned, read_planned, serving, workspace};
 use crate::error::bad_at;
 use crate::layout::read_skills;
-use crate::run::config::{GateReach, GatingConfig, ReachScope};
+use crate::ledger::{LedgerFile, ProjectLedger};
+use crate::run::config::{GateReach, GatingConfig, LedgerReach, ReachScope};
 use crate::run::dir::RunDir;
 use crate::run::events::{EventLines, RunObserver, decision_name};
 use crate::run::rubric::RubricRunner;
@@ -198,6 +199,9 @@ pub fn budget_of(config: &GatingConfig) -> anyhow::Result<Arc<Budget>> {
 pub struct GateTarget {
     /// The skill's name (its frontmatter's `name:`, else its folder's or file's name).
     pub skill: String,
+    /// The skill's file, whose ledger (in the project of the agent configuration) tests
+    /// its candidates when `[gate] ledger = true`.
+    pub path: std::path::PathBuf,
     /// Its document name in the agent's workspace: `<name>.md`, as in `run`.
     pub document: String,
     /// Every document of the workspace the session starts from (name → text), the evolved
@@ -297,6 +301,7 @@ impl GateTarget {
         };
         Ok(GateTarget {
             skill: doc.skill.clone(),
+            path: doc.path.clone(),
             document: doc.document.clone(),
             documents,
             prompt_files: config.prompt_files.iter().cloned().collect(),
@@ -328,9 +333,54 @@ impl GateTarget {
     pub fn check_reach(&self, config: &GatingConfig, candidates: u64) -> anyhow::Result<GateReach> {
         // A skill that every gate question serves is said of the whole set, as in `run`.
         let scope = (self.gate.len() < self.all_gate).then(|| self.scope());
-        config
-            .gate_settings
-            .check_reach(&config.path, self.gate.len(), candidates, scope)
+        let ledger = self.ledger_reach(config)?;
+        let n = self
+            .gate
+            .len()
+            .saturating_sub(ledger.as_ref().map_or(0, |l| l.excluded));
+        let mut reach = config.gate_settings.reach_with(n, candidates, ledger)?;
+        reach.scope = scope;
+        if reach.cannot_accept() {
+            return Err(bad_at(&config.path, None, reach.refusal()));
+        }
+        Ok(reach)
+    }
+
+    /// The skill's ledger as its next candidate meets it (as `run` reads it), `None`
+    /// without one.
+    fn ledger_reach(&self, config: &GatingConfig) -> anyhow::Result<Option<LedgerReach>> {
+        let Some(budget) = config.gate_settings.ledger_budget() else {
+            return Ok(None);
+        };
+        let file = LedgerFile::of(&config_project(config), &self.path);
+        let ledger = file
+            .read()
+            .map_err(|e| crate::error::bad_option(e.to_string()))?;
+        let (next, excluded) = ledger.next(&budget, config.gate_settings.reuse_questions);
+        Ok(Some(LedgerReach {
+            skill: file.skill,
+            level: next.level,
+            budget,
+            excluded: self
+                .gate
+                .iter()
+                .filter(|q| excluded.contains(&q.question_id))
+                .count(),
+        }))
+    }
+
+    /// The ledger the session's candidates are tested by, `None` without one.
+    fn ledger(&self, config: &GatingConfig, dir: &RunDir) -> Option<ProjectLedger> {
+        let budget = config.gate_settings.ledger_budget()?;
+        Some(ProjectLedger {
+            files: BTreeMap::from([(
+                self.document.clone(),
+                LedgerFile::of(&config_project(config), &self.path),
+            )]),
+            run: dir.name(),
+            budget,
+            reuse_questions: config.gate_settings.reuse_questions,
+        })
     }
 
     /// The workspace `version` with `text` as the skill's document.
@@ -338,6 +388,14 @@ impl GateTarget {
         let mut documents = self.documents.clone();
         documents.insert(self.document.clone(), text.to_owned());
         workspace(version, documents, &self.prompt_files)
+    }
+}
+
+/// The project whose ledger a session uses: the folder of its agent configuration.
+fn config_project(config: &GatingConfig) -> std::path::PathBuf {
+    match config.path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
     }
 }
 
@@ -357,6 +415,8 @@ pub struct GateSession<'a> {
     provenance: BTreeSet<String>,
     /// The session's name: the prefix of its run ids.
     name: String,
+    /// The skill's ledger across runs and sessions (`[gate] ledger = true`).
+    ledger: Option<ProjectLedger>,
 }
 
 impl<'a> GateSession<'a> {
@@ -396,8 +456,10 @@ impl<'a> GateSession<'a> {
         let keeper = config
             .gate_settings
             .gatekeeper(format!("{}_gate_", dir.name()), candidates)?;
+        let ledger = target.ledger(config, dir);
         Ok(GateSession {
             config,
+            ledger,
             target,
             runner,
             store: FsVersionedStore::new(store),
@@ -462,8 +524,9 @@ impl<'a> GateSession<'a> {
         };
         let mut keeper = self.keeper.clone();
         let record = keeper
-            .judge(
+            .judge_with(
                 self.context(),
+                self.ledger.as_ref().map(|l| l as &dyn TestLedger),
                 &self.store,
                 &baseline,
                 &candidate,

@@ -38,7 +38,7 @@ pub const EVOLVE_MARKER: &str = ".skill-evolve-session";
 
 /// The files and folders a run writes in its folder (besides the temporary `.<name>.<random>`
 /// files of an atomic write of one of them): `--fresh` deletes these and nothing else.
-const RUN_OWN_NAMES: [&str; 14] = [
+const RUN_OWN_NAMES: [&str; 15] = [
     "store",
     "runlog.sqlite",
     "runlog.sqlite-wal",
@@ -53,7 +53,13 @@ const RUN_OWN_NAMES: [&str; 14] = [
     "report.md",
     "report.json",
     "report.html",
+    LEDGER_INSTANCE,
 ];
+
+/// The file in a run's folder naming this start of the run in the project's ledger
+/// ([`crate::ledger`]): written when the run first starts with a ledger, kept while it
+/// resumes, deleted by `--fresh`, so each fresh start is a run of its own there.
+pub const LEDGER_INSTANCE: &str = "ledger-run";
 
 /// Whether `name` is one of the entries a run writes in its folder ([`RUN_OWN_NAMES`], or the
 /// temporary file of an atomic write of one).
@@ -120,6 +126,34 @@ impl RunDir {
     /// The SQLite run log.
     pub fn runlog(&self) -> PathBuf {
         self.root.join("runlog.sqlite")
+    }
+
+    /// The file naming this start of the run in the project's ledger ([`LEDGER_INSTANCE`]).
+    pub fn ledger_instance(&self) -> PathBuf {
+        self.root.join(LEDGER_INSTANCE)
+    }
+
+    /// The name of this start of the run in the project's ledger: read from
+    /// [`RunDir::ledger_instance`], or made now (`<name>@<milliseconds since 1970>`) and
+    /// written there.
+    ///
+    /// # Errors
+    /// The file cannot be read or written.
+    pub fn ledger_run(&self) -> anyhow::Result<String> {
+        let path = self.ledger_instance();
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_owned()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        }
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO)
+            .as_millis();
+        let run = format!("{}@{ms}", self.name());
+        crate::working_copy::write_atomically(&path, &run)?;
+        Ok(run)
     }
 
     /// The checkpoint a rerun resumes from.

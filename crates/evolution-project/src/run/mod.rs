@@ -329,6 +329,7 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
         estimate.rollouts,
     );
     out.push_str(model_lines);
+    out.push_str(&config.gate_settings.ledger_line());
     out.push_str(&config.probation_note);
     out.push('\n');
     if config.unreviewed > 0 {

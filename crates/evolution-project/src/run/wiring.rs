@@ -115,6 +115,8 @@ pub(super) async fn run_loop(
     if resume {
         progress.say(&format!("resuming from {}", dir.checkpoint().display()));
     }
+    // The project's ledger of each skill's tests, across runs (`[gate] ledger`).
+    let ledger = project_ledger(config, dir)?;
     let ctx = LoopContext {
         validation: ValidationContext {
             runner: &runner,
@@ -127,6 +129,9 @@ pub(super) async fn run_loop(
         proposer: &proposer,
         llm: &metered,
         checkpoint: &checkpoint,
+        ledger: ledger
+            .as_ref()
+            .map(|l| l as &dyn evolution_harness::TestLedger),
     };
     let loop_config = LoopConfig {
         run_name: config.name.clone(),
@@ -201,6 +206,33 @@ pub(super) async fn run_loop(
     )?;
     crate::report_html::write(dir).await?;
     Ok(Ended::Finished(Box::new(report), path))
+}
+
+/// The ledgers the candidates of `config`'s skills are tested by, in the project of `dir`:
+/// `None` without `[gate] ledger`, or with `fdr_alpha = "off"` (the ledger stays untouched).
+fn project_ledger(
+    config: &RunConfig,
+    dir: &RunDir,
+) -> anyhow::Result<Option<crate::ledger::ProjectLedger>> {
+    let Some(budget) = config.gate_settings.ledger_budget() else {
+        return Ok(None);
+    };
+    let project = dir.project();
+    Ok(Some(crate::ledger::ProjectLedger {
+        files: config
+            .skill_docs
+            .iter()
+            .map(|doc| {
+                (
+                    doc.document.clone(),
+                    crate::ledger::LedgerFile::of(&project, &doc.path),
+                )
+            })
+            .collect(),
+        run: dir.ledger_run()?,
+        budget,
+        reuse_questions: config.gate_settings.reuse_questions,
+    }))
 }
 
 /// The most candidates the loop of `config` can gate, the horizon over which e-LOND

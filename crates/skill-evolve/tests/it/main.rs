@@ -32,6 +32,7 @@ mod infra_stop;
 mod init;
 mod inputs;
 mod journal;
+mod ledger;
 mod llm_setup;
 #[cfg(feature = "local")]
 mod local;

@@ -5,7 +5,9 @@ use evolution_gate::{
     AcceptFloor, EProcess, Gate, GateDecision, GateError, GateParams, fewest_questions,
     fewest_wins, ladder_accept_probability,
 };
-use evolution_harness::{ELond, GammaSequence, Gatekeeper, ValidationConfig, params_for_level};
+use evolution_harness::{
+    ELond, GammaSequence, Gatekeeper, LedgerBudget, TestLevel, ValidationConfig, params_for_level,
+};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -58,6 +60,14 @@ pub(super) struct GateSection {
     e_rollback: Option<Spanned<f64>>,
     /// Wald's likelihood ratio tuned to this win rate instead of the uniform mixture.
     alternative: Option<Spanned<f64>>,
+    /// Keep the project's ledger of gate tests per skill, across runs.
+    #[serde(default)]
+    ledger: bool,
+    /// The tests of one skill the ledger spreads `fdr_alpha` over.
+    ledger_horizon: Option<Spanned<u64>>,
+    /// Gate questions that accepted a version may gate its successors.
+    #[serde(default)]
+    reuse_questions: bool,
 }
 
 impl Default for GateSection {
@@ -76,6 +86,9 @@ impl Default for GateSection {
             lambda_dir: None,
             e_rollback: None,
             alternative: None,
+            ledger: false,
+            ledger_horizon: None,
+            reuse_questions: false,
         }
     }
 }
@@ -90,6 +103,11 @@ pub(super) enum FdrChoice {
 
 /// The run-wide false-discovery rate `run` controls unless told otherwise.
 pub const DEFAULT_FDR_ALPHA: f64 = 0.05;
+
+/// The tests of one skill the project's ledger spreads `fdr_alpha` over unless
+/// `[gate] ledger_horizon` says otherwise: a year of nightly runs with one candidate of the
+/// skill each (docs/gate.md gives the threshold this costs).
+pub const DEFAULT_LEDGER_HORIZON: u64 = 365;
 
 pub(super) fn default_fdr() -> Spanned<FdrChoice> {
     Spanned::new(0..0, FdrChoice::Level(DEFAULT_FDR_ALPHA))
@@ -119,6 +137,25 @@ pub struct GateSettings {
     /// The false-discovery rate controlled over the candidates (e-LOND), or `None` when
     /// `[gate] fdr_alpha = "off"`.
     pub fdr_alpha: Option<f64>,
+    /// With `[gate] ledger = true`: the tests of one skill the project's ledger spreads
+    /// `fdr_alpha` over (`ledger_horizon`).
+    pub ledger_horizon: Option<u64>,
+    /// `[gate] reuse_questions`: gate questions that accepted a version of a skill may gate
+    /// its successors.
+    pub reuse_questions: bool,
+}
+
+/// What the project's ledger of a skill adds to its first candidate's test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerReach {
+    /// The skill file's path in the project.
+    pub skill: String,
+    /// The level the ledger gives its next test (`index` over the ledger).
+    pub level: evolution_harness::TestLevel,
+    /// The ledger's budget.
+    pub budget: LedgerBudget,
+    /// The skill's gate questions left out: they accepted an earlier version.
+    pub excluded: usize,
 }
 
 /// The most gate questions [`GateSettings::reach`] looks at; past it a gate can accept
@@ -160,6 +197,8 @@ pub struct GateReach {
     /// The skill whose candidates are tested on these questions, when they are the gate
     /// questions of its own task types rather than the whole gate set.
     pub scope: Option<ReachScope>,
+    /// The skill's ledger, when the project keeps one (`[gate] ledger = true`).
+    pub ledger: Option<LedgerReach>,
 }
 
 /// Whose gate questions a [`GateReach`] counts: one skill's, out of the whole gate set.
@@ -222,9 +261,14 @@ impl GateReach {
                 fmt_e(self.e_provisional)
             )
         };
+        let ledger = self
+            .ledger
+            .as_ref()
+            .map(LedgerReach::words)
+            .unwrap_or_default();
         match self.fdr {
             Some((alpha, horizon)) => format!(
-                "E ≥ {}{provisional} (e-LOND: fdr_alpha {alpha} over {horizon} candidate(s))",
+                "E ≥ {}{provisional} (e-LOND: fdr_alpha {alpha} over {horizon} candidate(s){ledger})",
                 fmt_e(self.e_confirm)
             ),
             None => format!(
@@ -306,9 +350,18 @@ impl GateReach {
 
     /// How many gate questions an accept needs, in words.
     fn needed(&self) -> String {
+        let fresh = match (&self.ledger, self.fewest_questions) {
+            (Some(ledger), Some(n)) if ledger.excluded > 0 => format!(
+                "; {} of its gate questions accepted earlier versions and are not reused \
+                 ([gate] reuse_questions = false): it lacks {} fresh gate question(s)",
+                ledger.excluded,
+                n.saturating_sub(u64::try_from(self.questions).unwrap_or(u64::MAX))
+            ),
+            _ => String::new(),
+        };
         match self.fewest_questions {
-            Some(n) => format!("at least {n} gate questions are needed"),
-            None => format!("not even {MAX_NEEDED_QUESTIONS} gate questions would do"),
+            Some(n) => format!("at least {n} gate questions are needed{fresh}"),
+            None => format!("not even {MAX_NEEDED_QUESTIONS} gate questions would do{fresh}"),
         }
     }
 
@@ -337,6 +390,21 @@ impl GateReach {
     }
 }
 
+impl LedgerReach {
+    /// `; the skill's ledger: test 2 of 365, 1 accept before it`.
+    fn words(&self) -> String {
+        format!(
+            "; the ledger of {}: test {} of {} at fdr_alpha {}, {} accept(s) before it, E ≥ {}",
+            crate::render::terminal_safe(&self.skill),
+            self.level.index,
+            self.budget.horizon,
+            self.budget.alpha,
+            self.level.discoveries_before,
+            fmt_e(self.level.threshold)
+        )
+    }
+}
+
 /// A decision's name as the report spells it.
 fn decision_words(decision: GateDecision) -> &'static str {
     decision.as_str()
@@ -358,9 +426,37 @@ impl GateSettings {
     /// # Errors
     /// A false-discovery level e-LOND refuses (checked when the file was read).
     pub fn first_test_params(&self, horizon: u64) -> anyhow::Result<GateParams> {
+        self.first_test_params_with(horizon, None)
+    }
+
+    /// [`GateSettings::first_test_params`], the first candidate also tested at the level
+    /// `ledger` of a skill's ledger: the higher threshold of the two binds.
+    ///
+    /// # Errors
+    /// As [`GateSettings::first_test_params`]; a ledger level of zero (its horizon spent).
+    pub fn first_test_params_with(
+        &self,
+        horizon: u64,
+        ledger: Option<&TestLevel>,
+    ) -> anyhow::Result<GateParams> {
         let Some(alpha) = self.fdr_alpha else {
             return Ok(self.params);
         };
+        if let Some(level) = ledger {
+            let run = self.first_test_params_with(horizon, None)?;
+            let ledger_params = params_for_level(&self.params, level).ok_or_else(|| {
+                bad_option(
+                    "[gate] ledger_horizon: the skill's ledger has spent its level (every test \
+                     of its horizon is used); raise ledger_horizon to go on"
+                        .to_owned(),
+                )
+            })?;
+            return Ok(if ledger_params.e_confirm > run.e_confirm {
+                ledger_params
+            } else {
+                run
+            });
+        }
         let elond = ELond::new(
             alpha,
             GammaSequence::Horizon {
@@ -380,7 +476,21 @@ impl GateSettings {
     /// # Errors
     /// Parameters or a ladder the gate refuses (checked when the file was read).
     pub fn reach(&self, questions: usize, horizon: u64) -> anyhow::Result<GateReach> {
-        let params = self.first_test_params(horizon)?;
+        self.reach_with(questions, horizon, None)
+    }
+
+    /// [`GateSettings::reach`] for a skill whose candidates the project's ledger also tests
+    /// (`ledger`): at the higher of the two first thresholds.
+    ///
+    /// # Errors
+    /// As [`GateSettings::reach`].
+    pub fn reach_with(
+        &self,
+        questions: usize,
+        horizon: u64,
+        ledger: Option<LedgerReach>,
+    ) -> anyhow::Result<GateReach> {
+        let params = self.first_test_params_with(horizon, ledger.as_ref().map(|l| &l.level))?;
         let gate = Gate::new(params).map_err(|e| bad_option(format!("[gate]: {e}")))?;
         let gate_error = |e: GateError| bad_option(format!("[gate]: {e}"));
         let n = u64::try_from(questions).unwrap_or(u64::MAX);
@@ -414,6 +524,7 @@ impl GateSettings {
             power,
             fewest_questions: fewest,
             scope: None,
+            ledger,
         })
     }
 
@@ -452,6 +563,34 @@ impl GateSettings {
             ("[gate] seed", self.seed.to_string()),
             ("[gate] fdr_alpha", format!("{:?}", self.fdr_alpha)),
         ]
+    }
+
+    /// The budget of the project's ledger of each skill: `fdr_alpha` over `ledger_horizon`
+    /// tests, `None` without a ledger or with `fdr_alpha = "off"` (the ledger is then left
+    /// untouched).
+    pub fn ledger_budget(&self) -> Option<LedgerBudget> {
+        let alpha = self.fdr_alpha?;
+        LedgerBudget::new(alpha, self.ledger_horizon?).ok()
+    }
+
+    /// The pre-flight's line on the project's ledger, empty without one.
+    pub fn ledger_line(&self) -> String {
+        match (self.ledger_horizon, self.fdr_alpha) {
+            (None, _) => String::new(),
+            (Some(horizon), Some(alpha)) => format!(
+                "ledger: each skill's candidates are tests of its ledger in \
+                 .skill-evolve/ledger/, fdr_alpha {alpha} spread over {horizon} tests across \
+                 runs; gate questions that accepted a version are {}\n",
+                if self.reuse_questions {
+                    "reused ([gate] reuse_questions = true)"
+                } else {
+                    "not reused"
+                }
+            ),
+            (Some(_), None) => "ledger: untouched (fdr_alpha = \"off\"): this run's tests are \
+                                not recorded and its candidates are not held to it\n"
+                .to_owned(),
+        }
     }
 
     /// A gatekeeper whose run ids start with `run_prefix`; with a false-discovery rate,
@@ -515,6 +654,22 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
             ));
         }
     };
+    let ledger_horizon = match &g.ledger_horizon {
+        Some(h) if *h.get_ref() == 0 => {
+            return Err(src.at(
+                h.span(),
+                "[gate] ledger_horizon must be at least 1 test".to_owned(),
+            ));
+        }
+        Some(h) if !g.ledger => {
+            return Err(src.at(
+                h.span(),
+                "[gate] ledger_horizon is set but ledger is not: add ledger = true".to_owned(),
+            ));
+        }
+        Some(h) => Some(*h.get_ref()),
+        None => g.ledger.then_some(DEFAULT_LEDGER_HORIZON),
+    };
     Ok(GateSettings {
         params,
         preset,
@@ -522,6 +677,8 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         guard_err,
         seed: g.seed,
         fdr_alpha,
+        ledger_horizon,
+        reuse_questions: g.reuse_questions,
     })
 }
 

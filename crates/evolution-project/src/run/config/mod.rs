@@ -54,6 +54,9 @@
 //! guard_err = 0.2
 //! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
+//! # ledger = true                 # each skill's tests across runs in .skill-evolve/ledger/:
+//! # ledger_horizon = 365          # fdr_alpha spread over this many tests of the skill
+//! # reuse_questions = false       # gate questions that accepted a version gate no successor
 //! # probation = 0.25              # share of the gate questions held back to judge
 //!                                 # provisional accepts (0: they stand unwatched); unset,
 //!                                 # a quarter when an accept can be provisional and the
@@ -117,8 +120,8 @@ mod questions;
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
 pub use self::gate::{
-    DEFAULT_FDR_ALPHA, GateReach, GateSettings, MAX_REACH_QUESTIONS, POWER_WIN_RATES, ReachScope,
-    refuse_unreachable,
+    DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON, GateReach, GateSettings, LedgerReach,
+    MAX_REACH_QUESTIONS, POWER_WIN_RATES, ReachScope, refuse_unreachable,
 };
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};
@@ -382,21 +385,37 @@ impl RunConfig {
         let horizon = self.horizon();
         let total = self.gate.len();
         let scope = self.gate_scope();
+        let project = path.parent().unwrap_or(Path::new("."));
         let mut reaches = Vec::new();
         let whole = |reaches: &mut Vec<GateReach>| -> anyhow::Result<()> {
             reaches.push(self.gate_settings.reach(total, horizon)?);
             Ok(())
         };
-        match scope.values().next() {
+        // A skill's reach on `questions`, less those its ledger excludes.
+        let skill_reach = |doc: &SkillDoc, questions: &[GeneratedQuestion]| {
+            let ledger = self.ledger_reach(project, doc, questions)?;
+            let n = questions
+                .len()
+                .saturating_sub(ledger.as_ref().map_or(0, |l| l.excluded));
+            self.gate_settings.reach_with(n, horizon, ledger)
+        };
+        match (scope.values().next(), self.skill_docs.first()) {
             // One skill serves every task type: its questions are the whole gate set.
-            Some(_) if scope.len() == 1 && self.skill_docs.len() == 1 => whole(&mut reaches)?,
+            (Some(_), Some(doc)) if scope.len() == 1 && self.skill_docs.len() == 1 => {
+                let reach = skill_reach(doc, &self.gate)?;
+                let with_ledger = reach.ledger.is_some();
+                reaches.push(reach);
+                if with_ledger && !self.prompt_files.is_empty() {
+                    whole(&mut reaches)?;
+                }
+            }
             _ => {
                 for doc in &self.skill_docs {
                     let Some(tasks) = scope.get(&doc.document) else {
                         continue;
                     };
-                    let n = crate::agent_workspace::serving(&self.gate, tasks).len();
-                    let reach = self.gate_settings.reach(n, horizon)?.scoped(ReachScope {
+                    let questions = crate::agent_workspace::serving(&self.gate, tasks);
+                    let reach = skill_reach(doc, &questions)?.scoped(ReachScope {
                         skill: doc.skill.clone(),
                         of: total,
                     });
@@ -409,6 +428,37 @@ impl RunConfig {
         }
         refuse_unreachable(path, &reaches)?;
         Ok(reaches)
+    }
+}
+
+impl RunConfig {
+    /// The ledger of `doc` in the project `project` as its next candidate meets it: the
+    /// level it gives and how many of `questions` (the skill's gate questions) it excludes;
+    /// `None` without a ledger (`[gate] ledger` unset, or `fdr_alpha = "off"`).
+    ///
+    /// # Errors
+    /// A ledger file that cannot be read or is not a ledger.
+    pub fn ledger_reach(
+        &self,
+        project: &Path,
+        doc: &SkillDoc,
+        questions: &[GeneratedQuestion],
+    ) -> anyhow::Result<Option<LedgerReach>> {
+        let Some(budget) = self.gate_settings.ledger_budget() else {
+            return Ok(None);
+        };
+        let file = crate::ledger::LedgerFile::of(project, &doc.path);
+        let ledger = file.read().map_err(|e| bad_option(e.to_string()))?;
+        let (next, excluded) = ledger.next(&budget, self.gate_settings.reuse_questions);
+        Ok(Some(LedgerReach {
+            skill: file.skill,
+            level: next.level,
+            budget,
+            excluded: questions
+                .iter()
+                .filter(|q| excluded.contains(&q.question_id))
+                .count(),
+        }))
     }
 }
 
