@@ -125,7 +125,10 @@ mod tests {
             sections(text, "summary"),
             ["short\n### Detail\ndeep".to_owned()]
         );
-        assert_eq!(sections(text, "risks"), ["none\n```\n## Summary\nin code\n```"]);
+        assert_eq!(
+            sections(text, "risks"),
+            ["none\n```\n## Summary\nin code\n```"]
+        );
         assert_eq!(sections(text, "report").len(), 1);
         assert!(sections(text, "detail")[0].contains("deep"));
         assert!(sections(text, "missing").is_empty());

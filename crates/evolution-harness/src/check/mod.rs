@@ -410,8 +410,9 @@ fn all_of(specs: Vec<CheckSpec>) -> Result<AnswerCheck, String> {
     }
     let mut checks = Vec::with_capacity(specs.len());
     for (index, spec) in specs.into_iter().enumerate() {
-        let check = compile(spec, true)
-            .map_err(|problem| format!("check {} of the all_of: {problem}", index.saturating_add(1)))?;
+        let check = compile(spec, true).map_err(|problem| {
+            format!("check {} of the all_of: {problem}", index.saturating_add(1))
+        })?;
         checks.push(check);
     }
     if checks.iter().filter(|c| c.is_rubric()).count() > 1 {

@@ -83,22 +83,32 @@ fn exact_compares_the_whole_trimmed_answer() {
     assert_eq!(c.describe(), "exactly the answer \"paris\", ignoring case");
     assert!(problem(json!({"kind": "exact", "value": "  "})).contains("must not be empty"));
     assert!(problem(json!({"kind": "exact", "value": "x", "ignore_case": "yes"})).contains("bool"));
-    assert!(problem(json!({"kind": "exact", "value": "x", "case": true})).contains("unknown field"));
+    assert!(
+        problem(json!({"kind": "exact", "value": "x", "case": true})).contains("unknown field")
+    );
 }
 
 #[test]
 fn section_present_finds_a_heading_by_its_title() {
     let c = check(json!({"kind": "section_present", "heading": "Next steps"}));
-    assert_eq!(passes(&c, "# Report\n\n## Next Steps:\n- ship\n"), Some(true));
+    assert_eq!(
+        passes(&c, "# Report\n\n## Next Steps:\n- ship\n"),
+        Some(true)
+    );
     assert_eq!(passes(&c, "### **next steps**"), Some(true));
     // Not a heading: plain text, bold text, a heading inside code, a longer title.
     assert_eq!(passes(&c, "Next steps: ship"), Some(false));
     assert_eq!(passes(&c, "**Next steps**\n- ship"), Some(false));
     assert_eq!(passes(&c, "```\n## Next steps\n```"), Some(false));
     assert_eq!(passes(&c, "## Next steps later"), Some(false));
-    assert_eq!(c.describe(), "an answer with a section headed \"next steps\"");
+    assert_eq!(
+        c.describe(),
+        "an answer with a section headed \"next steps\""
+    );
     assert!(c.is_form_only());
-    assert!(problem(json!({"kind": "section_present", "heading": ""})).contains("must not be empty"));
+    assert!(
+        problem(json!({"kind": "section_present", "heading": ""})).contains("must not be empty")
+    );
     assert!(
         problem(json!({"kind": "section_present", "heading": "## Summary"}))
             .contains("without its #s")
@@ -112,7 +122,10 @@ fn section_contains_looks_only_under_its_heading() {
     let answer = "## Summary\nWe found 3 bugs.\n### Detail\nsee below\n## Risks\nnone\n";
     assert_eq!(passes(&c, answer), Some(true));
     // The value elsewhere in the answer does not count.
-    assert_eq!(passes(&c, "## Summary\nall good\n## Risks\n3 bugs\n"), Some(false));
+    assert_eq!(
+        passes(&c, "## Summary\nall good\n## Risks\n3 bugs\n"),
+        Some(false)
+    );
     assert_eq!(passes(&c, "3 bugs"), Some(false));
     // Any section of that title may hold it; a subsection belongs to its section.
     assert_eq!(
@@ -215,7 +228,10 @@ fn all_of_passes_when_every_check_passes() {
     );
     assert!(!c.is_form_only());
     assert_eq!(c.rubric(), None);
-    assert!(c.describe().contains("headed \"answer\"; and an answer whose"));
+    assert!(
+        c.describe()
+            .contains("headed \"answer\"; and an answer whose")
+    );
     // Form checks together are still form only.
     let form = check(json!({"kind": "all_of", "checks": [
         {"kind": "no_refusal"}, {"kind": "min_chars", "chars": 10}
@@ -275,7 +291,10 @@ fn bad_checks_are_typed_errors() {
     assert!(problem(json!("contains")).contains("expected kind"));
     let e = AnswerCheck::of(&question(json!({"kind": "min_chars"}))).unwrap_err();
     assert_eq!(e.question_id, "q1");
-    assert!(e.to_string().starts_with("question \"q1\" has a bad check: "));
+    assert!(
+        e.to_string()
+            .starts_with("question \"q1\" has a bad check: ")
+    );
 }
 
 #[test]

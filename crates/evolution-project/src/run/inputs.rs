@@ -476,6 +476,9 @@ mod tests {
         assert_eq!(group_of("[evolve] skill_update"), "the edit settings");
         assert_eq!(group_of("[skills]"), "the task types' skills");
         assert_eq!(group_of("[profile]"), "the profile");
-        assert_eq!(group_of("[questions] suite train.jsonl"), "the question set");
+        assert_eq!(
+            group_of("[questions] suite train.jsonl"),
+            "the question set"
+        );
     }
 }

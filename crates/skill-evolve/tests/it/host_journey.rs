@@ -5,8 +5,6 @@
 //! model calls are answered by the scripted model of `host_model.rs` on 127.0.0.1, the
 //! optimizer's by the fake LLM.
 
-use std::path::Path;
-
 use crate::fake_llm::QA_RULE;
 use crate::host_agents::host_cli;
 use crate::host_model::SKILL;

@@ -77,7 +77,7 @@ pub(super) fn check_questions(
     }
 }
 
-/// `[questions] file` with its shares and seed.
+/// `[questions] file`, divided by its shares after a shuffle.
 fn check_shares(
     src: &Source<'_>,
     q: &QuestionsSection,
