@@ -179,7 +179,7 @@ mod validate;
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
-pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError};
+pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError, REFUSAL_OPENINGS};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
 pub use crate::evolution::{
     DroppedProposal, EvolutionReport, LoopConfig, LoopContext, LoopError, LoopState, PendingGate,

@@ -36,7 +36,9 @@ impl QuestionSetError {
 /// Parses a question set: a JSON array when the text starts with `[`, JSON
 /// lines otherwise (blank lines skipped). Ids must be present, non-empty and
 /// unique, and a question's `check`, when present, must be usable (see
-/// [`AnswerCheck`]: a regular expression that does not compile is refused here). An empty set is not an error here; the caller decides.
+/// [`AnswerCheck`]: an unknown kind, a missing field or a regular expression that does not
+/// compile is refused here, with its line). An empty set is not an error here; the caller
+/// decides.
 ///
 /// # Errors
 /// [`QuestionSetError`] with the line of the first problem: text that is not

@@ -186,7 +186,8 @@ pub enum Scoring {
 }
 
 impl Scoring {
-    fn score(self, question: &GeneratedQuestion, reply: &AgentReply) -> bool {
+    /// Whether `reply`, reached by the steps of `trace`, answers `question` rightly.
+    fn score(self, question: &GeneratedQuestion, reply: &AgentReply, trace: &[TraceStep]) -> bool {
         let exact = || {
             let reference = question.answer.trim();
             !reference.is_empty()
@@ -195,7 +196,7 @@ impl Scoring {
         // A question's check, when it has one, replaces the exact match; a check that cannot
         // be read (refused when the set is read) or a rubric (not judged here) passes nothing.
         let reference = || match AnswerCheck::of(question) {
-            Ok(Some(check)) => check.passes(&reply.prediction).unwrap_or(false),
+            Ok(Some(check)) => check.passes(&reply.prediction, trace).unwrap_or(false),
             Ok(None) => exact(),
             Err(_) => false,
         };
@@ -266,7 +267,7 @@ impl AgentReply {
                 }
             }
         }
-        let correct = reply.error.is_none() && scoring.score(question, &reply);
+        let correct = reply.error.is_none() && scoring.score(question, &reply, &trace);
         let steps_used = reply
             .steps_used
             .unwrap_or_else(|| u32::try_from(trace.len()).unwrap_or(u32::MAX));

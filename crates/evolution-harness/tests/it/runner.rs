@@ -183,3 +183,38 @@ async fn a_check_replaces_the_exact_match_and_a_rubric_passes_nothing() {
         "an answer matching the pattern \"count\\\": 3\""
     );
 }
+
+#[tokio::test]
+async fn a_tool_called_check_reads_the_steps_the_agent_reported() {
+    // The agent answers the same text every time; only its steps differ.
+    let runner = InProcessRunner::new(|_: &Workspace, q: &evolution_types::GeneratedQuestion| {
+        let tool = if q.question_id == "looked" {
+            "lookup_order"
+        } else {
+            "guess"
+        };
+        let step = json!({"tool_name": tool})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        Ok(AgentReply {
+            steps: vec![step],
+            ..reply("## Answer\nshipped")
+        })
+    });
+    let with_check = |id: &str| {
+        let mut q = question(id, "t", "v");
+        q.extra.insert(
+            "check".into(),
+            json!({"kind": "all_of", "checks": [
+                {"kind": "tool_called", "tool": "lookup_order"},
+                {"kind": "section_contains", "heading": "Answer", "value": "shipped"},
+            ]}),
+        );
+        q
+    };
+    let qs = [with_check("looked"), with_check("guessed")];
+    let out = runner.run("r", &Workspace::new("v"), &qs).await.unwrap();
+    let correct: Vec<_> = out.iter().map(|o| o.prediction.correct).collect();
+    assert_eq!(correct, [true, false]);
+}

@@ -4,8 +4,8 @@
 //!
 //! The record holds the SHA-256 of every skill and prompt document, and of every setting
 //! that changes what the run does: the question set and its split (shares, shuffle,
-//! probation share), the agent (its command and the files of the project it names, mode,
-//! timeout, scoring, environment, output bounds), the gate, the epochs, the edit settings,
+//! probation share; or each file of a suite folder), the agent (its command and the files
+//! of the project it names, mode, timeout, scoring, environment, output bounds), the gate, the epochs, the edit settings,
 //! the source trees, the task types' skills, the profile, the model and the house rules
 //! (the preferences file's text and checks). The budget caps are
 //! left out (a run stopped at a cap continues once it is raised), and so are the agent's
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::config::RunConfig;
+use super::config::{RunConfig, SplitSource};
 use super::dir::RunDir;
 use super::stage::sha256_hex;
 use crate::error::{bad_at, bad_option};
@@ -53,6 +53,9 @@ const SPLIT_KEYS: [&str; 5] = [
 /// The key of the question set's own text.
 const QUESTION_SET: &str = "[questions] file";
 
+/// The start of the key of each file of a suite (`[questions] suite gate.jsonl`).
+const SUITE_PREFIX: &str = "[questions] suite ";
+
 impl RunInputs {
     /// The inputs of `config` as they are now: its documents read from the user's files.
     ///
@@ -72,13 +75,28 @@ impl RunInputs {
             }
         }
         let split = &config.split_inputs;
-        let [train, gate, holdout] = split.shares;
-        let mut values: Vec<(&str, String)> = vec![
-            (QUESTION_SET, split.questions_sha256.clone()),
-            ("[questions] train", format!("{train:?}")),
-            ("[questions] gate", format!("{gate:?}")),
-            ("[questions] holdout", format!("{holdout:?}")),
-            ("[questions] seed", split.seed.to_string()),
+        let mut owned: Vec<(String, String)> = Vec::new();
+        let mut values: Vec<(&str, String)> = Vec::new();
+        match &split.source {
+            SplitSource::Shares {
+                questions_sha256,
+                shares: [train, gate, holdout],
+                seed,
+            } => values.extend([
+                (QUESTION_SET, questions_sha256.clone()),
+                ("[questions] train", format!("{train:?}")),
+                ("[questions] gate", format!("{gate:?}")),
+                ("[questions] holdout", format!("{holdout:?}")),
+                ("[questions] seed", seed.to_string()),
+            ]),
+            SplitSource::Suite { files } => owned.extend(files.iter().map(|(name, hash)| {
+                (
+                    format!("{SUITE_PREFIX}{name}"),
+                    hash.clone().unwrap_or_else(|| "absent".to_owned()),
+                )
+            })),
+        }
+        values.extend([
             ("[gate] probation", format!("{:?}", split.probation)),
             ("[run] max_epochs", config.max_epochs.to_string()),
             ("[run] tree", serde_json::to_string(&config.tree_data)?),
@@ -102,7 +120,7 @@ impl RunInputs {
             ("[skills]", format!("{:?}", config.task_skills)),
             ("[profile]", serde_json::to_string(&config.profile)?),
             ("[llm]", config.llm.answers_identity()),
-        ];
+        ]);
         // Only a project with house rules records them, so a run started before they
         // existed resumes as it was.
         if config.preferences.file.is_some() {
@@ -115,7 +133,9 @@ impl RunInputs {
         values.extend(config.agent.resume_settings().iter().cloned());
         let settings = values
             .into_iter()
-            .map(|(key, value)| (key.to_owned(), sha256_hex(&value)))
+            .map(|(key, value)| (key.to_owned(), value))
+            .chain(owned)
+            .map(|(key, value)| (key, sha256_hex(&value)))
             .collect();
         Ok(RunInputs {
             format: INPUTS_FORMAT,
@@ -127,7 +147,8 @@ impl RunInputs {
 
     /// What differs between `before` (the record of the run's start) and these inputs, one
     /// phrase per kind of input, in a fixed order: `the skills (refunds.md)`, `the question
-    /// split ([questions] seed)`. `questions_file` names the question set in its phrase.
+    /// split ([questions] seed)`. `questions_file` names the question set (or the suite
+    /// folder, before the name of its file that changed) in its phrase.
     pub fn changes_since(&self, before: &RunInputs, questions_file: &str) -> Vec<String> {
         let mut phrases = Vec::new();
         for (what, now, then) in [
@@ -144,6 +165,8 @@ impl RunInputs {
             let group = group_of(&key);
             let shown = if key == QUESTION_SET {
                 terminal_safe(questions_file).into_owned()
+            } else if let Some(name) = key.strip_prefix(SUITE_PREFIX) {
+                format!("{}/{name}", terminal_safe(questions_file))
             } else {
                 key
             };
@@ -194,7 +217,7 @@ impl RunInputs {
                 before.format
             )));
         }
-        let changes = self.changes_since(&before, &config.split_inputs.file.display().to_string());
+        let changes = self.changes_since(&before, &config.split_inputs.path.display().to_string());
         if changes.is_empty() {
             return Ok(());
         }
@@ -267,7 +290,7 @@ fn group_of(key: &str) -> &'static str {
         rules,
         other,
     ] = GROUPS;
-    if key == QUESTION_SET {
+    if key == QUESTION_SET || key.starts_with(SUITE_PREFIX) {
         set
     } else if SPLIT_KEYS.contains(&key) {
         split
@@ -426,6 +449,36 @@ mod tests {
     }
 
     #[test]
+    fn each_file_of_a_suite_is_an_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("suite/skills")).unwrap();
+        std::fs::write(d.join("suite/skills/general.md"), "RULE a => b\n").unwrap();
+        std::fs::write(d.join("agent.sh"), "echo one\n").unwrap();
+        let part = |prefix: &str, n: usize| -> String {
+            (0..n)
+                .map(|i| format!("{{\"question_id\": \"{prefix}{i}\", \"answer\": \"yes\"}}\n"))
+                .collect()
+        };
+        std::fs::write(d.join("suite/train.jsonl"), part("t", 2)).unwrap();
+        std::fs::write(d.join("suite/gate.jsonl"), part("g", 8)).unwrap();
+        let config = "[run]\nname = \"r\"\nskills = \"suite/skills\"\n\n\
+                      [agent]\ncommand = [\"sh\", \"agent.sh\"]\n\n\
+                      [questions]\nsuite = \"suite\"\n";
+        let before = inputs_in(d, config);
+        assert!(before.settings.contains_key("[questions] suite gate.jsonl"));
+        assert!(!before.settings.contains_key(QUESTION_SET));
+        let changes = |now: &RunInputs| now.changes_since(&before, "suite");
+        assert!(changes(&inputs_in(d, config)).is_empty());
+        std::fs::write(d.join("suite/gate.jsonl"), part("h", 8)).unwrap();
+        std::fs::write(d.join("suite/holdout.jsonl"), part("o", 1)).unwrap();
+        assert_eq!(
+            changes(&inputs_in(d, config)),
+            ["the question set (suite/gate.jsonl, suite/holdout.jsonl)"]
+        );
+    }
+
+    #[test]
     fn every_setting_key_has_its_own_kind() {
         assert_eq!(group_of("[agent] env"), "the agent");
         assert_eq!(group_of("[gate] ladder"), "the gate settings");
@@ -436,5 +489,9 @@ mod tests {
         assert_eq!(group_of("[evolve] skill_update"), "the edit settings");
         assert_eq!(group_of("[skills]"), "the task types' skills");
         assert_eq!(group_of("[profile]"), "the profile");
+        assert_eq!(
+            group_of("[questions] suite train.jsonl"),
+            "the question set"
+        );
     }
 }

@@ -27,7 +27,7 @@ mod wiring;
 
 use std::path::{Path, PathBuf};
 
-use evolution_harness::{Estimate, RunPlan};
+use evolution_harness::{AnswerCheck, Estimate, RunPlan};
 use evolution_llm_cassette::MeasuredSpeed;
 use evolution_types::{ChatMessage, ChatOptions, GeneratedQuestion};
 
@@ -359,6 +359,7 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
             }
         ));
     }
+    out.push_str(&form_only_line(config));
     out.push_str(&format!(
         "skills: {}; appendix notes merged at {} notes or past {} characters\n",
         match config.skill_update {
@@ -384,6 +385,45 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
         ));
     }
     out
+}
+
+/// How many ids [`form_only_line`] names.
+const FORM_ONLY_IDS: usize = 3;
+
+/// One line when questions of the run are scored by their form alone (a check of only
+/// `section_present`, `min_chars`, `max_chars`, `no_refusal` or `tool_called`: a skill can
+/// teach the agent to pass it without a right answer), naming how many and the first ids;
+/// empty when none is.
+pub fn form_only_line(config: &RunConfig) -> String {
+    let gameable: Vec<&GeneratedQuestion> = [
+        &config.train,
+        &config.gate,
+        &config.probation,
+        &config.holdout,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|q| matches!(AnswerCheck::of(q), Ok(Some(check)) if check.is_form_only()))
+    .collect();
+    if gameable.is_empty() {
+        return String::new();
+    }
+    let mut ids: Vec<String> = gameable
+        .iter()
+        .take(FORM_ONLY_IDS)
+        .map(|q| format!("\"{}\"", crate::render::terminal_safe(&q.question_id)))
+        .collect();
+    if gameable.len() > FORM_ONLY_IDS {
+        ids.push("…".to_owned());
+    }
+    format!(
+        "gameable checks: {} question(s) are scored by their form alone (section_present, \
+         min_chars, max_chars, no_refusal or tool_called, with no content check), which a \
+         skill can pass without a right answer: {}; add a content check (contains, regex, \
+         exact, section_contains, json_field or rubric) in an all_of\n",
+        gameable.len(),
+        ids.join(", ")
+    )
 }
 
 /// Which question ids fall in each part of the split (train, gate, probation, holdout), one

@@ -1,7 +1,8 @@
 //! Rubric checks scored by the run's LLM.
 //!
 //! A question whose check is a rubric (`{"kind":"rubric","text":"…"}`, as `harvest --tasks`
-//! writes for a request with no short answer) has no answer a program can compare with. The
+//! writes for a request with no short answer, or one inside an `all_of` with checks a program
+//! decides) has no answer a program can compare with. The
 //! agent answers it like any question (the subprocess protocol never shows it the check); then
 //! [`RubricRunner`] asks the kernel's rubric judge, with the run's LLM and its `rubric`
 //! template, whether the answer meets the rubric, and the verdict is the question's score.
@@ -113,19 +114,28 @@ impl<R: AgentRunner> AgentRunner for RubricRunner<'_, R> {
             if outcome.is_infra_error() {
                 continue;
             }
-            if let Ok(Some(AnswerCheck::Rubric(rubric))) = AnswerCheck::of(question) {
-                Self::judge(*llm, prompts, question, &rubric, outcome).await;
+            let Ok(Some(check)) = AnswerCheck::of(question) else {
+                continue;
+            };
+            // A rubric alone, or one in an `all_of` whose other checks all passed: the
+            // judge decides. An `all_of` failed by its other checks needs no judge.
+            if let Some(rubric) = check.rubric()
+                && check
+                    .passes(&outcome.prediction.prediction, &outcome.trace)
+                    .is_none()
+            {
+                Self::judge(*llm, prompts, question, rubric, outcome).await;
             }
         }
         Ok(outcomes)
     }
 }
 
-/// How many of `questions` have a rubric check.
+/// How many of `questions` have a rubric check (alone or in an `all_of`).
 pub fn count_rubrics(questions: &[GeneratedQuestion]) -> usize {
     questions
         .iter()
-        .filter(|q| matches!(AnswerCheck::of(q), Ok(Some(AnswerCheck::Rubric(_)))))
+        .filter(|q| matches!(AnswerCheck::of(q), Ok(Some(check)) if check.rubric().is_some()))
         .count()
 }
 
@@ -199,6 +209,28 @@ mod tests {
         assert!(requests[0].last_user().contains("answer to a"));
         assert!(requests[1].last_user().contains("revokes the old key"));
         assert_eq!(count_rubrics(&questions), 3);
+    }
+
+    #[tokio::test]
+    async fn a_rubric_in_an_all_of_is_judged_only_when_the_other_checks_pass() {
+        let llm = ScriptedLlm::with_replies([r#"{"passed": true, "reason": "explains it"}"#]);
+        let with = |id: &str, value: &str| {
+            question(
+                id,
+                json!({"kind": "all_of", "checks": [
+                    {"kind": "contains", "value": value},
+                    {"kind": "rubric", "text": "explains why"},
+                ]}),
+            )
+        };
+        let questions = [with("a", "answer to a"), with("b", "something else")];
+        let outcomes = run(&llm, &questions).await;
+        let correct: Vec<bool> = outcomes.iter().map(|o| o.prediction.correct).collect();
+        assert_eq!(correct, [true, false]);
+        // One judge call: b failed its contains check, so no rubric could save it.
+        assert_eq!(llm.call_count(), 1);
+        assert!(llm.requests()[0].last_user().contains("explains why"));
+        assert_eq!(count_rubrics(&questions), 2);
     }
 
     #[tokio::test]

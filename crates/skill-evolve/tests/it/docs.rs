@@ -177,3 +177,23 @@ fn the_dry_run_of_the_layouts_page_maps_task_types_as_it_shows() {
     }
     assert!(printed.ends_with("dry run: the configuration is valid; nothing was run or written\n"));
 }
+
+#[test]
+fn the_checks_of_the_configuration_page_are_the_ones_the_program_reads() {
+    let text = page("run-config.md");
+    // The page's example question is read, and its check combines form and content.
+    let example = block(&text, "### Checks", "json");
+    let questions = evolution_harness::parse_question_set(&example).unwrap();
+    let check = evolution_harness::AnswerCheck::of(&questions[0])
+        .unwrap()
+        .unwrap();
+    assert!(!check.is_form_only());
+    let answer = "# v2.3\n## Breaking changes\n- The config format is TOML now.\n";
+    assert_eq!(check.passes(answer, &[]), Some(true));
+    assert_eq!(check.passes("I'm sorry, I cannot.", &[]), Some(false));
+    // Every refusal opening the program knows is listed on the page.
+    let lower = text.to_lowercase();
+    for opening in evolution_harness::REFUSAL_OPENINGS {
+        assert!(lower.contains(&format!("`{opening}`")), "{opening} missing");
+    }
+}

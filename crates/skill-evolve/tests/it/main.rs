@@ -51,6 +51,7 @@ mod runlogs;
 mod schedule;
 mod secrets;
 mod suggestions;
+mod suite;
 mod support;
 mod tasks;
 #[cfg(unix)]

@@ -68,7 +68,7 @@ struct GatingRun {
 pub struct GatingConfig {
     /// The configuration file, for messages.
     pub path: PathBuf,
-    /// The question set file, for messages.
+    /// The question set file (or suite folder), for messages.
     pub questions_file: PathBuf,
     /// The agent (`[agent]`).
     pub agent: AgentSettings,
@@ -154,7 +154,7 @@ pub fn load_gating(
     check_budget(path, &file.budget, &file.llm)?;
     Ok(GatingConfig {
         path: path.to_path_buf(),
-        questions_file: base.join(file.questions.file.get_ref()),
+        questions_file: base.join(file.questions.source()),
         agent,
         train,
         gate: split.gate,

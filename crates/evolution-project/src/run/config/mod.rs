@@ -41,12 +41,16 @@
 //! [questions]
 //! file = "questions.jsonl"        # JSON array or JSON lines; each question scored by its
 //!                                 # `answer`, or by its `check` when it has one (contains,
-//!                                 # regex, json_field, or a rubric the LLM judges); a line with
-//!                                 # "reviewed": false refuses the run (--allow-unreviewed)
+//!                                 # regex, json_field, exact, section_present,
+//!                                 # section_contains, min_chars, max_chars, no_refusal,
+//!                                 # tool_called, all_of, or a rubric the LLM judges); a line
+//!                                 # with "reviewed": false refuses the run (--allow-unreviewed)
 //! train = 0.5                     # shares of the split, summing to 1
 //! gate = 0.3
 //! holdout = 0.2
 //! seed = 0                        # of the split's shuffle
+//! # suite = "suite"               # instead of file and its shares: a folder already split
+//!                                 # into train.jsonl, gate.jsonl (required) and holdout.jsonl
 //!
 //! [gate]
 //! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
@@ -128,6 +132,7 @@ pub use self::gating::{GatingConfig, load_gating};
 use self::preferences::{PreferencesSection, check_preferences};
 pub use self::probation::AUTO_PROBATION_SHARE;
 use self::probation::hold_back_probation;
+pub use self::questions::SUITE_FILES;
 use self::questions::{QuestionsSection, check_questions};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
@@ -249,20 +254,36 @@ fn no_share() -> Spanned<f64> {
     Spanned::new(0..0, 0.0)
 }
 
-/// What a run's question split is made from: the question set and the parameters that
-/// divide it (a resumed run must split the same questions the same way).
+/// What a run's question split is made from: the question set and what divides it (a
+/// resumed run must split the same questions the same way).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitInputs {
-    /// `[questions] file`, as the configuration writes it.
-    pub file: PathBuf,
-    /// SHA-256 (hex) of the question set: every question, in file order.
-    pub questions_sha256: String,
-    /// `[questions] train`, `gate` and `holdout`.
-    pub shares: [f64; 3],
-    /// `[questions] seed`: the shuffle before the split.
-    pub seed: u64,
+    /// `[questions] file` or `suite`, as the configuration writes it.
+    pub path: PathBuf,
+    /// The questions and how they were divided.
+    pub source: SplitSource,
     /// `[gate] probation`: the share of the gate questions held back for probation.
     pub probation: f64,
+}
+
+/// Where a run's training, gate and held-out questions come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SplitSource {
+    /// `[questions] file`, shuffled and divided by shares.
+    Shares {
+        /// SHA-256 (hex) of the question set: every question, in file order.
+        questions_sha256: String,
+        /// `[questions] train`, `gate` and `holdout`.
+        shares: [f64; 3],
+        /// `[questions] seed`: the shuffle before the split.
+        seed: u64,
+    },
+    /// `[questions] suite`: each of its files ([`SUITE_FILES`]) with the SHA-256 (hex) of its
+    /// questions in file order, `None` when the suite has no such file.
+    Suite {
+        /// File name and hash, in the order of [`SUITE_FILES`].
+        files: Vec<(&'static str, Option<String>)>,
+    },
 }
 
 /// A run configuration, checked.
