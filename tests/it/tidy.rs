@@ -286,7 +286,7 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 20] = [
         "gate",
     ),
     (
-        "crates/evolution-project/src/run/config/mod.rs",
+        "crates/evolution-project/src/run/config/evolve.rs",
         "EvolveSection",
         "evolve",
     ),

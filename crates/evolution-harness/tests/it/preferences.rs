@@ -66,6 +66,7 @@ async fn a_proposal_that_breaks_a_preference_is_dropped_before_its_gate() {
         proposer: &TwoRules,
         llm: &llm,
         checkpoint: &checkpoint,
+        ledger: None,
     };
     let config = LoopConfig {
         preferences: Preferences::parse("```checks\nforbidden = [\"always\"]\n```\n").unwrap(),

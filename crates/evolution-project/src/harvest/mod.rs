@@ -23,6 +23,7 @@ mod files;
 pub mod followup_judge;
 mod locations;
 mod opencode_store;
+mod output;
 pub(crate) mod session_state;
 
 use std::collections::BTreeMap;
@@ -34,7 +35,7 @@ use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
 use evolution_harvest::signals::judge_with_followup;
-use evolution_harvest::tasks::{MinedTask, MiningReport, TaskMiner};
+use evolution_harvest::tasks::{MiningReport, TaskMiner};
 use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
@@ -42,6 +43,7 @@ pub use self::dir::read_bounded;
 use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
 use self::followup_judge::{FollowupCounts, FollowupJudge};
 use self::locations::{recorded_session_files, source_locations};
+use self::output::{Harvested, Writer, check_out_dir, write_tasks};
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 
@@ -300,14 +302,6 @@ fn sessions(n: usize) -> String {
     } else {
         format!("{n} sessions")
     }
-}
-
-/// A harvested trajectory ready to write.
-struct Harvested {
-    id: String,
-    object: Map<String, Value>,
-    passed: bool,
-    reasons: String,
 }
 
 /// Harvests the sessions `args` names: reads, redacts, judges, filters and (with `out`)
@@ -621,20 +615,6 @@ pub fn harvest(
     })
 }
 
-/// Writes mined tasks as JSON lines, replacing the file atomically.
-fn write_tasks(path: &Path, tasks: &[MinedTask]) -> anyhow::Result<()> {
-    let mut text = String::new();
-    for task in tasks {
-        text.push_str(&serde_json::to_string(task)?);
-        text.push('\n');
-    }
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
-    }
-    crate::working_copy::write_private_output(path, &text)
-}
-
 impl HarvestCounts {
     fn add_session(&mut self, s: &Session) {
         self.sessions = self.sessions.saturating_add(1);
@@ -762,62 +742,5 @@ fn check_date(raw: &str) -> anyhow::Result<String> {
             Ok(raw.to_owned())
         }
         _ => Err(bad()),
-    }
-}
-
-/// The output folder is a folder, or does not exist yet.
-fn check_out_dir(out: &Path) -> anyhow::Result<()> {
-    if out.exists() && !out.is_dir() {
-        return Err(bad_at(out, None, "--out must be a folder; this is a file"));
-    }
-    Ok(())
-}
-
-/// Writes trajectories (with `--out`) and notes one line per session.
-struct Writer {
-    out: Option<PathBuf>,
-    ids: std::collections::HashSet<String>,
-}
-
-impl Writer {
-    fn new(out: Option<&Path>) -> Self {
-        Writer {
-            out: out.map(Path::to_path_buf),
-            ids: std::collections::HashSet::new(),
-        }
-    }
-
-    fn write(
-        &mut self,
-        counts: &mut HarvestCounts,
-        notes: &mut dyn FnMut(HarvestNote),
-        mut h: Harvested,
-    ) -> anyhow::Result<()> {
-        if h.passed {
-            counts.passed = counts.passed.saturating_add(1);
-        } else {
-            counts.failed = counts.failed.saturating_add(1);
-        }
-        // Two sessions whose ids clean up to the same name get `-2`, `-3`…
-        let mut id = h.id.clone();
-        let mut n = 1u32;
-        while !self.ids.insert(id.clone()) {
-            n = n.saturating_add(1);
-            id = format!("{}-{n}", h.id);
-        }
-        h.object.insert("id".to_owned(), Value::String(id.clone()));
-        notes(HarvestNote::Session {
-            id: terminal_safe(&id).into_owned(),
-            passed: h.passed,
-            reasons: terminal_safe(&h.reasons).into_owned(),
-        });
-        if let Some(out) = &self.out {
-            std::fs::create_dir_all(out)
-                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
-            let text = serde_json::to_string_pretty(&Value::Object(h.object))?;
-            crate::working_copy::write_private_output(&out.join(format!("{id}.json")), &text)?;
-            counts.written = counts.written.saturating_add(1);
-        }
-        Ok(())
     }
 }

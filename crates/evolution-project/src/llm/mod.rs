@@ -25,6 +25,12 @@
 
 mod config;
 
+/// The key a cassette (and a handoff) files a request under.
+pub use evolution_llm_cassette::cassette_key;
+/// The handoff provider's files and answers (no API key: requests answered outside), for the
+/// front ends that show and answer them.
+pub use evolution_llm_cassette::handoff;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

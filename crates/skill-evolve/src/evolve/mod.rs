@@ -623,7 +623,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
 /// Runs `work` to its end, or stops it (`None`) once the `handoff` provider waits for
 /// answers to the requests it handed off.
 async fn or_handoff<T>(
-    handoff: Option<&evolution_llm_cassette::handoff::Handoff>,
+    handoff: Option<&evolution_project::llm::handoff::Handoff>,
     work: impl std::future::Future<Output = T>,
 ) -> Option<T> {
     match handoff {
@@ -637,7 +637,7 @@ async fn or_handoff<T>(
 
 /// Says where the handed-off requests are and how to go on; the exit code of a session that
 /// waits for answers.
-fn handed_off(out: Out, handoff: Option<&evolution_llm_cassette::handoff::Handoff>) -> ExitCode {
+fn handed_off(out: Out, handoff: Option<&evolution_project::llm::handoff::Handoff>) -> ExitCode {
     if let Some(handoff) = handoff {
         let files = handoff.files();
         out.say(&format!(

@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use evolution_llm_cassette::handoff::{ANSWERS_FILE, add_answer, waiting_prompts};
 use evolution_project::adopt::{AdoptCheck, check_adopt, find_run};
 use evolution_project::harvest::{HarvestNote, HarvestOptions, HarvestSource, harvest};
+use evolution_project::llm::handoff::{ANSWERS_FILE, add_answer, waiting_prompts};
 use evolution_project::run::config::RunOptions;
 use evolution_project::run::dir::{RunDir, runs_of};
 use evolution_project::run::{HANDOFF_DIR, find_run_config, prepare, split_listing};

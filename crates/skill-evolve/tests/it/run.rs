@@ -124,7 +124,7 @@ fn timed_call(model: &str, answered_by: &str, n: usize) -> String {
     let messages = [evolution_types::ChatMessage::user(format!("request {n}"))];
     let options = evolution_types::ChatOptions::default();
     serde_json::json!({
-        "key": evolution_llm_cassette::cassette_key(model, &messages, &options),
+        "key": evolution_project::llm::cassette_key(model, &messages, &options),
         "model": model,
         "messages": messages,
         "options": options,
