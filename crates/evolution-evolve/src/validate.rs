@@ -326,8 +326,9 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// Whether `field` repeats `example`: the same words; the first three or more of
-/// its words, cut off (a truncated copy); or all of a four-word-or-longer example
-/// inside it.
+/// its words, cut off (a truncated copy); all of a four-word-or-longer example
+/// inside it; or a four-word-or-longer example with one word changed (`empty for
+/// append` for `empty for delete`).
 fn echoes(field: &[String], example: &[String]) -> bool {
     if field.is_empty() || example.is_empty() {
         return false;
@@ -338,7 +339,12 @@ fn echoes(field: &[String], example: &[String]) -> bool {
     if field.len() >= 3 && example.starts_with(field) {
         return true;
     }
-    example.len() >= 4 && field.windows(example.len()).any(|w| w == example)
+    if example.len() >= 4 && field.windows(example.len()).any(|w| w == example) {
+        return true;
+    }
+    example.len() >= 4
+        && field.len() == example.len()
+        && field.iter().zip(example).filter(|(a, b)| a != b).count() == 1
 }
 
 /// Why `edit` is a copy of the reply format rather than an edit, or `None`: its `content`,
@@ -404,5 +410,27 @@ mod tests {
             ["append", "the \"new\" text", "more"]
         );
         assert!(prompt_example_texts("no block").is_empty());
+    }
+
+    #[test]
+    fn a_copy_of_the_example_with_a_word_changed_is_an_echo() {
+        let example = words("the new text (empty for delete)");
+        assert!(echoes(&words("the new text (empty for append)"), &example));
+        assert!(!echoes(
+            &words("the new rule for refunds, always"),
+            &example
+        ));
+        let reason = words("which failure this prevents, in one sentence");
+        assert!(echoes(
+            &words("which failure this prevents, in one word"),
+            &reason
+        ));
+        // A reason that only begins as the example does is the model's own.
+        assert!(!echoes(
+            &words("which failure this prevents: t1 listed none"),
+            &reason
+        ));
+        // Short examples are left alone: one word changed is a different text.
+        assert!(!echoes(&words("append"), &words("delete")));
     }
 }
