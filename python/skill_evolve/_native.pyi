@@ -217,6 +217,7 @@ def run(
     dry_run: bool = False,
     allow_unreviewed: bool = False,
     record: Optional[StrPath] = None,
+    preferences: Optional[StrPath] = None,
 ) -> JsonDict:
     """Runs (or resumes) the run configuration ``config`` (an ``evolve.toml``; ``None`` finds
     the nearest one from the current folder up), calling ``on_event(dict)`` with every event
@@ -226,7 +227,9 @@ def run(
     ``report_html`` and ``staged``. Ctrl-C (or an exception in ``on_event``) stops the run
     cleanly and is raised; running again resumes, only with the inputs the run started with
     (a changed skill, question set, split or agent raises ``InputError`` naming what changed
-    and ``fresh``). ``InputError`` for bad input."""
+    and ``fresh``). ``preferences`` names the project's house rules file (text every proposal
+    prompt carries, checks a proposal must pass before its gate), over the configuration's
+    ``[preferences] file``. ``InputError`` for bad input."""
 
 def status(project: Optional[StrPath] = None) -> List[JsonDict]:
     """The runs of a project (``None``: the current folder or the nearest one above it with

@@ -131,6 +131,13 @@ def test_a_whole_run_through_the_tools(tmp_path: Path) -> None:
 
         dry = await call.ok("dry_run", {})
         assert 'run "demo"' in dry and "nothing was run or written" in dry
+        assert "house rules:" not in dry
+        (folder / "rules.md").write_text("Keep the tone terse.\n\n```checks\nmax_lines = 400\n```\n")
+        ruled = await call.ok("dry_run", {"preferences": "rules.md"})
+        assert "house rules:" in ruled and "rules.md" in ruled and "1 check(s)" in ruled, ruled
+        (folder / "rules.md").unlink()
+        failed, text = await call("dry_run", {"preferences": "../rules.md"})
+        assert failed and "outside the project" in text, text
         assert not (folder / ".skill-evolve").exists()
 
         started = json.loads(await call.ok("run", {}))

@@ -48,6 +48,19 @@ def test_a_dry_run_checks_and_writes_nothing(tmp_path: Path) -> None:
     assert not (folder / ".skill-evolve").exists()
 
 
+def test_a_run_takes_the_house_rules_file(tmp_path: Path) -> None:
+    folder = demo_project(tmp_path)
+    rules = folder / "rules.md"
+    rules.write_text("Keep the tone terse.\n\n```checks\nmax_lines = 400\n```\n")
+    result = run(folder / "evolve.toml", dry_run=True, preferences=rules)
+    assert "house rules:" in result["preflight"] and "1 check(s)" in result["preflight"]
+    rules.write_text("```checks\nmax_lines = \"many\"\n```\n")
+    with pytest.raises(InputError) as caught:
+        run(folder / "evolve.toml", dry_run=True, preferences=rules)
+    assert "rules.md" in str(caught.value)
+    assert not (folder / ".skill-evolve").exists()
+
+
 def test_run_status_and_adopt_in_process(tmp_path: Path) -> None:
     """The demo run in process: events reach the callback, the run stages its accepted
     document, ``status`` lists it, ``adopt`` shows the diff and writes only once confirmed."""

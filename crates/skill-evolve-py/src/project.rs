@@ -114,9 +114,14 @@ impl RunObserver for PyObserver {
 /// With `dry_run`, only checks the configuration and returns its pre-flight. With `fresh`,
 /// deletes the run name's earlier state first. Returns a dict: `preflight`, `interrupted`,
 /// and for a finished run `report` (the loop's report), `report_md`, `report_html` and
-/// `staged` (how many documents wait for `adopt`).
+/// `staged` (how many documents wait for `adopt`). `preferences` names the project's house
+/// rules file (as `--preferences` does), over the configuration's.
 #[pyfunction]
-#[pyo3(signature = (config=None, on_event=None, *, fresh=false, dry_run=false, allow_unreviewed=false, record=None))]
+#[pyo3(signature = (config=None, on_event=None, *, fresh=false, dry_run=false, allow_unreviewed=false, record=None, preferences=None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "Python's keyword arguments, each its own flag of `skill-evolve run`"
+)]
 pub(crate) fn run(
     py: Python<'_>,
     config: Option<PathBuf>,
@@ -125,6 +130,7 @@ pub(crate) fn run(
     dry_run: bool,
     allow_unreviewed: bool,
     record: Option<PathBuf>,
+    preferences: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
     let config = match config {
         Some(path) => path,
@@ -132,6 +138,7 @@ pub(crate) fn run(
     };
     let options = RunOptions {
         allow_unreviewed,
+        preferences,
         ..RunOptions::default()
     };
     let runtime = runtime()?;

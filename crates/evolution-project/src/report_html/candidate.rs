@@ -69,10 +69,10 @@ pub(super) fn candidates(inputs: &Inputs) -> String {
     out
 }
 
-/// The e-value a candidate's accept needed: its e-LOND threshold (`None`:
-/// infinite), else the gate's `e_confirm`.
+/// The e-value a candidate's accept needed: the highest of its e-LOND threshold, its
+/// ledger's threshold (`None`: infinite) and the gate's `e_confirm`.
 pub(super) fn needed(record: &RecordView) -> Option<f64> {
-    match (&record.level, &record.validation) {
+    let run = match (&record.level, &record.validation) {
         (Some(level), Some(v)) => match (level.threshold, v.e_confirm) {
             (Some(t), Some(c)) => Some(t.max(c)),
             (t, c) => t.or(c),
@@ -80,6 +80,15 @@ pub(super) fn needed(record: &RecordView) -> Option<f64> {
         (Some(level), None) => level.threshold,
         (None, Some(v)) => v.e_confirm,
         (None, None) => None,
+    };
+    let Some(ledger) = &record.ledger else {
+        return run;
+    };
+    let run_is_infinite = record.level.is_some_and(|l| l.threshold.is_none());
+    match (ledger.threshold, run) {
+        (None, _) => None,
+        (Some(_), None) if run_is_infinite => None,
+        (Some(t), run) => Some(run.map_or(t, |r| r.max(t))),
     }
 }
 
@@ -111,6 +120,17 @@ pub(super) fn candidate(inputs: &Inputs, i: usize, record: &RecordView) -> Strin
             level.alpha_t,
             threshold(level.threshold),
             level.discoveries_before
+        );
+    }
+    if let Some(ledger) = &record.ledger {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">Ledger kept across runs: test {} of this skill, level \
+             α<sub>t</sub> = {:.3e}, so an accept needed E ≥ {} too; {} accept(s) before it.</p>",
+            ledger.index,
+            ledger.alpha_t,
+            threshold(ledger.threshold),
+            ledger.discoveries_before
         );
     }
     if let Some(v) = &record.validation {

@@ -70,6 +70,22 @@ pub(super) struct SavedReport {
     /// The failed rollouts of each part of the run (absent from reports of older versions).
     #[serde(default)]
     pub infra_by_phase: Vec<PartFailures>,
+    /// The proposals dropped before their gate for breaking the project's house rules
+    /// (absent from reports of older versions).
+    #[serde(default)]
+    pub dropped: Vec<DroppedView>,
+}
+
+/// A proposal dropped before its gate: it broke a check of the project's house rules.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(super) struct DroppedView {
+    /// Its label, as a gated candidate's.
+    pub candidate: String,
+    /// The 0-based epoch that proposed it.
+    pub epoch: u32,
+    /// Every check it broke, in words.
+    #[serde(default)]
+    pub reasons: Vec<String>,
 }
 
 /// `report.json`'s `error_control`.
@@ -112,6 +128,10 @@ pub(super) struct RecordView {
     /// The probation of a provisional accept.
     #[serde(default)]
     pub probation: Option<ProbationView>,
+    /// The level the project's ledger (kept across runs) gave it, when one was kept: the
+    /// accept needed this threshold too.
+    #[serde(default)]
+    pub ledger: Option<LevelView>,
 }
 
 /// An e-LOND level.

@@ -14,7 +14,7 @@ use evolution_harness::StopReason;
 use super::candidate::{candidates, diff_block};
 use super::cells::{label, outcome_badge};
 use super::escape;
-use super::model::{ErrorControl, Inputs, SavedReport, Score, StagedView};
+use super::model::{DroppedView, ErrorControl, Inputs, SavedReport, Score, StagedView};
 pub(super) use super::usage::phase_table;
 use super::usage::usage;
 
@@ -66,6 +66,7 @@ pub(super) fn page(inputs: &Inputs) -> String {
     out.push_str(&usage(inputs));
     out.push_str(&failures(&report.infra_by_phase));
     out.push_str(&candidates(inputs));
+    out.push_str(&dropped(&report.dropped));
     out.push_str("<h2 id=\"final-diff\">Diff, first to final version</h2>\n");
     if inputs.final_diff.is_empty() {
         out.push_str("<p>No change was accepted.</p>\n");
@@ -114,6 +115,41 @@ fn failures(parts: &[crate::run::failures::PartFailures]) -> String {
                 "—".to_owned()
             } else {
                 escape::text(&first)
+            }
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The proposals dropped before their gate for breaking the project's house rules: a
+/// table, or nothing when none was.
+fn dropped(dropped: &[DroppedView]) -> String {
+    if dropped.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h2 id=\"dropped\">Dropped before the gate</h2>\n\
+         <p class=\"muted\">These proposals broke a check of the project's preferences, so no \
+         question was spent on them.</p>\n\
+         <table>\n<tr><th>proposal</th><th>epoch</th><th>checks it broke</th></tr>\n",
+    );
+    for d in dropped {
+        let reasons = d
+            .reasons
+            .iter()
+            .map(|r| escape::text(r))
+            .collect::<Vec<_>>()
+            .join("<br>");
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape::text(&d.candidate),
+            d.epoch,
+            if reasons.is_empty() {
+                "—".to_owned()
+            } else {
+                reasons
             }
         );
     }
@@ -440,6 +476,12 @@ mod tests {
                     l: 3,
                     verdict: Some(ProbationVerdict::Rollback),
                 }),
+                ledger: Some(LevelView {
+                    index: 7,
+                    alpha_t: 0.005,
+                    threshold: Some(200.0),
+                    discoveries_before: 2,
+                }),
             },
             RecordView {
                 candidate: format!("rejected {HOSTILE}"),
@@ -448,6 +490,7 @@ mod tests {
                 accepted: false,
                 new_version: None,
                 probation: None,
+                ledger: None,
             },
             RecordView {
                 candidate: format!("late {HOSTILE}"),
@@ -461,6 +504,7 @@ mod tests {
                 accepted: false,
                 new_version: None,
                 probation: None,
+                ledger: None,
             },
         ];
         let diff = format!(
@@ -516,6 +560,11 @@ mod tests {
                     judge_failures: 1,
                     first_agent_error: Some(format!("crashed {HOSTILE}")),
                     first_judge_error: Some(format!("unreadable {HOSTILE}")),
+                }],
+                dropped: vec![DroppedView {
+                    candidate: format!("dropped {HOSTILE}"),
+                    epoch: 1,
+                    reasons: vec![format!("breaks preference 'max_lines = 3' {HOSTILE}")],
                 }],
             },
             diffs: BTreeMap::from([(0, diff.clone()), (1, diff.clone())]),
@@ -580,6 +629,35 @@ mod tests {
         older.report.usage_by_phase = None;
         let html = page(&older);
         assert!(html.contains("everything else") && !html.contains("<tr><td>diagnose</td>"));
+    }
+
+    #[test]
+    fn a_ledger_test_is_shown_and_raises_what_an_accept_needed() {
+        let report = inputs();
+        let html = page(&report);
+        assert!(
+            html.contains("Ledger kept across runs: test 7 of this skill"),
+            "{html}"
+        );
+        let first = &report.report.records[0];
+        assert_eq!(super::super::candidate::needed(first), Some(200.0));
+        let mut lower = first.clone();
+        lower.ledger.as_mut().unwrap().threshold = Some(5.0);
+        assert_eq!(super::super::candidate::needed(&lower), Some(20.0));
+        let mut infinite = first.clone();
+        infinite.ledger.as_mut().unwrap().threshold = None;
+        assert_eq!(super::super::candidate::needed(&infinite), None);
+        assert_eq!(html.matches("Ledger kept across runs").count(), 1);
+    }
+
+    #[test]
+    fn proposals_dropped_before_the_gate_are_listed_with_their_reasons() {
+        let html = page(&inputs());
+        assert!(html.contains("<h2 id=\"dropped\">Dropped before the gate</h2>"));
+        assert!(html.contains("breaks preference &#39;max_lines = 3&#39; &lt;script&gt;"));
+        let mut none = inputs();
+        none.report.dropped.clear();
+        assert!(!page(&none).contains("id=\"dropped\""));
     }
 
     #[test]

@@ -228,12 +228,20 @@ pub fn write_report(
         md.insert_str(at, &note);
     }
     for r in &report.records {
-        let needed = match (&r.level, &r.validation) {
+        let mut needed = match (&r.level, &r.validation) {
             (Some(level), _) if level.threshold.is_finite() => format!("{:.2}", level.threshold),
             (Some(_), _) => "∞".to_owned(),
             (None, Some(v)) => format!("{:.2}", v.e_confirm),
             (None, None) => "—".to_owned(),
         };
+        if let Some(ledger) = &r.ledger {
+            let at = if ledger.threshold.is_finite() {
+                format!("{:.2}", ledger.threshold)
+            } else {
+                "∞".to_owned()
+            };
+            needed = format!("{needed}; ledger test {} of the skill: {at}", ledger.index);
+        }
         let probation = match &r.probation {
             Some(p) => match p.verdict {
                 Some(verdict) => format!("; probation {} (W={}, L={})", verdict.as_str(), p.w, p.l),

@@ -15,6 +15,11 @@ pub(super) struct ConfigInput {
     /// Start over instead of resuming an earlier run of the same name (`--fresh`).
     #[serde(default)]
     pub(super) fresh: bool,
+    /// The project's house rules (`--preferences`), relative to the project: text every
+    /// proposal prompt carries and checks a proposal must pass before its gate. Default: the
+    /// configuration's `[preferences] file`, else `preferences.md` beside it when there is one.
+    #[serde(default)]
+    pub(super) preferences: Option<String>,
 }
 
 /// Inputs naming one background run.

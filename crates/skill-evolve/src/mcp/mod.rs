@@ -142,6 +142,19 @@ impl Server {
         }
     }
 
+    /// The run options a tool's inputs ask for: the house rules file, inside the project.
+    fn run_options(&self, input: &ConfigInput) -> Result<RunOptions, String> {
+        let preferences = input
+            .preferences
+            .as_deref()
+            .map(|path| self.project.inside("preferences", path))
+            .transpose()?;
+        Ok(RunOptions {
+            preferences,
+            ..RunOptions::default()
+        })
+    }
+
     /// The run a tool names: a folder inside the project, or a run name of the project.
     fn run_dir(&self, run: &str) -> Result<RunDir, String> {
         let as_path = self.project.root().join(run);
@@ -216,7 +229,8 @@ impl Server {
     )]
     async fn dry_run(&self, Parameters(input): Parameters<ConfigInput>) -> ToolResult {
         let config = self.config_path(input.config.as_deref())?;
-        let prepared = prepare(&config, &RunOptions::default(), None, input.fresh)
+        let options = self.run_options(&input)?;
+        let prepared = prepare(&config, &options, None, input.fresh)
             .await
             .map_err(|e| one_line(&e))?;
         Ok(format!(
@@ -234,7 +248,8 @@ impl Server {
     )]
     async fn run(&self, Parameters(input): Parameters<ConfigInput>) -> ToolResult {
         let config = self.config_path(input.config.as_deref())?;
-        let prepared = prepare(&config, &RunOptions::default(), None, input.fresh)
+        let options = self.run_options(&input)?;
+        let prepared = prepare(&config, &options, None, input.fresh)
             .await
             .map_err(|e| one_line(&e))?;
         let preflight = prepared.preflight();

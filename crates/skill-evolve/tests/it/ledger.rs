@@ -85,6 +85,22 @@ fn spending_and_used_questions_carry_over_to_the_next_run() {
     assert_eq!(tests[0]["discoveries"], 1);
     let used = strings(&tests[0]["questions"]);
     assert_eq!(used.len(), 18, "{ledger:#}");
+    // The reports show what the ledger asked of the candidate beside the run's own level.
+    let md = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(
+        md.contains("| 20.00; ledger test 1 of the skill: 200.00 |"),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["records"][0]["ledger"]["threshold"], 200.0, "{json:#}");
+    let html = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.html")).unwrap();
+    assert!(
+        html.contains("Ledger kept across runs: test 1 of this skill"),
+        "{html}"
+    );
 
     // The same command again (a finished run resumed): nothing is tested twice.
     let again = run_config(d, &[]);
@@ -191,4 +207,48 @@ fn a_run_killed_after_its_decision_counts_its_test_once() {
     resumed.assert_summary("1 candidate(s), 1 accepted");
     let ledger = ledger_json(d);
     assert_eq!(ledger, killed, "{ledger:#}");
+}
+
+/// Gated `evolve` sessions are tests of the same ledger as runs: the first session's
+/// candidate needs the ledger's threshold, and a second session on the same skill finds the
+/// gate questions the first accept used taken.
+#[test]
+fn gated_evolve_sessions_are_tests_of_the_skills_ledger() {
+    use crate::evolve_gated::{SKILL, agent_config, evolve, json_of, workspace};
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_evolve_gain();
+    // 2 training and 12 gate questions; the ledger spreads 0.05 over 10 tests.
+    let config = agent_config(&agent, "0.85", "ledger = true\nledger_horizon = 10\n");
+    let dir = workspace(SKILL, 14, &config);
+    let d = dir.path();
+    let args = ["--agent-config", "evolve.toml", "--yes", "--json"];
+    let summary = json_of(&evolve(d, &fake.base_url, &args));
+    let verdict = &summary["gate"]["verdicts"][0];
+    // The rule wins all 12: E(12, 0) = 630, above the ledger's 10 / 0.05 = 200.
+    assert_eq!(verdict["passed"], true, "{summary}");
+    assert_eq!(verdict["w"], 12, "{summary}");
+    let path = d.join(".skill-evolve/ledger/skill/SKILL.md.json");
+    let ledger: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tests = ledger["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1, "{ledger:#}");
+    assert_eq!(tests[0]["threshold"], 200.0, "{ledger:#}");
+    assert_eq!(tests[0]["decision"], "accept_confirmed", "{ledger:#}");
+    assert_eq!(strings(&tests[0]["questions"]).len(), 12, "{ledger:#}");
+
+    // A second session on the same skill: every gate question accepted the first version,
+    // so it is refused before any call, and the ledger is untouched.
+    let calls = fake.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let before = snapshot(d);
+    let again = evolve(d, &fake.base_url, &args);
+    assert!(!again.status.success(), "{again:?}");
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.contains("the ledger of skill/SKILL.md: test 2 of 10 at fdr_alpha 0.05, 1 accept(s) before it, E ≥ 100.0")
+            && stderr.contains("12 of its gate questions accepted earlier versions")
+            && stderr.contains("it lacks 9 fresh gate question(s)"),
+        "{stderr}"
+    );
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
+    assert_eq!(snapshot(d), before, "a refused session writes nothing");
 }
