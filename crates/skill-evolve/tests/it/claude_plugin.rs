@@ -2,7 +2,11 @@
 //! (`.claude-plugin/marketplace.json`) through the real, pinned `claude` CLI: validated with
 //! `claude plugin validate --strict`, and loaded with `--plugin-dir` into a headless session
 //! (`claude -p`, its model the scripted one of `host_model.rs` on 127.0.0.1) whose end runs the
-//! plugin's `SessionEnd` hook, so that `harvest --recorded` reads the session.
+//! plugin's `SessionEnd` hook, so that `harvest --recorded` reads the session; and a user's
+//! whole journey by the plugin's commands in one session resumed turn by turn (the scripted
+//! model's [`Role::PluginUser`]): `/skill-evolve:harvest`, the tasks reviewed,
+//! `/skill-evolve:run` (its dry run, the user's yes, the run followed with `run_progress`),
+//! `/skill-evolve:adopt` (the diff, the user's yes, the write).
 //!
 //! The CLI is found as `host_agents.rs` finds it: without it a test says so and passes, unless
 //! `EVOLUTION_REQUIRE_HOST_CLIS=1` (set by `cargo xtask ci`) makes it fail. Nothing leaves the
@@ -523,6 +527,17 @@ fn a_claude_code_session_harvests_runs_and_adopts_through_the_plugin() {
             .any(|l| l.as_str() == Some(tasks_line.as_str())),
         "{harvested:#}"
     );
+    // Claude Code's own transcript of this very session may be read too (whether it is written
+    // yet when the tool runs is Claude Code's affair): every record of it is known.
+    for line in ["skipped records: 0", "skipped sessions: 0"] {
+        assert!(
+            harvested["lines"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from(line)),
+            "{line}: {harvested:#}"
+        );
+    }
     let mined = std::fs::read_to_string(p.project.join("mined-tasks.jsonl")).unwrap();
     assert_eq!(mined.lines().count(), 14, "{mined}");
     assert!(mined.contains("\"reviewed\":false"), "{mined}");
@@ -631,4 +646,22 @@ fn a_claude_code_session_harvests_runs_and_adopts_through_the_plugin() {
         !skill.parent().unwrap().join(".skill-evolve").exists(),
         "the skill folder stays the skill's alone"
     );
+
+    // The session itself, every turn's end recorded by the plugin's hook, is harvested whole:
+    // every record Claude Code wrote in it is known.
+    let out = skill_evolve(&p.project)
+        .env("HOME", &p.home)
+        .args(["harvest", "--source", "claude-code", "--recorded"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for line in [
+        "\nsessions: 1\n",
+        "\nskipped records: 0\n",
+        "\nskipped sessions: 0\n",
+    ] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
+    assert!(said.contains(&session), "{said}");
 }
