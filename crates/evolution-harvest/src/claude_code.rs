@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::outcome::outcome_in_message;
 use crate::session::{
     LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text, is_skill_name,
-    skills_in_paths,
+    json_object_line, skills_in_paths,
 };
 
 /// Record types that are read or knowingly passed over.
@@ -126,17 +126,8 @@ impl ClaudeCodeReader {
     /// # Errors
     /// [`LineError`] when the line is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
+        let Some(record) = json_object_line(line_no, line)? else {
             return Ok(());
-        }
-        let bad = |reason: String| LineError {
-            line: line_no,
-            reason,
-        };
-        let record: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => return Err(bad("not a JSON object".to_owned())),
-            Err(e) => return Err(bad(format!("invalid JSON: {e}"))),
         };
         let kind = record.get("type").and_then(Value::as_str).unwrap_or("");
         if !KNOWN_RECORDS.contains(&kind) {

@@ -50,8 +50,8 @@ use serde_json::{Map, Value};
 
 use crate::outcome::outcome_in_message;
 use crate::session::{
-    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis_of, json_strings,
-    skills_in_paths,
+    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis_of,
+    json_object_line, json_strings, skills_in_paths,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -81,22 +81,19 @@ impl VsCodeChatLog {
     /// A line that is not a change VS Code writes, or a change to a path the session does not
     /// have: VS Code would not load such a file either, so the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
-            return Ok(());
-        }
         let bad = |reason: &str| LineError {
             line: line_no,
             reason: format!("not a VS Code chat session log: {reason}"),
+        };
+        let entry = match json_object_line(line_no, line) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(bad(&e.reason)),
         };
         self.entries = self.entries.saturating_add(1);
         if self.entries > MAX_LOG_ENTRIES {
             return Err(bad("more changes than a session log holds"));
         }
-        let entry: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => return Err(bad("not a JSON object")),
-            Err(e) => return Err(bad(&format!("invalid JSON: {e}"))),
-        };
         let kind = entry.get("kind").and_then(Value::as_u64);
         if kind == Some(0) {
             self.state = Some(entry.get("v").cloned().unwrap_or(Value::Null));
@@ -510,23 +507,8 @@ impl CopilotCliReader {
     /// # Errors
     /// A line that is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
+        let Some(event) = json_object_line(line_no, line)? else {
             return Ok(());
-        }
-        let event: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(LineError {
-                    line: line_no,
-                    reason: "not a JSON object".to_owned(),
-                });
-            }
-            Err(e) => {
-                return Err(LineError {
-                    line: line_no,
-                    reason: format!("invalid JSON: {e}"),
-                });
-            }
         };
         if event.get("ephemeral").and_then(Value::as_bool) == Some(true) {
             return Ok(());
