@@ -277,10 +277,10 @@ mod tests {
         assert_eq!(
             found,
             [
+                ("odd".to_owned(), CopilotFormat::CliHistory, None),
+                ("9f2e-old".to_owned(), CopilotFormat::CliHistory, None),
                 ("cli-0".to_owned(), CopilotFormat::Cli, None),
                 ("cli-1".to_owned(), CopilotFormat::Cli, None),
-                ("9f2e-old".to_owned(), CopilotFormat::CliHistory, None),
-                ("odd".to_owned(), CopilotFormat::CliHistory, None),
                 ("s1".to_owned(), CopilotFormat::VsCodeLog, Some("/w/app")),
                 ("s2".to_owned(), CopilotFormat::VsCodeFlat, Some("/w/app")),
             ]
