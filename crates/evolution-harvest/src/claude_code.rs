@@ -6,7 +6,9 @@
 //! a skill's instructions announced as a meta message) and `assistant` (text and `tool_use`
 //! blocks; one message may span several lines sharing its `message.id`). Known records that
 //! carry nothing to learn from (`progress`, `system`, `file-history-snapshot`,
-//! `queue-operation`, `summary`…) are passed over; any other type is skipped and counted.
+//! `queue-operation`, `summary`…, and the bookkeeping Claude Code 2.1 writes around each turn:
+//! `attachment` reminders, `api-request*`, `tools-used`, `mode`, `last-prompt`, `cost-state`,
+//! `atis-latch`) are passed over; any other type is skipped and counted.
 //! User-role messages Claude Code writes itself (a background task's notification, a local
 //! command's output, a harness reminder) are not turns; a slash command or a `!` shell command
 //! becomes a turn holding the command as the user typed it (`/compact keep the plan`).
@@ -18,11 +20,11 @@ use serde_json::{Map, Value};
 use crate::outcome::outcome_in_message;
 use crate::session::{
     LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text, is_skill_name,
-    skills_in_paths,
+    json_object_line, skills_in_paths,
 };
 
 /// Record types that are read or knowingly passed over.
-const KNOWN_RECORDS: [&str; 9] = [
+const KNOWN_RECORDS: [&str; 18] = [
     "user",
     "assistant",
     "progress",
@@ -32,6 +34,17 @@ const KNOWN_RECORDS: [&str; 9] = [
     "summary",
     "custom-title",
     "tag",
+    // Claude Code 2.1.x: the reminders it sends with a turn (environment, date, skill and
+    // agent listings), the requests it made, the last prompt, the session's cost.
+    "attachment",
+    "api-request",
+    "api-request-shape",
+    "api-request-blob",
+    "last-prompt",
+    "cost-state",
+    "atis-latch",
+    "tools-used",
+    "mode",
 ];
 
 /// Content blocks that are read or knowingly passed over.
@@ -113,17 +126,8 @@ impl ClaudeCodeReader {
     /// # Errors
     /// [`LineError`] when the line is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
+        let Some(record) = json_object_line(line_no, line)? else {
             return Ok(());
-        }
-        let bad = |reason: String| LineError {
-            line: line_no,
-            reason,
-        };
-        let record: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => return Err(bad("not a JSON object".to_owned())),
-            Err(e) => return Err(bad(format!("invalid JSON: {e}"))),
         };
         let kind = record.get("type").and_then(Value::as_str).unwrap_or("");
         if !KNOWN_RECORDS.contains(&kind) {
@@ -441,6 +445,16 @@ mod tests {
             r#"{"type":"user","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#,
             r#"{"type":"progress","data":{}}"#,
             r#"{"type":"brand-new-record"}"#,
+            // What Claude Code 2.1 writes around a turn: passed over, not counted.
+            r#"{"type":"attachment","attachment":{"type":"date"},"cwd":"/p","sessionId":"s1"}"#,
+            r#"{"type":"api-request","sessionId":"s1","id":"r1","params":{}}"#,
+            r#"{"type":"api-request-shape","sessionId":"s1","shapeHash":"h"}"#,
+            r#"{"type":"api-request-blob","sessionId":"s1","hash":"h","message":{}}"#,
+            r#"{"type":"last-prompt","lastPrompt":"fix the build","sessionId":"s1"}"#,
+            r#"{"type":"cost-state","sessionId":"s1","totalCostUSD":0.01}"#,
+            r#"{"type":"atis-latch","atis":"","sessionId":"s1"}"#,
+            r#"{"type":"tools-used","sessionId":"s1"}"#,
+            r#"{"type":"mode","sessionId":"s1"}"#,
         ]);
         assert_eq!(s.id, "s1");
         assert_eq!(s.projects, ["/p"]);

@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 
 use crate::outcome::outcome_in_message;
 use crate::session::{
-    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text, skills_in_paths,
+    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text,
+    json_object_line, skills_in_paths,
 };
 
 /// Response item types that are read or knowingly passed over.
@@ -70,23 +71,8 @@ impl CodexReader {
     /// # Errors
     /// [`LineError`] when the line is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
+        let Some(record) = json_object_line(line_no, line)? else {
             return Ok(());
-        }
-        let record: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(LineError {
-                    line: line_no,
-                    reason: "not a JSON object".to_owned(),
-                });
-            }
-            Err(e) => {
-                return Err(LineError {
-                    line: line_no,
-                    reason: format!("invalid JSON: {e}"),
-                });
-            }
         };
         if let Some(ts) = record.get("timestamp").and_then(Value::as_str) {
             self.session.saw_timestamp(ts);

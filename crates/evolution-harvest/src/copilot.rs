@@ -43,6 +43,20 @@
 //! `user_abort` or `remote_command`: an interruption) and `skill.invoked` (`name`, `path`).
 //! Other events of the schema's families carry no turn; an event of an unknown type is
 //! skipped and counted.
+//!
+//! **Older `copilot` CLI sessions** ([`read_copilot_history`]). Versions of the CLI before
+//! `session-state` kept each session whole, as one pretty-printed JSON object, in
+//! `$COPILOT_HOME/history-session-state/session_<sessionId>_<milliseconds>.json` (learned from
+//! public readers of these files: `Mai0313/VibeCodingTracker`, `src/models/copilot.rs` and
+//! `src/analysis/copilot_analyzer.rs`, and the ingest tests of a prompt-history tool that
+//! writes `session_<id>_1.json` fixtures; GitHub documents no schema). Read: `sessionId`,
+//! `startTime` (ISO 8601), `chatMessages` — the conversation as chat-completion messages:
+//! `role` `user`, `assistant` (`content`, and `tool_calls`, each `{ "id", "function":
+//! { "name", "arguments" } }` with the arguments as JSON text), `tool` (`tool_call_id` and the
+//! result as `content`), `system` (not a turn) — and `timeline`, whose events' `timestamp`s
+//! date the session and whose `tool_call_completed` events (`callId`, `result.type`, `result.log`)
+//! say how each call ended: a `result.type` other than `success` is a failed call, `rejected` or
+//! `denied` a refused one. The files do not name the folder the CLI ran in.
 
 use std::collections::HashMap;
 
@@ -50,8 +64,8 @@ use serde_json::{Map, Value};
 
 use crate::outcome::outcome_in_message;
 use crate::session::{
-    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis_of, json_strings,
-    skills_in_paths,
+    LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis_of,
+    json_object_line, json_strings, skills_in_paths,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -81,22 +95,19 @@ impl VsCodeChatLog {
     /// A line that is not a change VS Code writes, or a change to a path the session does not
     /// have: VS Code would not load such a file either, so the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
-            return Ok(());
-        }
         let bad = |reason: &str| LineError {
             line: line_no,
             reason: format!("not a VS Code chat session log: {reason}"),
+        };
+        let entry = match json_object_line(line_no, line) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(bad(&e.reason)),
         };
         self.entries = self.entries.saturating_add(1);
         if self.entries > MAX_LOG_ENTRIES {
             return Err(bad("more changes than a session log holds"));
         }
-        let entry: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => return Err(bad("not a JSON object")),
-            Err(e) => return Err(bad(&format!("invalid JSON: {e}"))),
-        };
         let kind = entry.get("kind").and_then(Value::as_u64);
         if kind == Some(0) {
             self.state = Some(entry.get("v").cloned().unwrap_or(Value::Null));
@@ -510,23 +521,8 @@ impl CopilotCliReader {
     /// # Errors
     /// A line that is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        if line.trim().is_empty() {
+        let Some(event) = json_object_line(line_no, line)? else {
             return Ok(());
-        }
-        let event: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(LineError {
-                    line: line_no,
-                    reason: "not a JSON object".to_owned(),
-                });
-            }
-            Err(e) => {
-                return Err(LineError {
-                    line: line_no,
-                    reason: format!("invalid JSON: {e}"),
-                });
-            }
         };
         if event.get("ephemeral").and_then(Value::as_bool) == Some(true) {
             return Ok(());
@@ -717,9 +713,236 @@ impl CopilotCliReader {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Older `copilot` CLI sessions (`history-session-state/`)
+// ---------------------------------------------------------------------------------------------
+
+/// How a `tool_call_completed` event of the timeline says a refused call ended.
+const REFUSED_RESULTS: [&str; 2] = ["rejected", "denied"];
+
+/// Builds the session of an older `copilot` CLI session file
+/// (`history-session-state/session_<id>_<ms>.json`, the text of the whole file), every kept
+/// text through `policy`; `fallback_id` names it when it does not.
+///
+/// # Errors
+/// A file that is not a JSON object, or one with neither a `chatMessages` nor a `timeline`
+/// list: the session should be skipped.
+pub fn read_copilot_history(
+    text: &str,
+    fallback_id: &str,
+    mut policy: TextPolicy,
+) -> Result<(Session, TextPolicy), LineError> {
+    let bad = |reason: String| LineError {
+        line: 1,
+        reason: format!("not a copilot CLI session: {reason}"),
+    };
+    let data = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(bad("not a JSON object".to_owned())),
+        Err(e) => return Err(bad(format!("invalid JSON: {e}"))),
+    };
+    let messages = data.get("chatMessages").and_then(Value::as_array);
+    let timeline = data.get("timeline").and_then(Value::as_array);
+    if messages.is_none() && timeline.is_none() {
+        return Err(bad("no `chatMessages` or `timeline` list".to_owned()));
+    }
+    let id = data
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .unwrap_or(fallback_id);
+    let mut session = Session::new(SourceKind::Copilot, policy.text(id));
+    if let Some(ts) = data.get("startTime").and_then(Value::as_str) {
+        session.saw_timestamp(ts);
+    }
+    let mut calls: HashMap<String, usize> = HashMap::new();
+    let mut thought = String::new();
+    for message in messages.into_iter().flatten() {
+        let content = crate::session::content_text(message.get("content"));
+        match message.get("role").and_then(Value::as_str) {
+            Some("user") => {
+                thought.clear();
+                if content.trim().is_empty() {
+                    continue;
+                }
+                if let Some(outcome) = outcome_in_message(&content) {
+                    session.outcome = Some(outcome);
+                }
+                session.turns.push(Turn {
+                    role: Role::User,
+                    text: policy.text(&content),
+                    timestamp: None,
+                    subagent: None,
+                });
+            }
+            Some("assistant") => {
+                if !content.trim().is_empty() {
+                    if !thought.is_empty() {
+                        thought.push('\n');
+                    }
+                    thought.push_str(&content);
+                    session.turns.push(Turn {
+                        role: Role::Assistant,
+                        text: policy.text(&content),
+                        timestamp: None,
+                        subagent: None,
+                    });
+                }
+                for call in message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let call_id = call.get("id").and_then(Value::as_str).unwrap_or("");
+                    let function = call.get("function");
+                    let name = function
+                        .and_then(|f| f.get("name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let input = match function.and_then(|f| f.get("arguments")) {
+                        Some(Value::String(args)) => serde_json::from_str(args)
+                            .unwrap_or_else(|_| Value::String(args.clone())),
+                        Some(other) => other.clone(),
+                        None => Value::Null,
+                    };
+                    for text in json_strings(&input) {
+                        session.skills.extend(skills_in_paths(text));
+                    }
+                    let thought = policy.text(&thought);
+                    let call = ToolCall::started(&mut policy, call_id, name, input, thought, None);
+                    if !call_id.is_empty() {
+                        calls.insert(call_id.to_owned(), session.tool_calls.len());
+                    }
+                    session.tool_calls.push(call);
+                }
+            }
+            Some("tool") => {
+                let id = message
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                match calls.get(id).and_then(|&i| session.tool_calls.get_mut(i)) {
+                    Some(call) => call.output = Some(policy.text(&content)),
+                    None => session.skipped_records = session.skipped_records.saturating_add(1),
+                }
+            }
+            Some("system") => {}
+            _ => session.skipped_records = session.skipped_records.saturating_add(1),
+        }
+    }
+    for event in timeline.into_iter().flatten() {
+        if let Some(ts) = event.get("timestamp").and_then(Value::as_str) {
+            session.saw_timestamp(ts);
+        }
+        if event.get("type").and_then(Value::as_str) != Some("tool_call_completed") {
+            continue;
+        }
+        let id = event.get("callId").and_then(Value::as_str).unwrap_or("");
+        let Some(call) = calls.get(id).and_then(|&i| session.tool_calls.get_mut(i)) else {
+            continue;
+        };
+        let result = event.get("result");
+        let kind = result
+            .and_then(|r| r.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("success");
+        if kind != "success" {
+            call.is_error = true;
+            call.rejected = REFUSED_RESULTS.contains(&kind);
+        }
+        if call.output.is_none()
+            && let Some(log) = result.and_then(|r| r.get("log")).and_then(Value::as_str)
+        {
+            call.output = Some(policy.text(log));
+        }
+    }
+    Ok((session, policy))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const HISTORY: &str = r#"{
+      "sessionId": "0f6c1a52-legacy",
+      "startTime": "2025-09-30T08:00:00.000Z",
+      "chatMessages": [
+        {"role": "system", "content": "You are the GitHub Copilot CLI."},
+        {"role": "user", "content": "Fix the build"},
+        {"role": "assistant", "content": "Reading the skill.", "tool_calls": [
+          {"id": "call_1", "type": "function", "function": {"name": "str_replace_editor",
+           "arguments": "{\"command\":\"view\",\"path\":\"/w/app/.github/skills/build/SKILL.md\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Run make."},
+        {"role": "assistant", "content": "", "tool_calls": [
+          {"id": "call_2", "type": "function", "function": {"name": "bash",
+           "arguments": "{\"command\":\"make\",\"description\":\"Build\"}"}},
+          {"id": "call_3", "type": "function", "function": {"name": "bash",
+           "arguments": "{\"command\":\"rm -rf build\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "make: *** Error 2"},
+        {"role": "tool", "tool_call_id": "nobody", "content": "?"},
+        {"role": "assistant", "content": "The build fails in the linker."},
+        {"role": "narrator", "content": "?"}
+      ],
+      "timeline": [
+        {"id": "e1", "timestamp": "2025-09-30T08:00:01.000Z", "type": "user", "text": "Fix the build"},
+        {"id": "e2", "timestamp": "2025-09-30T08:00:05.000Z", "type": "tool_call_completed",
+         "callId": "call_2", "toolTitle": "bash", "result": {"type": "failure", "log": "Error 2"}},
+        {"id": "e3", "timestamp": "2025-09-30T08:00:06.000Z", "type": "tool_call_completed",
+         "callId": "call_3", "toolTitle": "bash", "result": {"type": "rejected", "log": "The user refused."}},
+        {"id": "e4", "timestamp": "2025-09-30T08:04:00.000Z", "type": "copilot", "text": "The build fails in the linker."}
+      ]
+    }"#;
+
+    #[test]
+    fn older_cli_sessions_yield_turns_calls_failures_and_refusals() {
+        let (s, _) = read_copilot_history(HISTORY, "fallback", TextPolicy::default()).unwrap();
+        assert_eq!(s.source, SourceKind::Copilot);
+        assert_eq!(s.id, "0f6c1a52-legacy");
+        assert_eq!(s.first_prompt(), Some("Fix the build"));
+        assert_eq!(s.last_answer(), Some("The build fails in the linker."));
+        assert_eq!(s.turns.len(), 3);
+        assert_eq!(s.tool_calls.len(), 3);
+        assert_eq!(s.tool_calls[0].name, "str_replace_editor");
+        assert_eq!(s.tool_calls[0].output.as_deref(), Some("Run make."));
+        assert_eq!(s.tool_calls[0].thought, "Reading the skill.");
+        assert!(s.used_skill("build"));
+        assert_eq!(s.tool_calls[1].input["command"], "make");
+        assert_eq!(s.tool_calls[1].output.as_deref(), Some("make: *** Error 2"));
+        assert!(s.tool_calls[1].is_error && !s.tool_calls[1].rejected);
+        assert_eq!(s.tool_calls[2].output.as_deref(), Some("The user refused."));
+        assert_eq!(s.rejected_calls(), 1);
+        assert_eq!(s.tool_errors(), 1);
+        assert_eq!(s.skipped_records, 2);
+        assert!(s.projects.is_empty());
+        assert_eq!(
+            s.first_timestamp.as_deref(),
+            Some("2025-09-30T08:00:00.000Z")
+        );
+        assert_eq!(
+            s.last_timestamp.as_deref(),
+            Some("2025-09-30T08:04:00.000Z")
+        );
+    }
+
+    #[test]
+    fn older_cli_files_that_are_not_sessions_are_errors_and_secrets_are_redacted() {
+        for text in ["[]", "not json", r#"{"sessionId":"x"}"#] {
+            let e = read_copilot_history(text, "f", TextPolicy::default()).unwrap_err();
+            assert!(e.reason.starts_with("not a copilot CLI session"), "{e}");
+        }
+        let odd = r#"{"chatMessages":[1,{"role":"assistant","tool_calls":[5,{"function":{"arguments":7}}]},{"role":"tool"}],"timeline":[3,{"type":"tool_call_completed","callId":[]}]}"#;
+        let (s, _) = read_copilot_history(odd, "f", TextPolicy::default()).unwrap();
+        assert_eq!(s.id, "f");
+        assert_eq!(s.tool_calls.len(), 2);
+        let secret = HISTORY.replace(
+            "Run make.",
+            "token ghp_Q2x9LmN4pR7tV1wY3zA5bC8dE0fG6hJkL1mN",
+        );
+        let (s, policy) = read_copilot_history(&secret, "f", TextPolicy::default()).unwrap();
+        assert!(policy.redactions() > 0);
+        assert!(!serde_json::to_string(&s).unwrap().contains("ghp_Q2x9"));
+    }
 
     const CHAT: &str = r#"{"version":3,"sessionId":"v1","creationDate":1762074000000,"requests":[
         {"requestId":"r1","timestamp":1762074001000,"message":{"text":"Fix the build","parts":[]},

@@ -25,10 +25,18 @@
 //! declined command's result also says `"rejected": true`). A bubble's `workspaceProjectDir` and
 //! `workspaceUris` name the project when Cursor recorded them.
 //!
-//! Not read: the chat panel of Cursor versions before composers (`ItemTable` key
-//! `workbench.panel.aichat.view.aichat.chatdata`) and the prompt history (`aiService.prompts`),
-//! which holds prompts without answers. This module reads rows already fetched: the caller
-//! queries the stores.
+//! The chat panel of Cursor versions before composers ([`read_cursor_chat_panel`]) kept its
+//! chats in each workspace's store instead: `ItemTable` key
+//! `workbench.panel.aichat.view.aichat.chatdata` of `workspaceStorage/<hash>/state.vscdb`,
+//! `{ "tabs": [ … ] }`, one tab per chat — `tabId`, `chatTitle`, `lastSendTime` (milliseconds)
+//! and `bubbles`, its messages in order, each `{ "type": "user" | "ai", "text", … }` (`rawText`
+//! in some versions; a `timestamp` in milliseconds when recorded). The panel called no tools, so
+//! its chats have turns only, and the project is the folder of the workspace (learned from
+//! `thomas-pedersen/cursor-chat-browser`, `src/app/api/workspaces/[id]/tabs/route.ts` (its
+//! `RawTab`) and `src/types/workspace.ts`, which read these keys alongside the composers).
+//!
+//! Not read: the prompt history (`aiService.prompts`), which holds prompts without answers. This
+//! module reads rows already fetched: the caller queries the stores.
 
 use std::collections::HashMap;
 
@@ -110,6 +118,95 @@ pub fn read_cursor_composer(
         }
     }
     Ok((reader.session, reader.policy))
+}
+
+/// Most chat tabs read of one workspace's chat panel.
+const MAX_TABS: usize = 10_000;
+
+/// The chats of Cursor's chat panel (before composers): the value of a workspace store's
+/// `workbench.panel.aichat.view.aichat.chatdata` key (JSON text), one session per tab, each
+/// read with a policy from `policy`; `project` is the folder of that workspace. A tab without
+/// a message is no session; a bubble of an unknown type, or not an object, is skipped and
+/// counted.
+///
+/// # Errors
+/// A value that is not a JSON object with a `tabs` list.
+pub fn read_cursor_chat_panel(
+    chatdata: &str,
+    project: Option<&str>,
+    mut policy: impl FnMut() -> TextPolicy,
+) -> Result<Vec<(Session, TextPolicy)>, String> {
+    let bad = |reason: &str| format!("not Cursor's chat panel: {reason}");
+    let data = match serde_json::from_str::<Value>(chatdata) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return Err(bad("not a JSON object")),
+        Err(e) => return Err(bad(&format!("invalid JSON: {e}"))),
+    };
+    let Some(Value::Array(tabs)) = data.get("tabs") else {
+        return Err(bad("no `tabs` list"));
+    };
+    let mut out = Vec::new();
+    for (n, tab) in tabs.iter().take(MAX_TABS).enumerate() {
+        let Some(bubbles) = tab.get("bubbles").and_then(Value::as_array) else {
+            continue;
+        };
+        if bubbles.is_empty() {
+            continue;
+        }
+        let mut policy = policy();
+        let id = ["tabId", "id"]
+            .iter()
+            .filter_map(|key| tab.get(*key).and_then(Value::as_str))
+            .find(|id| !id.is_empty())
+            .map_or_else(|| format!("chat-panel-{}", n + 1), str::to_owned);
+        let mut session = Session::new(SourceKind::Cursor, policy.text(&id));
+        if let Some(project) = project {
+            let project = policy.text(project);
+            session.saw_project(project);
+        }
+        for key in ["lastSendTime", "timestamp"] {
+            if let Some(ts) = iso_millis_of(tab.get(key)) {
+                session.saw_timestamp(&ts);
+            }
+        }
+        for bubble in bubbles {
+            let role = match bubble.get("type").and_then(Value::as_str) {
+                Some("user") => Role::User,
+                Some("ai") => Role::Assistant,
+                _ => {
+                    session.skipped_records = session.skipped_records.saturating_add(1);
+                    continue;
+                }
+            };
+            let timestamp = iso_millis_of(bubble.get("timestamp"));
+            if let Some(ts) = &timestamp {
+                session.saw_timestamp(ts);
+            }
+            let text = ["text", "rawText"]
+                .iter()
+                .filter_map(|key| bubble.get(*key).and_then(Value::as_str))
+                .find(|t| !t.trim().is_empty())
+                .unwrap_or("");
+            if text.trim().is_empty() {
+                continue;
+            }
+            if role == Role::User
+                && let Some(outcome) = outcome_in_message(text)
+            {
+                session.outcome = Some(outcome);
+            }
+            let text = policy.text(text);
+            let timestamp = timestamp.map(|ts| policy.text(&ts));
+            session.turns.push(Turn {
+                role,
+                text,
+                timestamp,
+                subagent: None,
+            });
+        }
+        out.push((session, policy));
+    }
+    Ok(out)
 }
 
 /// Reads bubbles in order into a session.
@@ -346,6 +443,51 @@ mod tests {
         let (s, _) = read_cursor_composer(&rows, TextPolicy::default()).unwrap();
         assert_eq!(s.tool_calls.len(), 1);
         assert_eq!(s.skipped_records, 2);
+    }
+
+    const PANEL: &str = r#"{"tabs":[
+        {"tabId":"tab-1","chatTitle":"Release","lastSendTime":1709280000000,"bubbles":[
+            {"type":"user","text":"Publish the package","timestamp":1709279990000},
+            {"type":"ai","text":"","rawText":"Run `npm publish` with the token ghp_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ01."},
+            {"type":"system","text":"?"},
+            7,
+            {"type":"user","text":"That failed."}]},
+        {"tabId":"tab-2","bubbles":[]},
+        {"chatTitle":"untitled","bubbles":[{"type":"ai","text":"Hello."}]},
+        {"tabId":"tab-4"}
+    ]}"#;
+
+    #[test]
+    fn the_chat_panel_before_composers_yields_one_session_per_tab() {
+        let read = read_cursor_chat_panel(PANEL, Some("/w/app"), TextPolicy::default).unwrap();
+        assert_eq!(read.len(), 2);
+        let (s, policy) = &read[0];
+        assert_eq!(s.source, SourceKind::Cursor);
+        assert_eq!(s.id, "tab-1");
+        assert_eq!(s.projects, ["/w/app"]);
+        assert_eq!(s.turns.len(), 3);
+        assert_eq!(s.first_prompt(), Some("Publish the package"));
+        assert!(
+            s.turns[1].text.contains("[REDACTED:"),
+            "{}",
+            s.turns[1].text
+        );
+        assert!(policy.redactions() > 0);
+        assert!(s.tool_calls.is_empty());
+        assert_eq!(s.skipped_records, 2);
+        assert_eq!(
+            s.first_timestamp.as_deref(),
+            Some("2024-03-01T07:59:50.000Z")
+        );
+        assert_eq!(
+            s.last_timestamp.as_deref(),
+            Some("2024-03-01T08:00:00.000Z")
+        );
+        assert_eq!(read[1].0.id, "chat-panel-3");
+        for text in ["[]", "{}", "not json", r#"{"tabs":5}"#] {
+            let e = read_cursor_chat_panel(text, None, TextPolicy::default).unwrap_err();
+            assert!(e.starts_with("not Cursor's chat panel"), "{e}");
+        }
     }
 
     #[test]

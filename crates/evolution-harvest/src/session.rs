@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use evolution_types::template::truncate_chars;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
@@ -357,6 +357,28 @@ pub struct LineError {
     pub reason: String,
 }
 
+/// Line `line_no` (1-based) of a JSON-lines file as an object: `None` for a blank line.
+///
+/// # Errors
+/// [`LineError`] when the line is not JSON, or JSON that is not an object.
+pub(crate) fn json_object_line(
+    line_no: usize,
+    line: &str,
+) -> Result<Option<Map<String, Value>>, LineError> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let reason = match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(map)) => return Ok(Some(map)),
+        Ok(_) => "not a JSON object".to_owned(),
+        Err(e) => format!("invalid JSON: {e}"),
+    };
+    Err(LineError {
+        line: line_no,
+        reason,
+    })
+}
+
 /// The text of a message's or a tool result's `content`: the string itself, or the `text` of
 /// each part of an array, joined with newlines (other parts, such as images, add nothing).
 pub(crate) fn content_text(content: Option<&Value>) -> String {
@@ -514,6 +536,18 @@ pub fn is_skill_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_lines_record_is_an_object_a_blank_line_nothing_and_anything_else_an_error() {
+        let record = json_object_line(1, r#"{"type":"x"}"#).unwrap().unwrap();
+        assert_eq!(record["type"], "x");
+        assert_eq!(json_object_line(2, "  \t").unwrap(), None);
+        let not_object = json_object_line(3, "[1]").unwrap_err();
+        assert_eq!(not_object.line, 3);
+        assert_eq!(not_object.reason, "not a JSON object");
+        let invalid = json_object_line(4, "{oops").unwrap_err();
+        assert!(invalid.reason.starts_with("invalid JSON: "), "{invalid}");
+    }
 
     #[test]
     fn skill_paths_name_their_folder() {

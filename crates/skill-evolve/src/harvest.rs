@@ -25,7 +25,8 @@ pub(crate) enum SourceArg {
     Cursor,
     /// GitHub Copilot: VS Code's chat sessions (default: `~/.config/Code/User`; macOS:
     /// `~/Library/Application Support/Code/User`) and the `copilot` CLI's
-    /// (`~/.copilot/session-state`).
+    /// (`~/.copilot/session-state`, and `~/.copilot/history-session-state` of its earlier
+    /// versions).
     Copilot,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,

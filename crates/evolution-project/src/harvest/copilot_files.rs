@@ -2,14 +2,15 @@
 //! (`…/chatSessions/<id>.jsonl`, a change log, or `<id>.json` before VS Code 1.109, each
 //! beside the `workspace.json` of its window's folder; `…/emptyWindowChatSessions/` for a
 //! window without one) and the `copilot` CLI's (`session-state/<id>/events.jsonl`, or
-//! `session-state/<id>.jsonl` in earlier versions). Folders are walked without following
+//! `session-state/<id>.jsonl` in earlier versions, and before those
+//! `history-session-state/session_<id>_<ms>.json`, each session whole). Folders are walked without following
 //! symbolic links, in name order. The files become sessions in `evolution_harvest::copilot`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use evolution_harvest::copilot::{
-    CopilotCliReader, VsCodeChatLog, read_vscode_chat, vscode_chat_from_json,
+    CopilotCliReader, VsCodeChatLog, read_copilot_history, read_vscode_chat, vscode_chat_from_json,
 };
 use evolution_harvest::session::{LineError, Session, TextPolicy};
 
@@ -28,6 +29,8 @@ pub(super) enum CopilotFormat {
     VsCodeFlat,
     /// A `copilot` CLI event log.
     Cli,
+    /// An older `copilot` CLI session, whole (`history-session-state/*.json`).
+    CliHistory,
 }
 
 /// One session file to read.
@@ -104,15 +107,25 @@ fn classify(path: &Path) -> Option<CopilotFormat> {
     {
         return Some(CopilotFormat::Cli);
     }
+    if parent == "history-session-state" && ext == "json" {
+        return Some(CopilotFormat::CliHistory);
+    }
     None
 }
 
-/// The format of a file given on its own that lies nowhere a host puts it: `.json` is a VS
-/// Code session; a `.jsonl` whose first line is a change (`"kind"`) a VS Code log; else a CLI
-/// event log.
+/// The format of a file given on its own that lies nowhere a host puts it: a `.json` named
+/// `session_…` is an older CLI session, any other `.json` a VS Code session; a `.jsonl` whose
+/// first line is a change (`"kind"`) a VS Code log; else a CLI event log.
 fn guess(path: &Path) -> CopilotFormat {
     if path.extension().is_some_and(|x| x == "json") {
-        return CopilotFormat::VsCodeFlat;
+        let cli = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("session_"));
+        return if cli {
+            CopilotFormat::CliHistory
+        } else {
+            CopilotFormat::VsCodeFlat
+        };
     }
     let mut first: Option<bool> = None;
     let _ = for_each_line(path, |n, line| {
@@ -149,11 +162,13 @@ fn file(
     };
     let fallback_id = if path.file_name().is_some_and(|n| n == "events.jsonl") {
         path.parent().map(stem).unwrap_or_default()
+    } else if format == CopilotFormat::CliHistory {
+        history_id(&stem(path))
     } else {
         stem(path)
     };
     let workspace = match format {
-        CopilotFormat::Cli => None,
+        CopilotFormat::Cli | CopilotFormat::CliHistory => None,
         CopilotFormat::VsCodeLog | CopilotFormat::VsCodeFlat => path
             .parent()
             .filter(|p| p.file_name().is_some_and(|n| n == "chatSessions"))
@@ -171,6 +186,28 @@ fn file(
         fallback_id,
         workspace,
     }
+}
+
+/// The session id in an older CLI session's file name, `session_<id>_<milliseconds>`; the
+/// name itself when it is not of that shape.
+fn history_id(stem: &str) -> String {
+    stem.strip_prefix("session_")
+        .and_then(|rest| rest.rsplit_once('_'))
+        .filter(|(id, ms)| {
+            !id.is_empty() && !ms.is_empty() && ms.bytes().all(|b| b.is_ascii_digit())
+        })
+        .map_or_else(|| stem.to_owned(), |(id, _)| id.to_owned())
+}
+
+/// The whole text of a file read line by line.
+fn whole_text(path: &Path) -> Result<String, FileProblem> {
+    let mut text = String::new();
+    for_each_line(path, |_, line| {
+        text.push_str(line);
+        text.push('\n');
+        Ok(())
+    })?;
+    Ok(text)
 }
 
 /// Reads one session file.
@@ -192,14 +229,13 @@ pub(super) fn read_copilot_file(
             read_vscode_chat(&data, &file.fallback_id, file.workspace.as_deref(), policy)
                 .map_err(|e| at(FileProblem::Line(e)))
         }
+        CopilotFormat::CliHistory => {
+            let text = whole_text(&file.path).map_err(at)?;
+            read_copilot_history(&text, &file.fallback_id, policy)
+                .map_err(|e| at(FileProblem::Line(e)))
+        }
         CopilotFormat::VsCodeFlat => {
-            let mut text = String::new();
-            for_each_line(&file.path, |_, line| {
-                text.push_str(line);
-                text.push('\n');
-                Ok(())
-            })
-            .map_err(at)?;
+            let text = whole_text(&file.path).map_err(at)?;
             let data = vscode_chat_from_json(&text).map_err(|e| at(FileProblem::Line(e)))?;
             read_vscode_chat(&data, &file.fallback_id, file.workspace.as_deref(), policy)
                 .map_err(|e| at(FileProblem::Line(e)))
@@ -225,6 +261,13 @@ mod tests {
         std::fs::create_dir_all(d.join("session-state/cli-1")).unwrap();
         std::fs::write(d.join("session-state/cli-1/events.jsonl"), "").unwrap();
         std::fs::write(d.join("session-state/cli-0.jsonl"), "").unwrap();
+        std::fs::create_dir_all(d.join("history-session-state")).unwrap();
+        std::fs::write(
+            d.join("history-session-state/session_9f2e-old_1759219200000.json"),
+            "",
+        )
+        .unwrap();
+        std::fs::write(d.join("history-session-state/odd.json"), "").unwrap();
         let (files, problems) = find_copilot_sessions(&[d.to_path_buf()]);
         assert!(problems.is_empty());
         let found: Vec<(String, CopilotFormat, Option<&str>)> = files
@@ -234,6 +277,8 @@ mod tests {
         assert_eq!(
             found,
             [
+                ("odd".to_owned(), CopilotFormat::CliHistory, None),
+                ("9f2e-old".to_owned(), CopilotFormat::CliHistory, None),
                 ("cli-0".to_owned(), CopilotFormat::Cli, None),
                 ("cli-1".to_owned(), CopilotFormat::Cli, None),
                 ("s1".to_owned(), CopilotFormat::VsCodeLog, Some("/w/app")),

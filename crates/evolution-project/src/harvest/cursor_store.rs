@@ -2,12 +2,15 @@
 //! (`composerData:<id>`) of `globalStorage/state.vscdb` with its bubbles
 //! (`bubbleId:<id>:<bubble>`), and the workspace each was opened in, from the
 //! `composer.composerData` list of `workspaceStorage/<hash>/state.vscdb` and the folder of
-//! `<hash>/workspace.json`. The rows become sessions in `evolution_harvest::cursor`.
+//! `<hash>/workspace.json`; and the chats of the panel that predates composers
+//! (`workbench.panel.aichat.view.aichat.chatdata` of each workspace store), with that
+//! workspace's folder. A global store without composers (`cursorDiskKV`), as Cursor versions
+//! before them wrote, has none to read. The rows become sessions in `evolution_harvest::cursor`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use evolution_harvest::cursor::{CursorComposerRows, read_cursor_composer};
+use evolution_harvest::cursor::{CursorComposerRows, read_cursor_chat_panel, read_cursor_composer};
 use evolution_harvest::session::TextPolicy;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, params};
@@ -27,6 +30,9 @@ const MAX_BUBBLES: i64 = 100_000;
 
 /// Most workspace folders looked at.
 const MAX_WORKSPACES: usize = 10_000;
+
+/// The `ItemTable` key of the chat panel that predates composers, in a workspace store.
+const PANEL_KEY: &str = "workbench.panel.aichat.view.aichat.chatdata";
 
 /// A path that was not read, and why.
 type PathProblem = (PathBuf, String);
@@ -61,9 +67,13 @@ pub(super) fn read_store(
              globalStorage/state.vscdb)",
         ));
     }
-    let (projects, problems) = match workspaces {
-        Some(dir) if dir.is_dir() => workspace_projects(&dir),
-        _ => (HashMap::new(), Vec::new()),
+    let Workspaces {
+        projects,
+        panel,
+        problems,
+    } = match workspaces {
+        Some(dir) if dir.is_dir() => workspaces_at(&dir, &mut policy),
+        _ => Workspaces::default(),
     };
     let db = open(&global)
         .map_err(|e| bad_at(&global, None, format!("cannot open as a SQLite store: {e}")))?;
@@ -74,6 +84,17 @@ pub(super) fn read_store(
             format!("is not a Cursor store this version reads: {e}"),
         )
     };
+    // Cursor before composers had no `cursorDiskKV`: its chats are the panel's alone.
+    let has_composers: bool = db
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'cursorDiskKV'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(not_store)?;
+    if !has_composers {
+        return Ok((panel, problems));
+    }
     let mut composers = db
         .prepare(
             "SELECT key, value FROM cursorDiskKV WHERE key >= 'composerData:' \
@@ -92,7 +113,8 @@ pub(super) fn read_store(
              AND length(value) <= ?3 ORDER BY key LIMIT ?4",
         )
         .map_err(not_store)?;
-    let mut out = Vec::with_capacity(rows.len());
+    let mut out = Vec::with_capacity(rows.len() + panel.len());
+    out.extend(panel);
     for (key, data) in rows {
         let composer_id = key.strip_prefix("composerData:").unwrap_or(&key).to_owned();
         let place = PathBuf::from(format!("{}:{key}", global.display()));
@@ -154,11 +176,36 @@ fn text(value: ValueRef<'_>) -> Option<String> {
     }
 }
 
-/// The folder of each composer a workspace lists: composer id → folder. A workspace without a
-/// folder or a store is passed over; a store that cannot be read is a problem.
-fn workspace_projects(dir: &Path) -> (HashMap<String, String>, Vec<PathProblem>) {
-    let mut projects = HashMap::new();
-    let mut problems = Vec::new();
+/// What the workspace stores hold: the folder of each composer a workspace lists, the chats of
+/// the panel before composers, and the stores that could not be read.
+#[derive(Default)]
+struct Workspaces {
+    /// Composer id → the folder of the workspace that lists it.
+    projects: HashMap<String, String>,
+    /// The chat panel's chats, each with its workspace's folder.
+    panel: Vec<ReadSession>,
+    /// Stores that could not be read, and why.
+    problems: Vec<PathProblem>,
+}
+
+/// One `ItemTable` value of a workspace store: `Ok(None)` when the key is not there.
+fn item(db: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    match db.query_row(
+        "SELECT value FROM ItemTable WHERE key = ?1 AND length(value) <= ?2",
+        params![key, MAX_VALUE_BYTES],
+        |row| Ok(text(row.get_ref(0)?)),
+    ) {
+        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+        other => other,
+    }
+}
+
+/// Reads every workspace store under `dir` (each `<hash>/state.vscdb` beside a
+/// `workspace.json` naming its folder): the composers it lists and its chat panel's chats,
+/// each read with a policy from `policy`. A workspace without a folder or a store is passed
+/// over; a store that cannot be read is a problem.
+fn workspaces_at(dir: &Path, policy: &mut impl FnMut() -> TextPolicy) -> Workspaces {
+    let mut found = Workspaces::default();
     let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(Result::ok)
@@ -167,8 +214,8 @@ fn workspace_projects(dir: &Path) -> (HashMap<String, String>, Vec<PathProblem>)
             .take(MAX_WORKSPACES)
             .collect(),
         Err(e) => {
-            problems.push((dir.to_path_buf(), e.to_string()));
-            return (projects, problems);
+            found.problems.push((dir.to_path_buf(), e.to_string()));
+            return found;
         }
     };
     entries.sort();
@@ -180,24 +227,31 @@ fn workspace_projects(dir: &Path) -> (HashMap<String, String>, Vec<PathProblem>)
         if !store.is_file() {
             continue;
         }
-        let listed = open(&store).and_then(|db| {
-            db.query_row(
-                "SELECT value FROM ItemTable WHERE key = 'composer.composerData' \
-                 AND length(value) <= ?1",
-                params![MAX_VALUE_BYTES],
-                |row| Ok(text(row.get_ref(0)?)),
-            )
-        });
-        let listed = match listed {
-            Ok(Some(listed)) => listed,
-            Ok(None) | Err(rusqlite::Error::QueryReturnedNoRows) => continue,
+        let read = open(&store)
+            .and_then(|db| Ok((item(&db, "composer.composerData")?, item(&db, PANEL_KEY)?)));
+        let (listed, chatdata) = match read {
+            Ok(values) => values,
             Err(e) => {
-                problems.push((store, format!("cannot read its composers: {e}")));
+                found
+                    .problems
+                    .push((store, format!("cannot read its chats: {e}")));
                 continue;
             }
         };
+        if let Some(chatdata) = chatdata {
+            let place = PathBuf::from(format!("{}:{PANEL_KEY}", store.display()));
+            match read_cursor_chat_panel(&chatdata, Some(&folder), &mut *policy) {
+                Ok(sessions) => found.panel.extend(sessions.into_iter().map(Ok)),
+                Err(e) => found.panel.push(Err((place, FileProblem::File(e)))),
+            }
+        }
+        let Some(listed) = listed else {
+            continue;
+        };
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&listed) else {
-            problems.push((store, "its composer list is not JSON".to_owned()));
+            found
+                .problems
+                .push((store, "its composer list is not JSON".to_owned()));
             continue;
         };
         let ids = value
@@ -207,10 +261,11 @@ fn workspace_projects(dir: &Path) -> (HashMap<String, String>, Vec<PathProblem>)
             .flatten()
             .filter_map(|c| c.get("composerId").and_then(serde_json::Value::as_str));
         for id in ids {
-            projects
+            found
+                .projects
                 .entry(id.to_owned())
                 .or_insert_with(|| folder.clone());
         }
     }
-    (projects, problems)
+    found
 }

@@ -48,6 +48,7 @@ pub(super) fn source_locations(args: &HarvestOptions) -> anyhow::Result<Vec<Path
                 user.join("workspaceStorage"),
                 user.join("globalStorage").join("emptyWindowChatSessions"),
                 cli.join("session-state"),
+                cli.join("history-session-state"),
             ]);
         }
         HarvestSource::ClaudeCode => Ok(home()?.join(".claude").join("projects")),

@@ -65,7 +65,8 @@ pub enum HarvestSource {
     Cursor,
     /// GitHub Copilot's sessions: VS Code's chat sessions (default: `workspaceStorage` and
     /// `globalStorage/emptyWindowChatSessions` of VS Code's `User` folder) and the `copilot`
-    /// CLI's (default: `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`).
+    /// CLI's (default: `session-state` and, of its earlier versions, `history-session-state` in
+    /// `$COPILOT_HOME`, else in `~/.copilot`).
     Copilot,
     /// A SESSION-STATE.md, judged by its outcome fields (default: `./SESSION-STATE.md`).
     SessionState,

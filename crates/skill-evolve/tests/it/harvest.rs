@@ -827,6 +827,139 @@ fn cursor_chats_are_read_from_its_stores_with_their_projects() {
 }
 
 #[test]
+fn cursor_chat_panel_chats_from_before_composers_are_read_with_their_workspace() {
+    let dir = workspace();
+    let d = dir.path();
+    build_cursor_stores(&d.join("cursor-panel"));
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "cursor",
+            "--from",
+            "cursor-panel/User",
+            "--out",
+            "h",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    // A global store without composers, two chats of one workspace's panel (an empty tab is no
+    // session) and a panel value that is not JSON, skipped with a note.
+    for (name, value) in [
+        ("sessions", "2"),
+        ("turns", "5"),
+        ("tool calls", "0"),
+        ("failed", "1"),
+        ("passed", "1"),
+        ("skipped sessions", "1"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let said = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("workbench.panel.aichat.view.aichat.chatdata: not Cursor's chat panel"),
+        "{said}"
+    );
+    let failed = read_json(&d.join("h/cursor-9a1c2e3f-0000-4000-8000-00000000000a.json"));
+    assert_eq!(failed["question"], "Publish the package to the registry");
+    assert_eq!(failed["harvest"]["verdict"], "failed");
+    assert_eq!(
+        failed["harvest"]["projects"],
+        serde_json::json!(["/work/legacy-app"])
+    );
+    assert_eq!(
+        failed["harvest"]["first_timestamp"],
+        "2024-03-01T08:00:00.000Z"
+    );
+    let passed = read_json(&d.join("h/cursor-9a1c2e3f-0000-4000-8000-00000000000b.json"));
+    assert_eq!(
+        passed["predicted_answer"],
+        "A `Result` with the parsed value."
+    );
+    let all = written_texts(&d.join("h"));
+    assert!(!all.contains("ghp_a1B2c3D4e5F6"), "{all}");
+    assert!(all.contains("[REDACTED:"), "{all}");
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "cursor",
+            "--from",
+            "cursor-panel/User",
+            "--project",
+            "/work/legacy-app",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(count(&stdout(&out), "sessions"), "2");
+}
+
+#[test]
+fn copilot_cli_sessions_of_earlier_versions_are_read_and_redacted() {
+    let dir = workspace();
+    let d = dir.path();
+    let out = harvest(
+        d,
+        &[
+            "--source",
+            "copilot",
+            "--from",
+            "copilot-history",
+            "--out",
+            "h",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for (name, value) in [
+        ("sessions", "1"),
+        ("turns", "3"),
+        ("tool calls", "3"),
+        ("tool errors", "1"),
+        ("failed", "1"),
+        ("skipped sessions", "1"),
+    ] {
+        assert_eq!(count(&text, name), value, "{name} in {text}");
+    }
+    let said = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("session_broken_1759219300000.json:1: not a copilot CLI session"),
+        "{said}"
+    );
+    let cli = read_json(&d.join("h/copilot-66666666-ffff-4fff-8fff-000000000006.json"));
+    assert_eq!(cli["question"], "Run the test suite and fix what fails");
+    assert_eq!(cli["steps"][1]["tool_input"]["command"], "cargo test");
+    assert_eq!(cli["steps"][1]["is_error"], true);
+    assert_eq!(cli["steps"][2]["rejected"], true);
+    assert_eq!(cli["harvest"]["skills"], serde_json::json!(["test-runner"]));
+    assert_eq!(cli["harvest"]["rejected_tool_calls"], 1);
+    assert_eq!(cli["harvest"]["last_timestamp"], "2025-09-30T08:02:00.000Z");
+    assert_eq!(cli["harvest"]["projects"], serde_json::json!([]));
+    let all = written_texts(&d.join("h"));
+    assert!(!all.contains("sk-ant-api03-Zy8Xw7"), "{all}");
+    assert!(all.contains("[REDACTED:"), "{all}");
+
+    // Where the CLI kept them: `$COPILOT_HOME/history-session-state`, read by default.
+    let home = d.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = skill_evolve(d)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env("COPILOT_HOME", d.join("copilot-history"))
+        .args(["harvest", "--source", "copilot"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(count(&text, "sessions"), "1", "{text}");
+    assert!(
+        count(&text, "source").contains("history-session-state"),
+        "{text}"
+    );
+}
+
+#[test]
 fn copilot_vscode_chats_and_cli_sessions_are_read_filtered_and_redacted() {
     let dir = workspace();
     let d = dir.path();

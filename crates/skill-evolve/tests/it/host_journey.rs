@@ -12,7 +12,7 @@ use crate::run::{live_config, one_epoch};
 use crate::support::skill_evolve;
 
 /// The places the user asked about, each in two sessions: fourteen recurring requests.
-const REGIONS: [&str; 14] = [
+pub(crate) const REGIONS: [&str; 14] = [
     "north",
     "south",
     "east",
@@ -31,7 +31,7 @@ const REGIONS: [&str; 14] = [
 
 /// One Claude Code session of the project `cwd`: the request, the skill loaded with the
 /// `Skill` tool, and a one-word answer.
-fn session(cwd: &str, id: &str, request: &str, minute: usize) -> String {
+pub(crate) fn session(cwd: &str, id: &str, request: &str, minute: usize) -> String {
     let line = |kind: &str, message: serde_json::Value, second: usize| {
         serde_json::json!({
             "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": cwd,

@@ -7,7 +7,8 @@
 //! `exec_command` reading its `SKILL.md`), runs `echo checked` in the shell when the question
 //! asks for [`SHELL_MARK`], then answers `yes` when the skill text it was given holds
 //! [`crate::fake_llm::QA_RULE`], else `no`. [`Role::CallsTool`] plays a session that calls one
-//! tool the host offers and then says `done`.
+//! tool the host offers and then says `done`; [`Role::PluginUser`] follows the commands of the
+//! skill-evolve plugin turn by turn (harvest, run, adopt), calling the plugin's MCP tools.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -40,7 +41,19 @@ pub(crate) enum Role {
     /// A session that calls this tool once, without arguments, when the host offers it, and
     /// then says `done`.
     CallsTool(&'static str),
+    /// A Claude Code session following the skill-evolve plugin's commands with the plugin's
+    /// MCP tools (see [`plugin_move`]).
+    PluginUser,
 }
+
+/// The prefix of the skill-evolve plugin's MCP tools in Claude Code.
+pub(crate) const PLUGIN_TOOL: &str = "mcp__plugin_skill-evolve_skill-evolve__";
+
+/// What [`Role::PluginUser`] asks before a run starts (`/skill-evolve:run`).
+pub(crate) const ASK_START: &str = "Start the run?";
+
+/// What [`Role::PluginUser`] asks after it showed the diff (`/skill-evolve:adopt`).
+pub(crate) const ASK_WRITE: &str = "Write these changes to your skill files?";
 
 /// A running scripted model.
 pub(crate) struct HostModel {
@@ -135,7 +148,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Seen>>, role: Role) -> std::io::Resu
 /// What the scripted model does next.
 enum Move {
     /// Calls a tool: its name and arguments.
-    Call(&'static str, Value),
+    Call(String, Value),
     /// Answers.
     Say(String),
 }
@@ -149,7 +162,7 @@ fn call_once(tool: &'static str, request: &Value, results: usize) -> Move {
         .flatten()
         .any(|t| t["name"] == tool);
     if offered && results == 0 {
-        Move::Call(tool, json!({}))
+        Move::Call(tool.to_owned(), json!({}))
     } else {
         Move::Say("done".to_owned())
     }
@@ -166,9 +179,9 @@ fn next_move(
     shell: (&'static str, Value),
 ) -> Move {
     if results == 0 && context.contains(&format!("- {SKILL}:")) {
-        Move::Call(load.0, load.1)
+        Move::Call(load.0.to_owned(), load.1)
     } else if question.contains(SHELL_MARK) && !shell_called {
-        Move::Call(shell.0, shell.1)
+        Move::Call(shell.0.to_owned(), shell.1)
     } else if context.contains(crate::fake_llm::QA_RULE) {
         Move::Say("yes".to_owned())
     } else {
@@ -218,6 +231,7 @@ fn messages_reply(request: &Value, role: Role) -> String {
             ),
         ),
         Role::CallsTool(tool) => call_once(tool, request, results),
+        Role::PluginUser => plugin_move(request),
     };
     let (block, delta, stop) = match next {
         Move::Call(name, input) => (
@@ -273,6 +287,7 @@ fn responses_reply(request: &Value, role: Role) -> String {
             ("exec_command", json!({"cmd": "echo checked"})),
         ),
         Role::CallsTool(tool) => call_once(tool, request, results),
+        Role::PluginUser => Move::Say("not a Codex role".to_owned()),
     };
     let item = match next {
         Move::Call(name, arguments) => {
@@ -293,4 +308,137 @@ fn responses_reply(request: &Value, role: Role) -> String {
         json!({"type": "response.completed",
                "response": {"id": format!("resp_{results}"), "usage": usage}}),
     ])
+}
+
+/// The text blocks of one message, joined (a plain string content as it is).
+fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The text of a tool result block.
+fn result_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The next move of [`Role::PluginUser`], from the conversation so far.
+///
+/// A turn that starts with a plugin command's text calls its first tool: the harvest command
+/// `harvest` (as the command says, to `.skill-evolve/harvest` and `mined-tasks.jsonl`), the
+/// run command `dry_run` and then asks [`ASK_START`], the adopt command `adopt` without
+/// `confirm` and then asks [`ASK_WRITE`]. The user's `yes` to those starts the run (`run`,
+/// then `run_progress` until its state is no longer `running`) or adopts with `confirm`.
+/// Anything else, or a tool error, ends the turn with a line saying what it saw.
+fn plugin_move(request: &Value) -> Move {
+    let offered = |tool: &str| {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["name"] == format!("{PLUGIN_TOOL}{tool}"))
+    };
+    let call = |tool: &str, input: Value| {
+        if offered(tool) {
+            Move::Call(format!("{PLUGIN_TOOL}{tool}"), input)
+        } else {
+            Move::Say(format!("the tool {tool} is not offered"))
+        }
+    };
+    // The conversation's turns (Claude Code also sends `system` messages among them).
+    let messages: Vec<Value> = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+        .cloned()
+        .collect();
+    let Some(last) = messages.last() else {
+        return Move::Say("done".to_owned());
+    };
+    let result = last["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|b| b["type"] == "tool_result")
+        .cloned();
+    let Some(result) = result else {
+        // A new turn: the user's text (a command's text, or an answer).
+        let text = message_text(last);
+        let asked = messages
+            .iter()
+            .rev()
+            .filter(|m| m["role"] == "assistant")
+            .map(message_text)
+            .find(|t| !t.is_empty())
+            .unwrap_or_default();
+        return if text.contains("Harvest the user's Claude Code sessions") {
+            call(
+                "harvest",
+                json!({"source": "claude-code", "out": ".skill-evolve/harvest",
+                       "tasks": "mined-tasks.jsonl"}),
+            )
+        } else if text.contains("Run skill-evolve's loop") {
+            call("dry_run", json!({}))
+        } else if let Some(run) = text
+            .split("Adopt the staged skill documents of the run \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+        {
+            call("adopt", json!({"run": run}))
+        } else if text.trim().ends_with("yes") && asked == ASK_START {
+            call("run", json!({}))
+        } else if text.trim().ends_with("yes") && asked == ASK_WRITE {
+            call("adopt", json!({"run": "demo", "confirm": true}))
+        } else {
+            Move::Say("done".to_owned())
+        };
+    };
+    // A tool's result: which tool, called with what.
+    let id = result["tool_use_id"].as_str().unwrap_or_default();
+    let called = messages
+        .iter()
+        .rev()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_use" && b["id"] == id)
+        .unwrap_or_default();
+    let tool = called["name"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_start_matches(PLUGIN_TOOL)
+        .to_owned();
+    let text = result_text(&result);
+    if result["is_error"] == true {
+        return Move::Say(format!("{tool} failed: {text}"));
+    }
+    let value: Value = serde_json::from_str(&text).unwrap_or_default();
+    match tool.as_str() {
+        "harvest" => Move::Say("harvested: review mined-tasks.jsonl".to_owned()),
+        "dry_run" => Move::Say(ASK_START.to_owned()),
+        "run" => call("run_progress", json!({"job": value["job"]})),
+        "run_progress" if value["state"] == "running" => {
+            // Not hammering the server while the run works.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            call("run_progress", json!({"job": value["job"]}))
+        }
+        "run_progress" => Move::Say(format!("the run ended: {}", value["state"])),
+        "adopt" if called["input"]["confirm"] == true => Move::Say("adopted".to_owned()),
+        "adopt" => Move::Say(ASK_WRITE.to_owned()),
+        _ => Move::Say(format!("unexpected result of {tool}")),
+    }
 }
