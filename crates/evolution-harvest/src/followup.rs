@@ -169,6 +169,64 @@ fn tail_chars(text: &str, max: usize) -> String {
     format!("[{cut} chars before]…{kept}")
 }
 
+/// Whether `evidence` is the user's own words in a follow-up of `session`: each part of it (a
+/// quote may leave text out with `...` or `…`) is found in one of the user's messages after the
+/// first request, ignoring case, runs of whitespace, surrounding quotation marks and curly
+/// quotes. A verdict whose quote fails this (a small model repeating the prompt's example, or
+/// any invented quote) should be set aside: it is not evidence.
+///
+/// ```
+/// use evolution_harvest::followup::quotes_a_followup;
+/// use evolution_harvest::session::{Role, Session, SourceKind, Turn};
+///
+/// let mut session = Session::new(SourceKind::ClaudeCode, "s");
+/// let turn = |role, text: &str| Turn { role, text: text.into(), timestamp: None, subagent: None };
+/// session.turns.push(turn(Role::User, "fix the build"));
+/// session.turns.push(turn(Role::Assistant, "Fixed."));
+/// session.turns.push(turn(Role::User, "It still fails on\n  CI, see the log"));
+/// assert!(quotes_a_followup(&session, "\u{201c}it still FAILS on CI\u{201d}"));
+/// assert!(quotes_a_followup(&session, "still fails ... see the log"));
+/// assert!(!quotes_a_followup(&session, "no, that's the wrong file"));
+/// assert!(!quotes_a_followup(&session, "fix the build"), "the first request is no follow-up");
+/// assert!(!quotes_a_followup(&session, ""));
+/// ```
+pub fn quotes_a_followup(session: &Session, evidence: &str) -> bool {
+    let followups: Vec<String> = session
+        .turns
+        .iter()
+        .filter(|t| t.subagent.is_none() && t.role == Role::User)
+        .skip(1)
+        .map(|t| normalise_quote(&t.text))
+        .collect();
+    let parts: Vec<String> = evidence
+        .split("...")
+        .flat_map(|part| part.split('…'))
+        .map(normalise_quote)
+        .filter(|part| !part.is_empty())
+        .collect();
+    !parts.is_empty()
+        && followups
+            .iter()
+            .any(|message| parts.iter().all(|part| message.contains(part.as_str())))
+}
+
+/// `text` lower-cased, on one line with single spaces, curly quotes made straight and the
+/// quotation marks and spaces around it taken off.
+fn normalise_quote(text: &str) -> String {
+    let straight: String = text
+        .chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' => '\'',
+            '\u{201c}' | '\u{201d}' => '"',
+            c => c,
+        })
+        .collect();
+    let spaced = straight.split_whitespace().collect::<Vec<_>>().join(" ");
+    spaced
+        .trim_matches(|c: char| c == '"' || c == '\'' || c == '`' || c.is_whitespace())
+        .to_lowercase()
+}
+
 /// The JSON Schema of the judge's reply.
 pub fn reply_schema() -> Value {
     json!({
@@ -282,7 +340,8 @@ pub async fn judge_followups(
 pub fn cache_key(model: &str, messages: &[ChatMessage]) -> String {
     use std::fmt::Write as _;
     let mut hasher = sha2::Sha256::new();
-    hasher.update(b"followup-judge\0");
+    // Version 2: verdicts are cached once their quote is checked (`quotes_a_followup`).
+    hasher.update(b"followup-judge/2\0");
     hasher.update(model.as_bytes());
     for message in messages {
         hasher.update(b"\0");

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use evolution_harvest::followup::{
     FollowupJudgement, FollowupVerdict, cache_key, clean_evidence, followup_messages,
-    judge_followups,
+    judge_followups, quotes_a_followup,
 };
 use evolution_harvest::session::Session;
 use serde::{Deserialize, Serialize};
@@ -44,6 +44,9 @@ pub struct FollowupCounts {
     pub corrections: usize,
     /// Calls that failed (the session has no verdict).
     pub failed: usize,
+    /// Verdicts set aside as `unclear` because their quote is not the user's words in a
+    /// follow-up (`evolution_harvest::followup::quotes_a_followup`).
+    pub set_aside: usize,
     /// The cache file; `None` outside a project.
     pub cache: Option<PathBuf>,
 }
@@ -150,6 +153,15 @@ impl FollowupJudge {
                 return None;
             }
         };
+        // A verdict is only as good as its quote: one the user never wrote is set aside.
+        let read = if read.verdict != FollowupVerdict::Unclear
+            && !quotes_a_followup(session, &read.evidence)
+        {
+            self.counts.set_aside = self.counts.set_aside.saturating_add(1);
+            FollowupJudgement::unclear()
+        } else {
+            read
+        };
         self.counts.judged = self.counts.judged.saturating_add(1);
         if read.verdict == FollowupVerdict::Correction {
             self.counts.corrections = self.counts.corrections.saturating_add(1);
@@ -190,6 +202,12 @@ impl FollowupCounts {
             self.corrections,
             if self.corrections == 1 { "" } else { "s" }
         );
+        if self.set_aside > 0 {
+            line.push_str(&format!(
+                ", {} verdict(s) set aside as unclear (their quote is not in the user's follow-ups)",
+                self.set_aside
+            ));
+        }
         if self.failed > 0 {
             line.push_str(&format!(", {} call(s) failed", self.failed));
         }

@@ -344,7 +344,9 @@ fn followup_reply(prompt: &str) -> String {
     let quote = if prompt.contains("they go in CHANGELOG.md") {
         "No, that's the wrong file"
     } else if prompt.contains("I asked for a dark mode toggle") {
-        "I asked for a dark mode toggle"
+        // A quote the user never wrote (a small model repeating the prompt's example does
+        // this): the verdict is set aside.
+        "no, you broke the login page"
     } else if prompt.contains("GitHub Actions") {
         "can you get the test suite to pass on GitHub Actions"
     } else {

@@ -1269,10 +1269,17 @@ fn the_followup_judge_reads_what_no_word_list_catches_and_is_not_paid_twice() {
         .unwrap_or_else(|| panic!("no follow-up judge line in {text}"));
     assert!(
         judge_line.starts_with(
-            "follow-up judge (fake-model): 4 judged (4 called, 0 from the cache), 3 corrections; \
+            "follow-up judge (fake-model): 4 judged (4 called, 0 from the cache), 2 corrections, \
+             1 verdict(s) set aside as unclear (their quote is not in the user's follow-ups); \
              cache "
         ) && judge_line.ends_with(".skill-evolve/followup-judge.jsonl"),
         "{judge_line}"
+    );
+    let written = read_json(&d.join("h/claude-code-66666666-6666-4666-8666-666666666666.json"));
+    assert_eq!(written["harvest"]["followup_judge"]["verdict"], "unclear");
+    assert!(
+        !verdict_line(&text, '6').contains("broke the login page"),
+        "{text}"
     );
     let written = read_json(&d.join("h/claude-code-77777777-7777-4777-8777-777777777777.json"));
     assert_eq!(written["harvest"]["followup_judge"]["verdict"], "unclear");
@@ -1307,7 +1314,7 @@ fn the_followup_judge_reads_what_no_word_list_catches_and_is_not_paid_twice() {
         "no second call: {again}"
     );
     assert!(
-        again.contains("4 judged (0 called, 4 from the cache), 3 corrections"),
+        again.contains("4 judged (0 called, 4 from the cache), 2 corrections"),
         "{again}"
     );
     assert_eq!(
