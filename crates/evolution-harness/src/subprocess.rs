@@ -31,6 +31,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 pub use crate::agent_tree::AGENT_TREE_VAR;
 use crate::agent_tree::{new_tree_token, tree_value};
+use crate::package::{SkillPackage, write_packages};
 use crate::runner::{
     AgentReply, AgentRunner, OutputLimits, RunnerError, Scoring, Workspace, check_unique,
 };
@@ -108,6 +109,8 @@ pub struct SubprocessConfig {
     pub workspace_root: Option<PathBuf>,
     /// Bounds on what the agent writes per question.
     pub limits: OutputLimits,
+    /// The skills' folders written into each workspace's skills folder (none by default).
+    pub packages: Vec<SkillPackage>,
 }
 
 impl SubprocessConfig {
@@ -124,6 +127,7 @@ impl SubprocessConfig {
             scoring: Scoring::default(),
             workspace_root: None,
             limits: OutputLimits::default(),
+            packages: Vec::new(),
         }
     }
 }
@@ -238,7 +242,11 @@ fn check_name(version: &str, name: &str) -> Result<(), RunnerError> {
     }
 }
 
-fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialized, RunnerError> {
+fn materialize(
+    workspace: &Workspace,
+    root: Option<&Path>,
+    packages: &[SkillPackage],
+) -> Result<Materialized, RunnerError> {
     let io = |source| RunnerError::Materialize {
         version: workspace.version.clone(),
         source,
@@ -263,6 +271,7 @@ fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialize
             std::fs::write(sub.join(name), text).map_err(io)?;
         }
     }
+    write_packages(&dir.path().join("skills"), workspace, packages)?;
     Ok(Materialized { dir })
 }
 
@@ -722,13 +731,15 @@ impl AgentRunner for SubprocessRunner {
     ) -> Result<Vec<QuestionOutcome>, RunnerError> {
         check_unique(questions)?;
         let ws = workspace.clone();
-        let root = self.config.workspace_root.clone();
-        let materialized = tokio::task::spawn_blocking(move || materialize(&ws, root.as_deref()))
-            .await
-            .map_err(|e| RunnerError::Materialize {
-                version: workspace.version.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })??;
+        let config = Arc::clone(&self.config);
+        let materialized = tokio::task::spawn_blocking(move || {
+            materialize(&ws, config.workspace_root.as_deref(), &config.packages)
+        })
+        .await
+        .map_err(|e| RunnerError::Materialize {
+            version: workspace.version.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })??;
         let description = Arc::new(materialized.description(&workspace.version));
         let queue: Arc<Mutex<VecDeque<(usize, GeneratedQuestion)>>> =
             Arc::new(Mutex::new(questions.iter().cloned().enumerate().collect()));

@@ -216,6 +216,8 @@ pub struct GateTarget {
     /// The task types the skill serves, `None` when it serves every one (it is not in
     /// `[run] skills`, so the file says nothing of it).
     pub tasks: Option<BTreeSet<String>>,
+    /// The folders of the workspace's Agent Skills skills, given to the agent whole.
+    pub packages: Vec<evolution_harness::SkillPackage>,
 }
 
 impl GateTarget {
@@ -256,6 +258,7 @@ impl GateTarget {
             ),
         };
         let doc = in_run.unwrap_or(&own);
+        let packages = crate::skill_package::packages(&plan)?;
         let mut documents = BTreeMap::new();
         for planned_doc in &plan {
             let text = if planned_doc.document == doc.document {
@@ -308,6 +311,7 @@ impl GateTarget {
             gate,
             all_gate: config.gate.len(),
             tasks,
+            packages,
         })
     }
 
@@ -449,7 +453,9 @@ impl<'a> GateSession<'a> {
         .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", dir.store().display()))?;
         let log = SqliteRunLog::open(dir.runlog())
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
-        let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+        let mut agent_config = config.agent.subprocess_config(dir.workspaces());
+        agent_config.packages = target.packages.clone();
+        let agent = SubprocessRunner::new(agent_config)
             .map_err(|e| bad_at(&config.path, None, format!("[agent]: {e}")))?;
         let runner = RubricRunner::new(agent, llm, prompts.clone())
             .unless_agent_scores(config.agent.agent_scores);

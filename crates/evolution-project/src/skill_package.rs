@@ -1,0 +1,214 @@
+//! A skill's whole folder: an Agent Skills skill (`<folder>/SKILL.md`) is a package of
+//! files, its `references/`, `scripts/` and assets beside the `SKILL.md`. The agent of
+//! `run` and of a gated `evolve` gets the package as `skills_dir/<name>/`, the `SKILL.md`
+//! (and any evolved document of the package) as the version under test has it, every other
+//! file unchanged, read once before the first rollout.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use evolution_harness::{PackageFile, SkillPackage};
+
+use crate::agent_workspace::{DocKind, PlannedDoc};
+use crate::error::bad_at;
+use crate::layout::SKILL_MD;
+
+/// Most files of one package carried into the agent's workspace.
+pub const MAX_PACKAGE_FILES: usize = 1000;
+
+/// Most bytes of one package's files carried into the agent's workspace.
+pub const MAX_PACKAGE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The folder of the skill file `path` when it is a package (`<folder>/SKILL.md`).
+pub fn package_folder(path: &Path) -> Option<PathBuf> {
+    if path.file_name().and_then(|n| n.to_str()) != Some(SKILL_MD) {
+        return None;
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => Some(p.to_path_buf()),
+        _ => Some(PathBuf::from(".")),
+    }
+}
+
+/// The packages of the skills among `docs`: each skill read from a `SKILL.md` becomes the
+/// folder `<name>/` of the agent's skills folder, its `SKILL.md` the version's text of the
+/// skill's document and every other file (hidden ones left out) carried unchanged.
+///
+/// # Errors
+/// A bad input naming the file: a symbolic link in the folder, a file name that is not
+/// UTF-8, a file that cannot be read, or a folder past [`MAX_PACKAGE_FILES`] files or
+/// [`MAX_PACKAGE_BYTES`] bytes.
+pub fn packages(docs: &[PlannedDoc]) -> anyhow::Result<Vec<SkillPackage>> {
+    let mut found = Vec::new();
+    for doc in docs.iter().filter(|d| d.kind == DocKind::Skill) {
+        let Some(folder) = package_folder(&doc.path) else {
+            continue;
+        };
+        let mut files = BTreeMap::new();
+        let mut bytes = 0u64;
+        collect(&folder, "", &mut files, &mut bytes)?;
+        files.remove(SKILL_MD);
+        found.push(SkillPackage {
+            folder: doc.name.clone(),
+            documents: BTreeMap::from([(SKILL_MD.to_owned(), doc.document.clone())]),
+            files,
+        });
+    }
+    Ok(found)
+}
+
+/// Every carried file of the packages of `docs`, as `<name>/<path>` → the SHA-256 of its
+/// bytes (a resumed run compares them).
+///
+/// # Errors
+/// As [`packages`].
+pub fn file_digests(docs: &[PlannedDoc]) -> anyhow::Result<BTreeMap<String, String>> {
+    use sha2::{Digest as _, Sha256};
+    let mut digests = BTreeMap::new();
+    for package in packages(docs)? {
+        for (path, file) in &package.files {
+            let hex = Sha256::digest(file.bytes.as_slice()).iter().fold(
+                String::with_capacity(64),
+                |mut hex, byte| {
+                    hex.push_str(&format!("{byte:02x}"));
+                    hex
+                },
+            );
+            digests.insert(format!("{}/{path}", package.folder), hex);
+        }
+    }
+    Ok(digests)
+}
+
+/// Adds the files under `dir` (at `prefix` inside the package) to `files`.
+fn collect(
+    dir: &Path,
+    prefix: &str,
+    files: &mut BTreeMap<String, PackageFile>,
+    bytes: &mut u64,
+) -> anyhow::Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
+        paths.push(entry.path());
+    }
+    paths.sort();
+    for path in paths {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            return Err(bad_at(
+                &path,
+                None,
+                "a file name of a skill's folder must be UTF-8",
+            ));
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let inner = format!("{prefix}{name}");
+        let meta = std::fs::symlink_metadata(&path)
+            .map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
+        if meta.file_type().is_symlink() {
+            return Err(bad_at(
+                &path,
+                None,
+                "is a symbolic link; skill folders may not hold links (copy the file in instead)",
+            ));
+        }
+        if meta.is_dir() {
+            collect(&path, &format!("{inner}/"), files, bytes)?;
+            continue;
+        }
+        if !meta.is_file() {
+            continue;
+        }
+        *bytes = bytes.saturating_add(meta.len());
+        if files.len() >= MAX_PACKAGE_FILES || *bytes > MAX_PACKAGE_BYTES {
+            return Err(bad_at(
+                &path,
+                None,
+                format!(
+                    "the skill's folder holds more than {MAX_PACKAGE_FILES} files or \
+                     {} MiB, all of which the agent would be given; move what the skill \
+                     does not use out of it",
+                    MAX_PACKAGE_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
+        let content =
+            std::fs::read(&path).map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
+        files.insert(
+            inner,
+            PackageFile {
+                bytes: Arc::new(content),
+                executable: is_executable(&meta),
+            },
+        );
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planned(path: PathBuf) -> PlannedDoc {
+        PlannedDoc {
+            document: "refunds.md".to_owned(),
+            name: "refunds".to_owned(),
+            kind: DocKind::Skill,
+            path,
+        }
+    }
+
+    #[test]
+    fn a_skill_folder_is_carried_whole_but_hidden_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("references")).unwrap();
+        std::fs::create_dir_all(d.join(".git")).unwrap();
+        std::fs::write(d.join("SKILL.md"), "skill").unwrap();
+        std::fs::write(d.join("references/policy.md"), "policy").unwrap();
+        std::fs::write(d.join(".git/HEAD"), "x").unwrap();
+        let found = packages(&[planned(d.join("SKILL.md"))]).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].folder, "refunds");
+        assert_eq!(found[0].documents["SKILL.md"], "refunds.md");
+        assert_eq!(
+            found[0].files.keys().collect::<Vec<_>>(),
+            ["references/policy.md"]
+        );
+        // A flat skill file has no package.
+        std::fs::write(d.join("refunds.md"), "skill").unwrap();
+        assert!(
+            packages(&[planned(d.join("refunds.md"))])
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_the_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("SKILL.md"), "skill").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.join("leak")).unwrap();
+        let err = packages(&[planned(d.join("SKILL.md"))]).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+    }
+}
