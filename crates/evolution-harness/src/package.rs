@@ -29,7 +29,9 @@ pub struct SkillPackage {
     pub folder: String,
     /// Files written from the version under test: path in the folder (`SKILL.md`,
     /// `references/policy.md`) → the workspace document whose text it gets. A document the
-    /// workspace does not hold is left out.
+    /// workspace does not hold is left out. A document placed anywhere but at `SKILL.md`
+    /// (a reference evolved as a document of its own) is written only here, not at the top
+    /// of the skills folder.
     pub documents: BTreeMap<String, String>,
     /// Files carried unchanged: path in the folder (`/`-separated) → the file.
     pub files: BTreeMap<String, PackageFile>,
@@ -51,6 +53,16 @@ pub fn package_path_problem(path: &str) -> Option<&'static str> {
         return Some("has a relative directory part");
     }
     None
+}
+
+/// Whether the skill document `name` is written only inside a package (placed there at a
+/// path other than its `SKILL.md`).
+pub(crate) fn package_only(packages: &[SkillPackage], name: &str) -> bool {
+    packages.iter().any(|p| {
+        p.documents
+            .iter()
+            .any(|(path, document)| document == name && path != "SKILL.md")
+    })
 }
 
 /// Writes every package of `packages` into `skills` (the workspace's skills folder).

@@ -31,7 +31,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 pub use crate::agent_tree::AGENT_TREE_VAR;
 use crate::agent_tree::{new_tree_token, tree_value};
-use crate::package::{SkillPackage, write_packages};
+use crate::package::{SkillPackage, package_only, write_packages};
 use crate::runner::{
     AgentReply, AgentRunner, OutputLimits, RunnerError, Scoring, Workspace, check_unique,
 };
@@ -268,6 +268,9 @@ fn materialize(
         let sub = dir.path().join(sub);
         std::fs::create_dir(&sub).map_err(io)?;
         for (name, text) in docs {
+            if sub.ends_with("skills") && package_only(packages, name) {
+                continue;
+            }
             std::fs::write(sub.join(name), text).map_err(io)?;
         }
     }

@@ -31,6 +31,112 @@ pub fn package_folder(path: &Path) -> Option<PathBuf> {
     }
 }
 
+/// How far above a file its skill's `SKILL.md` is looked for.
+const MAX_PACKAGE_DEPTH: usize = 8;
+
+/// Where a file lies in a skill's folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackageMember {
+    /// No `SKILL.md` above it (or it is the `SKILL.md` itself).
+    Outside,
+    /// A `references/…/*.md` file of the skill folder `folder`, at `path` inside it.
+    Reference {
+        /// The skill's folder (the one holding its `SKILL.md`).
+        folder: PathBuf,
+        /// The file's path inside it, `/`-separated.
+        path: String,
+    },
+    /// Any other file of the skill folder `folder` (a script, an asset): carried to the agent
+    /// unchanged, never edited.
+    Carried {
+        /// The skill's folder.
+        folder: PathBuf,
+        /// The file's path inside it, `/`-separated.
+        path: String,
+    },
+}
+
+/// Where `file` lies in a skill's folder: the nearest folder above it holding a `SKILL.md`
+/// (at most [`MAX_PACKAGE_DEPTH`] levels up) is its skill's.
+pub fn package_member(file: &Path) -> PackageMember {
+    let Ok(file) = std::path::absolute(file) else {
+        return PackageMember::Outside;
+    };
+    if file.file_name().and_then(|n| n.to_str()) == Some(SKILL_MD) {
+        return PackageMember::Outside;
+    }
+    for folder in file.ancestors().skip(1).take(MAX_PACKAGE_DEPTH) {
+        if !folder.join(SKILL_MD).is_file() {
+            continue;
+        }
+        let Ok(inner) = file.strip_prefix(folder) else {
+            break;
+        };
+        let parts: Vec<String> = inner
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let path = parts.join("/");
+        let folder = folder.to_path_buf();
+        let reference = parts.len() >= 2
+            && parts.first().is_some_and(|p| p == "references")
+            && path.ends_with(".md");
+        return if reference {
+            PackageMember::Reference { folder, path }
+        } else {
+            PackageMember::Carried { folder, path }
+        };
+    }
+    PackageMember::Outside
+}
+
+/// Why the file `file` (at `path` of the skill folder `folder`, a script or an asset) is not
+/// evolved: a bad input.
+pub fn carried_refusal(file: &Path, folder: &Path, path: &str) -> anyhow::Error {
+    bad_at(
+        file,
+        None,
+        format!(
+            "is {path} of the skill folder {}: a skill's scripts and assets are given to the \
+                agent unchanged and never edited (evolve its {SKILL_MD}, or a references/*.md \
+                file of a skill listed in [run] evolve_references; nothing was run)",
+            folder.display()
+        ),
+    )
+}
+
+/// Refuses to evolve `file` when it lies in a skill's folder and may not be: a script or an
+/// asset never, a reference only when `gated` (with `--agent-config`, whose
+/// `[run] evolve_references` must list its skill: [`crate::evolve::gating::GateTarget::resolve`]
+/// checks it).
+///
+/// # Errors
+/// A bad input naming the file and why.
+pub fn refuse_member(file: &Path, gated: bool) -> anyhow::Result<()> {
+    match package_member(file) {
+        PackageMember::Outside => Ok(()),
+        PackageMember::Reference { .. } if gated => Ok(()),
+        PackageMember::Carried { folder, path } => Err(carried_refusal(file, &folder, &path)),
+        PackageMember::Reference { folder, .. } => Err(bad_at(
+            file,
+            None,
+            format!(
+                "is a reference of the skill folder {}: a reference is evolved as a document \
+                    of its own only with --agent-config naming a run configuration whose [run] \
+                    evolve_references lists its skill (nothing was run)",
+                folder.display()
+            ),
+        )),
+    }
+}
+
+/// The document name of the reference `path` (`references/policy.md`) of skill `skill` when
+/// it is evolved as a document of its own: `billing.references.policy.md`.
+pub fn reference_document(skill: &str, path: &str) -> String {
+    let stem = path.strip_suffix(".md").unwrap_or(path);
+    format!("{skill}.{}.md", stem.replace('/', "."))
+}
+
 /// The packages of the skills among `docs`: each skill read from a `SKILL.md` becomes the
 /// folder `<name>/` of the agent's skills folder, its `SKILL.md` the version's text of the
 /// skill's document and every other file (hidden ones left out) carried unchanged.
