@@ -182,6 +182,27 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o100, 0o100);
         }
+        // A reference evolved as a document of its own is written in its folder only.
+        let ws = ws.with_skill("refunds.references.policy.md", "policy v2");
+        let mut with_reference = package.clone();
+        with_reference.documents.insert(
+            "references/policy.md".to_owned(),
+            "refunds.references.policy.md".to_owned(),
+        );
+        assert!(package_only(
+            std::slice::from_ref(&with_reference),
+            "refunds.references.policy.md"
+        ));
+        assert!(!package_only(
+            std::slice::from_ref(&with_reference),
+            "refunds.md"
+        ));
+        let again = tempfile::tempdir().unwrap();
+        write_packages(again.path(), &ws, &[with_reference]).unwrap();
+        assert_eq!(
+            std::fs::read(again.path().join("refunds/references/policy.md")).unwrap(),
+            b"policy v2"
+        );
         let mut bad = package;
         bad.folder = "..".to_owned();
         let other = tempfile::tempdir().unwrap();

@@ -37,7 +37,8 @@ const MAX_PACKAGE_DEPTH: usize = 8;
 /// Where a file lies in a skill's folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PackageMember {
-    /// No `SKILL.md` above it (or it is the `SKILL.md` itself).
+    /// No `SKILL.md` above it, or it is the `SKILL.md` itself, a Markdown file beside it, or
+    /// no file at all.
     Outside,
     /// A `references/…/*.md` file of the skill folder `folder`, at `path` inside it.
     Reference {
@@ -57,7 +58,8 @@ pub enum PackageMember {
 }
 
 /// Where `file` lies in a skill's folder: the nearest folder above it holding a `SKILL.md`
-/// (at most [`MAX_PACKAGE_DEPTH`] levels up) is its skill's.
+/// (at most [`MAX_PACKAGE_DEPTH`] levels up) is its skill's. A missing file, and a Markdown
+/// file directly beside the `SKILL.md`, are outside.
 pub fn package_member(file: &Path) -> PackageMember {
     let Ok(file) = std::path::absolute(file) else {
         return PackageMember::Outside;
@@ -77,6 +79,11 @@ pub fn package_member(file: &Path) -> PackageMember {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
         let path = parts.join("/");
+        // A Markdown file beside the `SKILL.md` may be a skill of its own (a single-skill
+        // project holding other documents); a file that does not exist is reported as such.
+        if (parts.len() == 1 && path.ends_with(".md")) || !file.is_file() {
+            return PackageMember::Outside;
+        }
         let folder = folder.to_path_buf();
         let reference = parts.len() >= 2
             && parts.first().is_some_and(|p| p == "references")
@@ -304,6 +311,53 @@ mod tests {
             packages(&[planned(d.join("refunds.md"))])
                 .unwrap()
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn files_are_placed_in_their_skill_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("billing/references/deep")).unwrap();
+        std::fs::create_dir_all(d.join("billing/scripts")).unwrap();
+        for file in [
+            "billing/SKILL.md",
+            "billing/notes.md",
+            "billing/logo.png",
+            "billing/references/policy.md",
+            "billing/references/deep/faq.md",
+            "billing/references/table.csv",
+            "billing/scripts/run.md",
+            "flat.md",
+        ] {
+            std::fs::write(d.join(file), "x").unwrap();
+        }
+        let member = |file: &str| match package_member(&d.join(file)) {
+            PackageMember::Outside => "outside".to_owned(),
+            PackageMember::Reference { path, .. } => format!("reference {path}"),
+            PackageMember::Carried { path, .. } => format!("carried {path}"),
+        };
+        assert_eq!(member("billing/SKILL.md"), "outside");
+        assert_eq!(member("billing/notes.md"), "outside");
+        assert_eq!(member("billing/missing.sh"), "outside");
+        assert_eq!(member("flat.md"), "outside");
+        assert_eq!(member("billing/logo.png"), "carried logo.png");
+        assert_eq!(
+            member("billing/references/policy.md"),
+            "reference references/policy.md"
+        );
+        assert_eq!(
+            member("billing/references/deep/faq.md"),
+            "reference references/deep/faq.md"
+        );
+        assert_eq!(
+            member("billing/references/table.csv"),
+            "carried references/table.csv"
+        );
+        assert_eq!(member("billing/scripts/run.md"), "carried scripts/run.md");
+        assert_eq!(
+            reference_document("billing", "references/deep/faq.md"),
+            "billing.references.deep.faq.md"
         );
     }
 
