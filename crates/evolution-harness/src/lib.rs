@@ -177,6 +177,7 @@ mod slow_update;
 mod subprocess;
 mod templates;
 mod validate;
+mod workspace_dir;
 
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,

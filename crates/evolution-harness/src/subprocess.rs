@@ -18,7 +18,7 @@
 //! (macOS) the process group is all there is.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -31,10 +31,11 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 pub use crate::agent_tree::AGENT_TREE_VAR;
 use crate::agent_tree::{new_tree_token, tree_value};
-use crate::package::{SkillPackage, package_only, write_packages};
+use crate::package::SkillPackage;
 use crate::runner::{
     AgentReply, AgentRunner, OutputLimits, RunnerError, Scoring, Workspace, check_unique,
 };
+use crate::workspace_dir::materialize;
 
 /// Characters of a child's stderr kept for error messages (the tail).
 const STDERR_TAIL_CHARS: usize = 2000;
@@ -203,79 +204,6 @@ async fn close(mut process: AgentProcess) {
         process.kill().await;
     }
     process.kill_group();
-}
-
-/// Where a workspace was written; removed when dropped.
-struct Materialized {
-    dir: tempfile::TempDir,
-}
-
-impl Materialized {
-    fn description(&self, version: &str) -> Value {
-        let dir = self.dir.path();
-        serde_json::json!({
-            "version": version,
-            "dir": dir,
-            "skills_dir": dir.join("skills"),
-            "prompts_dir": dir.join("prompts"),
-        })
-    }
-}
-
-fn check_name(version: &str, name: &str) -> Result<(), RunnerError> {
-    let reason = if name.is_empty() {
-        Some("empty")
-    } else if name == "." || name == ".." {
-        Some("a relative directory")
-    } else if name.contains(['/', '\\', '\0']) {
-        Some("contains a path separator or NUL")
-    } else {
-        None
-    };
-    match reason {
-        Some(reason) => Err(RunnerError::InvalidDocumentName {
-            version: version.to_owned(),
-            name: name.to_owned(),
-            reason,
-        }),
-        None => Ok(()),
-    }
-}
-
-fn materialize(
-    workspace: &Workspace,
-    root: Option<&Path>,
-    packages: &[SkillPackage],
-) -> Result<Materialized, RunnerError> {
-    let io = |source| RunnerError::Materialize {
-        version: workspace.version.clone(),
-        source,
-    };
-    for name in workspace.skills.keys().chain(workspace.prompts.keys()) {
-        check_name(&workspace.version, name)?;
-    }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix("evolution-ws-");
-    let dir = match root {
-        Some(root) => builder.tempdir_in(root),
-        None => builder.tempdir(),
-    }
-    .map_err(io)?;
-    for (sub, docs) in [
-        ("skills", &workspace.skills),
-        ("prompts", &workspace.prompts),
-    ] {
-        let sub = dir.path().join(sub);
-        std::fs::create_dir(&sub).map_err(io)?;
-        for (name, text) in docs {
-            if sub.ends_with("skills") && package_only(packages, name) {
-                continue;
-            }
-            std::fs::write(sub.join(name), text).map_err(io)?;
-        }
-    }
-    write_packages(&dir.path().join("skills"), workspace, packages)?;
-    Ok(Materialized { dir })
 }
 
 /// The agent's environment: what `inherit_env` lets through of ours, then `env`.
