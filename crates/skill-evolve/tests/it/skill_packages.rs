@@ -256,6 +256,22 @@ fn a_reference_is_evolved_as_a_document_of_its_own_once_its_skill_opts_in() {
         tops,
         std::collections::BTreeSet::from(["refunds refunds.md".to_owned()])
     );
+    // The reference keeps a version history of its own, and a rollback restores it.
+    let back = skill_evolve(d)
+        .args([
+            "rollback",
+            "skills/refunds/references/rules.md",
+            "--to",
+            "v1",
+            "--yes",
+        ])
+        .output()
+        .unwrap();
+    assert!(back.status.success(), "{back:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("skills/refunds/references/rules.md")).unwrap(),
+        "# Refund rules\n\nRULE other => no\n"
+    );
 }
 
 #[test]
