@@ -83,7 +83,8 @@
 //!
 //! [`SubprocessRunner`] lets an agent written in any language plug in. For
 //! each run it writes the workspace to a fresh temporary directory
-//! (`skills/<name>` and `prompts/<name>`), then talks to the agent program
+//! (`skills/<name>` and `prompts/<name>`, plus each skill's folder of
+//! [`SubprocessConfig::packages`] as `skills/<folder>/`), then talks to the agent program
 //! over its stdin and stdout, one JSON object per line (UTF-8, `\n`):
 //!
 //! - request, harness → agent:
@@ -166,6 +167,7 @@ mod gatekeeper;
 mod ingest;
 mod kernel;
 mod ledger;
+mod package;
 mod phase;
 mod probation;
 mod question_set;
@@ -175,6 +177,7 @@ mod slow_update;
 mod subprocess;
 mod templates;
 mod validate;
+mod workspace_dir;
 
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
@@ -201,6 +204,7 @@ pub use crate::ingest::{
 };
 pub use crate::kernel::KernelProposer;
 pub use crate::ledger::{LedgerError, LedgerOutcome, LedgerTest, TestLedger};
+pub use crate::package::{PackageFile, SkillPackage, package_path_problem};
 pub use crate::phase::Phase;
 
 pub use crate::probation::{Probation, ProbationOutcome};

@@ -18,7 +18,7 @@
 //! (macOS) the process group is all there is.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -31,9 +31,11 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 pub use crate::agent_tree::AGENT_TREE_VAR;
 use crate::agent_tree::{new_tree_token, tree_value};
+use crate::package::SkillPackage;
 use crate::runner::{
     AgentReply, AgentRunner, OutputLimits, RunnerError, Scoring, Workspace, check_unique,
 };
+use crate::workspace_dir::materialize;
 
 /// Characters of a child's stderr kept for error messages (the tail).
 const STDERR_TAIL_CHARS: usize = 2000;
@@ -108,6 +110,8 @@ pub struct SubprocessConfig {
     pub workspace_root: Option<PathBuf>,
     /// Bounds on what the agent writes per question.
     pub limits: OutputLimits,
+    /// The skills' folders written into each workspace's skills folder (none by default).
+    pub packages: Vec<SkillPackage>,
 }
 
 impl SubprocessConfig {
@@ -124,6 +128,7 @@ impl SubprocessConfig {
             scoring: Scoring::default(),
             workspace_root: None,
             limits: OutputLimits::default(),
+            packages: Vec::new(),
         }
     }
 }
@@ -199,71 +204,6 @@ async fn close(mut process: AgentProcess) {
         process.kill().await;
     }
     process.kill_group();
-}
-
-/// Where a workspace was written; removed when dropped.
-struct Materialized {
-    dir: tempfile::TempDir,
-}
-
-impl Materialized {
-    fn description(&self, version: &str) -> Value {
-        let dir = self.dir.path();
-        serde_json::json!({
-            "version": version,
-            "dir": dir,
-            "skills_dir": dir.join("skills"),
-            "prompts_dir": dir.join("prompts"),
-        })
-    }
-}
-
-fn check_name(version: &str, name: &str) -> Result<(), RunnerError> {
-    let reason = if name.is_empty() {
-        Some("empty")
-    } else if name == "." || name == ".." {
-        Some("a relative directory")
-    } else if name.contains(['/', '\\', '\0']) {
-        Some("contains a path separator or NUL")
-    } else {
-        None
-    };
-    match reason {
-        Some(reason) => Err(RunnerError::InvalidDocumentName {
-            version: version.to_owned(),
-            name: name.to_owned(),
-            reason,
-        }),
-        None => Ok(()),
-    }
-}
-
-fn materialize(workspace: &Workspace, root: Option<&Path>) -> Result<Materialized, RunnerError> {
-    let io = |source| RunnerError::Materialize {
-        version: workspace.version.clone(),
-        source,
-    };
-    for name in workspace.skills.keys().chain(workspace.prompts.keys()) {
-        check_name(&workspace.version, name)?;
-    }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix("evolution-ws-");
-    let dir = match root {
-        Some(root) => builder.tempdir_in(root),
-        None => builder.tempdir(),
-    }
-    .map_err(io)?;
-    for (sub, docs) in [
-        ("skills", &workspace.skills),
-        ("prompts", &workspace.prompts),
-    ] {
-        let sub = dir.path().join(sub);
-        std::fs::create_dir(&sub).map_err(io)?;
-        for (name, text) in docs {
-            std::fs::write(sub.join(name), text).map_err(io)?;
-        }
-    }
-    Ok(Materialized { dir })
 }
 
 /// The agent's environment: what `inherit_env` lets through of ours, then `env`.
@@ -722,13 +662,15 @@ impl AgentRunner for SubprocessRunner {
     ) -> Result<Vec<QuestionOutcome>, RunnerError> {
         check_unique(questions)?;
         let ws = workspace.clone();
-        let root = self.config.workspace_root.clone();
-        let materialized = tokio::task::spawn_blocking(move || materialize(&ws, root.as_deref()))
-            .await
-            .map_err(|e| RunnerError::Materialize {
-                version: workspace.version.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })??;
+        let config = Arc::clone(&self.config);
+        let materialized = tokio::task::spawn_blocking(move || {
+            materialize(&ws, config.workspace_root.as_deref(), &config.packages)
+        })
+        .await
+        .map_err(|e| RunnerError::Materialize {
+            version: workspace.version.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })??;
         let description = Arc::new(materialized.description(&workspace.version));
         let queue: Arc<Mutex<VecDeque<(usize, GeneratedQuestion)>>> =
             Arc::new(Mutex::new(questions.iter().cloned().enumerate().collect()));

@@ -7,7 +7,8 @@
 //!   ([`run::events::RunObserver`]); [`run::stage`] keeps what a run proposes and where each
 //!   document came from, for adopt;
 //! - [`agent_workspace`]: the documents an agent reads and the gate questions of each
-//!   skill, alike for `run` and a gated `evolve`;
+//!   skill, alike for `run` and a gated `evolve`; [`skill_package`]: a skill's whole folder
+//!   (references, scripts, assets) given to the agent beside them;
 //! - [`adopt`]: a run's staged documents written to the user's files once confirmed;
 //! - [`status`]: the runs of a project and what each staged;
 //! - [`ledger`]: the project's ledger of gate tests per skill file, kept across runs;
@@ -45,6 +46,7 @@ pub mod render;
 pub mod report_html;
 pub mod run;
 pub mod session_log;
+pub mod skill_package;
 pub mod skill_store;
 pub mod status;
 pub mod working_copy;

@@ -31,12 +31,16 @@ use serde::Serialize;
 
 use crate::agent_workspace::{planned, read_planned, serving, workspace};
 use crate::error::bad_at;
+use crate::input::{InputKind, read_input_text};
 use crate::layout::read_skills;
 use crate::ledger::{LedgerFile, ProjectLedger};
 use crate::run::config::{GateReach, GatingConfig, LedgerReach, ReachScope};
 use crate::run::dir::RunDir;
 use crate::run::events::{EventLines, RunObserver, decision_name};
 use crate::run::rubric::RubricRunner;
+use crate::skill_package::{
+    PackageMember, carried_refusal, package_folder, package_member, reference_document,
+};
 
 /// The plain words of a candidate that was never tested against an agent.
 pub const UNGATED_NOTE: &str = "ungated: no agent or question set configured, the \
@@ -216,6 +220,8 @@ pub struct GateTarget {
     /// The task types the skill serves, `None` when it serves every one (it is not in
     /// `[run] skills`, so the file says nothing of it).
     pub tasks: Option<BTreeSet<String>>,
+    /// The folders of the workspace's Agent Skills skills, given to the agent whole.
+    pub packages: Vec<evolution_harness::SkillPackage>,
 }
 
 impl GateTarget {
@@ -225,10 +231,97 @@ impl GateTarget {
     /// questions of the task types it serves; otherwise the workspace holds the skill (and
     /// the run's prompts) and every gate question counts.
     ///
+    /// A `references/*.md` file of a skill of `[run] skills` listed in `[run] evolve_references`
+    /// is evolved as a document of its own (`<skill>.references.<name>.md`): the agent finds
+    /// its candidate at its place in the skill's folder, and it is gated on the questions of
+    /// the task types its skill serves.
+    ///
     /// # Errors
     /// A skill that cannot be named, a document of the workspace that cannot be read, or a
-    /// skill of the folder that serves no task type of the question set (bad inputs).
+    /// skill of the folder that serves no task type of the question set (bad inputs); a
+    /// script or asset of a skill's folder (never edited), or a reference of a skill not in
+    /// `[run] evolve_references`.
     pub fn resolve(
+        config: &GatingConfig,
+        skill: &std::path::Path,
+        original: &str,
+    ) -> anyhow::Result<Self> {
+        match package_member(skill) {
+            PackageMember::Outside => Self::resolve_skill(config, skill, original),
+            PackageMember::Carried { folder, path } => Err(carried_refusal(skill, &folder, &path)),
+            PackageMember::Reference { folder, path } => {
+                Self::resolve_reference(config, skill, original, &folder, &path)
+            }
+        }
+    }
+
+    /// The reference `path` of the skill folder `folder` (the file `file`, its text
+    /// `original`) as the evolved document of the workspace of its skill.
+    fn resolve_reference(
+        config: &GatingConfig,
+        file: &std::path::Path,
+        original: &str,
+        folder: &std::path::Path,
+        path: &str,
+    ) -> anyhow::Result<Self> {
+        let same = |p: &std::path::Path| match (p.canonicalize(), folder.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        let doc = config
+            .skill_docs
+            .iter()
+            .find(|d| package_folder(&d.path).is_some_and(|f| same(&f)))
+            .ok_or_else(|| {
+                bad_at(
+                    file,
+                    None,
+                    format!(
+                        "is {path} of the skill folder {}, which is no skill of [run] skills in \
+                            {}: a reference is evolved only with its skill (nothing was run)",
+                        folder.display(),
+                        config.path.display()
+                    ),
+                )
+            })?;
+        if !config.evolve_references.contains(&doc.skill) {
+            return Err(bad_at(
+                file,
+                None,
+                format!(
+                    "is a reference of skill {}: add {:?} to [run] evolve_references in {} to \
+                        evolve it as a document of its own (nothing was run)",
+                    doc.skill,
+                    doc.skill,
+                    config.path.display()
+                ),
+            ));
+        }
+        let skill_text = read_input_text(&doc.path, InputKind::SkillDocument)?;
+        let mut target = Self::resolve_skill(config, &doc.path, &skill_text)?;
+        let document = reference_document(&doc.skill, path);
+        if target.documents.contains_key(&document) {
+            return Err(bad_at(
+                file,
+                None,
+                format!("its document name {document} is the name of another document"),
+            ));
+        }
+        target
+            .documents
+            .insert(document.clone(), original.to_owned());
+        for package in &mut target.packages {
+            if package.folder == doc.skill {
+                package.documents.insert(path.to_owned(), document.clone());
+            }
+        }
+        target.path = file.to_path_buf();
+        target.document = document;
+        Ok(target)
+    }
+
+    /// A skill file of `config` as the evolved document (see [`Self::resolve`]).
+    fn resolve_skill(
         config: &GatingConfig,
         skill: &std::path::Path,
         original: &str,
@@ -256,6 +349,7 @@ impl GateTarget {
             ),
         };
         let doc = in_run.unwrap_or(&own);
+        let packages = crate::skill_package::packages(&plan)?;
         let mut documents = BTreeMap::new();
         for planned_doc in &plan {
             let text = if planned_doc.document == doc.document {
@@ -308,6 +402,7 @@ impl GateTarget {
             gate,
             all_gate: config.gate.len(),
             tasks,
+            packages,
         })
     }
 
@@ -449,7 +544,9 @@ impl<'a> GateSession<'a> {
         .map_err(|e| anyhow::anyhow!("cannot create the store {}: {e}", dir.store().display()))?;
         let log = SqliteRunLog::open(dir.runlog())
             .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", dir.runlog().display()))?;
-        let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
+        let mut agent_config = config.agent.subprocess_config(dir.workspaces());
+        agent_config.packages = target.packages.clone();
+        let agent = SubprocessRunner::new(agent_config)
             .map_err(|e| bad_at(&config.path, None, format!("[agent]: {e}")))?;
         let runner = RubricRunner::new(agent, llm, prompts.clone())
             .unless_agent_scores(config.agent.agent_scores);

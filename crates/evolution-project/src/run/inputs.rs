@@ -2,7 +2,8 @@
 //! and compared when the same command runs again: a run resumes only with the inputs it
 //! started with.
 //!
-//! The record holds the SHA-256 of every skill and prompt document, and of every setting
+//! The record holds the SHA-256 of every skill and prompt document (and of every other file
+//! of an Agent Skills skill's folder, which the agent is given), and of every setting
 //! that changes what the run does: the question set and its split (shares, shuffle,
 //! probation share; or each file of a suite folder), the agent (its command and the files
 //! of the project it names, mode, timeout, scoring, environment, output bounds), the gate, the epochs, the edit settings,
@@ -32,7 +33,9 @@ pub const INPUTS_FORMAT: u32 = 1;
 pub struct RunInputs {
     /// The record's format ([`INPUTS_FORMAT`]).
     pub format: u32,
-    /// Every skill document: its name in the run's store → SHA-256 of its user file's text.
+    /// Every skill document: its name in the run's store → SHA-256 of its user file's text;
+    /// and every other file of an Agent Skills skill's folder given to the agent
+    /// (`<name>/<path>`) → SHA-256 of its bytes.
     pub skills: BTreeMap<String, String>,
     /// Every prompt document, the same way.
     pub prompts: BTreeMap<String, String>,
@@ -67,6 +70,8 @@ impl RunInputs {
             let text = read_input_text(&doc.path, InputKind::SkillDocument)?;
             skills.insert(doc.document.clone(), sha256_hex(&text));
         }
+        let planned = crate::agent_workspace::planned(&config.skill_docs, None, &[]);
+        skills.extend(crate::skill_package::file_digests(&planned)?);
         let mut prompts = BTreeMap::new();
         if let Some(dir) = &config.prompts {
             for name in &config.prompt_files {

@@ -78,8 +78,14 @@ pub(super) async fn run_loop(
     let metered = LlmJournal::open(MeteredLlm::new(llm, Arc::clone(&budget)), dir.root(), "run")
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the LLM journal: {e}"))?;
-    let agent = SubprocessRunner::new(config.agent.subprocess_config(dir.workspaces()))
-        .map_err(|e| bad_option(format!("[agent]: {e}")))?;
+    let mut agent_config = config.agent.subprocess_config(dir.workspaces());
+    agent_config.packages = crate::skill_package::packages(&crate::agent_workspace::planned(
+        &config.skill_docs,
+        config.prompts.as_deref(),
+        &config.prompt_files,
+    ))?;
+    let agent =
+        SubprocessRunner::new(agent_config).map_err(|e| bad_option(format!("[agent]: {e}")))?;
     std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
     // Every proposal prompt carries the project's house rules (none without them).
     let preferences = &config.preferences.preferences;

@@ -238,6 +238,8 @@ struct Gating {
 /// Every input checked, nothing sent and nothing written.
 fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     let skill = &args.skill;
+    // A skill's scripts and assets are never edited; a reference only with a gate.
+    evolution_project::skill_package::refuse_member(skill, args.agent_config.is_some())?;
     let original = read_document(skill)?;
     if let Some(p) = region_problems(&original).first() {
         // Point at `doctor --fix` only when its repair leaves the regions sound.

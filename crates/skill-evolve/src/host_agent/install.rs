@@ -1,6 +1,7 @@
 //! Installs the version under test where the host reads it: each skill document as an Agent
-//! Skills folder (`<root>/<name>/SKILL.md` with `name` and `description` frontmatter) and the
-//! prompt documents as the host's instructions file.
+//! Skills folder (`<root>/<name>/SKILL.md` with `name` and `description` frontmatter, beside
+//! the other files of the skill's folder in the workspace: references, scripts, assets) and
+//! the prompt documents as the host's instructions file.
 
 use std::path::Path;
 
@@ -34,6 +35,10 @@ pub(crate) fn install(
         let dir = folder.join(skills_root).join(&name);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
+        let package = skills_dir.join(stem);
+        if package.is_dir() {
+            copy_package(&package, &dir)?;
+        }
         std::fs::write(dir.join("SKILL.md"), document)
             .with_context(|| format!("cannot write {}/SKILL.md", dir.display()))?;
         names.push(name);
@@ -52,6 +57,27 @@ pub(crate) fn install(
             .with_context(|| format!("cannot write {instructions}"))?;
     }
     Ok(names)
+}
+
+/// Copies every file and folder of `from` into `to` (its `SKILL.md` too, overwritten by
+/// the caller), permissions kept; a symbolic link is not followed but left out.
+fn copy_package(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target)
+                .with_context(|| format!("cannot create {}", target.display()))?;
+            copy_package(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("cannot write {}", target.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The documents of `dir` (file name, text), in name order; none when it does not exist.

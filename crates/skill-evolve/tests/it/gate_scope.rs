@@ -1,6 +1,6 @@
 //! A skill of a folder gated alone: `evolve --agent-config` gives the agent the workspace
-//! `run` gives it (`skills/refunds/SKILL.md` arrives as `refunds.md`, beside the folder's
-//! other skills), gates a skill's candidate only on the questions of the task types that
+//! `run` gives it (`skills/refunds/SKILL.md` arrives as `refunds.md`, and its folder as
+//! `refunds/`, beside the folder's other skills), gates a skill's candidate only on the questions of the task types that
 //! skill serves, and both commands refuse, by name, a skill whose own gate questions could
 //! never accept a candidate.
 
@@ -145,7 +145,7 @@ fn gated_evolve_names_the_skill_as_run_does_and_gates_only_its_task_types() {
         .collect();
     assert_eq!(
         files,
-        BTreeSet::from(["billing.md refunds.md support.md".to_owned()]),
+        BTreeSet::from(["billing billing.md refunds refunds.md support support.md".to_owned()]),
         "{files:?}"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);

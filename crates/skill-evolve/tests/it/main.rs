@@ -50,6 +50,7 @@ mod run_knobs;
 mod runlogs;
 mod schedule;
 mod secrets;
+mod skill_packages;
 mod suggestions;
 mod suite;
 mod support;

@@ -126,6 +126,7 @@ impl AgentSettings {
             },
             workspace_root: Some(workspaces),
             limits: self.limits,
+            packages: Vec::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! the budget, the agent's workspace (skills, prompts, which skill serves each task
 //! type) and the house rules, checked as `run` checks the same sections.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use evolution_harness::BudgetLimits;
@@ -60,6 +60,7 @@ struct GatingFile {
 struct GatingRun {
     skills: Option<Spanned<PathBuf>>,
     prompts: Option<Spanned<PathBuf>>,
+    evolve_references: Option<Spanned<Vec<String>>>,
 }
 
 /// What `evolve` needs to gate a candidate against an agent, checked as
@@ -97,6 +98,8 @@ pub struct GatingConfig {
     pub task_skills: Option<TaskSkills>,
     /// The project's house rules, found as `run` finds them (`evolve --preferences` wins).
     pub preferences: ProjectPreferences,
+    /// The skills whose `references/*.md` may be evolved (`[run] evolve_references`).
+    pub evolve_references: BTreeSet<String>,
 }
 
 /// Reads and checks the gating sections of the run configuration `path`
@@ -152,6 +155,11 @@ pub fn load_gating(
         EVOLVE_HORIZON,
     )?;
     check_budget(path, &file.budget, &file.llm)?;
+    let evolve_references = super::references::check_evolve_references(
+        &src,
+        run.and_then(|r| r.evolve_references.as_ref()),
+        &skill_docs,
+    )?;
     Ok(GatingConfig {
         path: path.to_path_buf(),
         questions_file: base.join(file.questions.source()),
@@ -167,5 +175,6 @@ pub fn load_gating(
         prompt_files,
         task_skills,
         preferences,
+        evolve_references,
     })
 }

@@ -120,6 +120,7 @@ mod gating;
 mod preferences;
 mod probation;
 mod questions;
+mod references;
 
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
@@ -228,6 +229,7 @@ struct RunSection {
     tree: Option<Spanned<PathBuf>>,
     #[serde(default = "default_epochs")]
     max_epochs: Spanned<u32>,
+    evolve_references: Option<Spanned<Vec<String>>>,
 }
 
 fn default_epochs() -> Spanned<u32> {
@@ -619,6 +621,7 @@ fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<
             format!("[run] skills {}: {problem}", skills.display()),
         )
     })?;
+    references::check_evolve_references(src, run.evolve_references.as_ref(), &skill_docs)?;
     Ok(RunChecked {
         name,
         max_epochs,
