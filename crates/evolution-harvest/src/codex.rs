@@ -6,7 +6,9 @@
 //! `response_item` (a `message` from the user or the assistant; `function_call`,
 //! `custom_tool_call` and `local_shell_call` with their `*_output`), `event_msg`
 //! (`turn_aborted` is an interruption, `exec_command_end` and `patch_apply_end` say whether a
-//! call failed; the others repeat what the response items hold) and `compacted`. Older files
+//! call failed; the others repeat what the response items hold), and `compacted`,
+//! `world_state` and `token_usage_record` (Codex 0.171's context and usage bookkeeping,
+//! nothing of the conversation), which are passed over. Older files
 //! without the envelope (the items themselves, one per line, after a first line holding the
 //! session's `id`) are read too. Any other record type is skipped and counted.
 
@@ -90,7 +92,7 @@ impl CodexReader {
             }
             "response_item" => self.item(payload),
             "event_msg" => self.event(payload),
-            "compacted" => {}
+            "compacted" | "world_state" | "token_usage_record" => {}
             // Older files: the first line is the session's metadata, the others the items.
             "" if record.contains_key("id") && line_no <= 1 => {
                 self.meta(&Value::Object(record.clone()));
@@ -360,6 +362,21 @@ mod tests {
         assert_eq!(s.skipped_records, 1);
         assert!(s.used_skill("lint"));
         assert_eq!(s.last_answer(), Some("Done."));
+    }
+
+    #[test]
+    fn codex_0_171_bookkeeping_records_are_known_and_passed_over() {
+        let mut r = CodexReader::new("s", TextPolicy::default());
+        let lines = [
+            r#"{"timestamp":"2026-12-05T05:08:49Z","ordinal":4,"type":"world_state","payload":{"full":true,"state":{"environments":{}}}}"#,
+            r#"{"timestamp":"2026-12-05T05:08:50Z","ordinal":11,"type":"token_usage_record","payload":{"thread_id":"t","usage":{"input_tokens":50}}}"#,
+        ];
+        for (i, l) in lines.iter().enumerate() {
+            r.push_line(i + 1, l).unwrap();
+        }
+        let s = r.finish().0;
+        assert_eq!(s.skipped_records, 0);
+        assert!(s.turns.is_empty());
     }
 
     #[test]

@@ -330,7 +330,7 @@ fn a_headless_claude_code_session_loads_the_plugin_and_its_end_is_recorded_for_h
 
 /// An agent of the run protocol: `yes` when its skills hold [`crate::fake_llm::QA_RULE`],
 /// else `no`.
-const RULE_AGENT: &str = r#"read -r line
+pub(crate) const RULE_AGENT: &str = r#"read -r line
 dir=$(printf '%s' "$line" | sed -n 's/.*"skills_dir":"\([^"]*\)".*/\1/p')
 answer=no
 if grep -rqF 'RULE qa => yes' "$dir" 2>/dev/null; then answer=yes; fi

@@ -73,7 +73,7 @@ pub(crate) fn session(cwd: &str, id: &str, request: &str, minute: usize) -> Stri
 
 /// One Codex session of the project `cwd`: the request, the skill read from its `SKILL.md`
 /// in the shell, and a one-word answer.
-fn codex_session(cwd: &str, id: &str, request: &str, minute: usize) -> String {
+pub(crate) fn codex_session(cwd: &str, id: &str, request: &str, minute: usize) -> String {
     let at = |second: usize| format!("2026-11-20T10:{minute:02}:{second:02}.000Z");
     let line = |kind: &str, payload: serde_json::Value, second: usize| {
         serde_json::json!({"timestamp": at(second), "type": kind, "payload": payload}).to_string()

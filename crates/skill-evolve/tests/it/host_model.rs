@@ -8,7 +8,9 @@
 //! asks for [`SHELL_MARK`], then answers `yes` when the skill text it was given holds
 //! [`crate::fake_llm::QA_RULE`], else `no`. [`Role::CallsTool`] plays a session that calls one
 //! tool the host offers and then says `done`; [`Role::PluginUser`] follows the commands of the
-//! skill-evolve plugin turn by turn (harvest, run, adopt), calling the plugin's MCP tools.
+//! skill-evolve plugin turn by turn (harvest, run, adopt), calling the plugin's MCP tools, and
+//! [`Role::CodexPromptUser`] follows the Codex prompts of `plugins/codex/prompts/` the same way
+//! with the tools of the MCP server registered in Codex's `config.toml`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -44,7 +46,35 @@ pub(crate) enum Role {
     /// A Claude Code session following the skill-evolve plugin's commands with the plugin's
     /// MCP tools (see [`plugin_move`]).
     PluginUser,
+    /// A Codex session following the Codex prompts of skill-evolve with the tools of the MCP
+    /// server `skill-evolve` (the same moves as [`Role::PluginUser`]).
+    CodexPromptUser,
 }
+
+/// The namespace under which Codex offers the tools of the MCP server `skill-evolve`.
+pub(crate) const CODEX_NAMESPACE: &str = "mcp__skill_evolve";
+
+/// Who follows the skill-evolve commands: the host's tool prefix, the words that start the
+/// harvest command's text and the harvest source it names.
+struct Follower {
+    prefix: &'static str,
+    harvest: &'static str,
+    source: &'static str,
+}
+
+/// The Claude Code plugin's commands.
+const CLAUDE_FOLLOWER: Follower = Follower {
+    prefix: PLUGIN_TOOL,
+    harvest: "Harvest the user's Claude Code sessions",
+    source: "claude-code",
+};
+
+/// The Codex prompts; a namespaced tool is named `<namespace>__<tool>` here.
+const CODEX_FOLLOWER: Follower = Follower {
+    prefix: "mcp__skill_evolve__",
+    harvest: "Harvest the user's Codex sessions",
+    source: "codex",
+};
 
 /// The prefix of the skill-evolve plugin's MCP tools in Claude Code.
 pub(crate) const PLUGIN_TOOL: &str = "mcp__plugin_skill-evolve_skill-evolve__";
@@ -231,7 +261,8 @@ fn messages_reply(request: &Value, role: Role) -> String {
             ),
         ),
         Role::CallsTool(tool) => call_once(tool, request, results),
-        Role::PluginUser => plugin_move(request),
+        Role::PluginUser => plugin_move(request, &CLAUDE_FOLLOWER),
+        Role::CodexPromptUser => Move::Say("not a Claude Code role".to_owned()),
     };
     let (block, delta, stop) = match next {
         Move::Call(name, input) => (
@@ -288,12 +319,18 @@ fn responses_reply(request: &Value, role: Role) -> String {
         ),
         Role::CallsTool(tool) => call_once(tool, request, results),
         Role::PluginUser => Move::Say("not a Codex role".to_owned()),
+        Role::CodexPromptUser => plugin_move(&as_messages(request), &CODEX_FOLLOWER),
     };
     let item = match next {
         Move::Call(name, arguments) => {
-            json!({"type": "function_call", "id": format!("fc_{results}"),
-            "call_id": format!("call_{results}"), "name": name,
-            "arguments": arguments.to_string(), "status": "completed"})
+            let mut call = json!({"type": "function_call", "id": format!("fc_{results}"),
+                "call_id": format!("call_{results}"), "name": name,
+                "arguments": arguments.to_string(), "status": "completed"});
+            if let Some(tool) = name.strip_prefix(CODEX_FOLLOWER.prefix) {
+                call["name"] = Value::from(tool);
+                call["namespace"] = Value::from(CODEX_NAMESPACE);
+            }
+            call
         }
         Move::Say(text) => json!({"type": "message", "id": format!("m_{results}"),
             "role": "assistant", "status": "completed",
@@ -345,17 +382,18 @@ fn result_text(block: &Value) -> String {
 /// `confirm` and then asks [`ASK_WRITE`]. The user's `yes` to those starts the run (`run`,
 /// then `run_progress` until its state is no longer `running`) or adopts with `confirm`.
 /// Anything else, or a tool error, ends the turn with a line saying what it saw.
-fn plugin_move(request: &Value) -> Move {
+fn plugin_move(request: &Value, follower: &Follower) -> Move {
+    let prefix = follower.prefix;
     let offered = |tool: &str| {
         request["tools"]
             .as_array()
             .into_iter()
             .flatten()
-            .any(|t| t["name"] == format!("{PLUGIN_TOOL}{tool}"))
+            .any(|t| t["name"] == format!("{prefix}{tool}"))
     };
     let call = |tool: &str, input: Value| {
         if offered(tool) {
-            Move::Call(format!("{PLUGIN_TOOL}{tool}"), input)
+            Move::Call(format!("{prefix}{tool}"), input)
         } else {
             Move::Say(format!("the tool {tool} is not offered"))
         }
@@ -387,10 +425,10 @@ fn plugin_move(request: &Value) -> Move {
             .map(message_text)
             .find(|t| !t.is_empty())
             .unwrap_or_default();
-        return if text.contains("Harvest the user's Claude Code sessions") {
+        return if text.contains(follower.harvest) {
             call(
                 "harvest",
-                json!({"source": "claude-code", "out": ".skill-evolve/harvest",
+                json!({"source": follower.source, "out": ".skill-evolve/harvest",
                        "tasks": "mined-tasks.jsonl"}),
             )
         } else if text.contains("Run skill-evolve's loop") {
@@ -420,7 +458,7 @@ fn plugin_move(request: &Value) -> Move {
     let tool = called["name"]
         .as_str()
         .unwrap_or_default()
-        .trim_start_matches(PLUGIN_TOOL)
+        .trim_start_matches(prefix)
         .to_owned();
     let text = result_text(&result);
     if result["is_error"] == true {
@@ -441,4 +479,70 @@ fn plugin_move(request: &Value) -> Move {
         "adopt" => Move::Say(ASK_WRITE.to_owned()),
         _ => Move::Say(format!("unexpected result of {tool}")),
     }
+}
+
+/// A Responses API request as the Messages API would send it, for [`plugin_move`]: the user's
+/// and the assistant's messages as text blocks, each function call a `tool_use` block named
+/// `<namespace>__<name>` and each output a `tool_result` block holding the output's last text
+/// (Codex puts its wall time first), and the offered tools, namespaces flattened the same way.
+fn as_messages(request: &Value) -> Value {
+    let text = |content: &Value| -> String {
+        match content {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .next_back()
+                .unwrap_or_default()
+                .to_owned(),
+            _ => String::new(),
+        }
+    };
+    let messages: Vec<Value> = request["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| match item["type"].as_str() {
+            Some("message") if item["role"] == "user" || item["role"] == "assistant" => {
+                let words = item["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Some(json!({"role": item["role"], "content": [{"type": "text", "text": words}]}))
+            }
+            Some("function_call") => {
+                let name = match item["namespace"].as_str() {
+                    Some(namespace) => format!("{namespace}__{}", item["name"].as_str()?),
+                    None => item["name"].as_str()?.to_owned(),
+                };
+                let input: Value =
+                    serde_json::from_str(item["arguments"].as_str()?).unwrap_or_default();
+                Some(json!({"role": "assistant", "content": [{"type": "tool_use",
+                    "id": item["call_id"], "name": name, "input": input}]}))
+            }
+            Some("function_call_output") => Some(json!({"role": "user", "content": [{
+                "type": "tool_result", "tool_use_id": item["call_id"],
+                "content": text(&item["output"])}]})),
+            _ => None,
+        })
+        .collect();
+    let tools: Vec<Value> = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|tool| match tool["tools"].as_array() {
+            Some(inner) => inner
+                .iter()
+                .map(|t| {
+                    json!({"name": format!("{}__{}", tool["name"].as_str().unwrap_or_default(),
+                        t["name"].as_str().unwrap_or_default())})
+                })
+                .collect(),
+            None => vec![json!({"name": tool["name"]})],
+        })
+        .collect();
+    json!({"messages": messages, "tools": tools})
 }

@@ -6,6 +6,7 @@ mod agent_protocol;
 mod bad_input;
 mod capture;
 mod claude_plugin;
+mod codex_mcp;
 mod crash;
 mod diagnose;
 mod docs;
