@@ -364,7 +364,8 @@ fn a_codex_session_harvests_runs_and_adopts_through_the_mcp_server_and_prompts()
         assert_eq!(request.key, "Bearer host-dummy-key");
     }
 
-    // The session itself is a Codex session of this project that harvest reads.
+    // The session itself, its tool calls and resumed turns, is a Codex session of this project
+    // that harvest reads whole: every record Codex wrote in it is known.
     let out = skill_evolve(&user.project)
         .env("HOME", &user.home)
         .env("CODEX_HOME", &user.codex_home)
@@ -374,4 +375,7 @@ fn a_codex_session_harvests_runs_and_adopts_through_the_mcp_server_and_prompts()
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(said.contains(&thread), "{said}");
+    for line in ["\nskipped records: 0\n", "\nskipped sessions: 0\n"] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
 }

@@ -374,10 +374,11 @@ fn result_text(block: &Value) -> String {
     }
 }
 
-/// The next move of [`Role::PluginUser`], from the conversation so far.
+/// The next move of [`Role::PluginUser`] (or, its request read by [`as_messages`],
+/// [`Role::CodexPromptUser`]), from the conversation so far, its tools named as `follower`'s.
 ///
-/// A turn that starts with a plugin command's text calls its first tool: the harvest command
-/// `harvest` (as the command says, to `.skill-evolve/harvest` and `mined-tasks.jsonl`), the
+/// A turn that starts with a command's text calls its first tool: the harvest command
+/// `harvest` (of `follower`'s source, as the command says, to `.skill-evolve/harvest` and `mined-tasks.jsonl`), the
 /// run command `dry_run` and then asks [`ASK_START`], the adopt command `adopt` without
 /// `confirm` and then asks [`ASK_WRITE`]. The user's `yes` to those starts the run (`run`,
 /// then `run_progress` until its state is no longer `running`) or adopts with `confirm`.
