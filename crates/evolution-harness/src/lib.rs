@@ -171,6 +171,7 @@ mod probation;
 mod question_set;
 mod reply_schemas;
 mod runner;
+mod screen;
 mod slow_update;
 mod subprocess;
 mod templates;
@@ -194,6 +195,7 @@ pub use crate::fdr::{
     ELond, FdrDecision, FdrError, GammaSequence, LedgerBudget, LedgerLevel, LedgerSpent, TestLevel,
 };
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
+pub use crate::screen::{SCREEN_RUN_MARKER, ScreenOutcome, ScreenRule};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
     MAX_TRAJECTORY_FILE_BYTES, REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir,

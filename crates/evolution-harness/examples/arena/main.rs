@@ -33,7 +33,7 @@ mod oracle;
 mod world;
 
 use evolution_gate::{EProcess, GateParams};
-use evolution_harness::{GammaSequence, fixed_question_order};
+use evolution_harness::{GammaSequence, ScreenRule, fixed_question_order};
 
 use crate::bound::{Bounds, Guard};
 use crate::gated::{Gated, gated_run, greedy_run, question};
@@ -164,6 +164,62 @@ fn lr_09() -> GateParams {
     }
 }
 
+/// Questions per look of the pooled rows.
+const LOOK: usize = 5;
+
+/// The pooled rows' gate: the likelihood ratio of `p = 0.75`, every accept
+/// at `E ≥ 20` (raised to the e-LOND threshold), the directional exit at
+/// `λ ≤ −0.3`.
+fn pooled_params() -> GateParams {
+    GateParams {
+        e_process: EProcess::LikelihoodRatio { alternative: 0.75 },
+        lambda_dir: -0.3,
+        ..GateParams::calibrated()
+    }
+}
+
+/// e-LOND at the run's level over at most `tests` tested proposals (those a
+/// screen passes), one run of all 60 proposals.
+fn tests_of(tests: u64) -> Guard {
+    Guard {
+        gamma: GammaSequence::Horizon { proposals: tests },
+        ..horizon()
+    }
+}
+
+/// The pooled rows: a large pool of gate questions the gate draws from 5 at
+/// a time, with or without carry-over and screening.
+fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
+    let mut screen = ScreenRule::default();
+    if let Ok(v) = std::env::var("ARENA_SCREEN") {
+        let v: Vec<i64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+        screen = ScreenRule { questions: v[0] as usize, pass: v[1], drop: v[2], block: v[3] as usize };
+    }
+    let mut rows = Vec::new();
+    for pool in [1000, 1500] {
+        for carry in [false, true] {
+            let how = if carry { ", carry-over" } else { "" };
+            rows.push((
+                format!("LR 0.75 + e-LOND, pool {pool}{how}"),
+                pool,
+                carry,
+                None,
+                horizon(),
+            ));
+        }
+    }
+    for (pool, tests) in [(1000, 20), (1500, 20), (1000, 30)] {
+        rows.push((
+            format!("LR 0.75 + screen + e-LOND over {tests} tests, pool {pool}, carry-over"),
+            pool,
+            true,
+            Some(screen),
+            tests_of(tests),
+        ));
+    }
+    rows
+}
+
 fn preset(name: &str) -> GateParams {
     GateParams::preset(name).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -177,6 +233,9 @@ fn rules() -> Vec<(String, Rule)> {
             guard,
             questions,
             probation,
+            look: 0,
+            carry_over: false,
+            screen: None,
         })
     };
     for name in evolution_gate::PRESET_NAMES {
@@ -234,6 +293,20 @@ fn rules() -> Vec<(String, Rule)> {
     for (label, params, guard, questions) in guarded {
         rules.push((label.to_owned(), gated(params, Some(guard), questions, 0)));
     }
+    for (label, questions, carry_over, screen, guard) in pooled() {
+        rules.push((
+            label,
+            Rule::Gated(Gated {
+                params: pooled_params(),
+                guard: Some(guard),
+                questions,
+                probation: 0,
+                look: LOOK,
+                carry_over,
+                screen,
+            }),
+        ));
+    }
     for (questions, guard, label) in [
         (150, horizon(), "oracle LR + e-LOND, 150"),
         (200, horizon(), "oracle LR + e-LOND, 200"),
@@ -252,7 +325,13 @@ async fn print_rules(replications: u64) {
         "| rule | held-out accuracy | helpful accepted (± s.e.) | harmful accepted | neutral accepted | rolled back | rollouts | rollouts per helpful accept |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    for (name, rule) in rules() {
+    let only: Option<String> = std::env::args()
+        .skip_while(|a| a != "--only")
+        .nth(1);
+    for (name, rule) in rules()
+        .into_iter()
+        .filter(|(name, _)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
+    {
         let mut tallies = Vec::new();
         for seed in 0..replications {
             tallies.push(replicate(seed, rule).await);
@@ -330,8 +409,10 @@ async fn main() {
         "held-out accuracy before any edit: {:.3}\n",
         mean_se(&start).0
     );
-    print_bounds(replications);
-    println!();
+    if !std::env::args().any(|a| a == "--rules") {
+        print_bounds(replications);
+        println!();
+    }
     if !only_bounds {
         print_rules(replications).await;
     }
