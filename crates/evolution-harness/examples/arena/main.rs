@@ -133,6 +133,7 @@ fn horizon() -> Guard {
             proposals: PROPOSALS as u64,
         },
         run_length: PROPOSALS,
+        screened: false,
     }
 }
 
@@ -183,6 +184,7 @@ fn pooled_params() -> GateParams {
 fn tests_of(tests: u64) -> Guard {
     Guard {
         gamma: GammaSequence::Horizon { proposals: tests },
+        screened: true,
         ..horizon()
     }
 }
@@ -320,14 +322,17 @@ fn rules() -> Vec<(String, Rule)> {
     rules
 }
 
+/// `--only TEXT`: the rows whose label holds `TEXT` (bounds: `label, questions`).
+fn only() -> Option<String> {
+    std::env::args().skip_while(|a| a != "--only").nth(1)
+}
+
 async fn print_rules(replications: u64) {
     println!(
         "| rule | held-out accuracy | helpful accepted (± s.e.) | harmful accepted | neutral accepted | rolled back | rollouts | rollouts per helpful accept |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    let only: Option<String> = std::env::args()
-        .skip_while(|a| a != "--only")
-        .nth(1);
+    let only = only();
     for (name, rule) in rules()
         .into_iter()
         .filter(|(name, _)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
@@ -368,11 +373,19 @@ fn print_bounds(replications: u64) {
         ("each proposal alone at E ≥ 20", runs_of(1), 200),
         ("e-LOND over 60", horizon(), 400),
         ("e-LOND over 60", horizon(), 800),
+        ("e-LOND over 60", horizon(), 1000),
+        ("e-LOND over 60", horizon(), 1500),
+        ("screen, e-LOND over 20 tests", tests_of(20), 1000),
+        ("screen, e-LOND over 20 tests", tests_of(20), 1500),
     ];
     // Envelopes depend on the question budget only: shared by its rows
     // (which are adjacent), dropped after them.
     let mut envelopes = Bounds::new(0);
-    for (label, guard, questions) in cases {
+    let only = only();
+    for (label, guard, questions) in cases.into_iter().filter(|(label, _, questions)| {
+        only.as_ref()
+            .is_none_or(|o| format!("{label}, {questions}").contains(o.as_str()))
+    }) {
         if envelopes.questions() != questions {
             envelopes = Bounds::new(questions);
         }

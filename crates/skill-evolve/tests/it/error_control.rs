@@ -190,3 +190,35 @@ fn a_provisional_accept_is_judged_on_the_held_back_questions() {
     );
     assert!(report.contains("at most 1/3"), "{report}");
 }
+
+/// `[gate] pool`, `carry_over` and `screen`: the candidate that fixes the rule passes
+/// its screen on the training questions and is accepted at e-LOND's level on the pool;
+/// a value that cannot work is one line, exit 2.
+#[test]
+fn a_screened_run_with_a_pool_and_carry_over_accepts_the_fix() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config = small_gate(&agent, &fake.base_url, None).replace(
+        "ladder = [6, 12]",
+        "ladder = [6, 12]\npool = 400\ncarry_over = true\nscreen = 20",
+    );
+    let dir = run_workspace_with(&config, 12);
+    let (stdout, report) = run_in(dir.path());
+    assert!(stdout.contains("1 accepted"), "{stdout}\n{report}");
+    assert!(
+        report.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{report}"
+    );
+    for (line, needle) in [
+        (
+            "pool = 0",
+            "evolve.toml:21: [gate] pool must let a candidate draw at least 1 gate question",
+        ),
+        (
+            "screen = 0",
+            "evolve.toml:21: [gate] screen must be at least 1 training question",
+        ),
+    ] {
+        assert_config_refused(&gate_config(&format!("seed = 0\n{line}")), needle);
+    }
+}
