@@ -195,7 +195,6 @@ pub use crate::fdr::{
     ELond, FdrDecision, FdrError, GammaSequence, LedgerBudget, LedgerLevel, LedgerSpent, TestLevel,
 };
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
-pub use crate::screen::{SCREEN_RUN_MARKER, ScreenOutcome, ScreenRule};
 pub use crate::ingest::{
     FailureRules, FailureSignal, IngestDiagnostic, IngestError, Ingested,
     MAX_TRAJECTORY_FILE_BYTES, REQUIRED_TRAJECTORY_FIELDS, load_session_state, load_trajectory_dir,
@@ -204,6 +203,7 @@ pub use crate::ingest::{
 pub use crate::kernel::KernelProposer;
 pub use crate::ledger::{LedgerError, LedgerOutcome, LedgerTest, TestLedger};
 pub use crate::phase::Phase;
+pub use crate::screen::{SCREEN_RUN_MARKER, ScreenOutcome, ScreenRule};
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::question_set::{QuestionSetError, parse_question_set};

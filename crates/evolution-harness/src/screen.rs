@@ -120,7 +120,9 @@ pub(crate) async fn screen_candidate(
     let base_id = format!("{prefix}base_{}", baseline.version);
     let cand_id = format!("{prefix}cand_{}", candidate.label);
     let order = fixed_question_order(train, config.seed ^ 0x5C8E_E4ED);
-    let order = order.get(..rule.questions.min(order.len())).unwrap_or_default();
+    let order = order
+        .get(..rule.questions.min(order.len()))
+        .unwrap_or_default();
     let mut outcome = ScreenOutcome {
         candidate: candidate.label.clone(),
         w: 0,
@@ -141,7 +143,8 @@ pub(crate) async fn screen_candidate(
         for p in fresh.into_values() {
             cache.insert(&baseline.version, p);
         }
-        let (cand, ran) = run_arm(ctx, &cand_id, &candidate.workspace, items, Arm::Candidate).await?;
+        let (cand, ran) =
+            run_arm(ctx, &cand_id, &candidate.workspace, items, Arm::Candidate).await?;
         outcome.rollouts = outcome.rollouts.saturating_add(ran);
         for q in items {
             let (Some(b), Some(c)) = (

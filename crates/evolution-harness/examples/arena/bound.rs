@@ -334,9 +334,7 @@ impl Bounds {
             let mut next = HashMap::new();
             let states: Vec<State> = layers[step].keys().copied().collect();
             for state in states {
-                let alpha = problem
-                    .guard
-                    .level_at(step, state.tests, state.run_accepts);
+                let alpha = problem.guard.level_at(step, state.tests, state.run_accepts);
                 let cap = self.cap(&problem.kinds, &state.accepted, p, alpha);
                 layers[step].insert(state, cap);
                 let moves = problem.moves(step, &state);
@@ -418,7 +416,10 @@ impl<'a> Problem<'a> {
         let mut undone = rejected;
         let mut skipped = self.guard.screened.then_some(*state);
         if reset {
-            for s in [&mut rejected, &mut undone].into_iter().chain(skipped.as_mut()) {
+            for s in [&mut rejected, &mut undone]
+                .into_iter()
+                .chain(skipped.as_mut())
+            {
                 s.run_accepts = 0;
                 s.tests = 0;
             }

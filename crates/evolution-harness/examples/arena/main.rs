@@ -192,11 +192,7 @@ fn tests_of(tests: u64) -> Guard {
 /// The pooled rows: a large pool of gate questions the gate draws from 5 at
 /// a time, with or without carry-over and screening.
 fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
-    let mut screen = ScreenRule::default();
-    if let Ok(v) = std::env::var("ARENA_SCREEN") {
-        let v: Vec<i64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
-        screen = ScreenRule { questions: v[0] as usize, pass: v[1], drop: v[2], block: v[3] as usize };
-    }
+    let screen = ScreenRule::default();
     let mut rows = Vec::new();
     for pool in [1000, 1500] {
         for carry in [false, true] {

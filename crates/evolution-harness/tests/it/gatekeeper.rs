@@ -393,7 +393,13 @@ async fn carry_over_spares_the_next_baseline_the_questions_the_accepted_candidat
         }
         assert_eq!(keeper.carries_over(), carry);
         let first = world
-            .judge(&mut keeper, &world.current(), "p1", "base fix:a", &questions())
+            .judge(
+                &mut keeper,
+                &world.current(),
+                "p1",
+                "base fix:a",
+                &questions(),
+            )
             .await
             .unwrap();
         assert!(first.accepted);
@@ -477,7 +483,13 @@ async fn a_screen_drops_a_worse_candidate_before_it_takes_an_e_lond_test() {
         .unwrap();
     assert!(better.passed && better.w >= better.l + 2, "{better:?}");
     let record = world
-        .judge(&mut keeper, &world.current(), "p2", "base fix:a", &questions())
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p2",
+            "base fix:a",
+            &questions(),
+        )
         .await
         .unwrap();
     assert!(record.accepted);
@@ -491,13 +503,14 @@ async fn a_screen_drops_a_worse_candidate_before_it_takes_an_e_lond_test() {
             .unwrap()
             .is_none()
     );
-    let mut broken = Gatekeeper::new(config()).with_screen(evolution_harness::ScreenRule {
-        drop: 0,
-        ..rule
-    });
+    let mut broken =
+        Gatekeeper::new(config()).with_screen(evolution_harness::ScreenRule { drop: 0, ..rule });
     let error = world
         .screen(&mut broken, "p4", "base", &training())
         .await
         .unwrap_err();
-    assert!(matches!(error, ValidationError::InvalidScreen(_)), "{error}");
+    assert!(
+        matches!(error, ValidationError::InvalidScreen(_)),
+        "{error}"
+    );
 }
