@@ -206,6 +206,15 @@ fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
             ));
         }
     }
+    for horizon in [120, 365] {
+        rows.push((
+            format!("LR 0.75 + e-LOND spread over {horizon} (a ledger), pool 1500, carry-over"),
+            1500,
+            true,
+            None,
+            tests_of(horizon),
+        ));
+    }
     for (pool, tests) in [(1000, 20), (1500, 20), (1000, 30)] {
         rows.push((
             format!("LR 0.75 + screen + e-LOND over {tests} tests, pool {pool}, carry-over"),
