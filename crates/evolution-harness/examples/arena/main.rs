@@ -16,6 +16,11 @@
 //! - variants of the guarded gate: every question for the gate, a
 //!   likelihood ratio betting on `p = 0.9`, a front-loaded spending
 //!   sequence, shorter runs, more gate questions;
+//! - the pooled gate: the likelihood ratio of `p = 0.75` with an early
+//!   directional exit, a look every 5 questions over a pool of 1000 or 1500
+//!   gate questions, with or without carry-over of the accepted candidate's
+//!   answers and a screen on training questions (`Gatekeeper::with_pool`,
+//!   `with_carry_over`, `with_screen`);
 //! - the oracle (`oracle.rs`): a likelihood-ratio e-process that knows each
 //!   candidate's true visible effect;
 //! - greedy: accept when the candidate beats the baseline on a 10-question
@@ -24,7 +29,7 @@
 //! A second table gives, per guard and question budget, the bound of
 //! `bound.rs` on the expected helpful accepts of any guarded rule.
 //!
-//! Run: `cargo run --release -p evolution-harness --example arena [replications]`.
+//! Run: `cargo run --release -p evolution-harness --example arena [replications] [--bounds | --rules] [--only TEXT]`.
 #![expect(clippy::print_stdout, reason = "an example that prints its results")]
 
 mod bound;
