@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use evolution_types::{EvolutionRecord, GeneratedQuestion, RejectedEdit};
+use evolution_types::{EvolutionRecord, GeneratedQuestion, Prediction, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
 use crate::events::HarnessEvent;
@@ -12,9 +12,10 @@ use crate::fdr::{ELond, FdrDecision, TestLevel};
 use crate::ledger::{LedgerOutcome, TestLedger};
 use crate::probation::Probation;
 use crate::runner::Workspace;
+use crate::screen::{ScreenOutcome, ScreenRule, screen_candidate};
 use crate::validate::{
     BaselineCache, Candidate, ValidationConfig, ValidationContext, ValidationError,
-    ValidationOutcome, params_for_level, validate_candidate,
+    ValidationOutcome, fixed_question_order, params_for_level, validate_keeping_answers,
 };
 use evolution_types::VersionedStore;
 
@@ -80,6 +81,30 @@ pub struct Gatekeeper {
     config: ValidationConfig,
     fdr: Option<ELond>,
     cache: BaselineCache,
+    /// The most gate questions one candidate may draw (`None`: all of them).
+    #[serde(default)]
+    pool: Option<usize>,
+    /// Whether an accepted candidate's answers become its version's cached baseline answers.
+    #[serde(default)]
+    carry_over: bool,
+    /// The screen a candidate passes before its gate, when one is used.
+    #[serde(default)]
+    screen: Option<ScreenRule>,
+    /// The baseline answers of the screens, by version (training questions).
+    #[serde(default)]
+    screen_cache: BaselineCache,
+    /// The answers of the last candidate screened or decided, kept for
+    /// [`Gatekeeper::carry_over`] until it is committed.
+    #[serde(default)]
+    pending: Option<PendingAnswers>,
+}
+
+/// A candidate's answers waiting for the version its accept writes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct PendingAnswers {
+    candidate: String,
+    gate: BTreeMap<String, Prediction>,
+    screen: BTreeMap<String, Prediction>,
 }
 
 impl Gatekeeper {
@@ -89,6 +114,128 @@ impl Gatekeeper {
             config,
             fdr: None,
             cache: BaselineCache::new(),
+            pool: None,
+            carry_over: false,
+            screen: None,
+            screen_cache: BaselineCache::new(),
+            pending: None,
+        }
+    }
+
+    /// Lets each candidate draw at most `questions` gate questions: the first
+    /// `questions` of the gate's fixed order ([`crate::fixed_question_order`]
+    /// of the questions it is given, with the configuration's seed). Without
+    /// it a candidate may draw them all.
+    #[must_use]
+    pub fn with_pool(mut self, questions: usize) -> Self {
+        self.pool = Some(questions);
+        self
+    }
+
+    /// Carries an accepted candidate's answers over as its version's cached
+    /// baseline answers ([`Gatekeeper::carry_over`]), so the next candidate's
+    /// baseline arm reruns none of the questions the accepted one answered.
+    ///
+    /// Exact for an agent that answers a question the same way every time: the
+    /// new version's answers are the candidate's. For a stochastic agent the
+    /// carried answers are the ones that got the candidate accepted, selected
+    /// towards right answers; a baseline that looks at least as good as it is
+    /// can only make the next candidate's wins fewer and losses more, so the
+    /// next test stays valid, if anything conservative (docs/gate.md,
+    /// "Carrying answers over").
+    #[must_use]
+    pub fn with_carry_over(mut self) -> Self {
+        self.carry_over = true;
+        self
+    }
+
+    /// Screens each candidate by `rule` on training questions
+    /// ([`Gatekeeper::screen`]) before the caller gates it.
+    #[must_use]
+    pub fn with_screen(mut self, rule: ScreenRule) -> Self {
+        self.screen = Some(rule);
+        self
+    }
+
+    /// The screen rule, when candidates are screened.
+    pub fn screen_rule(&self) -> Option<&ScreenRule> {
+        self.screen.as_ref()
+    }
+
+    /// The most gate questions one candidate may draw, when capped.
+    pub fn pool(&self) -> Option<usize> {
+        self.pool
+    }
+
+    /// Whether accepted candidates' answers are carried over.
+    pub fn carries_over(&self) -> bool {
+        self.carry_over
+    }
+
+    /// Screens `candidate` against `baseline` on the training questions
+    /// `train` by this gatekeeper's [`ScreenRule`]: `None` without one (every
+    /// candidate goes to the gate). A candidate that does not pass is to be
+    /// dropped without calling [`Gatekeeper::decide`], so it takes no e-LOND
+    /// test: the level goes to the candidates that pass. The baseline's
+    /// answers are cached by version; with carry-over the candidate's are kept
+    /// for its version if it is then accepted.
+    ///
+    /// `train` must hold no gate question: the gate's e-value is valid given
+    /// the screen because the screen never sees the gate's questions.
+    ///
+    /// # Errors
+    /// [`ValidationError::InvalidScreen`], [`ValidationError::NoQuestions`],
+    /// and the runner's, recorder's and budget's errors.
+    pub async fn screen(
+        &mut self,
+        ctx: ValidationContext<'_>,
+        baseline: &Workspace,
+        candidate: &Candidate,
+        train: &[GeneratedQuestion],
+    ) -> Result<Option<ScreenOutcome>, ValidationError> {
+        let Some(rule) = self.screen else {
+            return Ok(None);
+        };
+        let (outcome, answers) = screen_candidate(
+            ctx,
+            &self.config,
+            &rule,
+            baseline,
+            candidate,
+            train,
+            &mut self.screen_cache,
+        )
+        .await?;
+        if self.carry_over && outcome.passed {
+            self.pending = Some(PendingAnswers {
+                candidate: candidate.label.clone(),
+                gate: BTreeMap::new(),
+                screen: answers,
+            });
+        }
+        Ok(Some(outcome))
+    }
+
+    /// After an accepted `record` was committed ([`Gatekeeper::commit`]):
+    /// with carry-over on, the candidate's gate (and screen) answers become
+    /// the cached baseline answers of the version it wrote. Does nothing for
+    /// a rejected record, without carry-over, or when the answers kept are
+    /// another candidate's. [`Gatekeeper::judge`] calls it itself.
+    pub fn carry_over(&mut self, record: &GateRecord) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let Some(version) = record.new_version.as_deref().filter(|_| record.accepted) else {
+            return;
+        };
+        if !self.carry_over || pending.candidate != record.candidate {
+            return;
+        }
+        for p in pending.gate.into_values() {
+            self.cache.insert(version, p);
+        }
+        for p in pending.screen.into_values() {
+            self.screen_cache.insert(version, p);
         }
     }
 
@@ -194,7 +341,9 @@ impl Gatekeeper {
             let record = self
                 .decide_with(ctx, ledger, &written, &parent_ws, candidate, questions)
                 .await?;
-            return Self::commit(ctx, store, &parent, record, writes);
+            let record = Self::commit(ctx, store, &parent, record, writes)?;
+            self.carry_over(&record);
+            return Ok(record);
         }
         if current != baseline.version {
             return Err(ValidationError::StaleBaseline {
@@ -205,7 +354,9 @@ impl Gatekeeper {
         let record = self
             .decide_with(ctx, ledger, &written, baseline, candidate, questions)
             .await?;
-        Self::commit(ctx, store, &baseline.version, record, writes)
+        let record = Self::commit(ctx, store, &baseline.version, record, writes)?;
+        self.carry_over(&record);
+        Ok(record)
     }
 
     /// Validates `candidate` against `baseline` at the level e-LOND gives
@@ -254,7 +405,7 @@ impl Gatekeeper {
             Some(ledger) => ledger.open(&candidate.label, written)?,
             None => None,
         };
-        let questions: Vec<GeneratedQuestion> = match &test {
+        let mut questions: Vec<GeneratedQuestion> = match &test {
             Some(test) => questions
                 .iter()
                 .filter(|q| !test.excluded.contains(&q.question_id))
@@ -262,6 +413,10 @@ impl Gatekeeper {
                 .collect(),
             None => questions.to_vec(),
         };
+        if let Some(pool) = self.pool.filter(|&p| p < questions.len()) {
+            questions = fixed_question_order(&questions, self.config.seed);
+            questions.truncate(pool);
+        }
         // The stricter of the run's level and the ledger's decides the thresholds.
         let strictest = [level, test.as_ref().map(|t| t.level)]
             .into_iter()
@@ -300,7 +455,7 @@ impl Gatekeeper {
             });
         };
         config.params = params;
-        let outcome = validate_candidate(
+        let (outcome, answers) = validate_keeping_answers(
             ctx,
             &config,
             baseline,
@@ -321,6 +476,19 @@ impl Gatekeeper {
             None => None,
         };
         let accepted = decision.is_accept() && ledger_ok && fdr.is_none_or(|d| d.discovery);
+        let screened = self
+            .pending
+            .take()
+            .filter(|p| p.candidate == candidate.label)
+            .map(|p| p.screen)
+            .unwrap_or_default();
+        if self.carry_over && accepted {
+            self.pending = Some(PendingAnswers {
+                candidate: candidate.label.clone(),
+                gate: answers,
+                screen: screened,
+            });
+        }
         if let Some(ledger) = ledger.filter(|_| test.is_some()) {
             ledger.close(
                 &candidate.label,

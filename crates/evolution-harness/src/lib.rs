@@ -173,6 +173,7 @@ mod probation;
 mod question_set;
 mod reply_schemas;
 mod runner;
+mod screen;
 mod slow_update;
 mod subprocess;
 mod templates;
@@ -206,6 +207,7 @@ pub use crate::kernel::KernelProposer;
 pub use crate::ledger::{LedgerError, LedgerOutcome, LedgerTest, TestLedger};
 pub use crate::package::{PackageFile, SkillPackage, package_path_problem};
 pub use crate::phase::Phase;
+pub use crate::screen::{SCREEN_RUN_MARKER, ScreenOutcome, ScreenRule};
 
 pub use crate::probation::{Probation, ProbationOutcome};
 pub use crate::question_set::{QuestionSetError, parse_question_set};

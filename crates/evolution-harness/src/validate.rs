@@ -255,6 +255,9 @@ pub enum ValidationError {
     /// learning and gating on nothing. Running it again after the fix resumes it.
     #[error("{0}")]
     TooManyFailures(Box<PhaseFailures>),
+    /// A screen rule that cannot screen ([`crate::ScreenRule::check`]).
+    #[error("{0}")]
+    InvalidScreen(String),
     /// The baseline given is not the store's current version.
     #[error("baseline {baseline:?} is not the store's current version {current:?}")]
     StaleBaseline {
@@ -532,6 +535,21 @@ pub async fn validate_candidate(
     questions: &[GeneratedQuestion],
     cache: &mut BaselineCache,
 ) -> Result<ValidationOutcome, ValidationError> {
+    let (outcome, _) =
+        validate_keeping_answers(ctx, config, baseline, candidate, questions, cache).await?;
+    Ok(outcome)
+}
+
+/// [`validate_candidate`], also returning the candidate arm's answers to the
+/// questions reached (what carrying them over to the next baseline needs).
+pub(crate) async fn validate_keeping_answers(
+    ctx: ValidationContext<'_>,
+    config: &ValidationConfig,
+    baseline: &Workspace,
+    candidate: &Candidate,
+    questions: &[GeneratedQuestion],
+    cache: &mut BaselineCache,
+) -> Result<(ValidationOutcome, BTreeMap<String, Prediction>), ValidationError> {
     let gate = check_config(config)?;
     if questions.is_empty() {
         return Err(ValidationError::NoQuestions);
@@ -563,6 +581,7 @@ pub async fn validate_candidate(
     // most of them fail the agent is broken and the run stops (the candidate arm's failures
     // are evidence against the candidate instead).
     let mut baseline_failures = FailureCount::default();
+    let mut answers: BTreeMap<String, Prediction> = BTreeMap::new();
 
     while start < total {
         let size = config
@@ -633,6 +652,7 @@ pub async fn validate_candidate(
         )
         .await?;
         run.rollouts = run.rollouts.saturating_add(ran);
+        answers.extend(cand.iter().map(|(id, p)| (id.clone(), p.clone())));
 
         // Scoring: a failure in one arm counts against that arm; a question
         // both arms failed, or one the agent never started on, is left out.
@@ -696,13 +716,13 @@ pub async fn validate_candidate(
             infra_errors: run.infra_errors,
         });
         if verdict.decision.is_terminal() {
-            return Ok(run.finish(verdict));
+            return Ok((run.finish(verdict), answers));
         }
     }
     // Unreachable: the last block always ends in a terminal verdict (the
     // gate's at `n_remaining = 0`, or `reject_infra` when nothing paired).
     let verdict = gate.reject_infra(&run.tally())?;
-    Ok(run.finish(verdict))
+    Ok((run.finish(verdict), answers))
 }
 
 /// The counts of one validation so far.

@@ -204,13 +204,21 @@ pub(crate) struct Guard {
     pub(crate) alpha: f64,
     pub(crate) gamma: GammaSequence,
     pub(crate) run_length: usize,
+    /// A proposal may be passed over without an e-LOND test (screened
+    /// out): only tested proposals advance e-LOND's index.
+    pub(crate) screened: bool,
 }
 
 impl Guard {
-    /// `α_t` of proposal `step` (0-based over all proposals) after
-    /// `accepts` accepts in its run, as `ELond` computes it.
-    pub(crate) fn level(&self, step: usize, accepts: u32) -> f64 {
-        let index = (step % self.run_length.max(1)) as u64 + 1;
+    /// `α_t` of proposal `step` after `tests` earlier tests and `accepts`
+    /// accepts in its run: e-LOND's index is the proposal's place in its run,
+    /// or with a screen the number of proposals tested before it.
+    pub(crate) fn level_at(&self, step: usize, tests: u32, accepts: u32) -> f64 {
+        let index = if self.screened {
+            u64::from(tests) + 1
+        } else {
+            (step % self.run_length.max(1)) as u64 + 1
+        };
         (self.alpha * self.gamma.gamma(index) * f64::from(accepts + 1)).min(1.0)
     }
 
@@ -250,6 +258,8 @@ const MAX_NULL_ACCEPTS: u8 = 2;
 struct State {
     accepted: Skill,
     run_accepts: u32,
+    /// Proposals tested in the current run (counted only with a screen).
+    tests: u32,
 }
 
 /// The most kinds of acceptable rule a problem may have.
@@ -317,19 +327,23 @@ impl Bounds {
         let start = State {
             accepted: [0; MAX_KINDS],
             run_accepts: 0,
+            tests: 0,
         };
         let mut layers = vec![HashMap::from([(start, 0.0)])];
         for (step, &p) in problem.order.iter().enumerate() {
             let mut next = HashMap::new();
             let states: Vec<State> = layers[step].keys().copied().collect();
             for state in states {
-                let alpha = problem.guard.level(step, state.run_accepts);
+                let alpha = problem.guard.level_at(step, state.tests, state.run_accepts);
                 let cap = self.cap(&problem.kinds, &state.accepted, p, alpha);
                 layers[step].insert(state, cap);
                 let moves = problem.moves(step, &state);
                 let discoveries = [moves.kept, Some(moves.undone)];
                 let reached = discoveries.into_iter().flatten().filter(|_| cap > 0.0);
-                for s in std::iter::once(moves.rejected).chain(reached) {
+                let all = std::iter::once(moves.rejected)
+                    .chain(moves.skipped)
+                    .chain(reached);
+                for s in all {
                     if !problem.crude(&s) {
                         next.insert(s, 0.0);
                     }
@@ -396,10 +410,19 @@ impl<'a> Problem<'a> {
     fn moves(&self, step: usize, state: &State) -> Moves {
         let reset = self.guard.ends_run(step);
         let mut rejected = *state;
-        let mut undone = *state;
+        if self.guard.screened {
+            rejected.tests += 1;
+        }
+        let mut undone = rejected;
+        let mut skipped = self.guard.screened.then_some(*state);
         if reset {
-            rejected.run_accepts = 0;
-            undone.run_accepts = 0;
+            for s in [&mut rejected, &mut undone]
+                .into_iter()
+                .chain(skipped.as_mut())
+            {
+                s.run_accepts = 0;
+                s.tests = 0;
+            }
         } else {
             undone.run_accepts += 1;
         }
@@ -412,6 +435,7 @@ impl<'a> Problem<'a> {
             rejected,
             kept,
             undone,
+            skipped,
         }
     }
 }
@@ -426,6 +450,8 @@ struct Moves {
     /// A discovery undone afterwards (a probation rollback): e-LOND counts
     /// it, the skill does not change.
     undone: State,
+    /// Passed over by a screen: not tested, e-LOND's index unchanged.
+    skipped: Option<State>,
 }
 
 /// Backward induction: the most expected helpful accepts from each state,
@@ -451,7 +477,10 @@ fn induce(
                 problem.helpful(step) + worth(&kept, &after)
             });
             let gain = (keep.max(undo) - stay).max(0.0);
-            here.insert(state, stay + cap * gain);
+            let skip = moves
+                .skipped
+                .map_or(f64::NEG_INFINITY, |s| worth(&s, &after));
+            here.insert(state, skip.max(stay + cap * gain));
         }
         after = here;
     }
@@ -469,6 +498,10 @@ fn greedy(problem: &Problem<'_>, layers: &[HashMap<State, f64>]) -> f64 {
         for (state, weight) in mass {
             let cap = layer.get(&state).copied().unwrap_or(0.0);
             let moves = problem.moves(step, &state);
+            if let Some(skipped) = moves.skipped.filter(|_| problem.helpful(step) == 0.0) {
+                *next.entry(skipped).or_default() += weight;
+                continue;
+            }
             match moves.kept {
                 Some(kept) => {
                     *next.entry(moves.rejected).or_default() += weight * (1.0 - cap);
@@ -586,6 +619,7 @@ mod tests {
         Rejected,
         Kept,
         Undone,
+        Skipped,
     }
 
     /// The best expected helpful accepts over every rule, by searching the
@@ -610,9 +644,18 @@ mod tests {
         let run_start = step - step % guard.run_length;
         let run_accepts = history[run_start..]
             .iter()
-            .filter(|o| **o != Outcome::Rejected)
+            .filter(|o| matches!(o, Outcome::Kept | Outcome::Undone))
             .count() as u32;
-        let cap = bounds.cap(&kinds, &accepted, p, guard.level(step, run_accepts));
+        let tests = history[run_start..]
+            .iter()
+            .filter(|o| **o != Outcome::Skipped)
+            .count() as u32;
+        let cap = bounds.cap(
+            &kinds,
+            &accepted,
+            p,
+            guard.level_at(step, tests, run_accepts),
+        );
         let mut value_of = |outcome, bounds: &mut Bounds| {
             history.push(outcome);
             let v = search(bounds, order, guard, history);
@@ -622,6 +665,9 @@ mod tests {
         let stay = value_of(Outcome::Rejected, bounds);
         let undo = value_of(Outcome::Undone, bounds);
         let mut best = stay.max((1.0 - cap) * stay + cap * undo);
+        if guard.screened {
+            best = best.max(value_of(Outcome::Skipped, bounds));
+        }
         if p >= 0.5 {
             let helpful = if p > 0.5 { 1.0 } else { 0.0 };
             let keep = value_of(Outcome::Kept, bounds);
@@ -630,22 +676,31 @@ mod tests {
         best
     }
 
-    fn guards() -> [Guard; 3] {
+    fn guards() -> [Guard; 4] {
         [
             Guard {
                 alpha: 0.3,
                 gamma: GammaSequence::Horizon { proposals: 4 },
                 run_length: 4,
+                screened: false,
             },
             Guard {
                 alpha: 0.3,
                 gamma: GammaSequence::Quadratic,
                 run_length: 4,
+                screened: false,
             },
             Guard {
                 alpha: 0.4,
                 gamma: GammaSequence::Horizon { proposals: 2 },
                 run_length: 2,
+                screened: false,
+            },
+            Guard {
+                alpha: 0.3,
+                gamma: GammaSequence::Horizon { proposals: 2 },
+                run_length: 4,
+                screened: true,
             },
         ]
     }

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use evolution_gate::{Gate, GateParams, ProbationVerdict};
 use evolution_harness::{
     AgentReply, AgentRunner, BaselineCache, Budget, Candidate, GateRecord, Gatekeeper,
-    InProcessRunner, NoEvents, ValidationConfig, ValidationContext, VersionedStore, Workspace,
-    fixed_question_order,
+    InProcessRunner, NoEvents, ScreenRule, ValidationConfig, ValidationContext, VersionedStore,
+    Workspace, fixed_question_order,
 };
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::GeneratedQuestion;
@@ -33,7 +33,18 @@ pub(crate) struct Gated {
     pub(crate) questions: usize,
     /// The last this many of them are held back for probation.
     pub(crate) probation: usize,
+    /// Questions per look of the gate (`0`: the default ladder 10, 20, 40, …).
+    pub(crate) look: usize,
+    /// The accepted candidate's gate answers become the next baseline's cache.
+    pub(crate) carry_over: bool,
+    /// Screened on training questions before the gate.
+    pub(crate) screen: Option<ScreenRule>,
 }
+
+/// Where the training questions a screen draws from start.
+const TRAIN_START: u64 = 500_000;
+/// Training questions a screen may draw from.
+const TRAIN_QUESTIONS: u64 = 2_000;
 
 /// The question with number `q` (its number is what the agent reads).
 pub(crate) fn question(q: u64) -> GeneratedQuestion {
@@ -98,13 +109,28 @@ pub(crate) async fn gated_run(world: &World, seed: u64, order: &[usize], rule: G
         events: &NoEvents,
         resume_from: None,
     };
-    let config = ValidationConfig {
+    let mut config = ValidationConfig {
         gate_run_prefix: format!("arena{seed}_gate_"),
         seed,
         params: rule.params,
         ..ValidationConfig::default()
     };
-    let mut keeper = Gatekeeper::new(config);
+    if rule.look > 0 {
+        config.ladder = vec![rule.look];
+    }
+    let train: Vec<GeneratedQuestion> = (TRAIN_START..TRAIN_START + TRAIN_QUESTIONS)
+        .map(question)
+        .collect();
+    let configure = |mut keeper: Gatekeeper| {
+        if rule.carry_over {
+            keeper = keeper.with_carry_over();
+        }
+        if let Some(screen) = rule.screen {
+            keeper = keeper.with_screen(screen);
+        }
+        keeper
+    };
+    let mut keeper = configure(Gatekeeper::new(config));
     let mut accepted: Vec<usize> = Vec::new();
     let mut tally = Tally::default();
     for (step, &rule_id) in order.iter().enumerate() {
@@ -122,6 +148,13 @@ pub(crate) async fn gated_run(world: &World, seed: u64, order: &[usize], rule: G
             provenance: BTreeSet::new(),
         };
         let writes = [("s.md".to_owned(), text_of(&with_rule))].into();
+        let screened = keeper
+            .screen(ctx, &baseline, &candidate, &train)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if screened.is_some_and(|s| !s.passed) {
+            continue;
+        }
         let record = keeper
             .judge(ctx, &store, &baseline, &candidate, &writes, gate)
             .await

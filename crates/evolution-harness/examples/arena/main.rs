@@ -16,6 +16,11 @@
 //! - variants of the guarded gate: every question for the gate, a
 //!   likelihood ratio betting on `p = 0.9`, a front-loaded spending
 //!   sequence, shorter runs, more gate questions;
+//! - the pooled gate: the likelihood ratio of `p = 0.75` with an early
+//!   directional exit, a look every 5 questions over a pool of 1000 or 1500
+//!   gate questions, with or without carry-over of the accepted candidate's
+//!   answers and a screen on training questions (`Gatekeeper::with_pool`,
+//!   `with_carry_over`, `with_screen`);
 //! - the oracle (`oracle.rs`): a likelihood-ratio e-process that knows each
 //!   candidate's true visible effect;
 //! - greedy: accept when the candidate beats the baseline on a 10-question
@@ -24,7 +29,7 @@
 //! A second table gives, per guard and question budget, the bound of
 //! `bound.rs` on the expected helpful accepts of any guarded rule.
 //!
-//! Run: `cargo run --release -p evolution-harness --example arena [replications]`.
+//! Run: `cargo run --release -p evolution-harness --example arena [replications] [--bounds | --rules] [--only TEXT]`.
 #![expect(clippy::print_stdout, reason = "an example that prints its results")]
 
 mod bound;
@@ -33,7 +38,7 @@ mod oracle;
 mod world;
 
 use evolution_gate::{EProcess, GateParams};
-use evolution_harness::{GammaSequence, fixed_question_order};
+use evolution_harness::{GammaSequence, ScreenRule, fixed_question_order};
 
 use crate::bound::{Bounds, Guard};
 use crate::gated::{Gated, gated_run, greedy_run, question};
@@ -133,6 +138,7 @@ fn horizon() -> Guard {
             proposals: PROPOSALS as u64,
         },
         run_length: PROPOSALS,
+        screened: false,
     }
 }
 
@@ -164,6 +170,68 @@ fn lr_09() -> GateParams {
     }
 }
 
+/// Questions per look of the pooled rows.
+const LOOK: usize = 5;
+
+/// The pooled rows' gate: the likelihood ratio of `p = 0.75`, every accept
+/// at `E ≥ 20` (raised to the e-LOND threshold), the directional exit at
+/// `λ ≤ −0.3`.
+fn pooled_params() -> GateParams {
+    GateParams {
+        e_process: EProcess::LikelihoodRatio { alternative: 0.75 },
+        lambda_dir: -0.3,
+        ..GateParams::calibrated()
+    }
+}
+
+/// e-LOND at the run's level over at most `tests` tested proposals (those a
+/// screen passes), one run of all 60 proposals.
+fn tests_of(tests: u64) -> Guard {
+    Guard {
+        gamma: GammaSequence::Horizon { proposals: tests },
+        screened: true,
+        ..horizon()
+    }
+}
+
+/// The pooled rows: a large pool of gate questions the gate draws from 5 at
+/// a time, with or without carry-over and screening.
+fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
+    let screen = ScreenRule::default();
+    let mut rows = Vec::new();
+    for pool in [1000, 1500] {
+        for carry in [false, true] {
+            let how = if carry { ", carry-over" } else { "" };
+            rows.push((
+                format!("LR 0.75 + e-LOND, pool {pool}{how}"),
+                pool,
+                carry,
+                None,
+                horizon(),
+            ));
+        }
+    }
+    for horizon in [120, 365] {
+        rows.push((
+            format!("LR 0.75 + e-LOND spread over {horizon} (a ledger), pool 1500, carry-over"),
+            1500,
+            true,
+            None,
+            tests_of(horizon),
+        ));
+    }
+    for (pool, tests) in [(1000, 20), (1500, 20), (1000, 30)] {
+        rows.push((
+            format!("LR 0.75 + screen + e-LOND over {tests} tests, pool {pool}, carry-over"),
+            pool,
+            true,
+            Some(screen),
+            tests_of(tests),
+        ));
+    }
+    rows
+}
+
 fn preset(name: &str) -> GateParams {
     GateParams::preset(name).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -177,6 +245,9 @@ fn rules() -> Vec<(String, Rule)> {
             guard,
             questions,
             probation,
+            look: 0,
+            carry_over: false,
+            screen: None,
         })
     };
     for name in evolution_gate::PRESET_NAMES {
@@ -234,6 +305,20 @@ fn rules() -> Vec<(String, Rule)> {
     for (label, params, guard, questions) in guarded {
         rules.push((label.to_owned(), gated(params, Some(guard), questions, 0)));
     }
+    for (label, questions, carry_over, screen, guard) in pooled() {
+        rules.push((
+            label,
+            Rule::Gated(Gated {
+                params: pooled_params(),
+                guard: Some(guard),
+                questions,
+                probation: 0,
+                look: LOOK,
+                carry_over,
+                screen,
+            }),
+        ));
+    }
     for (questions, guard, label) in [
         (150, horizon(), "oracle LR + e-LOND, 150"),
         (200, horizon(), "oracle LR + e-LOND, 200"),
@@ -247,12 +332,21 @@ fn rules() -> Vec<(String, Rule)> {
     rules
 }
 
+/// `--only TEXT`: the rows whose label holds `TEXT` (bounds: `label, questions`).
+fn only() -> Option<String> {
+    std::env::args().skip_while(|a| a != "--only").nth(1)
+}
+
 async fn print_rules(replications: u64) {
     println!(
         "| rule | held-out accuracy | helpful accepted (± s.e.) | harmful accepted | neutral accepted | rolled back | rollouts | rollouts per helpful accept |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    for (name, rule) in rules() {
+    let only = only();
+    for (name, rule) in rules()
+        .into_iter()
+        .filter(|(name, _)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
+    {
         let mut tallies = Vec::new();
         for seed in 0..replications {
             tallies.push(replicate(seed, rule).await);
@@ -289,11 +383,19 @@ fn print_bounds(replications: u64) {
         ("each proposal alone at E ≥ 20", runs_of(1), 200),
         ("e-LOND over 60", horizon(), 400),
         ("e-LOND over 60", horizon(), 800),
+        ("e-LOND over 60", horizon(), 1000),
+        ("e-LOND over 60", horizon(), 1500),
+        ("screen, e-LOND over 20 tests", tests_of(20), 1000),
+        ("screen, e-LOND over 20 tests", tests_of(20), 1500),
     ];
     // Envelopes depend on the question budget only: shared by its rows
     // (which are adjacent), dropped after them.
     let mut envelopes = Bounds::new(0);
-    for (label, guard, questions) in cases {
+    let only = only();
+    for (label, guard, questions) in cases.into_iter().filter(|(label, _, questions)| {
+        only.as_ref()
+            .is_none_or(|o| format!("{label}, {questions}").contains(o.as_str()))
+    }) {
         if envelopes.questions() != questions {
             envelopes = Bounds::new(questions);
         }
@@ -330,8 +432,10 @@ async fn main() {
         "held-out accuracy before any edit: {:.3}\n",
         mean_se(&start).0
     );
-    print_bounds(replications);
-    println!();
+    if !std::env::args().any(|a| a == "--rules") {
+        print_bounds(replications);
+        println!();
+    }
     if !only_bounds {
         print_rules(replications).await;
     }

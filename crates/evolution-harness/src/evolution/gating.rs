@@ -82,6 +82,7 @@ async fn gate_proposal(
         pending.record,
         &pending.writes,
     )?;
+    state.gatekeeper.carry_over(&record);
     state
         .rejected
         .extend(record.rejected_edits(&proposal.record));
@@ -122,6 +123,25 @@ async fn decide(
         workspace: with_writes(&base, label, &writes, config),
         provenance: provenance.clone(),
     };
+    // The screen, on training questions, before any of the run's e-LOND level is spent.
+    if !config.train.is_empty()
+        && let Some(screen) = state
+            .gatekeeper
+            .screen(ctx.validation, &against, &candidate, &config.train)
+            .await?
+            .filter(|s| !s.passed)
+    {
+        let reason = format!(
+            "screened out on training questions: W={}, L={} on {} question(s), \
+             W - L short of {}",
+            screen.w,
+            screen.l,
+            screen.questions,
+            state.gatekeeper.screen_rule().map_or(0, |r| r.pass)
+        );
+        drop_proposal(ctx, state, proposal, label, vec![reason]);
+        return Ok(None);
+    }
     // A skill's candidate is gated on the questions of the task types that skill serves.
     let questions = config.gate_questions_for(writes.keys());
     let written: Vec<String> = writes.keys().cloned().collect();

@@ -346,3 +346,171 @@ async fn a_rejecting_replay_of_an_accept_lost_in_a_kill_rolls_the_store_back() {
     );
     assert_eq!(keeper.fdr().unwrap().history().len(), 2);
 }
+
+impl World {
+    async fn screen(
+        &self,
+        keeper: &mut Gatekeeper,
+        label: &str,
+        text: &str,
+        train: &[GeneratedQuestion],
+    ) -> Result<Option<evolution_harness::ScreenOutcome>, ValidationError> {
+        let runner = InProcessRunner::new(|ws: &Workspace, q: &GeneratedQuestion| {
+            self.rollouts.fetch_add(1, Ordering::Relaxed);
+            answer(ws, q)
+        });
+        let ctx = ValidationContext {
+            runner: &runner,
+            recorder: &self.log,
+            budget: &self.budget,
+            events: &self.events,
+            resume_from: None,
+        };
+        let (candidate, _) = proposal(label, text);
+        keeper.screen(ctx, &self.current(), &candidate, train).await
+    }
+}
+
+/// Training questions of the three types, ids apart from the gate's.
+fn training() -> Vec<GeneratedQuestion> {
+    questions()
+        .into_iter()
+        .map(|mut q| {
+            q.question_id = format!("t{}", q.question_id);
+            q
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn carry_over_spares_the_next_baseline_the_questions_the_accepted_candidate_answered() {
+    let mut records = Vec::new();
+    for carry in [false, true] {
+        let world = World::new();
+        let mut keeper = Gatekeeper::new(config());
+        if carry {
+            keeper = keeper.with_carry_over();
+        }
+        assert_eq!(keeper.carries_over(), carry);
+        let first = world
+            .judge(
+                &mut keeper,
+                &world.current(),
+                "p1",
+                "base fix:a",
+                &questions(),
+            )
+            .await
+            .unwrap();
+        assert!(first.accepted);
+        let second = world
+            .judge(
+                &mut keeper,
+                &world.current(),
+                "p2",
+                "base fix:a break:b",
+                &questions(),
+            )
+            .await
+            .unwrap();
+        records.push((first, second, keeper.cache().len()));
+    }
+    let [(first_plain, plain, _), (first_carried, carried, cached)] = &records[..] else {
+        panic!("two runs");
+    };
+    // The agent is deterministic: the same evidence and decisions, fewer rollouts.
+    assert_eq!(first_plain.validation, first_carried.validation);
+    let (plain, carried) = (
+        plain.validation.as_ref().unwrap(),
+        carried.validation.as_ref().unwrap(),
+    );
+    assert_eq!((plain.w, plain.l), (carried.w, carried.l));
+    assert_eq!(plain.decision(), carried.decision());
+    // The second baseline ran none of the questions the first candidate answered.
+    let answered = first_carried.validation.as_ref().unwrap().observed.len() as u64;
+    let reached = carried.observed.len() as u64;
+    let overlap = answered.min(reached);
+    assert_eq!(plain.rollouts - carried.rollouts, overlap);
+    assert!(overlap > 0);
+    assert!(*cached > 0);
+}
+
+#[tokio::test]
+async fn a_pool_caps_the_gate_questions_one_candidate_draws() {
+    let world = World::new();
+    let mut keeper = Gatekeeper::new(config()).with_pool(12);
+    assert_eq!(keeper.pool(), Some(12));
+    let record = world
+        .judge(&mut keeper, &world.current(), "p1", "base", &questions())
+        .await
+        .unwrap();
+    let outcome = record.validation.unwrap();
+    assert_eq!(outcome.n_used + outcome.n_remaining + outcome.excluded, 12);
+    assert!(outcome.rollouts <= 24);
+    // The first 12 of the gate's own order of all its questions.
+    let order = evolution_harness::fixed_question_order(&questions(), config().seed);
+    let pool: BTreeSet<&str> = order[..12].iter().map(|q| q.question_id.as_str()).collect();
+    assert!(outcome.observed.keys().all(|id| pool.contains(id.as_str())));
+}
+
+#[tokio::test]
+async fn a_screen_drops_a_worse_candidate_before_it_takes_an_e_lond_test() {
+    let world = World::new();
+    let rule = evolution_harness::ScreenRule {
+        questions: 40,
+        block: 5,
+        ..evolution_harness::ScreenRule::default()
+    };
+    let mut keeper = Gatekeeper::new(config())
+        .with_fdr(ELond::new(0.05, GammaSequence::Horizon { proposals: 2 }).unwrap())
+        .with_screen(rule)
+        .with_carry_over();
+    assert_eq!(keeper.screen_rule(), Some(&rule));
+    let worse = world
+        .screen(&mut keeper, "p1", "base break:b", &training())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!worse.passed);
+    assert!(worse.l >= 1 && worse.w == 0, "{worse:?}");
+    assert!(worse.questions <= 40);
+    // Dropped: no e-LOND test was spent on it.
+    assert!(keeper.fdr().unwrap().history().is_empty());
+    let better = world
+        .screen(&mut keeper, "p2", "base fix:a", &training())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(better.passed && better.w >= better.l + 2, "{better:?}");
+    let record = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p2",
+            "base fix:a",
+            &questions(),
+        )
+        .await
+        .unwrap();
+    assert!(record.accepted);
+    assert_eq!(keeper.fdr().unwrap().history().len(), 1);
+    // Without a screen rule nothing is screened; a rule that cannot screen is refused.
+    let mut plain = Gatekeeper::new(config());
+    assert!(
+        world
+            .screen(&mut plain, "p3", "base", &training())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let mut broken =
+        Gatekeeper::new(config()).with_screen(evolution_harness::ScreenRule { drop: 0, ..rule });
+    let error = world
+        .screen(&mut broken, "p4", "base", &training())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ValidationError::InvalidScreen(_)),
+        "{error}"
+    );
+}

@@ -190,3 +190,60 @@ fn a_provisional_accept_is_judged_on_the_held_back_questions() {
     );
     assert!(report.contains("at most 1/3"), "{report}");
 }
+
+/// `[gate] pool`, `carry_over` and `screen`: the candidate that fixes the rule passes
+/// its screen on the training questions and is accepted at e-LOND's level on the pool;
+/// a value that cannot work is one line, exit 2.
+#[test]
+fn a_screened_run_with_a_pool_and_carry_over_accepts_the_fix() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config = small_gate(&agent, &fake.base_url, None).replace(
+        "ladder = [6, 12]",
+        "ladder = [6, 12]\npool = 400\ncarry_over = true\nscreen = 20",
+    );
+    let dir = run_workspace_with(&config, 12);
+    let (stdout, report) = run_in(dir.path());
+    assert!(stdout.contains("1 accepted"), "{stdout}\n{report}");
+    assert!(
+        report.contains("(the false-discovery rate) is at most 0.05 over this run"),
+        "{report}"
+    );
+    // The slow update changes nothing on the training questions: screened out, with its
+    // reason, before any e-LOND test (one test in the history: the accepted fix).
+    assert!(
+        report.contains(
+            "screened out on training questions: W=0, L=0 on 3 question(s), W - L short of 2"
+        ),
+        "{report}"
+    );
+    let checkpoint: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".skill-evolve/runs/demo/checkpoint.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let keeper = &checkpoint["gatekeeper"];
+    assert_eq!(keeper["fdr"]["history"].as_array().unwrap().len(), 1);
+    // Carry-over: the accepted version's cached answers are the fix's own (no candidate
+    // was gated against it), on the gate questions and on the screen's.
+    let count = |cache: &str, version: &str| {
+        keeper[cache]["entries"][version]
+            .as_object()
+            .map_or(0, serde_json::Map::len)
+    };
+    assert_eq!(count("cache", "v000002"), count("cache", "v000001"));
+    assert!(count("cache", "v000002") > 0);
+    assert_eq!(count("screen_cache", "v000002"), 3);
+    for (line, needle) in [
+        (
+            "pool = 0",
+            "evolve.toml:21: [gate] pool must let a candidate draw at least 1 gate question",
+        ),
+        (
+            "screen = 0",
+            "evolve.toml:21: [gate] screen must be at least 1 training question",
+        ),
+    ] {
+        assert_config_refused(&gate_config(&format!("seed = 0\n{line}")), needle);
+    }
+}

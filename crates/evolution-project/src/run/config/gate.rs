@@ -6,7 +6,8 @@ use evolution_gate::{
     fewest_wins, ladder_accept_probability,
 };
 use evolution_harness::{
-    ELond, GammaSequence, Gatekeeper, LedgerBudget, TestLevel, ValidationConfig, params_for_level,
+    ELond, GammaSequence, Gatekeeper, LedgerBudget, ScreenRule, TestLevel, ValidationConfig,
+    params_for_level,
 };
 use serde::Deserialize;
 use toml::Spanned;
@@ -68,6 +69,13 @@ pub(super) struct GateSection {
     /// Gate questions that accepted a version may gate its successors.
     #[serde(default)]
     reuse_questions: bool,
+    /// The most gate questions one candidate may draw.
+    pool: Option<Spanned<usize>>,
+    /// An accepted candidate's gate answers become its version's cached baseline answers.
+    #[serde(default)]
+    carry_over: bool,
+    /// Screen each candidate on up to this many training questions before its gate.
+    screen: Option<Spanned<usize>>,
 }
 
 impl Default for GateSection {
@@ -89,6 +97,9 @@ impl Default for GateSection {
             ledger: false,
             ledger_horizon: None,
             reuse_questions: false,
+            pool: None,
+            carry_over: false,
+            screen: None,
         }
     }
 }
@@ -143,6 +154,14 @@ pub struct GateSettings {
     /// `[gate] reuse_questions`: gate questions that accepted a version of a skill may gate
     /// its successors.
     pub reuse_questions: bool,
+    /// `[gate] pool`: the most gate questions one candidate may draw (`None`: all).
+    pub pool: Option<usize>,
+    /// `[gate] carry_over`: an accepted candidate's gate answers become the cached baseline
+    /// answers of the version it wrote.
+    pub carry_over: bool,
+    /// `[gate] screen`: each candidate screened on training questions by this rule before
+    /// its gate; one that does not pass is dropped without an e-LOND test.
+    pub screen: Option<ScreenRule>,
 }
 
 /// What the project's ledger of a skill adds to its first candidate's test.
@@ -490,6 +509,8 @@ impl GateSettings {
         horizon: u64,
         ledger: Option<LedgerReach>,
     ) -> anyhow::Result<GateReach> {
+        // A candidate draws at most `pool` of them.
+        let questions = self.pool.map_or(questions, |pool| questions.min(pool));
         let params = self.first_test_params_with(horizon, ledger.as_ref().map(|l| &l.level))?;
         let gate = Gate::new(params).map_err(|e| bad_option(format!("[gate]: {e}")))?;
         let gate_error = |e: GateError| bad_option(format!("[gate]: {e}"));
@@ -553,7 +574,7 @@ impl GateSettings {
     /// text of its value: the thresholds (the preset and the keys that change it), the
     /// ladder, the INFRA guard, the order of the gate questions and the false-discovery rate.
     pub fn resume_settings(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut settings = vec![
             (
                 "[gate] params",
                 format!("{} {:?}", self.preset, self.params),
@@ -562,7 +583,19 @@ impl GateSettings {
             ("[gate] guard_err", format!("{:?}", self.guard_err)),
             ("[gate] seed", self.seed.to_string()),
             ("[gate] fdr_alpha", format!("{:?}", self.fdr_alpha)),
-        ]
+        ];
+        // Only a run that sets them records them, so a run started before they existed
+        // resumes as it was.
+        if let Some(pool) = self.pool {
+            settings.push(("[gate] pool", pool.to_string()));
+        }
+        if self.carry_over {
+            settings.push(("[gate] carry_over", "true".to_owned()));
+        }
+        if let Some(screen) = self.screen {
+            settings.push(("[gate] screen", format!("{screen:?}")));
+        }
+        settings
     }
 
     /// The budget of the project's ledger of each skill: `fdr_alpha` over `ledger_horizon`
@@ -596,13 +629,22 @@ impl GateSettings {
     /// A gatekeeper whose run ids start with `run_prefix`; with a false-discovery rate,
     /// e-LOND spreads it evenly over `horizon` candidates (at least one).
     pub fn gatekeeper(&self, run_prefix: String, horizon: u64) -> anyhow::Result<Gatekeeper> {
-        let keeper = Gatekeeper::new(ValidationConfig {
+        let mut keeper = Gatekeeper::new(ValidationConfig {
             gate_run_prefix: run_prefix,
             ladder: self.ladder.clone(),
             seed: self.seed,
             gate_guard_err: self.guard_err,
             params: self.params,
         });
+        if let Some(pool) = self.pool {
+            keeper = keeper.with_pool(pool);
+        }
+        if self.carry_over {
+            keeper = keeper.with_carry_over();
+        }
+        if let Some(rule) = self.screen {
+            keeper = keeper.with_screen(rule);
+        }
         Ok(match self.fdr_alpha {
             Some(alpha) => keeper.with_fdr(
                 ELond::new(
@@ -670,6 +712,31 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         Some(h) => Some(*h.get_ref()),
         None => g.ledger.then_some(DEFAULT_LEDGER_HORIZON),
     };
+    let pool = match &g.pool {
+        Some(p) if *p.get_ref() == 0 => {
+            return Err(src.at(
+                p.span(),
+                "[gate] pool must let a candidate draw at least 1 gate question".to_owned(),
+            ));
+        }
+        Some(p) => Some(*p.get_ref()),
+        None => None,
+    };
+    let screen = match &g.screen {
+        Some(q) if *q.get_ref() == 0 => {
+            return Err(src.at(
+                q.span(),
+                "[gate] screen must be at least 1 training question (leave it out for no \
+                 screen)"
+                    .to_owned(),
+            ));
+        }
+        Some(q) => Some(ScreenRule {
+            questions: *q.get_ref(),
+            ..ScreenRule::default()
+        }),
+        None => None,
+    };
     Ok(GateSettings {
         params,
         preset,
@@ -679,6 +746,9 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         fdr_alpha,
         ledger_horizon,
         reuse_questions: g.reuse_questions,
+        pool,
+        carry_over: g.carry_over,
+        screen,
     })
 }
 
