@@ -52,6 +52,7 @@ pub mod capture;
 pub mod claude_code;
 pub mod codex;
 pub mod copilot;
+mod copilot_history;
 pub mod corrections;
 pub mod cursor;
 pub mod followup;

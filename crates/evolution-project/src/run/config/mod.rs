@@ -120,15 +120,13 @@ mod gating;
 mod preferences;
 mod probation;
 mod questions;
+mod reach;
 mod references;
 
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
 use self::evolve::{EvolveSection, check_evolve};
-pub use self::gate::{
-    DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON, GateReach, GateSettings, LedgerReach,
-    MAX_REACH_QUESTIONS, POWER_WIN_RATES, ReachScope, refuse_unreachable,
-};
+pub use self::gate::{DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON, GateSettings};
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};
 use self::preferences::{PreferencesSection, check_preferences};
@@ -136,6 +134,9 @@ pub use self::probation::AUTO_PROBATION_SHARE;
 use self::probation::hold_back_probation;
 pub use self::questions::SUITE_FILES;
 use self::questions::{QuestionsSection, check_questions};
+pub use self::reach::{
+    GateReach, LedgerReach, MAX_REACH_QUESTIONS, POWER_WIN_RATES, ReachScope, refuse_unreachable,
+};
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
 use crate::layout::{MapProblem, SkillDoc, TaskSkills, map_tasks, read_skills};

@@ -1,0 +1,282 @@
+//! What a gate can accept with a number of gate questions ([`GateReach`]), per skill
+//! ([`ReachScope`]) and with a project's ledger ([`LedgerReach`]): the pre-flight's reach lines
+//! and the refusal of a gate set too small to ever accept.
+
+use evolution_gate::{AcceptFloor, GateDecision};
+use evolution_harness::LedgerBudget;
+
+use super::*;
+
+/// What the project's ledger of a skill adds to its first candidate's test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerReach {
+    /// The skill file's path in the project.
+    pub skill: String,
+    /// The level the ledger gives its next test (`index` over the ledger).
+    pub level: evolution_harness::TestLevel,
+    /// The ledger's budget.
+    pub budget: LedgerBudget,
+    /// The skill's gate questions left out: they accepted an earlier version.
+    pub excluded: usize,
+}
+
+/// The most gate questions [`GateSettings::reach`] looks at; past it a gate can accept
+/// whatever its thresholds, and the reach is not computed.
+pub const MAX_REACH_QUESTIONS: usize = 20_000;
+
+/// The most gate questions the power of [`GateReach`] is computed for (its cost grows with
+/// the square of the questions).
+pub(super) const MAX_POWER_QUESTIONS: usize = 2_000;
+
+/// The most questions [`GateReach::fewest_questions`] is looked for up to.
+pub(super) const MAX_NEEDED_QUESTIONS: u64 = 10_000;
+
+/// The win rates the pre-flight states the power at.
+pub const POWER_WIN_RATES: [f64; 2] = [0.6, 0.7];
+
+/// What the gate can accept with a number of gate questions, at the level the run's first
+/// candidate is tested at (e-LOND raises `e_confirm` and `e_provisional` to at least
+/// `horizon / fdr_alpha` until the run's first accept).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateReach {
+    /// Gate questions the candidate is tested on.
+    pub questions: usize,
+    /// The e-value a confirmed accept of the first candidate needs.
+    pub e_confirm: f64,
+    /// The e-value a provisional accept of the first candidate needs.
+    pub e_provisional: f64,
+    /// e-LOND's level and horizon, when the run controls its false-discovery rate.
+    pub fdr: Option<(f64, u64)>,
+    /// The fewest wins (no loss) of each accepting exit; `None` past
+    /// [`MAX_REACH_QUESTIONS`].
+    pub floor: Option<AcceptFloor>,
+    /// The exact accept probability at each of [`POWER_WIN_RATES`], every gate question a
+    /// discordant pair, asked at the ladder's block ends; empty when not computed.
+    pub power: Vec<(f64, f64)>,
+    /// The fewest gate questions with which some record can be accepted, when up to
+    /// 10 000 can.
+    pub fewest_questions: Option<u64>,
+    /// The skill whose candidates are tested on these questions, when they are the gate
+    /// questions of its own task types rather than the whole gate set.
+    pub scope: Option<ReachScope>,
+    /// The skill's ledger, when the project keeps one (`[gate] ledger = true`).
+    pub ledger: Option<LedgerReach>,
+}
+
+/// Whose gate questions a [`GateReach`] counts: one skill's, out of the whole gate set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachScope {
+    /// The skill's name.
+    pub skill: String,
+    /// The gate questions of every task type.
+    pub of: usize,
+}
+
+impl ReachScope {
+    /// `refunds: 12 of 40 gate questions serve this skill`, for `questions` of them.
+    pub fn words(&self, questions: usize) -> String {
+        format!(
+            "{}: {questions} of {} gate questions serve this skill",
+            self.skill, self.of
+        )
+    }
+}
+
+/// Refuses, as a bad input of the configuration `path`, the reaches of `reaches` that
+/// cannot accept any candidate: one line naming each (every skill, with the gate questions
+/// it would need).
+///
+/// # Errors
+/// That refusal.
+pub fn refuse_unreachable(path: &Path, reaches: &[GateReach]) -> anyhow::Result<()> {
+    let refused: Vec<String> = reaches
+        .iter()
+        .filter(|r| r.cannot_accept())
+        .map(GateReach::refusal)
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(bad_at(path, None, refused.join("; ")))
+}
+
+impl GateReach {
+    /// The same reach, said of the skill `scope` (its own gate questions).
+    #[must_use]
+    pub fn scoped(mut self, scope: ReachScope) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// True when no record of wins and losses on these questions can be accepted.
+    pub fn cannot_accept(&self) -> bool {
+        self.floor.is_some_and(|f| f.smallest().is_none())
+    }
+
+    /// How the first candidate's threshold comes about, in words.
+    fn level_words(&self) -> String {
+        let provisional = if self.e_provisional == self.e_confirm {
+            String::new()
+        } else {
+            format!(
+                ", E ≥ {} for a provisional accept when the questions run out",
+                fmt_e(self.e_provisional)
+            )
+        };
+        let ledger = self
+            .ledger
+            .as_ref()
+            .map(LedgerReach::words)
+            .unwrap_or_default();
+        match self.fdr {
+            Some((alpha, horizon)) => format!(
+                "E ≥ {}{provisional} (e-LOND: fdr_alpha {alpha} over {horizon} candidate(s){ledger})",
+                fmt_e(self.e_confirm)
+            ),
+            None => format!(
+                "E ≥ {}{provisional} (fdr_alpha = \"off\")",
+                fmt_e(self.e_confirm)
+            ),
+        }
+    }
+
+    /// The pre-flight's lines: the smallest accepting record of each exit and the power.
+    pub fn lines(&self) -> String {
+        let mut out = match &self.scope {
+            Some(scope) => format!(
+                "gate reach of skill {}; the first candidate needs {}\n",
+                scope.words(self.questions),
+                self.level_words()
+            ),
+            None => format!(
+                "gate reach: {} gate question(s); the first candidate needs {}\n",
+                self.questions,
+                self.level_words()
+            ),
+        };
+        let Some(floor) = self.floor else {
+            out.push_str(&format!(
+                "  not computed past {MAX_REACH_QUESTIONS} gate questions\n"
+            ));
+            return out;
+        };
+        match floor.smallest() {
+            Some((record, decision)) => {
+                out.push_str(&format!(
+                    "  with {} gate questions an accept needs at least {} wins and no loss ({} after {} \
+                     questions)\n",
+                    self.questions,
+                    record.wins,
+                    decision_words(decision),
+                    record.questions
+                ));
+                for (exit, other) in [
+                    (GateDecision::AcceptConfirmed, floor.confirmed),
+                    (GateDecision::AcceptProvisional, floor.provisional),
+                ] {
+                    if exit == decision {
+                        continue;
+                    }
+                    out.push_str(&match other {
+                        Some(r) => format!(
+                            "  {}: at least {} wins and no loss (after {} questions)\n",
+                            decision_words(exit),
+                            r.wins,
+                            r.questions
+                        ),
+                        None => format!("  {}: no record takes this exit\n", decision_words(exit)),
+                    });
+                }
+            }
+            None => out.push_str(&format!("  no record can be accepted: {}\n", self.needed())),
+        }
+        if let Some(n) = self.fewest_questions {
+            out.push_str(&format!(
+                "  the fewest gate questions any accept needs: {n}\n"
+            ));
+        }
+        if !self.power.is_empty() {
+            let parts: Vec<String> = self
+                .power
+                .iter()
+                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
+                .collect();
+            out.push_str(&format!(
+                "  power: {} (exact, at the ladder's block ends, every gate question won or \
+                 lost; ties lower it)\n",
+                parts.join(", ")
+            ));
+        }
+        out
+    }
+
+    /// How many gate questions an accept needs, in words.
+    fn needed(&self) -> String {
+        let fresh = match (&self.ledger, self.fewest_questions) {
+            (Some(ledger), Some(n)) if ledger.excluded > 0 => format!(
+                "; {} of its gate questions accepted earlier versions and are not reused \
+                 ([gate] reuse_questions = false): it lacks {} fresh gate question(s)",
+                ledger.excluded,
+                n.saturating_sub(u64::try_from(self.questions).unwrap_or(u64::MAX))
+            ),
+            _ => String::new(),
+        };
+        match self.fewest_questions {
+            Some(n) => format!("at least {n} gate questions are needed{fresh}"),
+            None => format!("not even {MAX_NEEDED_QUESTIONS} gate questions would do{fresh}"),
+        }
+    }
+
+    /// The one-line refusal of a gate set too small for any accept.
+    pub fn refusal(&self) -> String {
+        match &self.scope {
+            Some(scope) => format!(
+                "skill {}: the {} gate question(s) of its task types cannot accept any \
+                 candidate of this skill (of {} gate questions in all): the first is tested at \
+                 {}, and {}; add questions of its task types, raise [questions] gate, or map \
+                 more task types to it in [skills] (nothing was run)",
+                scope.skill,
+                self.questions,
+                scope.of,
+                self.level_words(),
+                self.needed()
+            ),
+            None => format!(
+                "the {} gate question(s) cannot accept any candidate: the first is tested at {}, \
+                 and {}; add questions or raise [questions] gate (nothing was run)",
+                self.questions,
+                self.level_words(),
+                self.needed()
+            ),
+        }
+    }
+}
+
+impl LedgerReach {
+    /// `; the skill's ledger: test 2 of 365, 1 accept before it`.
+    fn words(&self) -> String {
+        format!(
+            "; the ledger of {}: test {} of {} at fdr_alpha {}, {} accept(s) before it, E ≥ {}",
+            crate::render::terminal_safe(&self.skill),
+            self.level.index,
+            self.budget.horizon,
+            self.budget.alpha,
+            self.level.discoveries_before,
+            fmt_e(self.level.threshold)
+        )
+    }
+}
+
+/// A decision's name as the report spells it.
+fn decision_words(decision: GateDecision) -> &'static str {
+    decision.as_str()
+}
+
+/// An e-value for a message: one decimal, or in scientific notation past a million.
+fn fmt_e(e: f64) -> String {
+    if e < 1e6 {
+        format!("{e:.1}")
+    } else {
+        format!("{e:.3e}")
+    }
+}
