@@ -558,8 +558,21 @@ pub(crate) async fn replicate(
             let params = GateParams::preset(name).map_err(|e| e.to_string())?;
             gated(&agent, bench, rep, &order, &gate, params, false).await?
         }
-        Rule::ELond => gated(&agent, bench, rep, &order, &gate, GateParams::default(), true).await?,
-        Rule::Greedy { batch, ties } => greedy(&agent, bench, rep, &order, &gate, batch, ties).await,
+        Rule::ELond => {
+            gated(
+                &agent,
+                bench,
+                rep,
+                &order,
+                &gate,
+                GateParams::default(),
+                true,
+            )
+            .await?
+        }
+        Rule::Greedy { batch, ties } => {
+            greedy(&agent, bench, rep, &order, &gate, batch, ties).await
+        }
     };
     let committed: Vec<&Edit> = tally
         .committed
@@ -624,8 +637,7 @@ async fn gated(
         with_edit.push(edit);
         let label = format!("c{step}");
         let version = store.current_version().map_err(|e| e.to_string())?;
-        let baseline =
-            Workspace::new(version).with_skill(SKILL_FILE, bench.skill_with(&accepted));
+        let baseline = Workspace::new(version).with_skill(SKILL_FILE, bench.skill_with(&accepted));
         let text = bench.skill_with(&with_edit);
         let candidate = Candidate {
             label: label.clone(),

@@ -124,9 +124,8 @@ fn provider(o: &Options) -> Result<(Arc<dyn LlmProvider>, String), String> {
     }
     .with_slots(1)
     .with_threads(o.threads);
-    let llm = LocalLlm::load(config).map_err(|e| {
-        format!("{e} (fetch the default model with `cargo xtask fetch-model`)")
-    })?;
+    let llm = LocalLlm::load(config)
+        .map_err(|e| format!("{e} (fetch the default model with `cargo xtask fetch-model`)"))?;
     let name = llm.model_name().to_owned();
     Ok((Arc::new(llm), format!("{name} (embedded llama.cpp)")))
 }
@@ -224,7 +223,11 @@ async fn main() -> std::process::ExitCode {
                 "Each edit alone against the starting skill, held-out accuracy difference:\n\n| edit | kind | effect |\n|---|---|---|\n",
             );
             for (i, (id, kind, _)) in first.iter().enumerate() {
-                let values: Vec<f64> = effects.iter().filter_map(|e| e.get(i)).map(|e| e.2).collect();
+                let values: Vec<f64> = effects
+                    .iter()
+                    .filter_map(|e| e.get(i))
+                    .map(|e| e.2)
+                    .collect();
                 let (m, se) = mean_se(&values);
                 extra.push_str(&format!("| {id} | {kind:?} | {m:+.3} ± {se:.3} |\n"));
             }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::gate_bench::{
-    Bench, Check, Kind, Row, Rule, Setup, Shared, SuiteQuestion, candidates_of, passes,
-    replicate, svg, table,
+    Bench, Check, Kind, Row, Rule, Setup, Shared, SuiteQuestion, candidates_of, passes, replicate,
+    svg, table,
 };
 use crate::support::model;
 
