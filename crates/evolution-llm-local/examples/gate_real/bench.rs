@@ -23,7 +23,7 @@ use evolution_harness::{
 };
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{ChatMessage, ChatOptions, GeneratedQuestion, LlmProvider};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The skill document's name in every workspace.
 pub(crate) const SKILL_FILE: &str = "SKILL.md";
@@ -406,6 +406,11 @@ impl Rule {
         rules
     }
 
+    /// The rule whose [`Rule::label`] is `label`.
+    pub(crate) fn by_label(label: &str) -> Option<Rule> {
+        Rule::all().into_iter().find(|r| r.label() == label)
+    }
+
     /// The rule's label in the table.
     pub(crate) fn label(self) -> String {
         match self {
@@ -441,7 +446,7 @@ pub(crate) struct Setup {
 }
 
 /// What one rule did in one replication.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Tally {
     /// Helpful edits committed.
     pub(crate) helpful: f64,

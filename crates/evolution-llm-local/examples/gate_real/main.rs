@@ -20,7 +20,10 @@
 //! - `--effects`: also measure each edit alone against the starting skill on the held-out
 //!   questions (checks that the kinds hold on the model);
 //! - `--out DIR` (`target/gate-real`): where `results.md` and `false_commits.svg` are
-//!   written after every replication.
+//!   written after every replication, and each rule's tally appended to `tallies.jsonl`;
+//! - `--first-replication K` (0): number the replications from K, so that several processes
+//!   can share the replications; `--merge FILE...`: the table and the plot of the tallies in
+//!   these `tallies.jsonl` files, written to `--out`.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -47,6 +50,8 @@ struct Options {
     model_file: Option<PathBuf>,
     effects: bool,
     threads: u32,
+    first: u64,
+    merge: Vec<PathBuf>,
     out: PathBuf,
 }
 
@@ -66,6 +71,8 @@ fn parse() -> Result<Options, String> {
         model_file: None,
         effects: false,
         threads: 1,
+        first: 0,
+        merge: Vec::new(),
         out: PathBuf::from("target/gate-real"),
     };
     let mut args = std::env::args().skip(1);
@@ -88,6 +95,11 @@ fn parse() -> Result<Options, String> {
             "--model-file" => o.model_file = Some(PathBuf::from(value()?)),
             "--out" => o.out = PathBuf::from(value()?),
             "--effects" => o.effects = true,
+            "--first-replication" => o.first = number(value()?)?,
+            "--merge" => {
+                o.merge.push(PathBuf::from(value()?));
+                o.merge.extend(args.by_ref().map(PathBuf::from));
+            }
             "--threads" => o.threads = number(value()?)?.clamp(1, 64) as u32,
             "--smoke" => {
                 o.replications = 1;
@@ -130,6 +142,58 @@ fn provider(o: &Options) -> Result<(Arc<dyn LlmProvider>, String), String> {
     Ok((Arc::new(llm), format!("{name} (embedded llama.cpp)")))
 }
 
+/// Appends one rule's tally of replication `rep` to `tallies.jsonl`.
+fn append_tally(o: &Options, rep: u64, rule: Rule, tally: &bench::Tally) -> std::io::Result<()> {
+    use std::io::Write as _;
+    std::fs::create_dir_all(&o.out)?;
+    let line = serde_json::json!({"rep": rep, "rule": rule.label(), "tally": tally});
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(o.out.join("tallies.jsonl"))?;
+    writeln!(file, "{line}")
+}
+
+/// `--merge`: the table and the plot of the tallies in `o.merge`, one per rule and
+/// replication (a replication seen twice counts once).
+fn merge(o: &Options) -> Result<(), String> {
+    let mut rows: Vec<Row> = Rule::all()
+        .into_iter()
+        .map(|rule| Row {
+            rule,
+            tallies: Vec::new(),
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for path in &o.merge {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (n, line) in text.lines().enumerate() {
+            let value: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+            let label = value["rule"].as_str().unwrap_or_default().to_owned();
+            let rep = value["rep"].as_u64().unwrap_or_default();
+            let rule = Rule::by_label(&label)
+                .ok_or(format!("{}:{}: unknown rule {label:?}", path.display(), n + 1))?;
+            let tally: bench::Tally = serde_json::from_value(value["tally"].clone())
+                .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+            if seen.insert((label, rep)) {
+                if let Some(row) = rows.iter_mut().find(|r| r.rule == rule) {
+                    row.tallies.push(tally);
+                }
+            }
+        }
+    }
+    let reps: std::collections::BTreeSet<u64> = seen.iter().map(|(_, r)| *r).collect();
+    let header = format!(
+        "{} candidates per run; replications {reps:?} merged from {} file(s).\n",
+        o.setup.candidates,
+        o.merge.len()
+    );
+    write_outputs(o, &header, &rows, "").map_err(|e| e.to_string())?;
+    println!("{header}\n{}", table(&rows, o.setup.candidates));
+    Ok(())
+}
+
 fn write_outputs(o: &Options, header: &str, rows: &[Row], extra: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(&o.out)?;
     let md = format!("{header}\n{}\n{extra}", table(rows, o.setup.candidates));
@@ -160,6 +224,15 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    if !o.merge.is_empty() {
+        return match merge(&o) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("gate_real: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let (llm, name) = match provider(&o) {
         Ok(p) => p,
         Err(e) => {
@@ -179,7 +252,9 @@ async fn main() -> std::process::ExitCode {
         .collect();
     let (holdout, _) = split(&bench, o.setup);
     let mut effects: Vec<Vec<(String, bench::Kind, f64)>> = Vec::new();
-    for rep in 0..o.replications {
+    let mut done = 0;
+    for rep in o.first..o.first.saturating_add(o.replications) {
+        done += 1;
         if o.effects {
             effects.push(bench::edit_effects(&shared, &bench, rep, &holdout).await);
         }
@@ -194,6 +269,10 @@ async fn main() -> std::process::ExitCode {
                         t.after,
                         t.rollouts
                     );
+                    if let Err(e) = append_tally(&o, rep, row.rule, &t) {
+                        eprintln!("gate_real: cannot write to {}: {e}", o.out.display());
+                        return std::process::ExitCode::FAILURE;
+                    }
                     row.tallies.push(t);
                 }
                 Err(e) => {
@@ -213,7 +292,7 @@ async fn main() -> std::process::ExitCode {
             o.setup.candidates,
             o.setup.holdout,
             o.setup.gate_questions,
-            rep + 1,
+            done,
             started.elapsed().as_secs_f64(),
             command.join(" ")
         );
