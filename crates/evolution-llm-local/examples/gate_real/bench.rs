@@ -151,10 +151,8 @@ pub(crate) fn passes(question: &SuiteQuestion, reply: &str) -> bool {
     match question.check {
         Check::Exact => {
             let trimmed = reply
-                .trim()
-                .trim_matches(|c: char| c.is_whitespace() || "\"*`'".contains(c))
-                .trim_end_matches(['.', '!'])
-                .trim();
+                .trim_start_matches(|c: char| c.is_whitespace() || "\"*`'".contains(c))
+                .trim_end_matches(|c: char| c.is_whitespace() || "\"*`'.!".contains(c));
             trimmed == question.expect
         }
         Check::Contains => reply.contains(&question.expect),

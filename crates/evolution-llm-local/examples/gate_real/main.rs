@@ -172,14 +172,17 @@ fn merge(o: &Options) -> Result<(), String> {
                 .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
             let label = value["rule"].as_str().unwrap_or_default().to_owned();
             let rep = value["rep"].as_u64().unwrap_or_default();
-            let rule = Rule::by_label(&label)
-                .ok_or(format!("{}:{}: unknown rule {label:?}", path.display(), n + 1))?;
+            let rule = Rule::by_label(&label).ok_or(format!(
+                "{}:{}: unknown rule {label:?}",
+                path.display(),
+                n + 1
+            ))?;
             let tally: bench::Tally = serde_json::from_value(value["tally"].clone())
                 .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
-            if seen.insert((label, rep)) {
-                if let Some(row) = rows.iter_mut().find(|r| r.rule == rule) {
-                    row.tallies.push(tally);
-                }
+            if seen.insert((label, rep))
+                && let Some(row) = rows.iter_mut().find(|r| r.rule == rule)
+            {
+                row.tallies.push(tally);
             }
         }
     }
