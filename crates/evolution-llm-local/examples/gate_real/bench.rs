@@ -261,7 +261,7 @@ impl Shared {
         let micros = self
             .compute_micros
             .fetch_add((seconds * 1e6) as u64, Ordering::Relaxed);
-        if done % PROGRESS_EVERY == 0 {
+        if done.is_multiple_of(PROGRESS_EVERY) {
             eprintln!(
                 "gate_real: {done} answers generated, {:.0} model seconds",
                 micros as f64 / 1e6 + seconds
@@ -865,11 +865,14 @@ fn xml_escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// A mean and its standard error.
+type MeanSe = (f64, f64);
+
 /// The plot: false commits per 100 candidates against rollouts, one point per rule with
 /// its standard errors as bars (plain SVG).
 pub(crate) fn svg(rows: &[Row], candidates: usize, title: &str) -> String {
     let (w, h, left, right, top, bottom) = (720.0, 440.0, 70.0, 170.0, 40.0, 60.0);
-    let points: Vec<(String, (f64, f64), (f64, f64))> = rows
+    let points: Vec<(String, MeanSe, MeanSe)> = rows
         .iter()
         .map(|r| (r.rule.short(), r.rollouts(), r.false_per_100(candidates)))
         .collect();
