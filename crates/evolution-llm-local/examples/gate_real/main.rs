@@ -186,6 +186,7 @@ fn merge(o: &Options) -> Result<(), String> {
             }
         }
     }
+    rows.retain(|r| !r.tallies.is_empty());
     let reps: std::collections::BTreeSet<u64> = seen.iter().map(|(_, r)| *r).collect();
     let header = format!(
         "{} candidates per run; replications {reps:?} merged from {} file(s).\n",
