@@ -204,7 +204,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 10] = [
+const BENCHES: [(&str, &str, &str); 11] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("patch", "evolution-patch", "patch_bench"),
@@ -213,6 +213,7 @@ const BENCHES: [(&str, &str, &str); 10] = [
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
     ("inputs", "evolution-harness", "inputs_bench"),
     ("local", "evolution-llm-local", "local_bench"),
+    ("gate-real", "evolution-llm-local", "gate_real"),
     ("harvest", "evolution-harvest", "harvest_bench"),
     ("redact", "evolution-harvest", "redact_bench"),
 ];

@@ -1,0 +1,93 @@
+//! The smoke variant of the `gate_real` benchmark (`cargo xtask bench gate-real --smoke`): every
+//! acceptance rule on 2 candidates and 10 questions, the real model as the agent.
+
+use std::sync::Arc;
+
+use crate::gate_bench::{
+    Bench, Check, Kind, Row, Rule, Setup, Shared, SuiteQuestion, candidates_of, passes, replicate,
+    svg, table,
+};
+use crate::support::model;
+
+fn question(check: Check, expect: &str) -> SuiteQuestion {
+    SuiteQuestion {
+        id: "q".to_owned(),
+        question: "?".to_owned(),
+        expect: expect.to_owned(),
+        check,
+    }
+}
+
+#[test]
+fn the_shipped_suite_and_candidates_load_with_every_kind() {
+    let bench = Bench::shipped().expect("shipped files");
+    assert!(bench.suite.len() >= 120, "{}", bench.suite.len());
+    for kind in [Kind::Helpful, Kind::Neutral, Kind::Harmful] {
+        assert_eq!(bench.edits.iter().filter(|e| e.kind == kind).count(), 4);
+    }
+    let two = candidates_of(&bench, 0, 2);
+    let kinds: Vec<Kind> = two.iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&Kind::Helpful) && kinds.contains(&Kind::Neutral));
+    let text = bench.skill_with(&two);
+    assert!(text.starts_with(&bench.skill) && text.contains(&two[1].rule));
+}
+
+#[test]
+fn checks_read_replies_as_the_suite_says() {
+    let exact = question(Check::Exact, "NEGATIVE");
+    assert!(passes(&exact, " **NEGATIVE**.\n"));
+    assert!(!passes(&exact, "Negative"));
+    assert!(!passes(&exact, "The review is NEGATIVE."));
+    let contains = question(Check::Contains, "I can't help with that");
+    assert!(passes(&contains, "Sorry, I can\u{2019}t help with that."));
+    assert!(!passes(&contains, "Here is how"));
+    let ci = question(Check::ContainsCi, "blue");
+    assert!(passes(&ci, "Blue."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smoke_every_rule_judges_two_candidates_on_ten_questions() {
+    let llm = model(1).await;
+    let bench = Bench::shipped().expect("shipped files");
+    let setup = Setup {
+        candidates: 2,
+        holdout: 10,
+        gate_questions: 10,
+    };
+    let shared = Shared::new(Arc::new(llm), &bench, 0.7, 16);
+    let chosen: Vec<String> = candidates_of(&bench, 0, 2)
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    let mut rows = Vec::new();
+    for rule in Rule::all() {
+        let t = replicate(&shared, &bench, setup, 0, rule)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", rule.label()));
+        assert!(t.helpful + t.neutral + t.harmful <= 2.0, "{t:?}");
+        assert_eq!(t.committed.len() as f64, t.helpful + t.neutral + t.harmful);
+        assert!(t.committed.iter().all(|id| chosen.contains(id)), "{t:?}");
+        assert!((0.0..=1.0).contains(&t.before) && (0.0..=1.0).contains(&t.after));
+        assert!(t.rollouts >= 1.0 && t.seconds >= 0.0, "{t:?}");
+        if let Rule::Greedy { batch, .. } = rule {
+            // Each candidate: the batch under the candidate, and under the skill at most once.
+            assert!(t.rollouts <= (2 * 2 * batch.min(10)) as f64, "{t:?}");
+        }
+        rows.push(Row {
+            rule,
+            tallies: vec![t],
+        });
+    }
+    let befores: Vec<f64> = rows.iter().map(|r| r.tallies[0].before).collect();
+    assert!(
+        befores.windows(2).all(|w| w[0] == w[1]),
+        "one answer per question and skill: {befores:?}"
+    );
+    let (generated, _, errors) = shared.generated();
+    assert!(generated >= 10 && errors == 0, "{generated} {errors}");
+    let md = table(&rows, 2);
+    assert_eq!(md.lines().count(), 2 + Rule::all().len(), "{md}");
+    let plot = svg(&rows, 2, "smoke <2>");
+    assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
+    assert!(plot.contains("smoke &lt;2&gt;") && plot.contains("e-LOND run"));
+}
