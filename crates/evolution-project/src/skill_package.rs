@@ -58,7 +58,7 @@ pub enum PackageMember {
 }
 
 /// Where `file` lies in a skill's folder: the nearest folder above it holding a `SKILL.md`
-/// (at most [`MAX_PACKAGE_DEPTH`] levels up) is its skill's. A missing file, and a Markdown
+/// (at most eight levels up) is its skill's. A missing file, and a Markdown
 /// file directly beside the `SKILL.md`, are outside.
 pub fn package_member(file: &Path) -> PackageMember {
     let Ok(file) = std::path::absolute(file) else {
