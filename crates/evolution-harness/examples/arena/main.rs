@@ -139,6 +139,7 @@ fn horizon() -> Guard {
         },
         run_length: PROPOSALS,
         screened: false,
+        closed: false,
     }
 }
 
@@ -211,6 +212,16 @@ fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
             ));
         }
     }
+    rows.push((
+        "LR 0.75 + closed e-LOND, pool 1500, carry-over".to_owned(),
+        1500,
+        true,
+        None,
+        Guard {
+            closed: true,
+            ..horizon()
+        },
+    ));
     for horizon in [120, 365] {
         rows.push((
             format!("LR 0.75 + e-LOND spread over {horizon} (a ledger), pool 1500, carry-over"),
