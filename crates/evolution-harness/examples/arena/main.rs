@@ -336,6 +336,14 @@ fn rules() -> Vec<(String, Rule)> {
         (200, front_loaded(), "oracle LR + e-LOND front-loaded, 200"),
         (400, horizon(), "oracle LR + e-LOND, 400"),
         (800, horizon(), "oracle LR + e-LOND, 800"),
+        (
+            800,
+            Guard {
+                closed: true,
+                ..horizon()
+            },
+            "oracle LR + closed e-LOND, 800",
+        ),
     ] {
         rules.push((label.to_owned(), Rule::Oracle { questions, guard }));
     }
