@@ -168,10 +168,11 @@ impl ELond {
     /// only when the accept set with it satisfies
     /// `|S ∩ R| / |R| ≤ α · e^S` for every set `S`, so the false-discovery
     /// proportion is at most `α · e^N` at any time and the FDR at most `α`,
-    /// decisions staying irrevocable. With `D` discoveries before it and
-    /// earlier e-values near zero, proposal `t` needs `(n − D) / (α (D + 1))`
-    /// instead of e-LOND's `n / (α (D + 1))`: the earlier accepts' places,
-    /// which no null can take, are handed back to the later tests. The
+    /// decisions staying irrevocable. With `D` discoveries before it,
+    /// proposal `t` needs at least `(n − D) / (α (D + 1))` (exactly that
+    /// when the earlier discoveries cleared their thresholds by enough)
+    /// instead of e-LOND's `n / (α (D + 1))`: the discoveries' places, which
+    /// the nulls' weights need not cover, go to the later tests. The
     /// threshold is the largest over the subsets of the earlier discoveries
     /// (see [`CLOSURE_MAX_DISCOVERIES`]).
     #[must_use]
@@ -634,10 +635,7 @@ mod tests {
         assert!(!past.test(f64::INFINITY).unwrap().discovery);
         // Other sequences keep e-LOND's thresholds.
         let lord = ELond::replay(0.1, GammaSequence::Lord, [1e9, 0.0]).unwrap();
-        assert_eq!(
-            lord.clone().with_closure().next_level(),
-            lord.next_level()
-        );
+        assert_eq!(lord.clone().with_closure().next_level(), lord.next_level());
     }
 
     #[test]
