@@ -123,8 +123,9 @@ pub struct ELond {
     gamma: GammaSequence,
     history: Vec<FdrDecision>,
     /// Whether the thresholds come from the online closure (see
-    /// [`ELond::with_closure`]); absent in states saved before it existed.
-    #[serde(default)]
+    /// [`ELond::with_closure`]); absent in states saved before it existed,
+    /// and not written unless set (e-LOND's saved form is unchanged).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     closed: bool,
 }
 
@@ -639,6 +640,19 @@ mod tests {
     }
 
     #[test]
+    fn the_closure_survives_a_round_trip_and_elonds_saved_form_is_unchanged() {
+        let gamma = GammaSequence::Horizon { proposals: 5 };
+        let plain = ELond::replay(0.1, gamma, [50.0, 1.0]).unwrap();
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("closed"));
+        assert_eq!(serde_json::from_str::<ELond>(&json).unwrap(), plain);
+        let closed = plain.with_closure();
+        let back: ELond = serde_json::from_str(&serde_json::to_string(&closed).unwrap()).unwrap();
+        assert!(back.is_closed());
+        assert_eq!(back.next_level(), closed.next_level());
+    }
+
+    #[test]
     fn closed_thresholds_are_at_most_elonds_on_any_stream() {
         for seed in 0..200 {
             let gamma = GammaSequence::Horizon { proposals: 30 };
@@ -673,6 +687,8 @@ mod tests {
         // (the true null set is one), |S ∩ R| / |R| ≤ α e^S.
         let n = 10u64;
         let alpha = 0.3;
+        // Accepts e-LOND would have refused: the check is not vacuous.
+        let mut below_elond = 0u32;
         for seed in 0..300 {
             let e = stream(seed, 10);
             let mut closed = ELond::new(alpha, GammaSequence::Horizon { proposals: n })
@@ -680,8 +696,11 @@ mod tests {
                 .with_closure();
             let mut accepted = 0u32;
             for (t, &v) in e.iter().enumerate() {
-                if closed.test(v).unwrap().discovery {
+                let decision = closed.test(v).unwrap();
+                if decision.discovery {
                     accepted |= 1 << t;
+                    let elond = n as f64 / (alpha * (decision.level.discoveries_before + 1) as f64);
+                    below_elond += u32::from(v < elond);
                 }
                 let r = f64::from(accepted.count_ones());
                 if r == 0.0 {
@@ -694,6 +713,7 @@ mod tests {
                 }
             }
         }
+        assert!(below_elond > 0);
     }
 
     #[test]
