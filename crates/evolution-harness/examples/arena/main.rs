@@ -20,7 +20,8 @@
 //!   directional exit, a look every 5 questions over a pool of 1000 or 1500
 //!   gate questions, with or without carry-over of the accepted candidate's
 //!   answers and a screen on training questions (`Gatekeeper::with_pool`,
-//!   `with_carry_over`, `with_screen`);
+//!   `with_carry_over`, `with_screen`), and the shipped configuration under
+//!   closed e-LOND (`ELond::with_closure`);
 //! - the oracle (`oracle.rs`): a likelihood-ratio e-process that knows each
 //!   candidate's true visible effect;
 //! - greedy: accept when the candidate beats the baseline on a 10-question
