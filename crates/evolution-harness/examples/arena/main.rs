@@ -241,6 +241,16 @@ fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
             tests_of(tests),
         ));
     }
+    rows.push((
+        "LR 0.75 + screen + closed e-LOND over 20 tests, pool 1500, carry-over".to_owned(),
+        1500,
+        true,
+        Some(screen),
+        Guard {
+            closed: true,
+            ..tests_of(20)
+        },
+    ));
     rows
 }
 
