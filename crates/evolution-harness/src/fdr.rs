@@ -122,7 +122,17 @@ pub struct ELond {
     alpha: f64,
     gamma: GammaSequence,
     history: Vec<FdrDecision>,
+    /// Whether the thresholds come from the online closure (see
+    /// [`ELond::with_closure`]); absent in states saved before it existed,
+    /// and not written unless set (e-LOND's saved form is unchanged).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    closed: bool,
 }
+
+/// The most earlier discoveries the closed threshold searches over: its
+/// search visits every subset of them (`2^16` at most); past this many the
+/// controller tests at e-LOND's own threshold, which the closure always admits.
+pub const CLOSURE_MAX_DISCOVERIES: u64 = 16;
 
 impl ELond {
     /// A controller at FDR level `alpha` spending along `gamma`.
@@ -141,7 +151,40 @@ impl ELond {
             alpha,
             gamma,
             history: Vec::new(),
+            closed: false,
         })
+    }
+
+    /// The same controller, testing at the online-closure threshold: never
+    /// above e-LOND's, lower once there are discoveries.
+    ///
+    /// It applies to a [`GammaSequence::Horizon`] of `n` proposals (with any
+    /// other sequence the thresholds stay e-LOND's). It closes the
+    /// e-collection `e^S = Σ_{i ∈ S} E_i / (n − a_i)`, `a_i` being the
+    /// proposals before `i` outside `S`: for the true null set, `a_i` counts
+    /// non-nulls only, so the weights of the nulls sum to at most one and
+    /// `E[e^N] ≤ 1` whenever each null `E_i` has mean at most one given the
+    /// run before it (the gate's stopped e-process on fresh questions; the
+    /// hypothesis itself may depend on that past). A proposal is a discovery
+    /// only when the accept set with it satisfies
+    /// `|S ∩ R| / |R| ≤ α · e^S` for every set `S`, so the false-discovery
+    /// proportion is at most `α · e^N` at any time and the FDR at most `α`,
+    /// decisions staying irrevocable. With `D` discoveries before it,
+    /// proposal `t` needs at least `(n − D) / (α (D + 1))` (exactly that
+    /// when the earlier discoveries cleared their thresholds by enough)
+    /// instead of e-LOND's `n / (α (D + 1))`: the discoveries' places, which
+    /// the nulls' weights need not cover, go to the later tests. The
+    /// threshold is the largest over the subsets of the earlier discoveries
+    /// (see [`CLOSURE_MAX_DISCOVERIES`]).
+    #[must_use]
+    pub fn with_closure(mut self) -> Self {
+        self.closed = true;
+        self
+    }
+
+    /// Whether the thresholds come from the online closure.
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// A controller that has already tested `e_values`, in order (for resuming a run).
@@ -192,7 +235,14 @@ impl ELond {
             reason = "exact below 2^53 discoveries, far past any run"
         )]
         let weight = discoveries_before.saturating_add(1) as f64;
-        let alpha_t = (self.alpha * self.gamma.gamma(index) * weight).min(1.0);
+        let mut alpha_t = (self.alpha * self.gamma.gamma(index) * weight).min(1.0);
+        if let (true, GammaSequence::Horizon { proposals }) = (self.closed, self.gamma)
+            && alpha_t > 0.0
+            && let Some(closed) = self.closed_threshold(proposals)
+        {
+            // Never above e-LOND's threshold, never below one.
+            alpha_t = alpha_t.max(1.0 / closed.max(1.0));
+        }
         let threshold = if alpha_t > 0.0 {
             1.0 / alpha_t
         } else {
@@ -204,6 +254,54 @@ impl ELond {
             threshold,
             discoveries_before,
         }
+    }
+
+    /// The closure's threshold for the next proposal over a horizon of
+    /// `proposals`, or `None` past [`CLOSURE_MAX_DISCOVERIES`] discoveries.
+    ///
+    /// With the discoveries so far `d_1 < … < d_m` and `r = m + 1`, every
+    /// accept set containing the next proposal `t` must satisfy, for each
+    /// subset `K` of the earlier discoveries,
+    /// `E_t / (n − x) + Σ_{i ∈ K} E_i / (n − x_i) ≥ (|K| + 1) / (α r)`, where
+    /// `x_i` (`x`) counts the discoveries outside `K` before `i` (`t`): the
+    /// least `e^S` over the sets `S` with `S ∩ R = K ∪ {t}` is at least the
+    /// left side (non-discoveries in `S` only add to it, those outside it
+    /// only raise the weights). The sets without `t` passed at the earlier
+    /// discoveries with a larger `1/(α (r − 1))` and the same left sides.
+    fn closed_threshold(&self, proposals: u64) -> Option<f64> {
+        let earlier: Vec<f64> = self
+            .history
+            .iter()
+            .filter(|d| d.discovery)
+            .map(|d| d.e_value)
+            .collect();
+        let m = u32::try_from(earlier.len()).ok()?;
+        if u64::from(m) > CLOSURE_MAX_DISCOVERIES {
+            return None;
+        }
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "exact below 2^53 proposals, far past any run"
+        )]
+        let n = proposals as f64;
+        let r = f64::from(m + 1);
+        let mut worst = f64::NEG_INFINITY;
+        for mask in 0u32..(1u32 << m) {
+            let mut outside = 0.0_f64;
+            let mut sum = 0.0_f64;
+            let mut inside = 0.0_f64;
+            for (j, e) in earlier.iter().enumerate() {
+                if mask & (1 << j) != 0 {
+                    sum += e / (n - outside);
+                    inside += 1.0;
+                } else {
+                    outside += 1.0;
+                }
+            }
+            let need = (n - outside) * ((inside + 1.0) / (self.alpha * r) - sum);
+            worst = worst.max(need);
+        }
+        Some(worst)
     }
 
     /// Tests the next proposal with its e-value and records the outcome.
@@ -497,5 +595,136 @@ mod tests {
         assert_eq!(low.next(&so_far).level.threshold, f64::INFINITY);
         assert_eq!(LedgerBudget::new(0.05, 0), Err(FdrError::EmptyHorizon));
         assert!(LedgerBudget::new(1.5, 10).is_err());
+    }
+
+    /// A deterministic stream of e-values spanning zero to far past the thresholds.
+    fn stream(seed: u64, len: usize) -> Vec<f64> {
+        let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (0..len)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let u = f64::from(u32::try_from(x >> 40).unwrap_or(0)) / f64::from(1u32 << 24);
+                // Mostly small, sometimes large: 0 … 400.
+                (u * 6.0).exp() - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn closed_thresholds_never_exceed_elonds_and_drop_after_a_discovery() {
+        let gamma = GammaSequence::Horizon { proposals: 5 };
+        let mut plain = ELond::new(0.1, gamma).unwrap();
+        let mut closed = ELond::new(0.1, gamma).unwrap().with_closure();
+        assert!(closed.is_closed() && !plain.is_closed());
+        // No discovery yet: the same threshold, n / α.
+        assert_eq!(closed.next_level(), plain.next_level());
+        assert!((closed.next_level().threshold - 50.0).abs() < 1e-9);
+        // A discovery exactly at its threshold: the next needs (n − 1) / (2α) = 20
+        // instead of n / (2α) = 25.
+        for c in [&mut plain, &mut closed] {
+            assert!(c.test(50.0).unwrap().discovery);
+        }
+        assert!((plain.next_level().threshold - 25.0).abs() < 1e-9);
+        assert!((closed.next_level().threshold - 20.0).abs() < 1e-9);
+        assert!(!plain.test(21.0).unwrap().discovery);
+        assert!(closed.test(21.0).unwrap().discovery);
+        // Past the horizon nothing is a discovery either way.
+        let mut past = ELond::replay(0.1, gamma, [0.0; 5]).unwrap().with_closure();
+        assert_eq!(past.next_level().threshold, f64::INFINITY);
+        assert!(!past.test(f64::INFINITY).unwrap().discovery);
+        // Other sequences keep e-LOND's thresholds.
+        let lord = ELond::replay(0.1, GammaSequence::Lord, [1e9, 0.0]).unwrap();
+        assert_eq!(lord.clone().with_closure().next_level(), lord.next_level());
+    }
+
+    #[test]
+    fn the_closure_survives_a_round_trip_and_elonds_saved_form_is_unchanged() {
+        let gamma = GammaSequence::Horizon { proposals: 5 };
+        let plain = ELond::replay(0.1, gamma, [50.0, 1.0]).unwrap();
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("closed"));
+        assert_eq!(serde_json::from_str::<ELond>(&json).unwrap(), plain);
+        let closed = plain.with_closure();
+        let back: ELond = serde_json::from_str(&serde_json::to_string(&closed).unwrap()).unwrap();
+        assert!(back.is_closed());
+        assert_eq!(back.next_level(), closed.next_level());
+    }
+
+    #[test]
+    fn closed_thresholds_are_at_most_elonds_on_any_stream() {
+        for seed in 0..200 {
+            let gamma = GammaSequence::Horizon { proposals: 30 };
+            let mut closed = ELond::new(0.2, gamma).unwrap().with_closure();
+            for e in stream(seed, 30) {
+                let level = closed.next_level();
+                let elond_alpha = (0.2 / 30.0) * (level.discoveries_before + 1) as f64;
+                assert!(level.threshold <= 1.0 / elond_alpha.min(1.0) + 1e-9);
+                assert!(level.threshold >= 1.0);
+                closed.test(e).unwrap();
+            }
+        }
+    }
+
+    /// `e^S` of the closure's e-collection over the first `e.len()` proposals.
+    fn e_of_set(n: u64, e: &[f64], set: u32) -> f64 {
+        let mut outside = 0.0;
+        let mut sum = 0.0;
+        for (i, v) in e.iter().enumerate() {
+            if set & (1 << i) != 0 {
+                sum += v / (n as f64 - outside);
+            } else {
+                outside += 1.0;
+            }
+        }
+        sum
+    }
+
+    #[test]
+    fn closed_accept_sets_satisfy_the_closure_for_every_set_at_every_time() {
+        // The FDR argument: at every time, for every set S of proposals
+        // (the true null set is one), |S ∩ R| / |R| ≤ α e^S.
+        let n = 10u64;
+        let alpha = 0.3;
+        // Accepts e-LOND would have refused: the check is not vacuous.
+        let mut below_elond = 0u32;
+        for seed in 0..300 {
+            let e = stream(seed, 10);
+            let mut closed = ELond::new(alpha, GammaSequence::Horizon { proposals: n })
+                .unwrap()
+                .with_closure();
+            let mut accepted = 0u32;
+            for (t, &v) in e.iter().enumerate() {
+                let decision = closed.test(v).unwrap();
+                if decision.discovery {
+                    accepted |= 1 << t;
+                    let elond = n as f64 / (alpha * (decision.level.discoveries_before + 1) as f64);
+                    below_elond += u32::from(v < elond);
+                }
+                let r = f64::from(accepted.count_ones());
+                if r == 0.0 {
+                    continue;
+                }
+                for set in 0u32..(1 << (t + 1)) {
+                    let k = f64::from((set & accepted).count_ones());
+                    let bound = alpha * e_of_set(n, &e[..=t], set);
+                    assert!(k / r <= bound + 1e-9, "seed {seed} t {t} set {set:b}");
+                }
+            }
+        }
+        assert!(below_elond > 0);
+    }
+
+    #[test]
+    fn the_closures_null_weights_sum_to_at_most_one() {
+        // For every pattern of nulls over the horizon, Σ_{i null} 1 / (n − a_i) ≤ 1,
+        // `a_i` the non-nulls before i: the level the nulls can spend.
+        let n = 12u64;
+        for nulls in 0u32..(1 << n) {
+            let all = (1u32 << n) - 1;
+            let ones = vec![1.0; 12];
+            assert!(e_of_set(n, &ones, nulls & all) <= 1.0 + 1e-12);
+        }
     }
 }

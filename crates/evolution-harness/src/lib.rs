@@ -195,7 +195,8 @@ pub use crate::failures::{
     is_failure, judge_error,
 };
 pub use crate::fdr::{
-    ELond, FdrDecision, FdrError, GammaSequence, LedgerBudget, LedgerLevel, LedgerSpent, TestLevel,
+    CLOSURE_MAX_DISCOVERIES, ELond, FdrDecision, FdrError, GammaSequence, LedgerBudget,
+    LedgerLevel, LedgerSpent, TestLevel,
 };
 pub use crate::gatekeeper::{GateRecord, Gatekeeper};
 pub use crate::ingest::{

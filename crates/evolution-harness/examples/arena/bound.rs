@@ -207,6 +207,8 @@ pub(crate) struct Guard {
     /// A proposal may be passed over without an e-LOND test (screened
     /// out): only tested proposals advance e-LOND's index.
     pub(crate) screened: bool,
+    /// Thresholds from the online closure (`ELond::with_closure`).
+    pub(crate) closed: bool,
 }
 
 impl Guard {
@@ -683,24 +685,28 @@ mod tests {
                 gamma: GammaSequence::Horizon { proposals: 4 },
                 run_length: 4,
                 screened: false,
+                closed: false,
             },
             Guard {
                 alpha: 0.3,
                 gamma: GammaSequence::Quadratic,
                 run_length: 4,
                 screened: false,
+                closed: false,
             },
             Guard {
                 alpha: 0.4,
                 gamma: GammaSequence::Horizon { proposals: 2 },
                 run_length: 2,
                 screened: false,
+                closed: false,
             },
             Guard {
                 alpha: 0.3,
                 gamma: GammaSequence::Horizon { proposals: 2 },
                 run_length: 4,
                 screened: true,
+                closed: false,
             },
         ]
     }

@@ -20,7 +20,8 @@
 //!   directional exit, a look every 5 questions over a pool of 1000 or 1500
 //!   gate questions, with or without carry-over of the accepted candidate's
 //!   answers and a screen on training questions (`Gatekeeper::with_pool`,
-//!   `with_carry_over`, `with_screen`);
+//!   `with_carry_over`, `with_screen`), and the shipped configuration under
+//!   closed e-LOND (`ELond::with_closure`);
 //! - the oracle (`oracle.rs`): a likelihood-ratio e-process that knows each
 //!   candidate's true visible effect;
 //! - greedy: accept when the candidate beats the baseline on a 10-question
@@ -139,6 +140,7 @@ fn horizon() -> Guard {
         },
         run_length: PROPOSALS,
         screened: false,
+        closed: false,
     }
 }
 
@@ -211,6 +213,16 @@ fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
             ));
         }
     }
+    rows.push((
+        "LR 0.75 + closed e-LOND, pool 1500, carry-over".to_owned(),
+        1500,
+        true,
+        None,
+        Guard {
+            closed: true,
+            ..horizon()
+        },
+    ));
     for horizon in [120, 365] {
         rows.push((
             format!("LR 0.75 + e-LOND spread over {horizon} (a ledger), pool 1500, carry-over"),
@@ -229,6 +241,16 @@ fn pooled() -> Vec<(String, usize, bool, Option<ScreenRule>, Guard)> {
             tests_of(tests),
         ));
     }
+    rows.push((
+        "LR 0.75 + screen + closed e-LOND over 20 tests, pool 1500, carry-over".to_owned(),
+        1500,
+        true,
+        Some(screen),
+        Guard {
+            closed: true,
+            ..tests_of(20)
+        },
+    ));
     rows
 }
 
@@ -325,6 +347,14 @@ fn rules() -> Vec<(String, Rule)> {
         (200, front_loaded(), "oracle LR + e-LOND front-loaded, 200"),
         (400, horizon(), "oracle LR + e-LOND, 400"),
         (800, horizon(), "oracle LR + e-LOND, 800"),
+        (
+            800,
+            Guard {
+                closed: true,
+                ..horizon()
+            },
+            "oracle LR + closed e-LOND, 800",
+        ),
     ] {
         rules.push((label.to_owned(), Rule::Oracle { questions, guard }));
     }

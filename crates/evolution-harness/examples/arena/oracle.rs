@@ -61,7 +61,12 @@ pub(crate) fn oracle_run(world: &World, order: &[usize], questions: u64, guard: 
 /// A fresh e-LOND controller for one run.
 pub(crate) fn new_run(guard: Guard) -> ELond {
     // The arena's guards all have a level in (0, 1) and a non-empty horizon.
-    ELond::new(guard.alpha, guard.gamma).unwrap_or_else(|e| panic!("{e}"))
+    let fdr = ELond::new(guard.alpha, guard.gamma).unwrap_or_else(|e| panic!("{e}"));
+    if guard.closed {
+        fdr.with_closure()
+    } else {
+        fdr
+    }
 }
 
 /// Walks the gate questions betting on `q`; returns the e-value where it
