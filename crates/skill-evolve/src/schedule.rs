@@ -135,7 +135,44 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         }
     }
     eprintln!("{}", terminal_safe(&key_note(&args.config)));
+    if let Some(note) = ledger_note(&args.config) {
+        eprintln!("{}", terminal_safe(&note));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What bounds the false-discovery rate over the nights, said when `config` keeps no ledger:
+/// each scheduled `run --fresh` spends its own `fdr_alpha`, so without `[gate] ledger` the
+/// bound holds per night, not over the nights. `None` when the configuration keeps a ledger,
+/// turns e-LOND off (its pre-flight says so), or cannot be read (`run` will say why).
+fn ledger_note(config: &Path) -> Option<String> {
+    /// The two `[gate]` keys the note depends on, the rest left to `run`.
+    #[derive(serde::Deserialize)]
+    struct GateOnly {
+        #[serde(default)]
+        gate: GateKeys,
+    }
+    #[derive(Default, serde::Deserialize)]
+    struct GateKeys {
+        #[serde(default)]
+        ledger: bool,
+        #[serde(default)]
+        fdr_alpha: Option<toml::Value>,
+    }
+    let text = std::fs::read_to_string(config).ok()?;
+    let GateOnly { gate } = toml::from_str(&text).ok()?;
+    let off = gate
+        .fdr_alpha
+        .as_ref()
+        .is_some_and(|v| v.as_str() == Some("off"));
+    (!gate.ledger && !off).then(|| {
+        format!(
+            "note: each night's run bounds the false-discovery rate over its own candidates only; \
+             to bound it over every night's candidates of a skill, set `ledger = true` in [gate] \
+             of {} (docs/gate.md, \"Across runs: the project's ledger\")",
+            config.display()
+        )
+    })
 }
 
 /// Where the scheduled `run` finds its API key, said for the run configuration `config`:

@@ -62,6 +62,23 @@ fn the_entry_harvests_then_runs_and_stages_only() {
         assert!(out.status.success(), "{out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(note), "{stderr}");
+        assert!(
+            stderr.contains(
+                "each night's run bounds the false-discovery rate over its own candidates only"
+            ),
+            "{stderr}"
+        );
+    }
+    // With the project's ledger (or e-LOND off) there is nothing to add.
+    for gate in ["[gate]\nledger = true\n", "[gate]\nfdr_alpha = \"off\"\n"] {
+        std::fs::write(d.join("evolve.toml"), gate).unwrap();
+        let out = skill_evolve(d)
+            .args(["schedule", "--every", "night"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("its own candidates only"), "{stderr}");
     }
 
     let hourly = skill_evolve(d)
