@@ -213,7 +213,7 @@ const BENCHES: [(&str, &str, &str); 11] = [
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
     ("inputs", "evolution-harness", "inputs_bench"),
     ("local", "evolution-llm-local", "local_bench"),
-    ("gate-real", "evolution-llm-local", "gate_real"),
+    ("gate-real", "evolution-project", "gate_real"),
     ("harvest", "evolution-harvest", "harvest_bench"),
     ("redact", "evolution-harvest", "redact_bench"),
 ];

@@ -46,6 +46,10 @@ pub struct LocalConfig {
     pub default_seed: u32,
     /// Time limit when `ChatOptions::timeout` is unset; `None` for no limit.
     pub default_timeout: Option<Duration>,
+    /// The chat template to format prompts with instead of the model file's own: a name
+    /// llama.cpp knows (`chatml`, `gemma`, `llama3`, …). `None` uses the template in the
+    /// file's metadata, and a file without one is refused.
+    pub chat_template: Option<String>,
 }
 
 impl LocalConfig {
@@ -62,6 +66,7 @@ impl LocalConfig {
             default_temperature: 0.0,
             default_seed: 0,
             default_timeout: None,
+            chat_template: None,
         }
     }
 
@@ -83,6 +88,13 @@ impl LocalConfig {
     /// The same configuration with `slots` concurrent generations.
     pub fn with_slots(mut self, slots: usize) -> Self {
         self.slots = slots;
+        self
+    }
+
+    /// The same configuration formatting prompts with the llama.cpp chat template `name`
+    /// (for a model file that carries none, or to override its own).
+    pub fn with_chat_template(mut self, name: impl Into<String>) -> Self {
+        self.chat_template = Some(name.into());
         self
     }
 
@@ -156,6 +168,22 @@ fn backend() -> Result<&'static LlamaBackend, LocalLlmError> {
         .map_err(|err| LocalLlmError::Backend(err.clone()))
 }
 
+/// The llama.cpp chat template `name`, checked by formatting one message with it.
+fn named_template(model: &LlamaModel, name: &str) -> Result<LlamaChatTemplate, LocalLlmError> {
+    let unknown = || {
+        LocalLlmError::InvalidConfig(format!(
+            "chat_template {name:?} is not a chat template llama.cpp knows"
+        ))
+    };
+    let template = LlamaChatTemplate::new(name).map_err(|_| unknown())?;
+    let probe =
+        LlamaChatMessage::new("user".to_owned(), "hello".to_owned()).map_err(|_| unknown())?;
+    model
+        .apply_chat_template(&template, &[probe], true)
+        .map_err(|_| unknown())?;
+    Ok(template)
+}
+
 impl LocalLlm {
     /// Loads the model. Blocking (reads the whole file when a checksum is configured): call it
     /// from `spawn_blocking` inside an async runtime.
@@ -166,12 +194,18 @@ impl LocalLlm {
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
             .map_err(|err| corrupt(path, &format!("llama.cpp cannot load it: {err}")))?;
-        let template = model.chat_template(None).map_err(|err| {
-            corrupt(
-                path,
-                &format!("no usable chat template in its metadata: {err}"),
-            )
-        })?;
+        let template = match &config.chat_template {
+            Some(name) => named_template(&model, name)?,
+            None => model.chat_template(None).map_err(|err| {
+                corrupt(
+                    path,
+                    &format!(
+                        "no usable chat template in its metadata ({err}); name one llama.cpp \
+                         knows instead (`chat_template`)"
+                    ),
+                )
+            })?,
+        };
         let model_name = model
             .meta_val_str("general.name")
             .ok()

@@ -71,3 +71,24 @@ async fn stop_sequences_end_the_reply_before_them() {
     assert!(full.content.starts_with(&cut.content));
     assert!(cut.content.len() < full.content.len());
 }
+
+/// A named llama.cpp template replaces the file's own: `gemma` formats the same messages with
+/// its own turn markers (for a model file that carries no template of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_chat_template_formats_the_prompt_instead_of_the_files() {
+    let own = model(1).await;
+    let config = own.config().clone().with_chat_template("gemma");
+    let named = tokio::task::spawn_blocking(move || evolution_llm_local::LocalLlm::load(config))
+        .await
+        .expect("load thread")
+        .unwrap_or_else(|err| panic!("{err}"));
+    let messages = [ChatMessage::user("What is the capital of France?")];
+    let prompt = named.render_prompt(&messages).expect("template");
+    assert!(prompt.contains("<start_of_turn>user"), "{prompt}");
+    assert!(!prompt.contains("<|im_start|>"), "{prompt}");
+    assert!(
+        own.render_prompt(&messages)
+            .expect("template")
+            .contains("<|im_start|>user")
+    );
+}

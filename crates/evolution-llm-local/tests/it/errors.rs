@@ -82,6 +82,7 @@ fn invalid_configurations_are_rejected() {
             context_tokens: 4,
             ..LocalConfig::new(&path)
         },
+        LocalConfig::new(&path).with_chat_template("no-such-template"),
     ] {
         assert!(matches!(load(config), Err(LocalLlmError::InvalidConfig(_))));
     }

@@ -7,7 +7,6 @@ use crate::gate_bench::{
     Bench, Check, Kind, Row, Rule, Setup, Shared, SuiteQuestion, candidates_of, passes, replicate,
     svg, table,
 };
-use crate::support::model;
 
 fn question(check: Check, expect: &str) -> SuiteQuestion {
     SuiteQuestion {
@@ -90,4 +89,22 @@ async fn smoke_every_rule_judges_two_candidates_on_ten_questions() {
     let plot = svg(&rows, 2, "smoke <2>");
     assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
     assert!(plot.contains("smoke &lt;2&gt;") && plot.contains("e-LOND run"));
+}
+
+/// The default model with `slots` slots; fails naming `cargo xtask fetch-model` when absent.
+async fn model(slots: usize) -> evolution_llm_local::LocalLlm {
+    let path = evolution_llm_local::default_model_path().expect("no model cache directory");
+    assert!(
+        path.is_file(),
+        "the local model {} is missing: run `cargo xtask fetch-model` before these tests",
+        path.display()
+    );
+    let config = evolution_llm_local::LocalConfig::default_model()
+        .expect("cache directory")
+        .with_slots(slots)
+        .with_threads(2);
+    tokio::task::spawn_blocking(move || evolution_llm_local::LocalLlm::load(config))
+        .await
+        .expect("load thread")
+        .unwrap_or_else(|err| panic!("{err}"))
 }

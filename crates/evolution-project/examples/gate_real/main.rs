@@ -14,7 +14,8 @@
 //! - `--replications R` (3), `--candidates N` (12), `--holdout H` (40),
 //!   `--gate-questions G` (88), `--temperature T` (0.7), `--max-tokens M` (16);
 //! - `--base-url URL --model NAME [--api-key-env VAR]`: an OpenAI-compatible server instead
-//!   of the local model; `--model-file PATH`: another local GGUF file; `--threads N` (1):
+//!   of the local model; `--model-file PATH`: another local GGUF file (`--chat-template NAME`,
+//!   a llama.cpp template name such as `gemma`, for a file without its own); `--threads N` (1):
 //!   llama.cpp threads (one is fastest on a busy machine);
 //! - `--smoke`: 2 candidates, 10 held-out and 10 gate questions, one replication;
 //! - `--effects`: also measure each edit alone against the starting skill on the held-out
@@ -48,6 +49,7 @@ struct Options {
     model: Option<String>,
     api_key_env: Option<String>,
     model_file: Option<PathBuf>,
+    chat_template: Option<String>,
     effects: bool,
     threads: u32,
     first: u64,
@@ -69,6 +71,7 @@ fn parse() -> Result<Options, String> {
         model: None,
         api_key_env: None,
         model_file: None,
+        chat_template: None,
         effects: false,
         threads: 1,
         first: 0,
@@ -93,6 +96,7 @@ fn parse() -> Result<Options, String> {
             "--model" => o.model = Some(value()?),
             "--api-key-env" => o.api_key_env = Some(value()?),
             "--model-file" => o.model_file = Some(PathBuf::from(value()?)),
+            "--chat-template" => o.chat_template = Some(value()?),
             "--out" => o.out = PathBuf::from(value()?),
             "--effects" => o.effects = true,
             "--first-replication" => o.first = number(value()?)?,
@@ -136,6 +140,10 @@ fn provider(o: &Options) -> Result<(Arc<dyn LlmProvider>, String), String> {
     }
     .with_slots(1)
     .with_threads(o.threads);
+    let config = match &o.chat_template {
+        Some(name) => config.with_chat_template(name.clone()),
+        None => config,
+    };
     let llm = LocalLlm::load(config)
         .map_err(|e| format!("{e} (fetch the default model with `cargo xtask fetch-model`)"))?;
     let name = llm.model_name().to_owned();
