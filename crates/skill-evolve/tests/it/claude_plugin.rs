@@ -186,24 +186,13 @@ fn a_headless_claude_code_session_loads_the_plugin_and_its_end_is_recorded_for_h
         return;
     };
     let model = crate::host_model::start_as(Role::CallsTool(STATUS_TOOL));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().canonicalize().unwrap();
-    let project = d.join("project");
-    std::fs::create_dir_all(project.join(".skill-evolve")).unwrap();
-    let home = d.join("home");
-    std::fs::create_dir_all(&home).unwrap();
     // The plugin's hook and MCP server run `skill-evolve` from PATH: the binary under test.
-    let bin = d.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let program = Path::new(env!("CARGO_BIN_EXE_skill-evolve"));
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(program, bin.join("skill-evolve")).unwrap();
-    #[cfg(not(unix))]
-    std::fs::copy(program, bin.join(program.file_name().unwrap())).unwrap();
-    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .unwrap();
+    let PluginProject {
+        dir: _dir,
+        project,
+        home,
+        path,
+    } = plugin_project();
 
     // The plugin's own command: its text is the prompt and its `allowed-tools` let the MCP
     // tool run without a prompt for permission.
@@ -339,15 +328,15 @@ printf '{"type":"result","prediction":"%s"}\n' "$answer"
 
 /// A project of the plugin journey, its Claude Code home and a `PATH` whose `skill-evolve`
 /// is the binary under test.
-struct PluginProject {
-    _dir: tempfile::TempDir,
-    project: PathBuf,
-    home: PathBuf,
-    path: std::ffi::OsString,
+pub(crate) struct PluginProject {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) project: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) path: std::ffi::OsString,
 }
 
 /// `d/project`, `d/home` and `d/bin` (the binary under test as `skill-evolve`).
-fn plugin_project() -> PluginProject {
+pub(crate) fn plugin_project() -> PluginProject {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().canonicalize().unwrap();
     let project = d.join("project");
@@ -366,7 +355,7 @@ fn plugin_project() -> PluginProject {
     )))
     .unwrap();
     PluginProject {
-        _dir: dir,
+        dir,
         project,
         home,
         path,

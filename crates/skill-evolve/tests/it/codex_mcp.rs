@@ -62,24 +62,14 @@ struct CodexUser {
 }
 
 fn codex_user() -> CodexUser {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().canonicalize().unwrap();
-    let project = d.join("project");
-    std::fs::create_dir_all(project.join(".skill-evolve")).unwrap();
-    let home = d.join("home");
+    let crate::claude_plugin::PluginProject {
+        dir,
+        project,
+        home,
+        path,
+    } = crate::claude_plugin::plugin_project();
     let codex_home = home.join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
-    let bin = d.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let program = Path::new(env!("CARGO_BIN_EXE_skill-evolve"));
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(program, bin.join("skill-evolve")).unwrap();
-    #[cfg(not(unix))]
-    std::fs::copy(program, bin.join(program.file_name().unwrap())).unwrap();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .unwrap();
     CodexUser {
         _dir: dir,
         project,
