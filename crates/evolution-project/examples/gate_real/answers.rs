@@ -22,6 +22,7 @@ pub(crate) struct Shared {
     generated: AtomicU64,
     compute_micros: AtomicU64,
     errors: AtomicU64,
+    show_replies: bool,
 }
 
 fn fnv(text: &str) -> u64 {
@@ -51,7 +52,15 @@ impl Shared {
             generated: AtomicU64::new(0),
             compute_micros: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            show_replies: false,
         }
+    }
+
+    /// The same, printing every generated reply on stderr (escaped, cut), with whether it
+    /// passed its check: to see what a model makes of the suite.
+    pub(crate) fn showing_replies(mut self) -> Self {
+        self.show_replies = true;
+        self
     }
 
     /// Answers generated (not served from the cache), model seconds they took, and errors.
@@ -102,8 +111,17 @@ impl Shared {
         let answer = match result {
             Ok(reply) => {
                 let text: String = reply.content.chars().take(MAX_REPLY_CHARS).collect();
+                let correct = passes(question, &text);
+                if self.show_replies {
+                    eprintln!(
+                        "gate_real: {} {}: {}",
+                        shown(id, 40),
+                        if correct { "right" } else { "wrong" },
+                        shown(&text, 160)
+                    );
+                }
                 Answer {
-                    correct: passes(question, &text),
+                    correct,
                     seconds,
                     error: None,
                 }

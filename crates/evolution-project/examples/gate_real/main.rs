@@ -18,6 +18,7 @@
 //!   a llama.cpp template name such as `gemma`, for a file without its own); `--threads N` (1):
 //!   llama.cpp threads (one is fastest on a busy machine);
 //! - `--smoke`: 2 candidates, 10 held-out and 10 gate questions, one replication;
+//! - `--show-replies`: print every generated reply (escaped, cut) and whether it passed;
 //! - `--effects`: also measure each edit alone against the starting skill on the held-out
 //!   questions (checks that the kinds hold on the model);
 //! - `--out DIR` (`target/gate-real`): where `results.md` and `false_commits.svg` are
@@ -50,6 +51,7 @@ struct Options {
     api_key_env: Option<String>,
     model_file: Option<PathBuf>,
     chat_template: Option<String>,
+    show_replies: bool,
     effects: bool,
     threads: u32,
     first: u64,
@@ -72,6 +74,7 @@ fn parse() -> Result<Options, String> {
         api_key_env: None,
         model_file: None,
         chat_template: None,
+        show_replies: false,
         effects: false,
         threads: 1,
         first: 0,
@@ -99,6 +102,7 @@ fn parse() -> Result<Options, String> {
             "--chat-template" => o.chat_template = Some(value()?),
             "--out" => o.out = PathBuf::from(value()?),
             "--effects" => o.effects = true,
+            "--show-replies" => o.show_replies = true,
             "--first-replication" => o.first = number(value()?)?,
             "--merge" => {
                 o.merge.push(PathBuf::from(value()?));
@@ -253,6 +257,11 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let shared = Shared::new(llm, &bench, o.temperature, o.max_tokens);
+    let shared = if o.show_replies {
+        shared.showing_replies()
+    } else {
+        shared
+    };
     let command: Vec<String> = std::env::args().skip(1).collect();
     let started = Instant::now();
     let mut rows: Vec<Row> = Rule::all()
