@@ -8,7 +8,7 @@ use evolution_diagnose::{DiagnoseOptions, Diagnoser, JudgeScope};
 use evolution_evolve::{EditBudgetSchedule, EvolveOptions, Evolver, tool_prompt_pairs};
 use evolution_types::{
     EvolutionRecord, EvolutionStatus, GeneratedQuestion, LlmProvider, Profile, PromptStore, RunLog,
-    SkillStore, StoreError,
+    SkillCasePack, SkillStore, StoreError,
 };
 
 use crate::evolution::{Proposal, Proposals, ProposeError, ProposeRequest, Proposer};
@@ -49,7 +49,8 @@ impl PromptStore for WorkspaceStore<'_> {
 /// epoch's training run (read from `run_log`; with
 /// [`JudgeScope::ForProposal`] in `diagnose`, the system-prompt pack counts as used only
 /// when the workspace holds the system prompt), then one evolve call per case pack — skills
-/// ([`Evolver::skill`]), the system prompt ([`Evolver::system_prompt`],
+/// ([`Evolver::skill`], once for the skill and once for each of its `companions` the
+/// workspace holds), the system prompt ([`Evolver::system_prompt`],
 /// only when the workspace holds `evolve.system_prompt_file` among its
 /// prompts) and tools ([`Evolver::tool_pair`] for every extract/verify pair of
 /// [`tool_prompt_pairs`], each pair only when the workspace holds at least one of its two
@@ -88,6 +89,10 @@ pub struct KernelProposer<'a> {
     pub evolve: EvolveOptions,
     /// The edit budget over the epochs.
     pub schedule: EditBudgetSchedule,
+    /// Documents evolved from a skill's case pack besides the skill itself (skill document →
+    /// further documents, such as the skill's references): each is evolved from the same
+    /// failures and becomes a candidate of its own. Empty: each pack evolves its skill only.
+    pub companions: BTreeMap<String, Vec<String>>,
 }
 
 impl std::fmt::Debug for KernelProposer<'_> {
@@ -142,19 +147,32 @@ impl Proposer for KernelProposer<'_> {
             .with_prompts(self.templates.evolve.clone())
             .with_options(options);
         let mut records = Vec::new();
-        for pack in &diagnosis.skill_packs {
-            request.phases.start(Phase::Propose, &pack.target_file);
-            let record =
-                evolver
-                    .skill(pack, &store)
-                    .await
-                    .map_err(|source| ProposeError::Evolve {
-                        target: "skill",
-                        source,
-                    })?;
-            let writes =
-                BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
-            records.push((record, writes));
+        for skill_pack in &diagnosis.skill_packs {
+            let companions = self.companions.get(&skill_pack.target_file);
+            let held = companions
+                .into_iter()
+                .flatten()
+                .filter(|file| request.workspace.skills.contains_key(*file))
+                .cloned();
+            let targets = std::iter::once(skill_pack.target_file.clone()).chain(held);
+            for target in targets {
+                let pack = SkillCasePack {
+                    target_file: target,
+                    ..skill_pack.clone()
+                };
+                request.phases.start(Phase::Propose, &pack.target_file);
+                let record =
+                    evolver
+                        .skill(&pack, &store)
+                        .await
+                        .map_err(|source| ProposeError::Evolve {
+                            target: "skill",
+                            source,
+                        })?;
+                let writes =
+                    BTreeMap::from([(record.target_file.clone(), record.evolved_content.clone())]);
+                records.push((record, writes));
+            }
         }
         let has_system = request.workspace.prompts.contains_key(&system_file);
         if let Some(pack) = diagnosis.system_pack.as_ref().filter(|_| has_system) {

@@ -63,7 +63,7 @@
 //!                               run_dir, model).await?           // journaled (llm-cassette), metered
 //! proposer   = KernelProposer { llm: &llm, run_log: &log, questions: train,
 //!                               tree_data, templates, profile, diagnose, evolve,
-//!                               schedule }
+//!                               schedule, companions }
 //! validation = ValidationContext { runner, recorder: &log, budget, events,
 //!                                  resume_from: Some(&log) }
 //! ctx        = LoopContext { validation, store: &store, proposer: &proposer,

@@ -313,11 +313,13 @@ fn select(proposal: &Proposal, wanted: &[String]) -> anyhow::Result<Vec<usize>> 
     let names = by_name(proposal);
     let mut picked = Vec::new();
     for name in wanted {
-        let index = names.get(name.as_str()).copied().ok_or_else(|| {
+        let indices = names.get(name.as_str()).ok_or_else(|| {
             let staged: Vec<&str> = proposal
                 .documents
                 .iter()
                 .map(|d| d.source.name.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
                 .collect();
             bad_option(format!(
                 "--skill {:?}: run {:?} staged no such document (it staged {})",
@@ -326,8 +328,10 @@ fn select(proposal: &Proposal, wanted: &[String]) -> anyhow::Result<Vec<usize>> 
                 escape_controls(&staged.join(", "))
             ))
         })?;
-        if !picked.contains(&index) {
-            picked.push(index);
+        for index in indices {
+            if !picked.contains(index) {
+                picked.push(*index);
+            }
         }
     }
     Ok(picked)

@@ -21,6 +21,9 @@ pub enum DocKind {
     Skill,
     /// A prompt document (system or tool prompt).
     Prompt,
+    /// A `references/*.md` file of an Agent Skills skill, evolved as a document of its own
+    /// (`[run] evolve_references`); the agent finds it at its place in the skill's folder.
+    Reference,
 }
 
 /// One document of the agent's workspace, before its text is read.
@@ -28,27 +31,36 @@ pub enum DocKind {
 pub struct PlannedDoc {
     /// Its name in the workspace and the store (`<skill>.md`, or the prompt's file name).
     pub document: String,
-    /// The skill's name (the document name without `.md` for prompts).
+    /// The skill's name (the document name without `.md` for prompts; the skill it belongs to
+    /// for a reference).
     pub name: String,
-    /// Skill or prompt.
+    /// Skill, prompt or reference.
     pub kind: DocKind,
     /// The user's file.
     pub path: PathBuf,
 }
 
 /// The documents of the agent's workspace: every skill of `skill_docs` under its document
-/// name, and every prompt of `prompt_files` in the folder `prompts`; sorted by document name.
+/// name, every reference of `references` evolved as a document of its own, and every prompt
+/// of `prompt_files` in the folder `prompts`; sorted by document name.
 pub fn planned(
     skill_docs: &[SkillDoc],
+    references: &[SkillDoc],
     prompts: Option<&Path>,
     prompt_files: &[String],
 ) -> Vec<PlannedDoc> {
-    let skills = skill_docs.iter().map(|d| PlannedDoc {
-        document: d.document.clone(),
-        name: d.skill.clone(),
-        kind: DocKind::Skill,
-        path: d.path.clone(),
-    });
+    let of = |kind: DocKind| {
+        move |d: &SkillDoc| PlannedDoc {
+            document: d.document.clone(),
+            name: d.skill.clone(),
+            kind,
+            path: d.path.clone(),
+        }
+    };
+    let skills = skill_docs
+        .iter()
+        .map(of(DocKind::Skill))
+        .chain(references.iter().map(of(DocKind::Reference)));
     let prompts = prompts.into_iter().flat_map(|dir| {
         prompt_files.iter().map(move |n| PlannedDoc {
             document: n.clone(),
@@ -68,7 +80,7 @@ pub fn planned(
 /// A file that cannot be read, or is not a document this tool accepts (a bad input).
 pub fn read_planned(doc: &PlannedDoc) -> anyhow::Result<String> {
     let input = match doc.kind {
-        DocKind::Skill => InputKind::SkillDocument,
+        DocKind::Skill | DocKind::Reference => InputKind::SkillDocument,
         DocKind::Prompt => InputKind::PromptDocument,
     };
     read_input_text(&doc.path, input)
@@ -122,6 +134,7 @@ mod tests {
         }];
         let plan = planned(
             &skills,
+            &[],
             Some(Path::new("prompts")),
             &["agent.md".to_owned()],
         );

@@ -12,7 +12,7 @@ use evolution_harness::{PackageFile, SkillPackage};
 
 use crate::agent_workspace::{DocKind, PlannedDoc};
 use crate::error::bad_at;
-use crate::layout::SKILL_MD;
+use crate::layout::{SKILL_MD, SkillDoc};
 
 /// Most files of one package carried into the agent's workspace.
 pub const MAX_PACKAGE_FILES: usize = 1000;
@@ -154,6 +154,7 @@ pub fn reference_document(skill: &str, path: &str) -> String {
 /// [`MAX_PACKAGE_BYTES`] bytes.
 pub fn packages(docs: &[PlannedDoc]) -> anyhow::Result<Vec<SkillPackage>> {
     let mut found = Vec::new();
+    let mut folders = Vec::new();
     for doc in docs.iter().filter(|d| d.kind == DocKind::Skill) {
         let Some(folder) = package_folder(&doc.path) else {
             continue;
@@ -167,8 +168,114 @@ pub fn packages(docs: &[PlannedDoc]) -> anyhow::Result<Vec<SkillPackage>> {
             documents: BTreeMap::from([(SKILL_MD.to_owned(), doc.document.clone())]),
             files,
         });
+        folders.push(folder);
+    }
+    // A reference evolved as a document of its own is written from the version under test
+    // at its place in its skill's folder, not carried as the user's file.
+    for doc in docs.iter().filter(|d| d.kind == DocKind::Reference) {
+        let placed = found
+            .iter_mut()
+            .zip(&folders)
+            .find(|(package, _)| package.folder == doc.name)
+            .and_then(|(package, folder)| {
+                let inner = doc.path.strip_prefix(folder).ok()?;
+                Some((package, slash_path(inner)))
+            });
+        let Some((package, inner)) = placed else {
+            return Err(bad_at(
+                &doc.path,
+                None,
+                format!("is no file of the folder of skill {}", doc.name),
+            ));
+        };
+        package.files.remove(&inner);
+        package.documents.insert(inner, doc.document.clone());
     }
     Ok(found)
+}
+
+/// `path` (relative) as `/`-separated names.
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The `references/**/*.md` files of the Agent Skills skill `skill` (none for a skill that is
+/// a single file), each as the document of its own it is evolved as
+/// ([`reference_document`]), sorted by path; hidden files and folders are left out.
+///
+/// # Errors
+/// A bad input naming the file: a symbolic link, a name that is not UTF-8, a folder that
+/// cannot be read, or more than [`MAX_PACKAGE_FILES`] references.
+pub fn references(skill: &SkillDoc) -> anyhow::Result<Vec<SkillDoc>> {
+    let Some(folder) = package_folder(&skill.path) else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    let root = folder.join("references");
+    if root.is_dir() {
+        list_markdown(&root, &mut found)?;
+    }
+    found.sort();
+    found
+        .into_iter()
+        .map(|path| {
+            let inner = path
+                .strip_prefix(&folder)
+                .map(slash_path)
+                .unwrap_or_default();
+            Ok(SkillDoc {
+                skill: skill.skill.clone(),
+                document: reference_document(&skill.skill, &inner),
+                path,
+            })
+        })
+        .collect()
+}
+
+/// Adds the Markdown files under `dir` (hidden ones left out) to `found`.
+fn list_markdown(dir: &Path, found: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
+        let path = entry.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return Err(bad_at(
+                &path,
+                None,
+                "a file name of a skill's folder must be UTF-8",
+            ));
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&path)
+            .map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
+        if meta.file_type().is_symlink() {
+            return Err(bad_at(
+                &path,
+                None,
+                "is a symbolic link; skill folders may not hold links (copy the file in instead)",
+            ));
+        }
+        if meta.is_dir() {
+            list_markdown(&path, found)?;
+        } else if meta.is_file() && name.ends_with(".md") {
+            if found.len() >= MAX_PACKAGE_FILES {
+                return Err(bad_at(
+                    dir,
+                    None,
+                    format!("holds more than {MAX_PACKAGE_FILES} references"),
+                ));
+            }
+            found.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// Every carried file of the packages of `docs`, as `<name>/<path>` → the SHA-256 of its
@@ -359,6 +466,71 @@ mod tests {
             reference_document("billing", "references/deep/faq.md"),
             "billing.references.deep.faq.md"
         );
+    }
+
+    #[test]
+    fn references_are_listed_and_placed_as_documents_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("references/deep")).unwrap();
+        std::fs::create_dir_all(d.join("references/.drafts")).unwrap();
+        for file in [
+            "SKILL.md",
+            "references/policy.md",
+            "references/deep/faq.md",
+            "references/table.csv",
+            "references/.drafts/old.md",
+        ] {
+            std::fs::write(d.join(file), "x").unwrap();
+        }
+        let skill = SkillDoc {
+            skill: "refunds".to_owned(),
+            document: "refunds.md".to_owned(),
+            path: d.join("SKILL.md"),
+        };
+        let found = references(&skill).unwrap();
+        let names: Vec<&str> = found.iter().map(|r| r.document.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "refunds.references.deep.faq.md",
+                "refunds.references.policy.md"
+            ]
+        );
+        let mut plan = vec![planned(d.join("SKILL.md"))];
+        plan.extend(found.iter().map(|r| PlannedDoc {
+            document: r.document.clone(),
+            name: r.skill.clone(),
+            kind: DocKind::Reference,
+            path: r.path.clone(),
+        }));
+        let package = packages(&plan).unwrap().remove(0);
+        assert_eq!(
+            package.documents,
+            BTreeMap::from([
+                ("SKILL.md".to_owned(), "refunds.md".to_owned()),
+                (
+                    "references/deep/faq.md".to_owned(),
+                    "refunds.references.deep.faq.md".to_owned()
+                ),
+                (
+                    "references/policy.md".to_owned(),
+                    "refunds.references.policy.md".to_owned()
+                ),
+            ])
+        );
+        // What is not evolved is carried unchanged; hidden files are left out.
+        assert_eq!(
+            package.files.keys().collect::<Vec<_>>(),
+            ["references/table.csv"]
+        );
+        // A single-file skill has no references.
+        std::fs::write(d.join("flat.md"), "x").unwrap();
+        let flat = SkillDoc {
+            path: d.join("flat.md"),
+            ..skill
+        };
+        assert!(references(&flat).unwrap().is_empty());
     }
 
     #[cfg(unix)]

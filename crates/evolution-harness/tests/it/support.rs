@@ -127,6 +127,7 @@ pub(crate) fn kernel_proposer<'a>(
         diagnose: DiagnoseOptions::default(),
         evolve: EvolveOptions::default(),
         schedule,
+        companions: BTreeMap::new(),
     }
 }
 

@@ -339,11 +339,13 @@ impl GateTarget {
         let plan = match in_run {
             Some(_) => planned(
                 &config.skill_docs,
+                &[],
                 config.prompts.as_deref(),
                 &config.prompt_files,
             ),
             None => planned(
                 std::slice::from_ref(&own),
+                &[],
                 config.prompts.as_deref(),
                 &config.prompt_files,
             ),

@@ -66,11 +66,12 @@ impl RunInputs {
     /// A document that cannot be read (a bad input).
     pub fn of(config: &RunConfig) -> anyhow::Result<Self> {
         let mut skills = BTreeMap::new();
-        for doc in &config.skill_docs {
+        for doc in config.skill_docs.iter().chain(&config.reference_docs) {
             let text = read_input_text(&doc.path, InputKind::SkillDocument)?;
             skills.insert(doc.document.clone(), sha256_hex(&text));
         }
-        let planned = crate::agent_workspace::planned(&config.skill_docs, None, &[]);
+        let planned =
+            crate::agent_workspace::planned(&config.skill_docs, &config.reference_docs, None, &[]);
         skills.extend(crate::skill_package::file_digests(&planned)?);
         let mut prompts = BTreeMap::new();
         if let Some(dir) = &config.prompts {

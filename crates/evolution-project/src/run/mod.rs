@@ -70,18 +70,23 @@ pub fn estimate(config: &RunConfig) -> Estimate {
     let plan = RunPlan {
         epochs: u64::from(config.max_epochs),
         diagnosis_questions: n(config.train.len()),
-        // One candidate per skill, at most one per prompt document.
+        // One candidate per skill and per reference evolved with it, at most one per prompt
+        // document.
         candidates_per_epoch: n(config
             .skill_files
             .len()
+            .saturating_add(config.reference_docs.len())
             .saturating_add(config.prompt_files.len())),
         gate_questions: n(config.gate.len()),
         diagnosis_calls_per_epoch: n(config.train.len())
             .saturating_mul(DIAGNOSIS_CALLS_PER_QUESTION),
         calls_per_candidate: CALLS_PER_CANDIDATE,
         slow_update_calls_per_epoch: 1,
-        // The slow update's guidance is gated: one candidate per skill.
-        slow_update_candidates_per_epoch: n(config.skill_files.len()),
+        // The slow update's guidance is gated: one candidate per skill (and reference).
+        slow_update_candidates_per_epoch: n(config
+            .skill_files
+            .len()
+            .saturating_add(config.reference_docs.len())),
         probation_questions: n(config.probation.len()),
         // Rubric answers cost a judge call each, unless the agent scores them itself.
         judged_diagnosis_questions: judged(&config.train),
@@ -328,6 +333,17 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
             .unwrap_or_default(),
         estimate.rollouts,
     );
+    if !config.reference_docs.is_empty() {
+        let files: Vec<String> = config
+            .reference_docs
+            .iter()
+            .map(|d| d.path.display().to_string())
+            .collect();
+        out.push_str(&format!(
+            "references evolved as documents of their own ([run] evolve_references): {}\n",
+            crate::render::terminal_safe(&files.join(", "))
+        ));
+    }
     out.push_str(model_lines);
     out.push_str(&config.gate_settings.ledger_line());
     out.push_str(&config.probation_note);

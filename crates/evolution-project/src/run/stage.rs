@@ -74,6 +74,7 @@ fn relative_to(project: &Path, path: &Path) -> PathBuf {
 fn planned(config: &RunConfig) -> Vec<PlannedDoc> {
     crate::agent_workspace::planned(
         &config.skill_docs,
+        &config.reference_docs,
         config.prompts.as_deref(),
         &config.prompt_files,
     )
@@ -418,12 +419,17 @@ pub fn report_section(dir: &RunDir, proposal: &Proposal) -> String {
     md
 }
 
-/// Names of the staged documents by skill name and document name.
-pub fn by_name(proposal: &Proposal) -> BTreeMap<String, usize> {
-    let mut names = BTreeMap::new();
+/// The staged documents (their indices) by skill name and by document name: a skill's name
+/// names its `SKILL.md` and every reference evolved with it.
+pub fn by_name(proposal: &Proposal) -> BTreeMap<String, Vec<usize>> {
+    let mut names: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, d) in proposal.documents.iter().enumerate() {
-        names.insert(d.source.name.clone(), i);
-        names.insert(d.source.document.clone(), i);
+        for name in [&d.source.name, &d.source.document] {
+            let indices = names.entry(name.clone()).or_default();
+            if !indices.contains(&i) {
+                indices.push(i);
+            }
+        }
     }
     names
 }

@@ -81,6 +81,7 @@ pub(super) async fn run_loop(
     let mut agent_config = config.agent.subprocess_config(dir.workspaces());
     agent_config.packages = crate::skill_package::packages(&crate::agent_workspace::planned(
         &config.skill_docs,
+        &config.reference_docs,
         config.prompts.as_deref(),
         &config.prompt_files,
     ))?;
@@ -115,6 +116,9 @@ pub(super) async fn run_loop(
             ..EvolveOptions::default()
         },
         schedule: config.schedule,
+        // A skill's references listed in `[run] evolve_references` are evolved from its case
+        // packs too, each its own candidate.
+        companions: config.companions(),
     };
     let progress = EventLines::new(observer);
     let resume = dir.checkpoint().is_file();
@@ -144,8 +148,9 @@ pub(super) async fn run_loop(
         max_epochs: config.max_epochs,
         train: config.train.clone(),
         gate: config.gate.clone(),
-        // A skill's candidate is gated on the questions of the task types it serves.
-        gate_scope: config.gate_scope(),
+        // A skill's candidate (or its reference's) is gated on the questions of the task
+        // types the skill serves.
+        gate_scope: config.candidate_scope(),
         holdout: config.holdout.clone(),
         probation: config.probation.clone(),
         prompt_files: config.prompt_files.iter().cloned().collect(),
@@ -225,9 +230,8 @@ fn project_ledger(
     };
     let project = dir.project();
     Ok(Some(crate::ledger::ProjectLedger {
-        files: config
-            .skill_docs
-            .iter()
+        files: (config.skill_docs.iter())
+            .chain(&config.reference_docs)
             .map(|doc| {
                 (
                     doc.document.clone(),

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::evolve_gated::{evolve_skill, json_of};
 use crate::fake_llm::{REFUND_RULE, start_evolve_refund_rule, start_loop};
 use crate::run::{live_config, one_epoch, run_to_end};
-use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
+use crate::support::{assert_one_line_error, history_json, run_config, skill_evolve, snapshot};
 
 /// An agent that answers from the skill's package: when the package's `SKILL.md` is the
 /// version under test (the same text as `qa.md`) and holds `RULE qa => yes`, it runs the
@@ -330,5 +330,117 @@ fn scripts_assets_and_references_not_opted_in_are_refused_with_the_reason() {
     assert_one_line_error(
         &out,
         "[run] evolve_references: \"refund\" is no skill of [run] skills (they are refunds)",
+    );
+}
+
+/// An agent that answers `yes` when the reference `references/answer.md` of the `qa`
+/// package it is given holds `RULE qa => yes` (the rule in `SKILL.md` does not help it).
+const REFERENCE_READER: &str = r#"#!/bin/sh
+while IFS= read -r line; do
+  skills=$(printf '%s' "$line" | sed -n 's/.*"skills_dir":"\([^"]*\)".*/\1/p')
+  qid=$(printf '%s' "$line" | sed -n 's/.*"question_id":"\([^"]*\)".*/\1/p')
+  answer=unknown
+  if grep -qx 'RULE qa => yes' "$skills/qa/references/answer.md"; then answer=yes; fi
+  printf '{"type":"result","question_id":"%s","prediction":"%s"}\n' "$qid" "$answer"
+done
+"#;
+
+#[test]
+fn run_evolves_the_references_of_a_skill_that_opts_in_and_adopt_writes_them() {
+    let fake = start_loop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let qa = d.join("skills/qa");
+    std::fs::create_dir_all(qa.join("references")).unwrap();
+    let skill =
+        "---\nname: qa\ndescription: Answer questions.\n---\n\n# QA\n\nSee references/answer.md.\n";
+    let reference = "# Answers\n\nRULE other => no\n";
+    std::fs::write(qa.join("SKILL.md"), skill).unwrap();
+    std::fs::write(qa.join("references/answer.md"), reference).unwrap();
+    std::fs::write(d.join("agent.sh"), REFERENCE_READER).unwrap();
+    let questions: String = (0..30)
+        .map(|i| {
+            format!(
+                "{{\"question_id\": \"q{i}\", \"task_type\": \"qa\", \"question\": \"?\", \
+                 \"answer\": \"yes\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let config = one_epoch(&live_config(&fake.base_url)).replace(
+        "max_epochs = 1\n",
+        "max_epochs = 1\nevolve_references = [\"qa\"]\n",
+    );
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+
+    // The pre-flight names the reference evolved with its skill.
+    let dry = run_config(d, &["--dry-run"]);
+    assert!(dry.status.success(), "{dry:?}");
+    let plan =
+        String::from_utf8_lossy(&dry.stdout).into_owned() + &String::from_utf8_lossy(&dry.stderr);
+    assert!(
+        plan.contains("references evolved as documents of their own ([run] evolve_references): ")
+            && plan.contains("references/answer.md"),
+        "{plan}"
+    );
+
+    // The qa case pack is evolved twice: into SKILL.md (no gain: the agent reads the
+    // reference) and into the reference (every gate question a win).
+    let finished = run_to_end(d);
+    finished.assert_summary("2 candidate(s), 1 accepted");
+    let proposal: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/staged/proposal.json")).unwrap(),
+    )
+    .unwrap();
+    let staged: Vec<&str> = proposal["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|doc| doc["document"].as_str().unwrap())
+        .collect();
+    assert_eq!(staged, ["qa.references.answer.md"], "{proposal}");
+    let accepted: Vec<&str> = proposal["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["accepted"] == true)
+        .map(|e| e["candidate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        accepted,
+        ["demo_e0_1-qa.references.answer.md"],
+        "{proposal}"
+    );
+
+    // Nothing reaches the user's files before adopt; the skill's name adopts its package.
+    assert_eq!(
+        std::fs::read_to_string(qa.join("references/answer.md")).unwrap(),
+        reference
+    );
+    let adopted = skill_evolve(d)
+        .args(["adopt", "demo", "--skill", "qa", "--yes"])
+        .output()
+        .unwrap();
+    assert!(adopted.status.success(), "{adopted:?}");
+    let written = std::fs::read_to_string(qa.join("references/answer.md")).unwrap();
+    assert!(written.contains("RULE qa => yes"), "{written}");
+    assert_eq!(std::fs::read_to_string(qa.join("SKILL.md")).unwrap(), skill);
+    // The reference has a history of its own, and a rollback restores it.
+    let history = history_json(d, "skills/qa/references/answer.md", None);
+    assert_eq!(history["history"].as_array().unwrap().len(), 2, "{history}");
+    let back = skill_evolve(d)
+        .args([
+            "rollback",
+            "skills/qa/references/answer.md",
+            "--to",
+            "v1",
+            "--yes",
+        ])
+        .output()
+        .unwrap();
+    assert!(back.status.success(), "{back:?}");
+    assert_eq!(
+        std::fs::read_to_string(qa.join("references/answer.md")).unwrap(),
+        reference
     );
 }

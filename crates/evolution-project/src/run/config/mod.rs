@@ -114,6 +114,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 mod agent;
+mod candidates;
 mod evolve;
 mod gate;
 mod gating;
@@ -125,6 +126,7 @@ mod references;
 
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
+use self::candidates::{companions_of, horizon_of};
 use self::evolve::{EvolveSection, check_evolve};
 pub use self::gate::{DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON, GateSettings};
 use self::gate::{GateSection, check_gate};
@@ -313,6 +315,10 @@ pub struct RunConfig {
     pub skill_files: Vec<String>,
     /// The skills found in `skills`: document name and the user's file.
     pub skill_docs: Vec<SkillDoc>,
+    /// The `references/*.md` files of the skills `[run] evolve_references` lists, each
+    /// evolved as a document of its own (`<skill>.references.<name>.md`) from its skill's
+    /// case packs.
+    pub reference_docs: Vec<SkillDoc>,
     /// Which skill document serves each task type of the question set.
     pub task_skills: TaskSkills,
     /// Folder of the starting prompt documents, when prompts are evolved too.
@@ -341,39 +347,6 @@ pub struct RunConfig {
     /// beside the configuration): their text goes into every proposal prompt, and a
     /// proposal that breaks one of their checks is dropped before its gate.
     pub preferences: ProjectPreferences,
-}
-
-impl RunConfig {
-    /// The most candidates the loop of this configuration can gate, the horizon over which
-    /// e-LOND spreads its level evenly (fixed before the run).
-    ///
-    /// The kernel's proposer makes at most one candidate per task type of the training
-    /// questions (one case pack each) and one per prompt document, every epoch; from the
-    /// second epoch on, the slow update adds at most one per skill document. A horizon that
-    /// is too large only costs power; a candidate past it is not gated at all.
-    pub fn horizon(&self) -> u64 {
-        horizon_of(
-            &self.train,
-            self.prompt_files.len(),
-            self.max_epochs,
-            self.skill_files.len(),
-        )
-    }
-}
-
-/// The most candidates a run proposes: per epoch one per training task type and one per
-/// prompt document, and after each epoch but the last a slow update per skill document.
-fn horizon_of(train: &[GeneratedQuestion], prompts: usize, max_epochs: u32, skills: usize) -> u64 {
-    let task_types: std::collections::BTreeSet<&str> =
-        train.iter().map(|q| q.task_type.as_str()).collect();
-    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-    let per_epoch = n(task_types.len()).saturating_add(n(prompts));
-    let epochs = u64::from(max_epochs);
-    let slow_updates = epochs.saturating_sub(1).saturating_mul(n(skills));
-    epochs
-        .saturating_mul(per_epoch)
-        .saturating_add(slow_updates)
-        .max(1)
 }
 
 impl RunConfig {
@@ -502,12 +475,16 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
     let preferences =
         check_preferences(&src, args.preferences.as_deref(), &file.preferences, &base)?;
     let skill_files: Vec<String> = run.skill_docs.iter().map(|d| d.document.clone()).collect();
+    let documents: Vec<String> = (run.skill_docs.iter())
+        .chain(&run.reference_docs)
+        .map(|d| d.document.clone())
+        .collect();
     let (prompts, prompt_files) = check_prompts(
         &src,
         args.prompts.as_ref(),
         file.run.prompts.as_ref(),
         &base,
-        &skill_files,
+        &documents,
     )?;
     let tree_data = match (&args.tree, &file.run.tree) {
         (Some(tree), _) => read_tree(tree)?,
@@ -530,6 +507,8 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         prompt_files.len(),
         run.max_epochs,
         skill_files.len(),
+        &companions_of(&run.skill_docs, &run.reference_docs),
+        &task_skills,
     );
     let split = hold_back_probation(
         &src,
@@ -558,6 +537,7 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         model,
         skill_files: run.skill_docs.iter().map(|d| d.document.clone()).collect(),
         skill_docs: run.skill_docs,
+        reference_docs: run.reference_docs,
         task_skills,
         prompts,
         prompt_files,
@@ -589,6 +569,7 @@ struct RunChecked {
     max_epochs: u32,
     skills: PathBuf,
     skill_docs: Vec<SkillDoc>,
+    reference_docs: Vec<SkillDoc>,
 }
 
 /// `[run]`: the name, the epochs and the skills folder.
@@ -622,12 +603,16 @@ fn check_run(src: &Source<'_>, run: &RunSection, base: &Path) -> anyhow::Result<
             format!("[run] skills {}: {problem}", skills.display()),
         )
     })?;
-    references::check_evolve_references(src, run.evolve_references.as_ref(), &skill_docs)?;
+    let opted =
+        references::check_evolve_references(src, run.evolve_references.as_ref(), &skill_docs)?;
+    let reference_docs =
+        references::reference_docs(src, run.evolve_references.as_ref(), &opted, &skill_docs)?;
     Ok(RunChecked {
         name,
         max_epochs,
         skills,
         skill_docs,
+        reference_docs,
     })
 }
 
