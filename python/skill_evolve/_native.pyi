@@ -244,11 +244,14 @@ def adopt(
     project: Optional[StrPath] = None,
     skills: Optional[Sequence[str]] = None,
     confirm: bool = False,
+    undo: bool = False,
 ) -> JsonDict:
     """The staged documents of the run ``run`` (its name or folder): without ``confirm=True``
     nothing is written and the result holds the ``diff`` to show, the ``documents`` that would
     be written and ``notes``; with ``confirm=True`` (the user saw the diff and said yes) each
-    is written through its version store and ``adopted`` lists ``{"file", "version"}``."""
+    is written through its version store and ``adopted`` lists ``{"file", "version"}``. With
+    ``undo=True`` the same steps take an adoption of the run back: each file it wrote gets the
+    text the run started from again."""
 
 def harvest(
     source: str,

@@ -102,6 +102,17 @@ def test_run_status_and_adopt_in_process(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"cannot resume: the skills \(default-strategy.md\)"):
         run(folder / "evolve.toml")
 
+    # The adoption is taken back the same way: the diff first, the write once confirmed.
+    adopted = skill.read_text()
+    shown = adopt("demo", project=folder, undo=True)
+    assert shown["adopted"] == [] and "+++ b/" in shown["diff"]
+    assert skill.read_text() == adopted
+    undone = adopt("demo", project=folder, undo=True, confirm=True)
+    assert [Path(a["file"]).name for a in undone["adopted"]] == ["default-strategy.md"]
+    assert skill.read_text() == before
+    (listed,) = status(folder)
+    assert listed["waiting"] == 1
+
 
 def test_an_exception_in_the_callback_stops_the_run_and_is_raised(tmp_path: Path) -> None:
     folder = demo_project(tmp_path)

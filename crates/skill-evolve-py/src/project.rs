@@ -269,21 +269,28 @@ pub(crate) fn status(py: Python<'_>, project: Option<PathBuf>) -> PyResult<Py<Py
 /// show the user, the `documents` that would be written and the `notes` on those left as they
 /// are. With `confirm=True` (the user saw that diff and said yes) each document is written
 /// through its own version store and `adopted` lists `{"file", "version"}`. `skills` picks
-/// documents by name (every one not adopted yet when empty).
+/// documents by name (every one not adopted yet when empty; a skill's name takes its
+/// `SKILL.md` and the references evolved with it). With `undo=True` the same steps take an
+/// adoption of the run back: each file it wrote gets the text the run started from again
+/// (`adopted` then lists the restored files and their new versions).
 #[pyfunction]
-#[pyo3(signature = (run, *, project=None, skills=None, confirm=false))]
+#[pyo3(signature = (run, *, project=None, skills=None, confirm=false, undo=false))]
 pub(crate) fn adopt(
     py: Python<'_>,
     run: String,
     project: Option<PathBuf>,
     skills: Option<Vec<String>>,
     confirm: bool,
+    undo: bool,
 ) -> PyResult<Py<PyAny>> {
     let cwd = current_dir()?;
     let skills = skills.unwrap_or_default();
     let value = py
         .detach(|| -> anyhow::Result<Value> {
             let dir = find_run(&run, project.as_deref(), &cwd)?;
+            if undo {
+                return undo_adoption(&dir, &skills, confirm);
+            }
             Ok(match check_adopt(&dir, &skills)? {
                 AdoptCheck::NothingStaged { run } => json!({
                     "run": run, "diff": "", "documents": [], "notes": [],
@@ -318,6 +325,40 @@ pub(crate) fn adopt(
         })
         .map_err(to_py_err)?;
     Ok(to_python(py, &value)?.unbind())
+}
+
+/// [`adopt`] with `undo=True`: the adoption of the run in `dir` taken back once `confirm`ed.
+fn undo_adoption(
+    dir: &evolution_project::run::dir::RunDir,
+    skills: &[String],
+    confirm: bool,
+) -> anyhow::Result<Value> {
+    use evolution_project::adopt::undo::{UndoCheck, check_undo};
+    Ok(match check_undo(dir, skills)? {
+        UndoCheck::NothingAdopted { run, notes } => json!({
+            "run": run, "diff": "", "documents": [], "notes": notes,
+            "adopted": [], "confirmed": confirm,
+            "nothing": "nothing of the run is adopted",
+        }),
+        UndoCheck::Ready(plan) => {
+            let run = plan.run();
+            let diff = plan.diff();
+            let notes = plan.notes.clone();
+            let documents: Vec<PathBuf> = plan.ready.iter().map(|r| r.user_file.clone()).collect();
+            let restored: Vec<Value> = if confirm {
+                plan.apply(true)?
+                    .into_iter()
+                    .map(|a| json!({ "file": a.user_file, "version": a.version }))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            json!({
+                "run": run, "diff": diff, "documents": documents, "notes": notes,
+                "adopted": restored, "confirmed": confirm, "nothing": null,
+            })
+        }
+    })
 }
 
 /// Harvests agent sessions into trajectories, as `skill-evolve harvest` does: `source` is

@@ -583,9 +583,14 @@ pub(crate) struct AdoptArgs {
     /// The run: its name (looked up like `status` does) or its folder.
     #[arg(value_name = "RUN")]
     pub(crate) run: String,
-    /// Adopt only these documents (skill name or document name; repeatable).
+    /// Adopt only these documents (skill name or document name; repeatable). A skill's name
+    /// takes its `SKILL.md` and the references evolved with it.
     #[arg(long = "skill", value_name = "NAME")]
     pub(crate) skills: Vec<String>,
+    /// Undo an adoption of this run instead: every file it wrote (or those `--skill` names)
+    /// gets the text the run started from again, as a new version, after the diff and a yes.
+    #[arg(long)]
+    pub(crate) undo: bool,
     /// The project folder. Default: as for `status`.
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: Option<PathBuf>,

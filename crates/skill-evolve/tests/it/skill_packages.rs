@@ -425,22 +425,58 @@ fn run_evolves_the_references_of_a_skill_that_opts_in_and_adopt_writes_them() {
     let written = std::fs::read_to_string(qa.join("references/answer.md")).unwrap();
     assert!(written.contains("RULE qa => yes"), "{written}");
     assert_eq!(std::fs::read_to_string(qa.join("SKILL.md")).unwrap(), skill);
-    // The reference has a history of its own, and a rollback restores it.
+    // The reference has a history of its own.
     let history = history_json(d, "skills/qa/references/answer.md", None);
     assert_eq!(history["history"].as_array().unwrap().len(), 2, "{history}");
-    let back = skill_evolve(d)
-        .args([
-            "rollback",
-            "skills/qa/references/answer.md",
-            "--to",
-            "v1",
-            "--yes",
-        ])
+    // Undoing the adoption is refused while the file holds edits made since, and loses none.
+    std::fs::write(qa.join("references/answer.md"), format!("{written}mine\n")).unwrap();
+    let before = snapshot(d);
+    assert_one_line_error(
+        &skill_evolve(d)
+            .args(["adopt", "demo", "--undo", "--yes"])
+            .output()
+            .unwrap(),
+        "changed since adopting run \"demo\" wrote it",
+    );
+    assert_eq!(snapshot(d), before);
+    // Without them, the package gets back the text the run started from, as a new version,
+    // and the run's change is staged again.
+    std::fs::write(qa.join("references/answer.md"), &written).unwrap();
+    let undone = skill_evolve(d)
+        .args(["adopt", "demo", "--undo", "--yes"])
         .output()
         .unwrap();
-    assert!(back.status.success(), "{back:?}");
+    assert!(undone.status.success(), "{undone:?}");
+    assert!(
+        String::from_utf8_lossy(&undone.stdout)
+            .contains("restored skills/qa/references/answer.md as v000003"),
+        "{undone:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(qa.join("references/answer.md")).unwrap(),
         reference
+    );
+    assert_eq!(std::fs::read_to_string(qa.join("SKILL.md")).unwrap(), skill);
+    let history = history_json(d, "skills/qa/references/answer.md", None);
+    assert_eq!(
+        history["history"][2]["message"], "undid the adoption of run demo",
+        "{history}"
+    );
+    let nothing = skill_evolve(d)
+        .args(["adopt", "demo", "--undo", "--yes"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&nothing.stdout).contains("nothing to undo"),
+        "{nothing:?}"
+    );
+    let again = skill_evolve(d)
+        .args(["adopt", "demo", "--yes"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(
+        std::fs::read_to_string(qa.join("references/answer.md")).unwrap(),
+        written
     );
 }

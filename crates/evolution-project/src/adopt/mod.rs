@@ -10,9 +10,12 @@
 //!
 //! Writing holds the run's adoption lock and each target store's lock; under them every file
 //! is read again and must still hold the text that was checked and shown, so of two adoptions
-//! racing for one file only the first writes.
+//! racing for one file only the first writes. [`undo`] takes an adoption back: every file it
+//! wrote gets the text the run started from again.
 
 use std::path::{Component, Path, PathBuf};
+
+pub mod undo;
 
 use crate::error::{bad_at, bad_option};
 use crate::input::read_document;
