@@ -166,6 +166,16 @@ def test_a_whole_run_through_the_tools(tmp_path: Path) -> None:
         assert done["written"] is True and len(done["adopted"]) == 1
         assert "RULE qa => yes" in skill.read_text()
 
+        # Taken back the same way: the diff first, the write once confirmed.
+        undo = json.loads(await call.ok("adopt", {"run": "demo", "undo": True}))
+        assert undo["written"] is False and "-RULE qa => yes" in undo["diff"], undo
+        assert "RULE qa => yes" in skill.read_text()
+        undone = json.loads(await call.ok("adopt", {"run": "demo", "undo": True, "confirm": True}))
+        assert undone["written"] is True and len(undone["restored"]) == 1
+        assert skill.read_text() == before
+        done = json.loads(await call.ok("adopt", {"run": "demo", "confirm": True}))
+        assert done["written"] is True and "RULE qa => yes" in skill.read_text()
+
         report = json.loads(await call.ok("report", {"run": "demo"}))
         assert Path(report["html"]).is_file()
         assert report["report_md"].startswith("# Run report")

@@ -52,6 +52,10 @@ pub(super) struct AdoptInput {
     /// without it and said yes.
     #[serde(default)]
     pub(super) confirm: bool,
+    /// Take an adoption of the run back instead: each file it wrote gets the text the run
+    /// started from again (the diff first, the write with `confirm`).
+    #[serde(default)]
+    pub(super) undo: bool,
 }
 
 /// Where `harvest` reads sessions from.

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
+use evolution_project::adopt::undo::{UndoCheck, check_undo};
 use evolution_project::adopt::{AdoptCheck, check_adopt, find_run};
 use evolution_project::harvest::{HarvestNote, HarvestOptions, HarvestSource, harvest};
 use evolution_project::llm::handoff::{ANSWERS_FILE, add_answer, waiting_prompts};
@@ -292,12 +293,16 @@ impl Server {
 
     /// A run's staged documents: the diff, and with `confirm` the write.
     #[tool(
-        description = "Adopt a finished run's staged skill documents. Without confirm it \
-                          returns the diff and writes nothing; show the diff to the user and \
-                          call again with confirm: true only after they said yes."
+        description = "Adopt a finished run's staged skill documents (with undo: true, take \
+                          an adoption of the run back). Without confirm it returns the diff and \
+                          writes nothing; show the diff to the user and call again with \
+                          confirm: true only after they said yes."
     )]
     async fn adopt(&self, Parameters(input): Parameters<AdoptInput>) -> ToolResult {
         let dir = self.run_dir(&input.run)?;
+        if input.undo {
+            return self.undo_adoption(&dir, &input);
+        }
         let check = check_adopt(&dir, &input.skills).map_err(|e| one_line(&e))?;
         let value = match check {
             AdoptCheck::NothingStaged { run } => json!({
@@ -329,6 +334,40 @@ impl Server {
                     json!({ "run": run, "written": false, "diff": diff, "files": files,
                             "notes": notes,
                             "next": "show this diff to the user; call adopt again with confirm: true to write it" })
+                }
+            }
+        };
+        Ok(value.to_string())
+    }
+
+    /// `adopt` with `undo`: the diff of taking the adoption back, and with `confirm` the write.
+    fn undo_adoption(&self, dir: &RunDir, input: &AdoptInput) -> ToolResult {
+        let value = match check_undo(dir, &input.skills).map_err(|e| one_line(&e))? {
+            UndoCheck::NothingAdopted { run, notes } => json!({
+                "run": run, "written": false, "notes": notes,
+                "nothing": "nothing of the run is adopted",
+            }),
+            UndoCheck::Ready(plan) => {
+                let run = plan.run();
+                let diff = capped(plan.diff());
+                let notes = plan.notes.clone();
+                let files: Vec<PathBuf> = plan.ready.iter().map(|r| r.user_file.clone()).collect();
+                for file in &files {
+                    self.project.inside("adopt", &file.display().to_string())?;
+                }
+                if input.confirm {
+                    let restored: Vec<serde_json::Value> = plan
+                        .apply(true)
+                        .map_err(|e| one_line(&e))?
+                        .into_iter()
+                        .map(|a| json!({ "file": a.user_file, "version": a.version }))
+                        .collect();
+                    json!({ "run": run, "written": true, "diff": diff, "restored": restored,
+                            "notes": notes })
+                } else {
+                    json!({ "run": run, "written": false, "diff": diff, "files": files,
+                            "notes": notes,
+                            "next": "show this diff to the user; call adopt again with undo: true and confirm: true to write it" })
                 }
             }
         };
