@@ -136,6 +136,14 @@ impl CodexReader {
             "message" => self.message(item),
             "function_call" => {
                 let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+                // A tool of an MCP server is called by its name within the server's namespace
+                // (`namespace: "mcp__orders"`, `name: "lookup"`): named in full, as Claude Code
+                // names it (`mcp__orders__lookup`), so it is never taken for a built-in tool.
+                let qualified = match item.get("namespace").and_then(Value::as_str) {
+                    Some(namespace) if !namespace.is_empty() => format!("{namespace}__{name}"),
+                    _ => name.to_owned(),
+                };
+                let name = qualified.as_str();
                 // Arguments are a JSON document in a string; kept as JSON when they parse.
                 let input = match item.get("arguments") {
                     Some(Value::String(s)) => serde_json::from_str::<Value>(s)
@@ -362,6 +370,22 @@ mod tests {
         assert_eq!(s.skipped_records, 1);
         assert!(s.used_skill("lint"));
         assert_eq!(s.last_answer(), Some("Done."));
+    }
+
+    #[test]
+    fn a_tool_of_an_mcp_server_is_named_with_its_namespace() {
+        let mut r = CodexReader::new("s", TextPolicy::default());
+        let lines = [
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"lookup","namespace":"mcp__orders","arguments":"{}","call_id":"a"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"b"}}"#,
+        ];
+        for (i, l) in lines.iter().enumerate() {
+            r.push_line(i + 1, l).unwrap();
+        }
+        let s = r.finish().0;
+        let names: Vec<&str> = s.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["mcp__orders__lookup", "shell"]);
+        assert!(!crate::host_tools::is_host_builtin(names[0]));
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::host_agents::host_cli;
-use crate::host_model::{ASK_START, ASK_WRITE, Role, SKILL};
+use crate::host_model::{ASK_START, ASK_WRITE, CODEX_NAMESPACE, Role, SKILL};
 use crate::support::skill_evolve;
 
 /// The repository's `plugins/codex` folder.
@@ -359,7 +359,7 @@ fn a_codex_session_harvests_runs_and_adopts_through_the_mcp_server_and_prompts()
     let out = skill_evolve(&user.project)
         .env("HOME", &user.home)
         .env("CODEX_HOME", &user.codex_home)
-        .args(["harvest", "--source", "codex"])
+        .args(["harvest", "--source", "codex", "--out", "harvested"])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
@@ -367,5 +367,14 @@ fn a_codex_session_harvests_runs_and_adopts_through_the_mcp_server_and_prompts()
     assert!(said.contains(&thread), "{said}");
     for line in ["\nskipped records: 0\n", "\nskipped sessions: 0\n"] {
         assert!(said.contains(line), "{line}: {said}");
+    }
+    // The MCP tools the session called keep their server's namespace, as Codex wrote it.
+    let mut written = String::new();
+    for entry in std::fs::read_dir(user.project.join("harvested")).unwrap() {
+        written.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default());
+    }
+    for tool in ["harvest", "run", "adopt"] {
+        let name = format!("\"{CODEX_NAMESPACE}__{tool}\"");
+        assert!(written.contains(&name), "{name} in {written}");
     }
 }
