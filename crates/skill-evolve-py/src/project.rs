@@ -303,23 +303,9 @@ pub(crate) fn adopt(
                     "nothing": "nothing left to adopt",
                 }),
                 AdoptCheck::Ready(plan) => {
-                    let run = plan.run();
-                    let diff = plan.diff();
-                    let notes = plan.notes.clone();
-                    let documents: Vec<PathBuf> =
-                        plan.ready.iter().map(|r| r.user_file.clone()).collect();
-                    let adopted: Vec<Value> = if confirm {
-                        plan.apply(true)?
-                            .into_iter()
-                            .map(|a| json!({ "file": a.user_file, "version": a.version }))
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    json!({
-                        "run": run, "diff": diff, "documents": documents, "notes": notes,
-                        "adopted": adopted, "confirmed": confirm, "nothing": null,
-                    })
+                    let documents = plan.ready.iter().map(|r| r.user_file.clone()).collect();
+                    let (run, diff, notes) = (plan.run(), plan.diff(), plan.notes.clone());
+                    plan_value(run, diff, notes, documents, confirm, || plan.apply(true))?
                 }
             })
         })
@@ -341,24 +327,35 @@ fn undo_adoption(
             "nothing": "nothing of the run is adopted",
         }),
         UndoCheck::Ready(plan) => {
-            let run = plan.run();
-            let diff = plan.diff();
-            let notes = plan.notes.clone();
-            let documents: Vec<PathBuf> = plan.ready.iter().map(|r| r.user_file.clone()).collect();
-            let restored: Vec<Value> = if confirm {
-                plan.apply(true)?
-                    .into_iter()
-                    .map(|a| json!({ "file": a.user_file, "version": a.version }))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            json!({
-                "run": run, "diff": diff, "documents": documents, "notes": notes,
-                "adopted": restored, "confirmed": confirm, "nothing": null,
-            })
+            let documents = plan.ready.iter().map(|r| r.user_file.clone()).collect();
+            let (run, diff, notes) = (plan.run(), plan.diff(), plan.notes.clone());
+            plan_value(run, diff, notes, documents, confirm, || plan.apply(true))?
         }
     })
+}
+
+/// What `adopt` returns for a plan: its diff, the files it writes and, once `confirm`ed,
+/// what `apply` wrote.
+fn plan_value(
+    run: String,
+    diff: String,
+    notes: Vec<String>,
+    documents: Vec<PathBuf>,
+    confirm: bool,
+    apply: impl FnOnce() -> anyhow::Result<Vec<evolution_project::adopt::Adopted>>,
+) -> anyhow::Result<Value> {
+    let written: Vec<Value> = if confirm {
+        apply()?
+            .into_iter()
+            .map(|a| json!({ "file": a.user_file, "version": a.version }))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(json!({
+        "run": run, "diff": diff, "documents": documents, "notes": notes,
+        "adopted": written, "confirmed": confirm, "nothing": null,
+    }))
 }
 
 /// Harvests agent sessions into trajectories, as `skill-evolve harvest` does: `source` is

@@ -214,24 +214,9 @@ impl AdoptPlan {
             ));
         }
         let AdoptPlan { dir, ready, .. } = self;
-        // The run's lock first, then the stores' in one order: two adoptions never wait for
-        // each other in a circle.
-        let _run_lock = lock_store(&dir.staged().join("adopt"))?;
-        let mut stores: Vec<PathBuf> = ready.iter().map(|r| r.store.clone()).collect();
-        stores.sort_unstable();
-        stores.dedup();
-        let mut locks: Vec<(PathBuf, StoreLock)> = Vec::new();
-        for store in stores {
-            let lock = lock_store(&store)?;
-            locks.push((store, lock));
-        }
+        let locks = AdoptionLocks::take(&dir, ready.iter().map(|r| r.store.clone()))?;
         // The proposal as it is now, with what an adoption that held the locks first recorded.
-        let Some(mut proposal) = read_proposal(&dir)? else {
-            return Err(bad_option(format!(
-                "run {:?} no longer has a staged proposal; nothing was adopted",
-                escape_controls(&dir.name())
-            )));
-        };
+        let mut proposal = locks.proposal(&dir, "adopted")?;
         let mut notes = Vec::new();
         let mut writes = Vec::new();
         for r in ready {
@@ -281,14 +266,8 @@ impl AdoptPlan {
         );
         let mut adopted = Vec::new();
         for (index, r) in writes {
-            let Some((_, lock)) = locks.iter().find(|(store, _)| *store == r.store) else {
-                return Err(anyhow::anyhow!(
-                    "the store {} was not locked",
-                    r.store.display()
-                ));
-            };
             let version = write_new_version_locked(
-                lock,
+                locks.of(&r.store)?,
                 &r.user_file,
                 &r.store,
                 &r.current,
@@ -305,6 +284,52 @@ impl AdoptPlan {
             });
         }
         Ok(Applied { adopted, notes })
+    }
+}
+
+/// The locks an adoption (or its undoing) writes under: the run's adoption lock, then each
+/// target store's in one order, so two adoptions never wait for each other in a circle.
+struct AdoptionLocks {
+    _run: StoreLock,
+    stores: Vec<(PathBuf, StoreLock)>,
+}
+
+impl AdoptionLocks {
+    /// Takes the run's lock and those of `stores`.
+    fn take(dir: &RunDir, stores: impl IntoIterator<Item = PathBuf>) -> anyhow::Result<Self> {
+        let run = lock_store(&dir.staged().join("adopt"))?;
+        let mut stores: Vec<PathBuf> = stores.into_iter().collect();
+        stores.sort_unstable();
+        stores.dedup();
+        let mut locked = Vec::new();
+        for store in stores {
+            let lock = lock_store(&store)?;
+            locked.push((store, lock));
+        }
+        Ok(AdoptionLocks {
+            _run: run,
+            stores: locked,
+        })
+    }
+
+    /// The lock of `store`.
+    fn of(&self, store: &Path) -> anyhow::Result<&StoreLock> {
+        self.stores
+            .iter()
+            .find(|(locked, _)| locked == store)
+            .map(|(_, lock)| lock)
+            .ok_or_else(|| anyhow::anyhow!("the store {} was not locked", store.display()))
+    }
+
+    /// The run's proposal as it is under the locks; none is an error saying nothing was
+    /// `done`.
+    fn proposal(&self, dir: &RunDir, done: &str) -> anyhow::Result<Proposal> {
+        read_proposal(dir)?.ok_or_else(|| {
+            bad_option(format!(
+                "run {:?} no longer has a staged proposal; nothing was {done}",
+                escape_controls(&dir.name())
+            ))
+        })
     }
 }
 

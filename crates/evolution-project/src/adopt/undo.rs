@@ -11,13 +11,13 @@ use std::path::PathBuf;
 
 use evolution_store_fs::{FsStore, VersionId};
 
-use super::{Adopted, escape_controls, inside_project, select};
+use super::{Adopted, AdoptionLocks, escape_controls, inside_project, select};
 use crate::error::{bad_at, bad_option};
 use crate::input::read_document;
 use crate::render::unified_diff;
 use crate::run::dir::RunDir;
 use crate::run::stage::{Proposal, read_proposal, sha256_hex, write_proposal};
-use crate::skill_store::{StoreLock, lock_store, write_new_version_locked};
+use crate::skill_store::write_new_version_locked;
 
 /// An adopted document checked against its user file and ready to restore.
 #[derive(Debug, Clone)]
@@ -218,21 +218,8 @@ impl UndoPlan {
             ));
         }
         let UndoPlan { dir, ready, .. } = self;
-        let _run_lock = lock_store(&dir.staged().join("adopt"))?;
-        let mut stores: Vec<PathBuf> = ready.iter().map(|r| r.store.clone()).collect();
-        stores.sort_unstable();
-        stores.dedup();
-        let mut locks: Vec<(PathBuf, StoreLock)> = Vec::new();
-        for store in stores {
-            let lock = lock_store(&store)?;
-            locks.push((store, lock));
-        }
-        let Some(mut proposal) = read_proposal(&dir)? else {
-            return Err(bad_option(format!(
-                "run {:?} no longer has a staged proposal; nothing was undone",
-                escape_controls(&dir.name())
-            )));
-        };
+        let locks = AdoptionLocks::take(&dir, ready.iter().map(|r| r.store.clone()))?;
+        let mut proposal = locks.proposal(&dir, "undone")?;
         // Every file checked again under the locks before the first write.
         let mut writes = Vec::new();
         for r in ready {
@@ -267,14 +254,8 @@ impl UndoPlan {
         let message = format!("undid the adoption of run {}", proposal.run);
         let mut restored = Vec::new();
         for (index, r) in writes {
-            let Some((_, lock)) = locks.iter().find(|(store, _)| *store == r.store) else {
-                return Err(anyhow::anyhow!(
-                    "the store {} was not locked",
-                    r.store.display()
-                ));
-            };
             let version = write_new_version_locked(
-                lock,
+                locks.of(&r.store)?,
                 &r.user_file,
                 &r.store,
                 &r.current,

@@ -314,27 +314,15 @@ impl Server {
                 "nothing": "nothing left to adopt",
             }),
             AdoptCheck::Ready(plan) => {
-                let run = plan.run();
-                let diff = capped(plan.diff());
-                let notes = plan.notes.clone();
-                let files: Vec<PathBuf> = plan.ready.iter().map(|r| r.user_file.clone()).collect();
-                for file in &files {
-                    self.project.inside("adopt", &file.display().to_string())?;
-                }
-                if input.confirm {
-                    let adopted: Vec<serde_json::Value> = plan
-                        .apply(true)
-                        .map_err(|e| one_line(&e))?
-                        .into_iter()
-                        .map(|a| json!({ "file": a.user_file, "version": a.version }))
-                        .collect();
-                    json!({ "run": run, "written": true, "diff": diff, "adopted": adopted,
-                            "notes": notes })
-                } else {
-                    json!({ "run": run, "written": false, "diff": diff, "files": files,
-                            "notes": notes,
-                            "next": "show this diff to the user; call adopt again with confirm: true to write it" })
-                }
+                let reply = PlanReply {
+                    run: plan.run(),
+                    diff: capped(plan.diff()),
+                    notes: plan.notes.clone(),
+                    files: plan.ready.iter().map(|r| r.user_file.clone()).collect(),
+                };
+                self.plan_reply(reply, input.confirm, "adopted", "confirm: true", || {
+                    plan.apply(true)
+                })?
             }
         };
         Ok(value.to_string())
@@ -348,30 +336,54 @@ impl Server {
                 "nothing": "nothing of the run is adopted",
             }),
             UndoCheck::Ready(plan) => {
-                let run = plan.run();
-                let diff = capped(plan.diff());
-                let notes = plan.notes.clone();
-                let files: Vec<PathBuf> = plan.ready.iter().map(|r| r.user_file.clone()).collect();
-                for file in &files {
-                    self.project.inside("adopt", &file.display().to_string())?;
-                }
-                if input.confirm {
-                    let restored: Vec<serde_json::Value> = plan
-                        .apply(true)
-                        .map_err(|e| one_line(&e))?
-                        .into_iter()
-                        .map(|a| json!({ "file": a.user_file, "version": a.version }))
-                        .collect();
-                    json!({ "run": run, "written": true, "diff": diff, "restored": restored,
-                            "notes": notes })
-                } else {
-                    json!({ "run": run, "written": false, "diff": diff, "files": files,
-                            "notes": notes,
-                            "next": "show this diff to the user; call adopt again with undo: true and confirm: true to write it" })
-                }
+                let reply = PlanReply {
+                    run: plan.run(),
+                    diff: capped(plan.diff()),
+                    notes: plan.notes.clone(),
+                    files: plan.ready.iter().map(|r| r.user_file.clone()).collect(),
+                };
+                self.plan_reply(
+                    reply,
+                    input.confirm,
+                    "restored",
+                    "undo: true and confirm: true",
+                    || plan.apply(true),
+                )?
             }
         };
         Ok(value.to_string())
+    }
+
+    /// The reply of `adopt` (or its undoing) on a plan: without `confirm` its diff and files,
+    /// nothing written; with it, what `apply` wrote, listed under `key`.
+    fn plan_reply(
+        &self,
+        reply: PlanReply,
+        confirm: bool,
+        key: &str,
+        again: &str,
+        apply: impl FnOnce() -> anyhow::Result<Vec<evolution_project::adopt::Adopted>>,
+    ) -> Result<serde_json::Value, String> {
+        for file in &reply.files {
+            self.project.inside("adopt", &file.display().to_string())?;
+        }
+        let PlanReply {
+            run,
+            diff,
+            notes,
+            files,
+        } = reply;
+        Ok(if confirm {
+            let written: Vec<serde_json::Value> = apply()
+                .map_err(|e| one_line(&e))?
+                .into_iter()
+                .map(|a| json!({ "file": a.user_file, "version": a.version }))
+                .collect();
+            json!({ "run": run, "written": true, "diff": diff, key: written, "notes": notes })
+        } else {
+            json!({ "run": run, "written": false, "diff": diff, "files": files, "notes": notes,
+                    "next": format!("show this diff to the user; call adopt again with {again} to write it") })
+        })
     }
 
     /// Reads agent sessions into trajectories and mined tasks.
@@ -617,4 +629,12 @@ impl ServerHandler for Server {
                  after the user said yes.",
             )
     }
+}
+
+/// What `adopt` shows of a plan before anything is written.
+struct PlanReply {
+    run: String,
+    diff: String,
+    notes: Vec<String>,
+    files: Vec<PathBuf>,
 }
