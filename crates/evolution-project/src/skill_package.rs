@@ -216,66 +216,26 @@ pub fn references(skill: &SkillDoc) -> anyhow::Result<Vec<SkillDoc>> {
     let mut found = Vec::new();
     let root = folder.join("references");
     if root.is_dir() {
-        list_markdown(&root, &mut found)?;
-    }
-    found.sort();
-    found
-        .into_iter()
-        .map(|path| {
-            let inner = path
-                .strip_prefix(&folder)
-                .map(slash_path)
-                .unwrap_or_default();
-            Ok(SkillDoc {
-                skill: skill.skill.clone(),
-                document: reference_document(&skill.skill, &inner),
-                path,
-            })
-        })
-        .collect()
-}
-
-/// Adds the Markdown files under `dir` (hidden ones left out) to `found`.
-fn list_markdown(dir: &Path, found: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
-    for entry in entries {
-        let entry =
-            entry.map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
-        let path = entry.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            return Err(bad_at(
-                &path,
-                None,
-                "a file name of a skill's folder must be UTF-8",
-            ));
-        };
-        if name.starts_with('.') {
-            continue;
-        }
-        let meta = std::fs::symlink_metadata(&path)
-            .map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
-        if meta.file_type().is_symlink() {
-            return Err(bad_at(
-                &path,
-                None,
-                "is a symbolic link; skill folders may not hold links (copy the file in instead)",
-            ));
-        }
-        if meta.is_dir() {
-            list_markdown(&path, found)?;
-        } else if meta.is_file() && name.ends_with(".md") {
+        walk(&root, "references/", &mut |path, inner, _| {
+            if !inner.ends_with(".md") {
+                return Ok(());
+            }
             if found.len() >= MAX_PACKAGE_FILES {
                 return Err(bad_at(
-                    dir,
+                    &root,
                     None,
                     format!("holds more than {MAX_PACKAGE_FILES} references"),
                 ));
             }
-            found.push(path);
-        }
+            found.push(SkillDoc {
+                skill: skill.skill.clone(),
+                document: reference_document(&skill.skill, &inner),
+                path: path.to_path_buf(),
+            });
+            Ok(())
+        })?;
     }
-    Ok(())
+    Ok(found)
 }
 
 /// Every carried file of the packages of `docs`, as `<name>/<path>` → the SHA-256 of its
@@ -308,6 +268,44 @@ fn collect(
     files: &mut BTreeMap<String, PackageFile>,
     bytes: &mut u64,
 ) -> anyhow::Result<()> {
+    walk(dir, prefix, &mut |path, inner, meta| {
+        *bytes = bytes.saturating_add(meta.len());
+        if files.len() >= MAX_PACKAGE_FILES || *bytes > MAX_PACKAGE_BYTES {
+            return Err(bad_at(
+                path,
+                None,
+                format!(
+                    "the skill's folder holds more than {MAX_PACKAGE_FILES} files or \
+                     {} MiB, all of which the agent would be given; move what the skill \
+                     does not use out of it",
+                    MAX_PACKAGE_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
+        let content =
+            std::fs::read(path).map_err(|e| bad_at(path, None, format!("cannot read: {e}")))?;
+        files.insert(
+            inner,
+            PackageFile {
+                bytes: Arc::new(content),
+                executable: is_executable(meta),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Calls `file` with each regular file under `dir` (its path, its `/`-separated path after
+/// `prefix`, its metadata), in name order, hidden files and folders left out.
+///
+/// # Errors
+/// A symbolic link, a name that is not UTF-8 or a folder that cannot be read (a bad input
+/// naming it), or what `file` returns.
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    file: &mut dyn FnMut(&Path, String, &std::fs::Metadata) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| bad_at(dir, None, format!("cannot read the skill's folder: {e}")))?;
     let mut paths = Vec::new();
@@ -339,34 +337,10 @@ fn collect(
             ));
         }
         if meta.is_dir() {
-            collect(&path, &format!("{inner}/"), files, bytes)?;
-            continue;
+            walk(&path, &format!("{inner}/"), file)?;
+        } else if meta.is_file() {
+            file(&path, inner, &meta)?;
         }
-        if !meta.is_file() {
-            continue;
-        }
-        *bytes = bytes.saturating_add(meta.len());
-        if files.len() >= MAX_PACKAGE_FILES || *bytes > MAX_PACKAGE_BYTES {
-            return Err(bad_at(
-                &path,
-                None,
-                format!(
-                    "the skill's folder holds more than {MAX_PACKAGE_FILES} files or \
-                     {} MiB, all of which the agent would be given; move what the skill \
-                     does not use out of it",
-                    MAX_PACKAGE_BYTES / (1024 * 1024)
-                ),
-            ));
-        }
-        let content =
-            std::fs::read(&path).map_err(|e| bad_at(&path, None, format!("cannot read: {e}")))?;
-        files.insert(
-            inner,
-            PackageFile {
-                bytes: Arc::new(content),
-                executable: is_executable(&meta),
-            },
-        );
     }
     Ok(())
 }
