@@ -108,3 +108,41 @@ async fn model(slots: usize) -> evolution_llm_local::LocalLlm {
         .expect("load thread")
         .unwrap_or_else(|err| panic!("{err}"))
 }
+
+/// The benchmark's `--base-url` path: the answers come from an OpenAI-compatible server (here
+/// a scripted one that follows its skill's rules, standing in for a capable model), and on
+/// such a model the rules separate as they should: the e-LOND run commits helpful edits and no
+/// other, keep-if-higher-or-equal also commits the neutral ones (a tie keeps them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_server_a_skill_following_model_gets_only_helpful_edits_past_the_gate() {
+    use evolution_llm_openai::{OpenAiConfig, OpenAiProvider};
+
+    let bench = Bench::shipped().expect("shipped files");
+    let mut config = OpenAiConfig::new(crate::follower::start(&bench), "follower");
+    config.max_concurrency = 1;
+    let llm = OpenAiProvider::new(config).expect("a provider");
+    let shared = Shared::new(Arc::new(llm), &bench, 0.7, 16);
+    let setup = Setup {
+        candidates: 6,
+        holdout: 20,
+        gate_questions: 100,
+    };
+    let gated = replicate(&shared, &bench, setup, 0, Rule::ELond)
+        .await
+        .expect("the e-LOND run");
+    // Both helpful edits of the mix (h-refuse, h-weight) and nothing else.
+    assert_eq!(gated.helpful, 2.0, "{gated:?}");
+    assert_eq!(gated.neutral + gated.harmful, 0.0, "{gated:?}");
+    assert!(gated.after > gated.before, "{gated:?}");
+    let ties = Rule::Greedy {
+        batch: 10,
+        ties: true,
+    };
+    let greedy = replicate(&shared, &bench, setup, 0, ties)
+        .await
+        .expect("keep if higher or equal");
+    assert_eq!((greedy.helpful, greedy.neutral), (2.0, 2.0), "{greedy:?}");
+    assert_eq!(greedy.harmful, 0.0, "{greedy:?}");
+    let (generated, _, errors) = shared.generated();
+    assert!(generated > 0 && errors == 0, "{generated} {errors}");
+}

@@ -1,6 +1,7 @@
 //! The smoke test of the `gate_real` benchmark (`examples/gate_real/`), against the real
 //! default model (run `cargo xtask fetch-model` first).
 
+mod follower;
 #[path = "../../examples/gate_real/bench.rs"]
 #[allow(
     dead_code,
