@@ -47,7 +47,8 @@ pub(crate) enum Command {
     /// Diagnose a recorded run: rule metrics and LLM judges per question,
     /// error attributions and case packs (`--no-llm`: rule metrics only).
     Diagnose(DiagnoseArgs),
-    /// List the versions of a skill's store.
+    /// List the versions of a skill's store; given an Agent Skills skill's folder, those of
+    /// each of its files that can be evolved (`SKILL.md`, `references/**/*.md`).
     History(HistoryArgs),
     /// Show the unified diff between two versions of a skill's store.
     Diff(DiffArgs),

@@ -60,6 +60,10 @@ struct HistoryJson<'a> {
 }
 
 pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let target = &args.target.skill;
+    if args.target.store.is_none() && target.join(evolution_project::layout::SKILL_MD).is_file() {
+        return package_history(target, args.json);
+    }
     let (store, _) = open_existing(&args.target.skill, args.target.store.as_deref())?;
     let root = store.root().to_path_buf();
     let entries = store.history().map_err(|e| store_error(&root, e))?;
@@ -73,6 +77,12 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
+    print_entries(&entries, current);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per entry of a store's history, the current version marked.
+fn print_entries(entries: &[HistoryEntry], current: VersionId) {
     // The last move of the pointer is the one that made the current version current.
     let last = entries.len().saturating_sub(1);
     for (index, entry) in entries.iter().enumerate() {
@@ -97,6 +107,60 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             format_time(entry.unix_ms),
             terminal_safe(&entry.message)
         );
+    }
+}
+
+/// `history <skill folder>`: the history of each file of the skill's package that can be
+/// evolved (its `SKILL.md` and its `references/**/*.md`), each from its own store; a file
+/// with no version yet says so.
+fn package_history(folder: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+    let skill_md = folder.join(evolution_project::layout::SKILL_MD);
+    let skill = evolution_project::layout::SkillDoc {
+        skill: String::new(),
+        document: String::new(),
+        path: skill_md.clone(),
+    };
+    let mut files = vec![skill_md];
+    files.extend(
+        evolution_project::skill_package::references(&skill)?
+            .into_iter()
+            .map(|r| r.path),
+    );
+    let mut listed = Vec::new();
+    for file in files {
+        let shown = file.display().to_string();
+        if !store_root(&file, None).is_dir() {
+            listed.push((shown, None));
+            continue;
+        }
+        let (store, _) = open_existing(&file, None)?;
+        let root = store.root().to_path_buf();
+        let entries = store.history().map_err(|e| store_error(&root, e))?;
+        let current = store.current_version().map_err(|e| store_error(&root, e))?;
+        listed.push((shown, Some((root.display().to_string(), current, entries))));
+    }
+    if json {
+        let files: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|(file, versions)| match versions {
+                Some((store, current, history)) => serde_json::json!({
+                    "file": file, "store": store, "current": current, "history": history,
+                }),
+                None => serde_json::json!({ "file": file, "store": null }),
+            })
+            .collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "files": files }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (file, versions) in &listed {
+        outln!("{}", terminal_safe(file));
+        match versions {
+            Some((_, current, entries)) => print_entries(entries, *current),
+            None => outln!("  no versions yet"),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -425,9 +425,30 @@ fn run_evolves_the_references_of_a_skill_that_opts_in_and_adopt_writes_them() {
     let written = std::fs::read_to_string(qa.join("references/answer.md")).unwrap();
     assert!(written.contains("RULE qa => yes"), "{written}");
     assert_eq!(std::fs::read_to_string(qa.join("SKILL.md")).unwrap(), skill);
-    // The reference has a history of its own.
+    // The reference has a history of its own; the skill's folder lists each file's.
     let history = history_json(d, "skills/qa/references/answer.md", None);
     assert_eq!(history["history"].as_array().unwrap().len(), 2, "{history}");
+    let package = history_json(d, "skills/qa", None);
+    let files = package["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{package}");
+    assert!(
+        files[0]["file"].as_str().unwrap().ends_with("SKILL.md"),
+        "{package}"
+    );
+    assert!(
+        files[0]["store"].is_null(),
+        "the SKILL.md was never written: {package}"
+    );
+    assert_eq!(files[1]["current"], "v000002", "{package}");
+    let listed = skill_evolve(d)
+        .args(["history", "skills/qa"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("no versions yet") && listed.contains("adopted from run demo"),
+        "{listed}"
+    );
     // Undoing the adoption is refused while the file holds edits made since, and loses none.
     std::fs::write(qa.join("references/answer.md"), format!("{written}mine\n")).unwrap();
     let before = snapshot(d);
