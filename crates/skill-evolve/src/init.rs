@@ -57,9 +57,11 @@ pub(crate) fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
     }
     let (tools, left_out) = usable_tools(tools);
     let skills = skill_documents(&dir.join("skills"));
+    let with_references = skills_with_references(&dir.join("skills"));
     let prompts = plain_documents(&dir.join("prompts"));
     let text = render(&Found {
         skills: &skills,
+        with_references: &with_references,
         prompts: prompts.as_deref(),
         tools: &tools,
         left_out,
@@ -202,6 +204,20 @@ fn skill_documents(dir: &Path) -> Option<Vec<String>> {
     Some(found)
 }
 
+/// The names of the Agent Skills skills of `dir` that have `references/**/*.md` files (none
+/// when the folder cannot be read as skills).
+fn skills_with_references(dir: &Path) -> Vec<String> {
+    let Ok(docs) = evolution_project::layout::read_skills(dir) else {
+        return Vec::new();
+    };
+    docs.into_iter()
+        .filter(|doc| {
+            evolution_project::skill_package::references(doc).is_ok_and(|r| !r.is_empty())
+        })
+        .map(|doc| doc.skill)
+        .collect()
+}
+
 /// The regular, non-hidden files of a folder; `None` when there is no such folder.
 fn plain_documents(dir: &Path) -> Option<Vec<String>> {
     let mut found: Vec<String> = std::fs::read_dir(dir)
@@ -218,6 +234,7 @@ fn plain_documents(dir: &Path) -> Option<Vec<String>> {
 /// What `init` found in the folder and the traces.
 struct Found<'a> {
     skills: &'a Option<Vec<String>>,
+    with_references: &'a [String],
     prompts: Option<&'a [String]>,
     tools: &'a [(String, u64)],
     left_out: usize,
@@ -270,6 +287,13 @@ fn render(found: &Found<'_>) -> String {
             "# prompts = \"prompts\"            # a folder of prompt documents to evolve too: the\n\
              #                                 # system prompt and <tool>_extract.md / <tool>_verify.md\n",
         ),
+    }
+    if !found.with_references.is_empty() {
+        out.push_str(&format!(
+            "# evolve_references = {}   # these skills have references/*.md: list one to\n\
+             #                                 # evolve its references too, each its own candidate\n",
+            array(found.with_references.iter().map(String::as_str))
+        ));
     }
     out.push_str(
         "max_epochs = 3\n\n[agent]\n\

@@ -23,6 +23,8 @@ fn folder() -> tempfile::TempDir {
     let d = dir.path();
     std::fs::create_dir_all(d.join("skills/orders")).unwrap();
     std::fs::write(d.join("skills/orders/SKILL.md"), "# Orders\n").unwrap();
+    std::fs::create_dir_all(d.join("skills/orders/references")).unwrap();
+    std::fs::write(d.join("skills/orders/references/returns.md"), "# Returns\n").unwrap();
     std::fs::write(d.join("skills/default-strategy.md"), "# Default\n").unwrap();
     std::fs::create_dir_all(d.join("prompts")).unwrap();
     for name in ["lookup_order_extract.md", "lookup_order_verify.md"] {
@@ -56,6 +58,7 @@ fn init_writes_a_commented_configuration_with_the_tools_seen() {
         "span_eval_tools = [\"lookup_order\", \"search_kb\"]",
         "tool_target_files = { \"lookup_order\" = [\"lookup_order_extract.md\", \"lookup_order_verify.md\"] }",
         "# search_tool = \"search_kb\"",
+        "# evolve_references = [\"orders\"]   # these skills have references/*.md",
     ] {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
