@@ -21,7 +21,7 @@ use crate::error::{bad_at, bad_option};
 use crate::input::read_document;
 use crate::render::unified_diff;
 use crate::run::dir::{RunDir, resolve, runs_of};
-use crate::run::stage::{Proposal, by_name, read_proposal, sha256_hex, write_proposal};
+use crate::run::stage::{Proposal, StagedDoc, by_name, read_proposal, sha256_hex, write_proposal};
 use crate::skill_store::{
     StoreLock, beside_store, lock_store, project_store, write_new_version_locked,
 };
@@ -383,27 +383,12 @@ fn check(
         )));
         return Ok(None);
     }
-    // The staged file's path is rebuilt from the document name, never read from the record.
-    let document = &doc.source.document;
-    if document.is_empty() || document.starts_with('.') || document.contains(['/', '\\']) {
-        return Err(bad_at(
-            &dir.proposal(),
-            None,
-            format!("{:?} is not a document name", escape_controls(document)),
-        ));
-    }
-    let (target, store) = inside_project(dir, &doc.source.path)?;
-    let staged_path = dir.staged().join("files").join(document);
-    let staged = read_document(&staged_path)?;
-    let user_file = shown(&target);
-    if std::fs::symlink_metadata(&user_file).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(bad_at(
-            &user_file,
-            None,
-            "is a symbolic link; adopt writes only regular files",
-        ));
-    }
-    let current = read_document(&user_file)?;
+    let StagedFile {
+        store,
+        user_file,
+        staged,
+        current,
+    } = staged_file(dir, doc)?;
     if current == staged {
         notes.push(escape_controls(&format!(
             "{} already has the staged text",
@@ -423,12 +408,55 @@ fn check(
         ));
     }
     Ok(Some(ReadyDocument {
-        document: document.clone(),
+        document: doc.source.document.clone(),
         store,
         user_file,
         current,
         staged,
     }))
+}
+
+/// A staged document's files as adopt and its undoing read them.
+struct StagedFile {
+    /// The version store the user file is written through.
+    store: PathBuf,
+    /// The user's file (relative to the current folder when it lies inside it).
+    user_file: PathBuf,
+    /// The staged text.
+    staged: String,
+    /// The user file's text now.
+    current: String,
+}
+
+/// Reads the staged text of `doc` and its user file, refusing a document name that is not
+/// one, a user file outside the run's project, and a user file that is a symbolic link.
+fn staged_file(dir: &RunDir, doc: &StagedDoc) -> anyhow::Result<StagedFile> {
+    // The staged file's path is rebuilt from the document name, never read from the record.
+    let document = &doc.source.document;
+    if document.is_empty() || document.starts_with('.') || document.contains(['/', '\\']) {
+        return Err(bad_at(
+            &dir.proposal(),
+            None,
+            format!("{:?} is not a document name", escape_controls(document)),
+        ));
+    }
+    let (target, store) = inside_project(dir, &doc.source.path)?;
+    let staged = read_document(&dir.staged().join("files").join(document))?;
+    let user_file = shown(&target);
+    if std::fs::symlink_metadata(&user_file).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(bad_at(
+            &user_file,
+            None,
+            "is a symbolic link; adopt writes only regular files",
+        ));
+    }
+    let current = read_document(&user_file)?;
+    Ok(StagedFile {
+        store,
+        user_file,
+        staged,
+        current,
+    })
 }
 
 /// The user file of a staged document whose recorded path is `recorded`, and the version store

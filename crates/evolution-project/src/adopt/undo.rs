@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use evolution_store_fs::{FsStore, VersionId};
 
-use super::{Adopted, AdoptionLocks, escape_controls, inside_project, select};
+use super::{Adopted, AdoptionLocks, StagedFile, escape_controls, select, staged_file};
 use crate::error::{bad_at, bad_option};
 use crate::input::read_document;
 use crate::render::unified_diff;
@@ -112,24 +112,12 @@ fn check(
         return Ok(None);
     };
     let document = &doc.source.document;
-    if document.is_empty() || document.starts_with('.') || document.contains(['/', '\\']) {
-        return Err(bad_at(
-            &dir.proposal(),
-            None,
-            format!("{:?} is not a document name", escape_controls(document)),
-        ));
-    }
-    let (target, store) = inside_project(dir, &doc.source.path)?;
-    let user_file = super::shown(&target);
-    if std::fs::symlink_metadata(&user_file).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(bad_at(
-            &user_file,
-            None,
-            "is a symbolic link; adopt writes only regular files",
-        ));
-    }
-    let staged = read_document(&dir.staged().join("files").join(document))?;
-    let current = read_document(&user_file)?;
+    let StagedFile {
+        store,
+        user_file,
+        staged,
+        current,
+    } = staged_file(dir, doc)?;
     if current != staged {
         return Err(bad_at(
             &user_file,
