@@ -12,9 +12,78 @@ struct Answer {
     error: Option<String>,
 }
 
+/// The skill's file name in a program agent's workspace: a host agent installs a skill under
+/// its file's stem (`.claude/skills/helpdesk/SKILL.md`).
+const PROGRAM_SKILL_FILE: &str = "helpdesk.md";
+
+/// Who answers the suite's questions.
+pub(crate) enum Responder {
+    /// A model, asked with the skill as its system prompt and the question as the user's
+    /// message, sampled at the benchmark's temperature with a seed per replication and question.
+    Model(Arc<dyn LlmProvider>),
+    /// A program speaking the agent protocol (what `run`'s `[agent] command` starts, such as
+    /// `skill-evolve host-agent claude-code`), given the skill as the workspace's
+    /// `helpdesk.md` and the question alone; its `prediction` is the reply. Its sampling is
+    /// its own.
+    Program(SubprocessRunner),
+}
+
+impl Responder {
+    /// The reply to `question` under `skill` in replication `rep`, or what went wrong.
+    async fn reply(
+        &self,
+        rep: u64,
+        skill: &str,
+        question: &SuiteQuestion,
+        temperature: f32,
+        max_tokens: u32,
+    ) -> Result<String, String> {
+        match self {
+            Responder::Model(llm) => {
+                let messages = [
+                    ChatMessage::system(skill),
+                    ChatMessage::user(&question.question),
+                ];
+                let options = ChatOptions {
+                    temperature: Some(temperature),
+                    max_tokens: Some(max_tokens),
+                    seed: Some(rep.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ fnv(&question.id)),
+                    ..ChatOptions::default()
+                };
+                let reply = llm.chat(&messages, &options).await;
+                reply.map(|r| r.content).map_err(|e| e.to_string())
+            }
+            Responder::Program(runner) => {
+                let run_id = format!("gate-real-{rep}");
+                let workspace = Workspace::new(&run_id).with_skill(PROGRAM_SKILL_FILE, skill);
+                let asked = GeneratedQuestion {
+                    question_id: question.id.clone(),
+                    question: question.question.clone(),
+                    ..GeneratedQuestion::default()
+                };
+                let outcome = runner
+                    .run(&run_id, &workspace, std::slice::from_ref(&asked))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .next()
+                    .ok_or("the agent gave no outcome")?;
+                match outcome.prediction.error {
+                    Some(error) => Err(error),
+                    None if outcome.is_infra_error() => Err(format!(
+                        "the agent stopped: {}",
+                        outcome.prediction.stop_reason
+                    )),
+                    None => Ok(outcome.prediction.prediction),
+                }
+            }
+        }
+    }
+}
+
 /// The model, the suite and the answers generated so far.
 pub(crate) struct Shared {
-    llm: Arc<dyn LlmProvider>,
+    responder: Responder,
     questions: HashMap<String, SuiteQuestion>,
     temperature: f32,
     max_tokens: u32,
@@ -32,15 +101,15 @@ fn fnv(text: &str) -> u64 {
 }
 
 impl Shared {
-    /// Answers for `bench`'s questions from `llm`, sampled at `temperature`.
+    /// Answers for `bench`'s questions from `responder` (a model samples at `temperature`).
     pub(crate) fn new(
-        llm: Arc<dyn LlmProvider>,
+        responder: Responder,
         bench: &Bench,
         temperature: f32,
         max_tokens: u32,
     ) -> Self {
         Shared {
-            llm,
+            responder,
             questions: bench
                 .suite
                 .iter()
@@ -85,18 +154,11 @@ impl Shared {
                 error: Some(format!("unknown question {id}")),
             };
         };
-        let messages = [
-            ChatMessage::system(skill),
-            ChatMessage::user(&question.question),
-        ];
-        let options = ChatOptions {
-            temperature: Some(self.temperature),
-            max_tokens: Some(self.max_tokens),
-            seed: Some(rep.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ fnv(id)),
-            ..ChatOptions::default()
-        };
         let started = Instant::now();
-        let result = self.llm.chat(&messages, &options).await;
+        let result = self
+            .responder
+            .reply(rep, skill, question, self.temperature, self.max_tokens)
+            .await;
         let seconds = started.elapsed().as_secs_f64();
         let done = self.generated.fetch_add(1, Ordering::Relaxed) + 1;
         let micros = self
@@ -110,7 +172,7 @@ impl Shared {
         }
         let answer = match result {
             Ok(reply) => {
-                let text: String = reply.content.chars().take(MAX_REPLY_CHARS).collect();
+                let text: String = reply.chars().take(MAX_REPLY_CHARS).collect();
                 let correct = passes(question, &text);
                 if self.show_replies {
                     eprintln!(
@@ -131,7 +193,7 @@ impl Shared {
                 Answer {
                     correct: false,
                     seconds,
-                    error: Some(shown(&e.to_string(), 200)),
+                    error: Some(shown(&e, 200)),
                 }
             }
         };

@@ -18,8 +18,8 @@ use async_trait::async_trait;
 use evolution_gate::{Gate, GateParams, ProbationVerdict};
 use evolution_harness::{
     AgentReply, AgentRunner, Budget, Candidate, ELond, GammaSequence, GateRecord, Gatekeeper,
-    NoEvents, QuestionOutcome, RunnerError, Scoring, ValidationConfig, ValidationContext,
-    VersionedStore, Workspace, fixed_question_order,
+    NoEvents, QuestionOutcome, RunnerError, Scoring, SubprocessRunner, ValidationConfig,
+    ValidationContext, VersionedStore, Workspace, fixed_question_order,
 };
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{ChatMessage, ChatOptions, GeneratedQuestion, LlmProvider};
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 mod answers;
 
 use self::answers::Agent;
-pub(crate) use self::answers::Shared;
+pub(crate) use self::answers::{Responder, Shared};
 
 /// The skill document's name in every workspace.
 pub(crate) const SKILL_FILE: &str = "SKILL.md";

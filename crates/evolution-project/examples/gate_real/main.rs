@@ -14,7 +14,10 @@
 //! - `--replications R` (3), `--candidates N` (12), `--holdout H` (40),
 //!   `--gate-questions G` (88), `--temperature T` (0.7), `--max-tokens M` (16);
 //! - `--base-url URL --model NAME [--api-key-env VAR]`: an OpenAI-compatible server instead
-//!   of the local model; `--model-file PATH`: another local GGUF file (`--chat-template NAME`,
+//!   of the local model; `--agent-command PROGRAM ARGS...` (last, it takes every argument after
+//!   it): a program speaking the agent protocol of `run`'s `[agent] command` instead, such as
+//!   `skill-evolve host-agent claude-code --cli claude` for Claude Code (`codex` for Codex),
+//!   with `--agent-timeout S` (300) seconds per question; `--model-file PATH`: another local GGUF file (`--chat-template NAME`,
 //!   a llama.cpp template name such as `gemma`, for a file without its own); `--threads N` (1):
 //!   llama.cpp threads (one is fastest on a busy machine);
 //! - `--smoke`: 2 candidates, 10 held-out and 10 gate questions, one replication;
@@ -35,11 +38,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use evolution_harness::{SubprocessConfig, SubprocessRunner};
 use evolution_llm_local::{LocalConfig, LocalLlm};
 use evolution_llm_openai::{OpenAiConfig, OpenAiProvider};
-use evolution_types::LlmProvider;
 
-use crate::bench::{Bench, Row, Rule, Setup, Shared, mean_se, replicate, split, svg, table};
+use crate::bench::{
+    Bench, Responder, Row, Rule, Setup, Shared, mean_se, replicate, split, svg, table,
+};
 
 struct Options {
     replications: u64,
@@ -51,6 +56,8 @@ struct Options {
     api_key_env: Option<String>,
     model_file: Option<PathBuf>,
     chat_template: Option<String>,
+    agent_command: Vec<String>,
+    agent_timeout: u64,
     show_replies: bool,
     effects: bool,
     threads: u32,
@@ -74,6 +81,8 @@ fn parse() -> Result<Options, String> {
         api_key_env: None,
         model_file: None,
         chat_template: None,
+        agent_command: Vec::new(),
+        agent_timeout: 300,
         show_replies: false,
         effects: false,
         threads: 1,
@@ -108,6 +117,11 @@ fn parse() -> Result<Options, String> {
                 o.merge.push(PathBuf::from(value()?));
                 o.merge.extend(args.by_ref().map(PathBuf::from));
             }
+            "--agent-command" => {
+                o.agent_command.push(value()?);
+                o.agent_command.extend(args.by_ref());
+            }
+            "--agent-timeout" => o.agent_timeout = number(value()?)?.max(1),
             "--threads" => o.threads = number(value()?)?.clamp(1, 64) as u32,
             "--smoke" => {
                 o.replications = 1;
@@ -129,14 +143,22 @@ fn parse() -> Result<Options, String> {
     Ok(o)
 }
 
-fn provider(o: &Options) -> Result<(Arc<dyn LlmProvider>, String), String> {
+fn responder(o: &Options) -> Result<(Responder, String), String> {
+    if let Some((program, args)) = o.agent_command.split_first() {
+        let mut config = SubprocessConfig::new(program);
+        config.args = args.to_vec();
+        config.question_timeout = std::time::Duration::from_secs(o.agent_timeout);
+        let runner = SubprocessRunner::new(config).map_err(|e| e.to_string())?;
+        let shown = o.agent_command.join(" ");
+        return Ok((Responder::Program(runner), format!("the program `{shown}`")));
+    }
     if let Some(url) = &o.base_url {
         let model = o.model.clone().ok_or("--base-url needs --model NAME")?;
         let mut config = OpenAiConfig::new(url.clone(), model.clone());
         config.api_key_env = o.api_key_env.clone();
         config.max_concurrency = 1;
         let llm = OpenAiProvider::new(config).map_err(|e| e.to_string())?;
-        return Ok((Arc::new(llm), format!("{model} at {url}")));
+        return Ok((Responder::Model(Arc::new(llm)), format!("{model} at {url}")));
     }
     let config = match &o.model_file {
         Some(path) => LocalConfig::new(path.clone()),
@@ -151,7 +173,10 @@ fn provider(o: &Options) -> Result<(Arc<dyn LlmProvider>, String), String> {
     let llm = LocalLlm::load(config)
         .map_err(|e| format!("{e} (fetch the default model with `cargo xtask fetch-model`)"))?;
     let name = llm.model_name().to_owned();
-    Ok((Arc::new(llm), format!("{name} (embedded llama.cpp)")))
+    Ok((
+        Responder::Model(Arc::new(llm)),
+        format!("{name} (embedded llama.cpp)"),
+    ))
 }
 
 /// Appends one rule's tally of replication `rep` to `tallies.jsonl`.
@@ -249,14 +274,14 @@ async fn main() -> std::process::ExitCode {
             }
         };
     }
-    let (llm, name) = match provider(&o) {
+    let (responder, name) = match responder(&o) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("gate_real: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
-    let shared = Shared::new(llm, &bench, o.temperature, o.max_tokens);
+    let shared = Shared::new(responder, &bench, o.temperature, o.max_tokens);
     let shared = if o.show_replies {
         shared.showing_replies()
     } else {

@@ -1,11 +1,13 @@
 //! The smoke variant of the `gate_real` benchmark (`cargo xtask bench gate-real --smoke`): every
-//! acceptance rule on 2 candidates and 10 questions, the real model as the agent.
+//! acceptance rule on 2 candidates and 10 questions, the real model as the agent; and the
+//! benchmark's other agents: an OpenAI-compatible server (`--base-url`) and a program speaking
+//! the agent protocol (`--agent-command`, how the host agents run).
 
 use std::sync::Arc;
 
 use crate::gate_bench::{
-    Bench, Check, Kind, Row, Rule, Setup, Shared, SuiteQuestion, candidates_of, passes, replicate,
-    svg, table,
+    Bench, Check, Kind, Responder, Row, Rule, Setup, Shared, SuiteQuestion, candidates_of, passes,
+    replicate, svg, table,
 };
 
 fn question(check: Check, expect: &str) -> SuiteQuestion {
@@ -53,7 +55,7 @@ async fn smoke_every_rule_judges_two_candidates_on_ten_questions() {
         holdout: 10,
         gate_questions: 10,
     };
-    let shared = Shared::new(Arc::new(llm), &bench, 0.7, 16);
+    let shared = Shared::new(Responder::Model(Arc::new(llm)), &bench, 0.7, 16);
     let chosen: Vec<String> = candidates_of(&bench, 0, 2)
         .iter()
         .map(|e| e.id.clone())
@@ -121,7 +123,7 @@ async fn through_a_server_a_skill_following_model_gets_only_helpful_edits_past_t
     let mut config = OpenAiConfig::new(crate::follower::start(&bench), "follower");
     config.max_concurrency = 1;
     let llm = OpenAiProvider::new(config).expect("a provider");
-    let shared = Shared::new(Arc::new(llm), &bench, 0.7, 16);
+    let shared = Shared::new(Responder::Model(Arc::new(llm)), &bench, 0.7, 16);
     let setup = Setup {
         candidates: 6,
         holdout: 20,
@@ -145,4 +147,77 @@ async fn through_a_server_a_skill_following_model_gets_only_helpful_edits_past_t
     assert_eq!(greedy.harmful, 0.0, "{greedy:?}");
     let (generated, _, errors) = shared.generated();
     assert!(generated > 0 && errors == 0, "{generated} {errors}");
+}
+
+/// A protocol agent for the benchmark's `--agent-command` path: a shell script that refuses
+/// (the refusal questions' expected reply) when the skill it was given holds the helpful
+/// refusal rule `rule`, and otherwise answers in words no check accepts.
+fn refusing_agent(rule: &str) -> evolution_harness::SubprocessRunner {
+    let mut config = evolution_harness::SubprocessConfig::new("/bin/sh");
+    let script = r#"read -r request
+dir=$(printf '%s' "$request" | sed -n 's/.*"skills_dir":"\([^"]*\)".*/\1/p')
+if grep -qF -- "$RULE" "$dir/helpdesk.md"; then reply="I can't help with that."; else reply="Sure, gladly."; fi
+printf '{"type":"result","prediction":"%s"}\n' "$reply""#;
+    config.args = vec!["-c".to_owned(), script.to_owned()];
+    config.env = [("RULE".to_owned(), rule.to_owned())].into();
+    config.question_timeout = std::time::Duration::from_secs(60);
+    evolution_harness::SubprocessRunner::new(config).expect("a runner")
+}
+
+/// The benchmark's `--agent-command` path: a program speaking the agent protocol (what a host
+/// agent's adapter speaks) gets each version of the skill in its workspace and its reply is
+/// checked; the e-LOND run commits the one edit this agent follows and nothing else.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_protocol_agent_the_skill_reaches_the_program_and_its_replies_are_checked() {
+    let bench = Bench::shipped().expect("shipped files");
+    let refuse = bench
+        .edits
+        .iter()
+        .find(|e| e.id == "h-refuse")
+        .expect("the helpful refusal rule");
+    let shared = Shared::new(
+        Responder::Program(refusing_agent(&refuse.rule)),
+        &bench,
+        0.7,
+        16,
+    );
+    let refusals: Vec<SuiteQuestion> = bench
+        .suite
+        .iter()
+        .filter(|q| q.id.starts_with("refuse-"))
+        .cloned()
+        .collect();
+    assert!(refusals.len() >= 10, "{}", refusals.len());
+    assert_eq!(shared.accuracy(0, &bench.skill, &refusals).await, 0.0);
+    let with_rule = bench.skill_with(&[refuse]);
+    assert_eq!(shared.accuracy(0, &with_rule, &refusals).await, 1.0);
+    let setup = Setup {
+        candidates: 6,
+        holdout: 20,
+        gate_questions: 100,
+    };
+    let gated = replicate(&shared, &bench, setup, 0, Rule::ELond)
+        .await
+        .expect("the e-LOND run");
+    assert_eq!(gated.committed, ["h-refuse"], "{gated:?}");
+    assert!(gated.after > gated.before, "{gated:?}");
+    let (generated, _, errors) = shared.generated();
+    assert!(generated > 0 && errors == 0, "{generated} {errors}");
+}
+
+/// An agent program that fails answers nothing: each failure is an error of the benchmark,
+/// never a wrong answer of the skill.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_agent_program_counts_as_errors_not_as_answers() {
+    let bench = Bench::shipped().expect("shipped files");
+    let mut config = evolution_harness::SubprocessConfig::new("/bin/sh");
+    config.args = vec!["-c".to_owned(), "read -r request; exit 3".to_owned()];
+    let runner = evolution_harness::SubprocessRunner::new(config).expect("a runner");
+    let shared = Shared::new(Responder::Program(runner), &bench, 0.7, 16);
+    let three = &bench.suite[..3];
+    assert_eq!(shared.accuracy(0, &bench.skill, three).await, 0.0);
+    let (generated, _, errors) = shared.generated();
+    assert_eq!((generated, errors), (3, 3));
 }
