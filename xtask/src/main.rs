@@ -23,11 +23,13 @@
 //! - `wheel [--no-local]`: the Python wheel (module and `skill-evolve` command) with maturin;
 //! - `pytest [--no-local]`: the wheel installed into a fresh virtual environment, then
 //!   `pytest python/tests`;
-//! - `fetch-model [--dir <directory>]`: downloads and verifies the default local model.
+//! - `fetch-model [--benchmark] [--dir <directory>]`: downloads and verifies the default local
+//!   model (or, with `--benchmark`, the larger model of the `gate-real` benchmark).
 
 // A command-line tool talks to its user through stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod benchmark_model;
 mod cache;
 mod check_deps;
 mod fetch_model;
@@ -59,12 +61,14 @@ commands:
   ci                       fmt check, clippy -D warnings, check-deps, tidy, cargo-deny, docs,
                            doctests, pytest, tests; then each step's wall time
   bench <name> [args...]   run a benchmark program in release mode (`bench` alone lists them;
-                           `bench python` times the Python API against Rust and SkillOpt)
+                           `bench python` times the Python API against Rust and SkillOpt;
+                           `bench gate-real --benchmark-model` fetches and runs the 0.5B model)
   fuzz <target> [seconds]  run a cargo-fuzz target for `seconds` (default 60)
   demo                     run the whole skill-evolve loop offline on the shipped example
   wheel [--no-local]       build the Python wheel (module and skill-evolve command) with maturin
   pytest [--no-local]      install the wheel into a fresh virtualenv and run pytest python/tests
-  fetch-model [--dir <d>]  download the local model (SmolLM2-135M-Instruct GGUF) into the cache
+  fetch-model [--dir <d>]  download the local model (SmolLM2-135M-Instruct GGUF) into the cache;
+                           with --benchmark, the gate-real benchmark's Qwen2.5-Coder-0.5B-Instruct
   help                     print this message";
 
 fn main() -> ExitCode {
@@ -134,6 +138,9 @@ fn run(args: &[OsString]) -> Result<ExitCode> {
         "pytest" => python::pytest(&project_root()?, rest),
         "fuzz" => tasks::fuzz(&project_root()?, rest),
         "demo" => tasks::demo(&project_root()?),
+        "fetch-model" if rest.iter().any(|a| a == "--benchmark") => {
+            benchmark_model::fetch_command(rest)
+        }
         "fetch-model" => fetch_model::fetch_model(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -247,6 +247,7 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     if package == "evolution-llm-local" {
         return local_bench(root, &name, example, rest);
     }
+    let rest = with_benchmark_model(&name, rest)?;
     let status = cargo()
         .args([
             "run",
@@ -257,11 +258,30 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
             example,
             "--",
         ])
-        .args(rest)
+        .args(&rest)
         .current_dir(root)
         .status()
         .with_context(|| format!("cannot start the `{name}` benchmark"))?;
     Ok(exit_code(status))
+}
+
+/// `gate-real --benchmark-model`: the benchmark's larger model, fetched into the model cache
+/// (once; its digest checked each time) and passed on as `--model-file <path>`.
+fn with_benchmark_model(name: &str, args: &[OsString]) -> Result<Vec<OsString>> {
+    if name != "gate-real" || !args.iter().any(|a| a == "--benchmark-model") {
+        return Ok(args.to_vec());
+    }
+    let model = crate::benchmark_model::BenchmarkModel::fetch(&crate::fetch_model::model_dir()?)?;
+    let mut out = Vec::with_capacity(args.len() + 1);
+    for arg in args {
+        if arg == "--benchmark-model" {
+            out.push(OsString::from("--model-file"));
+            out.push(model.clone().into_os_string());
+        } else {
+            out.push(arg.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// The local model's benchmark. llama.cpp is optimised in every profile (see the root
