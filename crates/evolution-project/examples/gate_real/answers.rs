@@ -91,6 +91,7 @@ pub(crate) struct Shared {
     generated: AtomicU64,
     compute_micros: AtomicU64,
     errors: AtomicU64,
+    last_error: Mutex<Option<String>>,
     show_replies: bool,
 }
 
@@ -121,6 +122,7 @@ impl Shared {
             generated: AtomicU64::new(0),
             compute_micros: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            last_error: Mutex::new(None),
             show_replies: false,
         }
     }
@@ -139,6 +141,11 @@ impl Shared {
             self.compute_micros.load(Ordering::Relaxed) as f64 / 1e6,
             self.errors.load(Ordering::Relaxed),
         )
+    }
+
+    /// What the last failed answer said went wrong (escaped, cut), if one failed.
+    pub(crate) fn last_error(&self) -> Option<String> {
+        self.last_error.lock().ok().and_then(|e| e.clone())
     }
 
     /// The answer of replication `rep` to question `id` under `skill` (cached).
@@ -190,10 +197,14 @@ impl Shared {
             }
             Err(e) => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
+                let error = shown(&e, 400);
+                if let Ok(mut last) = self.last_error.lock() {
+                    *last = Some(error.clone());
+                }
                 Answer {
                     correct: false,
                     seconds,
-                    error: Some(shown(&e, 200)),
+                    error: Some(error),
                 }
             }
         };

@@ -323,6 +323,9 @@ async fn main() -> std::process::ExitCode {
                 }
                 Err(e) => {
                     eprintln!("gate_real: {}: {e}", row.rule.label());
+                    if let Some(error) = shared.last_error() {
+                        eprintln!("gate_real: the last failed answer: {error}");
+                    }
                     return std::process::ExitCode::FAILURE;
                 }
             }

@@ -220,4 +220,6 @@ async fn a_failing_agent_program_counts_as_errors_not_as_answers() {
     assert_eq!(shared.accuracy(0, &bench.skill, three).await, 0.0);
     let (generated, _, errors) = shared.generated();
     assert_eq!((generated, errors), (3, 3));
+    let said = shared.last_error().expect("what went wrong");
+    assert!(said.contains("exit"), "{said}");
 }
