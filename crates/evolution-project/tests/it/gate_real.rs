@@ -111,6 +111,21 @@ async fn model(slots: usize) -> evolution_llm_local::LocalLlm {
         .unwrap_or_else(|err| panic!("{err}"))
 }
 
+/// The setup of the deterministic agents' runs: 6 candidates, 20 held-out and 100 gate questions.
+const DETERMINISTIC: Setup = Setup {
+    candidates: 6,
+    holdout: 20,
+    gate_questions: 100,
+};
+
+/// The e-LOND run of replication 0 in [`DETERMINISTIC`]'s setup (its 6 candidates are
+/// h-refuse, h-weight, n-french, n-polite and two harmful edits).
+async fn e_lond_on_replication_0(shared: &Shared, bench: &Bench) -> crate::gate_bench::Tally {
+    replicate(shared, bench, DETERMINISTIC, 0, Rule::ELond)
+        .await
+        .expect("the e-LOND run")
+}
+
 /// The benchmark's `--base-url` path: the answers come from an OpenAI-compatible server (here
 /// a scripted one that follows its skill's rules, standing in for a capable model), and on
 /// such a model the rules separate as they should: the e-LOND run commits helpful edits and no
@@ -124,14 +139,7 @@ async fn through_a_server_a_skill_following_model_gets_only_helpful_edits_past_t
     config.max_concurrency = 1;
     let llm = OpenAiProvider::new(config).expect("a provider");
     let shared = Shared::new(Responder::Model(Arc::new(llm)), &bench, 0.7, 16);
-    let setup = Setup {
-        candidates: 6,
-        holdout: 20,
-        gate_questions: 100,
-    };
-    let gated = replicate(&shared, &bench, setup, 0, Rule::ELond)
-        .await
-        .expect("the e-LOND run");
+    let gated = e_lond_on_replication_0(&shared, &bench).await;
     // Both helpful edits of the mix (h-refuse, h-weight) and nothing else.
     assert_eq!(gated.helpful, 2.0, "{gated:?}");
     assert_eq!(gated.neutral + gated.harmful, 0.0, "{gated:?}");
@@ -140,7 +148,7 @@ async fn through_a_server_a_skill_following_model_gets_only_helpful_edits_past_t
         batch: 10,
         ties: true,
     };
-    let greedy = replicate(&shared, &bench, setup, 0, ties)
+    let greedy = replicate(&shared, &bench, DETERMINISTIC, 0, ties)
         .await
         .expect("keep if higher or equal");
     assert_eq!((greedy.helpful, greedy.neutral), (2.0, 2.0), "{greedy:?}");
@@ -192,14 +200,7 @@ async fn through_a_protocol_agent_the_skill_reaches_the_program_and_its_replies_
     assert_eq!(shared.accuracy(0, &bench.skill, &refusals).await, 0.0);
     let with_rule = bench.skill_with(&[refuse]);
     assert_eq!(shared.accuracy(0, &with_rule, &refusals).await, 1.0);
-    let setup = Setup {
-        candidates: 6,
-        holdout: 20,
-        gate_questions: 100,
-    };
-    let gated = replicate(&shared, &bench, setup, 0, Rule::ELond)
-        .await
-        .expect("the e-LOND run");
+    let gated = e_lond_on_replication_0(&shared, &bench).await;
     assert_eq!(gated.committed, ["h-refuse"], "{gated:?}");
     assert!(gated.after > gated.before, "{gated:?}");
     let (generated, _, errors) = shared.generated();
