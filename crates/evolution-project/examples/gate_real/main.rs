@@ -34,6 +34,7 @@
 
 mod bench;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -192,7 +193,8 @@ fn append_tally(o: &Options, rep: u64, rule: Rule, tally: &bench::Tally) -> std:
 }
 
 /// `--merge`: the table and the plot of the tallies in `o.merge`, one per rule and
-/// replication (a replication seen twice counts once).
+/// replication (a replication seen twice counts once; one that not every rule finished, as a
+/// process stopped mid-replication leaves it, is left out and named).
 fn merge(o: &Options) -> Result<(), String> {
     let mut rows: Vec<Row> = Rule::all()
         .into_iter()
@@ -201,7 +203,7 @@ fn merge(o: &Options) -> Result<(), String> {
             tallies: Vec::new(),
         })
         .collect();
-    let mut seen = std::collections::BTreeSet::new();
+    let mut lines: Vec<(String, u64, bench::Tally)> = Vec::new();
     for path in &o.merge {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         for (n, line) in text.lines().enumerate() {
@@ -216,20 +218,36 @@ fn merge(o: &Options) -> Result<(), String> {
             ))?;
             let tally: bench::Tally = serde_json::from_value(value["tally"].clone())
                 .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
-            if seen.insert((label, rep))
-                && let Some(row) = rows.iter_mut().find(|r| r.rule == rule)
-            {
-                row.tallies.push(tally);
-            }
+            lines.push((rule.label(), rep, tally));
+        }
+    }
+    let labels: BTreeSet<&str> = lines.iter().map(|(label, _, _)| label.as_str()).collect();
+    let mut rules_of: BTreeMap<u64, BTreeSet<&str>> = BTreeMap::new();
+    for (label, rep, _) in &lines {
+        rules_of.entry(*rep).or_default().insert(label.as_str());
+    }
+    let (reps, unfinished): (BTreeSet<u64>, BTreeSet<u64>) =
+        rules_of.keys().partition(|rep| rules_of[*rep] == labels);
+    let mut seen = BTreeSet::new();
+    for (label, rep, tally) in &lines {
+        if reps.contains(rep)
+            && seen.insert((label.as_str(), *rep))
+            && let Some(row) = rows.iter_mut().find(|r| r.rule.label() == *label)
+        {
+            row.tallies.push(tally.clone());
         }
     }
     rows.retain(|r| !r.tallies.is_empty());
-    let reps: std::collections::BTreeSet<u64> = seen.iter().map(|(_, r)| *r).collect();
-    let header = format!(
+    let mut header = format!(
         "{} candidates per run; replications {reps:?} merged from {} file(s).\n",
         o.setup.candidates,
         o.merge.len()
     );
+    if !unfinished.is_empty() {
+        header.push_str(&format!(
+            "Left out, not finished by every rule: replications {unfinished:?}.\n"
+        ));
+    }
     write_outputs(o, &header, &rows, "").map_err(|e| e.to_string())?;
     println!("{header}\n{}", table(&rows, o.setup.candidates));
     Ok(())
