@@ -375,7 +375,13 @@ async fn main() -> std::process::ExitCode {
                     .map(|e| e.2)
                     .collect();
                 let (m, se) = mean_se(&values);
-                extra.push_str(&format!("| {id} | {kind:?} | {m:+.3} ± {se:.3} |\n"));
+                // One replication has no spread to show.
+                let spread = if values.len() > 1 {
+                    format!(" ± {se:.3}")
+                } else {
+                    String::new()
+                };
+                extra.push_str(&format!("| {id} | {kind:?} | {m:+.3}{spread} |\n"));
             }
         }
         if let Err(e) = write_outputs(&o, &header, &rows, &extra) {
