@@ -18,7 +18,9 @@
 //!   it): a program speaking the agent protocol of `run`'s `[agent] command` instead, such as
 //!   `skill-evolve host-agent claude-code --cli claude` for Claude Code (`codex` for Codex),
 //!   with `--agent-timeout S` (300) seconds per question; `--model-file PATH`: another local GGUF file (`--chat-template NAME`,
-//!   a llama.cpp template name such as `gemma`, for a file without its own); `--threads N` (1):
+//!   a llama.cpp template name such as `gemma`, for a file without its own; `cargo xtask bench
+//!   gate-real --benchmark-model` fetches the benchmark's Qwen2.5-Coder-0.5B-Instruct and
+//!   passes it as `--model-file`); `--threads N` (1):
 //!   llama.cpp threads (one is fastest on a busy machine);
 //! - `--smoke`: 2 candidates, 10 held-out and 10 gate questions, one replication;
 //! - `--show-replies`: print every generated reply (escaped, cut) and whether it passed;
