@@ -672,6 +672,7 @@ fn search(args: &Args) {
                         lambda_dir,
                         e_rollback: 10.0,
                         e_process: EProcess::UniformMixture,
+                        futility_risk: None,
                     };
                     let gate = match Gate::new(params) {
                         Ok(gate) => gate,

@@ -2,6 +2,7 @@
 //! probation verdict.
 
 use crate::GateError;
+use crate::discordance::plausible_discordant;
 use crate::evalue::{ln_e_lower_bound, ln_e_value, wald_lambda};
 use crate::types::{EProcess, GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
@@ -98,7 +99,9 @@ impl Gate {
     /// Exits, first match wins: `accept_confirmed` (`E ≥ e_confirm` and
     /// `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
     /// `reject_futility` (questions remain, yet `E(W + n_remaining, L) <
-    /// e_confirm`) → at exhaustion `accept_provisional` (`E ≥ e_provisional`
+    /// e_confirm`; with [`GateParams::futility_risk`], also when `E(W + D, L) <
+    /// e_confirm` for the `D` of the remaining questions that can plausibly still be
+    /// discordant) → at exhaustion `accept_provisional` (`E ≥ e_provisional`
     /// and `W − L ≥ w_net_min`) or `reject_inertia` → `continue`. E-values
     /// are compared in log space.
     ///
@@ -137,6 +140,21 @@ impl Gate {
             && best_case_falls_short(
                 &params.e_process,
                 w.saturating_add(n_remaining),
+                l,
+                ln_confirm,
+            )
+        {
+            GateDecision::RejectFutility
+        } else if let Some(risk) = params.futility_risk
+            && n_remaining > 0
+            && best_case_falls_short(
+                &params.e_process,
+                w.saturating_add(plausible_discordant(
+                    w.saturating_add(l),
+                    n_used,
+                    n_remaining,
+                    risk,
+                )),
                 l,
                 ln_confirm,
             )
@@ -252,6 +270,15 @@ fn check_params(p: &GateParams) -> Result<(), GateError> {
             field: "e_process.alternative",
             value: alternative,
             reason: "must lie strictly between 1/2 and 1",
+        });
+    }
+    if let Some(risk) = p.futility_risk
+        && !(risk > 0.0 && risk < 1.0)
+    {
+        return Err(GateError::InvalidParams {
+            field: "futility_risk",
+            value: risk,
+            reason: "must lie strictly between 0 and 1",
         });
     }
     if p.lambda_dir.is_nan() || p.lambda_dir > 0.0 {

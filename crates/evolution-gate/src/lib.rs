@@ -53,6 +53,7 @@
 
 mod characteristics;
 mod decision;
+mod discordance;
 mod error;
 mod evalue;
 mod reach;

@@ -72,7 +72,7 @@ fn likelihood_ratio_steps(alternative: f64) -> (f64, f64) {
 /// checks the values once (finite, `e_confirm > 1`, ...), so a hand-built set
 /// with a NaN is an error there, not a silent wrong decision. Named sets:
 /// [`GateParams::preset`] with one of [`PRESET_NAMES`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GateParams {
     /// E-value at or above which a candidate is accepted outright (with `delta_min`).
     pub e_confirm: f64,
@@ -89,6 +89,35 @@ pub struct GateParams {
     /// The e-process every threshold above is compared with (default: the uniform mixture).
     #[serde(default, skip_serializing_if = "EProcess::is_uniform_mixture")]
     pub e_process: EProcess,
+    /// The tie-aware futility exit, off when `None` (every preset): with a risk `β` in
+    /// `(0, 1)`, a candidate is also rejected for futility when it could not reach
+    /// `e_confirm` even by winning every remaining question that can plausibly still be
+    /// discordant — `⌈n_remaining · p⁺⌉`, `p⁺` the upper confidence bound at risk `β` of the
+    /// share of discordant pairs so far (Chernoff's). A candidate that mostly ties its
+    /// baseline stops early instead of at the last questions. It only rejects, so it never
+    /// raises the false-accept rate; it can reject a better candidate whose discordant pairs
+    /// come late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub futility_risk: Option<f64>,
+}
+
+impl std::fmt::Debug for GateParams {
+    /// Every field, `futility_risk` only when set: a parameter set without it prints as it
+    /// did before the field existed (runs compare this text when they resume).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct("GateParams");
+        out.field("e_confirm", &self.e_confirm)
+            .field("e_provisional", &self.e_provisional)
+            .field("w_net_min", &self.w_net_min)
+            .field("delta_min", &self.delta_min)
+            .field("lambda_dir", &self.lambda_dir)
+            .field("e_rollback", &self.e_rollback)
+            .field("e_process", &self.e_process);
+        if let Some(risk) = self.futility_risk {
+            out.field("futility_risk", &risk);
+        }
+        out.finish()
+    }
 }
 
 impl Default for GateParams {
@@ -101,6 +130,7 @@ impl Default for GateParams {
             lambda_dir: -0.642,
             e_rollback: 10.0,
             e_process: EProcess::UniformMixture,
+            futility_risk: None,
         }
     }
 }
@@ -126,6 +156,7 @@ impl GateParams {
             lambda_dir: -2.0,
             e_rollback: 10.0,
             e_process: EProcess::UniformMixture,
+            futility_risk: None,
         }
     }
 
@@ -148,6 +179,7 @@ impl GateParams {
             lambda_dir: -1.7,
             e_rollback: 10.0,
             e_process: EProcess::LikelihoodRatio { alternative: 0.7 },
+            futility_risk: None,
         }
     }
 
@@ -168,6 +200,7 @@ impl GateParams {
             lambda_dir: -3.7,
             e_rollback: 10.0,
             e_process: EProcess::LikelihoodRatio { alternative: 0.65 },
+            futility_risk: None,
         }
     }
 

@@ -185,7 +185,21 @@ fn input_errors() {
 
 #[test]
 fn malformed_parameters_are_errors() {
-    let cases: [(&str, GateParams); 7] = [
+    let cases: [(&str, GateParams); 9] = [
+        (
+            "futility_risk",
+            GateParams {
+                futility_risk: Some(0.0),
+                ..params()
+            },
+        ),
+        (
+            "futility_risk",
+            GateParams {
+                futility_risk: Some(f64::NAN),
+                ..params()
+            },
+        ),
         (
             "e_confirm",
             GateParams {
@@ -303,4 +317,35 @@ fn probation_parameters_are_checked_too() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_candidate_that_mostly_ties_stops_early_with_the_tie_aware_exit() {
+    // e-LOND's first level over six candidates: E ≥ 120. One win and 29 ties in 30
+    // questions, 36 left: winning all 36 would reach it, so the plain gate goes on.
+    let plain = GateParams {
+        e_confirm: 120.0,
+        e_provisional: 120.0,
+        ..params()
+    };
+    let v = decide_with(1, 0, 30, 36, &plain).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.decision, GateDecision::Continue);
+    // At one discordant pair in 30 the share still to come is at most 0.177 (risk 0.05),
+    // so at most 7 of the 36 can be won: E(8, 0) = 56.8 < 120, futile.
+    let aware = GateParams {
+        futility_risk: Some(0.05),
+        ..plain
+    };
+    let v = decide_with(1, 0, 30, 36, &aware).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.decision, GateDecision::RejectFutility);
+    // A candidate whose pairs are mostly discordant wins is left alone: 8 wins in 12.
+    let v = decide_with(8, 0, 12, 54, &aware).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.decision, GateDecision::Continue);
+    // The field is left out of the JSON when unset, so older parameter sets read back.
+    let json = serde_json::to_string(&plain).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!json.contains("futility_risk"), "{json}");
+    let back: GateParams =
+        serde_json::from_str(&serde_json::to_string(&aware).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, aware);
 }

@@ -78,6 +78,7 @@ fn dynamic_program_matches_brute_force_enumeration() {
         lambda_dir: -1.2,
         e_rollback: 10.0,
         e_process: EProcess::UniformMixture,
+        futility_risk: None,
     };
     let loose_lr = GateParams {
         e_confirm: 5.0,

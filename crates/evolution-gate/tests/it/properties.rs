@@ -50,6 +50,7 @@ fn params() -> impl Strategy<Value = GateParams> {
                 lambda_dir,
                 e_rollback,
                 e_process: EProcess::UniformMixture,
+                futility_risk: None,
             },
         )
 }
@@ -116,6 +117,40 @@ proptest! {
             } else if v.decision == GateDecision::Continue {
                 prop_assert!(ln_e_value(w + n_rem, l) >= p.e_confirm.ln());
             }
+        }
+    }
+}
+
+proptest! {
+    /// The tie-aware futility exit only stops a comparison the plain gate would continue:
+    /// every other decision, each accept included, is the plain gate's.
+    #[test]
+    fn tie_aware_futility_only_turns_continue_into_reject(
+        w in 0_u64..300,
+        l in 0_u64..300,
+        ties in 0_u64..600,
+        n_rem in 0_u64..600,
+        risk in 0.001_f64..0.5,
+        e_confirm in 2.0_f64..1_000.0,
+    ) {
+        let plain = GateParams { e_confirm, ..GateParams::default() };
+        let aware = GateParams { futility_risk: Some(risk), ..plain };
+        let n_used = w + l + ties;
+        prop_assume!(n_used > 0);
+        let (Ok(a), Ok(b)) = (
+            decide_with(w, l, n_used, n_rem, &plain),
+            decide_with(w, l, n_used, n_rem, &aware),
+        ) else {
+            return Err(TestCaseError::fail("valid counts were refused"));
+        };
+        if a.decision == GateDecision::Continue {
+            prop_assert!(matches!(b.decision, GateDecision::Continue | GateDecision::RejectFutility));
+        } else {
+            prop_assert_eq!(a.decision, b.decision);
+        }
+        // With no tie so far every remaining question counts as a possible win: no change.
+        if ties == 0 {
+            prop_assert_eq!(a.decision, b.decision);
         }
     }
 }

@@ -39,6 +39,8 @@ const SUITE: &str = include_str!("suite.jsonl");
 const CANDIDATES: &str = include_str!("candidates.json");
 /// The e-LOND level of the gated run configuration.
 const FDR_ALPHA: f64 = 0.05;
+/// The risk of the tie-aware futility exit where a rule turns it on.
+const FUTILITY_RISK: f64 = 0.05;
 /// Share of the gate questions the gated run configuration holds back for probation.
 const PROBATION_SHARE: f64 = 0.25;
 /// Answers generated between two progress lines on stderr.
@@ -185,8 +187,18 @@ pub(crate) enum Rule {
     Preset(&'static str),
     /// The run configuration of `skill-evolve run` with `fdr_alpha = 0.05`: the `seed` preset,
     /// e-LOND over the run's candidates, a quarter of the gate questions held back to judge
-    /// provisional accepts.
-    ELond,
+    /// provisional accepts; with `every`, the gate looks every `every` questions (`[gate] ladder =
+    /// [every]`) instead of after blocks of 10, 20 and 40, with `carry_over` an accepted
+    /// candidate's answers become the next baseline's (`[gate] carry_over = true`), and with
+    /// `futility` a candidate that mostly ties stops early (`[gate] futility_risk = 0.05`).
+    ELond {
+        /// Block size of a ladder of equal blocks (`None`: the default ladder).
+        every: Option<usize>,
+        /// Whether accepted answers are carried over.
+        carry_over: bool,
+        /// Whether the gate's tie-aware futility exit is on (`futility_risk = 0.05`).
+        futility: bool,
+    },
     /// Keep the candidate when it answers more of a fresh random batch of `batch` gate
     /// questions rightly than the current skill (or as many, with `ties`).
     Greedy {
@@ -198,13 +210,27 @@ pub(crate) enum Rule {
 }
 
 impl Rule {
+    /// The e-LOND run configuration as `skill-evolve run` ships it.
+    pub(crate) const ELOND_DEFAULT: Rule = Rule::ELond {
+        every: None,
+        carry_over: false,
+        futility: false,
+    };
+
     /// Every rule the benchmark compares.
     pub(crate) fn all() -> Vec<Rule> {
         let mut rules: Vec<Rule> = evolution_gate::PRESET_NAMES
             .iter()
             .map(|&n| Rule::Preset(n))
             .collect();
-        rules.push(Rule::ELond);
+        rules.push(Rule::ELOND_DEFAULT);
+        for (carry_over, futility) in [(false, false), (true, false), (false, true), (true, true)] {
+            rules.push(Rule::ELond {
+                every: Some(5),
+                carry_over,
+                futility,
+            });
+        }
         rules.push(Rule::Greedy {
             batch: 10,
             ties: false,
@@ -229,7 +255,23 @@ impl Rule {
     pub(crate) fn label(self) -> String {
         match self {
             Rule::Preset(name) => format!("`{name}`, each candidate alone"),
-            Rule::ELond => "`seed` + e-LOND (α = 0.05) + probation".to_owned(),
+            Rule::ELond {
+                every,
+                carry_over,
+                futility,
+            } => {
+                let mut label = "`seed` + e-LOND (α = 0.05) + probation".to_owned();
+                if let Some(every) = every {
+                    label.push_str(&format!(", `ladder = [{every}]`"));
+                }
+                if carry_over {
+                    label.push_str(", `carry_over`");
+                }
+                if futility {
+                    label.push_str(&format!(", `futility_risk = {FUTILITY_RISK}`"));
+                }
+                label
+            }
             Rule::Greedy { batch, ties: false } => format!("keep if higher, {batch} questions"),
             Rule::Greedy { batch, ties: true } => {
                 format!("keep if higher or equal, {batch} questions")
@@ -241,9 +283,51 @@ impl Rule {
     pub(crate) fn short(self) -> String {
         match self {
             Rule::Preset(name) => name.to_owned(),
-            Rule::ELond => "e-LOND run".to_owned(),
+            Rule::ELond {
+                every,
+                carry_over,
+                futility,
+            } => {
+                let mut short = "e-LOND run".to_owned();
+                if let Some(every) = every {
+                    short.push_str(&format!(" [{every}]"));
+                }
+                if carry_over {
+                    short.push_str(" +carry");
+                }
+                if futility {
+                    short.push_str(" +futility");
+                }
+                short
+            }
             Rule::Greedy { batch, ties: false } => format!("higher/{batch}"),
             Rule::Greedy { batch, ties: true } => format!("higher-or-equal/{batch}"),
+        }
+    }
+
+    /// The rule's name on the command line (`--rules`).
+    pub(crate) fn id(self) -> String {
+        match self {
+            Rule::Preset(name) => name.to_owned(),
+            Rule::ELond {
+                every,
+                carry_over,
+                futility,
+            } => {
+                let mut id = "elond".to_owned();
+                if let Some(every) = every {
+                    id.push_str(&format!("-look{every}"));
+                }
+                if carry_over {
+                    id.push_str("-carry");
+                }
+                if futility {
+                    id.push_str("-futility");
+                }
+                id
+            }
+            Rule::Greedy { batch, ties: false } => format!("higher-{batch}"),
+            Rule::Greedy { batch, ties: true } => format!("higher-or-equal-{batch}"),
         }
     }
 }
@@ -375,19 +459,25 @@ pub(crate) async fn replicate(
     let mut tally = match rule {
         Rule::Preset(name) => {
             let params = GateParams::preset(name).map_err(|e| e.to_string())?;
-            gated(&agent, bench, rep, &order, &gate, params, false).await?
+            let how = Gating {
+                params,
+                run_config: None,
+            };
+            gated(&agent, bench, rep, &order, &gate, how).await?
         }
-        Rule::ELond => {
-            gated(
-                &agent,
-                bench,
-                rep,
-                &order,
-                &gate,
-                GateParams::default(),
-                true,
-            )
-            .await?
+        Rule::ELond {
+            every,
+            carry_over,
+            futility,
+        } => {
+            let how = Gating {
+                params: GateParams {
+                    futility_risk: futility.then_some(FUTILITY_RISK),
+                    ..GateParams::default()
+                },
+                run_config: Some(RunConfig { every, carry_over }),
+            };
+            gated(&agent, bench, rep, &order, &gate, how).await?
         }
         Rule::Greedy { batch, ties } => {
             greedy(&agent, bench, rep, &order, &gate, batch, ties).await
@@ -406,17 +496,29 @@ pub(crate) async fn replicate(
     Ok(tally)
 }
 
+/// How a gated rule judges: its parameters and, for the run configuration, its options.
+struct Gating {
+    params: GateParams,
+    run_config: Option<RunConfig>,
+}
+
+/// The options of `skill-evolve run`'s configuration a rule sets (e-LOND and probation always).
+#[derive(Clone, Copy)]
+struct RunConfig {
+    every: Option<usize>,
+    carry_over: bool,
+}
+
 async fn gated(
     agent: &Agent<'_>,
     bench: &Bench,
     rep: u64,
     order: &[&Edit],
     gate: &[SuiteQuestion],
-    params: GateParams,
-    run_config: bool,
+    how: Gating,
 ) -> Result<Tally, String> {
     let questions: Vec<GeneratedQuestion> = gate.iter().map(generated).collect();
-    let held_back = if run_config {
+    let held_back = if how.run_config.is_some() {
         ((questions.len() as f64) * PROBATION_SHARE).round() as usize
     } else {
         0
@@ -432,14 +534,20 @@ async fn gated(
         events: &NoEvents,
         resume_from: None,
     };
-    let config = ValidationConfig {
+    let mut config = ValidationConfig {
         gate_run_prefix: format!("real{rep}_gate_"),
         seed: rep,
-        params,
+        params: how.params,
         ..ValidationConfig::default()
     };
+    if let Some(every) = how.run_config.and_then(|c| c.every) {
+        config.ladder = vec![every];
+    }
     let mut keeper = Gatekeeper::new(config);
-    if run_config {
+    if how.run_config.is_some_and(|c| c.carry_over) {
+        keeper = keeper.with_carry_over();
+    }
+    if how.run_config.is_some() {
         let fdr = ELond::new(
             FDR_ALPHA,
             GammaSequence::Horizon {

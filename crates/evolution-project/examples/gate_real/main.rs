@@ -7,8 +7,9 @@
 //! the skill of `candidates.json` as its system prompt. Each replication proposes a fixed mix
 //! of the candidate edits there (written to help, neutral, written to hurt) in a shuffled
 //! order, and each acceptance rule — the four gate presets alone, the e-LOND run
-//! configuration, keep if higher on 10 and on 40 questions, keep if higher or equal — judges
-//! them one after another against the skill it has committed so far.
+//! configuration as shipped and with the options that make it look more often, carry answers
+//! over and stop tied candidates early, keep if higher on 10 and on 40 questions, keep if
+//! higher or equal — judges them one after another against the skill it has committed so far.
 //!
 //! Run with `cargo xtask bench gate-real [options]`:
 //! - `--replications R` (3), `--candidates N` (12), `--holdout H` (40),
@@ -30,7 +31,10 @@
 //!   written after every replication, and each rule's tally appended to `tallies.jsonl`;
 //! - `--first-replication K` (0): number the replications from K, so that several processes
 //!   can share the replications; `--merge FILE...`: the table and the plot of the tallies in
-//!   these `tallies.jsonl` files, written to `--out`.
+//!   these `tallies.jsonl` files, written to `--out`;
+//! - `--rules a,b,...` (all): only these rules, by name (`seed`, `elond`, `elond-look5-carry`,
+//!   `higher-10`, ...; an unknown name lists them). Answers are shared between the rules of a
+//!   process, so a rule added to a run costs only the answers no other rule asked for.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -66,6 +70,7 @@ struct Options {
     threads: u32,
     first: u64,
     merge: Vec<PathBuf>,
+    rules: Vec<Rule>,
     out: PathBuf,
 }
 
@@ -91,6 +96,7 @@ fn parse() -> Result<Options, String> {
         threads: 1,
         first: 0,
         merge: Vec::new(),
+        rules: Rule::all(),
         out: PathBuf::from("target/gate-real"),
     };
     let mut args = std::env::args().skip(1);
@@ -116,6 +122,7 @@ fn parse() -> Result<Options, String> {
             "--effects" => o.effects = true,
             "--show-replies" => o.show_replies = true,
             "--first-replication" => o.first = number(value()?)?,
+            "--rules" => o.rules = rules(&value()?)?,
             "--merge" => {
                 o.merge.push(PathBuf::from(value()?));
                 o.merge.extend(args.by_ref().map(PathBuf::from));
@@ -192,6 +199,28 @@ fn append_tally(o: &Options, rep: u64, rule: Rule, tally: &bench::Tally) -> std:
         .append(true)
         .open(o.out.join("tallies.jsonl"))?;
     writeln!(file, "{line}")
+}
+
+/// `--rules a,b,...`: the rules named, by [`Rule::id`], in the order of [`Rule::all`].
+fn rules(names: &str) -> Result<Vec<Rule>, String> {
+    let all = Rule::all();
+    let mut wanted: BTreeSet<&str> = names.split(',').map(str::trim).collect();
+    let chosen: Vec<Rule> = all
+        .iter()
+        .copied()
+        .filter(|rule| wanted.remove(rule.id().as_str()))
+        .collect();
+    if let Some(unknown) = wanted.first() {
+        let known: Vec<String> = all.iter().map(|r| r.id()).collect();
+        return Err(format!(
+            "--rules: unknown rule {unknown:?} (one of {})",
+            known.join(", ")
+        ));
+    }
+    if chosen.is_empty() {
+        return Err("--rules needs at least one rule".into());
+    }
+    Ok(chosen)
 }
 
 /// `--merge`: the table and the plot of the tallies in `o.merge`, one per rule and
@@ -309,9 +338,10 @@ async fn main() -> std::process::ExitCode {
     };
     let command: Vec<String> = std::env::args().skip(1).collect();
     let started = Instant::now();
-    let mut rows: Vec<Row> = Rule::all()
-        .into_iter()
-        .map(|rule| Row {
+    let mut rows: Vec<Row> = o
+        .rules
+        .iter()
+        .map(|&rule| Row {
             rule,
             tallies: Vec::new(),
         })

@@ -287,7 +287,7 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
         "run {:?}: {} skill document(s) in {}\n\
          agent: {} {}\n\
          questions: {} train, {} gate, {} holdout\n\
-         gate: {} parameters, blocks {:?}, INFRA guard {:.0}%, {}{}\n\
+         gate: {} parameters, blocks {:?}{}, INFRA guard {:.0}%, {}{}\n\
          evolve: {}; edit budget {}\n\
          llm: {llm}\n\
          pre-flight estimate (worst case, {} epoch(s)): {} LLM calls, {} tokens{}, {} agent rollouts\n",
@@ -301,6 +301,11 @@ pub fn preflight(config: &RunConfig, estimate: &Estimate, llm: &str, model_lines
         config.holdout.len(),
         config.gate_settings.preset,
         config.gate_settings.ladder,
+        match config.gate_settings.params.futility_risk {
+            Some(risk) =>
+                format!(", a candidate that mostly ties stops early (futility_risk {risk})"),
+            None => String::new(),
+        },
         config.gate_settings.guard_err * 100.0,
         match config.gate_settings.fdr_alpha {
             Some(alpha) => format!("false-discovery rate at most {alpha} over the run (e-LOND)"),

@@ -121,7 +121,7 @@ const DETERMINISTIC: Setup = Setup {
 /// The e-LOND run of replication 0 in [`DETERMINISTIC`]'s setup (its 6 candidates are
 /// h-refuse, h-weight, n-french, n-polite and two harmful edits).
 async fn e_lond_on_replication_0(shared: &Shared, bench: &Bench) -> crate::gate_bench::Tally {
-    replicate(shared, bench, DETERMINISTIC, 0, Rule::ELond)
+    replicate(shared, bench, DETERMINISTIC, 0, Rule::ELOND_DEFAULT)
         .await
         .expect("the e-LOND run")
 }

@@ -133,6 +133,36 @@ fn a_bad_fdr_level_is_one_line_exit_2() {
 }
 
 #[test]
+fn the_tie_aware_futility_exit_is_stated_and_a_bad_risk_is_one_line_exit_2() {
+    let dir = run_workspace_with(&gate_config("futility_risk = 0.05"), 24);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "blocks [2, 4], a candidate that mostly ties stops early (futility_risk 0.05), INFRA"
+        ),
+        "{stdout}"
+    );
+    let dir = run_workspace_with(&gate_config("futility_risk = \"off\""), 24);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("futility_risk"));
+    for (value, needle) in [
+        (
+            "1",
+            "evolve.toml:20: [gate] futility_risk must lie strictly between 0 and 1, not 1",
+        ),
+        (
+            "\"no\"",
+            "evolve.toml:20: [gate] futility_risk must be a level between 0 and 1 or \"off\", not \"no\"",
+        ),
+    ] {
+        assert_config_refused(&gate_config(&format!("futility_risk = {value}")), needle);
+    }
+}
+
+#[test]
 fn the_probation_pool_is_held_back_from_the_gate_and_checked() {
     // Twelve gate questions, three held back for probation: the nine left
     // are the fewest the reach check lets through.

@@ -49,7 +49,7 @@ pub(super) struct GateSection {
     #[serde(default)]
     seed: u64,
     #[serde(default = "default_fdr")]
-    fdr_alpha: Spanned<FdrChoice>,
+    fdr_alpha: Spanned<LevelOrOff>,
     /// Unset: chosen from what the gate can do (see `probation.rs`).
     #[serde(default)]
     pub(super) probation: Option<Spanned<f64>>,
@@ -77,6 +77,9 @@ pub(super) struct GateSection {
     carry_over: bool,
     /// Screen each candidate on up to this many training questions before its gate.
     screen: Option<Spanned<usize>>,
+    /// The risk of the gate's tie-aware futility exit, or "off".
+    #[serde(default = "default_futility")]
+    futility_risk: Spanned<LevelOrOff>,
 }
 
 impl Default for GateSection {
@@ -101,14 +104,15 @@ impl Default for GateSection {
             pool: None,
             carry_over: false,
             screen: None,
+            futility_risk: default_futility(),
         }
     }
 }
 
-/// `[gate] fdr_alpha`: a level, or a word (only `"off"` is valid).
+/// `[gate] fdr_alpha` and `[gate] futility_risk`: a level, or a word (only `"off"` is valid).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub(super) enum FdrChoice {
+pub(super) enum LevelOrOff {
     Level(f64),
     Word(String),
 }
@@ -121,8 +125,20 @@ pub const DEFAULT_FDR_ALPHA: f64 = 0.05;
 /// skill each (docs/gate.md gives the threshold this costs).
 pub const DEFAULT_LEDGER_HORIZON: u64 = 365;
 
-pub(super) fn default_fdr() -> Spanned<FdrChoice> {
-    Spanned::new(0..0, FdrChoice::Level(DEFAULT_FDR_ALPHA))
+pub(super) fn default_fdr() -> Spanned<LevelOrOff> {
+    Spanned::new(0..0, LevelOrOff::Level(DEFAULT_FDR_ALPHA))
+}
+
+/// The risk of the tie-aware futility exit `run` uses unless `[gate] futility_risk` says
+/// otherwise (`None`: off).
+pub const DEFAULT_FUTILITY_RISK: Option<f64> = None;
+
+pub(super) fn default_futility() -> Spanned<LevelOrOff> {
+    let choice = match DEFAULT_FUTILITY_RISK {
+        Some(risk) => LevelOrOff::Level(risk),
+        None => LevelOrOff::Word("off".to_owned()),
+    };
+    Spanned::new(0..0, choice)
 }
 
 pub(super) fn default_ladder() -> Spanned<Vec<usize>> {
@@ -405,24 +421,9 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         ));
     }
     let (params, preset) = custom_params(src, g)?;
-    let fdr_alpha = match g.fdr_alpha.get_ref() {
-        FdrChoice::Level(alpha) if *alpha > 0.0 && *alpha < 1.0 => Some(*alpha),
-        FdrChoice::Word(word) if word == "off" => None,
-        FdrChoice::Level(alpha) => {
-            return Err(src.at(
-                g.fdr_alpha.span(),
-                format!("[gate] fdr_alpha must lie strictly between 0 and 1, not {alpha}"),
-            ));
-        }
-        FdrChoice::Word(word) => {
-            return Err(src.at(
-                g.fdr_alpha.span(),
-                format!(
-                    "[gate] fdr_alpha must be a level between 0 and 1 or \"off\", not {word:?}"
-                ),
-            ));
-        }
-    };
+    let fdr_alpha = level_or_off(src, "fdr_alpha", &g.fdr_alpha)?;
+    let mut params = params;
+    params.futility_risk = level_or_off(src, "futility_risk", &g.futility_risk)?;
     let ledger_horizon = match &g.ledger_horizon {
         Some(h) if *h.get_ref() == 0 => {
             return Err(src.at(
@@ -477,6 +478,26 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         carry_over: g.carry_over,
         screen,
     })
+}
+
+/// A key that takes a level strictly between 0 and 1 or the word `"off"` (`None`).
+fn level_or_off(
+    src: &Source<'_>,
+    key: &str,
+    given: &Spanned<LevelOrOff>,
+) -> anyhow::Result<Option<f64>> {
+    match given.get_ref() {
+        LevelOrOff::Level(level) if *level > 0.0 && *level < 1.0 => Ok(Some(*level)),
+        LevelOrOff::Word(word) if word == "off" => Ok(None),
+        LevelOrOff::Level(level) => Err(src.at(
+            given.span(),
+            format!("[gate] {key} must lie strictly between 0 and 1, not {level}"),
+        )),
+        LevelOrOff::Word(word) => Err(src.at(
+            given.span(),
+            format!("[gate] {key} must be a level between 0 and 1 or \"off\", not {word:?}"),
+        )),
+    }
 }
 
 /// `[gate] params` and the keys that override its values one by one, checked together by

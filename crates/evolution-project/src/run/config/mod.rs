@@ -73,6 +73,8 @@
 //! # e_rollback = 10.0
 //! # alternative = 0.7             # Wald's likelihood ratio for this win rate instead of
 //!                                 # the uniform mixture
+//! # futility_risk = 0.05          # stop early a candidate that mostly answers like the
+//!                                 # current version ("off" by default)
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -128,7 +130,9 @@ use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
 use self::candidates::{companions_of, horizon_of};
 use self::evolve::{EvolveSection, check_evolve};
-pub use self::gate::{DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON, GateSettings};
+pub use self::gate::{
+    DEFAULT_FDR_ALPHA, DEFAULT_FUTILITY_RISK, DEFAULT_LEDGER_HORIZON, GateSettings,
+};
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};
 use self::preferences::{PreferencesSection, check_preferences};
