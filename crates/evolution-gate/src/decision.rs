@@ -99,9 +99,9 @@ impl Gate {
     /// Exits, first match wins: `accept_confirmed` (`E ≥ e_confirm` and
     /// `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
     /// `reject_futility` (questions remain, yet `E(W + n_remaining, L) <
-    /// e_confirm`; with [`GateParams::futility_risk`], also when `E(W + D, L) <
-    /// e_confirm` for the `D` of the remaining questions that can plausibly still be
-    /// discordant) → at exhaustion `accept_provisional` (`E ≥ e_provisional`
+    /// e_confirm`; with [`GateParams::futility_risk`], also when `W + D` wins, `D` the
+    /// remaining questions that can plausibly still be discordant, would reach neither
+    /// `e_confirm` nor the provisional exit) → at exhaustion `accept_provisional` (`E ≥ e_provisional`
     /// and `W − L ≥ w_net_min`) or `reject_inertia` → `continue`. E-values
     /// are compared in log space.
     ///
@@ -147,8 +147,8 @@ impl Gate {
             GateDecision::RejectFutility
         } else if let Some(risk) = params.futility_risk
             && n_remaining > 0
-            && best_case_falls_short(
-                &params.e_process,
+            && no_plausible_accept(
+                params,
                 w.saturating_add(plausible_discordant(
                     w.saturating_add(l),
                     n_used,
@@ -156,7 +156,6 @@ impl Gate {
                     risk,
                 )),
                 l,
-                ln_confirm,
             )
         {
             GateDecision::RejectFutility
@@ -238,6 +237,15 @@ fn best_case_falls_short(e_process: &EProcess, w_best: u64, l: u64, ln_confirm: 
         }
         EProcess::LikelihoodRatio { .. } => e_process.ln_e_value(w_best, l) < ln_confirm,
     }
+}
+
+/// True when `w_best` wins and `l` losses would reach neither accept: `E < e_confirm`, and
+/// `E < e_provisional` or `w_best − l < w_net_min` (the provisional exit at exhaustion).
+fn no_plausible_accept(params: &GateParams, w_best: u64, l: u64) -> bool {
+    let ln_e = params.e_process.ln_e_value(w_best, l);
+    let net = i128::from(w_best) - i128::from(l);
+    ln_e < params.e_confirm.ln()
+        && (ln_e < params.e_provisional.ln() || net < i128::from(params.w_net_min))
 }
 
 /// Reject parameter sets that would make a decision meaningless.

@@ -90,10 +90,11 @@ pub struct GateParams {
     #[serde(default, skip_serializing_if = "EProcess::is_uniform_mixture")]
     pub e_process: EProcess,
     /// The tie-aware futility exit, off when `None` (every preset): with a risk `β` in
-    /// `(0, 1)`, a candidate is also rejected for futility when it could not reach
-    /// `e_confirm` even by winning every remaining question that can plausibly still be
-    /// discordant — `⌈n_remaining · p⁺⌉`, `p⁺` the upper confidence bound at risk `β` of the
-    /// share of discordant pairs so far (Chernoff's). A candidate that mostly ties its
+    /// `(0, 1)`, a candidate is also rejected for futility when it could reach no accept
+    /// (`e_confirm`, or `e_provisional` with `w_net_min` net wins at exhaustion) even by
+    /// winning every remaining question that can plausibly still be discordant —
+    /// `⌈n_remaining · p⁺⌉`, `p⁺` the upper confidence bound at risk `β` of the share of
+    /// discordant pairs so far (Chernoff's). A candidate that mostly ties its
     /// baseline stops early instead of at the last questions. It only rejects, so it never
     /// raises the false-accept rate; it can reject a better candidate whose discordant pairs
     /// come late.

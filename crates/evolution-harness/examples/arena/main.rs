@@ -22,6 +22,8 @@
 //!   answers and a screen on training questions (`Gatekeeper::with_pool`,
 //!   `with_carry_over`, `with_screen`), and the shipped configuration under
 //!   closed e-LOND (`ELond::with_closure`);
+//! - the `seed` run configuration looking every 5 questions, with carry-over and with the
+//!   gate's tie-aware futility exit (`GateParams::futility_risk`);
 //! - the oracle (`oracle.rs`): a likelihood-ratio e-process that knows each
 //!   candidate's true visible effect;
 //! - greedy: accept when the candidate beats the baseline on a 10-question
@@ -287,6 +289,29 @@ fn rules() -> Vec<(String, Rule)> {
                 GATE_QUESTIONS,
                 PROBATION_QUESTIONS,
             ),
+        ));
+    }
+    // The `seed` run configuration with the `[gate]` options that spend fewer questions:
+    // a look every 5 questions, carry-over, the tie-aware futility exit.
+    for (suffix, carry_over, futility) in [
+        ("look 5", false, false),
+        ("look 5, carry-over", true, false),
+        ("look 5, carry-over, futility_risk 0.05", true, true),
+    ] {
+        rules.push((
+            format!("`seed` + e-LOND + probation (150 + 50), {suffix}"),
+            Rule::Gated(Gated {
+                params: GateParams {
+                    futility_risk: futility.then_some(0.05),
+                    ..preset("seed")
+                },
+                guard: Some(horizon()),
+                questions: GATE_QUESTIONS,
+                probation: PROBATION_QUESTIONS,
+                look: LOOK,
+                carry_over,
+                screen: None,
+            }),
         ));
     }
     let guarded: [(&str, GateParams, Guard, usize); 8] = [

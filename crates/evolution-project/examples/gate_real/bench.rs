@@ -185,12 +185,14 @@ pub(crate) fn shown(text: &str, max: usize) -> String {
 pub(crate) enum Rule {
     /// A gate preset judging each candidate on its own, on every gate question.
     Preset(&'static str),
-    /// The run configuration of `skill-evolve run` with `fdr_alpha = 0.05`: the `seed` preset,
-    /// e-LOND over the run's candidates, a quarter of the gate questions held back to judge
-    /// provisional accepts; with `every`, the gate looks every `every` questions (`[gate] ladder =
+    /// E-LOND as `skill-evolve run` uses it (`fdr_alpha = 0.05`): the `seed` preset, e-LOND over
+    /// the run's candidates, and here a quarter of the gate questions held back to judge
+    /// provisional accepts (`run` holds none back at this level, where no accept can be
+    /// provisional); blocks of 10, 20 and 40 and no other option, or with `every`, the gate looks every `every` questions (`[gate] ladder =
     /// [every]`) instead of after blocks of 10, 20 and 40, with `carry_over` an accepted
     /// candidate's answers become the next baseline's (`[gate] carry_over = true`), and with
-    /// `futility` a candidate that mostly ties stops early (`[gate] futility_risk = 0.05`).
+    /// `futility` a candidate that mostly ties stops early (`[gate] futility_risk = 0.05`). All
+    /// three on are `run`'s defaults ([`Rule::ELOND_SHIPPED`]).
     ELond {
         /// Block size of a ladder of equal blocks (`None`: the default ladder).
         every: Option<usize>,
@@ -210,11 +212,12 @@ pub(crate) enum Rule {
 }
 
 impl Rule {
-    /// The e-LOND run configuration as `skill-evolve run` ships it.
-    pub(crate) const ELOND_DEFAULT: Rule = Rule::ELond {
-        every: None,
-        carry_over: false,
-        futility: false,
+    /// E-LOND with the `[gate]` options `skill-evolve run` turns on by default: a look every 5
+    /// questions, carry-over, the tie-aware futility exit.
+    pub(crate) const ELOND_SHIPPED: Rule = Rule::ELond {
+        every: Some(5),
+        carry_over: true,
+        futility: true,
     };
 
     /// Every rule the benchmark compares.
@@ -223,7 +226,11 @@ impl Rule {
             .iter()
             .map(|&n| Rule::Preset(n))
             .collect();
-        rules.push(Rule::ELOND_DEFAULT);
+        rules.push(Rule::ELond {
+            every: None,
+            carry_over: false,
+            futility: false,
+        });
         for (carry_over, futility) in [(false, false), (true, false), (false, true), (true, true)] {
             rules.push(Rule::ELond {
                 every: Some(5),

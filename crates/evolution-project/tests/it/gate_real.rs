@@ -118,10 +118,10 @@ const DETERMINISTIC: Setup = Setup {
     gate_questions: 100,
 };
 
-/// The e-LOND run of replication 0 in [`DETERMINISTIC`]'s setup (its 6 candidates are
+/// The e-LOND run as `run` ships it, on replication 0 in [`DETERMINISTIC`]'s setup (its 6 candidates are
 /// h-refuse, h-weight, n-french, n-polite and two harmful edits).
 async fn e_lond_on_replication_0(shared: &Shared, bench: &Bench) -> crate::gate_bench::Tally {
-    replicate(shared, bench, DETERMINISTIC, 0, Rule::ELOND_DEFAULT)
+    replicate(shared, bench, DETERMINISTIC, 0, Rule::ELOND_SHIPPED)
         .await
         .expect("the e-LOND run")
 }

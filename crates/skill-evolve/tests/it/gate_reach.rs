@@ -9,7 +9,7 @@ use crate::evolve_gated::{agent_config, evolve, workspace};
 use crate::run::{CONFIG, rule_agent, run_workspace_with};
 use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
-/// [`CONFIG`] with the default gate: preset `seed`, ladder `[10, 20, 40]`, e-LOND at 0.05.
+/// [`CONFIG`] with the default gate: preset `seed`, ladder `[5]`, e-LOND at 0.05.
 /// Two epochs, one task type and one skill: a horizon of 2 + 1 = 3 candidates, so the
 /// first candidate needs `E ≥ 3 / 0.05 = 60`; with no loss `E(W, 0) = (2^(W+1) − 1)/(W + 1)`
 /// first passes 60 at `W = 9` (102.3; `E(8, 0) = 56.8`).
@@ -59,13 +59,13 @@ fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
     );
     // The power is the library's exact number at the ladder's block ends.
     let gate = first_level(3);
-    let floor = fewest_wins(&gate, 20, &[10, 20, 40]).unwrap();
+    let floor = fewest_wins(&gate, 20, &[5]).unwrap();
     assert_eq!(
         floor.confirmed.map(|r| (r.wins, r.questions)),
         Some((9, 10))
     );
-    let p6 = ladder_accept_probability(&gate, 20, &[10, 20, 40], 0.6).unwrap();
-    let p7 = ladder_accept_probability(&gate, 20, &[10, 20, 40], 0.7).unwrap();
+    let p6 = ladder_accept_probability(&gate, 20, &[5], 0.6).unwrap();
+    let p7 = ladder_accept_probability(&gate, 20, &[5], 0.7).unwrap();
     assert!(p6 < p7, "{p6} {p7}");
     assert!(
         stdout.contains(&format!(

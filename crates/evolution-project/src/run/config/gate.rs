@@ -73,7 +73,7 @@ pub(super) struct GateSection {
     /// The most gate questions one candidate may draw.
     pool: Option<Spanned<usize>>,
     /// An accepted candidate's gate answers become its version's cached baseline answers.
-    #[serde(default)]
+    #[serde(default = "default_carry_over")]
     carry_over: bool,
     /// Screen each candidate on up to this many training questions before its gate.
     screen: Option<Spanned<usize>>,
@@ -102,7 +102,7 @@ impl Default for GateSection {
             ledger_horizon: None,
             reuse_questions: false,
             pool: None,
-            carry_over: false,
+            carry_over: default_carry_over(),
             screen: None,
             futility_risk: default_futility(),
         }
@@ -131,7 +131,12 @@ pub(super) fn default_fdr() -> Spanned<LevelOrOff> {
 
 /// The risk of the tie-aware futility exit `run` uses unless `[gate] futility_risk` says
 /// otherwise (`None`: off).
-pub const DEFAULT_FUTILITY_RISK: Option<f64> = None;
+pub const DEFAULT_FUTILITY_RISK: Option<f64> = Some(0.05);
+
+/// `[gate] carry_over` unless set: on.
+pub(super) fn default_carry_over() -> bool {
+    true
+}
 
 pub(super) fn default_futility() -> Spanned<LevelOrOff> {
     let choice = match DEFAULT_FUTILITY_RISK {
@@ -142,7 +147,7 @@ pub(super) fn default_futility() -> Spanned<LevelOrOff> {
 }
 
 pub(super) fn default_ladder() -> Spanned<Vec<usize>> {
-    Spanned::new(0..0, vec![10, 20, 40])
+    Spanned::new(0..0, vec![5])
 }
 
 pub(super) fn default_guard() -> Spanned<f64> {

@@ -54,7 +54,7 @@
 //!
 //! [gate]
 //! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
-//! ladder = [10, 20, 40]
+//! ladder = [5]                   # the gate decides after every 5 gate questions
 //! guard_err = 0.2
 //! fdr_alpha = 0.05                # false-discovery rate over the run's candidates
 //!                                 # (e-LOND), or "off" for per-candidate bounds only
@@ -74,7 +74,8 @@
 //! # alternative = 0.7             # Wald's likelihood ratio for this win rate instead of
 //!                                 # the uniform mixture
 //! # futility_risk = 0.05          # stop early a candidate that mostly answers like the
-//!                                 # current version ("off" by default)
+//!                                 # current version ("off": use the gate questions up)
+//! # carry_over = true             # an accepted candidate's answers are the new baseline's
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
