@@ -231,13 +231,14 @@ impl Rule {
             carry_over: false,
             futility: false,
         });
-        for (carry_over, futility) in [(false, false), (true, false), (false, true), (true, true)] {
+        for (carry_over, futility) in [(false, false), (true, false), (false, true)] {
             rules.push(Rule::ELond {
                 every: Some(5),
                 carry_over,
                 futility,
             });
         }
+        rules.push(Rule::ELOND_SHIPPED);
         rules.push(Rule::Greedy {
             batch: 10,
             ties: false,
