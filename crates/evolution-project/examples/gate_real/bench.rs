@@ -263,22 +263,8 @@ impl Rule {
     pub(crate) fn label(self) -> String {
         match self {
             Rule::Preset(name) => format!("`{name}`, each candidate alone"),
-            Rule::ELond {
-                every,
-                carry_over,
-                futility,
-            } => {
-                let mut label = "`seed` + e-LOND (α = 0.05) + probation".to_owned();
-                if let Some(every) = every {
-                    label.push_str(&format!(", `ladder = [{every}]`"));
-                }
-                if carry_over {
-                    label.push_str(", `carry_over`");
-                }
-                if futility {
-                    label.push_str(&format!(", `futility_risk = {FUTILITY_RISK}`"));
-                }
-                label
+            Rule::ELond { .. } => {
+                self.with_options("`seed` + e-LOND (α = 0.05) + probation", Spelling::Table)
             }
             Rule::Greedy { batch, ties: false } => format!("keep if higher, {batch} questions"),
             Rule::Greedy { batch, ties: true } => {
@@ -291,23 +277,7 @@ impl Rule {
     pub(crate) fn short(self) -> String {
         match self {
             Rule::Preset(name) => name.to_owned(),
-            Rule::ELond {
-                every,
-                carry_over,
-                futility,
-            } => {
-                let mut short = "e-LOND run".to_owned();
-                if let Some(every) = every {
-                    short.push_str(&format!(" [{every}]"));
-                }
-                if carry_over {
-                    short.push_str(" +carry");
-                }
-                if futility {
-                    short.push_str(" +futility");
-                }
-                short
-            }
+            Rule::ELond { .. } => self.with_options("e-LOND run", Spelling::Plot),
             Rule::Greedy { batch, ties: false } => format!("higher/{batch}"),
             Rule::Greedy { batch, ties: true } => format!("higher-or-equal/{batch}"),
         }
@@ -317,27 +287,54 @@ impl Rule {
     pub(crate) fn id(self) -> String {
         match self {
             Rule::Preset(name) => name.to_owned(),
-            Rule::ELond {
-                every,
-                carry_over,
-                futility,
-            } => {
-                let mut id = "elond".to_owned();
-                if let Some(every) = every {
-                    id.push_str(&format!("-look{every}"));
-                }
-                if carry_over {
-                    id.push_str("-carry");
-                }
-                if futility {
-                    id.push_str("-futility");
-                }
-                id
-            }
+            Rule::ELond { .. } => self.with_options("elond", Spelling::CommandLine),
             Rule::Greedy { batch, ties: false } => format!("higher-{batch}"),
             Rule::Greedy { batch, ties: true } => format!("higher-or-equal-{batch}"),
         }
     }
+
+    /// `base` followed by the options an e-LOND rule sets, spelt for `spelling`.
+    fn with_options(self, base: &str, spelling: Spelling) -> String {
+        let Rule::ELond {
+            every,
+            carry_over,
+            futility,
+        } = self
+        else {
+            return base.to_owned();
+        };
+        let mut out = base.to_owned();
+        if let Some(every) = every {
+            out.push_str(&match spelling {
+                Spelling::Table => format!(", `ladder = [{every}]`"),
+                Spelling::Plot => format!(" [{every}]"),
+                Spelling::CommandLine => format!("-look{every}"),
+            });
+        }
+        if carry_over {
+            out.push_str(match spelling {
+                Spelling::Table => ", `carry_over`",
+                Spelling::Plot => " +carry",
+                Spelling::CommandLine => "-carry",
+            });
+        }
+        if futility {
+            out.push_str(&match spelling {
+                Spelling::Table => format!(", `futility_risk = {FUTILITY_RISK}`"),
+                Spelling::Plot => " +futility".to_owned(),
+                Spelling::CommandLine => "-futility".to_owned(),
+            });
+        }
+        out
+    }
+}
+
+/// Where a rule's name is written.
+#[derive(Clone, Copy)]
+enum Spelling {
+    Table,
+    Plot,
+    CommandLine,
 }
 
 /// The size of a run.
