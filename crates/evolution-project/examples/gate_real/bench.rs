@@ -28,8 +28,13 @@ use serde::{Deserialize, Serialize};
 #[path = "answers.rs"]
 mod answers;
 
+#[path = "rules.rs"]
+mod rules;
+
 use self::answers::Agent;
 pub(crate) use self::answers::{Responder, Shared};
+use self::rules::FUTILITY_RISK;
+pub(crate) use self::rules::Rule;
 
 /// The skill document's name in every workspace.
 pub(crate) const SKILL_FILE: &str = "SKILL.md";
@@ -39,8 +44,6 @@ const SUITE: &str = include_str!("suite.jsonl");
 const CANDIDATES: &str = include_str!("candidates.json");
 /// The e-LOND level of the gated run configuration.
 const FDR_ALPHA: f64 = 0.05;
-/// The risk of the tie-aware futility exit where a rule turns it on.
-const FUTILITY_RISK: f64 = 0.05;
 /// Share of the gate questions the gated run configuration holds back for probation.
 const PROBATION_SHARE: f64 = 0.25;
 /// Answers generated between two progress lines on stderr.
@@ -178,163 +181,6 @@ pub(crate) fn shown(text: &str, max: usize) -> String {
         out.push('…');
     }
     out
-}
-
-/// An acceptance rule.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Rule {
-    /// A gate preset judging each candidate on its own, on every gate question.
-    Preset(&'static str),
-    /// E-LOND as `skill-evolve run` uses it (`fdr_alpha = 0.05`): the `seed` preset, e-LOND over
-    /// the run's candidates, and here a quarter of the gate questions held back to judge
-    /// provisional accepts (`run` holds none back at this level, where no accept can be
-    /// provisional); blocks of 10, 20 and 40 and no other option, or with `every`, the gate looks every `every` questions (`[gate] ladder =
-    /// [every]`) instead of after blocks of 10, 20 and 40, with `carry_over` an accepted
-    /// candidate's answers become the next baseline's (`[gate] carry_over = true`), and with
-    /// `futility` a candidate that mostly ties stops early (`[gate] futility_risk = 0.05`). All
-    /// three on are `run`'s defaults ([`Rule::ELOND_SHIPPED`]).
-    ELond {
-        /// Block size of a ladder of equal blocks (`None`: the default ladder).
-        every: Option<usize>,
-        /// Whether accepted answers are carried over.
-        carry_over: bool,
-        /// Whether the gate's tie-aware futility exit is on (`futility_risk = 0.05`).
-        futility: bool,
-    },
-    /// Keep the candidate when it answers more of a fresh random batch of `batch` gate
-    /// questions rightly than the current skill (or as many, with `ties`).
-    Greedy {
-        /// Questions per batch.
-        batch: usize,
-        /// Whether a tie keeps the candidate.
-        ties: bool,
-    },
-}
-
-impl Rule {
-    /// E-LOND with the `[gate]` options `skill-evolve run` turns on by default: a look every 5
-    /// questions, carry-over, the tie-aware futility exit.
-    pub(crate) const ELOND_SHIPPED: Rule = Rule::ELond {
-        every: Some(5),
-        carry_over: true,
-        futility: true,
-    };
-
-    /// Every rule the benchmark compares.
-    pub(crate) fn all() -> Vec<Rule> {
-        let mut rules: Vec<Rule> = evolution_gate::PRESET_NAMES
-            .iter()
-            .map(|&n| Rule::Preset(n))
-            .collect();
-        rules.push(Rule::ELond {
-            every: None,
-            carry_over: false,
-            futility: false,
-        });
-        for (carry_over, futility) in [(false, false), (true, false), (false, true)] {
-            rules.push(Rule::ELond {
-                every: Some(5),
-                carry_over,
-                futility,
-            });
-        }
-        rules.push(Rule::ELOND_SHIPPED);
-        rules.push(Rule::Greedy {
-            batch: 10,
-            ties: false,
-        });
-        rules.push(Rule::Greedy {
-            batch: 40,
-            ties: false,
-        });
-        rules.push(Rule::Greedy {
-            batch: 10,
-            ties: true,
-        });
-        rules
-    }
-
-    /// The rule whose [`Rule::label`] is `label`.
-    pub(crate) fn by_label(label: &str) -> Option<Rule> {
-        Rule::all().into_iter().find(|r| r.label() == label)
-    }
-
-    /// The rule's label in the table.
-    pub(crate) fn label(self) -> String {
-        match self {
-            Rule::Preset(name) => format!("`{name}`, each candidate alone"),
-            Rule::ELond { .. } => {
-                self.with_options("`seed` + e-LOND (α = 0.05) + probation", Spelling::Table)
-            }
-            Rule::Greedy { batch, ties: false } => format!("keep if higher, {batch} questions"),
-            Rule::Greedy { batch, ties: true } => {
-                format!("keep if higher or equal, {batch} questions")
-            }
-        }
-    }
-
-    /// A short label for the plot.
-    pub(crate) fn short(self) -> String {
-        match self {
-            Rule::Preset(name) => name.to_owned(),
-            Rule::ELond { .. } => self.with_options("e-LOND run", Spelling::Plot),
-            Rule::Greedy { batch, ties: false } => format!("higher/{batch}"),
-            Rule::Greedy { batch, ties: true } => format!("higher-or-equal/{batch}"),
-        }
-    }
-
-    /// The rule's name on the command line (`--rules`).
-    pub(crate) fn id(self) -> String {
-        match self {
-            Rule::Preset(name) => name.to_owned(),
-            Rule::ELond { .. } => self.with_options("elond", Spelling::CommandLine),
-            Rule::Greedy { batch, ties: false } => format!("higher-{batch}"),
-            Rule::Greedy { batch, ties: true } => format!("higher-or-equal-{batch}"),
-        }
-    }
-
-    /// `base` followed by the options an e-LOND rule sets, spelt for `spelling`.
-    fn with_options(self, base: &str, spelling: Spelling) -> String {
-        let Rule::ELond {
-            every,
-            carry_over,
-            futility,
-        } = self
-        else {
-            return base.to_owned();
-        };
-        let mut out = base.to_owned();
-        if let Some(every) = every {
-            out.push_str(&match spelling {
-                Spelling::Table => format!(", `ladder = [{every}]`"),
-                Spelling::Plot => format!(" [{every}]"),
-                Spelling::CommandLine => format!("-look{every}"),
-            });
-        }
-        if carry_over {
-            out.push_str(match spelling {
-                Spelling::Table => ", `carry_over`",
-                Spelling::Plot => " +carry",
-                Spelling::CommandLine => "-carry",
-            });
-        }
-        if futility {
-            out.push_str(&match spelling {
-                Spelling::Table => format!(", `futility_risk = {FUTILITY_RISK}`"),
-                Spelling::Plot => " +futility".to_owned(),
-                Spelling::CommandLine => "-futility".to_owned(),
-            });
-        }
-        out
-    }
-}
-
-/// Where a rule's name is written.
-#[derive(Clone, Copy)]
-enum Spelling {
-    Table,
-    Plot,
-    CommandLine,
 }
 
 /// The size of a run.
