@@ -643,6 +643,39 @@ fn xml_escape(text: &str) -> String {
 /// A mean and its standard error.
 type MeanSe = (f64, f64);
 
+/// Space between a point and its label, in pixels.
+const LABEL_GAP: f64 = 6.0;
+/// Height of a label's line, in pixels.
+const LABEL_LINE: f64 = 14.0;
+/// Width of a label's character, in pixels (an estimate for 12 px sans-serif).
+const LABEL_CHAR: f64 = 7.0;
+
+/// The baseline of each point's label: just above and right of its point, lifted a line at a
+/// time until it overlaps no label placed before it (points taken left to right).
+fn label_baselines(centres: &[(f64, f64)], widths: &[usize]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..centres.len()).collect();
+    order.sort_by(|&a, &b| centres[a].0.total_cmp(&centres[b].0));
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new(); // (left, right, baseline)
+    let mut baselines = vec![0.0; centres.len()];
+    for i in order {
+        let (cx, cy) = centres[i];
+        let (left, right) = (
+            cx + LABEL_GAP,
+            cx + LABEL_GAP + LABEL_CHAR * widths[i] as f64,
+        );
+        let mut base = cy - LABEL_GAP;
+        while placed
+            .iter()
+            .any(|&(l, r, b)| l < right && left < r && (b - base).abs() < LABEL_LINE)
+        {
+            base -= LABEL_LINE;
+        }
+        placed.push((left, right, base));
+        baselines[i] = base;
+    }
+    baselines
+}
+
 /// The plot: false commits per 100 candidates against rollouts, one point per rule with
 /// its standard errors as bars (plain SVG).
 pub(crate) fn svg(rows: &[Row], candidates: usize, title: &str) -> String {
@@ -690,17 +723,33 @@ pub(crate) fn svg(rows: &[Row], candidates: usize, title: &str) -> String {
         (y0 + y1) / 2.0,
         (y0 + y1) / 2.0
     ));
-    for (label, x, y) in &points {
-        let (cx, cy) = (px(finite(x.0)), py(finite(y.0)));
+    let centres: Vec<(f64, f64)> = points
+        .iter()
+        .map(|(_, x, y)| (px(finite(x.0)), py(finite(y.0))))
+        .collect();
+    let widths: Vec<usize> = points.iter().map(|(l, _, _)| l.chars().count()).collect();
+    let baselines = label_baselines(&centres, &widths);
+    for (((label, x, y), &(cx, cy)), &base) in points.iter().zip(&centres).zip(&baselines) {
         let (dx, dy) = (finite(x.1), finite(y.1));
         out.push_str(&format!(
-            "<line x1=\"{:.1}\" y1=\"{cy:.1}\" x2=\"{:.1}\" y2=\"{cy:.1}\" stroke=\"grey\"/>\n<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"grey\"/>\n<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"steelblue\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
+            "<line x1=\"{:.1}\" y1=\"{cy:.1}\" x2=\"{:.1}\" y2=\"{cy:.1}\" stroke=\"grey\"/>\n<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"grey\"/>\n<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"steelblue\"/>\n",
             px(finite(x.0) - dx),
             px(finite(x.0) + dx),
             py(finite(y.0) - dy),
             py(finite(y.0) + dy),
-            cx + 6.0,
-            cy - 6.0,
+        ));
+        if base < cy - LABEL_GAP - 1.0 {
+            // A label lifted above its neighbours' gets a leader line back to its point.
+            out.push_str(&format!(
+                "<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"lightgrey\"/>\n",
+                cy - 4.0,
+                cx + LABEL_GAP,
+                base + 2.0
+            ));
+        }
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{base:.1}\">{}</text>\n",
+            cx + LABEL_GAP,
             xml_escape(label)
         ));
     }
