@@ -425,9 +425,8 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
             format!("[gate] guard_err must be from 0 to 1, not {guard_err}"),
         ));
     }
-    let (params, preset) = custom_params(src, g)?;
+    let (mut params, preset) = custom_params(src, g)?;
     let fdr_alpha = level_or_off(src, "fdr_alpha", &g.fdr_alpha)?;
-    let mut params = params;
     params.futility_risk = level_or_off(src, "futility_risk", &g.futility_risk)?;
     let ledger_horizon = match &g.ledger_horizon {
         Some(h) if *h.get_ref() == 0 => {
