@@ -204,10 +204,11 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 12] = [
+const BENCHES: [(&str, &str, &str); 13] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("ties", "evolution-gate", "gate_ties"),
+    ("pool", "evolution-gate", "gate_pool"),
     ("patch", "evolution-patch", "patch_bench"),
     ("diagnose", "evolution-diagnose", "diagnose_bench"),
     ("json", "evolution-diagnose", "json_repair_bench"),

@@ -50,6 +50,13 @@ pub enum GateError {
         /// The largest budget accepted.
         max: u64,
     },
+    /// A finite pool's boundary or its power was asked for with values it cannot take (see
+    /// [`PoolBoundary`](crate::PoolBoundary)).
+    #[error("invalid pool calibration: {reason}")]
+    InvalidPool {
+        /// What was wrong.
+        reason: String,
+    },
     /// A block ladder that is empty or holds a block of size 0.
     #[error("the block ladder must list block sizes of at least 1")]
     InvalidLadder,

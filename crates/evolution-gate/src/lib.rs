@@ -25,6 +25,11 @@
 //!   reference implementation — the original Python system this workspace
 //!   reimplements — whose names and spellings the types keep); [`EProcess`] chooses the evidence (the uniform mixture
 //!   by default, or Wald's likelihood ratio for one alternative).
+//! * [`PoolBoundary`] and [`Gate::decide_in_pool`]: the accept boundary of a finite pool of
+//!   gate questions, calibrated exactly for it (worst case, every look), so the level a test
+//!   is granted is spent, not a fifth of it; [`pool_accept_probability`] its exact power and
+//!   [`pool_worst_case_false_accept`] its exact false-accept rate against an adaptive
+//!   candidate that is not better.
 //! * [`operating_characteristics`]: the exact false-accept rate, power and
 //!   expected pairs of a gate, by dynamic program over the discordant pairs.
 //! * [`fewest_wins`], [`fewest_questions`], [`ladder_accept_probability`]:
@@ -56,6 +61,7 @@ mod decision;
 mod discordance;
 mod error;
 mod evalue;
+mod pool;
 mod reach;
 mod types;
 mod validate;
@@ -66,9 +72,13 @@ pub use crate::characteristics::{
 pub use crate::decision::{Gate, Tally};
 pub use crate::error::GateError;
 pub use crate::evalue::{compute_e_value, ln_e_value, wald_lambda};
+pub use crate::pool::{
+    MAX_POOL_POWER_QUESTIONS, MAX_POOL_QUESTIONS, PoolBoundary, PoolDesign, SpendingShape,
+    pool_accept_probability, pool_worst_case_false_accept,
+};
 pub use crate::reach::{
     AcceptFloor, MAX_REACH_QUESTIONS, SmallestRecord, block_ends, fewest_questions, fewest_wins,
-    ladder_accept_probability,
+    ladder_accept_probability, pool_fewest_wins,
 };
 pub use crate::types::{
     ArmResult, EProcess, GateDecision, GateParams, GateVerdict, PRESET_NAMES, PairResult,

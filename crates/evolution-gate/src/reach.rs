@@ -121,6 +121,30 @@ pub fn fewest_wins(
     questions: u64,
     ladder: &[usize],
 ) -> Result<AcceptFloor, GateError> {
+    fewest_wins_by(questions, ladder, |tally| gate.decide(tally))
+}
+
+/// [`fewest_wins`] for `gate` deciding with the pool boundary `boundary`
+/// ([`Gate::decide_in_pool`]) on its pool of questions: only `accept_confirmed` can accept.
+///
+/// # Errors
+/// As [`fewest_wins`].
+pub fn pool_fewest_wins(
+    gate: &Gate,
+    boundary: &crate::PoolBoundary,
+    ladder: &[usize],
+) -> Result<AcceptFloor, GateError> {
+    fewest_wins_by(boundary.questions(), ladder, |tally| {
+        gate.decide_in_pool(tally, boundary)
+    })
+}
+
+/// [`fewest_wins`] with the decision `decide`.
+fn fewest_wins_by(
+    questions: u64,
+    ladder: &[usize],
+    decide: impl Fn(&Tally) -> Result<crate::GateVerdict, GateError>,
+) -> Result<AcceptFloor, GateError> {
     check_questions(questions)?;
     let ends = block_ends(questions, ladder)?;
     let mut floor = AcceptFloor::default();
@@ -135,7 +159,7 @@ pub fn fewest_wins(
         let remaining = questions - end;
         let mut next: Option<(u64, u64)> = None;
         for w in lo..=hi.saturating_add(block).min(end) {
-            let verdict = gate.decide(&Tally::new(w, 0, end, remaining))?;
+            let verdict = decide(&Tally::new(w, 0, end, remaining))?;
             let record = SmallestRecord {
                 wins: w,
                 questions: end,

@@ -2,6 +2,7 @@
 
 mod decision;
 mod evalue;
+mod pool;
 mod presets;
 mod properties;
 mod scoring;
