@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use evolution_types::{EvolutionRecord, GeneratedQuestion, Prediction, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
+use crate::calibration::{Calibration, DiscordanceTally, pool_boundary};
 use crate::events::HarnessEvent;
 use crate::fdr::{ELond, FdrDecision, TestLevel};
 use crate::ledger::{LedgerOutcome, TestLedger};
@@ -97,6 +98,9 @@ pub struct Gatekeeper {
     /// [`Gatekeeper::carry_over`] until it is committed.
     #[serde(default)]
     pending: Option<PendingAnswers>,
+    /// The discordant pairs of the tests so far, which shape the next pool boundary.
+    #[serde(default)]
+    discordance: DiscordanceTally,
 }
 
 /// A candidate's answers waiting for the version its accept writes.
@@ -119,6 +123,7 @@ impl Gatekeeper {
             screen: None,
             screen_cache: BaselineCache::new(),
             pending: None,
+            discordance: DiscordanceTally::default(),
         }
     }
 
@@ -260,6 +265,11 @@ impl Gatekeeper {
     /// The gate parameters before any FDR adjustment (probation uses them).
     pub fn params(&self) -> &evolution_gate::GateParams {
         &self.config.params
+    }
+
+    /// The discordant pairs and paired questions of the tests so far.
+    pub fn discordance(&self) -> DiscordanceTally {
+        self.discordance
     }
 
     /// The baseline cache.
@@ -455,6 +465,20 @@ impl Gatekeeper {
             });
         };
         config.params = params;
+        // Calibrated for the pool: the boundary at the test's level, shaped for the share of
+        // discordant pairs measured so far (or assumed before any).
+        let boundary = match config.calibration {
+            Calibration::EProcess => None,
+            Calibration::Pool { discordance } => {
+                let gate = evolution_gate::Gate::new(self.config.params)?;
+                let level = strictest
+                    .as_ref()
+                    .map_or(1.0 / self.config.params.e_confirm, |l| l.alpha_t);
+                let share = self.discordance.share_or(discordance);
+                pool_boundary(&gate, questions.len(), level, share, &config.ladder)?
+                    .map(|b| (b, share))
+            }
+        };
         let (outcome, answers) = validate_keeping_answers(
             ctx,
             &config,
@@ -462,10 +486,21 @@ impl Gatekeeper {
             candidate,
             &questions,
             &mut self.cache,
+            boundary.as_ref().map(|(b, share)| (b, *share)),
         )
         .await?;
+        self.discordance
+            .add(outcome.w.saturating_add(outcome.l), outcome.n_used);
         let decision = outcome.decision();
-        let e_value = outcome.verdict.e_value;
+        // The e-value a test calibrated for its pool hands on: `1{accept}/α_t`, whose mean is
+        // at most one when the candidate is not better (the boundary's false-accept rate is at
+        // most `α_t`). Otherwise the e-process's own.
+        let e_value = match (&boundary, &strictest) {
+            (Some(_), Some(level)) if decision.is_accept() => level.threshold,
+            (Some((b, _)), None) if decision.is_accept() => 1.0 / b.level(),
+            (Some(_), _) => 0.0,
+            (None, _) => outcome.verdict.e_value,
+        };
         // Under e-LOND an accept is a discovery: the gate accepts and the
         // e-value reaches the level's threshold (the raised parameters make
         // the first imply the second; checking both keeps it so), the

@@ -156,6 +156,7 @@
 
 mod agent_tree;
 mod budget;
+mod calibration;
 mod check;
 mod data_split;
 mod events;
@@ -182,6 +183,10 @@ mod workspace_dir;
 
 pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
+};
+pub use crate::calibration::{
+    Calibration, DiscordanceTally, MEASURED_DISCORDANCE_MIN_QUESTIONS, MIN_DESIGN_DISCORDANCE,
+    POOL_WIN_RATE, pool_boundary,
 };
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError, REFUSAL_OPENINGS};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
@@ -230,7 +235,7 @@ pub use crate::templates::{
     reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
-    BaselineCache, Candidate, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS,
+    BaselineCache, Candidate, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS, PoolCheck,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
 };

@@ -14,8 +14,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_gate::{
-    ArmResult, Gate, GateDecision, GateError, GateParams, GateVerdict, Tally, pair_block,
-    scored_pair,
+    ArmResult, Gate, GateDecision, GateError, GateParams, GateVerdict, PoolBoundary, Tally,
+    pair_block, scored_pair,
 };
 use evolution_types::{
     GeneratedQuestion, NOT_STARTED_STOP_REASON, Prediction, QuestionOutcome, RecordError, RunLog,
@@ -24,6 +24,7 @@ use evolution_types::{
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{Budget, BudgetExceeded};
+use crate::calibration::{Calibration, pool_boundary};
 use crate::events::{Arm, EventSink, HarnessEvent};
 use crate::failures::{FailureCount, PhaseFailures};
 use crate::fdr::TestLevel;
@@ -49,6 +50,10 @@ pub struct ValidationConfig {
     pub gate_guard_err: f64,
     /// Gate thresholds.
     pub params: GateParams,
+    /// How accepts are calibrated (the e-process unless set; absent from states saved before
+    /// the choice existed).
+    #[serde(default)]
+    pub calibration: Calibration,
 }
 
 impl Default for ValidationConfig {
@@ -59,6 +64,7 @@ impl Default for ValidationConfig {
             seed: 0,
             gate_guard_err: 0.2,
             params: GateParams::default(),
+            calibration: Calibration::EProcess,
         }
     }
 }
@@ -171,6 +177,24 @@ pub struct ValidationOutcome {
     /// written before it was kept.
     #[serde(default)]
     pub trajectory: Vec<GatePoint>,
+    /// The pool boundary that decided, when the test was calibrated for its pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolCheck>,
+}
+
+/// What a test calibrated for its pool was held to.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PoolCheck {
+    /// Gate questions in the pool.
+    pub questions: u64,
+    /// The level the test was granted.
+    pub level: f64,
+    /// The boundary's exact worst-case false-accept rate (at most `level`).
+    pub false_accept: f64,
+    /// The share of discordant pairs the boundary was shaped for.
+    pub discordance: f64,
+    /// Wins an accept needed at the final count of discordant pairs (`None`: none could).
+    pub wins_needed: Option<u64>,
 }
 
 /// The gate's evidence after one block: the counts so far, `ln E` and the
@@ -535,8 +559,25 @@ pub async fn validate_candidate(
     questions: &[GeneratedQuestion],
     cache: &mut BaselineCache,
 ) -> Result<ValidationOutcome, ValidationError> {
-    let (outcome, _) =
-        validate_keeping_answers(ctx, config, baseline, candidate, questions, cache).await?;
+    let boundary = match config.calibration {
+        Calibration::EProcess => None,
+        Calibration::Pool { discordance } => {
+            let gate = check_config(config)?;
+            let level = 1.0 / config.params.e_confirm;
+            pool_boundary(&gate, questions.len(), level, discordance, &config.ladder)?
+                .map(|b| (b, discordance))
+        }
+    };
+    let (outcome, _) = validate_keeping_answers(
+        ctx,
+        config,
+        baseline,
+        candidate,
+        questions,
+        cache,
+        boundary.as_ref().map(|(b, d)| (b, *d)),
+    )
+    .await?;
     Ok(outcome)
 }
 
@@ -549,6 +590,7 @@ pub(crate) async fn validate_keeping_answers(
     candidate: &Candidate,
     questions: &[GeneratedQuestion],
     cache: &mut BaselineCache,
+    boundary: Option<(&PoolBoundary, f64)>,
 ) -> Result<(ValidationOutcome, BTreeMap<String, Prediction>), ValidationError> {
     let gate = check_config(config)?;
     if questions.is_empty() {
@@ -691,6 +733,8 @@ pub(crate) async fn validate_keeping_answers(
             gate.reject_infra(&run.tally())?
         } else if run.n_used == 0 {
             continue;
+        } else if let Some((boundary, _)) = boundary {
+            gate.decide_in_pool(&run.tally(), boundary)?
         } else {
             gate.decide(&run.tally())?
         };
@@ -716,13 +760,13 @@ pub(crate) async fn validate_keeping_answers(
             infra_errors: run.infra_errors,
         });
         if verdict.decision.is_terminal() {
-            return Ok((run.finish(verdict), answers));
+            return Ok((run.finish(verdict, boundary), answers));
         }
     }
     // Unreachable: the last block always ends in a terminal verdict (the
     // gate's at `n_remaining = 0`, or `reject_infra` when nothing paired).
     let verdict = gate.reject_infra(&run.tally())?;
-    Ok((run.finish(verdict), answers))
+    Ok((run.finish(verdict, boundary), answers))
 }
 
 /// The counts of one validation so far.
@@ -769,7 +813,18 @@ impl Tallies {
         Tally::new(self.w, self.l, self.n_used, self.n_remaining)
     }
 
-    fn finish(self, verdict: GateVerdict) -> ValidationOutcome {
+    fn finish(
+        self,
+        verdict: GateVerdict,
+        boundary: Option<(&PoolBoundary, f64)>,
+    ) -> ValidationOutcome {
+        let pool = boundary.map(|(b, discordance)| PoolCheck {
+            questions: b.questions(),
+            level: b.level(),
+            false_accept: b.false_accept(),
+            discordance,
+            wins_needed: b.min_wins(self.w.saturating_add(self.l)),
+        });
         ValidationOutcome {
             candidate: self.candidate,
             baseline_version: self.baseline_version,
@@ -789,6 +844,7 @@ impl Tallies {
             excluded: self.excluded,
             rollouts: self.rollouts,
             trajectory: self.trajectory,
+            pool,
         }
     }
 }

@@ -478,6 +478,7 @@ async fn provisional_run(
         seed: 1,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     };
     run_evolution(ctx, &config, Gatekeeper::new(gate)).await
 }
@@ -960,6 +961,7 @@ async fn a_skills_candidate_is_gated_only_on_the_task_types_it_serves() {
         seed: 1,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     };
     let report = run_evolution(ctx, &config, Gatekeeper::new(gate))
         .await
@@ -988,6 +990,7 @@ async fn a_skills_candidate_is_gated_only_on_the_task_types_it_serves() {
         seed: 1,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     };
     let report = run_evolution(ctx, &whole, Gatekeeper::new(gate))
         .await

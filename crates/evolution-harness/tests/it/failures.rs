@@ -56,6 +56,7 @@ fn one_block() -> ValidationConfig {
         seed: 5,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     }
 }
 

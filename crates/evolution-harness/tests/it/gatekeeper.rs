@@ -33,6 +33,7 @@ fn config() -> ValidationConfig {
         seed: 3,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     }
 }
 
@@ -513,4 +514,91 @@ async fn a_screen_drops_a_worse_candidate_before_it_takes_an_e_lond_test() {
         matches!(error, ValidationError::InvalidScreen(_)),
         "{error}"
     );
+}
+
+/// Twelve questions the fix wins, one the candidate loses and two ties: W = 12, L = 1.
+fn twelve_to_one() -> Vec<GeneratedQuestion> {
+    let all = questions();
+    let mut picked = Vec::new();
+    for (task, n) in [("a", 12), ("b", 1), ("c", 2)] {
+        picked.extend(all.iter().filter(|q| q.task_type == task).take(n).cloned());
+    }
+    picked
+}
+
+#[tokio::test]
+async fn calibrated_for_its_pool_a_test_spends_its_level_and_hands_e_lond_one_over_it() {
+    // e-LOND at 0.05 over five candidates: the first is tested at 0.01. On 15 questions
+    // W = 12, L = 1 is E ≈ 90 < 100 for the e-process, but a fair coin wins 12 of 13 pairs
+    // only 0.0017 of the time: the pool boundary accepts it.
+    let pool_config = ValidationConfig {
+        ladder: vec![5],
+        params: GateParams {
+            lambda_dir: -3.0,
+            ..GateParams::default()
+        },
+        calibration: evolution_harness::Calibration::Pool { discordance: 0.5 },
+        ..config()
+    };
+    let e_config = ValidationConfig {
+        calibration: evolution_harness::Calibration::EProcess,
+        ..pool_config.clone()
+    };
+    let fdr = || ELond::new(0.05, GammaSequence::Horizon { proposals: 5 }).unwrap();
+    let text = "base fix:a break:b";
+
+    let world = World::new();
+    let mut e_keeper = Gatekeeper::new(e_config).with_fdr(fdr());
+    let e_record = world
+        .judge(
+            &mut e_keeper,
+            &world.current(),
+            "p1",
+            text,
+            &twelve_to_one(),
+        )
+        .await
+        .unwrap();
+    let v = e_record.validation.as_ref().unwrap();
+    assert_eq!((v.w, v.l), (12, 1));
+    assert!(
+        !e_record.accepted && v.verdict.e_value < 100.0,
+        "{}",
+        v.verdict.e_value
+    );
+
+    let world = World::new();
+    let mut keeper = Gatekeeper::new(pool_config).with_fdr(fdr());
+    let record = world
+        .judge(&mut keeper, &world.current(), "p1", text, &twelve_to_one())
+        .await
+        .unwrap();
+    let v = record.validation.as_ref().unwrap();
+    assert_eq!((v.w, v.l), (12, 1));
+    assert!(record.accepted, "{:?}", v.trajectory);
+    assert_eq!(v.decision(), GateDecision::AcceptConfirmed);
+    let pool = v.pool.unwrap();
+    assert_eq!(pool.questions, 15);
+    assert!((pool.level - 0.01).abs() < 1e-12);
+    assert!(pool.false_accept <= 0.01 && pool.wins_needed.is_some_and(|k| k <= 12));
+    // e-LOND tested the e-value 1{accept}/α: exactly its threshold, a discovery.
+    let fdr_decision = record.fdr.unwrap();
+    assert_eq!(fdr_decision.e_value, fdr_decision.level.threshold);
+    assert!((fdr_decision.e_value - 100.0).abs() < 1e-9);
+    assert!(fdr_decision.discovery);
+    assert_eq!(keeper.discordance().discordant, 13);
+
+    // A rejected candidate hands e-LOND zero.
+    let rejected = world
+        .judge(
+            &mut keeper,
+            &world.current(),
+            "p2",
+            "base fix:a break:b, again",
+            &twelve_to_one(),
+        )
+        .await
+        .unwrap();
+    assert!(!rejected.accepted);
+    assert_eq!(rejected.fdr.unwrap().e_value, 0.0);
 }

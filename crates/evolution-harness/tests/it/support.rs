@@ -89,6 +89,7 @@ pub(crate) fn gate(name: &str, seed: u64) -> Gatekeeper {
         seed,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     })
 }
 

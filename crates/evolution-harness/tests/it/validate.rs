@@ -140,6 +140,7 @@ fn config() -> ValidationConfig {
         seed: 7,
         gate_guard_err: 0.2,
         params: GateParams::default(),
+        calibration: evolution_harness::Calibration::EProcess,
     }
 }
 
@@ -250,6 +251,7 @@ fn an_outcome_saved_before_the_trajectory_was_kept_still_reads() {
         excluded: 0,
         rollouts: 2,
         trajectory: Vec::new(),
+        pool: None,
     };
     let mut json = serde_json::to_value(&outcome).unwrap();
     // Written before the trajectory and the failure counts were kept.
