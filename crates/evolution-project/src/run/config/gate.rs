@@ -6,8 +6,8 @@ use evolution_gate::{
     ladder_accept_probability,
 };
 use evolution_harness::{
-    ELond, GammaSequence, Gatekeeper, LedgerBudget, ScreenRule, TestLevel, ValidationConfig,
-    params_for_level,
+    Calibration, ELond, GammaSequence, Gatekeeper, LedgerBudget, ScreenRule, TestLevel,
+    ValidationConfig, params_for_level,
 };
 use serde::Deserialize;
 use toml::Spanned;
@@ -80,6 +80,10 @@ pub(super) struct GateSection {
     /// The risk of the gate's tie-aware futility exit, or "off".
     #[serde(default = "default_futility")]
     futility_risk: Spanned<LevelOrOff>,
+    /// "pool" (unset) or "e-process".
+    calibration: Option<Spanned<String>>,
+    /// The share of gate questions assumed discordant until the run measures it.
+    discordance: Option<Spanned<f64>>,
 }
 
 impl Default for GateSection {
@@ -105,6 +109,8 @@ impl Default for GateSection {
             carry_over: default_carry_over(),
             screen: None,
             futility_risk: default_futility(),
+            calibration: None,
+            discordance: None,
         }
     }
 }
@@ -128,6 +134,16 @@ pub const DEFAULT_LEDGER_HORIZON: u64 = 365;
 pub(super) fn default_fdr() -> Spanned<LevelOrOff> {
     Spanned::new(0..0, LevelOrOff::Level(DEFAULT_FDR_ALPHA))
 }
+
+/// The share of gate questions a pool boundary assumes discordant until the run has measured
+/// it (`[gate] discordance`).
+pub const DEFAULT_DISCORDANCE: f64 = 0.5;
+
+/// The directional exit under the pool calibration unless `[gate] lambda_dir` says otherwise:
+/// about six net losses. The exact futility exit already stops a candidate that cannot reach
+/// the boundary; a stricter directional exit would reject good candidates after an unlucky
+/// start.
+pub const POOL_LAMBDA_DIR: f64 = -3.0;
 
 /// The risk of the tie-aware futility exit `run` uses unless `[gate] futility_risk` says
 /// otherwise (`None`: off).
@@ -184,6 +200,9 @@ pub struct GateSettings {
     /// `[gate] screen`: each candidate screened on training questions by this rule before
     /// its gate; one that does not pass is dropped without an e-LOND test.
     pub screen: Option<ScreenRule>,
+    /// `[gate] calibration` (and `discordance`): each test's boundary exactly for its pool
+    /// (the default), or the e-process's thresholds.
+    pub calibration: Calibration,
 }
 
 impl GateSettings {
@@ -259,6 +278,9 @@ impl GateSettings {
     ) -> anyhow::Result<GateReach> {
         // A candidate draws at most `pool` of them.
         let questions = self.pool.map_or(questions, |pool| questions.min(pool));
+        if let Calibration::Pool { discordance } = self.calibration {
+            return self.pool_reach(questions, horizon, ledger, discordance);
+        }
         let params = self.first_test_params_with(horizon, ledger.as_ref().map(|l| &l.level))?;
         let gate = Gate::new(params).map_err(|e| bad_option(format!("[gate]: {e}")))?;
         let gate_error = |e: GateError| bad_option(format!("[gate]: {e}"));
@@ -294,6 +316,7 @@ impl GateSettings {
             fewest_questions: fewest,
             scope: None,
             ledger,
+            pool: None,
         })
     }
 
@@ -343,6 +366,9 @@ impl GateSettings {
         if let Some(screen) = self.screen {
             settings.push(("[gate] screen", format!("{screen:?}")));
         }
+        if let Calibration::Pool { discordance } = self.calibration {
+            settings.push(("[gate] calibration", format!("pool {discordance:?}")));
+        }
         settings
     }
 
@@ -383,6 +409,7 @@ impl GateSettings {
             seed: self.seed,
             gate_guard_err: self.guard_err,
             params: self.params,
+            calibration: self.calibration,
         });
         if let Some(pool) = self.pool {
             keeper = keeper.with_pool(pool);
@@ -426,6 +453,10 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         ));
     }
     let (mut params, preset) = custom_params(src, g)?;
+    let calibration = check_calibration(src, g)?;
+    if matches!(calibration, Calibration::Pool { .. }) && g.lambda_dir.is_none() {
+        params.lambda_dir = POOL_LAMBDA_DIR;
+    }
     let fdr_alpha = level_or_off(src, "fdr_alpha", &g.fdr_alpha)?;
     params.futility_risk = level_or_off(src, "futility_risk", &g.futility_risk)?;
     let ledger_horizon = match &g.ledger_horizon {
@@ -481,7 +512,45 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         pool,
         carry_over: g.carry_over,
         screen,
+        calibration,
     })
+}
+
+/// `[gate] calibration` and `[gate] discordance`.
+fn check_calibration(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Calibration> {
+    let discordance = match &g.discordance {
+        Some(d) if !(*d.get_ref() > 0.0 && *d.get_ref() <= 1.0) => {
+            return Err(src.at(
+                d.span(),
+                format!(
+                    "[gate] discordance must be a share above 0 and at most 1, not {}",
+                    d.get_ref()
+                ),
+            ));
+        }
+        Some(d) => *d.get_ref(),
+        None => DEFAULT_DISCORDANCE,
+    };
+    match g
+        .calibration
+        .as_ref()
+        .map(|c| (c.get_ref().as_str(), c.span()))
+    {
+        None | Some(("pool", _)) => Ok(Calibration::Pool { discordance }),
+        Some(("e-process", _)) => match &g.discordance {
+            Some(d) => Err(src.at(
+                d.span(),
+                "[gate] discordance shapes a pool boundary: it has no effect with calibration \
+                 = \"e-process\" (leave it out)"
+                    .to_owned(),
+            )),
+            None => Ok(Calibration::EProcess),
+        },
+        Some((other, span)) => Err(src.at(
+            span,
+            format!("[gate] calibration must be \"pool\" or \"e-process\", not {other:?}"),
+        )),
+    }
 }
 
 /// A key that takes a level strictly between 0 and 1 or the word `"off"` (`None`).

@@ -53,6 +53,10 @@
 //!                                 # into train.jsonl, gate.jsonl (required) and holdout.jsonl
 //!
 //! [gate]
+//! calibration = "pool"            # each test's accept boundary exactly for its gate
+//!                                 # questions ("e-process": the unbounded e-process)
+//! # discordance = 0.5             # share of gate questions assumed won or lost until the
+//!                                 # run measures it (shapes the boundary, not its validity)
 //! params = "seed"                 # seed | calibrated | thrifty | thorough (docs/gate.md)
 //! ladder = [5]                   # the gate decides after every 5 gate questions
 //! guard_err = 0.2
@@ -69,7 +73,7 @@
 //! # e_provisional = 3.0           # they must pass the gate's own checks (docs/gate.md)
 //! # w_net_min = 2
 //! # delta_min = 0.02
-//! # lambda_dir = -0.642
+//! # lambda_dir = -3.0             # -0.642 in the preset; -3 under calibration = "pool"
 //! # e_rollback = 10.0
 //! # alternative = 0.7             # Wald's likelihood ratio for this win rate instead of
 //!                                 # the uniform mixture
@@ -121,6 +125,7 @@ mod candidates;
 mod evolve;
 mod gate;
 mod gating;
+mod pool_reach;
 mod preferences;
 mod probation;
 mod questions;
@@ -132,10 +137,12 @@ pub use self::agent::{AgentSettings, BASIC_ENV};
 use self::candidates::{companions_of, horizon_of};
 use self::evolve::{EvolveSection, check_evolve};
 pub use self::gate::{
-    DEFAULT_FDR_ALPHA, DEFAULT_FUTILITY_RISK, DEFAULT_LEDGER_HORIZON, GateSettings,
+    DEFAULT_DISCORDANCE, DEFAULT_FDR_ALPHA, DEFAULT_FUTILITY_RISK, DEFAULT_LEDGER_HORIZON,
+    GateSettings, POOL_LAMBDA_DIR,
 };
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};
+pub use self::pool_reach::{LOW_POWER, POOL_POWER_WIN_RATES, PoolReach};
 use self::preferences::{PreferencesSection, check_preferences};
 pub use self::probation::AUTO_PROBATION_SHARE;
 use self::probation::hold_back_probation;

@@ -5,6 +5,7 @@
 use evolution_gate::{AcceptFloor, GateDecision};
 use evolution_harness::LedgerBudget;
 
+use super::pool_reach::PoolReach;
 use super::*;
 
 /// What the project's ledger of a skill adds to its first candidate's test.
@@ -61,6 +62,9 @@ pub struct GateReach {
     pub scope: Option<ReachScope>,
     /// The skill's ledger, when the project keeps one (`[gate] ledger = true`).
     pub ledger: Option<LedgerReach>,
+    /// What a gate calibrated for its pool can do (`[gate] calibration = "pool"`); the
+    /// e-value thresholds above are then `1/level`.
+    pub pool: Option<PoolReach>,
 }
 
 /// Whose gate questions a [`GateReach`] counts: one skill's, out of the whole gate set.
@@ -115,6 +119,9 @@ impl GateReach {
 
     /// How the first candidate's threshold comes about, in words.
     fn level_words(&self) -> String {
+        if let Some(pool) = &self.pool {
+            return pool.level_words(self);
+        }
         let provisional = if self.e_provisional == self.e_confirm {
             String::new()
         } else {
@@ -194,6 +201,9 @@ impl GateReach {
             out.push_str(&format!(
                 "  the fewest gate questions any accept needs: {n}\n"
             ));
+        }
+        if let Some(pool) = &self.pool {
+            out.push_str(&pool.power_lines());
         }
         if !self.power.is_empty() {
             let parts: Vec<String> = self

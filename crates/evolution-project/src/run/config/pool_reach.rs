@@ -1,0 +1,272 @@
+//! The pre-flight's reach of a gate calibrated exactly for its pool of gate questions: the
+//! level the first candidate is tested at, the fewest wins an accept needs, the exact power at
+//! the share of discordant pairs assumed, and the gate questions 50 % and 80 % power need.
+
+use evolution_gate::{
+    AcceptFloor, Gate, GateError, MAX_POOL_POWER_QUESTIONS, PoolBoundary, pool_accept_probability,
+    pool_fewest_wins,
+};
+use evolution_harness::{ELond, GammaSequence, pool_boundary};
+
+use super::reach::{GateReach, LedgerReach};
+use super::*;
+
+/// The win rates the pre-flight states a pool boundary's power at.
+pub const POOL_POWER_WIN_RATES: [f64; 3] = [0.6, 0.7, 0.8];
+
+/// The win rate the gate questions needed for a given power are stated at.
+const NEEDED_AT_WIN_RATE: f64 = 0.7;
+
+/// The powers the pre-flight says how many gate questions reach.
+const NEEDED_POWERS: [f64; 2] = [0.5, 0.8];
+
+/// Below this power at a 70 % win rate the pre-flight warns that most good edits will be
+/// rejected.
+pub const LOW_POWER: f64 = 0.2;
+
+/// The most gate questions the needed-questions search looks at (its cost grows with the
+/// cube of them).
+const MAX_NEEDED_SEARCH: u64 = 200;
+
+/// What a gate calibrated for its pool can do, for the pre-flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolReach {
+    /// The level the first candidate is tested at.
+    pub level: f64,
+    /// The boundary's exact worst-case false-accept rate, when it was built.
+    pub false_accept: Option<f64>,
+    /// The share of the gate questions assumed discordant.
+    pub discordance: f64,
+    /// Exact power at each of [`POOL_POWER_WIN_RATES`], at that share; empty past
+    /// [`MAX_POOL_POWER_QUESTIONS`] questions.
+    pub power: Vec<(f64, f64)>,
+    /// For each of 50 % and 80 % power at a 70 % win rate: the gate questions that reach it,
+    /// `None` past 200.
+    pub needed: Vec<(f64, Option<u64>)>,
+}
+
+impl GateSettings {
+    /// [`GateSettings::reach_with`] for a gate calibrated for its pool, assuming
+    /// `discordance` of the questions discordant.
+    pub(super) fn pool_reach(
+        &self,
+        questions: usize,
+        horizon: u64,
+        ledger: Option<LedgerReach>,
+        discordance: f64,
+    ) -> anyhow::Result<GateReach> {
+        let gate = Gate::new(self.params).map_err(|e| bad_option(format!("[gate]: {e}")))?;
+        let gate_error = |e: GateError| bad_option(format!("[gate]: {e}"));
+        let run_level = match self.fdr_alpha {
+            Some(alpha) => {
+                ELond::new(
+                    alpha,
+                    GammaSequence::Horizon {
+                        proposals: horizon.max(1),
+                    },
+                )
+                .map_err(|e| bad_option(format!("[gate] fdr_alpha: {e}")))?
+                .next_level()
+                .alpha_t
+            }
+            None => 1.0 / self.params.e_confirm,
+        };
+        let level = match &ledger {
+            Some(l) if l.level.alpha_t <= 0.0 => {
+                return Err(bad_option(
+                    "[gate] ledger_horizon: the skill's ledger has spent its level (every test \
+                     of its horizon is used); raise ledger_horizon to go on"
+                        .to_owned(),
+                ));
+            }
+            Some(l) => run_level.min(l.level.alpha_t),
+            None => run_level,
+        };
+        let boundary = pool_boundary(&gate, questions, level, discordance, &self.ladder)
+            .map_err(gate_error)?;
+        let floor = match &boundary {
+            Some(b) => Some(pool_fewest_wins(&gate, b, &self.ladder).map_err(gate_error)?),
+            None if questions == 0 => Some(AcceptFloor::default()),
+            None => None,
+        };
+        let power = match &boundary {
+            Some(b) if b.questions() <= MAX_POOL_POWER_QUESTIONS => POOL_POWER_WIN_RATES
+                .iter()
+                .map(|&p| {
+                    pool_accept_probability(&gate, b, &self.ladder, p, discordance)
+                        .map(|power| (p, power))
+                        .map_err(gate_error)
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
+        let needed = NEEDED_POWERS
+            .iter()
+            .map(|&target| {
+                needed_questions(&gate, level, discordance, &self.ladder, target)
+                    .map(|n| (target, n))
+                    .map_err(gate_error)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let fewest =
+            fewest_pool_questions(&gate, level, discordance, &self.ladder).map_err(gate_error)?;
+        Ok(GateReach {
+            questions,
+            e_confirm: 1.0 / level,
+            e_provisional: 1.0 / level,
+            fdr: self.fdr_alpha.map(|alpha| (alpha, horizon.max(1))),
+            floor,
+            power: Vec::new(),
+            fewest_questions: fewest,
+            scope: None,
+            ledger,
+            pool: Some(PoolReach {
+                level,
+                false_accept: boundary.as_ref().map(PoolBoundary::false_accept),
+                discordance,
+                power,
+                needed,
+            }),
+        })
+    }
+}
+
+/// The power of a pool of `questions` at a 70 % win rate.
+fn power_of(
+    gate: &Gate,
+    questions: u64,
+    level: f64,
+    discordance: f64,
+    ladder: &[usize],
+) -> Result<f64, GateError> {
+    let n = usize::try_from(questions).unwrap_or(usize::MAX);
+    match pool_boundary(gate, n, level, discordance, ladder)? {
+        Some(b) => pool_accept_probability(gate, &b, ladder, NEEDED_AT_WIN_RATE, discordance),
+        None => Ok(0.0),
+    }
+}
+
+/// The fewest gate questions (a multiple of 5, up to 200) whose power at a 70 % win rate
+/// reaches `target`: a bisection, power growing with the questions but for the steps of
+/// discreteness.
+fn needed_questions(
+    gate: &Gate,
+    level: f64,
+    discordance: f64,
+    ladder: &[usize],
+    target: f64,
+) -> Result<Option<u64>, GateError> {
+    const STEP: u64 = 5;
+    if power_of(gate, MAX_NEEDED_SEARCH, level, discordance, ladder)? < target {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (0_u64, MAX_NEEDED_SEARCH / STEP);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if power_of(gate, mid * STEP, level, discordance, ladder)? >= target {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Some(hi * STEP))
+}
+
+/// The fewest gate questions with which a pool boundary at `level` can accept anything: at
+/// least `log2(1/level)` (every question won is the likeliest accept, `2^-n` for a candidate
+/// that is not better), searched up from there.
+fn fewest_pool_questions(
+    gate: &Gate,
+    level: f64,
+    discordance: f64,
+    ladder: &[usize],
+) -> Result<Option<u64>, GateError> {
+    let start = (1.0 / level).log2().ceil().max(1.0);
+    // `start` is a small positive integer for any level in (0, 1) a double holds.
+    let start = start as u64;
+    for n in start..start.saturating_add(64) {
+        let size = usize::try_from(n).unwrap_or(usize::MAX);
+        if let Some(b) = pool_boundary(gate, size, level, discordance, ladder)?
+            && pool_fewest_wins(gate, &b, ladder)?.smallest().is_some()
+        {
+            return Ok(Some(n));
+        }
+    }
+    Ok(None)
+}
+
+impl PoolReach {
+    /// How the first candidate's level comes about, in words.
+    pub(super) fn level_words(&self, reach: &GateReach) -> String {
+        let how = match reach.fdr {
+            Some((alpha, horizon)) => format!(
+                "e-LOND spreads fdr_alpha {alpha} over the {horizon} candidate(s) this run can \
+                 gate at most — one per training task type and prompt each epoch, and a slow \
+                 update per skill between epochs"
+            ),
+            None => "fdr_alpha = \"off\": the level of e_confirm alone".to_owned(),
+        };
+        let exact = match self.false_accept {
+            Some(f) => format!("; worst-case false accept {f:.4}"),
+            None => String::new(),
+        };
+        format!(
+            "level {} ({how}{}), calibrated exactly for its {} gate question(s){exact}",
+            fmt_level(self.level),
+            reach
+                .ledger
+                .as_ref()
+                .map(|l| format!("; the ledger of {} binds when stricter", l.skill))
+                .unwrap_or_default(),
+            reach.questions,
+        )
+    }
+
+    /// The pre-flight's power lines.
+    pub(super) fn power_lines(&self) -> String {
+        let mut out = String::new();
+        if !self.power.is_empty() {
+            let parts: Vec<String> = self
+                .power
+                .iter()
+                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
+                .collect();
+            out.push_str(&format!(
+                "  power: {} (exact, at the ladder's block ends, with {:.0}% of the gate \
+                 questions discordant — assumed ([gate] discordance) until the run measures it)\n",
+                parts.join(", "),
+                self.discordance * 100.0
+            ));
+        }
+        let needed: Vec<String> = self
+            .needed
+            .iter()
+            .map(|(target, n)| match n {
+                Some(n) => format!("{n} for {:.0}% power", target * 100.0),
+                None => format!(
+                    "more than {MAX_NEEDED_SEARCH} for {:.0}% power",
+                    target * 100.0
+                ),
+            })
+            .collect();
+        out.push_str(&format!(
+            "  gate questions needed at a 70% win rate: {}\n",
+            needed.join(", ")
+        ));
+        if let Some((_, power)) = self.power.iter().find(|(p, _)| *p == NEEDED_AT_WIN_RATE)
+            && *power < LOW_POWER
+        {
+            out.push_str(&format!(
+                "  warning: power {power:.3} at a 70% win rate — most good edits will be \
+                 rejected; add gate questions, or test fewer candidates (fewer epochs or skills \
+                 raise the level)\n"
+            ));
+        }
+        out
+    }
+}
+
+/// A level for a message: four significant digits.
+fn fmt_level(level: f64) -> String {
+    format!("{level:.4}")
+}
