@@ -1,6 +1,6 @@
 //! One proposal after another: FDR level → block validation → accept
-//! (advance the store, start probation if provisional) or reject (with the
-//! evidence the blacklist needs).
+//! (advance the store, start probation if provisional) or reject (its edits
+//! blacklisted, with no gate figure).
 
 use std::collections::BTreeMap;
 
