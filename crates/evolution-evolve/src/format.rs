@@ -106,32 +106,18 @@ pub fn format_spans(spans: &[SpanSample]) -> String {
 }
 
 /// Renders the blacklist of rejected edits, one line each:
-/// `- [op] target: "…" content: "…" — reason (W=3 L=5 E=0.42 δ̂=-0.125)`.
+/// `- [op] target: "…" content: "…" — reason`.
 ///
-/// The gate evidence `W=… L=… E=… δ̂=…` (E with two decimals, δ̂ signed with
-/// three) is shown for the fields that are present; edits rejected before
-/// the gate have none. Targets and contents are cut to 200 characters. An
-/// empty list renders as `(none)`.
+/// The reason is the entry's own (`rejected by the gate` for a gate reject: no gate outcome
+/// ever reaches a prompt, see [`evolution_types::GATE_REJECTED_REASON`]). Targets and
+/// contents are cut to 200 characters. An empty list renders as `(none)`.
 pub fn format_rejected_edits(rejected: &[RejectedEdit]) -> String {
     if rejected.is_empty() {
         return "(none)".to_owned();
     }
     let mut out = String::new();
     for r in rejected {
-        let mut evidence = Vec::new();
-        if let Some(w) = r.gate_w {
-            evidence.push(format!("W={w}"));
-        }
-        if let Some(l) = r.gate_l {
-            evidence.push(format!("L={l}"));
-        }
-        if let Some(e) = r.gate_e {
-            evidence.push(format!("E={e:.2}"));
-        }
-        if let Some(d) = r.gate_delta_hat {
-            evidence.push(format!("δ̂={d:+.3}"));
-        }
-        let _ = write!(
+        let _ = writeln!(
             out,
             "- [{op}] target: {target:?} content: {content:?} — {reason}",
             op = r.edit.op,
@@ -139,10 +125,6 @@ pub fn format_rejected_edits(rejected: &[RejectedEdit]) -> String {
             content = truncate_chars(r.edit.content.trim(), 200),
             reason = r.reason
         );
-        if !evidence.is_empty() {
-            let _ = write!(out, " ({})", evidence.join(" "));
-        }
-        out.push('\n');
     }
     out
 }

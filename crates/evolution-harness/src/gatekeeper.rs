@@ -1,10 +1,12 @@
 //! One proposal after another: FDR level → block validation → accept
-//! (advance the store, start probation if provisional) or reject (with the
-//! evidence the blacklist needs).
+//! (advance the store, start probation if provisional) or reject (its edits
+//! blacklisted, with no gate figure).
 
 use std::collections::BTreeMap;
 
-use evolution_types::{EvolutionRecord, GeneratedQuestion, Prediction, RejectedEdit};
+use evolution_types::{
+    EvolutionRecord, GATE_REJECTED_REASON, GeneratedQuestion, Prediction, RejectedEdit,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{Calibration, DiscordanceTally, pool_boundary};
@@ -44,18 +46,20 @@ pub struct GateRecord {
 }
 
 impl GateRecord {
-    /// The blacklist entries for a rejected candidate: each edit of `record`
-    /// with the gate's W, L, E and δ̂. Empty for an accepted candidate.
+    /// The blacklist entries for a rejected candidate: each edit of `record`, marked
+    /// [`GATE_REJECTED_REASON`] when it was tested. Empty for an accepted candidate.
+    ///
+    /// They tell nothing of the gate's outcome (W, L, E, δ̂, the decision's name, the
+    /// questions lost): the next proposal is tested on the same gate questions, and a
+    /// proposer that knew how close a candidate came could tune its next one to their noise.
+    /// The figures stay in this record's [`GateRecord::validation`], for the user.
     pub fn rejected_edits(&self, record: &EvolutionRecord) -> Vec<RejectedEdit> {
         if self.accepted {
             return Vec::new();
         }
         let reason = match &self.validation {
-            Some(v) => format!(
-                "gate: {} (W={}, L={}, E={:.3})",
-                v.verdict.decision, v.w, v.l, v.verdict.e_value
-            ),
-            None => "gate: not tested (the run's error budget is spent)".to_owned(),
+            Some(_) => GATE_REJECTED_REASON,
+            None => "not tested: the run's error budget is spent",
         };
         record
             .edits
@@ -63,12 +67,8 @@ impl GateRecord {
             .map(|edit| RejectedEdit {
                 target_file: record.target_file.clone(),
                 edit: edit.clone(),
-                reason: reason.clone(),
+                reason: reason.to_owned(),
                 source_version: record.source_version.clone(),
-                gate_w: self.validation.as_ref().map(|v| v.w),
-                gate_l: self.validation.as_ref().map(|v| v.l),
-                gate_e: self.validation.as_ref().map(|v| v.verdict.e_value),
-                gate_delta_hat: self.validation.as_ref().map(|v| v.verdict.delta_hat),
             })
             .collect()
     }

@@ -96,31 +96,49 @@ impl EvolutionRecord {
     }
 }
 
-/// A blacklisted edit, fed back to later evolve prompts. Gate fields are
-/// present only when the edit was rejected by the gate.
+/// The reason a blacklisted edit gives when the gate rejected it: the whole of what a
+/// proposer is told about that test.
+///
+/// Every candidate of a run is tested on the same gate questions, so a proposer told how
+/// close a rejected candidate came (its wins, losses, e-value, δ̂, the decision's name or
+/// which questions it lost) could refine it towards the gate questions' noise and wear down
+/// the run's error bound. The gate's figures stay in the gate's own records, for the user.
+pub const GATE_REJECTED_REASON: &str = "rejected by the gate";
+
+/// A blacklisted edit, fed back to later evolve prompts so that it is not proposed again.
+///
+/// It carries no gate outcome: an edit the gate rejected says [`GATE_REJECTED_REASON`] and
+/// nothing more. Records saved when it also held the gate's counts (`gate_w`, `gate_l`,
+/// `gate_e`, `gate_delta_hat`) still load: those fields are ignored, and a reason the gate
+/// wrote then (`gate: <decision> (W=…, L=…, E=…)`) loads as [`GATE_REJECTED_REASON`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RejectedEdit {
     /// The file the edit was for.
     pub target_file: String,
     /// The edit.
     pub edit: Edit,
-    /// Why it was rejected.
+    /// Why it was rejected (for a gate reject, [`GATE_REJECTED_REASON`]).
+    #[serde(deserialize_with = "blind_reason")]
     pub reason: String,
     /// Version the edit was proposed against.
     #[serde(default)]
     pub source_version: String,
-    /// Gate wins, when the gate rejected it.
-    #[serde(default)]
-    pub gate_w: Option<u64>,
-    /// Gate losses, when the gate rejected it.
-    #[serde(default)]
-    pub gate_l: Option<u64>,
-    /// Gate e-value, when the gate rejected it.
-    #[serde(default)]
-    pub gate_e: Option<f64>,
-    /// Gate δ̂, when the gate rejected it.
-    #[serde(default)]
-    pub gate_delta_hat: Option<f64>,
+}
+
+/// The prefix of the reasons the gate wrote into saved records before they went blind.
+const SAVED_GATE_PREFIX: &str = "gate:";
+/// The one saved gate reason that told no outcome: the candidate was never tested.
+const SAVED_NOT_TESTED_PREFIX: &str = "gate: not tested";
+
+/// A saved reason as a proposer may read it: a gate reason that told the gate's outcome
+/// becomes [`GATE_REJECTED_REASON`]; every other reason is kept.
+fn blind_reason<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let reason = String::deserialize(deserializer)?;
+    if reason.starts_with(SAVED_GATE_PREFIX) && !reason.starts_with(SAVED_NOT_TESTED_PREFIX) {
+        Ok(GATE_REJECTED_REASON.to_owned())
+    } else {
+        Ok(reason)
+    }
 }
 
 /// Aggregate output of one evolution round, assembled by the app layer.

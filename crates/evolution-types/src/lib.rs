@@ -40,7 +40,8 @@ pub use crate::diagnosis::{
 };
 pub use crate::edit::{Edit, EditOp, EditReport, EditStatus, EditStatusKind};
 pub use crate::evolution::{
-    EvolutionRecord, EvolutionResult, EvolutionStatus, RejectedEdit, TargetType,
+    EvolutionRecord, EvolutionResult, EvolutionStatus, GATE_REJECTED_REASON, RejectedEdit,
+    TargetType,
 };
 pub use crate::ports::checkpoint::{Checkpoint, CheckpointError};
 pub use crate::ports::llm::{

@@ -67,29 +67,27 @@ fn spans_cut_tool_output_at_500_chars() {
 }
 
 #[test]
-fn rejected_edits_show_gate_evidence() {
-    let gate = RejectedEdit {
-        target_file: "counting.md".to_owned(),
-        edit: Edit::replace("Count once.", "Count twice."),
-        reason: "reject_directional".to_owned(),
-        source_version: "v3".to_owned(),
-        gate_w: Some(3),
-        gate_l: Some(5),
-        gate_e: Some(0.4167),
-        gate_delta_hat: Some(-0.125),
-    };
+fn rejected_edits_tell_no_gate_outcome() {
+    // A record saved when the blacklist still held the gate's counts.
+    let saved = serde_json::json!({
+        "target_file": "counting.md",
+        "edit": {"op": "replace", "target": "Count once.", "content": "Count twice."},
+        "reason": "gate: reject_futility (W=3, L=5, E=0.417)",
+        "source_version": "v3",
+        "gate_w": 3, "gate_l": 5, "gate_e": 0.4167, "gate_delta_hat": -0.125
+    });
+    let gate: RejectedEdit = serde_json::from_value(saved).unwrap();
     let plain = RejectedEdit {
         target_file: "counting.md".to_owned(),
         edit: Edit::append("Be careful."),
         reason: "validation failed".to_owned(),
         source_version: "v3".to_owned(),
-        gate_w: None,
-        gate_l: None,
-        gate_e: None,
-        gate_delta_hat: None,
     };
     let text = format_rejected_edits(&[gate, plain]);
-    assert!(text.contains("(W=3 L=5 E=0.42 δ̂=-0.125)"), "{text}");
+    for told in ["W=", "L=", "E=", "δ̂", "0.4", "futility"] {
+        assert!(!text.contains(told), "{told} in {text}");
+    }
+    assert!(text.contains("— rejected by the gate\n"), "{text}");
     insta::assert_snapshot!("rejected_edits", text);
     assert_eq!(format_rejected_edits(&[]), "(none)");
 }

@@ -441,12 +441,8 @@ async fn rejected_edits_for_this_file_are_shown() {
         opts.rejected.push(RejectedEdit {
             target_file: file.to_owned(),
             edit: Edit::append(format!("rule for {file}")),
-            reason: "reject_directional".to_owned(),
+            reason: evolution_types::GATE_REJECTED_REASON.to_owned(),
             source_version: "v6".to_owned(),
-            gate_w: Some(1),
-            gate_l: Some(4),
-            gate_e: Some(0.25),
-            gate_delta_hat: Some(-0.3),
         });
     }
     let llm = ScriptedLlm::with_replies([r#"{"edits": []}"#]);
@@ -456,7 +452,7 @@ async fn rejected_edits_for_this_file_are_shown() {
         .unwrap();
     let prompt = llm.requests()[0].last_user().to_owned();
     assert!(prompt.contains("rule for counting.md"));
-    assert!(prompt.contains("W=1 L=4 E=0.25 δ̂=-0.300"));
+    assert!(prompt.contains("\"rule for counting.md\" — rejected by the gate"));
     assert!(!prompt.contains("rule for other.md"));
 }
 

@@ -56,14 +56,14 @@ pub(crate) fn question(q: u64) -> GeneratedQuestion {
     }
 }
 
-fn rules_of(ws: &Workspace) -> Vec<usize> {
+pub(crate) fn rules_of(ws: &Workspace) -> Vec<usize> {
     ws.skills
         .get("s.md")
         .map(|s| s.split(',').filter_map(|r| r.trim().parse().ok()).collect())
         .unwrap_or_default()
 }
 
-fn text_of(rules: &[usize]) -> String {
+pub(crate) fn text_of(rules: &[usize]) -> String {
     rules
         .iter()
         .map(usize::to_string)

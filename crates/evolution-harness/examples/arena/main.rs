@@ -32,9 +32,13 @@
 //! A second table gives, per guard and question budget, the bound of
 //! `bound.rs` on the expected helpful accepts of any guarded rule.
 //!
-//! Run: `cargo run --release -p evolution-harness --example arena [replications] [--bounds | --rules] [--only TEXT]`.
+//! A third table (`--adaptive`, `adaptive.rs`) lets each candidate refine an earlier
+//! rejected one, ranked by what the proposer is told of the gate.
+//!
+//! Run: `cargo run --release -p evolution-harness --example arena [replications] [--bounds | --rules | --adaptive] [--only TEXT]`.
 #![expect(clippy::print_stdout, reason = "an example that prints its results")]
 
+mod adaptive;
 mod bound;
 mod gated;
 mod oracle;
@@ -43,6 +47,7 @@ mod world;
 use evolution_gate::{EProcess, GateParams};
 use evolution_harness::{GammaSequence, ScreenRule, fixed_question_order};
 
+use crate::adaptive::{Refine, Scenario, Told, adaptive_run, run_defaults};
 use crate::bound::{Bounds, Guard};
 use crate::gated::{Gated, gated_run, greedy_run, question};
 use crate::oracle::oracle_run;
@@ -468,6 +473,114 @@ fn print_bounds(replications: u64) {
     }
 }
 
+/// What the proposer is told, in the tables' words. With `--adaptive`, `--only TEXT` picks
+/// the rows whose label, prefixed `neutral ` in the first table and `arena ` in the second,
+/// holds `TEXT`.
+fn told_name(told: Told) -> &'static str {
+    match told {
+        Told::Nothing => "fresh ideas only",
+        Told::GateCounts => "refines the closest, told W, L, E",
+        Told::Blind => "refines, told only \"rejected by the gate\"",
+    }
+}
+
+/// The adaptive proposer's tables: every idea neutral under `run`'s default gate, then the
+/// arena's ideas under the shipped pooled gate.
+async fn print_adaptive(replications: u64) {
+    println!(
+        "| every idea neutral: candidates, gate questions | proposer | refinement keeps | runs with a false accept (± s.e.) | false accepts per run | highest E per run | rollouts |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let only = only();
+    let mut rows = Vec::new();
+    for (candidates, questions) in [(20, 40), (60, 80)] {
+        for told in [Told::Nothing, Told::GateCounts, Told::Blind] {
+            let keeps: &[f64] = match told {
+                Told::Nothing => &[0.0],
+                Told::GateCounts => &[0.5, 0.8, 0.9],
+                Told::Blind => &[0.8, 0.9],
+            };
+            for &keep in keeps {
+                rows.push((candidates, questions, told, keep));
+            }
+        }
+    }
+    for (candidates, questions, told, keep) in rows {
+        let label = format!("{candidates}, {questions} | {} | {keep}", told_name(told));
+        if only
+            .as_ref()
+            .is_some_and(|o| !format!("neutral {label}").contains(o.as_str()))
+        {
+            continue;
+        }
+        let scenario = Scenario {
+            candidates,
+            questions,
+            params: run_defaults(),
+            told,
+            refine: Refine { keep },
+            arena_ideas: false,
+        };
+        let mut outs = Vec::new();
+        for seed in 0..replications {
+            outs.push(adaptive_run(seed, &[], scenario).await.0);
+        }
+        let any: Vec<f64> = outs
+            .iter()
+            .map(|o| f64::from(u8::from(o.false_accepts > 0.0)))
+            .collect();
+        let (rate, rate_se) = mean_se(&any);
+        let field =
+            |f: fn(&adaptive::Outcome) -> f64| mean_se(&outs.iter().map(f).collect::<Vec<_>>()).0;
+        println!(
+            "| {label} | {rate:.4} ± {rate_se:.4} | {:.4} | {:.1} | {:.0} |",
+            field(|o| o.false_accepts),
+            field(|o| o.max_e),
+            field(|o| o.rollouts),
+        );
+    }
+    println!();
+    println!(
+        "| arena's ideas, pool 1500, carry-over: proposer | refinement keeps | helpful accepted (± s.e.) | false accepts per run | false-discovery proportion (mean) | held-out accuracy | rollouts |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (told, keep) in [
+        (Told::Nothing, 0.0),
+        (Told::GateCounts, 0.8),
+        (Told::Blind, 0.8),
+    ] {
+        let label = format!("{} | {keep}", told_name(told));
+        if only
+            .as_ref()
+            .is_some_and(|o| !format!("arena {label}").contains(o.as_str()))
+        {
+            continue;
+        }
+        let scenario = Scenario {
+            candidates: PROPOSALS,
+            questions: 1500,
+            params: pooled_params(),
+            told,
+            refine: Refine { keep },
+            arena_ideas: true,
+        };
+        let mut outs = Vec::new();
+        for seed in 0..replications {
+            outs.push(adaptive_run(seed, &proposal_order(seed), scenario).await.0);
+        }
+        let field =
+            |f: fn(&adaptive::Outcome) -> f64| mean_se(&outs.iter().map(f).collect::<Vec<_>>());
+        let (helpful, helpful_se) = field(|o| o.helpful);
+        let fdp = field(|o| o.false_accepts / (o.false_accepts + o.helpful).max(1.0)).0;
+        println!(
+            "| {label} | {helpful:.2} ± {helpful_se:.2} | {:.3} | {fdp:.4} | {:.3} | {:.0} |",
+            field(|o| o.false_accepts).0,
+            field(|o| o.holdout).0,
+            field(|o| o.rollouts).0,
+        );
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let replications: u64 = std::env::args()
@@ -475,6 +588,11 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(DEFAULT_REPLICATIONS)
         .max(2);
+    if std::env::args().any(|a| a == "--adaptive") {
+        println!("adaptive proposers, {replications} replications\n");
+        print_adaptive(replications).await;
+        return;
+    }
     let only_bounds = std::env::args().any(|a| a == "--bounds");
     let start: Vec<f64> = (0..replications)
         .map(|s| holdout(&World::new(s), &[]))

@@ -18,7 +18,7 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn uniform(a: u64, b: u64, c: u64) -> f64 {
+pub(crate) fn uniform(a: u64, b: u64, c: u64) -> f64 {
     let x = mix(mix(mix(a) ^ b) ^ c);
     (x >> 11) as f64 / (1_u64 << 53) as f64
 }

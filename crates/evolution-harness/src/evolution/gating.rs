@@ -210,10 +210,6 @@ fn drop_proposal(
             edit: edit.clone(),
             reason: reason.clone(),
             source_version: record.source_version.clone(),
-            gate_w: None,
-            gate_l: None,
-            gate_e: None,
-            gate_delta_hat: None,
         }));
     state.dropped.push(DroppedProposal {
         candidate: label.to_owned(),

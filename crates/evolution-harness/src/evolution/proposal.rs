@@ -33,7 +33,8 @@ pub struct ProposeRequest<'a> {
     pub train_run_id: &'a str,
     /// The documents of the current version.
     pub workspace: &'a Workspace,
-    /// Every edit rejected so far, with its gate evidence.
+    /// Every edit rejected so far, with why: never with a gate outcome
+    /// ([`evolution_types::GATE_REJECTED_REASON`]).
     pub rejected: &'a [RejectedEdit],
     /// Where the proposer announces the phases of its work after the first
     /// ([`Proposer::opening_phase`], which the loop announces); what the

@@ -235,14 +235,14 @@ async fn helpful_edits_are_kept_harmful_ones_rejected_and_holdout_improves() {
     );
     assert!(after > before, "holdout {before} -> {after}");
     assert!((before - 1.0 / 3.0).abs() < 1e-9 && (after - 1.0).abs() < 1e-9);
-    // The blacklist carries the rejected edits with their gate evidence.
+    // The blacklist carries the rejected edits, with no gate evidence.
     let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
     let harm = state
         .rejected
         .iter()
         .find(|r| r.edit.content == "break:b")
         .unwrap();
-    assert!(harm.gate_l.unwrap_or(0) > 0 && harm.gate_w == Some(0));
+    assert_eq!(harm.reason, evolution_types::GATE_REJECTED_REASON);
     assert_eq!(world.proposer.calls.load(Ordering::Relaxed), 3);
     // Each gated proposal's record is in the run log under its epoch's
     // training run, with the version its accept wrote.

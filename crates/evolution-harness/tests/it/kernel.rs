@@ -242,7 +242,7 @@ async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_h
         assert_eq!(log.diagnoses(train).await.unwrap().len(), 1, "{train}");
     }
 
-    // The harmful edit is blacklisted with its gate evidence.
+    // The harmful edit is blacklisted as rejected by the gate, with no gate figure.
     let state = LoopState::load(&FileCheckpoint::new(dir.path().join("loop.json")))
         .unwrap()
         .unwrap();
@@ -251,7 +251,11 @@ async fn the_kernel_loop_keeps_helpful_edits_rejects_harmful_ones_and_improves_h
         .iter()
         .find(|r| r.edit.content == HARM_B)
         .unwrap();
-    assert!(harm.gate_l.unwrap_or(0) > 0, "{harm:?}");
+    assert_eq!(
+        harm.reason,
+        evolution_types::GATE_REJECTED_REASON,
+        "{harm:?}"
+    );
 }
 
 #[tokio::test]
@@ -278,11 +282,7 @@ async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
     let rejected = vec![evolution_types::RejectedEdit {
         edit: evolution_types::Edit::append(HARM_B),
         target_file: "b.md".into(),
-        reason: "gate rejected".into(),
-        gate_w: Some(0),
-        gate_l: Some(7),
-        gate_e: None,
-        gate_delta_hat: None,
+        reason: evolution_types::GATE_REJECTED_REASON.into(),
         source_version: version.clone(),
     }];
     let events = evolution_harness::EventLog::new();
@@ -335,7 +335,10 @@ async fn the_budget_schedule_and_the_blacklist_reach_the_evolve_prompts() {
     let prompts = evolve_prompts(0);
     assert_eq!(prompts.len(), 3);
     assert!(prompts.iter().all(|p| p.contains("At most 3 edits")));
-    assert!(prompts[1].contains(HARM_B) && prompts[1].contains("L=7"));
+    assert!(prompts[1].contains(&format!(
+        "{HARM_B:?} — {}",
+        evolution_types::GATE_REJECTED_REASON
+    )));
     let seen = llm.requests().len();
     proposer.propose(request(2)).await.unwrap();
     let late = evolve_prompts(seen);

@@ -1,6 +1,7 @@
 //! Public-API tests of the harness.
 
 mod adapters;
+mod blind;
 mod budget;
 mod evolution;
 mod failures;
