@@ -152,7 +152,17 @@ impl Jobs {
         std::thread::Builder::new()
             .name(format!("run-job-{number}"))
             .spawn(move || {
-                let state = execute(&job, prepared);
+                // A panic inside the run ends this job as failed, not the server.
+                let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    execute(&job, prepared)
+                }))
+                .unwrap_or_else(|panic| JobState::Failed {
+                    error: format!(
+                        "the run stopped on an internal error ({}); the checkpoint keeps what \
+                         was done",
+                        panic_message(panic.as_ref())
+                    ),
+                });
                 job.update(|v| v.state = state);
             })
             .map_err(|e| format!("cannot start the run: {e}"))?;
@@ -190,6 +200,19 @@ impl Jobs {
         job.stop.notify_one();
         Ok(())
     }
+}
+
+/// What a panic said, when it said it with text.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned());
+    text.chars()
+        .take(300)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The job numbers, for messages.
