@@ -330,6 +330,12 @@ impl RunDir {
     /// # Errors
     /// Such a link: bad input naming it.
     pub fn refuse_links(&self) -> anyhow::Result<()> {
+        self.refuse_linked_folders()?;
+        private::check_tree(&self.root, &[WORKSPACES], Tighten::No)
+    }
+
+    /// Refuses a run folder, runs folder or `.skill-evolve` that is a symbolic link.
+    fn refuse_linked_folders(&self) -> anyhow::Result<()> {
         let runs = self
             .root
             .parent()
@@ -346,7 +352,7 @@ impl RunDir {
                 ));
             }
         }
-        private::check_tree(&self.root, &[WORKSPACES], Tighten::No)
+        Ok(())
     }
 
     /// Makes the run's folder private before and after a run writes in it: created (with the
@@ -421,7 +427,8 @@ impl RunDir {
     /// # Errors
     /// A linked folder ([`RunDir::refuse_links`]), or an entry that cannot be deleted.
     pub fn delete_own(&self) -> anyhow::Result<StartedOver> {
-        self.refuse_links()?;
+        // A link among the run's own entries is removed, never followed.
+        self.refuse_linked_folders()?;
         let entries = match std::fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
