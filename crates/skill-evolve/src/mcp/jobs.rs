@@ -152,17 +152,7 @@ impl Jobs {
         std::thread::Builder::new()
             .name(format!("run-job-{number}"))
             .spawn(move || {
-                // A panic inside the run ends this job as failed, not the server.
-                let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    execute(&job, prepared)
-                }))
-                .unwrap_or_else(|panic| JobState::Failed {
-                    error: format!(
-                        "the run stopped on an internal error ({}); the checkpoint keeps what \
-                         was done",
-                        panic_message(panic.as_ref())
-                    ),
-                });
+                let state = contained(|| execute(&job, prepared));
                 job.update(|v| v.state = state);
             })
             .map_err(|e| format!("cannot start the run: {e}"))?;
@@ -200,6 +190,18 @@ impl Jobs {
         job.stop.notify_one();
         Ok(())
     }
+}
+
+/// The state `run` ends in; a panic inside it ends the job as failed, not the server.
+fn contained(run: impl FnOnce() -> JobState) -> JobState {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+        JobState::Failed {
+            error: format!(
+                "the run stopped on an internal error ({}); the checkpoint keeps what was done",
+                panic_message(panic.as_ref())
+            ),
+        }
+    })
 }
 
 /// What a panic said, when it said it with text.
@@ -267,5 +269,25 @@ fn execute(job: &Arc<Job>, prepared: PreparedRun) -> JobState {
         Err(e) => JobState::Failed {
             error: format!("{e:#}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_panics_ends_as_failed() {
+        let state = contained(|| panic!("index out of bounds\nat line 3"));
+        match state {
+            JobState::Failed { error } => {
+                assert!(
+                    error.contains("internal error (index out of bounds at line 3)"),
+                    "{error}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(contained(|| JobState::Stopped), JobState::Stopped));
     }
 }

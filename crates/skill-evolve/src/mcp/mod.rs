@@ -589,23 +589,9 @@ impl ServerHandler for Server {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
-        use futures_util::FutureExt as _;
         let name = request.name.to_string();
         let call = ToolCallContext::new(self, request, context);
-        match std::panic::AssertUnwindSafe(self.tool_router.call(call))
-            .catch_unwind()
-            .await
-        {
-            Ok(result) => result,
-            Err(panic) => Err(rmcp::ErrorData::internal_error(
-                format!(
-                    "the tool {name:?} stopped on an internal error ({}); the server and its \
-                     runs go on",
-                    jobs::panic_message(panic.as_ref())
-                ),
-                None,
-            )),
-        }
+        contained(&name, self.tool_router.call(call)).await
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -623,10 +609,56 @@ impl ServerHandler for Server {
     }
 }
 
+/// The reply of the call of tool `name`; a panic inside it becomes an internal error of this
+/// call alone.
+async fn contained<T>(
+    name: &str,
+    call: impl std::future::Future<Output = Result<T, rmcp::ErrorData>>,
+) -> Result<T, rmcp::ErrorData> {
+    use futures_util::FutureExt as _;
+    std::panic::AssertUnwindSafe(call)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            Err(rmcp::ErrorData::internal_error(
+                format!(
+                    "the tool {name:?} stopped on an internal error ({}); the server and its \
+                     runs go on",
+                    jobs::panic_message(panic.as_ref())
+                ),
+                None,
+            ))
+        })
+}
+
 /// What `adopt` shows of a plan before anything is written.
 struct PlanReply {
     run: String,
     diff: String,
     notes: Vec<String>,
     files: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_that_panics_answers_with_an_internal_error() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let failed = runtime.block_on(contained::<()>("status", async {
+            panic!("boom");
+        }));
+        let error = failed.unwrap_err();
+        assert_eq!(error.code, rmcp::model::ErrorCode::INTERNAL_ERROR);
+        assert!(
+            error
+                .message
+                .contains("\"status\" stopped on an internal error (boom)")
+        );
+        let fine = runtime.block_on(contained("status", async { Ok::<_, rmcp::ErrorData>(7) }));
+        assert_eq!(fine.unwrap(), 7);
+    }
 }
