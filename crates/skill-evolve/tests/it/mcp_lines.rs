@@ -182,14 +182,23 @@ fn every_malformed_line_is_answered_and_the_server_goes_on() {
 fn a_hostile_store_fails_its_harvest_alone_and_a_running_job_goes_on() {
     let dir = demo_with_agent(&[rule_agent().display().to_string()]);
     let d = dir.path();
-    // A chat log nested far deeper than any reader should follow.
-    let deep = format!(
-        "{{\"kind\": 0, \"v\": {{\"requests\": {}{}}}}}\n",
-        "[".repeat(200_000),
-        "]".repeat(200_000)
+    // A Copilot chat log whose patches nest one value 20 000 levels deep, 100 levels a line
+    // (each line within the JSON parser's limit): deeper than a 2 MiB stack can walk
+    // recursively.
+    let nested = |depth: usize| format!("{}{{}}{}", "{\"x\": ".repeat(depth), "}".repeat(depth));
+    let base = r#""requests", 0, "response""#;
+    let mut log = String::from(
+        "{\"kind\": 0, \"v\": {\"version\": 3, \"requests\": [{\"message\": {\"text\": \"hi\"}, \"response\": {}}]}}\n",
     );
+    for line in 0..200 {
+        let path: String = std::iter::repeat_n(r#", "x""#, 100 * line).collect();
+        log.push_str(&format!(
+            "{{\"kind\": 1, \"k\": [{base}{path}], \"v\": {}}}\n",
+            nested(100)
+        ));
+    }
     std::fs::create_dir_all(d.join("store/chatSessions")).unwrap();
-    std::fs::write(d.join("store/chatSessions/deep.jsonl"), deep).unwrap();
+    std::fs::write(d.join("store/chatSessions/deep.jsonl"), log).unwrap();
     let mut server = Server::start(d);
     let started: Value = serde_json::from_str(&server.call(1, "run", json!({})).unwrap()).unwrap();
     let job = started["job"].as_u64().unwrap();
