@@ -182,8 +182,10 @@ impl Handoff {
 
     /// Records a request without an answer and rewrites the prompt files.
     async fn hand_off(&self, messages: &[ChatMessage], options: &ChatOptions, key: String) {
-        if let Err(e) = std::fs::create_dir_all(&self.dir) {
+        if let Err(e) = crate::private::create_dir(&self.dir) {
             tracing::warn!("cannot create {}: {e}", self.dir.display());
+            // Nothing is written through a link: the request stays waiting in memory.
+            return;
         }
         let requests = self.dir.join(REQUESTS_FILE);
         let first_time = self
@@ -263,8 +265,15 @@ impl LlmProvider for Handoff {
 /// none wait.
 ///
 /// # Errors
-/// A prompts file that cannot be read or is not the list this module writes.
+/// A handoff folder that is a symbolic link, a prompts file that cannot be read or is not
+/// the list this module writes.
 pub fn waiting_prompts(dir: &Path) -> Result<Vec<serde_json::Value>, HandoffError> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(HandoffError::Io {
+            path: dir.to_path_buf(),
+            message: "is a symbolic link; nothing is read or written through a link".to_owned(),
+        });
+    }
     let path = dir.join(PROMPTS_JSON_FILE);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(Vec::new());
@@ -284,8 +293,8 @@ pub fn waiting_prompts(dir: &Path) -> Result<Vec<serde_json::Value>, HandoffErro
 /// and the reply at most [`MAX_REPLY_BYTES`].
 ///
 /// # Errors
-/// A key no request waits under, a reply too long, an answers file that is a link or cannot
-/// be written.
+/// A key no request waits under, a reply too long, a handoff folder or answers file that is
+/// a link, or an answers file that cannot be written.
 pub fn add_answer(dir: &Path, key: &str, reply: &str) -> Result<(), HandoffError> {
     let answers = dir.join(ANSWERS_FILE);
     let refuse = |reason: String| HandoffError::BadAnswer {
@@ -315,21 +324,70 @@ pub fn add_answer(dir: &Path, key: &str, reply: &str) -> Result<(), HandoffError
     }
     let mut line = serde_json::json!({ "key": key, "reply": reply }).to_string();
     line.push('\n');
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
     use std::io::Write as _;
-    options
+    crate::private::options()
+        .create(true)
+        .append(true)
         .open(&answers)
         .and_then(|mut file| file.write_all(line.as_bytes()))
         .map_err(|e| HandoffError::Io {
             path: answers.clone(),
             message: e.to_string(),
         })
+}
+
+/// An answer of the handoff folder with the request it answers, for checking that its reply
+/// is what the request asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AnsweredRequest {
+    /// The request's key.
+    pub key: String,
+    /// The line of `answers.jsonl` holding the answer (the last one for its key).
+    pub line: usize,
+    /// The request's tag (what it was for), when it had one.
+    pub tag: Option<String>,
+    /// Whether the request asked for JSON (JSON mode or a schema).
+    pub wants_json: bool,
+    /// The reply.
+    pub reply: String,
+}
+
+/// The answers of the handoff folder `dir` whose requests it handed off (`requests.jsonl`),
+/// in the order of the answers file; answers to requests it does not know are left out.
+///
+/// # Errors
+/// As [`Handoff::open`]: an answers file that cannot be read or holds a bad line.
+pub fn answered_requests(dir: &Path) -> Result<Vec<AnsweredRequest>, HandoffError> {
+    let path = dir.join(ANSWERS_FILE);
+    let answers = read_answers(&path)?;
+    let mut lines: HashMap<String, usize> = HashMap::new();
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        for (index, line) in text.lines().enumerate() {
+            if let Ok(answer) = serde_json::from_str::<Answer>(line) {
+                lines.insert(answer.key.to_ascii_lowercase(), index.saturating_add(1));
+            }
+        }
+    }
+    let requests = std::fs::read_to_string(dir.join(REQUESTS_FILE)).unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    let mut answered: Vec<AnsweredRequest> = requests
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Entry>(line).ok())
+        .filter_map(|entry| {
+            let reply = answers.get(&entry.key)?;
+            let line = *lines.get(&entry.key)?;
+            seen.insert(entry.key.clone()).then(|| AnsweredRequest {
+                wants_json: entry.options.json_mode || entry.options.json_schema.is_some(),
+                key: entry.key,
+                line,
+                tag: entry.tag,
+                reply: reply.clone(),
+            })
+        })
+        .collect();
+    answered.sort_by_key(|a| a.line);
+    Ok(answered)
 }
 
 /// The answers of the file at `path` (none when it does not exist), the last per key.
@@ -401,7 +459,7 @@ fn read_known(path: &Path) -> std::collections::HashSet<String> {
 /// Appends `line` to `path`; a failure only loses the comparison with later rounds.
 fn append(path: &Path, line: &str) {
     use std::io::Write as _;
-    let written = std::fs::OpenOptions::new()
+    let written = crate::private::options()
         .create(true)
         .append(true)
         .open(path)
@@ -421,8 +479,20 @@ fn write_prompts(dir: &Path, waiting: &[Waiting]) {
     ] {
         let path = dir.join(name);
         let temporary = dir.join(format!(".{name}.tmp"));
-        let written = std::fs::write(&temporary, text.as_bytes())
-            .and_then(|()| std::fs::rename(&temporary, &path));
+        // A fresh temporary file (a stale one, or a link in its place, is removed first),
+        // renamed over the old prompts: a link at `path` is replaced, never followed.
+        let written = match std::fs::remove_file(&temporary) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => crate::private::options()
+                .write(true)
+                .create_new(true)
+                .open(&temporary)
+                .and_then(|mut file| {
+                    use std::io::Write as _;
+                    file.write_all(text.as_bytes())
+                })
+                .and_then(|()| std::fs::rename(&temporary, &path)),
+        };
         if let Err(e) = written {
             tracing::warn!("cannot write {}: {e}", path.display());
         }

@@ -65,7 +65,7 @@ impl<P: LlmProvider> LlmJournal<P> {
     ) -> Result<Self, CassetteError> {
         let dir = run_dir.as_ref();
         let path = dir.join(LLM_JOURNAL_FILE);
-        std::fs::create_dir_all(dir).map_err(|source| CassetteError::Io {
+        crate::private::create_dir(dir).map_err(|source| CassetteError::Io {
             path: dir.to_path_buf(),
             source,
         })?;

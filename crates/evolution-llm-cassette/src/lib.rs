@@ -41,11 +41,12 @@ mod entry;
 pub mod handoff;
 mod journal;
 mod miss;
+mod private;
 mod replay;
 mod speed;
 
 pub use crate::entry::cassette_key;
-pub use crate::handoff::{Handoff, HandoffError, HandoffFiles};
+pub use crate::handoff::{AnsweredRequest, Handoff, HandoffError, HandoffFiles};
 pub use crate::journal::{LLM_JOURNAL_FILE, LlmJournal};
 pub use crate::replay::{CassetteError, CassetteMode, Recorder};
 pub use crate::speed::{MeasuredSpeed, answered_by};

@@ -204,9 +204,11 @@ impl<P: LlmProvider> Recorder<P> {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                     Err(e) => return Err(io(e)),
                 };
-                let mut file = tokio::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
+                // Owner-only, and never through a link: the journal of a run folder holds
+                // every prompt and reply of the run.
+                let mut options = crate::private::options();
+                options.create(true).append(true);
+                let mut file = tokio::fs::OpenOptions::from(options)
                     .open(&path)
                     .await
                     .map_err(io)?;

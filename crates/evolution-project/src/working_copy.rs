@@ -63,8 +63,16 @@ pub fn write_through(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 /// Replaces a file this program owns (a report, a staged document in a run
-/// folder) atomically, with the file and its folder synced.
+/// folder) atomically, with the file and its folder synced; readable and
+/// writable by its owner only (0600 on Unix: it holds what models and agents
+/// wrote). A symbolic link at `path` is replaced, never written through.
 pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    write_private(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// Replaces a file the user keeps and this program edits (a crontab file)
+/// atomically, with the file and its folder synced; its permissions are kept.
+pub fn write_keeping_mode(path: &Path, text: &str) -> anyhow::Result<()> {
     write_file(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
@@ -180,7 +188,8 @@ mod tests {
             .unwrap();
         write_private_output(&d.join("wide.json"), "new").unwrap();
         write_private_output(&d.join("fresh.json"), "new").unwrap();
-        for name in ["wide.json", "fresh.json"] {
+        write_atomically(&d.join("report.md"), "new").unwrap();
+        for name in ["wide.json", "fresh.json", "report.md"] {
             let meta = std::fs::metadata(d.join(name)).unwrap();
             assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{name}");
             assert_eq!(std::fs::read_to_string(d.join(name)).unwrap(), "new");

@@ -93,6 +93,14 @@ pub enum SqliteRunLogError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// The log's file could not be created owner-only, or its path is a symbolic link.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// SQLite failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),

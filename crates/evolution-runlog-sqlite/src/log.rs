@@ -55,12 +55,34 @@ struct Inner {
     read_only: bool,
 }
 
+/// Creates the empty file `path` owner-only when it is missing (SQLite would create it with
+/// its own mode); refuses a symbolic link there.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
+    }
+    options.open(path).map(drop)
+}
+
 impl SqliteRunLog {
     /// Opens (creating if needed) the log at `path`, switches it to WAL mode and migrates its
-    /// schema forward to the version this build writes.
+    /// schema forward to the version this build writes. The log holds what agents answered:
+    /// a new file is readable by its owner only (0600 on Unix, which SQLite gives its
+    /// write-ahead log and index files too), and a symbolic link at `path` is refused.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteRunLog> {
         let path = path.as_ref().to_path_buf();
-        let mut writer = Connection::open(&path)?;
+        create_private(&path).map_err(|source| SqliteRunLogError::Create {
+            path: path.clone(),
+            source,
+        })?;
+        let mut writer = Connection::open_with_flags(
+            &path,
+            OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+        )?;
         writer.busy_timeout(BUSY_TIMEOUT)?;
         let mode: String =
             writer.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))?;

@@ -333,7 +333,7 @@ fn uninstall(file: &Path, here: &Path) -> anyhow::Result<usize> {
     };
     let (text, removed) = without_entries_of(&existing, here)?;
     if removed > 0 {
-        evolution_project::working_copy::write_atomically(file, &text)?;
+        evolution_project::working_copy::write_keeping_mode(file, &text)?;
     }
     Ok(removed)
 }
@@ -355,7 +355,7 @@ fn install(file: &Path, entry: &str, here: &Path) -> anyhow::Result<Installed> {
     }
     text.push_str(entry);
     text.push('\n');
-    evolution_project::working_copy::write_atomically(file, &text)?;
+    evolution_project::working_copy::write_keeping_mode(file, &text)?;
     Ok(if removed == 0 {
         Installed::Added
     } else {

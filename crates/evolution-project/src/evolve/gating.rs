@@ -536,7 +536,7 @@ impl<'a> GateSession<'a> {
         candidates: u64,
         observer: &'a dyn RunObserver,
     ) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(dir.workspaces())
+        crate::run::private::create_private_dir(&dir.workspaces())
             .with_context(|| format!("cannot create {}", dir.workspaces().display()))?;
         let store = FsStore::init(
             dir.store(),

@@ -2,13 +2,17 @@
 //! for `run` and for `evolve` alike, and the checks that keep an `evolve`
 //! run folder away from the skill's own folder and its version store.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{bad_at, bad_option};
 use crate::probe::check_folder_writable;
+use crate::run::private::{self, Tighten};
+
+/// The agents' workspaces in a run folder: what an agent makes inside its own is not checked.
+const WORKSPACES: &str = "workspaces";
 
 /// The folder of one run, `<config dir>/.skill-evolve/runs/<name>/`, and the
 /// files in it: `store/` (the versions), `runlog.sqlite`, `checkpoint.json`,
@@ -46,7 +50,7 @@ const RUN_OWN_NAMES: [&str; 15] = [
     "runlog.sqlite-journal",
     "checkpoint.json",
     evolution_llm_cassette::LLM_JOURNAL_FILE,
-    "workspaces",
+    WORKSPACES,
     "sources.json",
     "inputs.json",
     "staged",
@@ -163,7 +167,7 @@ impl RunDir {
 
     /// The agent's working folders.
     pub fn workspaces(&self) -> PathBuf {
-        self.root.join("workspaces")
+        self.root.join(WORKSPACES)
     }
 
     /// The human-readable report.
@@ -276,22 +280,24 @@ impl RunDir {
         Ok(RunDir { root })
     }
 
-    /// Creates the `evolve` session folder, with its marker ([`EVOLVE_MARKER`]) when it has
-    /// none yet.
+    /// Creates the `evolve` session folder (owner-only), with its marker ([`EVOLVE_MARKER`])
+    /// when it has none yet; what it holds is made owner-only and a link in it is refused.
     ///
     /// # Errors
-    /// A folder or marker that cannot be written.
+    /// A link, or a folder or marker that cannot be written.
     pub fn create_evolve_session(&self) -> anyhow::Result<()> {
-        std::fs::create_dir_all(&self.root).map_err(|e| {
+        // The session folder may be any folder the user named: its own entries are checked,
+        // not the folders above it.
+        private::create_private_dir(&self.root).map_err(|e| {
             anyhow::anyhow!("cannot create the run folder {}: {e}", self.root.display())
         })?;
+        private::check_tree(&self.root, &[WORKSPACES], Tighten::Yes)?;
         let marker = self.root.join(EVOLVE_MARKER);
         if std::fs::symlink_metadata(&marker).is_err() {
-            std::fs::write(
+            crate::working_copy::write_atomically(
                 &marker,
                 "This folder is an evolve session of skill-evolve; evolve may write here again.\n",
-            )
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
+            )?;
         }
         Ok(())
     }
@@ -317,12 +323,19 @@ impl RunDir {
     }
 
     /// Refuses a run whose folder, runs folder or project state folder (`.skill-evolve`) is a
-    /// symbolic link: a run writes and deletes only in folders of its own, never through a
-    /// link to somewhere else.
+    /// symbolic link, or whose folder holds one anywhere (its handoff, staged, store, journal,
+    /// workspaces folder or the entries of that one): a run writes and deletes only in folders
+    /// of its own, never through a link to somewhere else. Only looks: nothing is written.
     ///
     /// # Errors
-    /// Such a link: bad input.
+    /// Such a link: bad input naming it.
     pub fn refuse_links(&self) -> anyhow::Result<()> {
+        self.refuse_linked_folders()?;
+        private::check_tree(&self.root, &[WORKSPACES], Tighten::No)
+    }
+
+    /// Refuses a run folder, runs folder or `.skill-evolve` that is a symbolic link.
+    fn refuse_linked_folders(&self) -> anyhow::Result<()> {
         let runs = self
             .root
             .parent()
@@ -342,6 +355,21 @@ impl RunDir {
         Ok(())
     }
 
+    /// Makes the run's folder private before and after a run writes in it: created (with the
+    /// runs folder) readable by its owner only when missing, every entry in it made
+    /// owner-only (files 0600, folders 0700 on Unix), and refused as [`RunDir::refuse_links`]
+    /// refuses.
+    ///
+    /// # Errors
+    /// A link, or a folder that cannot be created or an entry whose mode cannot be changed.
+    pub fn make_private(&self) -> anyhow::Result<()> {
+        self.refuse_links()?;
+        private::create_private_dir(&self.root).map_err(|e| {
+            anyhow::anyhow!("cannot create the run folder {}: {e}", self.root.display())
+        })?;
+        private::check_tree(&self.root, &[WORKSPACES], Tighten::Yes)
+    }
+
     /// Takes the lock of the run's name ([`RunDir::lock_file`]) without waiting, after
     /// [`RunDir::refuse_links`]; the lock file then names this process.
     ///
@@ -352,15 +380,10 @@ impl RunDir {
         self.refuse_links()?;
         let path = self.lock_file();
         if let Some(runs) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(runs)
+            private::create_private_dir(runs)
                 .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", runs.display()))?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let mut file = private::open_private(&path)
             .map_err(|e| anyhow::anyhow!("cannot open the run lock {}: {e}", path.display()))?;
         match file.try_lock() {
             Ok(()) => {
@@ -404,7 +427,8 @@ impl RunDir {
     /// # Errors
     /// A linked folder ([`RunDir::refuse_links`]), or an entry that cannot be deleted.
     pub fn delete_own(&self) -> anyhow::Result<StartedOver> {
-        self.refuse_links()?;
+        // A link among the run's own entries is removed, never followed.
+        self.refuse_linked_folders()?;
         let entries = match std::fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

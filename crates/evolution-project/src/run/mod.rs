@@ -20,9 +20,11 @@ pub mod dir;
 pub mod events;
 pub mod failures;
 pub mod inputs;
+pub(crate) mod private;
 pub mod report;
 pub mod rubric;
 pub mod stage;
+mod unreadable;
 mod wiring;
 
 use std::path::{Path, PathBuf};
@@ -657,6 +659,9 @@ impl PreparedRun {
         stop: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<Ended> {
         self.lock()?;
+        // Before anything is written there, and again once the run has written: owner-only,
+        // and no link anywhere in it.
+        self.dir.make_private()?;
         let handoff = self.llm.handoff.clone();
         if let Some(handoff) = &handoff {
             handoff
@@ -684,7 +689,13 @@ impl PreparedRun {
             observer,
             stop,
         )
-        .await?;
+        .await;
+        let private = self.dir.make_private();
+        let ended = ended?;
+        private?;
+        if handoff.is_some() && matches!(ended, Ended::Finished(..)) {
+            unreadable::report_unreadable(&self.dir, &self.dir.root().join(HANDOFF_DIR))?;
+        }
         Ok(match (ended, &handoff) {
             (Ended::Interrupted, Some(handoff)) if handoff.waiting_count() > 0 => {
                 let files = handoff.files();

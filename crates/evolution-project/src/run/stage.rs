@@ -257,7 +257,7 @@ pub fn read_proposal(dir: &RunDir) -> anyhow::Result<Option<Proposal>> {
 
 /// Writes `staged/proposal.json` atomically.
 pub fn write_proposal(dir: &RunDir, proposal: &Proposal) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir.staged())
+    crate::run::private::create_private_dir(&dir.staged())
         .with_context(|| format!("cannot create {}", dir.staged().display()))?;
     write_atomically(&dir.proposal(), &serde_json::to_string_pretty(proposal)?)
 }
@@ -329,8 +329,10 @@ pub fn stage(
         if old == new {
             continue;
         }
-        std::fs::create_dir_all(&files).context("cannot create the staged folder")?;
-        std::fs::create_dir_all(&diffs).context("cannot create the staged folder")?;
+        crate::run::private::create_private_dir(&files)
+            .context("cannot create the staged folder")?;
+        crate::run::private::create_private_dir(&diffs)
+            .context("cannot create the staged folder")?;
         let user_file = project.join(&source.path);
         let current = std::fs::read_to_string(&user_file).unwrap_or_default();
         let shown = source.path.display().to_string();

@@ -62,7 +62,7 @@ pub(super) async fn run_loop(
     observer: &dyn RunObserver,
     stop: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Ended> {
-    std::fs::create_dir_all(dir.root())
+    super::private::create_private_dir(dir.root())
         .with_context(|| format!("cannot create {}", dir.root().display()))?;
     // Before anything else is written: a later run compares its inputs with these.
     inputs.record(dir)?;
@@ -87,7 +87,8 @@ pub(super) async fn run_loop(
     ))?;
     let agent =
         SubprocessRunner::new(agent_config).map_err(|e| bad_option(format!("[agent]: {e}")))?;
-    std::fs::create_dir_all(dir.workspaces()).context("cannot create the workspaces folder")?;
+    super::private::create_private_dir(&dir.workspaces())
+        .context("cannot create the workspaces folder")?;
     // Every proposal prompt carries the project's house rules (none without them).
     let preferences = &config.preferences.preferences;
     let templates = PromptTemplates::default().with_preferences(preferences);

@@ -543,7 +543,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
     };
     let candidate_path = run_dir.candidate(&name);
     let shown = offered.as_deref().unwrap_or(&candidate);
-    std::fs::write(&candidate_path, shown)
+    evolution_project::working_copy::write_atomically(&candidate_path, shown)
         .with_context(|| format!("cannot save the candidate to {}", candidate_path.display()))?;
     summary.candidate = Some(candidate_path.display().to_string());
     summary.diff = Some(unified_diff(
@@ -670,7 +670,7 @@ fn finish(
     let report = serde_json::to_string_pretty(summary)?;
     let path = run_dir.report_json();
     run_dir.create_evolve_session()?;
-    std::fs::write(&path, format!("{report}\n"))
+    evolution_project::working_copy::write_atomically(&path, &format!("{report}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;
     let html = evolution_project::report_html::write_evolve(run_dir)?;
     if out.json {

@@ -152,7 +152,7 @@ impl Jobs {
         std::thread::Builder::new()
             .name(format!("run-job-{number}"))
             .spawn(move || {
-                let state = execute(&job, prepared);
+                let state = contained(|| execute(&job, prepared));
                 job.update(|v| v.state = state);
             })
             .map_err(|e| format!("cannot start the run: {e}"))?;
@@ -190,6 +190,31 @@ impl Jobs {
         job.stop.notify_one();
         Ok(())
     }
+}
+
+/// The state `run` ends in; a panic inside it ends the job as failed, not the server.
+fn contained(run: impl FnOnce() -> JobState) -> JobState {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+        JobState::Failed {
+            error: format!(
+                "the run stopped on an internal error ({}); the checkpoint keeps what was done",
+                panic_message(panic.as_ref())
+            ),
+        }
+    })
+}
+
+/// What a panic said, when it said it with text.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned());
+    text.chars()
+        .take(300)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The job numbers, for messages.
@@ -244,5 +269,25 @@ fn execute(job: &Arc<Job>, prepared: PreparedRun) -> JobState {
         Err(e) => JobState::Failed {
             error: format!("{e:#}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_panics_ends_as_failed() {
+        let state = contained(|| panic!("index out of bounds\nat line 3"));
+        match state {
+            JobState::Failed { error } => {
+                assert!(
+                    error.contains("internal error (index out of bounds at line 3)"),
+                    "{error}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(contained(|| JobState::Stopped), JobState::Stopped));
     }
 }

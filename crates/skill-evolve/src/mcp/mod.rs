@@ -10,15 +10,23 @@
 //! reply, so the host's own model answers them. Inputs are checked as the
 //! command checks its flags; every path a tool reads a configuration from or writes to must lie
 //! inside the project. Stdout belongs to the protocol: operations that print are run as a
-//! child `skill-evolve` whose output is returned.
+//! child `skill-evolve` whose output is returned, and so is `harvest`, which reads stores
+//! other programs wrote: whatever they do to a reader ends the child, not the server.
 //!
 //! - `inputs.rs`: each tool's inputs, with the schema the client sees;
+//! - `harvest.rs`: the `harvest` tool's child process;
 //! - `paths.rs`: the project and the paths tools may name;
-//! - `jobs.rs`: the background runs.
+//! - `jobs.rs`: the background runs;
+//! - `transport.rs`: the lines on stdin and stdout, each malformed one answered with an error.
+//!
+//! A tool that fails answers with its error; one that panics answers with an internal error,
+//! and the server, its other calls and its background runs go on.
 
+mod harvest;
 mod inputs;
 mod jobs;
 mod paths;
+mod transport;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,12 +36,12 @@ use anyhow::Context as _;
 use clap::Args;
 use evolution_project::adopt::undo::{UndoCheck, check_undo};
 use evolution_project::adopt::{AdoptCheck, check_adopt, find_run};
-use evolution_project::harvest::{HarvestNote, HarvestOptions, HarvestSource, harvest};
 use evolution_project::llm::handoff::{ANSWERS_FILE, add_answer, waiting_prompts};
 use evolution_project::run::config::RunOptions;
 use evolution_project::run::dir::{RunDir, runs_of};
 use evolution_project::run::{HANDOFF_DIR, find_run_config, prepare, split_listing};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
@@ -41,7 +49,7 @@ use serde_json::json;
 
 use self::inputs::{
     AdoptInput, AnswerInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput,
-    PresetInput, PromptsInput, ReportInput, ScheduleInput, SourceInput, StopInput, UnscheduleInput,
+    PresetInput, PromptsInput, ReportInput, ScheduleInput, StopInput, UnscheduleInput,
 };
 use self::jobs::Jobs;
 use self::paths::Project;
@@ -51,6 +59,9 @@ const MAX_TEXT_BYTES: usize = 256 * 1024;
 
 /// How long a child `skill-evolve` (schedule, unschedule, gate) may take.
 const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a child `skill-evolve harvest` may take (a large store takes minutes).
+const HARVEST_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
 /// Options of `mcp`.
 #[derive(Debug, Args)]
@@ -77,8 +88,9 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
+        let lines = transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
         let server = Server::new(project)
-            .serve(rmcp::transport::stdio())
+            .serve(lines)
             .await
             .context("the MCP client did not start a session")?;
         server
@@ -100,6 +112,19 @@ struct Server {
 
 /// A tool's failure, as the client sees it.
 type ToolResult = Result<String, String>;
+
+/// Why a child `skill-evolve` failed: its error line, or how it ended when it printed none
+/// (killed by a signal: a crash of the child alone).
+fn child_error(status: &std::process::ExitStatus, stdout: &str, stderr: &str) -> String {
+    let error = stderr.trim().trim_start_matches("error: ");
+    if !error.is_empty() {
+        return error.to_owned();
+    }
+    if !stdout.trim().is_empty() {
+        return stdout.to_owned();
+    }
+    format!("skill-evolve stopped abnormally ({status}); the server and its runs go on")
+}
 
 /// An error of the library as one line.
 fn one_line(e: &anyhow::Error) -> String {
@@ -166,36 +191,41 @@ impl Server {
         find_run(run, Some(self.project.root()), self.project.root()).map_err(|e| one_line(&e))
     }
 
-    /// Runs this program with `args` in the project folder; its stdout, or its error line.
-    async fn child(&self, args: Vec<String>) -> ToolResult {
+    /// Runs this program with `args` in the project folder for at most `timeout`; what it
+    /// printed and how it ended.
+    async fn child_output(
+        &self,
+        args: &[String],
+        timeout: Duration,
+    ) -> Result<std::process::Output, String> {
         let program = std::env::current_exe()
             .map_err(|e| format!("cannot find this program to run it: {e}"))?;
         let mut command = tokio::process::Command::new(program);
         command
-            .args(&args)
+            .args(args)
             .current_dir(self.project.root())
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
-        let output = tokio::time::timeout(CHILD_TIMEOUT, command.output())
+        tokio::time::timeout(timeout, command.output())
             .await
             .map_err(|_| {
                 format!(
-                    "skill-evolve {} took longer than {CHILD_TIMEOUT:?}",
+                    "skill-evolve {} took longer than {timeout:?}",
                     args.join(" ")
                 )
             })?
-            .map_err(|e| format!("cannot run skill-evolve: {e}"))?;
+            .map_err(|e| format!("cannot run skill-evolve: {e}"))
+    }
+
+    /// Runs this program with `args` in the project folder; its stdout, or its error line.
+    async fn child(&self, args: Vec<String>) -> ToolResult {
+        let output = self.child_output(&args, CHILD_TIMEOUT).await?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if output.status.success() {
             Ok(capped(stdout))
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            let error = stderr.trim().trim_start_matches("error: ");
-            Err(capped(if error.is_empty() {
-                stdout
-            } else {
-                error.to_owned()
-            }))
+            Err(capped(child_error(&output.status, &stdout, &stderr)))
         }
     }
 
@@ -393,80 +423,14 @@ impl Server {
                           each session judged failed or passed."
     )]
     async fn harvest(&self, Parameters(input): Parameters<HarvestInput>) -> ToolResult {
-        let out = input
-            .out
-            .as_deref()
-            .map(|p| self.project.inside("out", p))
-            .transpose()?;
-        let tasks = input
-            .tasks
-            .as_deref()
-            .map(|p| self.project.inside("tasks", p))
-            .transpose()?;
-        let source = match input.source {
-            SourceInput::ClaudeCode => HarvestSource::ClaudeCode,
-            SourceInput::Codex => HarvestSource::Codex,
-            SourceInput::Gemini => HarvestSource::Gemini,
-            SourceInput::Opencode => HarvestSource::OpenCode,
-            SourceInput::Cursor => HarvestSource::Cursor,
-            SourceInput::Copilot => HarvestSource::Copilot,
-            SourceInput::SessionState => HarvestSource::SessionState,
-            SourceInput::Dir => HarvestSource::Dir,
-        };
-        let per_project = matches!(
-            source,
-            HarvestSource::ClaudeCode
-                | HarvestSource::Codex
-                | HarvestSource::Gemini
-                | HarvestSource::OpenCode
-                | HarvestSource::Cursor
-                | HarvestSource::Copilot
-        );
-        let options = HarvestOptions {
-            source,
-            from: input.from.map(|f| self.project.root().join(f)),
-            project: (per_project && !input.all_projects)
-                .then(|| self.project.root().to_path_buf()),
-            since: input.since,
-            skill: input.skill,
-            out,
-            tasks,
-            min_sessions: input.min_sessions.unwrap_or(2),
-            no_redact: false,
-            config: None,
-            recorded: input.recorded,
-            judge_followups: false,
-        };
-        let root = self.project.root().to_path_buf();
-        let (summary, notes) = tokio::task::spawn_blocking(move || {
-            let mut notes: Vec<String> = Vec::new();
-            let config_here = root.join("skill-evolve.toml");
-            let options = HarvestOptions {
-                config: config_here.is_file().then_some(config_here),
-                ..options
-            };
-            let summary = harvest(&options, &mut |note| {
-                if notes.len() < 200 {
-                    notes.push(match note {
-                        HarvestNote::Warning(w) => format!("warning: {w}"),
-                        HarvestNote::Skipped(s) => format!("skipped: {s}"),
-                        HarvestNote::Session {
-                            id,
-                            passed,
-                            reasons,
-                        } => format!(
-                            "{id}: {} ({reasons})",
-                            if passed { "passed" } else { "failed" }
-                        ),
-                    });
-                }
-            });
-            (summary, notes)
-        })
-        .await
-        .map_err(|e| format!("the harvest stopped: {e}"))?;
-        let summary = summary.map_err(|e| one_line(&e))?;
-        Ok(json!({ "lines": summary.lines(), "notes": notes }).to_string())
+        let args = harvest::arguments(&input, &self.project)?;
+        let output = self.child_output(&args, HARVEST_TIMEOUT).await?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() {
+            return Ok(capped(harvest::reply(&stdout, &stderr)));
+        }
+        Err(capped(child_error(&output.status, &stdout, &stderr)))
     }
 
     /// The crontab entry of the nightly (or hourly) harvest and run.
@@ -558,6 +522,7 @@ impl Server {
     )]
     async fn handoff_prompts(&self, Parameters(input): Parameters<PromptsInput>) -> ToolResult {
         let dir = self.run_dir(&input.run)?;
+        dir.refuse_links().map_err(|e| one_line(&e))?;
         let folder = dir.root().join(HANDOFF_DIR);
         let waiting = waiting_prompts(&folder).map_err(|e| e.to_string())?;
         Ok(capped(
@@ -573,6 +538,8 @@ impl Server {
     )]
     async fn answer(&self, Parameters(input): Parameters<AnswerInput>) -> ToolResult {
         let dir = self.run_dir(&input.run)?;
+        // Nothing is read from or written through a link in the run's folder.
+        dir.refuse_links().map_err(|e| one_line(&e))?;
         let folder = dir.root().join(HANDOFF_DIR);
         add_answer(&folder, &input.key, &input.reply).map_err(|e| e.to_string())?;
         let waiting = waiting_prompts(&folder).map_err(|e| e.to_string())?;
@@ -616,6 +583,17 @@ impl Server {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
+    /// Calls a tool; a panic inside it becomes an internal error of this call alone.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let name = request.name.to_string();
+        let call = ToolCallContext::new(self, request, context);
+        contained(&name, self.tool_router.call(call)).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
@@ -631,10 +609,56 @@ impl ServerHandler for Server {
     }
 }
 
+/// The reply of the call of tool `name`; a panic inside it becomes an internal error of this
+/// call alone.
+async fn contained<T>(
+    name: &str,
+    call: impl std::future::Future<Output = Result<T, rmcp::ErrorData>>,
+) -> Result<T, rmcp::ErrorData> {
+    use futures_util::FutureExt as _;
+    std::panic::AssertUnwindSafe(call)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            Err(rmcp::ErrorData::internal_error(
+                format!(
+                    "the tool {name:?} stopped on an internal error ({}); the server and its \
+                     runs go on",
+                    jobs::panic_message(panic.as_ref())
+                ),
+                None,
+            ))
+        })
+}
+
 /// What `adopt` shows of a plan before anything is written.
 struct PlanReply {
     run: String,
     diff: String,
     notes: Vec<String>,
     files: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_that_panics_answers_with_an_internal_error() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let failed = runtime.block_on(contained::<()>("status", async {
+            panic!("boom");
+        }));
+        let error = failed.unwrap_err();
+        assert_eq!(error.code, rmcp::model::ErrorCode::INTERNAL_ERROR);
+        assert!(
+            error
+                .message
+                .contains("\"status\" stopped on an internal error (boom)")
+        );
+        let fine = runtime.block_on(contained("status", async { Ok::<_, rmcp::ErrorData>(7) }));
+        assert_eq!(fine.unwrap(), 7);
+    }
 }

@@ -310,3 +310,51 @@ fn status_lists_the_evolve_sessions_beside_the_skills() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_run_whose_every_answer_is_unreadable_says_which_and_fails() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let folder = d.join(".skill-evolve/runs/demo/handoff");
+    // Every request answered with prose where JSON is asked for.
+    let mut rounds = 0;
+    let out = loop {
+        let out = run(d);
+        if out.status.code() != Some(3) {
+            break out;
+        }
+        rounds += 1;
+        assert!(rounds < 20, "the handoff never ends");
+        let waiting: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
+                .unwrap();
+        let mut answers = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
+        for request in &waiting {
+            let reply = "I had a look and the skill reads fine to me.";
+            answers.push_str(
+                &serde_json::json!({ "key": request["key"], "reply": reply }).to_string(),
+            );
+            answers.push('\n');
+        }
+        std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
+    };
+    // The resumed run's progress lines, then one line naming the answers.
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: ")
+            && last.contains("answers.jsonl: every answer the run used is unreadable"),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("finished ("),
+        "{out:?}"
+    );
+    assert!(stderr.contains("line 1 ("), "{stderr}");
+    assert!(stderr.contains("not a JSON object"), "{stderr}");
+    assert!(stderr.contains("--fresh"), "{stderr}");
+    let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(report.contains("## Unreadable handoff answers"), "{report}");
+    assert!(report.contains("- line 1 ("), "{report}");
+}

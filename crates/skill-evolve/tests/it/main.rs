@@ -37,6 +37,7 @@ mod ledger;
 mod llm_setup;
 #[cfg(feature = "local")]
 mod local;
+mod mcp_lines;
 mod pipes;
 mod preferences;
 mod probes;
@@ -45,6 +46,7 @@ mod replay_miss;
 mod report_html;
 mod resume;
 mod run;
+mod run_folder;
 mod run_fresh;
 mod run_ids;
 mod run_knobs;
