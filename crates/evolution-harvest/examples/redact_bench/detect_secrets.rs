@@ -24,7 +24,10 @@ pub(crate) struct Scan {
 
 /// The installed version, or `None` when `detect-secrets` cannot be run.
 pub(crate) fn version() -> Option<String> {
-    let out = Command::new("detect-secrets").arg("--version").output().ok()?;
+    let out = Command::new("detect-secrets")
+        .arg("--version")
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
@@ -100,9 +103,9 @@ impl Scan {
             return false;
         };
         let first = secret.lines().next().unwrap_or(secret);
-        text.lines().enumerate().any(|(i, line)| {
-            lines.contains(&(i + 1)) && line.contains(first)
-        })
+        text.lines()
+            .enumerate()
+            .any(|(i, line)| lines.contains(&(i + 1)) && line.contains(first))
     }
 
     /// True when file `index` has any finding.

@@ -114,7 +114,7 @@ fn run() -> Result<(), String> {
     let mut misses = Vec::new();
     for case in &cases {
         let out = redact_case(case);
-        let caught = is_removed(&out, &case.secret);
+        let caught = is_removed(&out, &case_text(case), &case.secret);
         let entry = per_family.entry(case.family).or_insert((0, 0));
         entry.0 += usize::from(caught);
         entry.1 += 1;
@@ -136,7 +136,7 @@ fn run() -> Result<(), String> {
     }
     let held_caught = held
         .iter()
-        .filter(|case| is_removed(&redact_case(case), &case.secret))
+        .filter(|case| is_removed(&redact_case(case), &case_text(case), &case.secret))
         .count();
 
     // Look-alikes altered.
@@ -173,7 +173,7 @@ fn run() -> Result<(), String> {
                     }
                     None => legacy::redact(&case.text),
                 };
-                is_removed(&out, &case.secret)
+                is_removed(&out, &case_text(case), &case.secret)
             })
             .count()
     };
@@ -242,15 +242,16 @@ fn run() -> Result<(), String> {
 const WINDOW: usize = 8;
 
 /// True when no part of `secret` of [`WINDOW`] characters (or the whole of a shorter one)
-/// is left in `out`.
-fn is_removed(out: &str, secret: &str) -> bool {
+/// is left in `out` beyond what the text around the secret (`text`) holds of it.
+fn is_removed(out: &str, text: &str, secret: &str) -> bool {
     let chars: Vec<char> = secret.chars().collect();
     if chars.len() <= WINDOW {
         return !out.contains(secret);
     }
+    let around = text.replace(secret, " ");
     chars.windows(WINDOW).all(|w| {
         let part: String = w.iter().collect();
-        !out.contains(&part)
+        out.matches(&part).count() <= around.matches(&part).count()
     })
 }
 

@@ -7,9 +7,7 @@
 //! The tuned part is what the rules were written against; [`held_out`] holds other templates
 //! of the same families, written before the rules and measured apart, never read to tune them.
 
-use crate::secrets::{
-    ALNUM, B64, B64URL, Case, DIGITS, HEX, Rng, WORDS, base64, case, mixed,
-};
+use crate::secrets::{ALNUM, B64, B64URL, Case, DIGITS, HEX, Rng, WORDS, base64, case, mixed};
 
 /// The characters Django's `get_random_secret_key` draws from.
 const DJANGO: &str = "abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)";
@@ -41,11 +39,11 @@ pub(crate) fn password(rng: &mut Rng) -> String {
         2 => {
             let n = 2 + rng.below(3);
             format!(
-            "{}{}{}",
-            rng.pick(&WORDS),
-            rng.from(DIGITS, n),
-            rng.pick(&["!", "#", "", "?", "*"])
-        )
+                "{}{}{}",
+                rng.pick(&WORDS),
+                rng.from(DIGITS, n),
+                rng.pick(&["!", "#", "", "?", "*"])
+            )
         }
         3 => format!("django-insecure-{}", rng.from(DJANGO, 50)),
         _ => {
@@ -120,26 +118,27 @@ fn pgp_block(rng: &mut Rng) -> (String, String) {
 /// Provider families the first set lacked, each with a generator of realistic fakes.
 pub(crate) fn more_token_families() -> Vec<(&'static str, crate::secrets::Maker)> {
     vec![
-        ("1password", |r| {
-            format!("ops_eyJ{}", mixed(r, B64URL, 240))
-        }),
+        ("1password", |r| format!("ops_eyJ{}", mixed(r, B64URL, 240))),
         ("alibaba", |r| format!("LTAI{}", mixed(r, ALNUM, 20))),
         ("artifactory", |r| format!("AKCp{}", mixed(r, ALNUM, 69))),
         ("clojars", |r| {
-            format!("CLOJARS_{}", r.from("abcdefghijklmnopqrstuvwxyz0123456789", 60))
+            format!(
+                "CLOJARS_{}",
+                r.from("abcdefghijklmnopqrstuvwxyz0123456789", 60)
+            )
         }),
         ("contentful", |r| format!("CFPAT-{}", mixed(r, B64URL, 43))),
         ("dropbox", |r| format!("sl.{}", mixed(r, B64URL, 135))),
-        ("duffel", |r| format!("duffel_live_{}", mixed(r, B64URL, 43))),
+        ("duffel", |r| {
+            format!("duffel_live_{}", mixed(r, B64URL, 43))
+        }),
         ("easypost", |r| format!("EZAK{}", mixed(r, ALNUM, 54))),
         ("flutterwave", |r| {
             format!("FLWSECK_TEST-{}-X", r.from(HEX, 32))
         }),
         ("frameio", |r| format!("fio-u-{}", mixed(r, B64URL, 64))),
         ("hubspot", |r| format!("pat-na1-{}", uuid(r))),
-        ("infracost", |r| {
-            format!("ico-{}", mixed(r, ALNUM, 32))
-        }),
+        ("infracost", |r| format!("ico-{}", mixed(r, ALNUM, 32))),
         ("langsmith", |r| {
             format!("lsv2_pt_{}_{}", r.from(HEX, 32), r.from(HEX, 10))
         }),
@@ -149,7 +148,12 @@ pub(crate) fn more_token_families() -> Vec<(&'static str, crate::secrets::Maker)
         ("openshift", |r| format!("sha256~{}", mixed(r, B64URL, 43))),
         ("plaid", |r| format!("access-production-{}", uuid(r))),
         ("prefect", |r| format!("pnu_{}", mixed(r, ALNUM, 36))),
-        ("readme", |r| format!("rdme_{}", r.from("abcdefghijklmnopqrstuvwxyz0123456789", 70))),
+        ("readme", |r| {
+            format!(
+                "rdme_{}",
+                r.from("abcdefghijklmnopqrstuvwxyz0123456789", 70)
+            )
+        }),
         ("scalingo", |r| format!("tk-us-{}", mixed(r, B64URL, 48))),
         ("sendinblue", |r| {
             format!("xkeysib-{}-{}", r.from(HEX, 64), mixed(r, ALNUM, 16))
@@ -217,29 +221,81 @@ pub(crate) fn shape_cases(rng: &mut Rng) -> Vec<Case> {
         let u = url_password(rng);
         let u = u.as_str();
         out.extend([
-            case("connection url", "postgres", format!("DATABASE_URL=postgresql://app:{u}@db.internal:5432/app"), u),
-            case("connection url", "mongodb", format!("client = MongoClient(\"mongodb://admin:{u}@mongo:27017/?authSource=admin\")"), u),
-            case("connection url", "amqp", format!("amqp://guest:{u}@rabbit:5672/vhost"), u),
-            case("connection url", "redis", format!("redis-cli -u redis://default:{u}@cache:6379/0 ping"), u),
+            case(
+                "connection url",
+                "postgres",
+                format!("DATABASE_URL=postgresql://app:{u}@db.internal:5432/app"),
+                u,
+            ),
+            case(
+                "connection url",
+                "mongodb",
+                format!(
+                    "client = MongoClient(\"mongodb://admin:{u}@mongo:27017/?authSource=admin\")"
+                ),
+                u,
+            ),
+            case(
+                "connection url",
+                "amqp",
+                format!("amqp://guest:{u}@rabbit:5672/vhost"),
+                u,
+            ),
+            case(
+                "connection url",
+                "redis",
+                format!("redis-cli -u redis://default:{u}@cache:6379/0 ping"),
+                u,
+            ),
         ]);
         // Values with what ends an unquoted value too early inside them.
-        let d = format!("django-insecure-{}&{};{}({}", rng.from(DJANGO, 12), rng.from(DJANGO, 12), rng.from(DJANGO, 12), rng.from(DJANGO, 12));
+        let d = format!(
+            "django-insecure-{}&{};{}({}",
+            rng.from(DJANGO, 12),
+            rng.from(DJANGO, 12),
+            rng.from(DJANGO, 12),
+            rng.from(DJANGO, 12)
+        );
         let d = d.as_str();
         out.extend([
-            case("django key", "env", format!("SECRET_KEY={d}\nDEBUG=False\n"), d),
-            case("django key", "export", format!("export DJANGO_SECRET_KEY={d}"), d),
+            case(
+                "django key",
+                "env",
+                format!("SECRET_KEY={d}\nDEBUG=False\n"),
+                d,
+            ),
+            case(
+                "django key",
+                "export",
+                format!("export DJANGO_SECRET_KEY={d}"),
+                d,
+            ),
             case("django key", "settings", format!("SECRET_KEY = '{d}'\n"), d),
         ]);
     }
     for _ in 0..3 {
         let (block, first) = pgp_block(rng);
-        out.push(case("pgp private key", "tool output", format!("$ gpg --export-secret-keys --armor ci@example.com\n{block}"), &first));
-        let numbered: String = block.lines().enumerate().map(|(i, l)| format!("{:>6}\u{2192}{l}\n", i + 1)).collect();
+        out.push(case(
+            "pgp private key",
+            "tool output",
+            format!("$ gpg --export-secret-keys --armor ci@example.com\n{block}"),
+            &first,
+        ));
+        let numbered: String = block
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{:>6}\u{2192}{l}\n", i + 1))
+            .collect();
         out.push(case("pgp private key", "read arrow", numbered, &first));
         // Azure.
         let sig = url_encode_b64(&base64(&random_bytes(rng, 32)));
         out.push(case("azure sas", "blob url", format!("https://acct.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&st=2025-01-01T00:00:00Z&spr=https&sig={sig}"), &sig));
-        out.push(case("azure sas", "sig last", format!("az storage blob download --sas-token \"sv=2021-06-08&sp=rl&sr=c&sig={sig}\""), &sig));
+        out.push(case(
+            "azure sas",
+            "sig last",
+            format!("az storage blob download --sas-token \"sv=2021-06-08&sp=rl&sr=c&sig={sig}\""),
+            &sig,
+        ));
         out.push(case("azure sas", "service bus", format!("SharedAccessSignature sr=ns.servicebus.windows.net&sig={sig}&se=1767225600&skn=RootManageSharedAccessKey"), &sig));
         let sb = base64(&random_bytes(rng, 32));
         out.push(case("azure key", "service bus", format!("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={sb}"), &sb));
@@ -248,36 +304,114 @@ pub(crate) fn shape_cases(rng: &mut Rng) -> Vec<Case> {
         out.push(case("azure key", "storage", format!("AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={st};EndpointSuffix=core.windows.net"), &st));
         // npm.
         let auth = base64(format!("ci:{}", plain_password(rng)).as_bytes());
-        out.push(case("npm legacy", "_auth", format!("registry=https://registry.npmjs.org/\n_auth={auth}\nalways-auth=true\n"), &auth));
-        out.push(case("npm legacy", "scoped _auth", format!("//npm.example.com/:_auth={auth}\n"), &auth));
+        out.push(case(
+            "npm legacy",
+            "_auth",
+            format!("registry=https://registry.npmjs.org/\n_auth={auth}\nalways-auth=true\n"),
+            &auth,
+        ));
+        out.push(case(
+            "npm legacy",
+            "scoped _auth",
+            format!("//npm.example.com/:_auth={auth}\n"),
+            &auth,
+        ));
         let token = uuid(rng);
-        out.push(case("npm legacy", "_authToken uuid", format!("//registry.npmjs.org/:_authToken={token}\n"), &token));
+        out.push(case(
+            "npm legacy",
+            "_authToken uuid",
+            format!("//registry.npmjs.org/:_authToken={token}\n"),
+            &token,
+        ));
         let pw = base64(plain_password(rng).as_bytes());
-        out.push(case("npm legacy", "_password", format!("//npm.example.com/:username=ci\n//npm.example.com/:_password={pw}\n"), &pw));
+        out.push(case(
+            "npm legacy",
+            "_password",
+            format!("//npm.example.com/:username=ci\n//npm.example.com/:_password={pw}\n"),
+            &pw,
+        ));
         // Okta and Sentry.
         let okta = format!("00{}", mixed(rng, B64URL, 40));
-        out.push(case("okta", "header", format!("curl -H \"Authorization: SSWS {okta}\" https://dev-1.okta.com/api/v1/users"), &okta));
-        out.push(case("okta", "json header", format!("{{\"headers\":{{\"Authorization\":\"SSWS {okta}\"}}}}"), &okta));
+        out.push(case(
+            "okta",
+            "header",
+            format!("curl -H \"Authorization: SSWS {okta}\" https://dev-1.okta.com/api/v1/users"),
+            &okta,
+        ));
+        out.push(case(
+            "okta",
+            "json header",
+            format!("{{\"headers\":{{\"Authorization\":\"SSWS {okta}\"}}}}"),
+            &okta,
+        ));
         let key = rng.from(HEX, 32);
-        out.push(case("sentry dsn", "env", format!("SENTRY_DSN=https://{key}@o{}.ingest.sentry.io/{}", rng.from(DIGITS, 6), rng.from(DIGITS, 7)), &key));
-        out.push(case("sentry dsn", "init", format!("Sentry.init({{ dsn: \"https://{key}@o{}.ingest.us.sentry.io/{}\" }});", rng.from(DIGITS, 6), rng.from(DIGITS, 7)), &key));
+        out.push(case(
+            "sentry dsn",
+            "env",
+            format!(
+                "SENTRY_DSN=https://{key}@o{}.ingest.sentry.io/{}",
+                rng.from(DIGITS, 6),
+                rng.from(DIGITS, 7)
+            ),
+            &key,
+        ));
+        out.push(case(
+            "sentry dsn",
+            "init",
+            format!(
+                "Sentry.init({{ dsn: \"https://{key}@o{}.ingest.us.sentry.io/{}\" }});",
+                rng.from(DIGITS, 6),
+                rng.from(DIGITS, 7)
+            ),
+            &key,
+        ));
         // Random values beside secret words.
         let n = 24 + rng.below(16);
         let r = mixed(rng, ALNUM, n);
         let r = r.as_str();
         out.extend([
-            case("entropy beside word", "secret colon", format!("Client secret: {r}"), r),
-            case("entropy beside word", "token arrow", format!("token -> {r}"), r),
-            case("entropy beside word", "api key prose", format!("here's the API key {r} for staging"), r),
-            case("entropy beside word", "new token", format!("Your new personal token is {r}. Store it safely."), r),
+            case(
+                "entropy beside word",
+                "secret colon",
+                format!("Client secret: {r}"),
+                r,
+            ),
+            case(
+                "entropy beside word",
+                "token arrow",
+                format!("token -> {r}"),
+                r,
+            ),
+            case(
+                "entropy beside word",
+                "api key prose",
+                format!("here's the API key {r} for staging"),
+                r,
+            ),
+            case(
+                "entropy beside word",
+                "new token",
+                format!("Your new personal token is {r}. Store it safely."),
+                r,
+            ),
         ]);
         // Dotted bot tokens under Discord names.
         let t = dotted_bot_token(rng);
         let t = t.as_str();
         out.extend([
             case("dotted bot token", "env", format!("DISCORD_TOKEN={t}\n"), t),
-            case("dotted bot token", "code", format!("client.login(\"{t}\");"), t),
-            case("dotted bot token", "yaml", format!("discord:\n  bot_token: {t}\n"), t),
+            case(
+                "dotted bot token",
+                "code",
+                format!("client.login(\"{t}\");"),
+                t,
+            ),
+            case(
+                "dotted bot token",
+                "yaml",
+                format!("discord:\n  bot_token: {t}\n"),
+                t,
+            ),
             case("dotted bot token", "plain", format!("bot token {t}"), t),
         ]);
     }
@@ -288,9 +422,24 @@ pub(crate) fn shape_cases(rng: &mut Rng) -> Vec<Case> {
             let v = v.as_str();
             out.extend([
                 case("leading symbol", "env", format!("API_KEY={v}\n"), v),
-                case("leading symbol", "yaml", format!("auth:\n  client_secret: {v}\n"), v),
-                case("leading symbol", "json", format!("{{\"password\": \"{v}\"}}"), v),
-                case("leading symbol", "flag", format!("deploy --token {v} --yes"), v),
+                case(
+                    "leading symbol",
+                    "yaml",
+                    format!("auth:\n  client_secret: {v}\n"),
+                    v,
+                ),
+                case(
+                    "leading symbol",
+                    "json",
+                    format!("{{\"password\": \"{v}\"}}"),
+                    v,
+                ),
+                case(
+                    "leading symbol",
+                    "flag",
+                    format!("deploy --token {v} --yes"),
+                    v,
+                ),
             ]);
         }
     }
@@ -304,54 +453,186 @@ pub(crate) fn held_out(rng: &mut Rng) -> Vec<Case> {
         let v = plain_password(rng);
         let v = v.as_str();
         out.extend([
-            case("netrc", "default", format!("default login anonymous password {v}"), v),
-            case("netrc", "tabs", format!("machine ftp.example.org\tlogin\tuploader\tpassword\t{v}"), v),
-            case("pgpass", "ip", format!("10.1.2.3:6432:reports:analyst:{v}"), v),
-            case("xml password", "secret tag", format!("<connection>\n  <host>db</host>\n  <secret>{v}</secret>\n</connection>"), v),
-            case("xml password", "passphrase", format!("<keystore><passphrase>{v}</passphrase></keystore>"), v),
-            case("docker login", "--password=", format!("docker login --password={v} -u bot quay.io"), v),
-            case("htpasswd", "-Bb", format!("htpasswd -Bb ./auth/htpasswd registry {v}"), v),
-            case("redis-cli", "-a last", format!("redis-cli -h 10.0.0.9 -a {v}"), v),
-            case("mysql", "quoted", format!("mysql -h db -u admin -p\"{v}\" app"), v),
-            case("sshpass", "env", format!("SSHPASS='{v}' sshpass -e ssh deploy@host"), v),
+            case(
+                "netrc",
+                "default",
+                format!("default login anonymous password {v}"),
+                v,
+            ),
+            case(
+                "netrc",
+                "tabs",
+                format!("machine ftp.example.org\tlogin\tuploader\tpassword\t{v}"),
+                v,
+            ),
+            case(
+                "pgpass",
+                "ip",
+                format!("10.1.2.3:6432:reports:analyst:{v}"),
+                v,
+            ),
+            case(
+                "xml password",
+                "secret tag",
+                format!("<connection>\n  <host>db</host>\n  <secret>{v}</secret>\n</connection>"),
+                v,
+            ),
+            case(
+                "xml password",
+                "passphrase",
+                format!("<keystore><passphrase>{v}</passphrase></keystore>"),
+                v,
+            ),
+            case(
+                "docker login",
+                "--password=",
+                format!("docker login --password={v} -u bot quay.io"),
+                v,
+            ),
+            case(
+                "htpasswd",
+                "-Bb",
+                format!("htpasswd -Bb ./auth/htpasswd registry {v}"),
+                v,
+            ),
+            case(
+                "redis-cli",
+                "-a last",
+                format!("redis-cli -h 10.0.0.9 -a {v}"),
+                v,
+            ),
+            case(
+                "mysql",
+                "quoted",
+                format!("mysql -h db -u admin -p\"{v}\" app"),
+                v,
+            ),
+            case(
+                "sshpass",
+                "env",
+                format!("SSHPASS='{v}' sshpass -e ssh deploy@host"),
+                v,
+            ),
             case("prose", "password:", format!("ok, new password: {v}"), v),
-            case("prose", "pw was", format!("The old admin password was {v} (rotated now)"), v),
-            case("connection string", "pwd", format!("Driver={{ODBC Driver 18}};Server=tcp:sql.example.net;Uid=app;Pwd={v};"), v),
+            case(
+                "prose",
+                "pw was",
+                format!("The old admin password was {v} (rotated now)"),
+                v,
+            ),
+            case(
+                "connection string",
+                "pwd",
+                format!("Driver={{ODBC Driver 18}};Server=tcp:sql.example.net;Uid=app;Pwd={v};"),
+                v,
+            ),
         ]);
         let u = url_password(rng);
         let u = u.as_str();
         out.extend([
-            case("connection url", "mysql", format!("mysql://root:{u}@127.0.0.1:3306/shop"), u),
-            case("connection url", "git", format!("git clone https://oauth2:{u}@gitlab.example.com/team/repo.git"), u),
+            case(
+                "connection url",
+                "mysql",
+                format!("mysql://root:{u}@127.0.0.1:3306/shop"),
+                u,
+            ),
+            case(
+                "connection url",
+                "git",
+                format!("git clone https://oauth2:{u}@gitlab.example.com/team/repo.git"),
+                u,
+            ),
         ]);
         let sig = url_encode_b64(&base64(&random_bytes(rng, 32)));
         out.push(case("azure sas", "queue", format!("https://acct.queue.core.windows.net/jobs?sv=2020-08-04&sig={sig}&se=2030-01-01&sp=raup"), &sig));
         let st = base64(&random_bytes(rng, 64));
-        out.push(case("azure key", "appsettings json", format!("\"Storage\": \"DefaultEndpointsProtocol=https;AccountName=logs;AccountKey={st}\""), &st));
+        out.push(case(
+            "azure key",
+            "appsettings json",
+            format!(
+                "\"Storage\": \"DefaultEndpointsProtocol=https;AccountName=logs;AccountKey={st}\""
+            ),
+            &st,
+        ));
         let auth = base64(format!("bot:{}", plain_password(rng)).as_bytes());
-        out.push(case("npm legacy", "_auth quoted", format!("_auth = \"{auth}\""), &auth));
+        out.push(case(
+            "npm legacy",
+            "_auth quoted",
+            format!("_auth = \"{auth}\""),
+            &auth,
+        ));
         let okta = format!("00{}", mixed(rng, B64URL, 40));
-        out.push(case("okta", "python", format!("headers = {{'Authorization': 'SSWS {okta}'}}"), &okta));
+        out.push(case(
+            "okta",
+            "python",
+            format!("headers = {{'Authorization': 'SSWS {okta}'}}"),
+            &okta,
+        ));
         let key = rng.from(HEX, 32);
-        out.push(case("sentry dsn", "yaml", format!("sentry:\n  dsn: https://{key}@sentry.example.com/12\n"), &key));
+        out.push(case(
+            "sentry dsn",
+            "yaml",
+            format!("sentry:\n  dsn: https://{key}@sentry.example.com/12\n"),
+            &key,
+        ));
         let (block, first) = pgp_block(rng);
-        out.push(case("pgp private key", "json escaped", format!("{{\"key\":\"{}\"}}", block.replace('\n', "\\n")), &first));
+        out.push(case(
+            "pgp private key",
+            "json escaped",
+            format!("{{\"key\":\"{}\"}}", block.replace('\n', "\\n")),
+            &first,
+        ));
         let r = mixed(rng, ALNUM, 32);
-        out.push(case("entropy beside word", "secret is", format!("the webhook secret is {r}"), &r));
-        out.push(case("entropy beside word", "key label", format!("Access key: {r}"), &r));
+        out.push(case(
+            "entropy beside word",
+            "secret is",
+            format!("the webhook secret is {r}"),
+            &r,
+        ));
+        out.push(case(
+            "entropy beside word",
+            "key label",
+            format!("Access key: {r}"),
+            &r,
+        ));
         let t = dotted_bot_token(rng);
-        out.push(case("dotted bot token", "python", format!("bot.run('{t}')"), &t));
+        out.push(case(
+            "dotted bot token",
+            "python",
+            format!("bot.run('{t}')"),
+            &t,
+        ));
         let d = format!("django-insecure-{}", rng.from(DJANGO, 50));
-        out.push(case("django key", "docker -e", format!("docker run -e SECRET_KEY={d} web"), &d));
+        out.push(case(
+            "django key",
+            "docker -e",
+            format!("docker run -e SECRET_KEY={d} web"),
+            &d,
+        ));
         for lead in LEADS {
             let v = format!("{lead}{}", mixed(rng, B64, 39));
-            out.push(case("leading symbol", "toml", format!("secret_key = \"{v}\""), &v));
-            out.push(case("leading symbol", "export", format!("export ACCESS_TOKEN={v}"), &v));
+            out.push(case(
+                "leading symbol",
+                "toml",
+                format!("secret_key = \"{v}\""),
+                &v,
+            ));
+            out.push(case(
+                "leading symbol",
+                "export",
+                format!("export ACCESS_TOKEN={v}"),
+                &v,
+            ));
         }
     }
     for (family, make) in more_token_families() {
         let t = make(rng);
-        out.push(case(family, "held-out prose", format!("new key for prod: {t} (expires in 90 days)"), &t));
+        out.push(case(
+            family,
+            "held-out prose",
+            format!("new key for prod: {t} (expires in 90 days)"),
+            &t,
+        ));
     }
     out
 }
