@@ -216,6 +216,19 @@ fn run() -> Result<(), String> {
         for (family, place, out) in &misses {
             println!("  missed {family} in {place}: {}", shorten(out));
         }
+        for (set, list) in [("first held-out", &held), ("second held-out", &second)] {
+            for case in list.iter() {
+                let out = redact_case(case);
+                if !is_removed(&out, &case_text(case), &case.secret) {
+                    println!(
+                        "  missed ({set}) {} in {}: {}",
+                        case.family,
+                        case.place,
+                        shorten(&out)
+                    );
+                }
+            }
+        }
     }
     for (line, out) in &changed {
         println!("  changed: {}  ->  {}", shorten(line), shorten(out));
@@ -225,26 +238,33 @@ fn run() -> Result<(), String> {
     let messages = mixed_text(&mut rng, (options.mb * 1e6) as usize);
     let bytes: usize = messages.iter().map(String::len).sum();
     let mb = bytes as f64 / 1e6;
-    let started = Instant::now();
-    let mut redactor = Redactor::default();
-    let mut kept = 0usize;
-    for m in &messages {
-        kept += redactor.redact(m).len();
-    }
-    let new_s = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    let mut kept_legacy = 0usize;
-    for m in &messages {
-        kept_legacy += legacy::redact(m).len();
-    }
-    let old_s = started.elapsed().as_secs_f64();
+    // Each pass is timed three times and the fastest kept: the machine may be shared.
+    let best_of = |pass: &mut dyn FnMut() -> usize| {
+        let mut best = f64::INFINITY;
+        let mut out = 0usize;
+        for _ in 0..3 {
+            let started = Instant::now();
+            out = pass();
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        (best, out)
+    };
+    let mut redactions = 0usize;
+    let (new_s, kept) = best_of(&mut || {
+        let mut redactor = Redactor::default();
+        let kept = messages.iter().map(|m| redactor.redact(m).len()).sum();
+        redactions = redactor.total();
+        kept
+    });
+    let (old_s, kept_legacy) =
+        best_of(&mut || messages.iter().map(|m| legacy::redact(m).len()).sum());
     println!(
-        "throughput on {mb:.1} MB of mixed transcript text in {} messages:\n  \
+        "throughput on {mb:.1} MB of mixed transcript text in {} messages (best of 3):\n  \
          current rules: {:.1} MB/s ({} redactions, {kept} bytes out)\n  \
          former rules:  {:.1} MB/s ({kept_legacy} bytes out)",
         messages.len(),
         mb / new_s,
-        redactor.total(),
+        redactions,
         mb / old_s
     );
     Ok(())

@@ -13,11 +13,11 @@
 //! (`"command":"DB_PASSWORD=x ./run"`) is still found; each search is a linear regex search,
 //! so the whole scan stays linear.
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexBuilder};
 
 use super::forms::{
     auth_value, directive_ends, htpasswd_password_at, literal_password, piped_to_password,
-    prose_key, prose_password, signature,
+    prose_key, prose_password, signature, standalone_key,
 };
 use super::names::{NameClass, classify_name};
 use super::score::{
@@ -89,15 +89,21 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
             && v.chars()
                 .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit());
         // A call, an index or a generic type: `os.environ[…]`, `getenv(…)`, `Option<String>`.
-        let code = v
-            .find(['(', '[', '<'])
-            .and_then(|i| v.get(..i))
-            .is_some_and(|head| {
-                head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && head
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':'))
-            });
+        // A call, an index or a generic type, whole or cut at a quote: `os.environ[`,
+        // `getenv(`, `load()`, `Option<String`.
+        let code = v.find(['(', '[', '<']).is_some_and(|i| {
+            let (head, rest) = v.split_at(i);
+            let named = head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && head
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':'));
+            let generic = rest.starts_with('<')
+                && rest
+                    .chars()
+                    .skip(1)
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '<' | ','));
+            named && (v.ends_with(['(', '[', ')', ']']) || generic)
+        });
         let call = code || v.ends_with(['(', '[']) || v.ends_with("()");
         if call
             || v.ends_with(']')
@@ -163,6 +169,10 @@ enum Judge {
     Prose,
     /// A URL's signature (`sig=`, `X-Amz-Signature=`).
     Signature,
+    /// A line that is only a random value, right after a line that names a key, a secret, a
+    /// token, a password or a random generator (`az … keys list` then the key,
+    /// `openssl rand -base64 32` then its output).
+    NextLine,
 }
 
 pub(super) struct ContextRule {
@@ -172,7 +182,8 @@ pub(super) struct ContextRule {
 }
 
 fn rule(judge: Judge, syntax: Syntax, pattern: &str) -> Option<ContextRule> {
-    Regex::new(pattern).ok().map(|pattern| ContextRule {
+    let pattern = RegexBuilder::new(pattern).dfa_size_limit(8 << 20).build();
+    pattern.ok().map(|pattern| ContextRule {
         judge,
         syntax,
         pattern,
@@ -208,7 +219,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Htpasswd,
             Syntax::Config,
-            r"(?-u:\b)htpasswd((?:[ \t]+-[A-Za-z]+)+)[ \t]+",
+            r"(?-u:\b)htpasswd(?-u:\b)[^\n;|&]*?((?:[ \t]+-[A-Za-z]+)+)[ \t]+",
         ),
         rule(
             Judge::Piped,
@@ -251,6 +262,11 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i-u:token|secret|pw|pass|credential|key|authorization|auth)[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|=>|==|=|:)[ \t]*"#,
         ),
         rule(
+            Judge::NextLine,
+            Syntax::Config,
+            r"(?m)(?i-u:key|secret|token|passw|credential|rand)[^\n]*\n[ \t]*([A-Za-z0-9+/_=.-]{20,})[ \t]*\r?$",
+        ),
+        rule(
             Judge::Prose,
             Syntax::Config,
             r"(?-u:\b)((?i-u:password|passwd|passphrase|secret|token|api[ _-]?key|key))(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to)|(?i-u:for)[ \t]+[^ \t\r\n]+[ \t]+(?i-u:is))|[ \t]*(?:->|=>))?[ \t]+",
@@ -281,7 +297,9 @@ impl ContextRule {
     /// The marker's kind for what this rule replaces.
     fn kind(&self) -> SecretKind {
         match self.judge {
-            Judge::Assignment | Judge::Flag | Judge::Pair | Judge::Prose => SecretKind::EnvSecret,
+            Judge::Assignment | Judge::Flag | Judge::Pair | Judge::Prose | Judge::NextLine => {
+                SecretKind::EnvSecret
+            }
             Judge::Header => SecretKind::BearerToken,
             Judge::Command | Judge::Pgpass | Judge::Htpasswd | Judge::Piped | Judge::Directive => {
                 SecretKind::CommandPassword
@@ -301,6 +319,9 @@ impl ContextRule {
                     .get(0)
                     .is_some_and(|m| m.as_str().contains([' ', '\t']));
             return Some(if tight { end.saturating_sub(1) } else { end });
+        }
+        if self.judge == Judge::NextLine {
+            return caps.get(1).map(|m| m.start());
         }
         if self.judge != Judge::Htpasswd {
             return Some(end);
@@ -382,7 +403,11 @@ impl ContextRule {
             }
             Judge::Command | Judge::Htpasswd => literal_password(value),
             // An IPv6 address has more `:`; a `.pgpass` password escapes its own.
-            Judge::Pgpass => literal_password(value) && !value.replace("\\:", "").contains(':'),
+            Judge::Pgpass => {
+                literal_password(value)
+                    && !value.replace("\\:", "").contains(':')
+                    && (after.trim().is_empty() || after.starts_with(['"', '\'', '\\']))
+            }
             Judge::Piped => literal_password(value) && piped_to_password(after),
             Judge::Directive => directive_ends(after) && prose_password(value, span.quoted),
             Judge::Prose => {
@@ -394,6 +419,7 @@ impl ContextRule {
                 }
             }
             Judge::Signature => signature(value),
+            Judge::NextLine => after.trim().is_empty() && standalone_key(value),
         };
         accepted.then(|| self.kind())
     }

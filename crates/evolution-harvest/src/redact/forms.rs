@@ -49,6 +49,21 @@ pub(super) fn prose_key(word: &str, value: &str) -> bool {
     looks_like_key(v) && !plain
 }
 
+/// True for a line that is only a key (after a line naming one): random, at least 20
+/// characters, and not a digest's or a fingerprint's shape (40 lower-case or any upper-case
+/// hexadecimal digits).
+pub(super) fn standalone_key(value: &str) -> bool {
+    let hex = value.chars().all(|c| c.is_ascii_hexdigit());
+    let upper_hex = hex && value.chars().any(|c| c.is_ascii_uppercase());
+    // `NAME=12` is a setting; a key has `=` only as base64's padding.
+    let setting = value.trim_end_matches('=').contains('=');
+    value.len() >= 20
+        && !setting
+        && looks_like_key(value)
+        && !is_reference(value)
+        && !(hex && (value.len() == 40 || upper_hex))
+}
+
 /// True when what follows a netrc or `redis.conf` directive's value on its line (`after`)
 /// is nothing, a comment, or more netrc words.
 pub(super) fn directive_ends(after: &str) -> bool {
@@ -142,6 +157,16 @@ mod tests {
         assert_eq!(htpasswd_password_at(" -nbB", "u pw"), Some(2));
         assert_eq!(htpasswd_password_at(" -c", "f u"), None);
         assert_eq!(htpasswd_password_at(" -b", "f u"), None);
+    }
+
+    #[test]
+    fn a_key_alone_on_its_line_is_random_and_not_a_setting() {
+        assert!(standalone_key(
+            "eXFjp3gKmjF31gpbXMJ2s0NqsH2mT0vZ+2szTFP7c+xqNb8DENKpW1ezZMY1kY7a=="
+        ));
+        assert!(!standalone_key("PASSWORD_HASH_ROUNDS=12"));
+        assert!(!standalone_key("3f9a2b7c8d1e4f5a6b7c8d9e0f1a2b3c4d5e6f7a"));
+        assert!(!standalone_key("4AEE18F83AFDEB23C7A1D93B0E5C2F8A6B4D1E0F"));
     }
 
     #[test]

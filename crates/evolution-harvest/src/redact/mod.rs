@@ -391,7 +391,7 @@ mod tests {
         let rules = &*RULES;
         assert!(rules.private_key.is_some() && rules.tokens.is_some());
         assert!(rules.url_password.is_some());
-        assert_eq!(rules.context.len(), 13);
+        assert_eq!(rules.context.len(), 14);
         for family in tokens::FAMILIES {
             assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);
         }
@@ -643,11 +643,44 @@ mod tests {
     }
 
     #[test]
+    fn keys_in_command_output_and_tool_variables_are_removed() {
+        let key = "eXFjp3gKmjF31gpbXMJ2s0NqsH2mT0vZ+2szTFP7c+xqNb8DENKpW1ezZMY1kY7aZeoeEagRIyFhHkNAS0fxpg==";
+        assert_removed(
+            &format!("$ az storage account keys list -n st1 --query [0].value -o tsv\n{key}\n"),
+            key,
+        );
+        assert_removed(
+            "$ openssl rand -base64 24\nq8Zx/vL0pT7mW4nR1sY6uE5aB2cDk3J9\n",
+            "q8Zx/vL0pT7mW4nR1sY6uE5aB2cDk3J9",
+        );
+        assert_removed(
+            "SSHPASS='Ma-G75TSWQhE5' sshpass -e ssh deploy@host",
+            "Ma-G75TSWQhE5",
+        );
+        assert_removed(
+            "docker run --rm --entrypoint htpasswd httpd:2 -Bbn registry Xk9mQ2vLp4 > auth/htpasswd",
+            "Xk9mQ2vLp4",
+        );
+        // A setting or a commit after a line that names a key is not a key.
+        for plain in [
+            "let value = map.get(\"key\").cloned();\nPASSWORD_HASH_ROUNDS=12",
+            "git log --format=%H -1 # signing key\n3f9a2b7c8d1e4f5a6b7c8d9e0f1a2b3c4d5e6f7a",
+        ] {
+            assert_eq!(redact(plain).0, plain);
+        }
+    }
+
+    #[test]
     fn a_value_is_removed_whole() {
         let django = "django-insecure-d!iy(01zn8j5&@^wh9-5j25c3;-c@0x+kqc&+b(7fe6c1v";
         assert_eq!(
             redact(&format!("SECRET_KEY={django}\nDEBUG=False")).0,
             "SECRET_KEY=[REDACTED:env_secret]\nDEBUG=False"
+        );
+        let doubled = "django-insecure-m88&&re12em07ekc07yk^z5j||q(x";
+        assert_eq!(
+            redact(&format!("docker run -e SECRET_KEY={doubled} web")).0,
+            "docker run -e SECRET_KEY=[REDACTED:env_secret] web"
         );
         assert_eq!(
             redact(&format!("export DJANGO_SECRET_KEY={django}")).0,

@@ -182,6 +182,13 @@ pub(super) fn classify_name(name: &str) -> NameClass {
     if name.eq_ignore_ascii_case("auth") {
         return NameClass::Auth;
     }
+    // Names some tools read a password from, that no word of theirs gives away.
+    if ["SSHPASS", "REDISCLI_AUTH", "REQUIREPASS", "MASTERAUTH"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
+    {
+        return NameClass::Secret;
+    }
     let words = name_words(name);
     let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
     let Some((last, before)) = words.split_last() else {

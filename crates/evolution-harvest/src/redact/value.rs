@@ -138,9 +138,17 @@ pub(super) fn unquoted_len(window: &str, ends: &[u8]) -> usize {
         let stop = match c {
             c if c.is_whitespace() => true,
             '"' | '\'' | '`' | '>' => true,
-            '&' => next.is_none_or(|b| b == b'&' || b.is_ascii_whitespace()) || next_is_key(i),
+            // `a && b`, `a &` and `&next=` end it; `&&x` inside a key does not.
+            '&' => {
+                next.is_none_or(|b| b.is_ascii_whitespace())
+                    || (next == Some(b'&') && bytes.get(i + 2).is_none_or(u8::is_ascii_whitespace))
+                    || next_is_key(i)
+            }
             ';' => next.is_none_or(|b| b.is_ascii_whitespace()) || next_is_key(i),
-            '|' => next.is_none_or(|b| b == b'|' || b.is_ascii_whitespace()),
+            '|' => {
+                next.is_none_or(|b| b.is_ascii_whitespace())
+                    || (next == Some(b'|') && bytes.get(i + 2).is_none_or(u8::is_ascii_whitespace))
+            }
             '<' => next.is_none_or(|b| b == b'/' || b == b'<' || b.is_ascii_whitespace()),
             ',' => {
                 next.is_none_or(|b| b.is_ascii_whitespace() || b == b'"' || b == b'\'')
@@ -231,7 +239,7 @@ mod tests {
         assert_eq!(len("x9(k&q;z\nNEXT=1", false), "x9(k&q;z");
         // What does end it: shell operators, the next key, a query's `&`, unmatched closers.
         assert_eq!(len("s3cr3t && make", false), "s3cr3t");
-        assert_eq!(len("s3cr3t&&make", false), "s3cr3t");
+        assert_eq!(len("s3cr3t&&m4ke", false), "s3cr3t&&m4ke");
         assert_eq!(len("s3cr3t; echo", false), "s3cr3t");
         assert_eq!(len("s3cr3t;Encrypt=true", false), "s3cr3t");
         assert_eq!(len("s3cr3t&page=2", false), "s3cr3t");
