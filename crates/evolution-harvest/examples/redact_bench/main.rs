@@ -41,7 +41,7 @@ use crate::lookalike::{generated_lookalikes, shape_lookalikes};
 use crate::ordinary::{mixed_text, ordinary_lines};
 use crate::secrets::{Case, Rng, secret_cases, token_places};
 use crate::shapes::{held_out, more_token_families, shape_cases};
-use crate::unseen::unseen;
+use crate::unseen::{configs, unseen};
 
 fn main() -> ExitCode {
     match run() {
@@ -104,6 +104,7 @@ fn run() -> Result<(), String> {
     cases.extend(shape_cases(&mut rng));
     let held = held_out(&mut Rng(0x0140_1D0F_u64));
     let second = unseen(&mut Rng(0x5EC0_17D5_u64));
+    let third = configs(&mut Rng(0x7E1D_C0F6_u64));
     let mut ordinary = ordinary_lines();
     ordinary.extend(shape_lookalikes());
     let generated = generated_lookalikes(&mut Rng(0x1001_CA5E_u64), 20);
@@ -144,6 +145,7 @@ fn run() -> Result<(), String> {
     };
     let held_caught = caught_of(&held);
     let second_caught = caught_of(&second);
+    let third_caught = caught_of(&third);
 
     // Look-alikes altered.
     let mut changed = Vec::new();
@@ -155,16 +157,22 @@ fn run() -> Result<(), String> {
     }
     let _ = writeln!(
         report,
-        "\n{:<34} {:>22} {:>20} {:>20} {:>20}",
-        "", "recall: tuned cases", "held out, first", "held out, second", "look-alikes altered"
+        "\n{:<34} {:>22} {:>20} {:>20} {:>20} {:>20}",
+        "",
+        "recall: tuned cases",
+        "held out, first",
+        "held out, second",
+        "held out, third",
+        "look-alikes altered"
     );
     let _ = writeln!(
         report,
-        "{:<34} {:>22} {:>20} {:>20} {:>20}",
+        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20}",
         "this redactor",
         ratio(caught, planted),
         ratio(held_caught, held.len()),
         ratio(second_caught, second.len()),
+        ratio(third_caught, third.len()),
         ratio(changed.len(), ordinary.len())
     );
     // The former rules on the same cases.
@@ -190,17 +198,18 @@ fn run() -> Result<(), String> {
         .count();
     let _ = writeln!(
         report,
-        "{:<34} {:>22} {:>20} {:>20} {:>20}",
+        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20}",
         "first rules (kept for comparison)",
         ratio(legacy_caught(&cases), planted),
         ratio(legacy_caught(&held), held.len()),
         ratio(legacy_caught(&second), second.len()),
+        ratio(legacy_caught(&third), third.len()),
         ratio(legacy_changed, ordinary.len())
     );
     let _ = writeln!(
         report,
         "{}",
-        detect_secrets_row(&[&cases, &held, &second], &ordinary)
+        detect_secrets_row(&[&cases, &held, &second, &third], &ordinary)
     );
     let _ = writeln!(
         report,
@@ -216,7 +225,12 @@ fn run() -> Result<(), String> {
         for (family, place, out) in &misses {
             println!("  missed {family} in {place}: {}", shorten(out));
         }
-        for (set, list) in [("first held-out", &held), ("second held-out", &second)] {
+        let sets = [
+            ("first held-out", &held),
+            ("second held-out", &second),
+            ("third held-out", &third),
+        ];
+        for (set, list) in sets {
             for case in list.iter() {
                 let out = redact_case(case);
                 if !is_removed(&out, &case_text(case), &case.secret) {
@@ -341,11 +355,12 @@ fn detect_secrets_row(sets: &[&[Case]], ordinary: &[String]) -> String {
         .filter(|i| scan.flagged(cases_len + i))
         .count();
     format!(
-        "{:<34} {:>22} {:>20} {:>20} {:>20}\n  (detect-secrets {}: {} files scanned in {:.1} s)",
+        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20}\n  (detect-secrets {}: {} files scanned in {:.1} s)",
         "detect-secrets (lines flagged)",
         cells.first().cloned().unwrap_or_default(),
         cells.get(1).cloned().unwrap_or_default(),
         cells.get(2).cloned().unwrap_or_default(),
+        cells.get(3).cloned().unwrap_or_default(),
         ratio(flagged, ordinary.len()),
         scan.version,
         texts.len(),

@@ -189,3 +189,39 @@ pub(crate) fn unseen(rng: &mut Rng) -> Vec<Case> {
     }
     out
 }
+
+/// A third held-out set, written after the second was read and the rules changed for it:
+/// real configuration files (`.git-credentials`, `.pypirc`, `.m2/settings.xml`,
+/// `gradle.properties`, `kubeconfig`, `appsettings.json`, `.s3cfg`, `terraform.tfvars`,
+/// `application.properties`, Docker's `config.json`, Composer's `auth.json`, `rclone.conf`),
+/// each with the values a person or a provider would put there.
+pub(crate) fn configs(rng: &mut Rng) -> Vec<Case> {
+    let mut out = Vec::new();
+    for _ in 0..4 {
+        let p = strip_for_shell(&password(rng));
+        let p = p.as_str();
+        let tok = format!("ghp_{}", mixed(rng, ALNUM, 36));
+        let b64 = base64(&(0..40).map(|_| rng.next() as u8).collect::<Vec<_>>());
+        let key = mixed(rng, ALNUM, 40);
+        let n = rng.below(90) + 10;
+        out.extend([
+            case("git-credentials", "file", format!("https://ci-bot:{p}@git.example.com\n"), p),
+            case("pypirc", "ini", format!("[pypi]\nusername = __token__\npassword = {p}\n"), p),
+            case("m2 settings", "xml", format!("<settings>\n  <servers>\n    <server>\n      <id>central</id>\n      <username>deployer</username>\n      <password>{p}</password>\n    </server>\n  </servers>\n</settings>"), p),
+            case("gradle.properties", "props", format!("signing.keyId=24875D73\nsigning.password={p}\nossrhPassword={p}\n"), p),
+            case("kubeconfig", "token", format!("users:\n- name: admin\n  user:\n    token: {key}\n"), &key),
+            case("kubeconfig", "client key", format!("    client-key-data: {b64}\n"), &b64),
+            case("appsettings", "json", format!("{{\n  \"Jwt\": {{\n    \"Issuer\": \"api\",\n    \"SigningKey\": \"{key}\"\n  }}\n}}"), &key),
+            case("s3cfg", "ini", format!("[default]\naccess_key = AKIA{}\nsecret_key = {key}\n", rng.from("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)), &key),
+            case("tfvars", "hcl", format!("db_password   = \"{p}\"\nregion        = \"eu-west-1\"\n"), p),
+            case("application.properties", "spring", format!("spring.datasource.url=jdbc:postgresql://db:5432/app\nspring.datasource.password={p}\n"), p),
+            case("docker config", "auths", format!("{{\n  \"auths\": {{\n    \"registry.example.com:{n}\": {{\n      \"auth\": \"{}\"\n    }}\n  }}\n}}", base64(format!("robot:{p}").as_bytes())), &base64(format!("robot:{p}").as_bytes())),
+            case("composer auth", "json", format!("{{\"github-oauth\": {{\"github.com\": \"{tok}\"}}, \"http-basic\": {{\"repo.example.com\": {{\"username\": \"ci\", \"password\": \"{p}\"}}}}}}"), p),
+            case("rclone.conf", "ini", format!("[remote]\ntype = sftp\nhost = files.example.com\nuser = backup\npass = {key}\n"), &key),
+            case("vault", "login output", format!("$ vault login -method=userpass username=ci password={p}\nSuccess! You are now authenticated.\n"), p),
+            case("ansible", "inventory", format!("[db]\n10.0.0.5 ansible_user=root ansible_password={p} ansible_become_pass={p}\n"), p),
+            case("github actions", "env", format!("      - run: ./deploy.sh\n        env:\n          DEPLOY_KEY: {key}\n"), &key),
+        ]);
+    }
+    out
+}
