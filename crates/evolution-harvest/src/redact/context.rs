@@ -519,5 +519,8 @@ mod tests {
         assert_eq!(classify_name("token_count"), NameClass::Other);
         assert_eq!(classify_name("MAX_TOKENS"), NameClass::Other);
         assert_eq!(classify_name("tokenizer"), NameClass::Other);
+        assert_eq!(classify_name("client-key-data"), NameClass::Secret);
+        assert_eq!(classify_name("private_key_pem"), NameClass::Secret);
+        assert_eq!(classify_name("data"), NameClass::Other);
     }
 }

@@ -139,6 +139,12 @@ const METADATA_WORDS: [&str; 88] = [
     "STATUS",
 ];
 
+/// Last words that name the form a secret is given in (`client-key-data`, `private_key_pem`):
+/// the name is judged without them.
+const FORM_WORDS: [&str; 9] = [
+    "DATA", "VALUE", "B64", "BASE64", "PEM", "CONTENT", "CONTENTS", "ENCODED", "RAW",
+];
+
 /// What a name says about its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum NameClass {
@@ -191,6 +197,11 @@ pub(super) fn classify_name(name: &str) -> NameClass {
     }
     let words = name_words(name);
     let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
+    // `client-key-data`, `private_key_pem`, `tokenValue`: the key itself, in some form.
+    let words = match words.split_last() {
+        Some((last, before)) if !before.is_empty() && is(last, &FORM_WORDS) => before.to_vec(),
+        _ => words,
+    };
     let Some((last, before)) = words.split_last() else {
         return NameClass::Other;
     };
