@@ -3,17 +3,21 @@
 //!
 //! The patterns are shapes, not a list of known secrets, in three layers run in this order:
 //!
-//! 1. Secrets with a shape of their own: private-key blocks, provider tokens recognised by
-//!    their prefix (OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, Google, AWS, npm, PyPI,
-//!    Hugging Face and the others [`token_families`] lists), JSON web tokens and 40-character
-//!    AWS secret access keys. A prefix that can start an ordinary word (`sk-`) must be
-//!    followed by random-looking characters.
-//! 2. Passwords inside URLs (`scheme://user:password@host`).
+//! 1. Secrets with a shape of their own: private-key and PGP key blocks, provider tokens
+//!    recognised by their prefix (OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, Google, AWS,
+//!    npm, PyPI, Hugging Face and the others [`token_families`] lists), JSON web tokens and
+//!    40-character AWS secret access keys. A prefix that can start an ordinary word (`sk-`)
+//!    must be followed by random-looking characters.
+//! 2. Credentials inside URLs: the password of `scheme://user:password@host`, read to the `@`
+//!    before the host, and a random user name standing for a token (a Sentry DSN).
 //! 3. Values placed where a secret goes: after a secret-named key (`API_KEY=…`,
-//!    `"password": "…"`, `?token=…`, `--password …`), after `Bearer` or `Basic`, after a
-//!    command's password option (`mysql -p…`, `curl -u user:…`, `sshpass -p …`). Such a value
-//!    is replaced only when it looks like a credential: not a number, a path, a URL, a flag
-//!    word, a heading word, a variable reference or a resource's name.
+//!    `"password": "…"`, `?token=…`, `--password …`, `<password>…</password>`), after
+//!    `Bearer`, `Basic` or `SSWS`, after a command's password option (`mysql -p…`,
+//!    `curl -u user:…`, `docker login -p …`, `redis-cli -a …`, `htpasswd -b f u …`), in a
+//!    `.netrc`, `.pgpass` or `redis.conf` line, a URL's `sig=`, prose ("the password is …",
+//!    "token -> …"), or alone on the line after one that names a key. Such a value is read
+//!    whole and replaced only when it looks like a credential: not a number, a path, a URL, a
+//!    flag word, a heading word, a reference or a resource's name.
 //!
 //! Redaction is idempotent (a marker is never matched again), never panics, and runs in linear
 //! time: every pattern is a `regex` pattern, and a value is read once per candidate.
