@@ -218,6 +218,98 @@ pub(crate) fn shape_cases(rng: &mut Rng) -> Vec<Case> {
             case("php define", "wp-config", format!("define( 'DB_PASSWORD', '{v}' );"), v),
             case("docker config", "auth", format!("{{\"auths\":{{\"ghcr.io\":{{\"auth\":\"{}\"}}}}}}", base64(format!("ci:{v}").as_bytes())), &base64(format!("ci:{v}").as_bytes())),
         ]);
+        out.extend([
+            case(
+                "other commands",
+                "mongo",
+                format!("mongo -u admin -p {v} --authenticationDatabase admin"),
+                v,
+            ),
+            case(
+                "other commands",
+                "sqlcmd",
+                format!("sqlcmd -S db -U sa -P '{v}' -Q \"select 1\""),
+                v,
+            ),
+            case(
+                "other commands",
+                "ldapsearch",
+                format!("ldapsearch -x -D cn=admin,dc=ex -w {v} -b dc=ex"),
+                v,
+            ),
+            case(
+                "other commands",
+                "keytool",
+                format!("keytool -importkeystore -srcstorepass {v} -deststorepass {v}"),
+                v,
+            ),
+            case(
+                "other commands",
+                "zip",
+                format!("zip -P {v} secret.zip notes.txt"),
+                v,
+            ),
+            case(
+                "other commands",
+                "7z",
+                format!("7z a -p{v} backup.7z data/"),
+                v,
+            ),
+            case(
+                "other commands",
+                "smbclient",
+                format!("smbclient //files/share -U admin%{v}"),
+                v,
+            ),
+            case(
+                "other commands",
+                "xfreerdp",
+                format!("xfreerdp /v:10.0.0.5 /u:admin /p:{v}"),
+                v,
+            ),
+            case(
+                "other commands",
+                "net use",
+                format!("net use Z: \\\\files\\share /user:corp\\admin {v}"),
+                v,
+            ),
+            case(
+                "other commands",
+                "rabbitmqctl",
+                format!("rabbitmqctl add_user admin {v}"),
+                v,
+            ),
+            case(
+                "other commands",
+                "ssh-keygen",
+                format!("ssh-keygen -t ed25519 -N '{v}' -f deploy_key"),
+                v,
+            ),
+            case(
+                "other commands",
+                "mosquitto",
+                format!("mosquitto_pub -h broker -u dev -P {v} -t t -m hi"),
+                v,
+            ),
+            case(
+                "other commands",
+                "az login",
+                format!("az login -u me@example.com -p {v}"),
+                v,
+            ),
+            case(
+                "other commands",
+                "gh secret",
+                format!("gh secret set API_TOKEN --body \"{v}\""),
+                v,
+            ),
+            case(
+                "laravel key",
+                "env",
+                format!("APP_KEY=base64:{}", base64(v.as_bytes())),
+                &base64(v.as_bytes()),
+            ),
+        ]);
         let u = url_password(rng);
         let u = u.as_str();
         out.extend([

@@ -117,7 +117,8 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
     }
     match class {
         NameClass::Secret => true,
-        NameClass::Key => looks_like_key(v),
+        // Laravel writes its key as `base64:…`.
+        NameClass::Key => looks_like_key(v.strip_prefix("base64:").unwrap_or(v)),
         NameClass::Auth | NameClass::Other => false,
     }
 }
@@ -157,6 +158,9 @@ enum Judge {
     Header,
     /// A command line's password option, or a `.pgpass` line's password field: any literal.
     Command,
+    /// A single-dash password option of a Java or OpenSSL style tool (`-storepass X`,
+    /// `-keypass X`, `-password X`): a literal that is not a flag word.
+    DashPass,
     /// A `.pgpass` line's password field (`host:port:db:user:password`).
     Pgpass,
     /// `htpasswd -b file user password`: group 1 the options.
@@ -208,8 +212,26 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
                 r"|curl(?-u:\b)[^\n;|&]*?[ \t](?:-u|--user)(?:[ \t]+|=)?\\?[\x22']?[^ \t\r\n:\x22'\\]*:",
                 r"|docker(?:-compose)?[ \t]+login(?-u:\b)[^\n;|&]*?[ \t]-p(?:[ \t]+|=)?",
                 r"|redis-cli(?-u:\b)[^\n;|&]*?[ \t](?:-a|--pass)(?:[ \t]+|=)",
+                r"|mongo(?:sh|dump|restore|import|export)?(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|(?:sqlcmd|bcp|mosquitto_pub|mosquitto_sub|zip|unzip)(?-u:\b)[^\n;|&]*?[ \t]-P[ \t]+",
+                r"|ldap[a-z]*(?-u:\b)[^\n;|&]*?[ \t]-w[ \t]+",
+                r"|(?:7z|7za|7zz|rar|unrar)(?-u:\b)[^\n;|&]*?[ \t]-p",
+                r"|ssh-keygen(?-u:\b)[^\n;|&]*?[ \t]-[NP][ \t]+",
+                r"|smbclient(?-u:\b)[^\n;|&]*?[ \t]-U[ \t]*[^ \t\n%]+%",
+                r"|lftp(?-u:\b)[^\n;|&]*?[ \t]-u[ \t]*[^ \t\n,]+,",
+                r"|(?:xfreerdp|wfreerdp|sdl-freerdp)(?-u:\b)[^\n;|&]*?[ \t]/p:",
+                r"|rdesktop(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|net[ \t]+use(?-u:\b)[^\n;|&]*?[ \t]/user:[^ \t\n]+[ \t]+",
+                r"|rabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[^ \t\n]+[ \t]+",
+                r"|az[ \t]+login(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|gh[ \t]+secret[ \t]+set(?-u:\b)[^\n;|&]*?[ \t](?:-b|--body)(?:[ \t]+|=)",
                 r")",
             ),
+        ),
+        rule(
+            Judge::DashPass,
+            Syntax::Config,
+            r"[ \t]-[a-z]*(?:pass|passwd|password|passphrase)[ \t]+",
         ),
         rule(
             Judge::Pgpass,
@@ -301,9 +323,12 @@ impl ContextRule {
                 SecretKind::EnvSecret
             }
             Judge::Header => SecretKind::BearerToken,
-            Judge::Command | Judge::Pgpass | Judge::Htpasswd | Judge::Piped | Judge::Directive => {
-                SecretKind::CommandPassword
-            }
+            Judge::Command
+            | Judge::DashPass
+            | Judge::Pgpass
+            | Judge::Htpasswd
+            | Judge::Piped
+            | Judge::Directive => SecretKind::CommandPassword,
             Judge::Signature => SecretKind::UrlSignature,
         }
     }
@@ -402,6 +427,7 @@ impl ContextRule {
                 });
             }
             Judge::Command | Judge::Htpasswd => literal_password(value),
+            Judge::DashPass => literal_password(value) && !is_common_word(value),
             // An IPv6 address has more `:`; a `.pgpass` password escapes its own.
             Judge::Pgpass => {
                 literal_password(value)

@@ -395,7 +395,7 @@ mod tests {
         let rules = &*RULES;
         assert!(rules.private_key.is_some() && rules.tokens.is_some());
         assert!(rules.url_password.is_some());
-        assert_eq!(rules.context.len(), 14);
+        assert_eq!(rules.context.len(), 15);
         for family in tokens::FAMILIES {
             assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);
         }
@@ -560,6 +560,20 @@ mod tests {
             format!("redis-cli -a '{pw}' --no-auth-warning info"),
             format!("mysql -uroot -p{pw} app"),
             format!("sshpass -p{pw} ssh root@host"),
+            format!("mongo -u admin -p {pw} --authenticationDatabase admin"),
+            format!("sqlcmd -S db -U sa -P '{pw}' -Q \"select 1\""),
+            format!("ldapsearch -x -D cn=admin -w {pw} -b dc=ex"),
+            format!("keytool -importkeystore -srcstorepass {pw} -deststorepass {pw}"),
+            format!("zip -P {pw} secret.zip file.txt"),
+            format!("7z a -p{pw} archive.7z dir"),
+            format!("smbclient //srv/share -U admin%{pw}"),
+            format!("xfreerdp /v:10.0.0.5 /u:admin /p:{pw}"),
+            format!("net use Z: \\\\srv\\share /user:admin {pw}"),
+            format!("rabbitmqctl add_user admin {pw}"),
+            format!("ssh-keygen -t ed25519 -N '{pw}' -f key"),
+            format!("mosquitto_pub -h broker -u dev -P {pw} -t x -m y"),
+            format!("az login -u me@example.com -p {pw}"),
+            format!("gh secret set API_TOKEN --body \"{pw}\""),
         ] {
             assert_removed(&text, pw);
         }
@@ -569,6 +583,9 @@ mod tests {
             "htpasswd -c /etc/nginx/.htpasswd admin",
             "docker login -u ci --password-stdin ghcr.io < token.txt",
             "mysql -h db -P 3306 -u root -p app",
+            "ssh-keygen -t ed25519 -N '' -f key",
+            "openssl enc -aes-256-cbc -pass stdin -in a -out b",
+            "rdesktop -u admin -p - 10.0.0.5",
         ] {
             assert_eq!(redact(plain).0, plain);
         }
