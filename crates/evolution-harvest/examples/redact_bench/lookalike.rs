@@ -183,6 +183,20 @@ pub(crate) fn shape_lookalikes() -> Vec<String> {
         "MTIzNDU2Nzg5MDEyMzQ1Njc4.is not a token",
         "version: app.v1.config.Loader",
         "import tokenizer.models.bpe.BytePairEncoder",
+        "password_hash = bcrypt.hashpw(password, salt)",
+        "<PublicKeyToken>b77a5c561934e089</PublicKeyToken>",
+        "mongod --port 27017 --dbpath /data",
+        "7z x archive.7z -o/tmp/out",
+        "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
+        "ssh-keygen -t ed25519 -N '' -f key",
+        "openssl enc -aes-256-cbc -pass stdin -in a -out b",
+        "localStorage.setItem(\"token\", response.data.accessToken)",
+        "<key>CFBundleIdentifier</key>",
+        "git commit -m \"rotate the signing key\"\n3f9a2b7c8d1e4f5a6b7c8d9e0f1a2b3c4d5e6f7a",
+        "API key\n================",
+        "echo $TOKEN | docker login ghcr.io -u USER --password-stdin",
+        "htpasswd -v .htpasswd admin",
+        "   12\u{2192}    token: ${{ secrets.GITHUB_TOKEN }}",
     ]
     .iter()
     .map(|s| (*s).to_owned())

@@ -102,7 +102,13 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
                     .chars()
                     .skip(1)
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '<' | ','));
-            named && (v.ends_with(['(', '[', ')', ']']) || generic)
+            // `bcrypt.hashpw(password` is a call cut at its comma; `i()Sk4…` is a password.
+            let call = head.len() >= 3
+                && (head.contains('.')
+                    || rest
+                        .get(1..)
+                        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphabetic())));
+            named && (v.ends_with(['(', '[', ')', ']']) || generic || call)
         });
         let call = code || v.ends_with(['(', '[']) || v.ends_with("()");
         if call
@@ -548,5 +554,7 @@ mod tests {
         assert_eq!(classify_name("client-key-data"), NameClass::Secret);
         assert_eq!(classify_name("private_key_pem"), NameClass::Secret);
         assert_eq!(classify_name("data"), NameClass::Other);
+        assert_eq!(classify_name("PublicKeyToken"), NameClass::Other);
+        assert_eq!(classify_name("STRIPE_PUBLISHABLE_KEY"), NameClass::Other);
     }
 }

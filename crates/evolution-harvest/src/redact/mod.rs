@@ -489,6 +489,7 @@ mod tests {
         assert!(is_secret_name("privateKey"));
         // Code and references are not secrets, whatever their name.
         let code = "token = get_token()\npassword: socket.assigns.password\nAPI_KEY=$OPENAI_KEY\n\
+                    password_hash = bcrypt.hashpw(password, salt)\n\
                     const csrfToken = document.querySelector(\"meta\")\nsigning_key = Phoenix.Token\n\
                     params: { _csrf_token: csrfToken }";
         assert_eq!(redact(code).0, code);

@@ -205,6 +205,13 @@ pub(super) fn classify_name(name: &str) -> NameClass {
     let Some((last, before)) = words.split_last() else {
         return NameClass::Other;
     };
+    // A public key (`PublicKeyToken`, `publishable_key`) is no secret.
+    if words
+        .windows(2)
+        .any(|pair| matches!(pair, [a, b] if is(a, &["PUBLIC", "PUBLISHABLE"]) && is(b, &["KEY"])))
+    {
+        return NameClass::Other;
+    }
     if is(last, &METADATA_WORDS) {
         return NameClass::Other;
     }
