@@ -693,6 +693,25 @@ mod tests {
     }
 
     #[test]
+    fn adversarial_repetition_stays_linear() {
+        // Each of these is read in a bounded window per candidate; none may take long or fail.
+        for unit in [
+            "a://",
+            "x:1@",
+            "password is ",
+            "token -> ",
+            "-p",
+            "key\n",
+            "&a",
+            "<password>",
+        ] {
+            let text = unit.repeat(20_000);
+            let (out, _) = redact(&text);
+            assert!(out.len() <= text.len() * 4);
+        }
+    }
+
+    #[test]
     fn a_value_is_removed_whole() {
         let django = "django-insecure-d!iy(01zn8j5&@^wh9-5j25c3;-c@0x+kqc&+b(7fe6c1v";
         assert_eq!(

@@ -8,8 +8,9 @@ use regex::Regex;
 use super::SecretKind;
 use super::score::{is_reference, looks_random};
 
-/// Longest URL read, in bytes.
-const MAX_URL: usize = 4096;
+/// How far into a URL its credentials are looked for, in bytes: each `scheme://` costs at
+/// most this much reading, so a text of nested or repeated schemes stays linear.
+const MAX_URL: usize = 512;
 
 /// The pattern that finds where a URL's authority starts.
 pub(super) fn scheme() -> Option<Regex> {
