@@ -20,7 +20,7 @@ impl Rng {
         (self.next() % (n.max(1) as u64)) as usize
     }
 
-    fn from(&mut self, alphabet: &str, n: usize) -> String {
+    pub(crate) fn from(&mut self, alphabet: &str, n: usize) -> String {
         let chars: Vec<char> = alphabet.chars().collect();
         (0..n)
             .map(|_| chars.get(self.below(chars.len())).copied().unwrap_or('x'))

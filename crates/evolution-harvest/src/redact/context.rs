@@ -1,21 +1,30 @@
 //! Secrets recognised by what stands before them: the value of a secret-named key in every
 //! syntax a transcript holds (`.env` lines, YAML, JSON of any spacing, code, URL query
-//! parameters, `--password value` flags, `name:`/`value:` pairs of a Kubernetes manifest), the
-//! credentials of an `Authorization: Bearer` or `Basic` header, and passwords given on a
-//! command line (`mysql -pX`, `curl -u user:pw`, `sshpass -p pw`).
+//! parameters, `--password value` flags, `name:`/`value:` and `key=`/`value=` pairs, XML
+//! elements, `define('NAME', …)` calls), the credentials of an `Authorization: Bearer`, `Basic`
+//! or `SSWS` header, passwords given on a command line (`mysql -pX`, `curl -u user:pw`,
+//! `sshpass -p pw`, `docker login -p`, `redis-cli -a`, `htpasswd -b file user pw`, `echo pw |
+//! … --password-stdin`), `.netrc`, `redis.conf` and `.pgpass` lines, URL signatures, and
+//! passwords and keys in prose ("the password is …", "token -> …").
 //!
-//! A pattern finds where a value starts; the value's extent is read by hand (to its closing
-//! quote, or to a delimiter when unquoted) and the value is replaced only when it looks like a
-//! credential. A rejected candidate resumes the scan at its value, so a secret inside another
-//! value (`"command":"DB_PASSWORD=x ./run"`) is still found; each search is a linear regex
-//! search, so the whole scan stays linear.
+//! A pattern finds where a value starts; the value's extent is read by hand (see
+//! [`super::value`]) and the value is replaced only when it looks like a credential. A
+//! rejected candidate resumes the scan at its value, so a secret inside another value
+//! (`"command":"DB_PASSWORD=x ./run"`) is still found; each search is a linear regex search,
+//! so the whole scan stays linear.
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexBuilder};
 
+use super::forms::{
+    auth_value, directive_ends, htpasswd_password_at, literal_password, piped_to_password,
+    prose_key, prose_password, signature, standalone_key,
+};
+use super::names::{NameClass, classify_name};
 use super::score::{
     base64_decode, is_capital_name, is_common_word, is_identifier, is_kebab_name, is_masked,
-    is_number, is_path, is_title_word, looks_like_key, looks_random,
+    is_number, is_path, is_reference, is_title_word, looks_like_key, looks_random,
 };
+use super::value::{Span, Syntax, continues_with_words, read_value};
 use super::{REDACTION_PREFIX, SecretKind};
 
 /// How far into a candidate value the judgement looks, in bytes. A rejected candidate costs
@@ -25,210 +34,6 @@ const JUDGED_BYTES: usize = 512;
 
 /// Longest quoted value replaced, in bytes: an unterminated quote ends there.
 const MAX_QUOTED: usize = 1 << 16;
-
-/// Words that make a name a secret's on their own (`DB_PASSWORD`, `authToken`).
-const SECRET_WORDS: [&str; 12] = [
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PWD",
-    "PASS",
-    "PW",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "CREDENTIALS",
-    "APIKEY",
-    "AUTHORIZATION",
-];
-
-/// Endings that make one unseparated word a secret's name (`authtoken`, `dbpassword`).
-const SECRET_SUFFIXES: [&str; 7] = [
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "apikey",
-    "secretkey",
-    "privatekey",
-];
-
-/// Words that make a name ending in `KEY` a secret's (`API_KEY`, `privateKey`).
-const KEY_QUALIFIERS: [&str; 14] = [
-    "API",
-    "ACCESS",
-    "SECRET",
-    "PRIVATE",
-    "AUTH",
-    "SIGNING",
-    "ENCRYPTION",
-    "MASTER",
-    "CLIENT",
-    "SSH",
-    "HMAC",
-    "JWT",
-    "WEBHOOK",
-    "LICENSE",
-];
-
-/// Last words that make a secret-looking name the name of something about the secret, not the
-/// secret itself (`token_count`, `TOKEN_EXPIRY`, `secretName`, `token_url`, `auth_token_ttl`).
-const METADATA_WORDS: [&str; 88] = [
-    "ID",
-    "IDS",
-    "NAME",
-    "NAMES",
-    "COUNT",
-    "COUNTS",
-    "NUM",
-    "NUMBER",
-    "URL",
-    "URLS",
-    "URI",
-    "ENDPOINT",
-    "HOST",
-    "SERVER",
-    "TTL",
-    "EXPIRY",
-    "EXPIRES",
-    "EXPIRATION",
-    "EXP",
-    "LIFETIME",
-    "TIMEOUT",
-    "AGE",
-    "LEN",
-    "LENGTH",
-    "SIZE",
-    "LIMIT",
-    "LIMITS",
-    "MAX",
-    "MIN",
-    "TYPE",
-    "TYPES",
-    "KIND",
-    "FILE",
-    "FILES",
-    "PATH",
-    "DIR",
-    "REF",
-    "REFS",
-    "ENV",
-    "VAR",
-    "HEADER",
-    "FIELD",
-    "PARAM",
-    "POLICY",
-    "PREFIX",
-    "SUFFIX",
-    "FORMAT",
-    "VERSION",
-    "ROTATION",
-    "USAGE",
-    "USED",
-    "CREATED",
-    "UPDATED",
-    "AT",
-    "TIME",
-    "SECONDS",
-    "MS",
-    "MODE",
-    "REGEX",
-    "PATTERN",
-    "SCOPE",
-    "SCOPES",
-    "AUDIENCE",
-    "ISSUER",
-    "ALGORITHM",
-    "LOCATION",
-    "INDEX",
-    "LABEL",
-    "DESCRIPTION",
-    "HINT",
-    "ENABLED",
-    "REQUIRED",
-    "PROVIDER",
-    "STORE",
-    "MANAGER",
-    "ARN",
-    "REGION",
-    "SOURCE",
-    "STDIN",
-    "TEMPLATE",
-    "STRENGTH",
-    "RESET",
-    "BUDGET",
-    "RATE",
-    "ESTIMATE",
-    "ENCODING",
-    "METHOD",
-    "STATUS",
-];
-
-/// What a name says about its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum NameClass {
-    /// A secret's name (`DB_PASSWORD`).
-    Secret,
-    /// A key's name that does not say whose (`cache_key`, `OPENAI_KEY`): its value is a secret
-    /// only when it looks random.
-    Key,
-    /// Anything else.
-    Other,
-}
-
-/// `aws_secret-Key.id` → `aws`, `secret`, `Key`, `id`; `apiKey` → `api`, `Key`.
-fn name_words(name: &str) -> Vec<&str> {
-    let mut words = Vec::new();
-    for part in name.split(['_', '-', '.']) {
-        let mut start = 0;
-        let mut previous_lower = false;
-        for (i, c) in part.char_indices() {
-            if c.is_ascii_uppercase() && previous_lower {
-                words.push(part.get(start..i).unwrap_or_default());
-                start = i;
-            }
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        }
-        words.push(part.get(start..).unwrap_or_default());
-    }
-    words.retain(|w| !w.is_empty());
-    words
-}
-
-/// What `name` says about its value (see [`NameClass`]).
-pub(super) fn classify_name(name: &str) -> NameClass {
-    let words = name_words(name);
-    let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
-    let Some((last, before)) = words.split_last() else {
-        return NameClass::Other;
-    };
-    if is(last, &METADATA_WORDS) {
-        return NameClass::Other;
-    }
-    let ends_with = |word: &str, suffix: &str| {
-        word.len() > suffix.len()
-            && word
-                .get(word.len() - suffix.len()..)
-                .is_some_and(|end| end.eq_ignore_ascii_case(suffix))
-    };
-    if words
-        .iter()
-        .any(|w| is(w, &SECRET_WORDS) || SECRET_SUFFIXES.iter().any(|s| ends_with(w, s)))
-    {
-        return NameClass::Secret;
-    }
-    if last.eq_ignore_ascii_case("KEY") {
-        return if before.iter().any(|w| is(w, &KEY_QUALIFIERS)) {
-            NameClass::Secret
-        } else {
-            NameClass::Key
-        };
-    }
-    if ends_with(last, "key") {
-        return NameClass::Key;
-    }
-    NameClass::Other
-}
 
 /// How the value stood: in quotes, or bare after `NAME=` with no space (a `.env` line, a
 /// shell assignment, a URL parameter), or bare after `: ` or ` = ` (configuration or code).
@@ -250,19 +55,14 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
     }
     let v = value.trim();
     let min = if setting.quoted { 3 } else { 4 };
-    if v.chars().count() < min || v.contains(REDACTION_PREFIX) {
+    if v.chars().count() < min || v.contains(REDACTION_PREFIX) || is_reference(v) {
         return false;
     }
-    if v.starts_with([
-        '$', '%', '<', '{', '[', '@', '!', '*', '&', ':', '/', '=', '#', '(', '-', '\\',
-    ]) || v.contains("${")
-        || v.contains("{{")
-        || v.contains("%(")
-    {
-        return false;
+    if class == NameClass::Auth {
+        return auth_value(v);
     }
     if is_number(v)
-        || is_path(v)
+        || (is_path(v) && !v.starts_with(['/', '~']))
         || v.contains("://")
         || is_masked(v)
         || is_common_word(v)
@@ -281,11 +81,38 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
             return false;
         }
     } else {
-        let dotted = v.contains('.') && v.split('.').all(is_identifier);
+        // `config.settings.value` is code; `MTE0Nj….Gx1z2a.k9…` is a dotted token.
+        let dotted = v.contains('.')
+            && v.split('.')
+                .all(|p| is_identifier(p) && !(p.len() >= 12 && looks_random(p)));
         let snake = v.contains('_')
             && v.chars()
                 .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit());
-        if v.contains(['(', '['])
+        // A call, an index or a generic type: `os.environ[…]`, `getenv(…)`, `Option<String>`.
+        // A call, an index or a generic type, whole or cut at a quote: `os.environ[`,
+        // `getenv(`, `load()`, `Option<String`.
+        let code = v.find(['(', '[', '<']).is_some_and(|i| {
+            let (head, rest) = v.split_at(i);
+            let named = head.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && head
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':'));
+            let generic = rest.starts_with('<')
+                && rest
+                    .chars()
+                    .skip(1)
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '<' | ','));
+            // `bcrypt.hashpw(password` is a call cut at its comma; `i()Sk4…` is a password.
+            let call = head.len() >= 3
+                && (head.contains('.')
+                    || rest
+                        .get(1..)
+                        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphabetic())));
+            named && (v.ends_with(['(', '[', ')', ']']) || generic || call)
+        });
+        let call = code || v.ends_with(['(', '[']) || v.ends_with("()");
+        if call
+            || v.ends_with(']')
             || (setting.continued && !setting.env_style)
             || dotted
             || names_a_secret(v)
@@ -296,8 +123,9 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
     }
     match class {
         NameClass::Secret => true,
-        NameClass::Key => looks_like_key(v),
-        NameClass::Other => false,
+        // Laravel writes its key as `base64:…`.
+        NameClass::Key => looks_like_key(v.strip_prefix("base64:").unwrap_or(v)),
+        NameClass::Auth | NameClass::Other => false,
     }
 }
 
@@ -321,15 +149,6 @@ fn names_a_secret(value: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
-/// How a candidate's value is read.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Syntax {
-    /// Quoted (`"…"`, `'…'`, `` `…` ``, `\"…\"`) or bare up to a delimiter.
-    Config,
-    /// A header token: base64 and URL-safe characters only.
-    HeaderToken,
-}
-
 /// Which rule found a candidate, and so how it is judged.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Judge {
@@ -338,12 +157,32 @@ enum Judge {
     Assignment,
     /// `--name value`: group 1 the name.
     Flag,
-    /// `name: X` then `value: Y`: group 1 the variable's name.
+    /// `name: X` then `value: Y`, `key="X" value="Y"`, `define('X', Y)`, `env["X"] = Y`, or
+    /// an XML element `<X>Y</X>`: group 1 the variable's name.
     Pair,
-    /// `Bearer X` / `Basic X`: group 1 the scheme.
+    /// `Bearer X` / `Basic X` / `SSWS X`: group 1 the scheme.
     Header,
-    /// A command line's password option: any literal value.
+    /// A command line's password option, or a `.pgpass` line's password field: any literal.
     Command,
+    /// A single-dash password option of a Java or OpenSSL style tool (`-storepass X`,
+    /// `-keypass X`, `-password X`): a literal that is not a flag word.
+    DashPass,
+    /// A `.pgpass` line's password field (`host:port:db:user:password`).
+    Pgpass,
+    /// `htpasswd -b file user password`: group 1 the options.
+    Htpasswd,
+    /// `echo X | docker login --password-stdin`: the value piped into a password reader.
+    Piped,
+    /// A `.netrc` or `redis.conf` line: `password X`, `requirepass X`.
+    Directive,
+    /// Prose: group 1 the word (`password`, `token`, `key`) before the value.
+    Prose,
+    /// A URL's signature (`sig=`, `X-Amz-Signature=`).
+    Signature,
+    /// A line that is only a random value, right after a line that names a key, a secret, a
+    /// token, a password or a random generator (`az … keys list` then the key,
+    /// `openssl rand -base64 32` then its output).
+    NextLine,
 }
 
 pub(super) struct ContextRule {
@@ -353,7 +192,8 @@ pub(super) struct ContextRule {
 }
 
 fn rule(judge: Judge, syntax: Syntax, pattern: &str) -> Option<ContextRule> {
-    Regex::new(pattern).ok().map(|pattern| ContextRule {
+    let pattern = RegexBuilder::new(pattern).dfa_size_limit(8 << 20).build();
+    pattern.ok().map(|pattern| ContextRule {
         judge,
         syntax,
         pattern,
@@ -361,18 +201,63 @@ fn rule(judge: Judge, syntax: Syntax, pattern: &str) -> Option<ContextRule> {
 }
 
 /// The context rules in the order they run: headers and command lines first, so the
-/// assignment rule sees their markers and leaves them alone.
+/// assignment rule sees their markers and leaves them alone, and prose last.
 pub(super) fn context_rules() -> Vec<ContextRule> {
     [
         rule(
             Judge::Header,
             Syntax::HeaderToken,
-            r#"(?i)(?-u:\b)(bearer|basic|authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?token)[ \t]+"#,
+            r#"(?i-u)\b(bearer|basic|ssws|authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?token)[ \t]+"#,
         ),
         rule(
             Judge::Command,
             Syntax::Config,
-            r"(?-u:\b)(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)(?-u:\b)[^\n;|&]*?[ \t]-p|sshpass(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]*|curl(?-u:\b)[^\n;|&]*?[ \t](?:-u|--user)(?:[ \t]+|=)?\\?[\x22']?[^\s:\x22'\\]*:)",
+            concat!(
+                r"(?-u:\b)(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)(?-u:\b)[^\n;|&]*?[ \t]-p",
+                r"|sshpass(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]*",
+                r"|curl(?-u:\b)[^\n;|&]*?[ \t](?:-u|--user)(?:[ \t]+|=)?\\?[\x22']?[^ \t\r\n:\x22'\\]*:",
+                r"|docker(?:-compose)?[ \t]+login(?-u:\b)[^\n;|&]*?[ \t]-p(?:[ \t]+|=)?",
+                r"|redis-cli(?-u:\b)[^\n;|&]*?[ \t](?:-a|--pass)(?:[ \t]+|=)",
+                r"|mongo(?:sh|dump|restore|import|export)?(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|(?:sqlcmd|bcp|mosquitto_pub|mosquitto_sub|zip|unzip)(?-u:\b)[^\n;|&]*?[ \t]-P[ \t]+",
+                r"|ldap[a-z]*(?-u:\b)[^\n;|&]*?[ \t]-w[ \t]+",
+                r"|(?:7z|7za|7zz|rar|unrar)(?-u:\b)[^\n;|&]*?[ \t]-p",
+                r"|ssh-keygen(?-u:\b)[^\n;|&]*?[ \t]-[NP][ \t]+",
+                r"|smbclient(?-u:\b)[^\n;|&]*?[ \t]-U[ \t]*[^ \t\n%]+%",
+                r"|lftp(?-u:\b)[^\n;|&]*?[ \t]-u[ \t]*[^ \t\n,]+,",
+                r"|(?:xfreerdp|wfreerdp|sdl-freerdp)(?-u:\b)[^\n;|&]*?[ \t]/p:",
+                r"|rdesktop(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|net[ \t]+use(?-u:\b)[^\n;|&]*?[ \t]/user:[^ \t\n]+[ \t]+",
+                r"|rabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[^ \t\n]+[ \t]+",
+                r"|az[ \t]+login(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|gh[ \t]+secret[ \t]+set(?-u:\b)[^\n;|&]*?[ \t](?:-b|--body)(?:[ \t]+|=)",
+                r")",
+            ),
+        ),
+        rule(
+            Judge::DashPass,
+            Syntax::Config,
+            r"[ \t]-[a-z]*(?:pass|passwd|password|passphrase)[ \t]+",
+        ),
+        rule(
+            Judge::Pgpass,
+            Syntax::Config,
+            r#"(?m)(?:^|\x{2192}|["' \t])(?:[A-Za-z0-9_.-]+|\*|\[[0-9A-Fa-f:]+\]):(?:[0-9]{1,5}|\*):[^: \t\r\n"']+:[^: \t\r\n"']+:"#,
+        ),
+        rule(
+            Judge::Htpasswd,
+            Syntax::Config,
+            r"(?-u:\b)htpasswd(?-u:\b)[^\n;|&]*?((?:[ \t]+-[A-Za-z]+)+)[ \t]+",
+        ),
+        rule(
+            Judge::Piped,
+            Syntax::Config,
+            r#"(?-u:\b)(?:echo|printf)(?:[ \t]+-[a-z]+)*(?:[ \t]+["']?%s(?:\\n)?["'])?[ \t]+"#,
+        ),
+        rule(
+            Judge::Signature,
+            Syntax::Query,
+            r"(?i-u)[?&;\s](?:sig|x-amz-signature|x-goog-signature|x-amz-security-token)=",
         ),
         rule(
             Judge::Flag,
@@ -382,12 +267,37 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Pair,
             Syntax::Config,
-            r#"(?-u:\b)name\\?["']?[ \t]*[:=][ \t]*\\?["']?([A-Za-z_][A-Za-z0-9_.-]*)\\?["']?[ \t]*,?[ \t]*\r?\n?[ \t]*-?[ \t]*\\?["']?value\\?["']?[ \t]*[:=][ \t]*"#,
+            r#"(?-u:\b)(?:name|key)\\?["']?[ \t]*[:=][ \t]*\\?["']?([A-Za-z_][A-Za-z0-9_.-]*)\\?["']?[ \t]*,?[ \t]*\r?\n?[ \t]*-?[ \t]*\\?["']?value\\?["']?[ \t]*[:=][ \t]*"#,
+        ),
+        rule(
+            Judge::Pair,
+            Syntax::Config,
+            r#"(?:(?-u:\b)(?:define|setenv|putenv|set|setdefault|setItem|setProperty|put)\([ \t]*["']([A-Za-z_][A-Za-z0-9_.-]*)["'][ \t]*,|\[["']([A-Za-z_][A-Za-z0-9_.-]*)["']\][ \t]*=)[ \t]*"#,
+        ),
+        rule(
+            Judge::Pair,
+            Syntax::XmlText,
+            r"<([A-Za-z0-9_.:-]*(?i-u:pass|secret|token|key|credential|auth|pwd)[A-Za-z0-9_.:-]*)>",
+        ),
+        rule(
+            Judge::Directive,
+            Syntax::Config,
+            r"(?m)(?:^|\x{2192})[ \t]*[+-]?[ \t]*(?:(?:machine[ \t]+[^ \t\r\n]+|default)[ \t]+)?(?:(?:login|account)[ \t]+[^ \t\r\n]+[ \t]+)*(?:password|passwd|requirepass|masterauth)[ \t]+",
         ),
         rule(
             Judge::Assignment,
             Syntax::Config,
-            r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i:token|secret|pw|pass|credential|key|authorization)[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|=>|==|=|:)[ \t]*"#,
+            r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i-u:token|secret|pw|pass|credential|key|authorization|auth)[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|=>|==|=|:)[ \t]*"#,
+        ),
+        rule(
+            Judge::NextLine,
+            Syntax::Config,
+            r"(?m)(?i-u:key|secret|token|passw|credential|rand)[^\n]*\n[ \t]*([A-Za-z0-9+/_=.-]{20,})[ \t]*\r?$",
+        ),
+        rule(
+            Judge::Prose,
+            Syntax::Config,
+            r"(?-u:\b)((?i-u:password|passwd|passphrase|secret|token|api[ _-]?key|key))(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to)|(?i-u:for)[ \t]+[^ \t\r\n]+[ \t]+(?i-u:is))|[ \t]*(?:->|=>))?[ \t]+",
         ),
     ]
     .into_iter()
@@ -395,118 +305,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
     .collect()
 }
 
-/// A value's place in the text: the bytes to replace.
-struct Span {
-    start: usize,
-    end: usize,
-    quoted: bool,
-}
-
-/// Reads the value that starts at byte `at` of `text`, looking at most `limit` bytes into it.
-fn read_value(text: &str, at: usize, syntax: Syntax, limit: usize) -> Option<Span> {
-    let rest = text.get(at..)?;
-    if syntax == Syntax::HeaderToken {
-        let len = rest
-            .bytes()
-            .take(limit)
-            .take_while(|b| b.is_ascii_alphanumeric() || b"._~+/=-".contains(b))
-            .count();
-        return Some(Span {
-            start: at,
-            end: at.checked_add(len)?,
-            quoted: false,
-        });
-    }
-    let bytes = rest.as_bytes();
-    let (escaped, quote) = match bytes {
-        [b'\\', q @ (b'"' | b'\''), ..] => (true, *q),
-        [q @ (b'"' | b'\'' | b'`'), ..] => (false, *q),
-        _ => (false, 0),
-    };
-    if quote == 0 {
-        let window = rest.get(..floor_char_boundary(rest, limit))?;
-        let len = window
-            .find(|c: char| {
-                c.is_whitespace()
-                    || matches!(
-                        c,
-                        '"' | '\''
-                            | '`'
-                            | ','
-                            | ';'
-                            | '&'
-                            | '<'
-                            | '>'
-                            | '|'
-                            | ')'
-                            | ']'
-                            | '}'
-                            | '\\'
-                    )
-            })
-            .unwrap_or(window.len());
-        return Some(Span {
-            start: at,
-            end: at.checked_add(len)?,
-            quoted: false,
-        });
-    }
-    let open = if escaped { 2 } else { 1 };
-    let body = rest.get(open..)?;
-    let window = body.get(..floor_char_boundary(body, limit))?;
-    let mut end = window.len();
-    let mut previous_backslash = false;
-    for (i, b) in window.bytes().enumerate() {
-        if b == b'\n' {
-            end = i;
-            break;
-        }
-        if escaped {
-            if b == quote && previous_backslash {
-                end = i.saturating_sub(1);
-                break;
-            }
-            previous_backslash = b == b'\\' && !previous_backslash;
-        } else {
-            if b == quote && !previous_backslash {
-                end = i;
-                break;
-            }
-            previous_backslash = quote == b'"' && b == b'\\' && !previous_backslash;
-        }
-    }
-    let start = at.checked_add(open)?;
-    Some(Span {
-        start,
-        end: start.checked_add(end)?,
-        quoted: true,
-    })
-}
-
-/// True when the text after byte `at` goes on, on the same line, with a space and then a word
-/// or an expression (not a comment, a delimiter or the line's end).
-fn continues_with_words(text: &str, at: usize) -> bool {
-    let rest = text.get(at..).unwrap_or_default();
-    let Some(after) = rest.strip_prefix([' ', '\t']) else {
-        return false;
-    };
-    let after = after.trim_start_matches([' ', '\t']);
-    after
-        .chars()
-        .next()
-        .is_some_and(|c| !matches!(c, '#' | '\n' | '\r' | ',' | ';' | '}' | ')' | ']' | '/'))
-}
-
-/// The largest char boundary of `s` at or below `at`.
-fn floor_char_boundary(s: &str, at: usize) -> usize {
-    let mut i = at.min(s.len());
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// True when a header's token (after `Bearer` or `Basic`) is a credential.
+/// True when a header's token (after `Bearer`, `Basic` or `SSWS`) is a credential.
 fn header_is_secret(scheme: &str, token: &str) -> bool {
     if token.len() < 8 || is_title_word(token) || is_common_word(token) || is_capital_name(token) {
         return false;
@@ -526,31 +325,66 @@ impl ContextRule {
     /// The marker's kind for what this rule replaces.
     fn kind(&self) -> SecretKind {
         match self.judge {
-            Judge::Assignment | Judge::Flag | Judge::Pair => SecretKind::EnvSecret,
+            Judge::Assignment | Judge::Flag | Judge::Pair | Judge::Prose | Judge::NextLine => {
+                SecretKind::EnvSecret
+            }
             Judge::Header => SecretKind::BearerToken,
-            Judge::Command => SecretKind::CommandPassword,
+            Judge::Command
+            | Judge::DashPass
+            | Judge::Pgpass
+            | Judge::Htpasswd
+            | Judge::Piped
+            | Judge::Directive => SecretKind::CommandPassword,
+            Judge::Signature => SecretKind::UrlSignature,
         }
     }
 
-    /// Whether the candidate found by `caps`, whose value is `value`, is replaced, and as what.
+    /// Where the candidate's value starts: after the match, or, for `htpasswd`, after the
+    /// words its options say come first.
+    fn value_at(&self, text: &str, caps: &Captures<'_>, end: usize) -> Option<usize> {
+        if self.judge == Judge::Assignment {
+            // `KEY==x` with no space is `KEY` set to `=x` (a base64 value may start with `=`);
+            // `a == b` is a comparison.
+            let tight = caps.get(3).is_some_and(|m| m.as_str() == "==")
+                && !caps
+                    .get(0)
+                    .is_some_and(|m| m.as_str().contains([' ', '\t']));
+            return Some(if tight { end.saturating_sub(1) } else { end });
+        }
+        if self.judge == Judge::NextLine {
+            return caps.get(1).map(|m| m.start());
+        }
+        if self.judge != Judge::Htpasswd {
+            return Some(end);
+        }
+        let options = caps.get(1).map_or("", |m| m.as_str());
+        let after = text.get(end..)?;
+        let limit = after.find('\n').unwrap_or(after.len());
+        end.checked_add(htpasswd_password_at(options, after.get(..limit)?)?)
+    }
+
+    /// Whether the candidate found by `caps`, whose value is `value` and is followed by
+    /// `after` (the rest of its line), is replaced, and as what.
     fn judge(
         &self,
         caps: &Captures<'_>,
         value: &str,
         span: &Span,
-        continued: bool,
+        after: &str,
     ) -> Option<SecretKind> {
         let group = |i| caps.get(i).map_or("", |m| m.as_str());
         if value.is_empty() || value.starts_with(REDACTION_PREFIX) {
             return None;
         }
+        let continued = !span.quoted && continues_with_words(after, 0);
         let accepted = match self.judge {
             Judge::Assignment => {
-                let separator = group(3);
-                if separator == "==" {
-                    return None;
-                }
                 let whole = group(0);
+                let separator = match group(3) {
+                    "==" if whole.contains([' ', '\t']) => return None,
+                    "==" => "=",
+                    other => other,
+                };
                 let env_style = separator == "="
                     && caps.get(2).is_none()
                     && !whole.contains([' ', '\t'])
@@ -574,15 +408,21 @@ impl ContextRule {
                     continued: false,
                 },
             ),
-            Judge::Pair => value_is_secret(
-                classify_name(group(1)),
-                value,
-                Setting {
-                    quoted: span.quoted,
-                    env_style: false,
-                    continued,
-                },
-            ),
+            Judge::Pair => {
+                let name = caps
+                    .get(1)
+                    .or_else(|| caps.get(2))
+                    .map_or("", |m| m.as_str());
+                value_is_secret(
+                    classify_name(name),
+                    value,
+                    Setting {
+                        quoted: span.quoted,
+                        env_style: false,
+                        continued,
+                    },
+                )
+            }
             Judge::Header => {
                 return header_is_secret(group(1), value).then(|| {
                     if group(1).eq_ignore_ascii_case("basic") {
@@ -592,11 +432,55 @@ impl ContextRule {
                     }
                 });
             }
-            Judge::Command => {
-                value.chars().count() >= 2 && !value.starts_with(['$', '%', '<', '{', '-'])
+            Judge::Command | Judge::Htpasswd => literal_password(value),
+            Judge::DashPass => literal_password(value) && !is_common_word(value),
+            // An IPv6 address has more `:`; a `.pgpass` password escapes its own.
+            Judge::Pgpass => {
+                literal_password(value)
+                    && !value.replace("\\:", "").contains(':')
+                    && (after.trim().is_empty() || after.starts_with(['"', '\'', '\\']))
             }
+            Judge::Piped => literal_password(value) && piped_to_password(after),
+            Judge::Directive => directive_ends(after) && prose_password(value, span.quoted),
+            Judge::Prose => {
+                let word = group(1).to_ascii_lowercase();
+                if word.starts_with("pass") {
+                    prose_password(value, span.quoted)
+                } else {
+                    prose_key(&word, value)
+                }
+            }
+            Judge::Signature => signature(value),
+            Judge::NextLine => after.trim().is_empty() && standalone_key(value),
         };
         accepted.then(|| self.kind())
+    }
+
+    /// How the value after the match that ends at `end` is read: as a query's when an
+    /// assignment's name follows `?`, `&` or `;`.
+    fn syntax_at(&self, text: &str, caps: &Captures<'_>) -> Syntax {
+        if self.judge == Judge::Assignment
+            && let Some(name) = caps.get(1)
+            && text
+                .get(..name.start())
+                .and_then(|before| before.chars().next_back())
+                .is_some_and(|c| matches!(c, '?' | '&' | ';'))
+        {
+            let before = text
+                .get(..caps.get(1).map_or(0, |m| m.start()))
+                .unwrap_or_default();
+            return if before.ends_with(';') {
+                Syntax::Connection
+            } else {
+                Syntax::Query
+            };
+        }
+        self.syntax
+    }
+
+    /// The rule's pattern.
+    pub(super) fn pattern(&self) -> &str {
+        self.pattern.as_str()
     }
 
     /// Appends `text` with this rule's secrets replaced to `out`; counts each by kind.
@@ -613,20 +497,32 @@ impl ContextRule {
             };
             // The scan resumes at the value when the candidate is rejected.
             at = whole.end().max(at.saturating_add(1));
-            let Some(mut span) = read_value(text, whole.end(), self.syntax, JUDGED_BYTES) else {
+            let Some(start) = self.value_at(text, &caps, whole.end()) else {
+                continue;
+            };
+            let syntax = self.syntax_at(text, &caps);
+            let Some(mut span) = read_value(text, start, syntax, JUDGED_BYTES) else {
                 continue;
             };
             let value = text.get(span.start..span.end).unwrap_or_default();
-            let continued = !span.quoted && continues_with_words(text, span.end);
-            let Some(kind) = self.judge(&caps, value, &span, continued) else {
+            let rest = text.get(span.end..).unwrap_or_default();
+            let after_quote = usize::from(span.quoted && rest.starts_with(['"', '\'', '`']));
+            let rest = rest.get(after_quote..).unwrap_or_default();
+            let after = rest
+                .get(..rest.find('\n').unwrap_or(rest.len()))
+                .unwrap_or_default();
+            let Some(kind) = self.judge(&caps, value, &span, after) else {
                 continue;
             };
             if span.end.saturating_sub(span.start) >= JUDGED_BYTES.saturating_sub(2) {
                 // Accepted on its first bytes: the rest of it goes too.
                 let limit = if span.quoted { MAX_QUOTED } else { usize::MAX };
-                if let Some(full) = read_value(text, whole.end(), self.syntax, limit) {
+                if let Some(full) = read_value(text, start, syntax, limit) {
                     span.end = full.end.max(span.end);
                 }
+            }
+            if span.start < copied {
+                continue;
             }
             out.push_str(text.get(copied..span.start).unwrap_or_default());
             out.push_str(&kind.marker());
@@ -655,20 +551,10 @@ mod tests {
         assert_eq!(classify_name("token_count"), NameClass::Other);
         assert_eq!(classify_name("MAX_TOKENS"), NameClass::Other);
         assert_eq!(classify_name("tokenizer"), NameClass::Other);
-    }
-
-    #[test]
-    fn values_are_read_to_their_end() {
-        let text = r#"a="x y;z" b='q' c=bare,d \"esc\" e="unterminated"#;
-        let at = |needle: &str| text.find(needle).map(|i| i + needle.len()).unwrap_or(0);
-        let read = |needle| {
-            let s = read_value(text, at(needle), Syntax::Config, JUDGED_BYTES).unwrap();
-            (text[s.start..s.end].to_owned(), s.quoted)
-        };
-        assert_eq!(read("a="), ("x y;z".to_owned(), true));
-        assert_eq!(read("b="), ("q".to_owned(), true));
-        assert_eq!(read("c="), ("bare".to_owned(), false));
-        assert_eq!(read("d "), ("esc".to_owned(), true));
-        assert_eq!(read("e="), ("unterminated".to_owned(), true));
+        assert_eq!(classify_name("client-key-data"), NameClass::Secret);
+        assert_eq!(classify_name("private_key_pem"), NameClass::Secret);
+        assert_eq!(classify_name("data"), NameClass::Other);
+        assert_eq!(classify_name("PublicKeyToken"), NameClass::Other);
+        assert_eq!(classify_name("STRIPE_PUBLISHABLE_KEY"), NameClass::Other);
     }
 }

@@ -3,17 +3,21 @@
 //!
 //! The patterns are shapes, not a list of known secrets, in three layers run in this order:
 //!
-//! 1. Secrets with a shape of their own: private-key blocks, provider tokens recognised by
-//!    their prefix (OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, Google, AWS, npm, PyPI,
-//!    Hugging Face and the others [`token_families`] lists), JSON web tokens and 40-character
-//!    AWS secret access keys. A prefix that can start an ordinary word (`sk-`) must be
-//!    followed by random-looking characters.
-//! 2. Passwords inside URLs (`scheme://user:password@host`).
+//! 1. Secrets with a shape of their own: private-key and PGP key blocks, provider tokens
+//!    recognised by their prefix (OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, Google, AWS,
+//!    npm, PyPI, Hugging Face and the others [`token_families`] lists), JSON web tokens and
+//!    40-character AWS secret access keys. A prefix that can start an ordinary word (`sk-`)
+//!    must be followed by random-looking characters.
+//! 2. Credentials inside URLs: the password of `scheme://user:password@host`, read to the `@`
+//!    before the host, and a random user name standing for a token (a Sentry DSN).
 //! 3. Values placed where a secret goes: after a secret-named key (`API_KEY=…`,
-//!    `"password": "…"`, `?token=…`, `--password …`), after `Bearer` or `Basic`, after a
-//!    command's password option (`mysql -p…`, `curl -u user:…`, `sshpass -p …`). Such a value
-//!    is replaced only when it looks like a credential: not a number, a path, a URL, a flag
-//!    word, a heading word, a variable reference or a resource's name.
+//!    `"password": "…"`, `?token=…`, `--password …`, `<password>…</password>`), after
+//!    `Bearer`, `Basic` or `SSWS`, after a command's password option (`mysql -p…`,
+//!    `curl -u user:…`, `docker login -p …`, `redis-cli -a …`, `htpasswd -b f u …`), in a
+//!    `.netrc`, `.pgpass` or `redis.conf` line, a URL's `sig=`, prose ("the password is …",
+//!    "token -> …"), or alone on the line after one that names a key. Such a value is read
+//!    whole and replaced only when it looks like a credential: not a number, a path, a URL, a
+//!    flag word, a heading word, a reference or a resource's name.
 //!
 //! Redaction is idempotent (a marker is never matched again), never panics, and runs in linear
 //! time: every pattern is a `regex` pattern, and a value is read once per candidate.
@@ -22,14 +26,19 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet, RegexSetBuilder};
 use serde_json::{Map, Value};
 
 mod context;
+mod forms;
+mod names;
 mod score;
 mod tokens;
+mod url;
+mod value;
 
-use context::{ContextRule, NameClass, Setting, classify_name, context_rules, value_is_secret};
+use context::{ContextRule, Setting, context_rules, value_is_secret};
+use names::{NameClass, classify_name};
 
 /// The text a secret is replaced with is `[REDACTED:<kind>]`; this is its start.
 pub const REDACTION_PREFIX: &str = "[REDACTED:";
@@ -38,7 +47,8 @@ pub const REDACTION_PREFIX: &str = "[REDACTED:";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum SecretKind {
-    /// A `-----BEGIN … PRIVATE KEY-----` block (an unterminated one up to the end of the text).
+    /// A `-----BEGIN … PRIVATE KEY-----` or `-----BEGIN PGP PRIVATE KEY BLOCK-----` block (an
+    /// unterminated one up to the end of the text).
     PrivateKey,
     /// An Anthropic API key (`sk-ant-…`).
     AnthropicKey,
@@ -79,6 +89,10 @@ pub enum SecretKind {
     /// A token of another provider recognised by its prefix (SendGrid `SG.`, Shopify
     /// `shpat_`, DigitalOcean `dop_v1_`, Vault `hvs.`, …).
     ProviderToken,
+    /// The signature of a signed URL (an Azure SAS `sig=`, `X-Amz-Signature=`).
+    UrlSignature,
+    /// A token given as a URL's user name (`https://<key>@o1.ingest.sentry.io/2`).
+    UrlToken,
 }
 
 impl SecretKind {
@@ -105,6 +119,8 @@ impl SecretKind {
             SecretKind::BasicAuth => "basic_auth",
             SecretKind::CommandPassword => "command_password",
             SecretKind::ProviderToken => "provider_token",
+            SecretKind::UrlSignature => "url_signature",
+            SecretKind::UrlToken => "url_token",
         }
     }
 
@@ -120,18 +136,27 @@ struct Rules {
     private_key: Option<Regex>,
     tokens: Option<Regex>,
     url_password: Option<Regex>,
+    /// The context rules' patterns as one set: a text is scanned once to learn which rules
+    /// match in it at all, and only those are run.
+    context_set: Option<RegexSet>,
     context: Vec<ContextRule>,
 }
 
 static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    let context = context_rules();
+    let context_set = RegexSetBuilder::new(context.iter().map(ContextRule::pattern))
+        .dfa_size_limit(32 << 20)
+        .build()
+        .ok();
     Rules {
     private_key: Regex::new(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
     )
     .ok(),
     tokens: tokens::combined(),
-    url_password: Regex::new(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:([^@\s/]+)@").ok(),
-    context: context_rules(),
+    url_password: url::scheme(),
+    context_set,
+    context,
 }
 });
 
@@ -191,12 +216,25 @@ impl Redactor {
             out = Cow::Owned(new);
         }
         if let Some(re) = &rules.url_password {
-            self.replace_group(&mut out, re, 1, |s| {
-                (!s.starts_with(['$', '{', '<', '%', '*']) && !s.starts_with(REDACTION_PREFIX))
-                    .then_some(SecretKind::UrlPassword)
-            });
+            let spans = url::credential_spans(&out, re);
+            if !spans.is_empty() {
+                let mut new = String::with_capacity(out.len());
+                let mut copied = 0usize;
+                for (start, end, kind) in spans {
+                    new.push_str(out.get(copied..start).unwrap_or_default());
+                    new.push_str(&kind.marker());
+                    copied = end;
+                    self.count(kind, 1);
+                }
+                new.push_str(out.get(copied..).unwrap_or_default());
+                out = Cow::Owned(new);
+            }
         }
-        for rule in &rules.context {
+        let matched = rules.context_set.as_ref().map(|set| set.matches(&out));
+        for (i, rule) in rules.context.iter().enumerate() {
+            if matched.as_ref().is_some_and(|m| !m.matched(i)) {
+                continue;
+            }
             let mut count = |kind: SecretKind| self.count(kind, 1);
             if let Some(new) = rule.apply(&out, &mut count) {
                 out = Cow::Owned(new);
@@ -357,7 +395,7 @@ mod tests {
         let rules = &*RULES;
         assert!(rules.private_key.is_some() && rules.tokens.is_some());
         assert!(rules.url_password.is_some());
-        assert_eq!(rules.context.len(), 5);
+        assert_eq!(rules.context.len(), 15);
         for family in tokens::FAMILIES {
             assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);
         }
@@ -451,6 +489,7 @@ mod tests {
         assert!(is_secret_name("privateKey"));
         // Code and references are not secrets, whatever their name.
         let code = "token = get_token()\npassword: socket.assigns.password\nAPI_KEY=$OPENAI_KEY\n\
+                    password_hash = bcrypt.hashpw(password, salt)\n\
                     const csrfToken = document.querySelector(\"meta\")\nsigning_key = Phoenix.Token\n\
                     params: { _csrf_token: csrfToken }";
         assert_eq!(redact(code).0, code);
@@ -473,5 +512,256 @@ mod tests {
             "Authorization: Bearer [REDACTED:bearer_token]"
         );
         assert_eq!(r.counts().get("bearer_token"), Some(&1));
+    }
+
+    /// Redacts `text` and checks that `secret` is gone, whole, and that a marker took its place.
+    fn assert_removed(text: &str, secret: &str) {
+        let (out, r) = redact(text);
+        assert!(r.total() >= 1, "nothing redacted in {text:?}");
+        let chars: Vec<char> = secret.chars().collect();
+        for part in chars.windows(6.min(chars.len())) {
+            let part: String = part.iter().collect();
+            assert!(
+                !out.contains(&part),
+                "{part:?} of {secret:?} left in {out:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn passwords_in_configuration_files_are_removed() {
+        let pw = "Xk9#mQ2vLp";
+        for text in [
+            format!("machine api.example.com login deploy password {pw}"),
+            format!("machine github.com\n  login bot\n  password {pw}\n"),
+            format!("db.internal:5432:app:app_user:{pw}"),
+            format!("     1\u{2192}*:*:*:postgres:{pw}"),
+            format!("<server><password>{pw}</password></server>"),
+            format!("<Credentials><Password>{pw}</Password></Credentials>"),
+            format!("<add key=\"DbPassword\" value=\"{pw}\" />"),
+            format!("define( 'DB_PASSWORD', '{pw}' );"),
+            format!("os.environ[\"DB_PASSWORD\"] = \"{pw}\""),
+            format!("bind 0.0.0.0\nrequirepass {pw}\n"),
+            format!("Server=db;User Id=sa;Password={pw};Encrypt=true"),
+        ] {
+            assert_removed(&text, pw);
+        }
+    }
+
+    #[test]
+    fn passwords_given_to_commands_are_removed() {
+        let pw = "Xk9#mQ2vLp";
+        for text in [
+            format!("docker login -u ci -p {pw} registry.example.com"),
+            format!("echo \"{pw}\" | docker login -u ci --password-stdin ghcr.io"),
+            format!("htpasswd -b -c /etc/nginx/.htpasswd admin {pw}"),
+            format!("sudo htpasswd -bc .htpasswd admin {pw}"),
+            format!("htpasswd -nbB admin {pw} > users"),
+            format!("redis-cli -h cache -p 6379 -a {pw} ping"),
+            format!("redis-cli -a '{pw}' --no-auth-warning info"),
+            format!("mysql -uroot -p{pw} app"),
+            format!("sshpass -p{pw} ssh root@host"),
+            format!("mongo -u admin -p {pw} --authenticationDatabase admin"),
+            format!("sqlcmd -S db -U sa -P '{pw}' -Q \"select 1\""),
+            format!("ldapsearch -x -D cn=admin -w {pw} -b dc=ex"),
+            format!("keytool -importkeystore -srcstorepass {pw} -deststorepass {pw}"),
+            format!("zip -P {pw} secret.zip file.txt"),
+            format!("7z a -p{pw} archive.7z dir"),
+            format!("smbclient //srv/share -U admin%{pw}"),
+            format!("xfreerdp /v:10.0.0.5 /u:admin /p:{pw}"),
+            format!("net use Z: \\\\srv\\share /user:admin {pw}"),
+            format!("rabbitmqctl add_user admin {pw}"),
+            format!("ssh-keygen -t ed25519 -N '{pw}' -f key"),
+            format!("mosquitto_pub -h broker -u dev -P {pw} -t x -m y"),
+            format!("az login -u me@example.com -p {pw}"),
+            format!("gh secret set API_TOKEN --body \"{pw}\""),
+        ] {
+            assert_removed(&text, pw);
+        }
+        // The port of `redis-cli -p`, a prompted password, a file of users: nothing to remove.
+        for plain in [
+            "redis-cli -h cache -p 6379 ping",
+            "htpasswd -c /etc/nginx/.htpasswd admin",
+            "docker login -u ci --password-stdin ghcr.io < token.txt",
+            "mysql -h db -P 3306 -u root -p app",
+            "ssh-keygen -t ed25519 -N '' -f key",
+            "openssl enc -aes-256-cbc -pass stdin -in a -out b",
+            "rdesktop -u admin -p - 10.0.0.5",
+        ] {
+            assert_eq!(redact(plain).0, plain);
+        }
+    }
+
+    #[test]
+    fn passwords_in_prose_and_urls_are_removed() {
+        assert_removed("the password is hunter2", "hunter2");
+        assert_removed(
+            "I changed the root password to Tr0ub4dor&3 so log in",
+            "Tr0ub4dor&3",
+        );
+        assert_removed(
+            "token -> Zq8xK2mPw9LrT4vN7bYc3dFh",
+            "Zq8xK2mPw9LrT4vN7bYc3dFh",
+        );
+        assert_removed(
+            "postgresql://app:p%40ss%2Fw0rd@db:5432/app",
+            "p%40ss%2Fw0rd",
+        );
+        assert_removed(
+            "SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/2",
+            "0123456789abcdef0123456789abcdef",
+        );
+        for plain in [
+            "the password is required",
+            "the password is stored in the vault",
+            "reset the password to the default before the demo",
+            "the key is missing from the map",
+            "gpg: key 4AEE18F83AFDEB23 marked as ultimately trusted",
+            "cache key: linux-cargo-2beba449d59f1f1e17512ba8e7292c5b21db65d2",
+        ] {
+            assert_eq!(redact(plain).0, plain);
+        }
+    }
+
+    #[test]
+    fn provider_shapes_are_removed() {
+        let sig = "k3J9%2Bq8Zx%2FvL0pT7mW4nR1sY6uE5aB2cD%3D";
+        assert_removed(
+            &format!("https://a.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&sig={sig}&se=x"),
+            sig,
+        );
+        let key = "q8Zx/vL0pT7mW4nR1sY6uE5aB2cDk3J9+zYxWvUtSrQ=";
+        assert_removed(
+            &format!(
+                "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={key}"
+            ),
+            key,
+        );
+        assert_removed(
+            &format!("AccountName=a;AccountKey={key};EndpointSuffix=core.windows.net"),
+            key,
+        );
+        assert_removed("_auth=Y2k6WGs5I21RMnZMcA==\n", "Y2k6WGs5I21RMnZMcA==");
+        assert_removed(
+            "//registry.npmjs.org/:_authToken=3f2b8c1d-9a4e-4b7f-8c2d-1e5f6a7b8c9d",
+            "3f2b8c1d-9a4e-4b7f-8c2d-1e5f6a7b8c9d",
+        );
+        assert_removed(
+            "{\"auths\":{\"ghcr.io\":{\"auth\":\"Y2k6WGs5I21RMnZMcA==\"}}}",
+            "Y2k6WGs5I21RMnZMcA==",
+        );
+        assert_removed(
+            "Authorization: SSWS 00aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7b",
+            "00aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7b",
+        );
+        let discord = "MTE0NjE0NzYyNjQ0ODQ2MTk1Mg.Gx1z2a.k9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc";
+        assert_removed(&format!("DISCORD_TOKEN={discord}"), discord);
+        assert_removed(&format!("client.login(\"{discord}\");"), discord);
+        let block = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQdGBF4k\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----";
+        assert_eq!(
+            redact(&format!("a\n{block}\nb")).0,
+            "a\n[REDACTED:private_key]\nb"
+        );
+    }
+
+    #[test]
+    fn keys_in_command_output_and_tool_variables_are_removed() {
+        let key = "eXFjp3gKmjF31gpbXMJ2s0NqsH2mT0vZ+2szTFP7c+xqNb8DENKpW1ezZMY1kY7aZeoeEagRIyFhHkNAS0fxpg==";
+        assert_removed(
+            &format!("$ az storage account keys list -n st1 --query [0].value -o tsv\n{key}\n"),
+            key,
+        );
+        assert_removed(
+            "$ openssl rand -base64 24\nq8Zx/vL0pT7mW4nR1sY6uE5aB2cDk3J9\n",
+            "q8Zx/vL0pT7mW4nR1sY6uE5aB2cDk3J9",
+        );
+        assert_removed(
+            "SSHPASS='Ma-G75TSWQhE5' sshpass -e ssh deploy@host",
+            "Ma-G75TSWQhE5",
+        );
+        assert_removed(
+            "docker run --rm --entrypoint htpasswd httpd:2 -Bbn registry Xk9mQ2vLp4 > auth/htpasswd",
+            "Xk9mQ2vLp4",
+        );
+        // A setting or a commit after a line that names a key is not a key.
+        for plain in [
+            "let value = map.get(\"key\").cloned();\nPASSWORD_HASH_ROUNDS=12",
+            "git log --format=%H -1 # signing key\n3f9a2b7c8d1e4f5a6b7c8d9e0f1a2b3c4d5e6f7a",
+        ] {
+            assert_eq!(redact(plain).0, plain);
+        }
+    }
+
+    #[test]
+    fn adversarial_repetition_stays_linear() {
+        // Each of these is read in a bounded window per candidate; none may take long or fail.
+        for unit in [
+            "a://",
+            "x:1@",
+            "password is ",
+            "token -> ",
+            "-p",
+            "key\n",
+            "&a",
+            "<password>",
+        ] {
+            let text = unit.repeat(20_000);
+            let (out, _) = redact(&text);
+            assert!(out.len() <= text.len() * 4);
+        }
+    }
+
+    #[test]
+    fn a_value_is_removed_whole() {
+        let django = "django-insecure-d!iy(01zn8j5&@^wh9-5j25c3;-c@0x+kqc&+b(7fe6c1v";
+        assert_eq!(
+            redact(&format!("SECRET_KEY={django}\nDEBUG=False")).0,
+            "SECRET_KEY=[REDACTED:env_secret]\nDEBUG=False"
+        );
+        let doubled = "django-insecure-m88&&re12em07ekc07yk^z5j||q(x";
+        assert_eq!(
+            redact(&format!("docker run -e SECRET_KEY={doubled} web")).0,
+            "docker run -e SECRET_KEY=[REDACTED:env_secret] web"
+        );
+        assert_eq!(
+            redact(&format!("export DJANGO_SECRET_KEY={django}")).0,
+            "export DJANGO_SECRET_KEY=[REDACTED:env_secret]"
+        );
+        // A query's `&` and a connection string's `;` still end a value.
+        assert_eq!(
+            redact("https://x.example.com/cb?token=Ab3dEf9hIj&page=2").0,
+            "https://x.example.com/cb?token=[REDACTED:env_secret]&page=2"
+        );
+        assert_eq!(
+            redact("User Id=sa;Password=Ab3d&Ef9;Encrypt=true").0,
+            "User Id=sa;Password=[REDACTED:env_secret];Encrypt=true"
+        );
+    }
+
+    #[test]
+    fn values_starting_with_a_symbol_are_secrets_unless_references() {
+        for lead in [
+            '/', '~', '-', '*', '$', '%', '@', '<', '{', '#', '!', '&', '=', '(', '+',
+        ] {
+            let value = format!("{lead}K7mDENG9bPxRfiCY2XAMPLEkey");
+            assert_removed(&format!("API_KEY={value}\n"), &value);
+            assert_removed(&format!("{{\"password\": \"{value}\"}}"), &value);
+            assert_removed(&format!("deploy --token {value} --yes"), &value);
+        }
+        for reference in [
+            "API_KEY=$OPENAI_API_KEY",
+            "SECRET_KEY=$(openssl rand -hex 32)",
+            "API_KEY=~/.config/key.txt",
+            "password = *default_password",
+            "token: !Ref ApiToken",
+            "secret: %(secret)s",
+            "api_key: @api_key_file",
+            "PASSWORD=-",
+            "password: <your-password>",
+            "key = #{secret_key}",
+            "PWD=/home/user/project",
+        ] {
+            assert_eq!(redact(reference).0, reference);
+        }
     }
 }

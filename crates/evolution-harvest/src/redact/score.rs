@@ -126,6 +126,7 @@ pub(super) fn looks_random(body: &str) -> bool {
 /// (`cache_key` is not a secret's name, but `cache_key: 6fJk29xQaZ81LmPq0Rtw` holds one).
 pub(super) fn looks_like_key(value: &str) -> bool {
     value.len() >= 16
+        && !is_labelled_digest(value)
         && value
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '/' | '=' | '.'))
@@ -134,6 +135,95 @@ pub(super) fn looks_like_key(value: &str) -> bool {
             let c = classes(value);
             c.digit > 0 && (c.distinct >= 10)
         }
+}
+
+/// True for a value that stands for another rather than being one: a variable or template
+/// reference (`$DB_PASS`, `${X}`, `$(cmd)`, `%(x)s`, `%APPDATA%`, `{{ x }}`, `<%= x %>`,
+/// `#{x}`), a placeholder in brackets (`<your-key>`, `{name}`, `[REDACTED]`), a YAML tag,
+/// anchor or alias (`!Ref`, `&default`, `*default`), a symbol (`:password`), a file given by
+/// `@name`, a flag or a dash (`--yes`, `-`), a comment, a colour, a path or an expression in
+/// parentheses. A value that starts with one of those characters but goes on with random
+/// characters (`/K7MDENG+bPx…`, `$ecr3tP4ss`, `-Jx9…`) is not a reference.
+pub(super) fn is_reference(v: &str) -> bool {
+    const TEMPLATES: [&str; 6] = ["${", "{{", "%(", "<%", "#{", "$("];
+    if TEMPLATES.iter().any(|t| v.contains(t)) {
+        return true;
+    }
+    let Some(first) = v.chars().next() else {
+        return true;
+    };
+    let rest = v.get(first.len_utf8()..).unwrap_or_default();
+    match first {
+        '$' => {
+            let mixed = has_digit(rest)
+                && rest.chars().any(|c| c.is_ascii_uppercase())
+                && rest.chars().any(|c| c.is_ascii_lowercase());
+            (is_identifier(rest) && !mixed) || rest.chars().all(|c| c.is_ascii_digit())
+        }
+        '%' => rest.ends_with('%') || rest.len() <= 2 || is_plain(rest),
+        '<' => v.ends_with('>') || is_plain(rest),
+        '{' => v.ends_with('}') || is_plain(rest),
+        '[' => v.ends_with(']') || is_plain(rest),
+        '(' => v.ends_with(')') || is_plain(rest),
+        '#' => is_colour(rest) || is_plain(rest),
+        '/' | '~' => is_path(v) && !random_path(v),
+        '-' => rest.starts_with('-') || is_number(v) || is_plain(rest),
+        '@' | '!' | '*' | '&' | ':' | '=' => is_plain(rest) || is_masked(v),
+        '\\' => true,
+        _ => false,
+    }
+}
+
+fn has_digit(s: &str) -> bool {
+    s.chars().any(|c| c.is_ascii_digit())
+}
+
+/// True for what follows a symbol in a reference: empty, or a word, name or path that does
+/// not look random (`Ref`, `default_password`, `./x`, `api_key_file`).
+fn is_plain(rest: &str) -> bool {
+    let name_like = rest
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | '~'));
+    rest.is_empty()
+        || (name_like
+            && (!looks_random(rest)
+                || (!rest.chars().any(|c| c.is_ascii_uppercase()) && rest.len() <= 24)))
+}
+
+/// True for `fff`, `ff8800` or `ff8800cc` (a colour after `#`).
+fn is_colour(rest: &str) -> bool {
+    matches!(rest.len(), 3 | 4 | 6 | 8) && rest.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// True for a value that starts like a path but is a key: base64's `+` or `=` padding, or a
+/// segment with both letter cases and digits (`/K7MDENG/bPxRfiCY2XAMPLEKEY`).
+fn random_path(v: &str) -> bool {
+    v.contains('+')
+        || v.ends_with('=')
+        || v.split('/').any(|seg| {
+            seg.len() >= 6
+                && has_digit(seg)
+                && seg.chars().any(|c| c.is_ascii_uppercase())
+                && seg.chars().any(|c| c.is_ascii_lowercase())
+        })
+}
+
+/// True for a value that is a hash under a name, not a key: lower-case words joined by `-`
+/// and ending in a hexadecimal digest (`linux-cargo-2beba449…`).
+pub(super) fn is_labelled_digest(v: &str) -> bool {
+    let mut parts = v.rsplitn(2, ['-', '_', ':']);
+    let (Some(digest), Some(label)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    digest.len() >= 16
+        && digest
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && label.split(['-', '_', ':']).all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
 }
 
 /// True for a number, with an optional unit (`3600`, `1.5`, `30s`, `24h`, `100ms`, `-1`).

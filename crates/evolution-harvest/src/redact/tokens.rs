@@ -336,6 +336,190 @@ pub(super) const FAMILIES: &[Family] = &[
         3,
         true,
     ),
+    family(
+        "1password",
+        K::ProviderToken,
+        r"ops_eyJ[A-Za-z0-9_-]{100,}",
+        7,
+        true,
+    ),
+    family(
+        "alibaba",
+        K::ProviderToken,
+        r"LTAI[A-Za-z0-9]{20}(?-u:\b)",
+        4,
+        true,
+    ),
+    family(
+        "artifactory",
+        K::ProviderToken,
+        r"AKCp[A-Za-z0-9]{69}",
+        4,
+        true,
+    ),
+    family(
+        "clojars",
+        K::ProviderToken,
+        r"CLOJARS_[a-z0-9]{60}",
+        8,
+        true,
+    ),
+    family(
+        "contentful",
+        K::ProviderToken,
+        r"CFPAT-[A-Za-z0-9_-]{43}",
+        6,
+        true,
+    ),
+    family(
+        "dropbox",
+        K::ProviderToken,
+        r"sl\.(?:u\.)?[A-Za-z0-9_-]{130,}",
+        3,
+        true,
+    ),
+    family(
+        "duffel",
+        K::ProviderToken,
+        r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}",
+        12,
+        true,
+    ),
+    family(
+        "easypost",
+        K::ProviderToken,
+        r"EZ[AT]K[A-Za-z0-9]{54}",
+        4,
+        true,
+    ),
+    family(
+        "flutterwave",
+        K::ProviderToken,
+        r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-fA-F0-9]{32}-X",
+        8,
+        true,
+    ),
+    family(
+        "frameio",
+        K::ProviderToken,
+        r"fio-u-[A-Za-z0-9_=-]{64}",
+        6,
+        true,
+    ),
+    family(
+        "hubspot",
+        K::ProviderToken,
+        r"pat-(?:na|eu)[0-9]-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}",
+        8,
+        false,
+    ),
+    family(
+        "infracost",
+        K::ProviderToken,
+        r"ico-[A-Za-z0-9]{32}(?-u:\b)",
+        4,
+        true,
+    ),
+    family(
+        "langsmith",
+        K::ProviderToken,
+        r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+        8,
+        true,
+    ),
+    family(
+        "newrelic-other",
+        K::ProviderToken,
+        r"NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}",
+        5,
+        true,
+    ),
+    family(
+        "openshift",
+        K::ProviderToken,
+        r"sha256~[A-Za-z0-9_-]{43}",
+        7,
+        true,
+    ),
+    family(
+        "plaid",
+        K::ProviderToken,
+        r"access-(?:sandbox|development|production)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}",
+        0,
+        false,
+    ),
+    family("prefect", K::ProviderToken, r"pnu_[A-Za-z0-9]{36}", 4, true),
+    family("readme", K::ProviderToken, r"rdme_[a-z0-9]{70}", 5, true),
+    family(
+        "scalingo",
+        K::ProviderToken,
+        r"tk-us-[A-Za-z0-9_-]{48}",
+        6,
+        true,
+    ),
+    family(
+        "sendinblue",
+        K::ProviderToken,
+        r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
+        8,
+        true,
+    ),
+    family(
+        "shippo",
+        K::ProviderToken,
+        r"shippo_(?:live|test)_[a-f0-9]{40}",
+        12,
+        true,
+    ),
+    family(
+        "sourcegraph",
+        K::ProviderToken,
+        r"sgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40}",
+        4,
+        true,
+    ),
+    family(
+        "typeform",
+        K::ProviderToken,
+        r"tfp_[A-Za-z0-9_.=-]{59}",
+        4,
+        true,
+    ),
+    family(
+        "yandex",
+        K::ProviderToken,
+        r"AQVN[A-Za-z0-9_-]{35,38}",
+        4,
+        true,
+    ),
+    family(
+        "harness",
+        K::ProviderToken,
+        r"pat\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
+        4,
+        true,
+    ),
+    family(
+        "airtable",
+        K::ProviderToken,
+        r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+        3,
+        true,
+    ),
+    family(
+        "discord-bot",
+        K::ProviderToken,
+        r"[MNO][DTjz][A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}",
+        0,
+        true,
+    ),
+    family(
+        "okta",
+        K::ProviderToken,
+        r"00[A-Za-z0-9_-]{40}(?-u:\b)",
+        2,
+        true,
+    ),
 ];
 
 /// The byte ranges of AWS secret access keys in `text`: runs of exactly 40 base64 characters
@@ -391,7 +575,10 @@ pub(super) fn combined() -> Option<Regex> {
         pattern.push(')');
     }
     pattern.push(')');
-    Regex::new(&pattern).ok()
+    regex::RegexBuilder::new(&pattern)
+        .dfa_size_limit(32 << 20)
+        .build()
+        .ok()
 }
 
 /// True when a matched token of `family` is a secret, not a word that shares its prefix.
@@ -400,7 +587,11 @@ pub(super) fn accept(family: &Family, token: &str) -> bool {
         return true;
     }
     let body = token.get(family.prefix..).unwrap_or(token);
-    looks_random(body)
+    // A bare `00…` run is a key only with both letter cases (a hex digest has one).
+    let cases = family.label != "okta"
+        || (body.chars().any(|c| c.is_ascii_uppercase())
+            && body.chars().any(|c| c.is_ascii_lowercase()));
+    looks_random(body) && cases
 }
 
 #[cfg(test)]
