@@ -147,7 +147,7 @@ impl Gatekeeper {
     /// towards right answers; a baseline that looks at least as good as it is
     /// can only make the next candidate's wins fewer and losses more, so the
     /// next test stays valid, if anything conservative (docs/gate.md,
-    /// "Carrying answers over").
+    /// "A large pool, carry-over and screening").
     #[must_use]
     pub fn with_carry_over(mut self) -> Self {
         self.carry_over = true;

@@ -79,7 +79,8 @@
 //!                                 # the uniform mixture
 //! # futility_risk = 0.05          # stop early a candidate that mostly answers like the
 //!                                 # current version ("off": use the gate questions up)
-//! # carry_over = true             # an accepted candidate's answers are the new baseline's
+//! # carry_over = false            # an accepted candidate's answers are the new baseline's
+//!                                 # (for an agent that answers alike every time)
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
