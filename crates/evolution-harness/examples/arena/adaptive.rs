@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use evolution_evolve::format::format_rejected_edits;
 use evolution_gate::GateParams;
 use evolution_harness::{
-    AgentReply, Budget, Candidate, ELond, GammaSequence, GateRecord, Gatekeeper, InProcessRunner,
-    NoEvents, ValidationConfig, ValidationContext, VersionedStore, Workspace,
+    AgentReply, Budget, Calibration, Candidate, ELond, GammaSequence, GateRecord, Gatekeeper,
+    InProcessRunner, NoEvents, ValidationConfig, ValidationContext, VersionedStore, Workspace,
 };
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{Edit, EvolutionRecord, GeneratedQuestion, TargetType};
@@ -252,6 +252,9 @@ pub(crate) struct Scenario {
     /// fresh ideas come from the arena's world in this replication's order, and every
     /// second candidate refines.
     pub(crate) arena_ideas: bool,
+    /// How the gate's accepts are calibrated; carry-over is on with the e-process (as `run`
+    /// had it) and off with the pool calibration (`run`'s defaults now).
+    pub(crate) calibration: Calibration,
 }
 
 /// What one adaptive run did.
@@ -269,13 +272,24 @@ pub(crate) struct Outcome {
     pub(crate) max_e: f64,
 }
 
-/// The run's default gate: `seed` with the tie-aware futility exit at 0.05.
+/// The run's earlier default gate: `seed` with the tie-aware futility exit at 0.05.
 pub(crate) fn run_defaults() -> GateParams {
     GateParams {
         futility_risk: Some(0.05),
         ..GateParams::preset("seed").unwrap_or_else(|e| panic!("{e}"))
     }
 }
+
+/// The run's default gate under the pool calibration: the directional exit at `λ ≤ −3`.
+pub(crate) fn pool_defaults() -> GateParams {
+    GateParams {
+        lambda_dir: -3.0,
+        ..run_defaults()
+    }
+}
+
+/// The pool calibration as `run` sets it by default.
+pub(crate) const POOL: Calibration = Calibration::Pool { discordance: 0.5 };
 
 /// One replication of `scenario`; fresh ideas come from `order` over `world` when the
 /// scenario uses the arena's ideas. Also returns the blacklist as the proposer last read it.
@@ -315,6 +329,7 @@ pub(crate) async fn adaptive_run(
         seed,
         params: scenario.params,
         ladder: vec![crate::LOOK],
+        calibration: scenario.calibration,
         ..ValidationConfig::default()
     };
     let fdr = ELond::new(
@@ -324,7 +339,10 @@ pub(crate) async fn adaptive_run(
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let mut keeper = Gatekeeper::new(config).with_carry_over().with_fdr(fdr);
+    let mut keeper = Gatekeeper::new(config).with_fdr(fdr);
+    if scenario.calibration == Calibration::EProcess {
+        keeper = keeper.with_carry_over();
+    }
     let mut blacklist = String::new();
     let mut ideas = order.iter();
     let mut accepted: Vec<usize> = Vec::new();
@@ -425,6 +443,7 @@ mod tests {
             told,
             refine: Refine { keep: 0.8 },
             arena_ideas: false,
+            calibration: Calibration::EProcess,
         };
         let (out, counts) = adaptive_run(1, &[], scenario(Told::GateCounts)).await;
         assert!(out.rollouts > 0.0);
@@ -451,6 +470,7 @@ mod tests {
                 told,
                 refine: Refine { keep: 0.8 },
                 arena_ideas: false,
+                calibration: Calibration::EProcess,
             };
             let mut sum = 0.0;
             for seed in 0..20 {

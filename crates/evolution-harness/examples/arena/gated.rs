@@ -39,6 +39,8 @@ pub(crate) struct Gated {
     pub(crate) carry_over: bool,
     /// Screened on training questions before the gate.
     pub(crate) screen: Option<ScreenRule>,
+    /// How the gate's accepts are calibrated.
+    pub(crate) calibration: evolution_harness::Calibration,
 }
 
 /// Where the training questions a screen draws from start.
@@ -113,6 +115,7 @@ pub(crate) async fn gated_run(world: &World, seed: u64, order: &[usize], rule: G
         gate_run_prefix: format!("arena{seed}_gate_"),
         seed,
         params: rule.params,
+        calibration: rule.calibration,
         ..ValidationConfig::default()
     };
     if rule.look > 0 {

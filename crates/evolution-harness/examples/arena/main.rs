@@ -45,7 +45,7 @@ mod oracle;
 mod world;
 
 use evolution_gate::{EProcess, GateParams};
-use evolution_harness::{GammaSequence, ScreenRule, fixed_question_order};
+use evolution_harness::{Calibration, GammaSequence, ScreenRule, fixed_question_order};
 
 use crate::adaptive::{Refine, Scenario, Told, adaptive_run, run_defaults};
 use crate::bound::{Bounds, Guard};
@@ -277,6 +277,7 @@ fn rules() -> Vec<(String, Rule)> {
             look: 0,
             carry_over: false,
             screen: None,
+            calibration: Calibration::EProcess,
         })
     };
     for name in evolution_gate::PRESET_NAMES {
@@ -316,6 +317,27 @@ fn rules() -> Vec<(String, Rule)> {
                 look: LOOK,
                 carry_over,
                 screen: None,
+                calibration: Calibration::EProcess,
+            }),
+        ));
+    }
+    // `run`'s defaults now: every question for the gate, each test's boundary exact for them.
+    for (suffix, questions) in [("200", GATE_QUESTIONS), ("1500", 1500)] {
+        rules.push((
+            format!("`seed`, pool-calibrated + e-LOND, look 5, futility_risk 0.05, {suffix} (`run`'s defaults)"),
+            Rule::Gated(Gated {
+                params: GateParams {
+                    futility_risk: Some(0.05),
+                    lambda_dir: -3.0,
+                    ..preset("seed")
+                },
+                guard: Some(horizon()),
+                questions,
+                probation: 0,
+                look: LOOK,
+                carry_over: false,
+                screen: None,
+                calibration: Calibration::Pool { discordance: 0.5 },
             }),
         ));
     }
@@ -368,6 +390,7 @@ fn rules() -> Vec<(String, Rule)> {
                 look: LOOK,
                 carry_over,
                 screen,
+                calibration: Calibration::EProcess,
             }),
         ));
     }
@@ -501,12 +524,21 @@ async fn print_adaptive(replications: u64) {
                 Told::Blind => &[0.8, 0.9],
             };
             for &keep in keeps {
-                rows.push((candidates, questions, told, keep));
+                rows.push((candidates, questions, told, keep, false));
             }
         }
     }
-    for (candidates, questions, told, keep) in rows {
-        let label = format!("{candidates}, {questions} | {} | {keep}", told_name(told));
+    // `run`'s defaults now: the pool calibration, no carry-over.
+    for told in [Told::Nothing, Told::GateCounts, Told::Blind] {
+        let keep = if told == Told::Nothing { 0.0 } else { 0.8 };
+        rows.push((60, 80, told, keep, true));
+    }
+    for (candidates, questions, told, keep, pooled) in rows {
+        let label = format!(
+            "{candidates}, {questions}{} | {} | {keep}",
+            if pooled { ", pool-calibrated" } else { "" },
+            told_name(told)
+        );
         if only
             .as_ref()
             .is_some_and(|o| !format!("neutral {label}").contains(o.as_str()))
@@ -516,10 +548,19 @@ async fn print_adaptive(replications: u64) {
         let scenario = Scenario {
             candidates,
             questions,
-            params: run_defaults(),
+            params: if pooled {
+                adaptive::pool_defaults()
+            } else {
+                run_defaults()
+            },
             told,
             refine: Refine { keep },
             arena_ideas: false,
+            calibration: if pooled {
+                adaptive::POOL
+            } else {
+                Calibration::EProcess
+            },
         };
         let mut outs = Vec::new();
         for seed in 0..replications {
@@ -544,12 +585,22 @@ async fn print_adaptive(replications: u64) {
         "| arena's ideas, pool 1500, carry-over: proposer | refinement keeps | helpful accepted (± s.e.) | false accepts per run | false-discovery proportion (mean) | held-out accuracy | rollouts |"
     );
     println!("|---|---|---|---|---|---|---|");
-    for (told, keep) in [
-        (Told::Nothing, 0.0),
-        (Told::GateCounts, 0.8),
-        (Told::Blind, 0.8),
+    for (told, keep, pooled) in [
+        (Told::Nothing, 0.0, false),
+        (Told::GateCounts, 0.8, false),
+        (Told::Blind, 0.8, false),
+        (Told::Nothing, 0.0, true),
+        (Told::Blind, 0.8, true),
     ] {
-        let label = format!("{} | {keep}", told_name(told));
+        let label = format!(
+            "{}{} | {keep}",
+            told_name(told),
+            if pooled {
+                ", `run`'s defaults (pool-calibrated `seed`, no carry-over)"
+            } else {
+                ""
+            }
+        );
         if only
             .as_ref()
             .is_some_and(|o| !format!("arena {label}").contains(o.as_str()))
@@ -559,10 +610,19 @@ async fn print_adaptive(replications: u64) {
         let scenario = Scenario {
             candidates: PROPOSALS,
             questions: 1500,
-            params: pooled_params(),
+            params: if pooled {
+                adaptive::pool_defaults()
+            } else {
+                pooled_params()
+            },
             told,
             refine: Refine { keep },
             arena_ideas: true,
+            calibration: if pooled {
+                adaptive::POOL
+            } else {
+                Calibration::EProcess
+            },
         };
         let mut outs = Vec::new();
         for seed in 0..replications {
