@@ -162,3 +162,26 @@ fn recorded_is_refused_where_there_is_no_project_or_no_transcript_source() {
         "--recorded reads the sessions a host's hook recorded",
     );
 }
+
+#[test]
+fn a_rollouts_session_is_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let project = d.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("evolve.toml"), "").unwrap();
+    let input = end_of("s-1", &d.join("t.jsonl"), &project);
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["hook", "session-end"])
+        .env("SKILL_EVOLVE_ROLLOUT", "1")
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert_eq!(snapshot(d), before);
+    // The same session outside a rollout is recorded: the mark is what kept it out.
+    hook(d, &input);
+    assert!(project.join(".skill-evolve/sessions.jsonl").is_file());
+}
