@@ -657,6 +657,9 @@ impl PreparedRun {
         stop: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<Ended> {
         self.lock()?;
+        // A host agent that cannot log in here (a bare environment: cron, an MCP host) would
+        // fail every question: said in one line before the first.
+        self.config.agent.check_host()?;
         let handoff = self.llm.handoff.clone();
         if let Some(handoff) = &handoff {
             handoff
