@@ -496,3 +496,54 @@ fn a_claude_code_rollout_uses_the_users_login_and_loads_only_the_skill_under_tes
         Vec::<String>::new()
     );
 }
+
+/// A stand-in for `claude` that records its environment and reports no login.
+#[cfg(unix)]
+const LOGGED_OUT_CLAUDE: &str = "#!/bin/sh\nenv > \"$(dirname \"$0\")/seen-env.txt\"\n\
+    printf '{\"loggedIn\": false, \"authMethod\": \"none\"}\\n'\nexit 1\n";
+
+#[cfg(unix)]
+#[test]
+fn a_run_whose_host_finds_no_login_stops_in_one_line_and_minimal_passes_only_what_it_needs() {
+    let command = r#"command = ["sh", "agent.sh"]"#;
+    let dir = crate::run::run_workspace(&crate::run::CONFIG.replace(
+        command,
+        "pass_env = [\"EXTRA_FOR_HOST\"]\n\
+         host = { name = \"claude-code\", cli = \"bin/claude\", env = \"minimal\" }",
+    ));
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    std::fs::write(d.join("bin/claude"), LOGGED_OUT_CLAUDE).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut permissions = std::fs::metadata(d.join("bin/claude"))
+            .unwrap()
+            .permissions();
+        permissions.set_mode(0o755);
+        std::fs::set_permissions(d.join("bin/claude"), permissions).unwrap();
+    }
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .env("HOME", d.join("home"))
+        .env("GITHUB_TOKEN", "not-for-the-host")
+        .env("EXTRA_FOR_HOST", "passed")
+        .env("CLAUDE_CODE_SOMETHING", "the-hosts-own")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    crate::support::assert_one_line_error(&out, "[agent] host: claude-code: ");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is not logged in as a rollout sees it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no question was run"), "{stderr}");
+    let env = std::fs::read_to_string(d.join("bin/seen-env.txt")).unwrap();
+    assert!(env.contains("EXTRA_FOR_HOST=passed"), "{env}");
+    assert!(env.contains("CLAUDE_CODE_SOMETHING=the-hosts-own"), "{env}");
+    assert!(env.contains("SKILL_EVOLVE_ROLLOUT=1"), "{env}");
+    assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+    assert!(!env.contains("GITHUB_TOKEN"), "{env}");
+    assert!(!env.contains("SKILL_EVOLVE_TEST_KEY"), "{env}");
+}

@@ -198,6 +198,9 @@ pub(super) fn adapter_args(
             }
         ))
     })?;
+    // The host runs in its rollout folder: a program named relative to this file is made
+    // absolute here.
+    let cli = std::path::absolute(&cli).unwrap_or(cli);
     let mut args = vec![ADAPTER_SUBCOMMAND.to_owned(), kind.name().to_owned()];
     args.push("--cli".to_owned());
     args.push(cli.to_string_lossy().into_owned());
