@@ -13,7 +13,8 @@
 //! - [`status`]: the runs of a project and what each staged;
 //! - [`ledger`]: the project's ledger of gate tests per skill file, kept across runs;
 //! - [`harvest`]: real agent sessions into trajectories and mined tasks; [`session_log`]: the
-//!   finished sessions a host's hook recorded for it;
+//!   finished sessions a host's hook recorded for it; [`rollout`]: where the host-agent
+//!   adapter's replays run and how they are marked, so that neither counts them;
 //! - [`report_html`]: the HTML report of a run or an `evolve` session;
 //! - [`evolve`]: the parts of an `evolve` session that are not the terminal's;
 //! - [`llm`]: the LLM configuration (`skill-evolve.toml`, a run's `[llm]`) into a provider;
@@ -44,6 +45,7 @@ pub mod profile;
 pub mod questions;
 pub mod render;
 pub mod report_html;
+pub mod rollout;
 pub mod run;
 pub mod session_log;
 pub mod skill_package;

@@ -1,6 +1,8 @@
 //! `skill-evolve hook session-end`: what an agent host's session-end hook runs (the Claude Code
 //! plugin's `SessionEnd`). It reads the hook's JSON on stdin and records the finished session
-//! for the next `harvest --recorded` (the library's `session_log`). It is quick, reads nothing
+//! for the next `harvest --recorded` (the library's `session_log`); a session the host-agent
+//! adapter started for a rollout (its process carries `SKILL_EVOLVE_ROLLOUT`) is not
+//! recorded, being a replay rather than the user's. It is quick, reads nothing
 //! but its input, sends nothing anywhere, and always exits 0 so that it can never hold up or
 //! fail the host's exit; a problem is one line on stderr.
 
@@ -39,8 +41,11 @@ pub(crate) fn run(args: &HookArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Records the session the hook's input names.
+/// Records the session the hook's input names, unless it is a rollout's.
 fn session_end() -> Result<(), String> {
+    if evolution_project::rollout::in_rollout() {
+        return Ok(());
+    }
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Err(

@@ -1,7 +1,9 @@
 //! `skill-evolve init [DIR]`: writes a commented run configuration
 //! (`DIR/evolve.toml`) to start from — the skill documents found in
-//! `DIR/skills`, the prompt documents of `DIR/prompts`, a placeholder for the
-//! agent's command, and a `[profile]` naming the tools seen in a run log
+//! `DIR/skills` (else a host's own skills folder, `DIR/.claude/skills` or
+//! `DIR/.agents/skills`, with that host as the agent), the prompt documents of
+//! `DIR/prompts`, a placeholder for the agent's command, and a `[profile]`
+//! naming the tools seen in a run log
 //! (`--runlog`) or a trajectory folder (`--trajectories`). An existing file
 //! is kept unless `--force` is given; the file is written whole or not at all.
 
@@ -56,10 +58,13 @@ pub(crate) fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
         sources.push(path.display().to_string());
     }
     let (tools, left_out) = usable_tools(tools);
-    let skills = skill_documents(&dir.join("skills"));
-    let with_references = skills_with_references(&dir.join("skills"));
+    let (skills_dir, host) = skills_folder(dir);
+    let skills = skill_documents(&dir.join(skills_dir));
+    let with_references = skills_with_references(&dir.join(skills_dir));
     let prompts = plain_documents(&dir.join("prompts"));
     let text = render(&Found {
+        skills_dir,
+        host,
         skills: &skills,
         with_references: &with_references,
         prompts: prompts.as_deref(),
@@ -87,8 +92,12 @@ pub(crate) fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
             format!("tools {}", names.join(", "))
         }
     );
+    let todo = match host {
+        Some(host) => format!("[agent] host = {host:?} runs each question; set [questions] file"),
+        None => "set [agent] command and [questions] file".to_owned(),
+    };
     outln!(
-        "next: set [agent] command and [questions] file in it, then `skill-evolve run --config {} --dry-run`",
+        "next: {todo} in it, then `skill-evolve run --config {} --dry-run`",
         target.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -182,6 +191,20 @@ fn usable_tools(tools: ToolCounts) -> (Vec<(String, u64)>, usize) {
     (usable, left_out)
 }
 
+/// Where the project's skills are (relative to it) and the agent host whose folder that is:
+/// `skills/`, else Claude Code's `.claude/skills/`, else Codex's `.agents/skills/`; `skills/`
+/// when there is none.
+fn skills_folder(dir: &Path) -> (&'static str, Option<&'static str>) {
+    [
+        ("skills", None),
+        (".claude/skills", Some("claude-code")),
+        (".agents/skills", Some("codex")),
+    ]
+    .into_iter()
+    .find(|(folder, _)| dir.join(folder).is_dir())
+    .unwrap_or(("skills", None))
+}
+
 /// The skill documents of a skills folder: its `*.md` files and the
 /// `SKILL.md` of its subfolders; `None` when there is no such folder.
 fn skill_documents(dir: &Path) -> Option<Vec<String>> {
@@ -233,6 +256,10 @@ fn plain_documents(dir: &Path) -> Option<Vec<String>> {
 
 /// What `init` found in the folder and the traces.
 struct Found<'a> {
+    /// The skills folder, relative to the project.
+    skills_dir: &'a str,
+    /// The agent host whose skills folder that is.
+    host: Option<&'a str>,
     skills: &'a Option<Vec<String>>,
     with_references: &'a [String],
     prompts: Option<&'a [String]>,
@@ -272,7 +299,8 @@ fn render(found: &Found<'_>) -> String {
     );
     match found.skills {
         Some(skills) if !skills.is_empty() => out.push_str(&format!(
-            "skills = \"skills\"                # found: {}\n",
+            "skills = {:<24}# found: {}\n",
+            quote(found.skills_dir),
             listed(skills, 12)
         )),
         Some(_) => out.push_str("skills = \"skills\"                # empty so far: put the skill documents here\n"),
@@ -295,10 +323,20 @@ fn render(found: &Found<'_>) -> String {
             array(found.with_references.iter().map(String::as_str))
         ));
     }
+    out.push_str("max_epochs = 3\n\n[agent]\n");
+    match found.host {
+        Some(host) => out.push_str(&format!(
+            "host = {:<27}# the skills are this host's: it answers each question\n\
+             #                                 # (options: [agent.host], see docs/hosts.md)\n",
+            quote(host)
+        )),
+        None => out.push_str(
+            "command = [\"./my-agent\"]         # TODO: your agent's program and arguments\n\
+             # host = \"claude-code\"           # or Claude Code / Codex as the agent instead\n",
+        ),
+    }
     out.push_str(
-        "max_epochs = 3\n\n[agent]\n\
-         command = [\"./my-agent\"]         # TODO: your agent's program and arguments\n\
-         mode = \"per_question\"            # per_question | worker\n\
+        "mode = \"per_question\"            # per_question | worker\n\
          concurrency = 1\ntimeout_secs = 600\n\
          scoring = \"exact_match\"          # exact_match | agent_reported\n\n\
          [questions]\n\

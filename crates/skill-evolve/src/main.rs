@@ -42,6 +42,7 @@ mod render;
 mod report;
 mod run;
 mod schedule;
+mod schedule_host;
 mod status;
 mod store;
 mod verbose;

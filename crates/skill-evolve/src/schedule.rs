@@ -113,7 +113,9 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| bad_option(format!("--from: {e}")))?;
-    let entry = entry(args, every, &here, &program, from.as_deref())?;
+    // A host agent's program must be found by cron's bare PATH too.
+    let host = crate::schedule_host::scheduled_host(&args.config)?;
+    let entry = entry(args, every, &here, &program, from.as_deref(), host.as_ref())?;
     match &args.install {
         None => outln!("{}", terminal_safe(&entry)),
         Some(file) => {
@@ -135,6 +137,19 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         }
     }
     eprintln!("{}", terminal_safe(&key_note(&args.config)));
+    if let Some(host) = &host {
+        eprintln!(
+            "{}",
+            terminal_safe(&format!(
+                "note: the agent is {} at {} (first on the entry's PATH); the run checks at its \
+                 start that it finds your login and says what is missing in \
+                 .skill-evolve/schedule.log: a login of your home folder works, a key in your \
+                 shell's environment must be set on a line of the crontab too",
+                host.name,
+                host.cli.display()
+            ))
+        );
+    }
     if let Some(note) = ledger_note(&args.config) {
         eprintln!("{}", terminal_safe(&note));
     }
@@ -221,6 +236,7 @@ fn entry(
     here: &Path,
     program: &Path,
     from: Option<&Path>,
+    host: Option<&crate::schedule_host::ScheduledHost>,
 ) -> anyhow::Result<String> {
     let source = match args.source {
         ScheduledSource::ClaudeCode => "claude-code",
@@ -240,8 +256,17 @@ fn entry(
         quote("--config", &args.config)?
     );
     let log = ">> .skill-evolve/schedule.log 2>&1";
+    let mut path = String::new();
+    if let Some(host) = host {
+        let dirs = host
+            .path_dirs
+            .iter()
+            .map(|dir| quote("the host's program folder", dir))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        path = format!("export PATH={}:\"$PATH\" && ", dirs.join(":"));
+    }
     Ok(format!(
-        "{}\n{} {} {harvest} {log}; {run} {log}",
+        "{}\n{} {} {path}{harvest} {log}; {run} {log}",
         marker(here)?,
         every.fields(),
         command_start(here)?

@@ -414,6 +414,7 @@ pub fn harvest(
         project: project.map(|p| p.display().to_string()),
         since,
         skill: args.skill.clone(),
+        rollouts: crate::rollout::default_rollouts_root(),
     };
     let mut counts = HarvestCounts::default();
     let mut redactions = Redactor::default();
@@ -696,10 +697,21 @@ struct Filters {
     project: Option<String>,
     since: Option<String>,
     skill: Option<String>,
+    /// The host-agent adapter's rollouts folder: a session that ran only there (or in a run's
+    /// question folder) is a replay, never the user's.
+    rollouts: Option<PathBuf>,
 }
 
 impl Filters {
     fn keep(&self, session: &Session) -> bool {
+        if !session.projects.is_empty()
+            && session
+                .projects
+                .iter()
+                .all(|p| crate::rollout::is_rollout_folder(Path::new(p), self.rollouts.as_deref()))
+        {
+            return false;
+        }
         if let Some(project) = &self.project
             && !session.ran_in(project)
         {

@@ -662,6 +662,9 @@ impl PreparedRun {
         // Before anything is written there, and again once the run has written: owner-only,
         // and no link anywhere in it.
         self.dir.make_private()?;
+        // A host agent that cannot log in here (a bare environment: cron, an MCP host) would
+        // fail every question: said in one line before the first.
+        self.config.agent.check_host()?;
         let handoff = self.llm.handoff.clone();
         if let Some(handoff) = &handoff {
             handoff

@@ -16,11 +16,13 @@ pub(crate) const SKILLS_ROOT: &str = ".claude/skills";
 /// The project instructions file Claude Code reads.
 pub(crate) const INSTRUCTIONS: &str = "CLAUDE.md";
 
-/// The arguments of one headless run (the prompt goes on stdin).
-pub(crate) fn arguments(args: &HostAgentArgs) -> Vec<String> {
+/// The arguments of one headless run (the prompt goes on stdin), `isolation`'s flags after
+/// the output's.
+pub(crate) fn arguments(args: &HostAgentArgs, isolation: &[String]) -> Vec<String> {
     let mut out: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
         .map(str::to_owned)
         .to_vec();
+    out.extend(isolation.iter().cloned());
     if let Some(model) = &args.model {
         out.push("--model".into());
         out.push(model.clone());
@@ -57,6 +59,9 @@ impl HostStream for ClaudeStream {
             Some("assistant") => self.assistant(event),
             Some("user") => self.tool_results(event),
             Some("result") => self.result(event),
+            Some("system") if event.get("subtype").and_then(Value::as_str) == Some("init") => {
+                self.init(event);
+            }
             _ => {}
         }
     }
@@ -72,7 +77,34 @@ impl HostStream for ClaudeStream {
     }
 }
 
+/// Most names kept of one list of the init event.
+const MAX_INIT_NAMES: usize = 200;
+
 impl ClaudeStream {
+    /// The session's start: the skills, MCP servers and plugins the host loaded, kept as
+    /// `host_skills`, `host_mcp_servers` and `host_plugins` (names, capped).
+    fn init(&mut self, event: &Value) {
+        for (key, field) in [
+            ("skills", "host_skills"),
+            ("mcp_servers", "host_mcp_servers"),
+            ("plugins", "host_plugins"),
+        ] {
+            let Some(items) = event.get(key).and_then(Value::as_array) else {
+                continue;
+            };
+            let names: Vec<Value> = items
+                .iter()
+                .filter_map(|item| {
+                    item.as_str()
+                        .or_else(|| item.get("name").and_then(Value::as_str))
+                })
+                .take(MAX_INIT_NAMES)
+                .map(|name| cap(name, 200).into())
+                .collect();
+            self.outcome.extra.insert(field.into(), names.into());
+        }
+    }
+
     fn assistant(&mut self, event: &Value) {
         let Some(blocks) = event.pointer("/message/content").and_then(Value::as_array) else {
             return;
@@ -174,7 +206,7 @@ mod tests {
     #[test]
     fn tool_calls_become_steps_and_the_result_the_answer() {
         let outcome = read(&[
-            r#"{"type":"system","subtype":"init"}"#,
+            r#"{"type":"system","subtype":"init","skills":["answering","doctor"],"mcp_servers":[],"plugins":[{"name":"p","path":"builtin"}]}"#,
             r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Let me check."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo hi"}}]}}"#,
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"hi\u0007"}],"is_error":false}]}}"#,
             r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/x"}}]}}"#,
@@ -190,6 +222,12 @@ mod tests {
         assert!(outcome.error.is_none());
         assert_eq!(outcome.extra["total_cost_usd"], 0.01);
         assert_eq!(outcome.extra["input_tokens"], 10);
+        assert_eq!(
+            outcome.extra["host_skills"],
+            serde_json::json!(["answering", "doctor"])
+        );
+        assert_eq!(outcome.extra["host_mcp_servers"], serde_json::json!([]));
+        assert_eq!(outcome.extra["host_plugins"], serde_json::json!(["p"]));
     }
 
     #[test]

@@ -17,11 +17,13 @@ pub(crate) const SKILLS_ROOT: &str = ".agents/skills";
 /// The project instructions file Codex reads.
 pub(crate) const INSTRUCTIONS: &str = "AGENTS.md";
 
-/// The arguments of one headless run (the prompt, `-`, is read from stdin).
-pub(crate) fn arguments(args: &HostAgentArgs) -> Vec<String> {
+/// The arguments of one headless run (the prompt, `-`, is read from stdin), `isolation`'s
+/// flags after the output's.
+pub(crate) fn arguments(args: &HostAgentArgs, isolation: &[String]) -> Vec<String> {
     let mut out: Vec<String> = ["exec", "--json", "--skip-git-repo-check"]
         .map(str::to_owned)
         .to_vec();
+    out.extend(isolation.iter().cloned());
     if let Some(model) = &args.model {
         out.push("--model".into());
         out.push(model.clone());

@@ -2,25 +2,30 @@
 //!
 //! `run` starts this hidden subcommand when the run configuration says `[agent] host = …`.
 //! It reads the agent protocol's requests on stdin and, for each question, makes a fresh
-//! folder inside the request's workspace, installs the version under test there the way the
+//! rollout folder outside every project with the host's own configuration home beside it
+//! ([`isolation`]: only the skills under test, no user plugins or MCP servers, no session
+//! kept, the process marked as a rollout), installs the version under test there the way the
 //! host reads skills (`.claude/skills/<name>/SKILL.md` and `CLAUDE.md` for Claude Code,
 //! `.agents/skills/<name>/SKILL.md` and `AGENTS.md` for Codex), runs the host's CLI headless
-//! in that folder with the question on its stdin, and turns the host's event stream into
-//! step lines and one result line. The host inherits this process's environment, which `run`
-//! has already stripped of the optimizer's key (unless `[agent] pass_env` names it).
+//! in that folder with the question on its stdin, turns the host's event stream into step
+//! lines and one result line, and removes the folder. The host inherits this process's
+//! environment, which `run` has already stripped of the optimizer's key (unless `[agent]
+//! pass_env` names it), or cut to what the host needs (`[agent.host] env = "minimal"`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
+mod check;
 mod claude_code;
 mod codex;
 mod events;
 mod install;
+pub(crate) mod isolation;
 
 /// Longest request line read (the protocol's own limit).
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
@@ -76,6 +81,10 @@ pub(crate) struct HostAgentArgs {
     /// One more argument for the host's CLI (repeatable, in order).
     #[arg(long = "extra-arg", allow_hyphen_values = true)]
     extra_args: Vec<String>,
+    /// Only check that a rollout could start (the program runs, the login is found) and say
+    /// so in one line; exit 1 when not.
+    #[arg(long)]
+    check: bool,
 }
 
 /// A host's event stream, read one event at a time.
@@ -88,6 +97,9 @@ trait HostStream {
 
 /// Answers every request on stdin until it ends.
 pub(crate) fn run(args: &HostAgentArgs) -> anyhow::Result<ExitCode> {
+    if args.check {
+        return check::run(args);
+    }
     let mut input = BufReader::new(std::io::stdin().lock());
     let mut output = std::io::stdout().lock();
     while let Some(line) = read_line(&mut input, MAX_REQUEST_BYTES)? {
@@ -124,39 +136,43 @@ fn answer(args: &HostAgentArgs, request: &Value) -> anyhow::Result<events::Outco
             .map(PathBuf::from)
             .with_context(|| format!("the request has no {pointer}"))
     };
-    let workspace = path("/workspace/dir")?;
-    let folder = tempfile::Builder::new()
-        .prefix("host-")
-        .tempdir_in(&workspace)
-        .with_context(|| format!("cannot make a folder in {}", workspace.display()))?;
+    let prompt = prompt(request.get("question").unwrap_or(&Value::Null))?;
+    let root = isolation::rollouts_root(&isolation::process_vars).context(
+        "no folder for the rollouts: set HOME (or XDG_CACHE_HOME, or SKILL_EVOLVE_ROLLOUTS_DIR) \
+         to an absolute folder",
+    )?;
+    let rollout = isolation::Rollout::new(args.host, &root, &isolation::process_vars)?;
     let (skills_root, instructions) = match args.host {
         Host::ClaudeCode => (claude_code::SKILLS_ROOT, claude_code::INSTRUCTIONS),
         Host::Codex => (codex::SKILLS_ROOT, codex::INSTRUCTIONS),
     };
-    install::install(
+    let installed = install::install(
         &path("/workspace/skills_dir")?,
         &path("/workspace/prompts_dir")?,
-        folder.path(),
+        &rollout.work(),
         skills_root,
         instructions,
-    )?;
-    let prompt = prompt(request.get("question").unwrap_or(&Value::Null))?;
-    match args.host {
+    );
+    let outcome = installed.and_then(|_| match args.host {
         Host::ClaudeCode => run_host(
             args,
-            &claude_code::arguments(args),
-            folder.path(),
+            &claude_code::arguments(args, rollout.args()),
+            &rollout,
             &prompt,
             claude_code::ClaudeStream::default(),
         ),
         Host::Codex => run_host(
             args,
-            &codex::arguments(args),
-            folder.path(),
+            &codex::arguments(args, rollout.args()),
+            &rollout,
             &prompt,
             codex::CodexStream::default(),
         ),
-    }
+    });
+    let finished = rollout.finish();
+    let outcome = outcome?;
+    finished?;
+    Ok(outcome)
 }
 
 /// What the host is asked: the question's text, then its other text fields (never the
@@ -186,17 +202,18 @@ fn prompt(question: &Value) -> anyhow::Result<String> {
     Ok(events::cap(&prompt, MAX_PROMPT_CHARS))
 }
 
-/// Runs the host in `folder` with `prompt` on its stdin and reads its events.
+/// Runs the host in the rollout's folder with `prompt` on its stdin and reads its events.
 fn run_host(
     args: &HostAgentArgs,
     host_args: &[String],
-    folder: &Path,
+    rollout: &isolation::Rollout,
     prompt: &str,
     mut stream: impl HostStream,
 ) -> anyhow::Result<events::Outcome> {
-    let mut child = Command::new(&args.cli)
+    let mut command = Command::new(&args.cli);
+    rollout.apply(&mut command);
+    let mut child = command
         .args(host_args)
-        .current_dir(folder)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -162,3 +162,68 @@ fn recorded_is_refused_where_there_is_no_project_or_no_transcript_source() {
         "--recorded reads the sessions a host's hook recorded",
     );
 }
+
+#[test]
+fn a_rollouts_session_is_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let project = d.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("evolve.toml"), "").unwrap();
+    let input = end_of("s-1", &d.join("t.jsonl"), &project);
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["hook", "session-end"])
+        .env("SKILL_EVOLVE_ROLLOUT", "1")
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert_eq!(snapshot(d), before);
+    // The same session outside a rollout is recorded: the mark is what kept it out.
+    hook(d, &input);
+    assert!(project.join(".skill-evolve/sessions.jsonl").is_file());
+}
+
+#[test]
+fn harvest_leaves_out_the_sessions_rollouts_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let project = d.join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let home = d.join("home");
+    let rollout = home.join(".cache/skill-evolve/rollouts/rollout-x/work");
+    let old_rollout = project.join(".skill-evolve/runs/demo/workspaces/evolution-ws-1/host-2");
+    let store = d.join("claude");
+    for (folder, cwd, id) in [
+        (
+            "-app",
+            project.clone(),
+            "11111111-1111-4111-8111-111111111111",
+        ),
+        ("-rollout", rollout, "22222222-2222-4222-8222-222222222222"),
+        ("-old", old_rollout, "33333333-3333-4333-8333-333333333333"),
+    ] {
+        std::fs::create_dir_all(store.join(folder)).unwrap();
+        std::fs::write(
+            store.join(folder).join(format!("{id}.jsonl")),
+            crate::host_journey::session(&cwd.display().to_string(), id, "Is it up?", 1),
+        )
+        .unwrap();
+    }
+    let out = skill_evolve(d)
+        .env("HOME", &home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("SKILL_EVOLVE_ROLLOUTS_DIR")
+        .args(["harvest", "--source", "claude-code", "--from", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("\nsessions: 1\n"), "{stdout}");
+    assert!(
+        stdout.contains("11111111-1111-4111-8111-111111111111"),
+        "{stdout}"
+    );
+}

@@ -94,12 +94,106 @@ fn project(base_url: &str, agent: &str) -> tempfile::TempDir {
     dir
 }
 
+/// Names planted in the user's own host configuration and project, none of which a rollout
+/// may see.
+const PLANTED: [&str; 4] = [
+    "user-only-skill",
+    "project-only-skill",
+    "user-only-mcp",
+    "user-agents-skill",
+];
+
+/// Plants, under the test's `home` and project `d`, a user skill, a project skill, a user MCP
+/// server and a user-level Agent Skills skill, for both hosts (`codex_home` is the user's
+/// Codex home, whose `config.toml` is already written).
+fn plant_user_configuration(d: &Path, home: &Path, codex_home: Option<&Path>) {
+    let skill = |dir: PathBuf, name: &str| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The user's {name}.\n---\nUse it always.\n"),
+        )
+        .unwrap();
+    };
+    skill(home.join(".claude/skills"), PLANTED[0]);
+    skill(d.join(".claude/skills"), PLANTED[1]);
+    skill(d.join(".agents/skills"), PLANTED[1]);
+    skill(home.join(".agents/skills"), PLANTED[3]);
+    std::fs::write(
+        home.join(".claude.json"),
+        format!(
+            "{{\"mcpServers\": {{\"{}\": {{\"command\": \"true\"}}}}}}",
+            PLANTED[2]
+        ),
+    )
+    .unwrap();
+    if let Some(codex_home) = codex_home {
+        skill(codex_home.join("skills"), PLANTED[0]);
+        let config = codex_home.join("config.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "\n[mcp_servers.{}]\ncommand = \"true\"\n",
+            PLANTED[2]
+        ));
+        std::fs::write(config, text).unwrap();
+    }
+}
+
+/// Every file under `dir` (relative paths), none when it does not exist.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                found.push(
+                    entry
+                        .path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// What every host test checks after a run: the rollouts left nothing behind (the rollouts
+/// folder under the test's `HOME` is empty, no session was recorded for the project) and no
+/// request the host sent its model named anything of the user's own configuration.
+fn assert_no_trace_and_nothing_of_the_users(d: &Path, seen: &[crate::host_model::Seen]) {
+    let rollouts = d.join("home/.cache/skill-evolve/rollouts");
+    assert!(rollouts.is_dir(), "the rollouts ran elsewhere");
+    assert_eq!(files_under(&rollouts), Vec::<String>::new());
+    assert_eq!(std::fs::read_dir(&rollouts).unwrap().count(), 0);
+    assert!(!d.join(".skill-evolve/sessions.jsonl").exists());
+    for request in seen {
+        for planted in PLANTED {
+            assert!(
+                !request.body.contains(planted),
+                "the host saw {planted}: {}",
+                request.body
+            );
+        }
+    }
+}
+
 /// Runs the project of `d` to its end with `env` set for the run (and so for the host).
 fn run_with(d: &Path, env: &[(&str, &str)]) -> Finished {
     let mut command = skill_evolve(d);
     command
         .env("SKILL_EVOLVE_TEST_KEY", "optimizer-secret")
         .env("HOME", d.join("home"))
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("SKILL_EVOLVE_ROLLOUTS_DIR")
         .args(["run", "--config", "evolve.toml"]);
     for (key, value) in env {
         command.env(key, value);
@@ -193,10 +287,23 @@ fn the_loop_evolves_a_skill_through_claude_code() {
     );
     let dir = project(&optimizer.base_url, &agent);
     let d = dir.path();
+    plant_user_configuration(d, &d.join("home"), None);
     let finished = run_with(d, &[("ANTHROPIC_API_KEY", "host-dummy-key")]);
     assert_evolved_through_the_host(d, &finished, "Skill", "Bash");
     let seen = model.seen.lock().unwrap().clone();
     assert!(!seen.is_empty());
+    assert_no_trace_and_nothing_of_the_users(d, &seen);
+    // Claude Code's own store under the test's HOME holds no session, no project of them.
+    let home = d.join("home");
+    assert_eq!(
+        files_under(&home.join(".claude/projects")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        files_under(&home.join(".claude/sessions")),
+        Vec::<String>::new()
+    );
+    assert!(!home.join(".claude/history.jsonl").exists());
     for request in &seen {
         assert!(
             request.line.starts_with("POST /v1/messages"),
@@ -223,6 +330,8 @@ fn the_loop_evolves_a_skill_through_codex() {
     );
     let dir = project(&optimizer.base_url, &agent);
     let d = dir.path();
+    plant_user_configuration(d, &d.join("home"), Some(home.path()));
+    let before = files_under(home.path());
     let codex_home = home.path().display().to_string();
     let finished = run_with(
         d,
@@ -234,6 +343,13 @@ fn the_loop_evolves_a_skill_through_codex() {
     assert_evolved_through_the_host(d, &finished, "exec_command", "exec_command");
     let seen = model.seen.lock().unwrap().clone();
     assert!(!seen.is_empty());
+    assert_no_trace_and_nothing_of_the_users(d, &seen);
+    // The user's Codex home is as it was: no session, history, log or state of a rollout.
+    assert_eq!(files_under(home.path()), before);
+    // Only the skill under test was listed: none of the user's, none Codex ships.
+    for request in &seen {
+        assert!(!request.body.contains("skill-creator"), "{}", request.body);
+    }
     for request in &seen {
         assert_eq!(
             request.line, "POST /v1/responses HTTP/1.1",
@@ -277,4 +393,157 @@ fn a_host_is_checked_and_shown_by_the_dry_run() {
         stdout.contains("host-agent claude-code --cli /bin/sh --model=m"),
         "{stdout}"
     );
+}
+
+/// A Claude login as `claude` writes it on Linux (`~/.claude/.credentials.json`).
+const CLAUDE_LOGIN: &str = r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-test-login","refreshToken":"sk-ant-ort01-test-login","expiresAt":4102444800000,"scopes":["user:inference","user:profile"],"subscriptionType":"pro"}}"#;
+
+#[test]
+fn a_claude_code_rollout_uses_the_users_login_and_loads_only_the_skill_under_test() {
+    let Some(cli) = host_cli("claude") else {
+        return;
+    };
+    let model = crate::host_model::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.join("home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(home.join(".claude/.credentials.json"), CLAUDE_LOGIN).unwrap();
+    plant_user_configuration(d, &home, None);
+    let before = files_under(&home.join(".claude"));
+    let workspace = d.join("ws");
+    std::fs::create_dir_all(workspace.join("skills")).unwrap();
+    std::fs::create_dir_all(workspace.join("prompts")).unwrap();
+    std::fs::write(
+        workspace.join("skills").join(format!("{SKILL}.md")),
+        format!("---\nname: {SKILL}\ndescription: How to answer.\n---\n{QA_RULE}\n"),
+    )
+    .unwrap();
+    let request = serde_json::json!({
+        "type": "question", "run_id": "r",
+        "workspace": {"version": "v1", "dir": workspace, "skills_dir": workspace.join("skills"),
+                      "prompts_dir": workspace.join("prompts")},
+        "question": {"question_id": "q1", "task_type": "qa",
+                     "question": "Is the service available in region 1?"},
+    });
+    let out = skill_evolve(d)
+        .args([
+            "host-agent",
+            "claude-code",
+            "--model",
+            "claude-scripted",
+            "--cli",
+        ])
+        .arg(&cli)
+        .env("HOME", &home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+        .env("ANTHROPIC_BASE_URL", &model.origin)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .write_stdin(format!("{request}\n"))
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{out:?}");
+    let result: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "result")
+        .unwrap();
+    assert_eq!(result["prediction"], "yes", "{stdout}");
+    // The host's start event: the skill under test, none of the user's, no MCP server.
+    let skills: Vec<&str> = result["host_skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert!(skills.contains(&SKILL), "{skills:?}");
+    for planted in PLANTED {
+        assert!(!skills.contains(&planted), "{skills:?}");
+    }
+    assert_eq!(
+        result["host_mcp_servers"],
+        serde_json::json!([]),
+        "{stdout}"
+    );
+    // Every model call carried the user's login, read where the user keeps it.
+    let seen = model.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    for request in &seen {
+        assert_eq!(
+            request.key, "Bearer sk-ant-oat01-test-login",
+            "{}",
+            request.line
+        );
+        for planted in PLANTED {
+            assert!(!request.body.contains(planted), "the host saw {planted}");
+        }
+    }
+    // Nothing was written to the user's Claude Code folder, nor left in the rollouts folder.
+    assert_eq!(files_under(&home.join(".claude")), before);
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude/.credentials.json")).unwrap(),
+        CLAUDE_LOGIN
+    );
+    assert_eq!(
+        files_under(&home.join(".cache/skill-evolve/rollouts")),
+        Vec::<String>::new()
+    );
+}
+
+/// A stand-in for `claude` that records its environment and reports no login.
+#[cfg(unix)]
+const LOGGED_OUT_CLAUDE: &str = "#!/bin/sh\nenv > \"$(dirname \"$0\")/seen-env.txt\"\n\
+    printf '{\"loggedIn\": false, \"authMethod\": \"none\"}\\n'\nexit 1\n";
+
+#[cfg(unix)]
+#[test]
+fn a_run_whose_host_finds_no_login_stops_in_one_line_and_minimal_passes_only_what_it_needs() {
+    let command = r#"command = ["sh", "agent.sh"]"#;
+    let dir = crate::run::run_workspace(&crate::run::CONFIG.replace(
+        command,
+        "pass_env = [\"EXTRA_FOR_HOST\"]\n\
+         host = { name = \"claude-code\", cli = \"bin/claude\", env = \"minimal\" }",
+    ));
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    std::fs::write(d.join("bin/claude"), LOGGED_OUT_CLAUDE).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut permissions = std::fs::metadata(d.join("bin/claude"))
+            .unwrap()
+            .permissions();
+        permissions.set_mode(0o755);
+        std::fs::set_permissions(d.join("bin/claude"), permissions).unwrap();
+    }
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    let out = skill_evolve(d)
+        .env("SKILL_EVOLVE_TEST_KEY", "k")
+        .env("HOME", d.join("home"))
+        .env("GITHUB_TOKEN", "not-for-the-host")
+        .env("EXTRA_FOR_HOST", "passed")
+        .env("CLAUDE_CODE_SOMETHING", "the-hosts-own")
+        .args(["run", "--config", "evolve.toml"])
+        .output()
+        .unwrap();
+    crate::support::assert_one_line_error(&out, "[agent] host: claude-code: ");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is not logged in as a rollout sees it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no question was run"), "{stderr}");
+    let env = std::fs::read_to_string(d.join("bin/seen-env.txt")).unwrap();
+    assert!(env.contains("EXTRA_FOR_HOST=passed"), "{env}");
+    assert!(env.contains("CLAUDE_CODE_SOMETHING=the-hosts-own"), "{env}");
+    assert!(env.contains("SKILL_EVOLVE_ROLLOUT=1"), "{env}");
+    assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+    assert!(!env.contains("GITHUB_TOKEN"), "{env}");
+    assert!(!env.contains("SKILL_EVOLVE_TEST_KEY"), "{env}");
 }

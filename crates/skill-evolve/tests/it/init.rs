@@ -244,3 +244,30 @@ fn init_reads_tool_names_from_a_run_log() {
         assert_eq!(snapshot(d), before);
     }
 }
+
+#[test]
+fn init_finds_a_hosts_own_skills_folder_and_names_that_host() {
+    for (folder, host) in [
+        (".claude/skills", "claude-code"),
+        (".agents/skills", "codex"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join(folder).join("release-notes")).unwrap();
+        std::fs::write(
+            d.join(folder).join("release-notes/SKILL.md"),
+            "---\nname: release-notes\ndescription: Notes.\n---\nWrite them.\n",
+        )
+        .unwrap();
+        let out = skill_evolve(d).args(["init"]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("1 skill document(s)"), "{stdout}");
+        assert!(stdout.contains(&format!("host = \"{host}\"")), "{stdout}");
+        let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+        assert!(text.contains(&format!("skills = \"{folder}\"")), "{text}");
+        assert!(text.contains("found: release-notes/SKILL.md"), "{text}");
+        assert!(text.contains(&format!("host = \"{host}\"")), "{text}");
+        assert!(!text.contains("command = [\"./my-agent\"]"), "{text}");
+    }
+}

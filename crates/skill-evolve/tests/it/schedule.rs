@@ -330,3 +330,46 @@ fn what_cron_cannot_carry_is_refused_and_nothing_written() {
     std::fs::remove_dir(d.join("cron.d")).unwrap();
     assert_eq!(snapshot(d), before);
 }
+
+#[test]
+fn a_host_agents_program_is_put_first_on_the_entrys_path_or_refused() {
+    let dir = folder();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    std::fs::write(d.join("bin/claude"), "#!/bin/sh\n").unwrap();
+    std::fs::write(
+        d.join("evolve.toml"),
+        "[agent.host]\nname = \"claude-code\"\ncli = \"bin/claude\"\n",
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .args(["schedule", "--every", "night"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let bin = std::path::absolute(d.join("bin")).unwrap();
+    let path = format!("&& export PATH='{}':\"$PATH\" && ", bin.display());
+    let line = stdout.lines().nth(1).unwrap();
+    assert!(line.contains(&path), "{line}");
+    assert!(
+        line.find(&path).unwrap() < line.find(" harvest ").unwrap(),
+        "{line}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the agent is claude-code at") && stderr.contains("checks at its start"),
+        "{stderr}"
+    );
+
+    // A program not found now is refused, and nothing is written.
+    std::fs::write(d.join("evolve.toml"), "[agent]\nhost = \"codex\"\n").unwrap();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .env("PATH", d.join("bin"))
+        .args(["schedule", "--every", "night", "--install", "cron.txt"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "its program \"codex\" is not found here");
+    assert_eq!(snapshot(d), before);
+}

@@ -105,6 +105,64 @@ impl AgentSettings {
         &self.resume
     }
 
+    /// For an agent host (`[agent] host`), asks the adapter whether a rollout could start
+    /// here — the host's program runs and finds a login, in the environment the agent gets —
+    /// before the first question; nothing to check for an agent program of the user's.
+    ///
+    /// # Errors
+    /// The adapter's one line saying what is missing (a bad input: nothing was run).
+    pub fn check_host(&self) -> anyhow::Result<()> {
+        if self.args.first().map(String::as_str) != Some(host::ADAPTER_SUBCOMMAND) {
+            return Ok(());
+        }
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.args).arg("--check");
+        match &self.inherit_env {
+            InheritedEnv::AllExcept(hidden) => {
+                for name in hidden {
+                    command.env_remove(name);
+                }
+            }
+            InheritedEnv::Only(names) => {
+                command.env_clear();
+                for name in names {
+                    if let Some(value) = std::env::var_os(name) {
+                        command.env(name, value);
+                    }
+                }
+            }
+            // A mode this code does not know: the check runs with the basics only.
+            _ => {
+                command.env_clear();
+                for name in BASIC_ENV {
+                    if let Some(value) = std::env::var_os(name) {
+                        command.env(name, value);
+                    }
+                }
+            }
+        }
+        command.envs(&self.env);
+        let out = command
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| {
+                crate::error::bad_option(format!("[agent] host: cannot start the adapter: {e}"))
+            })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        let line = said
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("the host's check failed");
+        Err(crate::error::bad_option(format!(
+            "[agent] host: {}; no question was run",
+            crate::render::terminal_safe(line)
+        )))
+    }
+
     /// The subprocess runner's configuration, each question's folder made under `workspaces`.
     pub fn subprocess_config(&self, workspaces: PathBuf) -> SubprocessConfig {
         SubprocessConfig {
@@ -141,6 +199,7 @@ pub(super) fn check_agent(
     base: &Path,
     hidden_key: Option<&str>,
 ) -> anyhow::Result<AgentSettings> {
+    let mut host_minimal = None;
     let (program, args, identity) = match (&agent.command, &agent.host) {
         (Some(command), None) => {
             let Some((program, args)) = command.get_ref().split_first() else {
@@ -161,14 +220,17 @@ pub(super) fn check_agent(
             )
         }
         (None, Some(host)) => {
-            let args = host::adapter_args(src, host, base)?;
+            let adapter = host::adapter_args(src, host, base)?;
+            host_minimal = adapter.minimal;
+            let args = adapter.args;
             let program = std::env::current_exe().map_err(|e| {
                 src.at(
                     host.span(),
                     format!("[agent] host: cannot find this program to start the adapter: {e}"),
                 )
             })?;
-            // The adapter's arguments name the host, its program and every setting.
+            // The adapter's arguments name the host, its program and every setting (the
+            // environment's mode is part of `[agent] env` below).
             let identity = command_identity(&args, base);
             (program, args, identity)
         }
@@ -224,7 +286,10 @@ pub(super) fn check_agent(
             *slot = *value.get_ref();
         }
     }
-    let inherit_env = agent_environment(src, agent, llm, hidden_key)?;
+    let mut inherit_env = agent_environment(src, agent, llm, hidden_key)?;
+    if let Some(prefixes) = host_minimal {
+        inherit_env = minimal_host_environment(prefixes, agent, &inherit_env);
+    }
     let mut pass_env = agent.pass_env.get_ref().clone();
     pass_env.sort();
     let resume = vec![
@@ -234,7 +299,16 @@ pub(super) fn check_agent(
         ("[agent] scoring", format!("{:?}", agent.scoring)),
         (
             "[agent] env",
-            format!("{:?} {pass_env:?} {}", agent.env.get_ref(), agent.clear_env),
+            format!(
+                "{:?} {pass_env:?} {}{}",
+                agent.env.get_ref(),
+                agent.clear_env,
+                if host_minimal.is_some() {
+                    " host-minimal"
+                } else {
+                    ""
+                }
+            ),
         ),
         ("[agent] max_steps", limits.max_steps.to_string()),
         (
@@ -344,7 +418,29 @@ pub(super) fn agent_environment(
     Ok(InheritedEnv::AllExcept(hidden))
 }
 
-/// Train, gate and holdout questions.
+/// `[agent.host] env = "minimal"`: only what the host needs (its basics and its own variables,
+/// never a variable `inherited` holds back) plus `pass_env`; with `clear_env` the host's own
+/// variables are not added.
+fn minimal_host_environment(
+    prefixes: &[&str],
+    agent: &AgentSection,
+    inherited: &InheritedEnv,
+) -> InheritedEnv {
+    let current: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .collect();
+    let mut names = match inherited {
+        InheritedEnv::AllExcept(hidden) => {
+            host::minimal_env(prefixes, current.iter().map(String::as_str), hidden)
+        }
+        InheritedEnv::Only(kept) => kept.clone(),
+        // A mode this code does not know: the basics only.
+        _ => host::minimal_env(&[], std::iter::empty(), &std::collections::BTreeSet::new()),
+    };
+    names.extend(agent.pass_env.get_ref().iter().cloned());
+    InheritedEnv::Only(names)
+}
+
 /// A program named with a path (relative to `base`) or found on `PATH`.
 pub(super) fn find_program(name: &str, base: &Path) -> Option<PathBuf> {
     if name.contains('/') || name.contains(std::path::MAIN_SEPARATOR) {

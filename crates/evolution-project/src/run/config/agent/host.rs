@@ -14,6 +14,7 @@
 //! disallowed_tools = ["WebFetch"]  # claude-code: --disallowedTools
 //! sandbox = "read-only"            # codex: --sandbox
 //! extra_args = ["--max-turns", "8"]
+//! env = "minimal"                  # "inherit" (default) or "minimal": see [`minimal_env`]
 //! ```
 
 use std::ops::Range;
@@ -55,6 +56,22 @@ impl Host {
         }
     }
 
+    /// The prefixes of the host's own variables (its login, its model's address, its
+    /// settings).
+    fn own_prefixes(self) -> &'static [&'static str] {
+        match self {
+            Self::ClaudeCode => &[
+                "ANTHROPIC_",
+                "CLAUDE_",
+                "DISABLE_",
+                "AWS_",
+                "CLOUD_ML_",
+                "VERTEX_",
+            ],
+            Self::Codex => &["CODEX_", "OPENAI_"],
+        }
+    }
+
     fn default_cli(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude",
@@ -63,12 +80,68 @@ impl Host {
     }
 }
 
-/// The arguments after the program (this binary) that start the adapter for `host`.
+/// The variables a host needs to run and reach its model, whatever it is: where programs
+/// and the user's folders are, the language, the temporary and cache folders, the proxy and
+/// certificate settings, and where the adapter makes its rollouts.
+const HOST_BASICS: [&str; 22] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_RUNTIME_DIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "NODE_EXTRA_CA_CERTS",
+    "SKILL_EVOLVE_ROLLOUTS_DIR",
+];
+
+/// What the adapter for a host is started with.
+pub(super) struct Adapter {
+    /// The arguments after the program (this binary).
+    pub(super) args: Vec<String>,
+    /// With `env = "minimal"`, the host's own variable prefixes.
+    pub(super) minimal: Option<&'static [&'static str]>,
+}
+
+/// The names of the variables of `current` a host whose own variables start with one of
+/// `prefixes` gets with `env = "minimal"`: [`HOST_BASICS`] and its own variables, except the
+/// `hidden` ones (the optimizer's key).
+pub(super) fn minimal_env<'a>(
+    prefixes: &[&str],
+    current: impl IntoIterator<Item = &'a str>,
+    hidden: &std::collections::BTreeSet<String>,
+) -> std::collections::BTreeSet<String> {
+    let mut names: std::collections::BTreeSet<String> =
+        HOST_BASICS.iter().map(|n| (*n).to_owned()).collect();
+    names.extend(
+        current
+            .into_iter()
+            .filter(|name| prefixes.iter().any(|p| name.starts_with(p)))
+            .map(str::to_owned),
+    );
+    names.retain(|name| !hidden.contains(name));
+    names
+}
+
+/// The adapter for `host`: its arguments and what of the environment it passes on.
 pub(super) fn adapter_args(
     src: &Source<'_>,
     host: &Spanned<toml::Value>,
     base: &Path,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Adapter> {
     let span = host.span();
     let err = |problem: String| src.at(span.clone(), problem);
     let table = match host.get_ref() {
@@ -102,8 +175,9 @@ pub(super) fn adapter_args(
             "allowed_tools",
             "disallowed_tools",
             "extra_args",
+            "env",
         ],
-        Host::Codex => &["name", "cli", "model", "sandbox", "extra_args"],
+        Host::Codex => &["name", "cli", "model", "sandbox", "extra_args", "env"],
     };
     if let Some(key) = table.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(err(format!(
@@ -124,6 +198,9 @@ pub(super) fn adapter_args(
             }
         ))
     })?;
+    // The host runs in its rollout folder: a program named relative to this file is made
+    // absolute here.
+    let cli = std::path::absolute(&cli).unwrap_or(cli);
     let mut args = vec![ADAPTER_SUBCOMMAND.to_owned(), kind.name().to_owned()];
     args.push("--cli".to_owned());
     args.push(cli.to_string_lossy().into_owned());
@@ -145,7 +222,16 @@ pub(super) fn adapter_args(
             args.push(format!("{flag}={value}"));
         }
     }
-    Ok(args)
+    let minimal = match string(&table, "env", &span, src)?.as_deref() {
+        None | Some("inherit") => None,
+        Some("minimal") => Some(kind.own_prefixes()),
+        Some(other) => {
+            return Err(err(format!(
+                "[agent.host] env must be \"inherit\" or \"minimal\", not {other:?}"
+            )));
+        }
+    };
+    Ok(Adapter { args, minimal })
 }
 
 /// The string at `key`, checked: not empty, no NUL, not too long.
@@ -240,7 +326,7 @@ mod tests {
             text,
         };
         let agent: Agent = toml::from_str(text).unwrap();
-        adapter_args(&src, &agent.host, Path::new("."))
+        adapter_args(&src, &agent.host, Path::new(".")).map(|adapter| adapter.args)
     }
 
     #[test]
@@ -270,6 +356,33 @@ mod tests {
     }
 
     #[test]
+    fn a_minimal_environment_is_the_basics_and_the_hosts_own_variables() {
+        let current = [
+            "PATH",
+            "ANTHROPIC_API_KEY",
+            "CLAUDE_CONFIG_DIR",
+            "AWS_PROFILE",
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "EVOLVE_KEY",
+        ];
+        let hidden = ["ANTHROPIC_API_KEY".to_owned()].into();
+        let names = minimal_env(Host::ClaudeCode.own_prefixes(), current, &hidden);
+        assert!(names.contains("PATH") && names.contains("HOME"));
+        assert!(names.contains("CLAUDE_CONFIG_DIR") && names.contains("AWS_PROFILE"));
+        for gone in [
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "EVOLVE_KEY",
+        ] {
+            assert!(!names.contains(gone), "{gone}");
+        }
+        let codex = minimal_env(Host::Codex.own_prefixes(), current, &Default::default());
+        assert!(codex.contains("OPENAI_API_KEY") && !codex.contains("CLAUDE_CONFIG_DIR"));
+    }
+
+    #[test]
     fn wrong_settings_are_refused_with_their_line() {
         let cases = [
             (
@@ -292,6 +405,10 @@ mod tests {
             (
                 "[host]\nname = \"claude-code\"\ncli = \"/bin/sh\"\nallowed_tools = \"Read\"\n",
                 "allowed_tools must be a list of strings",
+            ),
+            (
+                "[host]\nname = \"codex\"\ncli = \"/bin/sh\"\nenv = \"none\"\n",
+                "env must be \"inherit\" or \"minimal\"",
             ),
         ];
         for (text, needle) in cases {
