@@ -9,6 +9,7 @@ use evolution_types::template::truncate_chars;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::limits::{Budget, Exceeded, ParseError};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
 
@@ -293,6 +294,9 @@ pub struct TextPolicy {
     pub redactor: Option<Redactor>,
     /// Most characters kept of one text (a message, a tool's input string or output).
     pub max_chars: usize,
+    /// What the session has read against its bounds: every document a reader parses goes
+    /// through it.
+    pub budget: Budget,
 }
 
 impl Default for TextPolicy {
@@ -300,6 +304,7 @@ impl Default for TextPolicy {
         TextPolicy {
             redactor: Some(Redactor::default()),
             max_chars: DEFAULT_MAX_TEXT_CHARS,
+            budget: Budget::default(),
         }
     }
 }
@@ -355,28 +360,68 @@ pub struct LineError {
     pub line: usize,
     /// Why.
     pub reason: String,
+    /// The bound the session crossed, when that is why.
+    pub limit: Option<Exceeded>,
 }
 
-/// Line `line_no` (1-based) of a JSON-lines file as an object: `None` for a blank line.
+impl LineError {
+    /// Line `line` could not be read, for `reason`.
+    pub fn new(line: usize, reason: impl Into<String>) -> Self {
+        LineError {
+            line,
+            reason: reason.into(),
+            limit: None,
+        }
+    }
+
+    /// At line `line` the session crossed a bound.
+    pub fn limit(line: usize, why: Exceeded) -> Self {
+        LineError {
+            line,
+            reason: why.to_string(),
+            limit: Some(why),
+        }
+    }
+
+    /// A document that could not be parsed at line `line`; `what` prefixes a reason that is
+    /// not a bound (a bound speaks for itself).
+    pub(crate) fn parse(line: usize, what: &str, e: ParseError) -> Self {
+        match e {
+            ParseError::Limit(why) => LineError::limit(line, why),
+            ParseError::Invalid(_) => LineError::new(line, format!("{what}{e}")),
+        }
+    }
+
+    /// Fails with the bound `budget` crossed, if any, at line `line`.
+    ///
+    /// # Errors
+    /// That bound.
+    pub(crate) fn check(line: usize, budget: &Budget) -> Result<(), LineError> {
+        match budget.exceeded() {
+            Some(why) => Err(LineError::limit(line, why)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Line `line_no` (1-based) of a JSON-lines file as an object, parsed within `budget`: `None`
+/// for a blank line.
 ///
 /// # Errors
-/// [`LineError`] when the line is not JSON, or JSON that is not an object.
+/// [`LineError`] when the line is not JSON, JSON that is not an object, or over a bound.
 pub(crate) fn json_object_line(
+    budget: &mut Budget,
     line_no: usize,
     line: &str,
 ) -> Result<Option<Map<String, Value>>, LineError> {
     if line.trim().is_empty() {
         return Ok(None);
     }
-    let reason = match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(map)) => return Ok(Some(map)),
-        Ok(_) => "not a JSON object".to_owned(),
-        Err(e) => format!("invalid JSON: {e}"),
-    };
-    Err(LineError {
-        line: line_no,
-        reason,
-    })
+    match budget.parse(line) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(LineError::new(line_no, "not a JSON object")),
+        Err(e) => Err(LineError::parse(line_no, "", e)),
+    }
 }
 
 /// The text of a message's or a tool result's `content`: the string itself, or the `text` of
@@ -539,13 +584,14 @@ mod tests {
 
     #[test]
     fn a_json_lines_record_is_an_object_a_blank_line_nothing_and_anything_else_an_error() {
-        let record = json_object_line(1, r#"{"type":"x"}"#).unwrap().unwrap();
+        let b = &mut Budget::default();
+        let record = json_object_line(b, 1, r#"{"type":"x"}"#).unwrap().unwrap();
         assert_eq!(record["type"], "x");
-        assert_eq!(json_object_line(2, "  \t").unwrap(), None);
-        let not_object = json_object_line(3, "[1]").unwrap_err();
+        assert_eq!(json_object_line(b, 2, "  \t").unwrap(), None);
+        let not_object = json_object_line(b, 3, "[1]").unwrap_err();
         assert_eq!(not_object.line, 3);
         assert_eq!(not_object.reason, "not a JSON object");
-        let invalid = json_object_line(4, "{oops").unwrap_err();
+        let invalid = json_object_line(b, 4, "{oops").unwrap_err();
         assert!(invalid.reason.starts_with("invalid JSON: "), "{invalid}");
     }
 
