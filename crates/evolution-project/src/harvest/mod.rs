@@ -21,6 +21,8 @@ mod cursor_store;
 pub(crate) mod dir;
 mod files;
 pub mod followup_judge;
+#[cfg(test)]
+mod hostile_tests;
 mod locations;
 mod opencode_store;
 mod output;
