@@ -204,7 +204,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 12] = [
+const BENCHES: [(&str, &str, &str); 13] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("ties", "evolution-gate", "gate_ties"),
@@ -217,7 +217,12 @@ const BENCHES: [(&str, &str, &str); 12] = [
     ("gate-real", "evolution-project", "gate_real"),
     ("harvest", "evolution-harvest", "harvest_bench"),
     ("redact", "evolution-harvest", "redact_bench"),
+    ("readers", "evolution-project", "readers_bench"),
 ];
+
+/// Benchmarks that need none of their package's default features (the embedded model's
+/// llama.cpp build among them).
+const WITHOUT_DEFAULT_FEATURES: [&str; 1] = ["readers_bench"];
 
 fn bench_list() -> String {
     BENCHES
@@ -249,16 +254,13 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         return local_bench(root, &name, example, rest);
     }
     let rest = with_benchmark_model(&name, rest)?;
-    let status = cargo()
-        .args([
-            "run",
-            "--release",
-            "-p",
-            package,
-            "--example",
-            example,
-            "--",
-        ])
+    let mut run = cargo();
+    run.args(["run", "--release", "-p", package, "--example", example]);
+    if WITHOUT_DEFAULT_FEATURES.contains(&example) {
+        run.arg("--no-default-features");
+    }
+    let status = run
+        .arg("--")
         .args(&rest)
         .current_dir(root)
         .status()
