@@ -294,6 +294,9 @@ pub struct TextPolicy {
     pub redactor: Option<Redactor>,
     /// Most characters kept of one text (a message, a tool's input string or output).
     pub max_chars: usize,
+    /// Most JSON values kept of one tool input: the items and fields past it are left out,
+    /// a marker saying how many in their place.
+    pub max_values: usize,
     /// What the session has read against its bounds: every document a reader parses goes
     /// through it.
     pub budget: Budget,
@@ -304,6 +307,7 @@ impl Default for TextPolicy {
         TextPolicy {
             redactor: Some(Redactor::default()),
             max_chars: DEFAULT_MAX_TEXT_CHARS,
+            max_values: DEFAULT_MAX_KEPT_VALUES,
             budget: Budget::default(),
         }
     }
@@ -311,6 +315,9 @@ impl Default for TextPolicy {
 
 /// Characters kept of one message or tool result by default.
 pub const DEFAULT_MAX_TEXT_CHARS: usize = 8_000;
+
+/// JSON values kept of one tool input by default.
+pub const DEFAULT_MAX_KEPT_VALUES: usize = 10_000;
 
 impl TextPolicy {
     /// Redacts, then caps: the order matters, a secret cut in two would escape redaction.
@@ -324,24 +331,50 @@ impl TextPolicy {
 
     /// [`TextPolicy::text`] applied to every string of a JSON value: redacted as a whole first
     /// (so a value under a secret-named key and a secret used as a key are found too), then
-    /// every string capped.
+    /// every string capped, and the value cut to [`TextPolicy::max_values`] values (a list's
+    /// items past them replaced by one string saying how many were left out, an object's fields
+    /// by one field `"…"` saying so).
     pub fn json(&mut self, mut value: Value) -> Value {
         if let Some(r) = self.redactor.as_mut() {
             r.redact_json(&mut value);
         }
-        self.cap_in_place(&mut value);
+        let mut kept = 0;
+        self.cap_in_place(&mut value, &mut kept);
         value
     }
 
-    fn cap_in_place(&self, value: &mut Value) {
+    /// Caps `value` in place; `kept` counts the values kept so far. Recursive: a value nests no
+    /// deeper than its document's bound ([`crate::limits::Limits::max_depth`]).
+    fn cap_in_place(&self, value: &mut Value, kept: &mut usize) {
+        *kept = kept.saturating_add(1);
+        let room = self.max_values.saturating_sub(*kept);
         match value {
             Value::String(s) => {
                 if s.char_indices().nth(self.max_chars).is_some() {
                     *s = truncate_chars(s, self.max_chars);
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.cap_in_place(v)),
-            Value::Object(map) => map.values_mut().for_each(|v| self.cap_in_place(v)),
+            Value::Array(items) => {
+                let left_out = items.len().saturating_sub(room);
+                items.truncate(room);
+                items.iter_mut().for_each(|v| self.cap_in_place(v, kept));
+                if left_out > 0 {
+                    items.push(Value::String(format!("[{left_out} more items left out]")));
+                }
+            }
+            Value::Object(map) => {
+                let left_out = map.len().saturating_sub(room);
+                if left_out > 0 {
+                    *map = std::mem::take(map).into_iter().take(room).collect();
+                }
+                map.values_mut().for_each(|v| self.cap_in_place(v, kept));
+                if left_out > 0 {
+                    map.insert(
+                        "…".to_owned(),
+                        Value::String(format!("{left_out} more fields left out")),
+                    );
+                }
+            }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
@@ -616,6 +649,31 @@ mod tests {
         assert!(out.starts_with("key: [REDACT"), "{out}");
         assert!(!out.contains("sk-ant"), "{out}");
         assert!(out.contains("more chars]"), "{out}");
+    }
+
+    #[test]
+    fn tool_inputs_keep_at_most_their_values_with_a_marker() {
+        let mut policy = TextPolicy {
+            max_values: 5,
+            ..TextPolicy::default()
+        };
+        let list = policy.json(serde_json::json!([1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(
+            list,
+            serde_json::json!([1, 2, 3, 4, "[4 more items left out]"])
+        );
+        let object = policy.json(serde_json::json!({"a": 1, "b": [1, 2, 3, 4], "c": 3}));
+        assert_eq!(
+            object,
+            serde_json::json!({"a": 1, "b": [1, 2, "[2 more items left out]"], "c": 3})
+        );
+        let fields = policy.json(serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}));
+        assert_eq!(
+            fields,
+            serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "…": "1 more fields left out"})
+        );
+        let small = serde_json::json!({"command": "ls", "args": ["-l"]});
+        assert_eq!(policy.json(small.clone()), small);
     }
 
     #[test]
