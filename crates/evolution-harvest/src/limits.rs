@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 pub struct Limits {
     /// Deepest nesting of arrays and objects in one document (under serde_json's own 128).
     pub max_depth: usize,
-    /// Most JSON values (scalars, arrays and objects) in one document.
+    /// Most JSON values (scalars, arrays, objects, and the keys of objects) in one document.
     pub max_document_values: usize,
     /// Most JSON values read over the whole session.
     pub max_session_values: usize,
@@ -28,8 +28,9 @@ pub struct Limits {
 
 /// Deepest nesting by default: real sessions nest a few dozen levels at most.
 pub const DEFAULT_MAX_DEPTH: usize = 100;
-/// Most values in one document by default.
-pub const DEFAULT_MAX_DOCUMENT_VALUES: usize = 1_000_000;
+/// Most values in one document by default: parsing stops there, so a document of tiny values
+/// costs at most a few tens of megabytes.
+pub const DEFAULT_MAX_DOCUMENT_VALUES: usize = 250_000;
 /// Most values in one session by default.
 pub const DEFAULT_MAX_SESSION_VALUES: usize = 8_000_000;
 /// Longest string by default: 16 MiB.
@@ -323,6 +324,8 @@ impl<'de> Visitor<'de> for Seed<'_> {
         let depth = self.nested()?;
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            // A key costs what a string value costs.
+            self.count.one::<A::Error>()?;
             self.count.string::<A::Error>(&key)?;
             let value = map.next_value_seed(Seed {
                 count: &mut *self.count,
@@ -371,7 +374,7 @@ mod tests {
     fn small() -> Limits {
         Limits {
             max_depth: 4,
-            max_document_values: 10,
+            max_document_values: 15,
             max_session_values: 25,
             max_string_bytes: 8,
             max_session_bytes: 200,
@@ -396,8 +399,13 @@ mod tests {
         let cases = [
             ("[[[[[1]]]]]", Exceeded::Depth { limit: 4 }),
             (
-                "[1,2,3,4,5,6,7,8,9,10,11]",
-                Exceeded::DocumentValues { limit: 10 },
+                "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]",
+                Exceeded::DocumentValues { limit: 15 },
+            ),
+            // Keys count as values.
+            (
+                r#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8}"#,
+                Exceeded::DocumentValues { limit: 15 },
             ),
             (r#"["123456789"]"#, Exceeded::StringBytes { limit: 8 }),
             (r#"{"123456789":1}"#, Exceeded::StringBytes { limit: 8 }),

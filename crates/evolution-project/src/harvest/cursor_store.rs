@@ -99,11 +99,20 @@ pub(super) fn read_store(
     if !has_composers {
         return Ok(problems);
     }
-    let mut composers = db
+    // The composers' row ids first, then each one when its turn comes: no statement stays open
+    // while the sessions are judged and written, so Cursor can write meanwhile.
+    let ids: Vec<i64> = db
         .prepare(
-            "SELECT key FROM cursorDiskKV WHERE key >= 'composerData:' \
+            "SELECT rowid FROM cursorDiskKV WHERE key >= 'composerData:' \
              AND key < 'composerData;' AND length(key) <= ?1 ORDER BY key LIMIT ?2",
         )
+        .and_then(|mut s| {
+            s.query_map(params![MAX_KEY_BYTES, MAX_COMPOSERS], |r| r.get(0))?
+                .collect()
+        })
+        .map_err(not_store)?;
+    let mut composer_key = db
+        .prepare("SELECT key FROM cursorDiskKV WHERE rowid = ?1")
         .map_err(not_store)?;
     let mut value = db
         .prepare("SELECT value FROM cursorDiskKV WHERE key = ?1 AND length(value) <= ?2")
@@ -114,23 +123,16 @@ pub(super) fn read_store(
              AND length(value) <= ?3 ORDER BY key LIMIT ?4",
         )
         .map_err(not_store)?;
-    let mut keys = composers
-        .query(params![MAX_KEY_BYTES, MAX_COMPOSERS])
-        .map_err(not_store)?;
-    loop {
-        let key: String = match keys.next() {
-            Ok(Some(row)) => match row.get_ref(0).map(text) {
-                Ok(Some(key)) => key,
-                _ => continue,
-            },
-            Ok(None) => return Ok(problems),
+    for rowid in ids {
+        let key = match composer_key.query_row(params![rowid], |row| Ok(text(row.get_ref(0)?))) {
+            Ok(Some(key)) => key,
+            Ok(None) => continue,
             Err(e) => {
-                // The store is damaged past this key: what was read stands, the rest is said.
                 on_session(Err((
                     global.clone(),
-                    FileProblem::File(format!("cannot read the composers that follow: {e}")),
+                    FileProblem::File(format!("cannot read a composer's key: {e}")),
                 )))?;
-                return Ok(problems);
+                continue;
             }
         };
         let composer_id = key.strip_prefix("composerData:").unwrap_or(&key).to_owned();
@@ -157,6 +159,7 @@ pub(super) fn read_store(
         };
         on_session(read)?;
     }
+    Ok(problems)
 }
 
 /// The rows of composer `key`: `None` when its value is empty, not text or too large; the bound

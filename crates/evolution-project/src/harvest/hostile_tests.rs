@@ -72,7 +72,7 @@ fn claude_code_and_codex_sessions_over_a_bound_are_skipped_with_the_reason() {
         "{skipped:?}"
     );
     assert!(
-        skipped[1].contains("more than 1000000 JSON values"),
+        skipped[1].contains("more than 250000 JSON values"),
         "{skipped:?}"
     );
     assert!(skipped[2].contains("invalid JSON"), "{skipped:?}");

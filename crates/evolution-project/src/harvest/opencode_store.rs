@@ -61,11 +61,17 @@ pub(super) fn read_store(
             format!("is not an OpenCode store this version reads: {e}"),
         )
     };
-    let mut sessions = db
+    // The sessions' row ids first, then each row when its turn comes: no statement stays open
+    // while the sessions are judged and written, so OpenCode can write meanwhile.
+    let ids: Vec<i64> = db
         .prepare(
-            "SELECT id, directory, time_created, time_updated FROM session \
-             WHERE parent_id IS NULL ORDER BY time_created, id LIMIT ?1",
+            "SELECT rowid FROM session WHERE parent_id IS NULL \
+             ORDER BY time_created, id LIMIT ?1",
         )
+        .and_then(|mut s| s.query_map(params![MAX_SESSIONS], |r| r.get(0))?.collect())
+        .map_err(not_store)?;
+    let mut sessions = db
+        .prepare("SELECT id, directory, time_created, time_updated FROM session WHERE rowid = ?1")
         .map_err(not_store)?;
     let mut messages = db
         .prepare(
@@ -76,27 +82,20 @@ pub(super) fn read_store(
     let mut parts = db
         .prepare("SELECT data FROM part WHERE message_id = ?1 AND length(data) <= ?2 ORDER BY id")
         .map_err(not_store)?;
-    let mut rows = sessions.query(params![MAX_SESSIONS]).map_err(not_store)?;
-    let mut n = 0usize;
-    loop {
-        n = n.saturating_add(1);
-        let row = match rows.next() {
-            Ok(Some(row)) => row,
-            Ok(None) => return Ok(()),
-            Err(e) => {
-                // The store is damaged past this row: what was read stands, the rest is said.
-                return on_session(Err((
-                    path.to_path_buf(),
-                    FileProblem::File(format!("cannot read the sessions from the {n}th on: {e}")),
-                )));
-            }
-        };
-        let session = match session_row(row) {
-            Ok(session) => session,
-            Err(reason) => {
+    for rowid in ids {
+        let session = match sessions.query_row(params![rowid], |row| Ok(session_row(row))) {
+            Ok(Ok(session)) => session,
+            Ok(Err(reason)) => {
                 on_session(Err((
-                    path.join(format!("session-row-{n}")),
+                    path.join(format!("session-row-{rowid}")),
                     FileProblem::File(reason),
+                )))?;
+                continue;
+            }
+            Err(e) => {
+                on_session(Err((
+                    path.join(format!("session-row-{rowid}")),
+                    FileProblem::File(format!("cannot read the session's row: {e}")),
                 )))?;
                 continue;
             }
@@ -114,6 +113,7 @@ pub(super) fn read_store(
         };
         on_session(read)?;
     }
+    Ok(())
 }
 
 /// A `session` row's fields, or why the row cannot be read.
