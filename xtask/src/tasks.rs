@@ -218,7 +218,12 @@ const BENCHES: [(&str, &str, &str); 13] = [
     ("gate-real", "evolution-project", "gate_real"),
     ("harvest", "evolution-harvest", "harvest_bench"),
     ("redact", "evolution-harvest", "redact_bench"),
+    ("readers", "evolution-project", "readers_bench"),
 ];
+
+/// Benchmarks that need none of their package's default features (the embedded model's
+/// llama.cpp build among them).
+const WITHOUT_DEFAULT_FEATURES: [&str; 1] = ["readers_bench"];
 
 fn bench_list() -> String {
     BENCHES
@@ -250,16 +255,13 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         return local_bench(root, &name, example, rest);
     }
     let rest = with_benchmark_model(&name, rest)?;
-    let status = cargo()
-        .args([
-            "run",
-            "--release",
-            "-p",
-            package,
-            "--example",
-            example,
-            "--",
-        ])
+    let mut run = cargo();
+    run.args(["run", "--release", "-p", package, "--example", example]);
+    if WITHOUT_DEFAULT_FEATURES.contains(&example) {
+        run.arg("--no-default-features");
+    }
+    let status = run
+        .arg("--")
         .args(&rest)
         .current_dir(root)
         .status()
@@ -310,7 +312,37 @@ fn local_bench(root: &Path, name: &str, example: &str, args: &[OsString]) -> Res
     Ok(exit_code(status))
 }
 
-/// `fuzz <target> [seconds]`: installs cargo-fuzz when missing, then fuzzes for `seconds`.
+/// The test fixtures each session reader's fuzz target starts from.
+const FUZZ_SEEDS: [(&str, &[&str]); 6] = [
+    (
+        "harvest_claude_code",
+        &[
+            "crates/skill-evolve/tests/it/fixtures/harvest/claude",
+            "crates/skill-evolve/tests/it/fixtures/harvest/corrections",
+        ],
+    ),
+    (
+        "harvest_codex",
+        &["crates/skill-evolve/tests/it/fixtures/harvest/codex"],
+    ),
+    (
+        "harvest_copilot",
+        &[
+            "crates/skill-evolve/tests/it/fixtures/harvest/copilot",
+            "crates/skill-evolve/tests/it/fixtures/harvest/copilot-history",
+        ],
+    ),
+    (
+        "harvest_gemini",
+        &["crates/skill-evolve/tests/it/fixtures/harvest/gemini"],
+    ),
+    // The stores' fixtures are SQL: their rows, in the targets' input format.
+    ("harvest_cursor", &["fuzz/seeds/harvest_cursor"]),
+    ("harvest_opencode", &["fuzz/seeds/harvest_opencode"]),
+];
+
+/// `fuzz <target> [seconds]`: installs cargo-fuzz when missing, then fuzzes for `seconds`
+/// (a session reader's target starting from the test fixtures of its format).
 pub(crate) fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
     let (target, seconds) = match args {
         [target] => (target, 60),
@@ -334,10 +366,25 @@ pub(crate) fn fuzz(root: &Path, args: &[OsString]) -> Result<ExitCode> {
             bail!("`cargo install cargo-fuzz --locked` failed ({status})");
         }
     }
+    // The target's own corpus first (libFuzzer adds what it finds there), then the folders of
+    // test fixtures it starts from, read only.
+    let seeds = FUZZ_SEEDS
+        .iter()
+        .find(|(name, _)| target.to_str() == Some(*name))
+        .map_or(&[][..], |(_, dirs)| *dirs);
+    let mut corpora: Vec<std::path::PathBuf> = Vec::new();
+    if !seeds.is_empty() {
+        let own = root.join("fuzz/corpus").join(target);
+        std::fs::create_dir_all(&own)
+            .with_context(|| format!("cannot create {}", own.display()))?;
+        corpora.push(own);
+        corpora.extend(seeds.iter().map(|dir| root.join(dir)));
+    }
     // cargo-fuzz passes nightly-only flags; RUSTC_BOOTSTRAP lets the pinned stable accept them.
     let status = cargo()
         .args(["fuzz", "run"])
         .arg(target)
+        .args(&corpora)
         .arg("--")
         .arg(format!("-max_total_time={seconds}"))
         .env("RUSTC_BOOTSTRAP", "1")

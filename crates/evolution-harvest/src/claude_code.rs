@@ -126,7 +126,7 @@ impl ClaudeCodeReader {
     /// # Errors
     /// [`LineError`] when the line is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        let Some(record) = json_object_line(line_no, line)? else {
+        let Some(record) = json_object_line(&mut self.policy.budget, line_no, line)? else {
             return Ok(());
         };
         let kind = record.get("type").and_then(Value::as_str).unwrap_or("");

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::limits::Budget;
 use crate::outcome::outcome_in_message;
 use crate::session::{
     LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, content_text,
@@ -73,7 +74,7 @@ impl CodexReader {
     /// # Errors
     /// [`LineError`] when the line is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        let Some(record) = json_object_line(line_no, line)? else {
+        let Some(record) = json_object_line(&mut self.policy.budget, line_no, line)? else {
             return Ok(());
         };
         if let Some(ts) = record.get("timestamp").and_then(Value::as_str) {
@@ -101,7 +102,8 @@ impl CodexReader {
             other if KNOWN_ITEMS.contains(&other) => self.item(&Value::Object(record.clone())),
             _ => self.skip(),
         }
-        Ok(())
+        // A bound crossed by a document embedded in this one skips the session too.
+        LineError::check(line_no, &self.policy.budget)
     }
 
     fn skip(&mut self) {
@@ -146,8 +148,11 @@ impl CodexReader {
                 let name = qualified.as_str();
                 // Arguments are a JSON document in a string; kept as JSON when they parse.
                 let input = match item.get("arguments") {
-                    Some(Value::String(s)) => serde_json::from_str::<Value>(s)
-                        .unwrap_or_else(|_| Value::String(s.clone())),
+                    Some(Value::String(s)) => self
+                        .policy
+                        .budget
+                        .parse_embedded(s)
+                        .unwrap_or_else(|| Value::String(s.clone())),
                     Some(other) => other.clone(),
                     None => Value::Null,
                 };
@@ -168,7 +173,7 @@ impl CodexReader {
             }
             "function_call_output" | "custom_tool_call_output" => {
                 let output = item.get("output").unwrap_or(&Value::Null);
-                let (text, failed) = read_output(output);
+                let (text, failed) = read_output(&mut self.policy.budget, output);
                 self.result(&call_id, &text, failed);
             }
             "reasoning" | "ghost_snapshot" | "compaction" => {}
@@ -300,10 +305,10 @@ fn strings(value: &Value) -> Vec<&str> {
 /// A tool output's text and whether it reports a failure. Codex writes the output as a string:
 /// a JSON document `{"output": …, "metadata": {"exit_code": …}}`, or text starting
 /// `Exit code: N`; some versions write an object `{"content": …, "success": false}`.
-fn read_output(output: &Value) -> (String, bool) {
+fn read_output(budget: &mut Budget, output: &Value) -> (String, bool) {
     match output {
         Value::String(s) => {
-            if let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(s)
+            if let Some(Value::Object(doc)) = budget.parse_embedded(s)
                 && (doc.contains_key("output") || doc.contains_key("metadata"))
             {
                 let text = doc
@@ -422,9 +427,27 @@ mod tests {
 
     #[test]
     fn outputs_report_failures_in_each_shape() {
-        assert!(read_output(&Value::String("Exit code: 2\nWall time: 1s".into())).1);
-        assert!(!read_output(&Value::String("Exit code: 0".into())).1);
-        assert!(read_output(&serde_json::json!({"content": "x", "success": false})).1);
-        assert!(!read_output(&Value::String("plain".into())).1);
+        assert!(
+            read_output(
+                &mut Budget::default(),
+                &Value::String("Exit code: 2\nWall time: 1s".into())
+            )
+            .1
+        );
+        assert!(
+            !read_output(
+                &mut Budget::default(),
+                &Value::String("Exit code: 0".into())
+            )
+            .1
+        );
+        assert!(
+            read_output(
+                &mut Budget::default(),
+                &serde_json::json!({"content": "x", "success": false})
+            )
+            .1
+        );
+        assert!(!read_output(&mut Budget::default(), &Value::String("plain".into())).1);
     }
 }

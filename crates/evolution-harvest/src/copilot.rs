@@ -63,6 +63,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 pub use crate::copilot_history::read_copilot_history;
+use crate::limits::{Budget, Exceeded, depth_of};
 use crate::outcome::outcome_in_message;
 use crate::session::{
     LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis_of,
@@ -77,17 +78,28 @@ use crate::session::{
 /// line after about a thousand).
 const MAX_LOG_ENTRIES: usize = 1_000_000;
 
-/// Replays a VS Code chat session log (`chatSessions/<id>.jsonl`), fed one line at a time.
+/// Replays a VS Code chat session log (`chatSessions/<id>.jsonl`), fed one line at a time,
+/// within the bounds of a [`Budget`]: each line is parsed within them, and a change that would
+/// nest the session deeper than [`crate::limits::Limits::max_depth`] is refused.
 #[derive(Debug, Default)]
 pub struct VsCodeChatLog {
     state: Option<Value>,
     entries: usize,
+    budget: Budget,
 }
 
 impl VsCodeChatLog {
-    /// An empty log.
+    /// An empty log, with the default bounds.
     pub fn new() -> Self {
         VsCodeChatLog::default()
+    }
+
+    /// An empty log within `budget`.
+    pub fn with_budget(budget: Budget) -> Self {
+        VsCodeChatLog {
+            budget,
+            ..VsCodeChatLog::default()
+        }
     }
 
     /// Applies one line (its 1-based number for errors); blank lines are ignored.
@@ -96,13 +108,13 @@ impl VsCodeChatLog {
     /// A line that is not a change VS Code writes, or a change to a path the session does not
     /// have: VS Code would not load such a file either, so the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        let bad = |reason: &str| LineError {
-            line: line_no,
-            reason: format!("not a VS Code chat session log: {reason}"),
+        let bad = |reason: &str| {
+            LineError::new(line_no, format!("not a VS Code chat session log: {reason}"))
         };
-        let entry = match json_object_line(line_no, line) {
+        let mut entry = match json_object_line(&mut self.budget, line_no, line) {
             Ok(Some(entry)) => entry,
             Ok(None) => return Ok(()),
+            Err(e) if e.limit.is_some() => return Err(e),
             Err(e) => return Err(bad(&e.reason)),
         };
         self.entries = self.entries.saturating_add(1);
@@ -110,8 +122,9 @@ impl VsCodeChatLog {
             return Err(bad("more changes than a session log holds"));
         }
         let kind = entry.get("kind").and_then(Value::as_u64);
+        let value = entry.remove("v").unwrap_or(Value::Null);
         if kind == Some(0) {
-            self.state = Some(entry.get("v").cloned().unwrap_or(Value::Null));
+            self.state = Some(value);
             return Ok(());
         }
         let Some(state) = self.state.as_mut() else {
@@ -125,13 +138,28 @@ impl VsCodeChatLog {
             // VS Code ignores a change of the whole session.
             return Ok(());
         };
+        // The value lands one level below its parent (a list's items two): the session may not
+        // nest deeper than a document may.
+        let below = if kind == Some(2) { 2 } else { 1 };
+        let landing = parents
+            .len()
+            .saturating_add(below)
+            .saturating_add(depth_of(&value));
+        let limit = self.budget.limits.max_depth;
+        if landing > limit {
+            return Err(LineError::limit(
+                line_no,
+                self.budget.exceed(Exceeded::Depth { limit }),
+            ));
+        }
         let mut parent = &mut *state;
         for key in parents {
             parent = step(parent, key).ok_or_else(|| bad("a path the session does not have"))?;
         }
         match kind {
-            Some(1) => set(parent, last, entry.get("v").cloned().unwrap_or(Value::Null))
-                .ok_or_else(|| bad("a path the session does not have")),
+            Some(1) => {
+                set(parent, last, value).ok_or_else(|| bad("a path the session does not have"))
+            }
             Some(3) => {
                 delete(parent, last);
                 Ok(())
@@ -141,8 +169,8 @@ impl VsCodeChatLog {
                     .get("i")
                     .and_then(Value::as_u64)
                     .map(|i| usize::try_from(i).unwrap_or(usize::MAX));
-                let items = match entry.get("v") {
-                    Some(Value::Array(items)) => items.clone(),
+                let items = match value {
+                    Value::Array(items) => items,
                     _ => Vec::new(),
                 };
                 push(parent, last, cut, items)
@@ -157,10 +185,8 @@ impl VsCodeChatLog {
     /// # Errors
     /// A log without its first entry (an empty file).
     pub fn finish(self) -> Result<Value, LineError> {
-        self.state.ok_or_else(|| LineError {
-            line: 1,
-            reason: "not a VS Code chat session log: empty".to_owned(),
-        })
+        self.state
+            .ok_or_else(|| LineError::new(1, "not a VS Code chat session log: empty"))
     }
 }
 
@@ -230,19 +256,19 @@ fn push(parent: &mut Value, key: &Value, cut: Option<usize>, items: Vec<Value>) 
     Some(())
 }
 
-/// Parses a flat VS Code chat session file (`chatSessions/<id>.json`, before VS Code 1.109).
+/// Parses a flat VS Code chat session file (`chatSessions/<id>.json`, before VS Code 1.109)
+/// within `budget`.
 ///
 /// # Errors
-/// Text that is not a JSON object.
-pub fn vscode_chat_from_json(text: &str) -> Result<Value, LineError> {
-    let bad = |reason: String| LineError {
-        line: 1,
-        reason: format!("not a VS Code chat session: {reason}"),
-    };
-    match serde_json::from_str::<Value>(text) {
+/// Text that is not a JSON object, or over a bound.
+pub fn vscode_chat_from_json(budget: &mut Budget, text: &str) -> Result<Value, LineError> {
+    match budget.parse(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err(bad("not a JSON object".to_owned())),
-        Err(e) => Err(bad(format!("invalid JSON: {e}"))),
+        Ok(_) => Err(LineError::new(
+            1,
+            "not a VS Code chat session: not a JSON object",
+        )),
+        Err(e) => Err(LineError::parse(1, "not a VS Code chat session: ", e)),
     }
 }
 
@@ -259,10 +285,10 @@ pub fn read_vscode_chat(
     mut policy: TextPolicy,
 ) -> Result<(Session, TextPolicy), LineError> {
     let Some(Value::Array(requests)) = data.get("requests") else {
-        return Err(LineError {
-            line: 1,
-            reason: "not a VS Code chat session: no `requests` list".to_owned(),
-        });
+        return Err(LineError::new(
+            1,
+            "not a VS Code chat session: no `requests` list",
+        ));
     };
     let id = data
         .get("sessionId")
@@ -282,6 +308,7 @@ pub fn read_vscode_chat(
     for request in requests {
         read_request(&mut session, &mut policy, request);
     }
+    LineError::check(1, &policy.budget)?;
     Ok((session, policy))
 }
 
@@ -370,7 +397,7 @@ fn read_invocation(session: &mut Session, policy: &mut TextPolicy, part: &Value,
     let id = part.get("toolCallId").and_then(Value::as_str).unwrap_or("");
     let details = part.get("resultDetails");
     let specific = part.get("toolSpecificData");
-    let input = invocation_input(part);
+    let input = invocation_input(&mut policy.budget, part);
     for text in json_strings(&input) {
         session.skills.extend(skills_in_paths(text));
     }
@@ -408,13 +435,15 @@ fn read_invocation(session: &mut Session, policy: &mut TextPolicy, part: &Value,
 
 /// A tool invocation's input: `resultDetails.input` (JSON text, parsed), else the terminal
 /// command or the raw input of its `toolSpecificData`, else what the chat showed.
-fn invocation_input(part: &Value) -> Value {
+fn invocation_input(budget: &mut Budget, part: &Value) -> Value {
     if let Some(input) = part
         .get("resultDetails")
         .and_then(|d| d.get("input"))
         .and_then(Value::as_str)
     {
-        return serde_json::from_str(input).unwrap_or_else(|_| Value::String(input.to_owned()));
+        return budget
+            .parse_embedded(input)
+            .unwrap_or_else(|| Value::String(input.to_owned()));
     }
     if let Some(specific) = part.get("toolSpecificData") {
         match specific.get("kind").and_then(Value::as_str) {
@@ -522,7 +551,7 @@ impl CopilotCliReader {
     /// # Errors
     /// A line that is not a JSON object: the session should be skipped.
     pub fn push_line(&mut self, line_no: usize, line: &str) -> Result<(), LineError> {
-        let Some(event) = json_object_line(line_no, line)? else {
+        let Some(event) = json_object_line(&mut self.policy.budget, line_no, line)? else {
             return Ok(());
         };
         if event.get("ephemeral").and_then(Value::as_bool) == Some(true) {
@@ -816,7 +845,7 @@ mod tests {
 
     #[test]
     fn a_flat_chat_yields_turns_calls_errors_refusals_and_cancellations() {
-        let data = vscode_chat_from_json(CHAT).unwrap();
+        let data = vscode_chat_from_json(&mut Budget::default(), CHAT).unwrap();
         let (s, _) =
             read_vscode_chat(&data, "file", Some("/w/app"), TextPolicy::default()).unwrap();
         assert_eq!(s.source, SourceKind::Copilot);
@@ -889,9 +918,9 @@ mod tests {
             assert_eq!(err.line, bad, "{lines:?}: {err}");
         }
         assert!(VsCodeChatLog::new().finish().is_err());
-        let data = vscode_chat_from_json(r#"{"sessionId":"x"}"#).unwrap();
+        let data = vscode_chat_from_json(&mut Budget::default(), r#"{"sessionId":"x"}"#).unwrap();
         assert!(read_vscode_chat(&data, "f", None, TextPolicy::default()).is_err());
-        assert!(vscode_chat_from_json("[]").is_err());
+        assert!(vscode_chat_from_json(&mut Budget::default(), "[]").is_err());
     }
 
     #[test]
@@ -902,7 +931,7 @@ mod tests {
             r#"{"requests":[],"creationDate":-99999999999999999,"sessionId":""}"#,
         ];
         for text in odd {
-            let data = vscode_chat_from_json(text).unwrap();
+            let data = vscode_chat_from_json(&mut Budget::default(), text).unwrap();
             read_vscode_chat(&data, "f", None, TextPolicy::default()).unwrap();
         }
         let mut log = VsCodeChatLog::new();

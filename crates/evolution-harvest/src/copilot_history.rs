@@ -26,14 +26,11 @@ pub fn read_copilot_history(
     fallback_id: &str,
     mut policy: TextPolicy,
 ) -> Result<(Session, TextPolicy), LineError> {
-    let bad = |reason: String| LineError {
-        line: 1,
-        reason: format!("not a copilot CLI session: {reason}"),
-    };
-    let data = match serde_json::from_str::<Value>(text) {
+    let bad = |reason: String| LineError::new(1, format!("not a copilot CLI session: {reason}"));
+    let data = match policy.budget.parse(text) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return Err(bad("not a JSON object".to_owned())),
-        Err(e) => return Err(bad(format!("invalid JSON: {e}"))),
+        Err(e) => return Err(LineError::parse(1, "not a copilot CLI session: ", e)),
     };
     let messages = data.get("chatMessages").and_then(Value::as_array);
     let timeline = data.get("timeline").and_then(Value::as_array);
@@ -95,8 +92,10 @@ pub fn read_copilot_history(
                         .and_then(Value::as_str)
                         .unwrap_or("");
                     let input = match function.and_then(|f| f.get("arguments")) {
-                        Some(Value::String(args)) => serde_json::from_str(args)
-                            .unwrap_or_else(|_| Value::String(args.clone())),
+                        Some(Value::String(args)) => policy
+                            .budget
+                            .parse_embedded(args)
+                            .unwrap_or_else(|| Value::String(args.clone())),
                         Some(other) => other.clone(),
                         None => Value::Null,
                     };
@@ -151,5 +150,6 @@ pub fn read_copilot_history(
             call.output = Some(policy.text(log));
         }
     }
+    LineError::check(1, &policy.budget)?;
     Ok((session, policy))
 }

@@ -42,6 +42,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::limits::{Budget, ParseError, SkipReason};
 use crate::outcome::outcome_in_message;
 use crate::session::{
     Role, Session, SourceKind, TextPolicy, ToolCall, Turn, file_uri_path, iso_millis_of,
@@ -62,19 +63,25 @@ pub struct CursorComposerRows {
     pub project: Option<String>,
 }
 
-/// Builds the session of one composer, every kept text through `policy`. A bubble the
-/// conversation names but the store lacks, or whose JSON cannot be read, is skipped and counted.
+/// Builds the session of one composer, every kept text through `policy`, every value parsed
+/// within `policy.budget`. A bubble the conversation names but the store lacks, whose JSON
+/// cannot be read, or that an earlier header already named, is skipped and counted: each
+/// bubble is read once.
 ///
 /// # Errors
-/// A `composerData` that is not a JSON object: the session should be skipped.
+/// A `composerData` that is not a JSON object, or a bound crossed: the session should be
+/// skipped.
 pub fn read_cursor_composer(
     rows: &CursorComposerRows,
     mut policy: TextPolicy,
-) -> Result<(Session, TextPolicy), String> {
-    let data: Map<String, Value> = match serde_json::from_str::<Value>(&rows.composer_data) {
+) -> Result<(Session, TextPolicy), SkipReason> {
+    let malformed =
+        |reason: String| SkipReason::Malformed(format!("not a Cursor composer: {reason}"));
+    let data: Map<String, Value> = match policy.budget.parse(&rows.composer_data) {
         Ok(Value::Object(map)) => map,
-        Ok(_) => return Err("not a Cursor composer: not a JSON object".to_owned()),
-        Err(e) => return Err(format!("not a Cursor composer: invalid JSON: {e}")),
+        Ok(_) => return Err(malformed("not a JSON object".to_owned())),
+        Err(ParseError::Limit(why)) => return Err(why.into()),
+        Err(e) => return Err(malformed(e.to_string())),
     };
     let mut session = Session::new(SourceKind::Cursor, policy.text(&rows.composer_id));
     if let Some(project) = &rows.project {
@@ -93,7 +100,9 @@ pub fn read_cursor_composer(
     };
     match data.get("fullConversationHeadersOnly") {
         Some(Value::Array(headers)) if !headers.is_empty() => {
-            let by_id: HashMap<&str, &str> = rows
+            // Each bubble is taken out of the map when read: a header naming it again finds
+            // nothing, so no bubble is parsed or redacted twice.
+            let mut by_id: HashMap<&str, &str> = rows
                 .bubbles
                 .iter()
                 .map(|(id, text)| (id.as_str(), text.as_str()))
@@ -101,11 +110,14 @@ pub fn read_cursor_composer(
             for header in headers {
                 let id = header.get("bubbleId").and_then(Value::as_str).unwrap_or("");
                 let found = by_id
-                    .get(id)
-                    .and_then(|text| serde_json::from_str::<Value>(text).ok());
+                    .remove(id)
+                    .and_then(|text| reader.policy.budget.parse(text).ok());
                 match found {
                     Some(bubble @ Value::Object(_)) => reader.bubble(&bubble),
                     _ => reader.skip(),
+                }
+                if let Some(why) = reader.policy.budget.exceeded() {
+                    return Err(why.into());
                 }
             }
         }
@@ -117,7 +129,10 @@ pub fn read_cursor_composer(
             }
         }
     }
-    Ok((reader.session, reader.policy))
+    match reader.policy.budget.exceeded() {
+        Some(why) => Err(why.into()),
+        None => Ok((reader.session, reader.policy)),
+    }
 }
 
 /// Most chat tabs read of one workspace's chat panel.
@@ -135,12 +150,14 @@ pub fn read_cursor_chat_panel(
     chatdata: &str,
     project: Option<&str>,
     mut policy: impl FnMut() -> TextPolicy,
-) -> Result<Vec<(Session, TextPolicy)>, String> {
-    let bad = |reason: &str| format!("not Cursor's chat panel: {reason}");
-    let data = match serde_json::from_str::<Value>(chatdata) {
+) -> Result<Vec<(Session, TextPolicy)>, SkipReason> {
+    let bad = |reason: &str| SkipReason::Malformed(format!("not Cursor's chat panel: {reason}"));
+    let mut budget = policy().budget;
+    let data = match budget.parse(chatdata) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return Err(bad("not a JSON object")),
-        Err(e) => return Err(bad(&format!("invalid JSON: {e}"))),
+        Err(ParseError::Limit(why)) => return Err(why.into()),
+        Err(e) => return Err(bad(&e.to_string())),
     };
     let Some(Value::Array(tabs)) = data.get("tabs") else {
         return Err(bad("no `tabs` list"));
@@ -297,14 +314,17 @@ impl BubbleReader {
             .iter()
             .filter_map(|key| tool.get(*key))
             .find(|v| !v.is_null())
-            .map(json_text)
+            .map(|v| json_text(&mut self.policy.budget, v))
             .unwrap_or(Value::Null);
         for text in json_strings(&input) {
             self.session.skills.extend(skills_in_paths(text));
         }
         let thought = self.policy.text(&self.thought);
         let mut call = ToolCall::started(&mut self.policy, id, name, input, thought, None);
-        let result = tool.get("result").filter(|r| !r.is_null()).map(json_text);
+        let result = tool
+            .get("result")
+            .filter(|r| !r.is_null())
+            .map(|r| json_text(&mut self.policy.budget, r));
         let status = tool.get("status").and_then(Value::as_str).unwrap_or("");
         let declined = tool.get("userDecision").and_then(Value::as_str) == Some("rejected")
             || result
@@ -336,9 +356,9 @@ impl BubbleReader {
 }
 
 /// A value that holds JSON as text, parsed (the text itself when it is not JSON).
-fn json_text(value: &Value) -> Value {
+fn json_text(budget: &mut Budget, value: &Value) -> Value {
     match value {
-        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| value.clone()),
+        Value::String(s) => budget.parse_embedded(s).unwrap_or_else(|| value.clone()),
         other => other.clone(),
     }
 }
@@ -486,7 +506,7 @@ mod tests {
         assert_eq!(read[1].0.id, "chat-panel-3");
         for text in ["[]", "{}", "not json", r#"{"tabs":5}"#] {
             let e = read_cursor_chat_panel(text, None, TextPolicy::default).unwrap_err();
-            assert!(e.starts_with("not Cursor's chat panel"), "{e}");
+            assert!(e.to_string().starts_with("not Cursor's chat panel"), "{e}");
         }
     }
 
@@ -514,7 +534,7 @@ mod tests {
                 ..CursorComposerRows::default()
             };
             let e = read_cursor_composer(&rows, TextPolicy::default()).unwrap_err();
-            assert!(e.starts_with("not a Cursor composer"), "{e}");
+            assert!(e.to_string().starts_with("not a Cursor composer"), "{e}");
         }
         let mut rows = rows();
         for (_, text) in &mut rows.bubbles {

@@ -12,6 +12,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::limits::ParseError;
 use crate::outcome::outcome_in_message;
 use crate::session::{
     LineError, Role, Session, SourceKind, TextPolicy, ToolCall, Turn, skills_in_paths,
@@ -29,10 +30,11 @@ pub fn read_gemini_session(
     fallback_id: &str,
     mut policy: TextPolicy,
 ) -> Result<(Session, TextPolicy), LineError> {
-    let record: Map<String, Value> = match serde_json::from_str::<Value>(text) {
+    let record: Map<String, Value> = match policy.budget.parse(text) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return Err(not_a_chat("not a JSON object")),
-        Err(e) => return Err(not_a_chat(&format!("invalid JSON: {e}"))),
+        Err(ParseError::Limit(why)) => return Err(LineError::limit(1, why)),
+        Err(e) => return Err(not_a_chat(&e.to_string())),
     };
     let Some(Value::Array(messages)) = record.get("messages") else {
         return Err(not_a_chat("no `messages` list"));
@@ -59,10 +61,7 @@ pub fn read_gemini_session(
 
 /// The error for a file that is not a chat recording.
 fn not_a_chat(reason: &str) -> LineError {
-    LineError {
-        line: 1,
-        reason: format!("not a Gemini CLI chat file: {reason}"),
-    }
+    LineError::new(1, format!("not a Gemini CLI chat file: {reason}"))
 }
 
 /// A message's text: a string, or the `text` of each part of a list.

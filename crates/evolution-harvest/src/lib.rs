@@ -58,6 +58,7 @@ pub mod cursor;
 pub mod followup;
 pub mod gemini;
 pub mod host_tools;
+pub mod limits;
 pub mod opencode;
 pub mod outcome;
 pub mod redact;

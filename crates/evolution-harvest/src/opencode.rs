@@ -15,6 +15,7 @@
 
 use serde_json::Value;
 
+use crate::limits::Exceeded;
 use crate::outcome::outcome_in_message;
 use crate::session::{
     Role, Session, SourceKind, TextPolicy, ToolCall, Turn, iso_millis, json_strings,
@@ -64,12 +65,16 @@ pub struct OpenCodeMessageRows {
 }
 
 /// Builds the session of `row` from its `messages` (in order), every kept text through
-/// `policy`. A message or part whose JSON cannot be read is skipped and counted.
+/// `policy`, every row parsed within `policy.budget`. A message or part whose JSON cannot be
+/// read is skipped and counted.
+///
+/// # Errors
+/// The bound the session crossed: it is skipped.
 pub fn read_opencode_session(
     row: &OpenCodeSessionRow,
     messages: &[OpenCodeMessageRows],
     mut policy: TextPolicy,
-) -> (Session, TextPolicy) {
+) -> Result<(Session, TextPolicy), Exceeded> {
     let mut session = Session::new(SourceKind::OpenCode, policy.text(&row.id));
     if !row.directory.is_empty() {
         let directory = policy.text(&row.directory);
@@ -80,12 +85,15 @@ pub fn read_opencode_session(
     }
     for message in messages {
         read_message(&mut session, &mut policy, message);
+        if let Some(why) = policy.budget.exceeded() {
+            return Err(why);
+        }
     }
-    (session, policy)
+    Ok((session, policy))
 }
 
 fn read_message(session: &mut Session, policy: &mut TextPolicy, message: &OpenCodeMessageRows) {
-    let Ok(data) = serde_json::from_str::<Value>(&message.data) else {
+    let Ok(data) = policy.budget.parse(&message.data) else {
         session.skipped_records = session.skipped_records.saturating_add(1);
         return;
     };
@@ -111,7 +119,10 @@ fn read_message(session: &mut Session, policy: &mut TextPolicy, message: &OpenCo
     }
     let mut text = String::new();
     for raw in &message.parts {
-        let Ok(part) = serde_json::from_str::<Value>(raw) else {
+        let Ok(part) = policy.budget.parse(raw) else {
+            if policy.budget.exceeded().is_some() {
+                return;
+            }
             session.skipped_records = session.skipped_records.saturating_add(1);
             continue;
         };
@@ -225,7 +236,7 @@ mod tests {
             ),
             message("not json", &[]),
         ];
-        let (s, _) = read_opencode_session(&row, &messages, TextPolicy::default());
+        let (s, _) = read_opencode_session(&row, &messages, TextPolicy::default()).unwrap();
         assert_eq!(s.source, SourceKind::OpenCode);
         assert_eq!(s.id, "ses_1");
         assert_eq!(s.projects, ["/w/app"]);

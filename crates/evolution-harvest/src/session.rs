@@ -9,6 +9,7 @@ use evolution_types::template::truncate_chars;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::limits::{Budget, Exceeded, ParseError};
 use crate::outcome::Outcome;
 use crate::redact::Redactor;
 
@@ -293,6 +294,12 @@ pub struct TextPolicy {
     pub redactor: Option<Redactor>,
     /// Most characters kept of one text (a message, a tool's input string or output).
     pub max_chars: usize,
+    /// Most JSON values kept of one tool input: the items and fields past it are left out,
+    /// a marker saying how many in their place.
+    pub max_values: usize,
+    /// What the session has read against its bounds: every document a reader parses goes
+    /// through it.
+    pub budget: Budget,
 }
 
 impl Default for TextPolicy {
@@ -300,12 +307,17 @@ impl Default for TextPolicy {
         TextPolicy {
             redactor: Some(Redactor::default()),
             max_chars: DEFAULT_MAX_TEXT_CHARS,
+            max_values: DEFAULT_MAX_KEPT_VALUES,
+            budget: Budget::default(),
         }
     }
 }
 
 /// Characters kept of one message or tool result by default.
 pub const DEFAULT_MAX_TEXT_CHARS: usize = 8_000;
+
+/// JSON values kept of one tool input by default.
+pub const DEFAULT_MAX_KEPT_VALUES: usize = 10_000;
 
 impl TextPolicy {
     /// Redacts, then caps: the order matters, a secret cut in two would escape redaction.
@@ -319,24 +331,50 @@ impl TextPolicy {
 
     /// [`TextPolicy::text`] applied to every string of a JSON value: redacted as a whole first
     /// (so a value under a secret-named key and a secret used as a key are found too), then
-    /// every string capped.
+    /// every string capped, and the value cut to [`TextPolicy::max_values`] values (a list's
+    /// items past them replaced by one string saying how many were left out, an object's fields
+    /// by one field `"…"` saying so).
     pub fn json(&mut self, mut value: Value) -> Value {
         if let Some(r) = self.redactor.as_mut() {
             r.redact_json(&mut value);
         }
-        self.cap_in_place(&mut value);
+        let mut kept = 0;
+        self.cap_in_place(&mut value, &mut kept);
         value
     }
 
-    fn cap_in_place(&self, value: &mut Value) {
+    /// Caps `value` in place; `kept` counts the values kept so far. Recursive: a value nests no
+    /// deeper than its document's bound ([`crate::limits::Limits::max_depth`]).
+    fn cap_in_place(&self, value: &mut Value, kept: &mut usize) {
+        *kept = kept.saturating_add(1);
+        let room = self.max_values.saturating_sub(*kept);
         match value {
             Value::String(s) => {
                 if s.char_indices().nth(self.max_chars).is_some() {
                     *s = truncate_chars(s, self.max_chars);
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.cap_in_place(v)),
-            Value::Object(map) => map.values_mut().for_each(|v| self.cap_in_place(v)),
+            Value::Array(items) => {
+                let left_out = items.len().saturating_sub(room);
+                items.truncate(room);
+                items.iter_mut().for_each(|v| self.cap_in_place(v, kept));
+                if left_out > 0 {
+                    items.push(Value::String(format!("[{left_out} more items left out]")));
+                }
+            }
+            Value::Object(map) => {
+                let left_out = map.len().saturating_sub(room);
+                if left_out > 0 {
+                    *map = std::mem::take(map).into_iter().take(room).collect();
+                }
+                map.values_mut().for_each(|v| self.cap_in_place(v, kept));
+                if left_out > 0 {
+                    map.insert(
+                        "…".to_owned(),
+                        Value::String(format!("{left_out} more fields left out")),
+                    );
+                }
+            }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
@@ -355,28 +393,68 @@ pub struct LineError {
     pub line: usize,
     /// Why.
     pub reason: String,
+    /// The bound the session crossed, when that is why.
+    pub limit: Option<Exceeded>,
 }
 
-/// Line `line_no` (1-based) of a JSON-lines file as an object: `None` for a blank line.
+impl LineError {
+    /// Line `line` could not be read, for `reason`.
+    pub fn new(line: usize, reason: impl Into<String>) -> Self {
+        LineError {
+            line,
+            reason: reason.into(),
+            limit: None,
+        }
+    }
+
+    /// At line `line` the session crossed a bound.
+    pub fn limit(line: usize, why: Exceeded) -> Self {
+        LineError {
+            line,
+            reason: why.to_string(),
+            limit: Some(why),
+        }
+    }
+
+    /// A document that could not be parsed at line `line`; `what` prefixes a reason that is
+    /// not a bound (a bound speaks for itself).
+    pub(crate) fn parse(line: usize, what: &str, e: ParseError) -> Self {
+        match e {
+            ParseError::Limit(why) => LineError::limit(line, why),
+            ParseError::Invalid(_) => LineError::new(line, format!("{what}{e}")),
+        }
+    }
+
+    /// Fails with the bound `budget` crossed, if any, at line `line`.
+    ///
+    /// # Errors
+    /// That bound.
+    pub(crate) fn check(line: usize, budget: &Budget) -> Result<(), LineError> {
+        match budget.exceeded() {
+            Some(why) => Err(LineError::limit(line, why)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Line `line_no` (1-based) of a JSON-lines file as an object, parsed within `budget`: `None`
+/// for a blank line.
 ///
 /// # Errors
-/// [`LineError`] when the line is not JSON, or JSON that is not an object.
+/// [`LineError`] when the line is not JSON, JSON that is not an object, or over a bound.
 pub(crate) fn json_object_line(
+    budget: &mut Budget,
     line_no: usize,
     line: &str,
 ) -> Result<Option<Map<String, Value>>, LineError> {
     if line.trim().is_empty() {
         return Ok(None);
     }
-    let reason = match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(map)) => return Ok(Some(map)),
-        Ok(_) => "not a JSON object".to_owned(),
-        Err(e) => format!("invalid JSON: {e}"),
-    };
-    Err(LineError {
-        line: line_no,
-        reason,
-    })
+    match budget.parse(line) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(LineError::new(line_no, "not a JSON object")),
+        Err(e) => Err(LineError::parse(line_no, "", e)),
+    }
 }
 
 /// The text of a message's or a tool result's `content`: the string itself, or the `text` of
@@ -539,13 +617,14 @@ mod tests {
 
     #[test]
     fn a_json_lines_record_is_an_object_a_blank_line_nothing_and_anything_else_an_error() {
-        let record = json_object_line(1, r#"{"type":"x"}"#).unwrap().unwrap();
+        let b = &mut Budget::default();
+        let record = json_object_line(b, 1, r#"{"type":"x"}"#).unwrap().unwrap();
         assert_eq!(record["type"], "x");
-        assert_eq!(json_object_line(2, "  \t").unwrap(), None);
-        let not_object = json_object_line(3, "[1]").unwrap_err();
+        assert_eq!(json_object_line(b, 2, "  \t").unwrap(), None);
+        let not_object = json_object_line(b, 3, "[1]").unwrap_err();
         assert_eq!(not_object.line, 3);
         assert_eq!(not_object.reason, "not a JSON object");
-        let invalid = json_object_line(4, "{oops").unwrap_err();
+        let invalid = json_object_line(b, 4, "{oops").unwrap_err();
         assert!(invalid.reason.starts_with("invalid JSON: "), "{invalid}");
     }
 
@@ -570,6 +649,31 @@ mod tests {
         assert!(out.starts_with("key: [REDACT"), "{out}");
         assert!(!out.contains("sk-ant"), "{out}");
         assert!(out.contains("more chars]"), "{out}");
+    }
+
+    #[test]
+    fn tool_inputs_keep_at_most_their_values_with_a_marker() {
+        let mut policy = TextPolicy {
+            max_values: 5,
+            ..TextPolicy::default()
+        };
+        let list = policy.json(serde_json::json!([1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(
+            list,
+            serde_json::json!([1, 2, 3, 4, "[4 more items left out]"])
+        );
+        let object = policy.json(serde_json::json!({"a": 1, "b": [1, 2, 3, 4], "c": 3}));
+        assert_eq!(
+            object,
+            serde_json::json!({"a": 1, "b": [1, 2, "[2 more items left out]"], "c": 3})
+        );
+        let fields = policy.json(serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}));
+        assert_eq!(
+            fields,
+            serde_json::json!({"a": 1, "b": 2, "c": 3, "d": 4, "…": "1 more fields left out"})
+        );
+        let small = serde_json::json!({"command": "ls", "args": ["-l"]});
+        assert_eq!(policy.json(small.clone()), small);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use evolution_harvest::copilot::{
     CopilotCliReader, VsCodeChatLog, read_copilot_history, read_vscode_chat, vscode_chat_from_json,
 };
+use evolution_harvest::limits::Budget;
 use evolution_harvest::session::{LineError, Session, TextPolicy};
 
 use super::files::{FileProblem, for_each_line, workspace_folder};
@@ -133,15 +134,13 @@ fn guess(path: &Path) -> CopilotFormat {
             return Ok(());
         }
         first = Some(
-            serde_json::from_str::<serde_json::Value>(line)
+            Budget::default()
+                .parse(line)
                 .ok()
                 .is_some_and(|v| v.get("kind").is_some_and(serde_json::Value::is_u64)),
         );
         // Stop at the first line: an error ends the walk and is not reported.
-        Err(LineError {
-            line: n,
-            reason: String::new(),
-        })
+        Err(LineError::new(n, String::new()))
     });
     if first == Some(true) {
         CopilotFormat::VsCodeLog
@@ -213,7 +212,7 @@ fn whole_text(path: &Path) -> Result<String, FileProblem> {
 /// Reads one session file.
 pub(super) fn read_copilot_file(
     file: &CopilotFile,
-    policy: TextPolicy,
+    mut policy: TextPolicy,
 ) -> Result<(Session, TextPolicy), (PathBuf, FileProblem)> {
     let at = |p: FileProblem| (file.path.clone(), p);
     match file.format {
@@ -223,7 +222,7 @@ pub(super) fn read_copilot_file(
             Ok(reader.finish())
         }
         CopilotFormat::VsCodeLog => {
-            let mut log = VsCodeChatLog::new();
+            let mut log = VsCodeChatLog::with_budget(policy.budget.clone());
             for_each_line(&file.path, |n, l| log.push_line(n, l)).map_err(at)?;
             let data = log.finish().map_err(|e| at(FileProblem::Line(e)))?;
             read_vscode_chat(&data, &file.fallback_id, file.workspace.as_deref(), policy)
@@ -236,7 +235,8 @@ pub(super) fn read_copilot_file(
         }
         CopilotFormat::VsCodeFlat => {
             let text = whole_text(&file.path).map_err(at)?;
-            let data = vscode_chat_from_json(&text).map_err(|e| at(FileProblem::Line(e)))?;
+            let data = vscode_chat_from_json(&mut policy.budget, &text)
+                .map_err(|e| at(FileProblem::Line(e)))?;
             read_vscode_chat(&data, &file.fallback_id, file.workspace.as_deref(), policy)
                 .map_err(|e| at(FileProblem::Line(e)))
         }

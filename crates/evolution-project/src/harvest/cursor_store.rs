@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use evolution_harvest::cursor::{CursorComposerRows, read_cursor_chat_panel, read_cursor_composer};
+use evolution_harvest::limits::{Budget, Exceeded, SkipReason};
 use evolution_harvest::session::TextPolicy;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, params};
@@ -37,16 +38,23 @@ const PANEL_KEY: &str = "workbench.panel.aichat.view.aichat.chatdata";
 /// A path that was not read, and why.
 type PathProblem = (PathBuf, String);
 
-/// Every composer of the Cursor stores at `from` (Cursor's `User` folder, or its
-/// `globalStorage/state.vscdb`), in key order, each read with a policy from `policy`; and the
-/// workspace stores that could not be read.
+/// Longest key read: a composer or bubble key is an id or two.
+const MAX_KEY_BYTES: i64 = 4096;
+
+/// Gives every composer of the Cursor stores at `from` (Cursor's `User` folder, or its
+/// `globalStorage/state.vscdb`) to `on_session`, one at a time in key order (the chat panel's
+/// chats first), each read with a policy from `policy`; returns the workspace stores that could
+/// not be read. A composer whose rows cannot be read, or that crosses a bound, is given as the
+/// reason it is left out, and the next one is read.
 ///
 /// # Errors
-/// No global store there, or a file that is not one (bad input naming it).
+/// No global store there, or a file that is not one (bad input naming it), or what
+/// `on_session` returns.
 pub(super) fn read_store(
     from: &Path,
     mut policy: impl FnMut() -> TextPolicy,
-) -> anyhow::Result<(Vec<ReadSession>, Vec<PathProblem>)> {
+    on_session: &mut dyn FnMut(ReadSession) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<PathProblem>> {
     let (global, workspaces) = if from.is_dir() {
         (
             from.join("globalStorage").join("state.vscdb"),
@@ -67,14 +75,6 @@ pub(super) fn read_store(
              globalStorage/state.vscdb)",
         ));
     }
-    let Workspaces {
-        projects,
-        panel,
-        problems,
-    } = match workspaces {
-        Some(dir) if dir.is_dir() => workspaces_at(&dir, &mut policy),
-        _ => Workspaces::default(),
-    };
     let db = open(&global)
         .map_err(|e| bad_at(&global, None, format!("cannot open as a SQLite store: {e}")))?;
     let not_store = |e: rusqlite::Error| {
@@ -92,20 +92,30 @@ pub(super) fn read_store(
             |row| row.get(0),
         )
         .map_err(not_store)?;
+    let Workspaces { projects, problems } = match workspaces {
+        Some(dir) if dir.is_dir() => workspaces_at(&dir, &mut policy, on_session)?,
+        _ => Workspaces::default(),
+    };
     if !has_composers {
-        return Ok((panel, problems));
+        return Ok(problems);
     }
-    let mut composers = db
+    // The composers' row ids first, then each one when its turn comes: no statement stays open
+    // while the sessions are judged and written, so Cursor can write meanwhile.
+    let ids: Vec<i64> = db
         .prepare(
-            "SELECT key, value FROM cursorDiskKV WHERE key >= 'composerData:' \
-             AND key < 'composerData;' AND length(value) <= ?1 ORDER BY key LIMIT ?2",
+            "SELECT rowid FROM cursorDiskKV WHERE key >= 'composerData:' \
+             AND key < 'composerData;' AND length(key) <= ?1 ORDER BY key LIMIT ?2",
         )
-        .map_err(not_store)?;
-    let rows: Vec<(String, Option<String>)> = composers
-        .query_map(params![MAX_VALUE_BYTES, MAX_COMPOSERS], |row| {
-            Ok((row.get(0)?, text(row.get_ref(1)?)))
+        .and_then(|mut s| {
+            s.query_map(params![MAX_KEY_BYTES, MAX_COMPOSERS], |r| r.get(0))?
+                .collect()
         })
-        .and_then(Iterator::collect)
+        .map_err(not_store)?;
+    let mut composer_key = db
+        .prepare("SELECT key FROM cursorDiskKV WHERE rowid = ?1")
+        .map_err(not_store)?;
+    let mut value = db
+        .prepare("SELECT value FROM cursorDiskKV WHERE key = ?1 AND length(value) <= ?2")
         .map_err(not_store)?;
     let mut bubbles = db
         .prepare(
@@ -113,49 +123,85 @@ pub(super) fn read_store(
              AND length(value) <= ?3 ORDER BY key LIMIT ?4",
         )
         .map_err(not_store)?;
-    let mut out = Vec::with_capacity(rows.len() + panel.len());
-    out.extend(panel);
-    for (key, data) in rows {
-        let composer_id = key.strip_prefix("composerData:").unwrap_or(&key).to_owned();
-        let place = PathBuf::from(format!("{}:{key}", global.display()));
-        let Some(composer_data) = data else {
-            out.push(Err((
-                place,
-                FileProblem::File("the composer's value is empty".to_owned()),
-            )));
-            continue;
-        };
-        let prefix = format!("bubbleId:{composer_id}:");
-        let end = format!("bubbleId:{composer_id};");
-        let found: rusqlite::Result<Vec<(String, Option<String>)>> = bubbles
-            .query_map(params![prefix, end, MAX_VALUE_BYTES, MAX_BUBBLES], |row| {
-                Ok((row.get(0)?, text(row.get_ref(1)?)))
-            })
-            .and_then(Iterator::collect);
-        let found = match found {
-            Ok(found) => found,
+    for rowid in ids {
+        let key = match composer_key.query_row(params![rowid], |row| Ok(text(row.get_ref(0)?))) {
+            Ok(Some(key)) => key,
+            Ok(None) => continue,
             Err(e) => {
-                out.push(Err((
-                    place,
-                    FileProblem::File(format!("cannot read its messages: {e}")),
-                )));
+                on_session(Err((
+                    global.clone(),
+                    FileProblem::File(format!("cannot read a composer's key: {e}")),
+                )))?;
                 continue;
             }
         };
-        let composer = CursorComposerRows {
-            project: projects.get(&composer_id).cloned(),
-            composer_id,
-            composer_data,
-            bubbles: found
-                .into_iter()
-                .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_owned(), v?)))
-                .collect(),
+        let composer_id = key.strip_prefix("composerData:").unwrap_or(&key).to_owned();
+        let place = PathBuf::from(format!("{}:{key}", global.display()));
+        let policy = policy();
+        let read = composer(&mut value, &mut bubbles, &key, &composer_id, &policy);
+        let read = match read {
+            Ok(Ok(Some(mut rows))) => {
+                rows.project = projects.get(&composer_id).cloned();
+                read_cursor_composer(&rows, policy).map_err(|e| match e {
+                    SkipReason::Limit(why) => (place, FileProblem::Limit(why)),
+                    SkipReason::Malformed(reason) => (place, FileProblem::File(reason)),
+                })
+            }
+            Ok(Ok(None)) => Err((
+                place,
+                FileProblem::File("the composer's value is empty or too large".to_owned()),
+            )),
+            Ok(Err(why)) => Err((place, FileProblem::Limit(why))),
+            Err(e) => Err((
+                place,
+                FileProblem::File(format!("cannot read it or its messages: {e}")),
+            )),
         };
-        out.push(
-            read_cursor_composer(&composer, policy()).map_err(|e| (place, FileProblem::File(e))),
-        );
+        on_session(read)?;
     }
-    Ok((out, problems))
+    Ok(problems)
+}
+
+/// The rows of composer `key`: `None` when its value is empty, not text or too large; the bound
+/// crossed when its rows are larger together than a session may be.
+fn composer(
+    value: &mut rusqlite::Statement<'_>,
+    bubbles: &mut rusqlite::Statement<'_>,
+    key: &str,
+    composer_id: &str,
+    policy: &TextPolicy,
+) -> rusqlite::Result<Result<Option<CursorComposerRows>, Exceeded>> {
+    let limit = policy.budget.limits.max_session_bytes;
+    let composer_data = match value.query_row(params![key, MAX_VALUE_BYTES], |row| {
+        Ok(text(row.get_ref(0)?))
+    }) {
+        Ok(Some(data)) => data,
+        Ok(None) | Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(Ok(None)),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = composer_data.len();
+    let prefix = format!("bubbleId:{composer_id}:");
+    let end = format!("bubbleId:{composer_id};");
+    let mut found = Vec::new();
+    let mut rows = bubbles.query(params![prefix, end, MAX_VALUE_BYTES, MAX_BUBBLES])?;
+    while let Some(row) = rows.next()? {
+        let (Some(key), Some(value)) = (text(row.get_ref(0)?), text(row.get_ref(1)?)) else {
+            continue;
+        };
+        bytes = bytes.saturating_add(value.len());
+        if bytes > limit {
+            return Ok(Err(Exceeded::SessionBytes { limit }));
+        }
+        if let Some(id) = key.strip_prefix(&prefix) {
+            found.push((id.to_owned(), value));
+        }
+    }
+    Ok(Ok(Some(CursorComposerRows {
+        composer_id: composer_id.to_owned(),
+        composer_data,
+        bubbles: found,
+        project: None,
+    })))
 }
 
 /// Opens a store read-only.
@@ -176,14 +222,12 @@ fn text(value: ValueRef<'_>) -> Option<String> {
     }
 }
 
-/// What the workspace stores hold: the folder of each composer a workspace lists, the chats of
-/// the panel before composers, and the stores that could not be read.
+/// What the workspace stores hold: the folder of each composer a workspace lists, and the
+/// stores that could not be read.
 #[derive(Default)]
 struct Workspaces {
     /// Composer id → the folder of the workspace that lists it.
     projects: HashMap<String, String>,
-    /// The chat panel's chats, each with its workspace's folder.
-    panel: Vec<ReadSession>,
     /// Stores that could not be read, and why.
     problems: Vec<PathProblem>,
 }
@@ -201,10 +245,17 @@ fn item(db: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
 }
 
 /// Reads every workspace store under `dir` (each `<hash>/state.vscdb` beside a
-/// `workspace.json` naming its folder): the composers it lists and its chat panel's chats,
-/// each read with a policy from `policy`. A workspace without a folder or a store is passed
-/// over; a store that cannot be read is a problem.
-fn workspaces_at(dir: &Path, policy: &mut impl FnMut() -> TextPolicy) -> Workspaces {
+/// `workspace.json` naming its folder): the composers it lists, and its chat panel's chats,
+/// each read with a policy from `policy` and given to `on_session`. A workspace without a
+/// folder or a store is passed over; a store that cannot be read is a problem.
+///
+/// # Errors
+/// What `on_session` returns.
+fn workspaces_at(
+    dir: &Path,
+    policy: &mut impl FnMut() -> TextPolicy,
+    on_session: &mut dyn FnMut(ReadSession) -> anyhow::Result<()>,
+) -> anyhow::Result<Workspaces> {
     let mut found = Workspaces::default();
     let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
@@ -215,7 +266,7 @@ fn workspaces_at(dir: &Path, policy: &mut impl FnMut() -> TextPolicy) -> Workspa
             .collect(),
         Err(e) => {
             found.problems.push((dir.to_path_buf(), e.to_string()));
-            return found;
+            return Ok(found);
         }
     };
     entries.sort();
@@ -241,14 +292,19 @@ fn workspaces_at(dir: &Path, policy: &mut impl FnMut() -> TextPolicy) -> Workspa
         if let Some(chatdata) = chatdata {
             let place = PathBuf::from(format!("{}:{PANEL_KEY}", store.display()));
             match read_cursor_chat_panel(&chatdata, Some(&folder), &mut *policy) {
-                Ok(sessions) => found.panel.extend(sessions.into_iter().map(Ok)),
-                Err(e) => found.panel.push(Err((place, FileProblem::File(e)))),
+                Ok(sessions) => {
+                    for session in sessions {
+                        on_session(Ok(session))?;
+                    }
+                }
+                Err(SkipReason::Limit(why)) => on_session(Err((place, FileProblem::Limit(why))))?,
+                Err(SkipReason::Malformed(e)) => on_session(Err((place, FileProblem::File(e))))?,
             }
         }
         let Some(listed) = listed else {
             continue;
         };
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&listed) else {
+        let Ok(value) = Budget::default().parse(&listed) else {
             found
                 .problems
                 .push((store, "its composer list is not JSON".to_owned()));
@@ -267,5 +323,5 @@ fn workspaces_at(dir: &Path, policy: &mut impl FnMut() -> TextPolicy) -> Workspa
                 .or_insert_with(|| folder.clone());
         }
     }
-    found
+    Ok(found)
 }

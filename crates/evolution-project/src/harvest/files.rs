@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 
+use evolution_harvest::limits::Exceeded;
 use evolution_harvest::session::LineError;
 
 /// Largest transcript file read, in bytes: 256 MiB (a long Claude Code session with large
@@ -31,6 +32,8 @@ pub(super) enum FileProblem {
     File(String),
     /// A line could not be read as a record.
     Line(LineError),
+    /// The session crossed one of its bounds.
+    Limit(Exceeded),
 }
 
 /// The `.jsonl` files under `root` (or `root` itself when it is a file), grouped into
@@ -239,12 +242,8 @@ pub(super) fn for_each_line(
             return Err(too_big(total));
         }
         line_no = line_no.saturating_add(1);
-        let line = std::str::from_utf8(&buffer).map_err(|_| {
-            FileProblem::Line(LineError {
-                line: line_no,
-                reason: "not valid UTF-8".to_owned(),
-            })
-        })?;
+        let line = std::str::from_utf8(&buffer)
+            .map_err(|_| FileProblem::Line(LineError::new(line_no, "not valid UTF-8")))?;
         on_line(line_no, line.trim_end_matches(['\n', '\r'])).map_err(FileProblem::Line)?;
     }
 }

@@ -21,10 +21,13 @@ mod cursor_store;
 pub(crate) mod dir;
 mod files;
 pub mod followup_judge;
+#[cfg(test)]
+mod hostile_tests;
 mod locations;
 mod opencode_store;
 mod output;
 pub(crate) mod session_state;
+mod sink;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,9 +37,7 @@ use evolution_harvest::codex::CodexReader;
 use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
-use evolution_harvest::signals::judge_with_followup;
 use evolution_harvest::tasks::{MiningReport, TaskMiner};
-use evolution_harvest::trajectory::{to_trajectory, trajectory_id};
 use serde_json::{Map, Value};
 
 pub use self::dir::read_bounded;
@@ -44,6 +45,7 @@ use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions
 use self::followup_judge::{FollowupCounts, FollowupJudge};
 use self::locations::{recorded_session_files, source_locations};
 use self::output::{Harvested, Writer, check_out_dir, write_tasks};
+use self::sink::Sink;
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
 
@@ -469,27 +471,29 @@ pub fn harvest(
                 redactor: (!args.no_redact).then(Redactor::default),
                 ..TextPolicy::default()
             };
-            let mut say_skipped = |problems: Vec<(PathBuf, String)>| {
-                for (path, reason) in problems {
-                    notes(HarvestNote::Skipped(format!(
-                        "skipped {}",
-                        terminal_safe(&format!("{}: {reason}", path.display()))
-                    )));
-                }
+            let mut sink = Sink {
+                kind,
+                counts: &mut counts,
+                redactions: &mut redactions,
+                writer: &mut writer,
+                miner: &mut miner,
+                followup: followup.as_mut(),
+                rules: &rules,
+                filters: &filters,
             };
-            let read: Vec<opencode_store::ReadSession> = if kind == SourceKind::OpenCode {
-                opencode_store::read_store(&from, new_policy)?
+            // Each session goes to the sink as soon as it is read: one at a time in memory.
+            if kind == SourceKind::OpenCode {
+                opencode_store::read_store(&from, new_policy, &mut |one| sink.take(one, notes))?;
             } else if kind == SourceKind::Cursor {
-                let (read, problems) = cursor_store::read_store(&from, new_policy)?;
-                say_skipped(problems);
-                read
+                let problems =
+                    cursor_store::read_store(&from, new_policy, &mut |one| sink.take(one, notes))?;
+                say_skipped(notes, problems);
             } else if kind == SourceKind::Copilot {
                 let (files, problems) = copilot_files::find_copilot_sessions(&places);
-                say_skipped(problems);
-                files
-                    .iter()
-                    .map(|file| copilot_files::read_copilot_file(file, new_policy()))
-                    .collect()
+                say_skipped(notes, problems);
+                for file in &files {
+                    sink.take(copilot_files::read_copilot_file(file, new_policy()), notes)?;
+                }
             } else {
                 let (sessions, problems) = if args.recorded {
                     recorded_session_files(&from, args.project.as_deref())?
@@ -498,67 +502,10 @@ pub fn harvest(
                 } else {
                     find_sessions(&from)
                 };
-                say_skipped(problems);
-                sessions
-                    .iter()
-                    .map(|files| read_session(kind, files, new_policy()))
-                    .collect()
-            };
-            for one in read {
-                let (session, policy) = match one {
-                    Ok(read) => read,
-                    Err((path, problem)) => {
-                        counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
-                        notes(skip_note(&path, &problem));
-                        continue;
-                    }
-                };
-                counts.skipped_records = counts
-                    .skipped_records
-                    .saturating_add(session.skipped_records);
-                // VS Code and Cursor store a chat as soon as its view opens: one with nothing
-                // in it is no session.
-                if matches!(kind, SourceKind::Cursor | SourceKind::Copilot)
-                    && session.turns.is_empty()
-                    && session.tool_calls.is_empty()
-                {
-                    continue;
+                say_skipped(notes, problems);
+                for files in &sessions {
+                    sink.take(read_session(kind, files, new_policy()), notes)?;
                 }
-                if !filters.keep(&session) {
-                    counts.filtered_out = counts.filtered_out.saturating_add(1);
-                    continue;
-                }
-                if let Some(r) = &policy.redactor {
-                    redactions.absorb(r);
-                }
-                let read = followup
-                    .as_mut()
-                    .and_then(|judge| judge.judge(&session, notes));
-                let verdict = judge_with_followup(&session, &rules, read.as_ref());
-                miner.add(&session, verdict.passed);
-                counts.add_session(&session);
-                let mut object = to_trajectory(&session, &verdict);
-                if let Some(read) = &read
-                    && let Some(Value::Object(note)) = object.get_mut("harvest")
-                {
-                    note.insert(
-                        "followup_judge".to_owned(),
-                        serde_json::json!({
-                            "verdict": read.verdict.name(),
-                            "evidence": read.evidence,
-                        }),
-                    );
-                }
-                writer.write(
-                    &mut counts,
-                    notes,
-                    Harvested {
-                        id: trajectory_id(&session),
-                        object,
-                        passed: verdict.passed,
-                        reasons: verdict.describe(),
-                    },
-                )?;
             }
         }
         HarvestSource::SessionState => {
@@ -680,11 +627,22 @@ fn read_session(
     }
 }
 
+/// Says each path left out of the walk, and why.
+fn say_skipped(notes: &mut dyn FnMut(HarvestNote), problems: Vec<(PathBuf, String)>) {
+    for (path, reason) in problems {
+        notes(HarvestNote::Skipped(format!(
+            "skipped {}",
+            terminal_safe(&format!("{}: {reason}", path.display()))
+        )));
+    }
+}
+
 /// The note for a session left out because `path` could not be read.
 fn skip_note(path: &Path, problem: &FileProblem) -> HarvestNote {
     let text = match problem {
         FileProblem::File(reason) => format!("{}: {reason}", path.display()),
         FileProblem::Line(e) => format!("{}:{}: {}", path.display(), e.line, e.reason),
+        FileProblem::Limit(why) => format!("{}: {why}", path.display()),
     };
     HarvestNote::Skipped(format!(
         "skipped session {} (the session is left out)",
