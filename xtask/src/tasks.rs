@@ -204,7 +204,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 13] = [
+const BENCHES: [(&str, &str, &str); 14] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("ties", "evolution-gate", "gate_ties"),

@@ -199,6 +199,27 @@ impl Gate {
         tally: &Tally,
         boundary: &PoolBoundary,
     ) -> Result<GateVerdict, GateError> {
+        let decision = self.pool_decision(tally, boundary)?;
+        let Tally { w, l, n_used, .. } = *tally;
+        let ln_e = self.params.e_process.ln_e_value(w, l);
+        let net_f = w as f64 - l as f64;
+        Ok(GateVerdict {
+            decision,
+            e_value: ln_e.exp(),
+            ln_e_value: ln_e,
+            wald_lambda: wald_lambda(w, l),
+            delta_hat: net_f / n_used as f64,
+            delta_shrunk: net_f / (n_used as f64 + SHRINK_PSEUDO),
+        })
+    }
+
+    /// [`Gate::decide_in_pool`]'s decision alone (no e-value): what the dynamic programs over
+    /// a pool ask at every record.
+    pub(crate) fn pool_decision(
+        &self,
+        tally: &Tally,
+        boundary: &PoolBoundary,
+    ) -> Result<GateDecision, GateError> {
         let Tally {
             w,
             l,
@@ -222,15 +243,10 @@ impl Gate {
                 ),
             });
         }
-        let ln_e = params.e_process.ln_e_value(w, l);
-        let lambda = wald_lambda(w, l);
-        let net_f = w as f64 - l as f64;
-        let delta_hat = net_f / n_used as f64;
-        let delta_shrunk = net_f / (n_used as f64 + SHRINK_PSEUDO);
-
-        let decision = if boundary.accepts(w, l) && delta_hat >= params.delta_min {
+        let delta_hat = (w as f64 - l as f64) / n_used as f64;
+        Ok(if boundary.accepts(w, l) && delta_hat >= params.delta_min {
             GateDecision::AcceptConfirmed
-        } else if lambda <= params.lambda_dir {
+        } else if wald_lambda(w, l) <= params.lambda_dir {
             GateDecision::RejectDirectional
         } else if n_remaining > 0 && !boundary.reachable(w, l, n_remaining) {
             GateDecision::RejectFutility
@@ -247,15 +263,6 @@ impl Gate {
             GateDecision::RejectInertia
         } else {
             GateDecision::Continue
-        };
-
-        Ok(GateVerdict {
-            decision,
-            e_value: ln_e.exp(),
-            ln_e_value: ln_e,
-            wald_lambda: lambda,
-            delta_hat,
-            delta_shrunk,
         })
     }
 

@@ -84,6 +84,9 @@ pub struct PoolBoundary {
     shape: SpendingShape,
     /// `min_wins[d]`: wins needed after `d` discordant pairs (`d + 1`: none accepted there).
     min_wins: Vec<u64>,
+    /// Range minima of `min_wins[j] − j` over windows of `2^k` pair counts: `reach[k][j]`
+    /// covers `j..j + 2^k` (what [`PoolBoundary::reachable`] asks in constant time).
+    reach: Vec<Vec<i64>>,
     false_accept: f64,
 }
 
@@ -112,11 +115,13 @@ impl PoolBoundary {
         let horizon = shape.horizon.min(questions);
         let shape = SpendingShape { horizon, ..shape };
         let (min_wins, false_accept) = build(questions, level, shape);
+        let reach = range_minima(&min_wins);
         Ok(PoolBoundary {
             questions,
             level,
             shape,
             min_wins,
+            reach,
             false_accept,
         })
     }
@@ -200,12 +205,56 @@ impl PoolBoundary {
     /// Whether `w` wins and `l` losses can still be accepted with at most `more` further
     /// discordant pairs (each of them a win, the best case): now, or after `k ≤ more` wins.
     pub fn reachable(&self, w: u64, l: u64, more: u64) -> bool {
+        // After `k` more wins the record is `(w + k, l)` at `d + k` pairs, accepted when
+        // `w + k ≥ min_wins[d + k]`, that is `w − d ≥ min over j in d..=d + room of
+        // (min_wins[j] − j)`.
         let Some(d) = w.checked_add(l) else {
             return false;
         };
+        if d > self.questions {
+            return false;
+        }
         let room = self.questions.saturating_sub(d).min(more);
-        (0..=room).any(|k| self.accepts(w.saturating_add(k), l))
+        let (Ok(from), Ok(len)) = (usize::try_from(d), usize::try_from(room.saturating_add(1)))
+        else {
+            return false;
+        };
+        // `len ≥ 1`: the largest power of two not above it, and the two windows covering it.
+        let k = usize::try_from(len.ilog2()).unwrap_or(0);
+        let span = 1_usize << k;
+        let row = self.reach.get(k);
+        let first = row.and_then(|r| r.get(from)).copied();
+        let second = row
+            .and_then(|r| r.get(from.saturating_add(len).saturating_sub(span)))
+            .copied();
+        let least = match (first, second) {
+            (Some(a), Some(b)) => a.min(b),
+            _ => return false,
+        };
+        i128::from(w) - i128::from(d) >= i128::from(least)
     }
+}
+
+/// The sparse table of range minima of `min_wins[j] − j`.
+fn range_minima(min_wins: &[u64]) -> Vec<Vec<i64>> {
+    let base: Vec<i64> = min_wins
+        .iter()
+        .zip(0_i64..)
+        .map(|(&needed, j)| i64::try_from(needed).unwrap_or(i64::MAX).saturating_sub(j))
+        .collect();
+    let mut table = vec![base];
+    let mut span = 1_usize;
+    while span.saturating_mul(2) <= min_wins.len() {
+        let Some(previous) = table.last() else { break };
+        let next: Vec<i64> = previous
+            .iter()
+            .zip(previous.iter().skip(span))
+            .map(|(&a, &b)| a.min(b))
+            .collect();
+        table.push(next);
+        span = span.saturating_mul(2);
+    }
+    table
 }
 
 /// `M`: the expected discordant count plus [`SPREAD`] standard deviations, within `1..=N`.
@@ -392,9 +441,8 @@ pub fn pool_worst_case_false_accept(
                     tie.max(discordant)
                 };
                 let here = if is_look {
-                    let decision = gate
-                        .decide_in_pool(&Tally::new(w, l, n, questions - n), boundary)?
-                        .decision;
+                    let decision =
+                        gate.pool_decision(&Tally::new(w, l, n, questions - n), boundary)?;
                     if decision.is_accept() {
                         Some(1.0)
                     } else if decision.is_terminal() {
@@ -508,9 +556,7 @@ impl Grid {
                 if *slot == 0.0 || w.saturating_add(l) > used {
                     continue;
                 }
-                let decision = gate
-                    .decide_in_pool(&Tally::new(w, l, used, remaining), boundary)?
-                    .decision;
+                let decision = gate.pool_decision(&Tally::new(w, l, used, remaining), boundary)?;
                 if decision.is_terminal() {
                     if decision.is_accept() {
                         accepted += *slot;

@@ -355,3 +355,21 @@ fn more_questions_than_the_pool_or_bad_designs_are_refused() {
     let large = PoolBoundary::design(&g, &design, &[5]).unwrap();
     assert!(large.false_accept() <= 0.01 && large.min_wins(1000).is_some());
 }
+
+#[test]
+fn reachable_is_what_some_run_of_wins_would_accept() {
+    for (questions, exponent, horizon) in [(30_u64, 2.0, 30), (45, 0.5, 20), (12, 10.0, 5)] {
+        let b = PoolBoundary::new(questions, 0.05, shape(exponent, horizon)).unwrap();
+        for w in 0..=questions {
+            for l in 0..=(questions - w) {
+                for more in [0, 1, 2, 5, 17, questions] {
+                    let room = (questions - w - l).min(more);
+                    let brute = (0..=room).any(|k| b.accepts(w + k, l));
+                    assert_eq!(b.reachable(w, l, more), brute, "{w} {l} {more}");
+                }
+            }
+        }
+    }
+    let b = PoolBoundary::new(10, 0.05, shape(1.0, 10)).unwrap();
+    assert!(!b.reachable(u64::MAX, 1, 3) && !b.reachable(11, 0, 0));
+}

@@ -100,10 +100,11 @@ impl GateSettings {
                 .collect::<anyhow::Result<Vec<_>>>()?,
             _ => Vec::new(),
         };
+        let mut powers = PowerCache::default();
         let needed = NEEDED_POWERS
             .iter()
             .map(|&target| {
-                needed_questions(&gate, level, discordance, &self.ladder, target)
+                needed_questions(&mut powers, &gate, level, discordance, &self.ladder, target)
                     .map(|n| (target, n))
                     .map_err(gate_error)
             })
@@ -131,18 +132,30 @@ impl GateSettings {
     }
 }
 
-/// The power of a pool of `questions` at a 70 % win rate.
-fn power_of(
-    gate: &Gate,
-    questions: u64,
-    level: f64,
-    discordance: f64,
-    ladder: &[usize],
-) -> Result<f64, GateError> {
-    let n = usize::try_from(questions).unwrap_or(usize::MAX);
-    match pool_boundary(gate, n, level, discordance, ladder)? {
-        Some(b) => pool_accept_probability(gate, &b, ladder, NEEDED_AT_WIN_RATE, discordance),
-        None => Ok(0.0),
+/// The powers at a 70 % win rate already computed, by pool size.
+#[derive(Default)]
+struct PowerCache(std::collections::BTreeMap<u64, f64>);
+
+impl PowerCache {
+    /// The power of a pool of `questions` at a 70 % win rate.
+    fn power_of(
+        &mut self,
+        gate: &Gate,
+        questions: u64,
+        level: f64,
+        discordance: f64,
+        ladder: &[usize],
+    ) -> Result<f64, GateError> {
+        if let Some(&power) = self.0.get(&questions) {
+            return Ok(power);
+        }
+        let n = usize::try_from(questions).unwrap_or(usize::MAX);
+        let power = match pool_boundary(gate, n, level, discordance, ladder)? {
+            Some(b) => pool_accept_probability(gate, &b, ladder, NEEDED_AT_WIN_RATE, discordance)?,
+            None => 0.0,
+        };
+        self.0.insert(questions, power);
+        Ok(power)
     }
 }
 
@@ -150,6 +163,7 @@ fn power_of(
 /// reaches `target`: a bisection, power growing with the questions but for the steps of
 /// discreteness.
 fn needed_questions(
+    powers: &mut PowerCache,
     gate: &Gate,
     level: f64,
     discordance: f64,
@@ -157,13 +171,13 @@ fn needed_questions(
     target: f64,
 ) -> Result<Option<u64>, GateError> {
     const STEP: u64 = 5;
-    if power_of(gate, MAX_NEEDED_SEARCH, level, discordance, ladder)? < target {
+    if powers.power_of(gate, MAX_NEEDED_SEARCH, level, discordance, ladder)? < target {
         return Ok(None);
     }
     let (mut lo, mut hi) = (0_u64, MAX_NEEDED_SEARCH / STEP);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if power_of(gate, mid * STEP, level, discordance, ladder)? >= target {
+        if powers.power_of(gate, mid * STEP, level, discordance, ladder)? >= target {
             hi = mid;
         } else {
             lo = mid;
