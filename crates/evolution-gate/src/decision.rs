@@ -4,11 +4,10 @@
 use crate::GateError;
 use crate::discordance::plausible_discordant;
 use crate::evalue::{ln_e_lower_bound, ln_e_value, wald_lambda};
-use crate::pool::PoolBoundary;
 use crate::types::{EProcess, GateDecision, GateParams, GateVerdict, ProbationVerdict};
 
 /// Agresti–Coull pseudo-count of the reported `delta_shrunk`.
-const SHRINK_PSEUDO: f64 = 4.0;
+pub(crate) const SHRINK_PSEUDO: f64 = 4.0;
 
 /// The counts a gate decision is made from, cumulative over the blocks so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -177,92 +176,6 @@ impl Gate {
             wald_lambda: lambda,
             delta_hat,
             delta_shrunk,
-        })
-    }
-
-    /// Decide what to do after a validation block, the accept given by `boundary`, a pool's
-    /// exactly calibrated boundary ([`PoolBoundary`]), instead of `e_confirm`.
-    ///
-    /// Exits, first match wins: `accept_confirmed` (`W` on or above the boundary at `W + L`
-    /// discordant pairs, and `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
-    /// `reject_futility` (questions remain, yet no further wins among them could reach the
-    /// boundary; with [`GateParams::futility_risk`], none among the remaining questions that
-    /// can plausibly still be discordant) → at exhaustion `reject_inertia` (there is no
-    /// provisional accept: every accept crosses the boundary) → `continue`. The verdict
-    /// reports the e-process's statistics as [`Gate::decide`] does.
-    ///
-    /// # Errors
-    /// As [`Gate::decide`]; [`GateError::InvalidPool`] when `n_used + n_remaining` exceeds the
-    /// boundary's questions.
-    pub fn decide_in_pool(
-        &self,
-        tally: &Tally,
-        boundary: &PoolBoundary,
-    ) -> Result<GateVerdict, GateError> {
-        let decision = self.pool_decision(tally, boundary)?;
-        let Tally { w, l, n_used, .. } = *tally;
-        let ln_e = self.params.e_process.ln_e_value(w, l);
-        let net_f = w as f64 - l as f64;
-        Ok(GateVerdict {
-            decision,
-            e_value: ln_e.exp(),
-            ln_e_value: ln_e,
-            wald_lambda: wald_lambda(w, l),
-            delta_hat: net_f / n_used as f64,
-            delta_shrunk: net_f / (n_used as f64 + SHRINK_PSEUDO),
-        })
-    }
-
-    /// [`Gate::decide_in_pool`]'s decision alone (no e-value): what the dynamic programs over
-    /// a pool ask at every record.
-    pub(crate) fn pool_decision(
-        &self,
-        tally: &Tally,
-        boundary: &PoolBoundary,
-    ) -> Result<GateDecision, GateError> {
-        let Tally {
-            w,
-            l,
-            n_used,
-            n_remaining,
-        } = *tally;
-        let params = &self.params;
-        if n_used == 0 {
-            return Err(GateError::NoQuestionsUsed);
-        }
-        match w.checked_add(l) {
-            Some(d) if d <= n_used => {}
-            _ => return Err(GateError::CountsExceedUsed { w, l, n_used }),
-        }
-        if n_used.saturating_add(n_remaining) > boundary.questions() {
-            return Err(GateError::InvalidPool {
-                reason: format!(
-                    "{} questions used and remaining exceed the boundary's pool of {}",
-                    n_used.saturating_add(n_remaining),
-                    boundary.questions()
-                ),
-            });
-        }
-        let delta_hat = (w as f64 - l as f64) / n_used as f64;
-        Ok(if boundary.accepts(w, l) && delta_hat >= params.delta_min {
-            GateDecision::AcceptConfirmed
-        } else if wald_lambda(w, l) <= params.lambda_dir {
-            GateDecision::RejectDirectional
-        } else if n_remaining > 0 && !boundary.reachable(w, l, n_remaining) {
-            GateDecision::RejectFutility
-        } else if let Some(risk) = params.futility_risk
-            && n_remaining > 0
-            && !boundary.reachable(
-                w,
-                l,
-                plausible_discordant(w.saturating_add(l), n_used, n_remaining, risk),
-            )
-        {
-            GateDecision::RejectFutility
-        } else if n_remaining == 0 {
-            GateDecision::RejectInertia
-        } else {
-            GateDecision::Continue
         })
     }
 

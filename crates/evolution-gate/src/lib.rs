@@ -74,11 +74,11 @@ pub use crate::error::GateError;
 pub use crate::evalue::{compute_e_value, ln_e_value, wald_lambda};
 pub use crate::pool::{
     MAX_POOL_POWER_QUESTIONS, MAX_POOL_QUESTIONS, PoolBoundary, PoolDesign, SpendingShape,
-    pool_accept_probability, pool_worst_case_false_accept,
+    pool_accept_probability, pool_fewest_wins, pool_worst_case_false_accept,
 };
 pub use crate::reach::{
     AcceptFloor, MAX_REACH_QUESTIONS, SmallestRecord, block_ends, fewest_questions, fewest_wins,
-    ladder_accept_probability, pool_fewest_wins,
+    ladder_accept_probability,
 };
 pub use crate::types::{
     ArmResult, EProcess, GateDecision, GateParams, GateVerdict, PRESET_NAMES, PairResult,

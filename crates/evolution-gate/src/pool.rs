@@ -31,8 +31,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::GateError;
-use crate::decision::{Gate, Tally};
-use crate::reach::block_ends;
+use crate::decision::{Gate, SHRINK_PSEUDO, Tally};
+use crate::discordance::plausible_discordant;
+use crate::evalue::wald_lambda;
+use crate::reach::{AcceptFloor, block_ends, fewest_wins_by};
+use crate::types::{GateDecision, GateVerdict};
 
 /// The most questions a [`PoolBoundary`] is built for (its cost grows with the square of it).
 pub const MAX_POOL_QUESTIONS: u64 = 5_000;
@@ -232,6 +235,94 @@ impl PoolBoundary {
             _ => return false,
         };
         i128::from(w) - i128::from(d) >= i128::from(least)
+    }
+}
+
+impl Gate {
+    /// Decide what to do after a validation block, the accept given by `boundary`, a pool's
+    /// exactly calibrated boundary ([`PoolBoundary`]), instead of `e_confirm`.
+    ///
+    /// Exits, first match wins: `accept_confirmed` (`W` on or above the boundary at `W + L`
+    /// discordant pairs, and `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
+    /// `reject_futility` (questions remain, yet no further wins among them could reach the
+    /// boundary; with [`GateParams::futility_risk`], none among the remaining questions that
+    /// can plausibly still be discordant) → at exhaustion `reject_inertia` (there is no
+    /// provisional accept: every accept crosses the boundary) → `continue`. The verdict
+    /// reports the e-process's statistics as [`Gate::decide`] does.
+    ///
+    /// # Errors
+    /// As [`Gate::decide`]; [`GateError::InvalidPool`] when `n_used + n_remaining` exceeds the
+    /// boundary's questions.
+    pub fn decide_in_pool(
+        &self,
+        tally: &Tally,
+        boundary: &PoolBoundary,
+    ) -> Result<GateVerdict, GateError> {
+        let decision = self.pool_decision(tally, boundary)?;
+        let Tally { w, l, n_used, .. } = *tally;
+        let ln_e = self.params().e_process.ln_e_value(w, l);
+        let net_f = w as f64 - l as f64;
+        Ok(GateVerdict {
+            decision,
+            e_value: ln_e.exp(),
+            ln_e_value: ln_e,
+            wald_lambda: wald_lambda(w, l),
+            delta_hat: net_f / n_used as f64,
+            delta_shrunk: net_f / (n_used as f64 + SHRINK_PSEUDO),
+        })
+    }
+
+    /// [`Gate::decide_in_pool`]'s decision alone (no e-value): what the dynamic programs over
+    /// a pool ask at every record.
+    pub(crate) fn pool_decision(
+        &self,
+        tally: &Tally,
+        boundary: &PoolBoundary,
+    ) -> Result<GateDecision, GateError> {
+        let Tally {
+            w,
+            l,
+            n_used,
+            n_remaining,
+        } = *tally;
+        let params = self.params();
+        if n_used == 0 {
+            return Err(GateError::NoQuestionsUsed);
+        }
+        match w.checked_add(l) {
+            Some(d) if d <= n_used => {}
+            _ => return Err(GateError::CountsExceedUsed { w, l, n_used }),
+        }
+        if n_used.saturating_add(n_remaining) > boundary.questions() {
+            return Err(GateError::InvalidPool {
+                reason: format!(
+                    "{} questions used and remaining exceed the boundary's pool of {}",
+                    n_used.saturating_add(n_remaining),
+                    boundary.questions()
+                ),
+            });
+        }
+        let delta_hat = (w as f64 - l as f64) / n_used as f64;
+        Ok(if boundary.accepts(w, l) && delta_hat >= params.delta_min {
+            GateDecision::AcceptConfirmed
+        } else if wald_lambda(w, l) <= params.lambda_dir {
+            GateDecision::RejectDirectional
+        } else if n_remaining > 0 && !boundary.reachable(w, l, n_remaining) {
+            GateDecision::RejectFutility
+        } else if let Some(risk) = params.futility_risk
+            && n_remaining > 0
+            && !boundary.reachable(
+                w,
+                l,
+                plausible_discordant(w.saturating_add(l), n_used, n_remaining, risk),
+            )
+        {
+            GateDecision::RejectFutility
+        } else if n_remaining == 0 {
+            GateDecision::RejectInertia
+        } else {
+            GateDecision::Continue
+        })
     }
 }
 
@@ -567,4 +658,21 @@ impl Grid {
         }
         Ok(accepted)
     }
+}
+
+/// The fewest wins (with no loss) with which `gate`, deciding with `boundary`
+/// ([`Gate::decide_in_pool`]) at the block ends of `ladder`, accepts, over every order the wins
+/// and ties can come in (as [`fewest_wins`](crate::fewest_wins)); only `accept_confirmed` can
+/// accept.
+///
+/// # Errors
+/// As [`fewest_wins`](crate::fewest_wins).
+pub fn pool_fewest_wins(
+    gate: &Gate,
+    boundary: &PoolBoundary,
+    ladder: &[usize],
+) -> Result<AcceptFloor, GateError> {
+    fewest_wins_by(boundary.questions(), ladder, |tally| {
+        gate.decide_in_pool(tally, boundary)
+    })
 }

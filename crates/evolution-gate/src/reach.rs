@@ -124,23 +124,8 @@ pub fn fewest_wins(
     fewest_wins_by(questions, ladder, |tally| gate.decide(tally))
 }
 
-/// [`fewest_wins`] for `gate` deciding with the pool boundary `boundary`
-/// ([`Gate::decide_in_pool`]) on its pool of questions: only `accept_confirmed` can accept.
-///
-/// # Errors
-/// As [`fewest_wins`].
-pub fn pool_fewest_wins(
-    gate: &Gate,
-    boundary: &crate::PoolBoundary,
-    ladder: &[usize],
-) -> Result<AcceptFloor, GateError> {
-    fewest_wins_by(boundary.questions(), ladder, |tally| {
-        gate.decide_in_pool(tally, boundary)
-    })
-}
-
 /// [`fewest_wins`] with the decision `decide`.
-fn fewest_wins_by(
+pub(crate) fn fewest_wins_by(
     questions: u64,
     ladder: &[usize],
     decide: impl Fn(&Tally) -> Result<crate::GateVerdict, GateError>,

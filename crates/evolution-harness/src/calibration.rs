@@ -93,3 +93,18 @@ pub fn pool_boundary(
     };
     PoolBoundary::design(gate, &design, ladder).map(Some)
 }
+
+/// What a test calibrated for its pool was held to.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PoolCheck {
+    /// Gate questions in the pool.
+    pub questions: u64,
+    /// The level the test was granted.
+    pub level: f64,
+    /// The boundary's exact worst-case false-accept rate (at most `level`).
+    pub false_accept: f64,
+    /// The share of discordant pairs the boundary was shaped for.
+    pub discordance: f64,
+    /// Wins an accept needed at the final count of discordant pairs (`None`: none could).
+    pub wins_needed: Option<u64>,
+}

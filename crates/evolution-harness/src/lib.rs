@@ -155,6 +155,7 @@
 )]
 
 mod agent_tree;
+mod baseline_cache;
 mod budget;
 mod calibration;
 mod check;
@@ -186,7 +187,7 @@ pub use crate::budget::{
 };
 pub use crate::calibration::{
     Calibration, DiscordanceTally, MEASURED_DISCORDANCE_MIN_QUESTIONS, MIN_DESIGN_DISCORDANCE,
-    POOL_WIN_RATE, pool_boundary,
+    POOL_WIN_RATE, PoolCheck, pool_boundary,
 };
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError, REFUSAL_OPENINGS};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};
@@ -235,7 +236,7 @@ pub use crate::templates::{
     reads_legacy_syntax, template_spec,
 };
 pub use crate::validate::{
-    BaselineCache, Candidate, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS, PoolCheck,
+    BaselineCache, Candidate, GATE_RUN_MARKER, GatePoint, INFRA_GUARD_MIN_QUESTIONS,
     ValidationConfig, ValidationContext, ValidationError, ValidationOutcome, check_split,
     fixed_question_order, params_for_level, validate_candidate,
 };

@@ -23,12 +23,13 @@ use evolution_types::{
 };
 use serde::{Deserialize, Serialize};
 
+pub use crate::baseline_cache::BaselineCache;
 use crate::budget::{Budget, BudgetExceeded};
-use crate::calibration::{Calibration, pool_boundary};
+use crate::calibration::{Calibration, PoolCheck, pool_boundary};
 use crate::events::{Arm, EventSink, HarnessEvent};
 use crate::failures::{FailureCount, PhaseFailures};
 use crate::fdr::TestLevel;
-use crate::runner::{AgentRunner, RunnerError, Workspace, is_infra_stop};
+use crate::runner::{AgentRunner, RunnerError, Workspace};
 
 /// The marker every gate run id must contain, so diagnosis can tell gate
 /// rollouts from training rollouts and never learn from the gate's questions.
@@ -81,48 +82,6 @@ pub struct Candidate {
     pub workspace: Workspace,
     /// The questions it was diagnosed or written from; none may be gated on.
     pub provenance: BTreeSet<String>,
-}
-
-/// Baseline results by (baseline version, question id), so the baseline arm
-/// of a version runs each question once however many candidates it faces.
-/// INFRA failures are not cached: they are retried next time.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct BaselineCache {
-    entries: BTreeMap<String, BTreeMap<String, Prediction>>,
-}
-
-impl BaselineCache {
-    /// An empty cache.
-    pub fn new() -> Self {
-        BaselineCache::default()
-    }
-
-    /// The cached prediction of `question_id` under `version`.
-    pub fn get(&self, version: &str, question_id: &str) -> Option<&Prediction> {
-        self.entries.get(version)?.get(question_id)
-    }
-
-    /// Caches `prediction` (not an INFRA failure) for `version`; returns whether it was kept.
-    pub fn insert(&mut self, version: &str, prediction: Prediction) -> bool {
-        if is_infra_stop(&prediction.stop_reason) || prediction.error.is_some() {
-            return false;
-        }
-        self.entries
-            .entry(version.to_owned())
-            .or_default()
-            .insert(prediction.question_id.clone(), prediction);
-        true
-    }
-
-    /// Cached entries over all versions.
-    pub fn len(&self) -> usize {
-        self.entries.values().map(BTreeMap::len).sum()
-    }
-
-    /// True when nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The result of validating one candidate.
@@ -180,21 +139,6 @@ pub struct ValidationOutcome {
     /// The pool boundary that decided, when the test was calibrated for its pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolCheck>,
-}
-
-/// What a test calibrated for its pool was held to.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PoolCheck {
-    /// Gate questions in the pool.
-    pub questions: u64,
-    /// The level the test was granted.
-    pub level: f64,
-    /// The boundary's exact worst-case false-accept rate (at most `level`).
-    pub false_accept: f64,
-    /// The share of discordant pairs the boundary was shaped for.
-    pub discordance: f64,
-    /// Wins an accept needed at the final count of discordant pairs (`None`: none could).
-    pub wins_needed: Option<u64>,
 }
 
 /// The gate's evidence after one block: the counts so far, `ln E` and the

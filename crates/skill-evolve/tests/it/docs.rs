@@ -154,7 +154,7 @@ fn the_dry_run_of_the_layouts_page_maps_task_types_as_it_shows() {
     let shown = block(&text, "## Checking it first", "text");
     let mapped: Vec<&str> = printed
         .lines()
-        .filter(|l| l.contains("task type"))
+        .filter(|l| l.trim_start().starts_with("task type"))
         .collect();
     assert_eq!(mapped.len(), 3, "{printed}");
     for line in mapped {

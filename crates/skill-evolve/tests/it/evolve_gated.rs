@@ -34,7 +34,7 @@ pub(crate) fn agent_config(agent: &Path, gate_share: &str, extra: &str) -> Strin
         "[run]\nname = \"demo\"\nskills = \"skill\"\n\n\
          [agent]\ncommand = [{:?}]\ntimeout_secs = 30\n\n\
          [questions]\nfile = \"questions.jsonl\"\ntrain = {:?}\ngate = {gate_share}\nseed = 3\n\n\
-         [gate]\nparams = \"calibrated\"\nladder = [6, 12]\n{extra}",
+         [gate]\nparams = \"calibrated\"\nladder = [6, 12]\ncalibration = \"e-process\"\n{extra}",
         agent.display().to_string(),
         1.0 - gate_share.parse::<f64>().unwrap(),
     )

@@ -9,12 +9,21 @@ use crate::evolve_gated::{agent_config, evolve, workspace};
 use crate::run::{CONFIG, rule_agent, run_workspace_with};
 use crate::support::{assert_one_line_error, run_config, skill_evolve, snapshot};
 
-/// [`CONFIG`] with the default gate: preset `seed`, ladder `[5]`, e-LOND at 0.05.
-/// Two epochs, one task type and one skill: a horizon of 2 + 1 = 3 candidates, so the
-/// first candidate needs `E ≥ 3 / 0.05 = 60`; with no loss `E(W, 0) = (2^(W+1) − 1)/(W + 1)`
-/// first passes 60 at `W = 9` (102.3; `E(8, 0) = 56.8`).
+/// [`CONFIG`] with the default gate: preset `seed`, ladder `[5]`, e-LOND at 0.05, each
+/// test calibrated for its pool. Two epochs, one task type and one skill: a horizon of
+/// 2 + 1 = 3 candidates, so the first candidate is tested at level `0.05 / 3`.
 fn default_gate() -> String {
-    CONFIG.replace("params = \"calibrated\"\nladder = [2, 4]\n", "")
+    CONFIG.replace(
+        "params = \"calibrated\"\nladder = [2, 4]\ncalibration = \"e-process\"\n",
+        "",
+    )
+}
+
+/// [`default_gate`] with the e-process's thresholds: the first candidate needs
+/// `E ≥ 3 / 0.05 = 60`; with no loss `E(W, 0) = (2^(W+1) − 1)/(W + 1)` first passes 60 at
+/// `W = 9` (102.3; `E(8, 0) = 56.8`).
+fn e_process_gate() -> String {
+    default_gate().replace("[gate]\n", "[gate]\ncalibration = \"e-process\"\n")
 }
 
 /// The seed preset with both accept thresholds at e-LOND's first level over `horizon`.
@@ -29,9 +38,75 @@ fn first_level(horizon: u32) -> Gate {
 }
 
 #[test]
+fn by_default_the_pre_flight_states_the_level_the_power_and_the_questions_power_needs() {
+    // 40 questions: 20 for the gate, tested at 0.05 / 3 by a boundary exact for them.
+    let dir = run_workspace_with(&default_gate(), 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let level = 0.05 / 3.0;
+    let gate = Gate::new(GateParams {
+        futility_risk: Some(0.05),
+        lambda_dir: -3.0,
+        ..GateParams::default()
+    })
+    .unwrap();
+    let boundary = evolution_harness::pool_boundary(&gate, 20, level, 0.5, &[5])
+        .unwrap()
+        .unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "gate reach: 20 gate question(s); the first candidate is tested at level 0.0167 \
+             (e-LOND spreads fdr_alpha 0.05 over the 3 candidate(s) this run can gate at most"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "calibrated exactly for its 20 gate question(s); worst-case false accept {:.4}",
+            boundary.false_accept()
+        )),
+        "{stdout}"
+    );
+    assert!(boundary.false_accept() <= level);
+    let floor = evolution_gate::pool_fewest_wins(&gate, &boundary, &[5]).unwrap();
+    let (record, _) = floor.smallest().unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "with 20 gate questions an accept needs at least {} wins and no loss \
+             (accept_confirmed after {} questions)",
+            record.wins, record.questions
+        )),
+        "{stdout}"
+    );
+    let power: Vec<String> = [0.6, 0.7, 0.8]
+        .iter()
+        .map(|&p| {
+            let power =
+                evolution_gate::pool_accept_probability(&gate, &boundary, &[5], p, 0.5).unwrap();
+            format!("{power:.3} at a {:.0}% win rate", p * 100.0)
+        })
+        .collect();
+    assert!(
+        stdout.contains(&format!("power: {} (exact", power.join(", "))),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("50% of the gate questions discordant"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("gate questions needed at a 70% win rate: "),
+        "{stdout}"
+    );
+    // 20 gate questions, half of them ties, find few improvements: the pre-flight says so.
+    assert!(stdout.contains("warning: power "), "{stdout}");
+}
+
+#[test]
 fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
     // 40 questions: 20 for the gate.
-    let dir = run_workspace_with(&default_gate(), 40);
+    let dir = run_workspace_with(&e_process_gate(), 40);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -76,7 +151,8 @@ fn the_pre_flight_states_the_smallest_accepting_record_and_the_power() {
 
     // Without e-LOND the seed preset's own thresholds hold: a provisional accept at
     // exhaustion needs E ≥ 3, three wins (E(3, 0) = 3.75) and two net wins.
-    let off = default_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\nprobation = 0.0\n");
+    let off =
+        e_process_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\nprobation = 0.0\n");
     let dir = run_workspace_with(&off, 40);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
@@ -110,7 +186,7 @@ fn a_gate_set_no_record_can_pass_is_refused_before_any_rollout() {
         &[][..],
         &["--record", "run.cassette"][..],
     ] {
-        let dir = run_workspace_with(&default_gate(), 16);
+        let dir = run_workspace_with(&e_process_gate(), 16);
         let d = dir.path();
         let before = snapshot(d);
         let out = run_config(d, extra);
@@ -123,9 +199,21 @@ fn a_gate_set_no_record_can_pass_is_refused_before_any_rollout() {
         assert_eq!(snapshot(d), before, "{extra:?}");
     }
     // 18 questions leave 9: the same configuration is valid.
-    let dir = run_workspace_with(&default_gate(), 18);
+    let dir = run_workspace_with(&e_process_gate(), 18);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
+    // Calibrated for its pool, level 0.05 / 3 needs six wins in a row (2^-6 ≤ 1/60): 8 gate
+    // questions are enough, 4 are not.
+    let dir = run_workspace_with(&default_gate(), 16);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let dir = run_workspace_with(&default_gate(), 8);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert_one_line_error(
+        &out,
+        "the 4 gate question(s) cannot accept any candidate: the first is tested at level 0.0167",
+    );
+    assert_one_line_error(&out, "and at least 6 gate questions are needed");
 }
 
 #[test]

@@ -26,6 +26,7 @@ seed = 3
 [gate]
 params = "calibrated"
 ladder = [2, 4]
+calibration = "e-process"
 
 [budget]
 max_llm_calls = 10

@@ -143,14 +143,15 @@ pub use self::gate::{
 };
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};
-pub use self::pool_reach::{LOW_POWER, POOL_POWER_WIN_RATES, PoolReach};
+pub use self::pool_reach::POOL_POWER_WIN_RATES;
 use self::preferences::{PreferencesSection, check_preferences};
 pub use self::probation::AUTO_PROBATION_SHARE;
 use self::probation::hold_back_probation;
 pub use self::questions::SUITE_FILES;
 use self::questions::{QuestionsSection, check_questions};
 pub use self::reach::{
-    GateReach, LedgerReach, MAX_REACH_QUESTIONS, POWER_WIN_RATES, ReachScope, refuse_unreachable,
+    GateReach, LOW_POWER, LedgerReach, MAX_REACH_QUESTIONS, POWER_WIN_RATES, PoolReach, ReachScope,
+    refuse_unreachable,
 };
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};

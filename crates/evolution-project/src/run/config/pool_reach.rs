@@ -8,42 +8,14 @@ use evolution_gate::{
 };
 use evolution_harness::{ELond, GammaSequence, pool_boundary};
 
-use super::reach::{GateReach, LedgerReach};
+use super::reach::{GateReach, LedgerReach, MAX_NEEDED_SEARCH, NEEDED_AT_WIN_RATE, PoolReach};
 use super::*;
 
 /// The win rates the pre-flight states a pool boundary's power at.
 pub const POOL_POWER_WIN_RATES: [f64; 3] = [0.6, 0.7, 0.8];
 
-/// The win rate the gate questions needed for a given power are stated at.
-const NEEDED_AT_WIN_RATE: f64 = 0.7;
-
 /// The powers the pre-flight says how many gate questions reach.
 const NEEDED_POWERS: [f64; 2] = [0.5, 0.8];
-
-/// Below this power at a 70 % win rate the pre-flight warns that most good edits will be
-/// rejected.
-pub const LOW_POWER: f64 = 0.2;
-
-/// The most gate questions the needed-questions search looks at (its cost grows with the
-/// cube of them).
-const MAX_NEEDED_SEARCH: u64 = 200;
-
-/// What a gate calibrated for its pool can do, for the pre-flight.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PoolReach {
-    /// The level the first candidate is tested at.
-    pub level: f64,
-    /// The boundary's exact worst-case false-accept rate, when it was built.
-    pub false_accept: Option<f64>,
-    /// The share of the gate questions assumed discordant.
-    pub discordance: f64,
-    /// Exact power at each of [`POOL_POWER_WIN_RATES`], at that share; empty past
-    /// [`MAX_POOL_POWER_QUESTIONS`] questions.
-    pub power: Vec<(f64, f64)>,
-    /// For each of 50 % and 80 % power at a 70 % win rate: the gate questions that reach it,
-    /// `None` past 200.
-    pub needed: Vec<(f64, Option<u64>)>,
-}
 
 impl GateSettings {
     /// [`GateSettings::reach_with`] for a gate calibrated for its pool, assuming
@@ -207,80 +179,4 @@ fn fewest_pool_questions(
         }
     }
     Ok(None)
-}
-
-impl PoolReach {
-    /// How the first candidate's level comes about, in words.
-    pub(super) fn level_words(&self, reach: &GateReach) -> String {
-        let how = match reach.fdr {
-            Some((alpha, horizon)) => format!(
-                "e-LOND spreads fdr_alpha {alpha} over the {horizon} candidate(s) this run can \
-                 gate at most — one per training task type and prompt each epoch, and a slow \
-                 update per skill between epochs"
-            ),
-            None => "fdr_alpha = \"off\": the level of e_confirm alone".to_owned(),
-        };
-        let exact = match self.false_accept {
-            Some(f) => format!("; worst-case false accept {f:.4}"),
-            None => String::new(),
-        };
-        format!(
-            "level {} ({how}{}), calibrated exactly for its {} gate question(s){exact}",
-            fmt_level(self.level),
-            reach
-                .ledger
-                .as_ref()
-                .map(|l| format!("; the ledger of {} binds when stricter", l.skill))
-                .unwrap_or_default(),
-            reach.questions,
-        )
-    }
-
-    /// The pre-flight's power lines.
-    pub(super) fn power_lines(&self) -> String {
-        let mut out = String::new();
-        if !self.power.is_empty() {
-            let parts: Vec<String> = self
-                .power
-                .iter()
-                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
-                .collect();
-            out.push_str(&format!(
-                "  power: {} (exact, at the ladder's block ends, with {:.0}% of the gate \
-                 questions discordant — assumed ([gate] discordance) until the run measures it)\n",
-                parts.join(", "),
-                self.discordance * 100.0
-            ));
-        }
-        let needed: Vec<String> = self
-            .needed
-            .iter()
-            .map(|(target, n)| match n {
-                Some(n) => format!("{n} for {:.0}% power", target * 100.0),
-                None => format!(
-                    "more than {MAX_NEEDED_SEARCH} for {:.0}% power",
-                    target * 100.0
-                ),
-            })
-            .collect();
-        out.push_str(&format!(
-            "  gate questions needed at a 70% win rate: {}\n",
-            needed.join(", ")
-        ));
-        if let Some((_, power)) = self.power.iter().find(|(p, _)| *p == NEEDED_AT_WIN_RATE)
-            && *power < LOW_POWER
-        {
-            out.push_str(&format!(
-                "  warning: power {power:.3} at a 70% win rate — most good edits will be \
-                 rejected; add gate questions, or test fewer candidates (fewer epochs or skills \
-                 raise the level)\n"
-            ));
-        }
-        out
-    }
-}
-
-/// A level for a message: four significant digits.
-fn fmt_level(level: f64) -> String {
-    format!("{level:.4}")
 }

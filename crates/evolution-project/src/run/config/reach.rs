@@ -5,7 +5,6 @@
 use evolution_gate::{AcceptFloor, GateDecision};
 use evolution_harness::LedgerBudget;
 
-use super::pool_reach::PoolReach;
 use super::*;
 
 /// What the project's ledger of a skill adds to its first candidate's test.
@@ -31,6 +30,15 @@ pub(super) const MAX_POWER_QUESTIONS: usize = 2_000;
 
 /// The most questions [`GateReach::fewest_questions`] is looked for up to.
 pub(super) const MAX_NEEDED_QUESTIONS: u64 = 10_000;
+
+/// The win rate the gate questions needed for a given power are stated at.
+pub(super) const NEEDED_AT_WIN_RATE: f64 = 0.7;
+/// Below this power at a 70 % win rate the pre-flight warns that most good edits will be
+/// rejected.
+pub const LOW_POWER: f64 = 0.2;
+/// The most gate questions the needed-questions search looks at (its cost grows with the
+/// cube of them).
+pub(super) const MAX_NEEDED_SEARCH: u64 = 200;
 
 /// The win rates the pre-flight states the power at.
 pub const POWER_WIN_RATES: [f64; 2] = [0.6, 0.7];
@@ -117,6 +125,15 @@ impl GateReach {
         self.floor.is_some_and(|f| f.smallest().is_none())
     }
 
+    /// `needs` before an e-value threshold, `is tested at` before a pool's level.
+    fn level_verb(&self) -> &'static str {
+        if self.pool.is_some() {
+            "is tested at"
+        } else {
+            "needs"
+        }
+    }
+
     /// How the first candidate's threshold comes about, in words.
     fn level_words(&self) -> String {
         if let Some(pool) = &self.pool {
@@ -151,13 +168,15 @@ impl GateReach {
     pub fn lines(&self) -> String {
         let mut out = match &self.scope {
             Some(scope) => format!(
-                "gate reach of skill {}; the first candidate needs {}\n",
+                "gate reach of skill {}; the first candidate {} {}\n",
                 scope.words(self.questions),
+                self.level_verb(),
                 self.level_words()
             ),
             None => format!(
-                "gate reach: {} gate question(s); the first candidate needs {}\n",
+                "gate reach: {} gate question(s); the first candidate {} {}\n",
                 self.questions,
+                self.level_verb(),
                 self.level_words()
             ),
         };
@@ -289,4 +308,97 @@ fn fmt_e(e: f64) -> String {
     } else {
         format!("{e:.3e}")
     }
+}
+
+/// What a gate calibrated for its pool can do, for the pre-flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolReach {
+    /// The level the first candidate is tested at.
+    pub level: f64,
+    /// The boundary's exact worst-case false-accept rate, when it was built.
+    pub false_accept: Option<f64>,
+    /// The share of the gate questions assumed discordant.
+    pub discordance: f64,
+    /// Exact power at each of [`POOL_POWER_WIN_RATES`], at that share; empty past
+    /// [`MAX_POOL_POWER_QUESTIONS`] questions.
+    pub power: Vec<(f64, f64)>,
+    /// For each of 50 % and 80 % power at a 70 % win rate: the gate questions that reach it,
+    /// `None` past 200.
+    pub needed: Vec<(f64, Option<u64>)>,
+}
+
+impl PoolReach {
+    /// How the first candidate's level comes about, in words.
+    pub(super) fn level_words(&self, reach: &GateReach) -> String {
+        let how = match reach.fdr {
+            Some((alpha, horizon)) => format!(
+                "e-LOND spreads fdr_alpha {alpha} over the {horizon} candidate(s) this run can \
+                 gate at most — one per training task type and prompt each epoch, and a slow \
+                 update per skill between epochs"
+            ),
+            None => "fdr_alpha = \"off\": the level of e_confirm alone".to_owned(),
+        };
+        let exact = match self.false_accept {
+            Some(f) if f > 0.0 => format!("; worst-case false accept {f:.4}"),
+            _ => String::new(),
+        };
+        format!(
+            "level {} ({how}{}), calibrated exactly for its {} gate question(s){exact}",
+            fmt_level(self.level),
+            reach
+                .ledger
+                .as_ref()
+                .map(|l| format!("; the ledger of {} binds when stricter", l.skill))
+                .unwrap_or_default(),
+            reach.questions,
+        )
+    }
+
+    /// The pre-flight's power lines.
+    pub(super) fn power_lines(&self) -> String {
+        let mut out = String::new();
+        if !self.power.is_empty() {
+            let parts: Vec<String> = self
+                .power
+                .iter()
+                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
+                .collect();
+            out.push_str(&format!(
+                "  power: {} (exact, at the ladder's block ends, with {:.0}% of the gate \
+                 questions discordant — assumed ([gate] discordance) until the run measures it)\n",
+                parts.join(", "),
+                self.discordance * 100.0
+            ));
+        }
+        let needed: Vec<String> = self
+            .needed
+            .iter()
+            .map(|(target, n)| match n {
+                Some(n) => format!("{n} for {:.0}% power", target * 100.0),
+                None => format!(
+                    "more than {MAX_NEEDED_SEARCH} for {:.0}% power",
+                    target * 100.0
+                ),
+            })
+            .collect();
+        out.push_str(&format!(
+            "  gate questions needed at a 70% win rate: {}\n",
+            needed.join(", ")
+        ));
+        if let Some((_, power)) = self.power.iter().find(|(p, _)| *p == NEEDED_AT_WIN_RATE)
+            && *power < LOW_POWER
+        {
+            out.push_str(&format!(
+                "  warning: power {power:.3} at a 70% win rate — most good edits will be \
+                 rejected; add gate questions, or test fewer candidates (fewer epochs or skills \
+                 raise the level)\n"
+            ));
+        }
+        out
+    }
+}
+
+/// A level for a message: four significant digits.
+fn fmt_level(level: f64) -> String {
+    format!("{level:.4}")
 }
