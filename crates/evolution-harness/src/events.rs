@@ -80,8 +80,12 @@ pub enum HarnessEvent {
         decision: GateDecision,
         /// `E(W, L)`.
         e_value: f64,
-        /// The e-value a confirmed accept needed.
+        /// The e-value a confirmed accept needed (with the e-process calibration).
         e_confirm: f64,
+        /// With the pool calibration: the wins an accept needs at this many discordant pairs
+        /// (`None`: none can accept there yet, or the e-process decides).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wins_needed: Option<u64>,
         /// Cumulative INFRA errors over both arms.
         infra_errors: u64,
     },

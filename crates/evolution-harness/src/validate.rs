@@ -701,6 +701,7 @@ pub(crate) async fn validate_keeping_answers(
             decision: verdict.decision,
             e_value: verdict.e_value,
             e_confirm: config.params.e_confirm,
+            wins_needed: boundary.and_then(|(b, _)| b.min_wins(run.w.saturating_add(run.l))),
             infra_errors: run.infra_errors,
         });
         if verdict.decision.is_terminal() {

@@ -47,12 +47,21 @@ pub fn event_line(event: &HarnessEvent) -> Option<String> {
             decision,
             e_value,
             e_confirm,
+            wins_needed,
             ..
-        } => Some(format!(
-            "gate {candidate} block {block}: W={w} L={l} used={n_used} remaining={n_remaining} \
-             E={e_value:.2} (confirm at {e_confirm}) → {}",
-            decision_name(*decision)
-        )),
+        } => Some(match wins_needed {
+            Some(needed) => format!(
+                "gate {candidate} block {block}: W={w} L={l} used={n_used} \
+                 remaining={n_remaining} (accept at W ≥ {needed} with {} won or lost) → {}",
+                w.saturating_add(*l),
+                decision_name(*decision)
+            ),
+            None => format!(
+                "gate {candidate} block {block}: W={w} L={l} used={n_used} \
+                 remaining={n_remaining} E={e_value:.2} (confirm at {e_confirm}) → {}",
+                decision_name(*decision)
+            ),
+        }),
         HarnessEvent::CandidateAccepted {
             candidate,
             decision,

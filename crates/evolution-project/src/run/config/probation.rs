@@ -7,6 +7,7 @@
 //! reach a rollback, and the rest can still accept. Otherwise none, and the pre-flight says why.
 
 use evolution_gate::{Gate, GateParams, fewest_wins};
+use evolution_harness::Calibration;
 use evolution_types::GeneratedQuestion;
 use toml::Spanned;
 
@@ -113,6 +114,15 @@ fn held_back(total: usize, share: f64) -> usize {
 /// The share held back when `[gate] probation` is not set, and the pre-flight's line on it.
 fn auto_share(settings: &GateSettings, total: usize, horizon: u64) -> (f64, String) {
     let params = &settings.params;
+    if matches!(settings.calibration, Calibration::Pool { .. }) {
+        return (
+            0.0,
+            "probation: off — every accept crosses the boundary calibrated for the gate \
+             questions (calibration = \"pool\"), none is provisional, so there is nothing to \
+             watch"
+                .to_owned(),
+        );
+    }
     if !provisional_possible(params, settings.fdr_alpha) {
         let why = match settings.fdr_alpha {
             Some(alpha) => format!(
