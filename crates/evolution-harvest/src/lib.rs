@@ -53,6 +53,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod copilot;
 mod copilot_history;
+pub mod correction_check;
 mod correction_cues;
 pub mod corrections;
 pub mod cursor;

@@ -98,6 +98,7 @@ pub struct TaskLineError {
 ///     sessions: vec!["s1".into(), "s2".into()],
 ///     check: SuggestedCheck::Rubric { text: "does it".into() },
 ///     reviewed: false,
+///     correction: None,
 /// };
 /// let first = merge_tasks(None, None, &[task("a"), task("b")]).unwrap();
 /// assert_eq!(first.added, 2);
@@ -207,6 +208,7 @@ mod tests {
                 value: "ok".to_owned(),
             },
             reviewed: false,
+            correction: None,
         }
     }
 
