@@ -305,7 +305,7 @@ impl AgentReply {
 
 /// The key of a question that holds a user's correction of an earlier answer to it (an object
 /// whose `said` is the user's words, as `harvest --tasks` writes it).
-pub const CORRECTION_KEY: &str = "correction";
+pub(crate) const CORRECTION_KEY: &str = "correction";
 
 /// Most characters of a user's correction carried into a reference answer.
 const MAX_CORRECTION_CHARS: usize = 2_000;

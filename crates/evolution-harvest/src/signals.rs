@@ -31,7 +31,8 @@ pub enum SignalKind {
     ExplicitOutcome,
     /// The user repeated or rephrased a request after the agent's answer.
     RepeatedRequest,
-    /// The user's next message opened with a correction ("no, …", "still failing").
+    /// The user's next message corrected the agent in words ("no, …", "still failing", "you
+    /// broke it").
     CorrectionPhrase,
 }
 
@@ -141,7 +142,7 @@ pub enum Reason {
         /// The earlier request it repeats (quoted).
         earlier: String,
     },
-    /// The user's next message opened with a correction.
+    /// The user's next message corrected the agent in words.
     CorrectionPhrase {
         /// How many turns did.
         count: usize,
@@ -207,7 +208,7 @@ impl Reason {
                 phrase,
                 evidence,
             } => format!(
-                "the user's next message opened with a correction ({count} time{}, \"{phrase}\"): \"{evidence}\"",
+                "the user corrected the agent in words ({count} time{}, \"{phrase}\"): \"{evidence}\"",
                 plural(*count)
             ),
             Reason::FollowupJudge { evidence } => {
@@ -570,7 +571,7 @@ mod tests {
             v.describe(),
             "the user repeated a request after the agent's answer (1 time): \"still failing, the \
              login test in the auth module is red\" (earlier: \"Fix the failing login test in the \
-             auth module\"); the user's next message opened with a correction (2 times, \"still \
+             auth module\"); the user corrected the agent in words (2 times, \"still \
              failing\"): \"still failing, the login test in the auth module is red\""
         );
         let mut rules = HarvestRules::default();
