@@ -204,7 +204,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 12] = [
+const BENCHES: [(&str, &str, &str); 13] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("ties", "evolution-gate", "gate_ties"),
@@ -217,6 +217,7 @@ const BENCHES: [(&str, &str, &str); 12] = [
     ("gate-real", "evolution-project", "gate_real"),
     ("harvest", "evolution-harvest", "harvest_bench"),
     ("redact", "evolution-harvest", "redact_bench"),
+    ("followups", "evolution-project", "followup_bench"),
 ];
 
 fn bench_list() -> String {
@@ -245,7 +246,8 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
-    if package == "evolution-llm-local" {
+    // The benchmarks that load the embedded model run in the dev profile (see `local_bench`).
+    if package == "evolution-llm-local" || name == "followups" {
         return local_bench(root, &name, example, rest);
     }
     let rest = with_benchmark_model(&name, rest)?;

@@ -13,8 +13,28 @@
 //! quotes the user's words whole.
 
 use evolution_types::template::truncate_chars;
+use serde::{Deserialize, Serialize};
 
-use crate::tasks::SuggestedCheck;
+/// How a replayed answer is checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SuggestedCheck {
+    /// The answer contains `value` (case-insensitively).
+    Contains {
+        /// The text to find.
+        value: String,
+    },
+    /// The answer does not contain `value` (case-insensitively).
+    NotContains {
+        /// The text that must not be there.
+        value: String,
+    },
+    /// A rubric for a person or an LLM judge.
+    Rubric {
+        /// What a good answer does.
+        text: String,
+    },
+}
 
 /// Longest span of a correction made a `contains` or `not_contains` check.
 pub const MAX_SPAN_CHARS: usize = 80;

@@ -345,11 +345,24 @@ fn opens_with(normal: &str, openers: &[&str]) -> bool {
     })
 }
 
+/// Whether `normal` holds `words` starting and ending at word boundaries ("wrong tab", not
+/// "wrong table"); `thank` also starts "thanks".
+fn holds_words(normal: &str, words: &str) -> bool {
+    normal.match_indices(words).any(|(at, _)| {
+        let before = normal.get(..at).and_then(|b| b.chars().next_back());
+        let after = normal
+            .get(at.saturating_add(words.len())..)
+            .and_then(|a| a.chars().next());
+        before.is_none_or(|c| !c.is_alphanumeric())
+            && (words == "thank" || after.is_none_or(|c| !c.is_alphanumeric()))
+    })
+}
+
 /// The words of the first cue found in `normal` (from [`normalise`]), as they stand there.
 pub(crate) fn find_cue(normal: &str) -> Option<String> {
     let question = normal.contains('?') && opens_with(normal, &QUESTION_OPENERS);
     let next_step = opens_with(normal, &NEXT_STEP_OPENERS) || opens_with(normal, &REQUEST_OPENERS);
-    let resolved = RESOLVED.iter().any(|words| normal.contains(words));
+    let resolved = RESOLVED.iter().any(|words| holds_words(normal, words));
     COMPILED.iter().find_map(|(strength, regex)| {
         if *strength == Weak && (question || next_step || resolved) {
             return None;
@@ -387,6 +400,11 @@ mod tests {
         );
         assert_eq!(cue("Does the test still pass on Windows?"), None);
         assert_eq!(cue("Now do the wrong-password case"), None);
+        assert_eq!(cue("Nothing else, wrong tab").as_deref(), None);
+        assert_eq!(
+            cue("Wrong table: the column belongs on users.").as_deref(),
+            Some("wrong")
+        );
         assert_eq!(
             cue("That did not fix it, payments still fail.").as_deref(),
             Some("did not fix")

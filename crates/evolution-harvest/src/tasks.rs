@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use evolution_types::template::truncate_chars;
 use serde::{Deserialize, Serialize};
 
+pub use crate::correction_check::SuggestedCheck;
 use crate::correction_check::check_from_correction;
 use crate::corrections::is_acknowledgement;
 use crate::session::{Role, Session};
@@ -39,27 +40,6 @@ pub const MAX_CONTAINS_CHARS: usize = 120;
 
 /// Most characters of a task's normalized request used in its id.
 const ID_CHARS: usize = 48;
-
-/// How a replayed answer is checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SuggestedCheck {
-    /// The answer contains `value` (case-insensitively).
-    Contains {
-        /// The text to find.
-        value: String,
-    },
-    /// The answer does not contain `value` (case-insensitively).
-    NotContains {
-        /// The text that must not be there.
-        value: String,
-    },
-    /// A rubric for a person or an LLM judge.
-    Rubric {
-        /// What a good answer does.
-        text: String,
-    },
-}
 
 /// One recurring task, as a line of `tasks.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
