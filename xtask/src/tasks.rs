@@ -204,7 +204,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 14] = [
+const BENCHES: [(&str, &str, &str); 15] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("ties", "evolution-gate", "gate_ties"),
@@ -219,6 +219,7 @@ const BENCHES: [(&str, &str, &str); 14] = [
     ("harvest", "evolution-harvest", "harvest_bench"),
     ("redact", "evolution-harvest", "redact_bench"),
     ("readers", "evolution-project", "readers_bench"),
+    ("followups", "evolution-project", "followup_bench"),
 ];
 
 /// Benchmarks that need none of their package's default features (the embedded model's
@@ -251,7 +252,8 @@ pub(crate) fn bench(root: &Path, args: &[OsString]) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
-    if package == "evolution-llm-local" {
+    // The benchmarks that load the embedded model run in the dev profile (see `local_bench`).
+    if package == "evolution-llm-local" || name == "followups" {
         return local_bench(root, &name, example, rest);
     }
     let rest = with_benchmark_model(&name, rest)?;

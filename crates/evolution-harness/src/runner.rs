@@ -303,15 +303,43 @@ impl AgentReply {
     }
 }
 
+/// The key of a question that holds a user's correction of an earlier answer to it (an object
+/// whose `said` is the user's words, as `harvest --tasks` writes it).
+pub(crate) const CORRECTION_KEY: &str = "correction";
+
+/// Most characters of a user's correction carried into a reference answer.
+const MAX_CORRECTION_CHARS: usize = 2_000;
+
 /// The reference answer a prediction records: the question's `answer`, or, when it has none,
-/// its check in words, so that diagnosis knows what a right answer looks like.
+/// its check in words, so that diagnosis knows what a right answer looks like; and, when the
+/// question carries a user's correction of an earlier answer, their words verbatim, so that
+/// diagnosis and the proposer read why that answer was wrong.
 fn reference_answer(question: &GeneratedQuestion) -> String {
-    if question.answer.trim().is_empty()
+    let base = if question.answer.trim().is_empty()
         && let Ok(Some(check)) = AnswerCheck::of(question)
     {
-        return check.describe();
+        check.describe()
+    } else {
+        question.answer.clone()
+    };
+    let said = question
+        .extra
+        .get(CORRECTION_KEY)
+        .and_then(|c| c.get("said"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|said| !said.is_empty());
+    match said {
+        Some(said) => {
+            let said = evolution_types::template::truncate_chars(said, MAX_CORRECTION_CHARS);
+            if base.trim().is_empty() {
+                format!("an answer that heeds a user's correction of an earlier one: \"{said}\"")
+            } else {
+                format!("{base} (a user corrected an earlier answer to this question: \"{said}\")")
+            }
+        }
+        None => base,
     }
-    question.answer.clone()
 }
 
 pub(crate) use evolution_types::is_infra_stop_reason as is_infra_stop;

@@ -191,23 +191,24 @@ fn tail_chars(text: &str, max: usize) -> String {
 /// assert!(!quotes_a_followup(&session, ""));
 /// ```
 pub fn quotes_a_followup(session: &Session, evidence: &str) -> bool {
-    let followups: Vec<String> = session
+    session
         .turns
         .iter()
         .filter(|t| t.subagent.is_none() && t.role == Role::User)
         .skip(1)
-        .map(|t| normalise_quote(&t.text))
-        .collect();
+        .any(|t| quotes(&t.text, evidence))
+}
+
+/// Whether `evidence` quotes `message`, as [`quotes_a_followup`] reads a quote.
+pub(crate) fn quotes(message: &str, evidence: &str) -> bool {
+    let message = normalise_quote(message);
     let parts: Vec<String> = evidence
         .split("...")
         .flat_map(|part| part.split('…'))
         .map(normalise_quote)
         .filter(|part| !part.is_empty())
         .collect();
-    !parts.is_empty()
-        && followups
-            .iter()
-            .any(|message| parts.iter().all(|part| message.contains(part.as_str())))
+    !parts.is_empty() && parts.iter().all(|part| message.contains(part.as_str()))
 }
 
 /// `text` lower-cased, on one line with single spaces, curly quotes made straight and the

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 
+use evolution_types::template::truncate_chars;
 use serde::{Deserialize, Serialize};
 
 use crate::corrections::{Correction, find_corrections};
@@ -30,7 +31,8 @@ pub enum SignalKind {
     ExplicitOutcome,
     /// The user repeated or rephrased a request after the agent's answer.
     RepeatedRequest,
-    /// The user's next message opened with a correction ("no, …", "still failing").
+    /// The user's next message corrected the agent in words ("no, …", "still failing", "you
+    /// broke it").
     CorrectionPhrase,
 }
 
@@ -140,7 +142,7 @@ pub enum Reason {
         /// The earlier request it repeats (quoted).
         earlier: String,
     },
-    /// The user's next message opened with a correction.
+    /// The user's next message corrected the agent in words.
     CorrectionPhrase {
         /// How many turns did.
         count: usize,
@@ -206,7 +208,7 @@ impl Reason {
                 phrase,
                 evidence,
             } => format!(
-                "the user's next message opened with a correction ({count} time{}, \"{phrase}\"): \"{evidence}\"",
+                "the user corrected the agent in words ({count} time{}, \"{phrase}\"): \"{evidence}\"",
                 plural(*count)
             ),
             Reason::FollowupJudge { evidence } => {
@@ -231,7 +233,88 @@ pub struct Verdict {
     pub reasons: Vec<Reason>,
 }
 
+/// Most characters of a user's correction kept with the answer it corrected.
+pub const MAX_CORRECTION_CHARS: usize = 2_000;
+
+/// A user's correction of the agent, with the answer it corrected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CorrectedAnswer {
+    /// The user's words, as the reader kept them (redacted), cut to
+    /// [`MAX_CORRECTION_CHARS`] with a marker.
+    pub said: String,
+    /// The agent's last answer before them, as the reader kept it (empty when it wrote none).
+    pub answer: String,
+}
+
 impl Verdict {
+    /// The first user turn this verdict counts as a correction (a correction in words, a
+    /// repeated request, or the follow-up judge's quote), with the agent's answer before it;
+    /// `None` when no correction failed the session.
+    ///
+    /// ```
+    /// use evolution_harvest::session::{Role, Session, SourceKind, Turn};
+    /// use evolution_harvest::signals::{HarvestRules, judge};
+    ///
+    /// let mut session = Session::new(SourceKind::ClaudeCode, "s");
+    /// for (role, text) in [
+    ///     (Role::User, "write the migration"),
+    ///     (Role::Assistant, "Ran alembic revision --autogenerate."),
+    ///     (Role::User, "No, that's wrong, use `make migration`"),
+    ///     (Role::Assistant, "Sorry! Ran make migration."),
+    ///     (Role::User, "thanks"),
+    ///     (Role::Assistant, "Glad it helps."),
+    /// ] {
+    ///     session.turns.push(Turn { role, text: text.into(), timestamp: None, subagent: None });
+    /// }
+    /// let verdict = judge(&session, &HarvestRules::default());
+    /// let corrected = verdict.corrected_answer(&session).unwrap();
+    /// assert_eq!(corrected.said, "No, that's wrong, use `make migration`");
+    /// assert_eq!(corrected.answer, "Ran alembic revision --autogenerate.");
+    /// ```
+    pub fn corrected_answer(&self, session: &Session) -> Option<CorrectedAnswer> {
+        let quotes: Vec<(&str, bool)> = self
+            .reasons
+            .iter()
+            .filter_map(|reason| match reason {
+                Reason::RepeatedRequest { evidence, .. }
+                | Reason::CorrectionPhrase { evidence, .. } => Some((evidence.as_str(), false)),
+                Reason::FollowupJudge { evidence } => Some((evidence.as_str(), true)),
+                _ => None,
+            })
+            .collect();
+        if quotes.is_empty() || self.passed {
+            return None;
+        }
+        let mut answer = "";
+        let mut first = true;
+        for turn in session.turns.iter().filter(|t| t.subagent.is_none()) {
+            match turn.role {
+                crate::session::Role::Assistant => {
+                    if !turn.text.trim().is_empty() {
+                        answer = &turn.text;
+                    }
+                }
+                crate::session::Role::User if first => first = false,
+                crate::session::Role::User => {
+                    let corrects = quotes.iter().any(|(quote, judged)| {
+                        if *judged {
+                            crate::followup::quotes(&turn.text, quote)
+                        } else {
+                            crate::corrections::quote(&turn.text) == *quote
+                        }
+                    });
+                    if corrects {
+                        return Some(CorrectedAnswer {
+                            said: truncate_chars(&turn.text, MAX_CORRECTION_CHARS),
+                            answer: answer.to_owned(),
+                        });
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// The reasons in words, joined with `; `.
     pub fn describe(&self) -> String {
         self.reasons
@@ -488,7 +571,7 @@ mod tests {
             v.describe(),
             "the user repeated a request after the agent's answer (1 time): \"still failing, the \
              login test in the auth module is red\" (earlier: \"Fix the failing login test in the \
-             auth module\"); the user's next message opened with a correction (2 times, \"still \
+             auth module\"); the user corrected the agent in words (2 times, \"still \
              failing\"): \"still failing, the login test in the auth module is red\""
         );
         let mut rules = HarvestRules::default();

@@ -11,18 +11,28 @@
 //! request of its most recent session as the question, the skill its sessions loaded most
 //! often as its task type (made a valid skill name, [`task_type_of_skill`]; `default` when none
 //! did), the ids of its sessions, and a suggested
-//! check: when a session of the group passed and ended with a short one-line answer, a
-//! `contains` check on that answer; otherwise a `rubric` for a person (or a judge) to make
-//! precise. Every task is written `"reviewed": false`.
+//! check. When a user corrected a session of the group ([`TaskMiner::add_judged`]), the task
+//! keeps their words and the answer they corrected (`correction`), and the check comes from
+//! their words when they name what an answer must or must not hold
+//! ([`crate::correction_check`]). Otherwise, when a session of the group passed and its
+//! accepted answer (the answer to the user's last message that is not an acknowledgement, never
+//! the reply to a closing "thanks") is one short line, a `contains` check on that answer;
+//! otherwise a `rubric` for a person (or a judge) to make precise — quoting the user's correction
+//! when there is one. Every task is written `"reviewed": false`.
 //!
 //! The texts come from [`Session`]s, whose readers already redacted them through their
 //! [`TextPolicy`](crate::session::TextPolicy); nothing here reads a text the policy did not see.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use evolution_types::template::truncate_chars;
 use serde::{Deserialize, Serialize};
 
-use crate::session::Session;
+pub use crate::correction_check::SuggestedCheck;
+use crate::correction_check::check_from_correction;
+use crate::corrections::is_acknowledgement;
+use crate::session::{Role, Session};
+use crate::signals::{CorrectedAnswer, Verdict};
 use crate::trajectory::safe_id;
 
 /// Longest final answer (in characters) suggested as a `contains` check.
@@ -30,22 +40,6 @@ pub const MAX_CONTAINS_CHARS: usize = 120;
 
 /// Most characters of a task's normalized request used in its id.
 const ID_CHARS: usize = 48;
-
-/// How a replayed answer is checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SuggestedCheck {
-    /// The answer contains `value` (case-insensitively).
-    Contains {
-        /// The text to find.
-        value: String,
-    },
-    /// A rubric for a person or an LLM judge.
-    Rubric {
-        /// What a good answer does.
-        text: String,
-    },
-}
 
 /// One recurring task, as a line of `tasks.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,7 +56,26 @@ pub struct MinedTask {
     pub check: SuggestedCheck,
     /// Always `false` when mined: a person must read the task before `run` uses it.
     pub reviewed: bool,
+    /// When a session of the task was corrected by its user: their words and the answer they
+    /// corrected (the most recent such session's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correction: Option<TaskCorrection>,
 }
+
+/// A user's correction of an answer to a mined task, kept with the task for its reviewer and
+/// for the run (its words reach the reference answer diagnosis and the proposer read).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskCorrection {
+    /// The session the user corrected.
+    pub session: String,
+    /// The user's words (redacted; see [`CorrectedAnswer::said`]).
+    pub said: String,
+    /// The agent's answer they corrected, cut to [`MAX_CORRECTED_ANSWER_CHARS`] with a marker.
+    pub answer: String,
+}
+
+/// Most characters of a corrected answer kept with a task.
+pub const MAX_CORRECTED_ANSWER_CHARS: usize = 2_000;
 
 /// What a session contributes to mining.
 #[derive(Debug, Clone)]
@@ -73,6 +86,7 @@ struct Seen {
     skills: Vec<String>,
     passed: bool,
     answer: Option<String>,
+    correction: Option<CorrectedAnswer>,
 }
 
 /// Why sessions gave a task or not.
@@ -162,6 +176,16 @@ impl TaskMiner {
     /// Adds one session and whether it passed. A session without a user request is counted
     /// ([`MiningReport::no_request`]) and otherwise ignored.
     pub fn add(&mut self, session: &Session, passed: bool) {
+        self.push(session, passed, None);
+    }
+
+    /// Adds one session as `verdict` judged it: whether it passed, and, when its user corrected
+    /// it, their words and the answer they corrected ([`Verdict::corrected_answer`]).
+    pub fn add_judged(&mut self, session: &Session, verdict: &Verdict) {
+        self.push(session, verdict.passed, verdict.corrected_answer(session));
+    }
+
+    fn push(&mut self, session: &Session, passed: bool, correction: Option<CorrectedAnswer>) {
         self.report.sessions = self.report.sessions.saturating_add(1);
         let request = session
             .first_prompt()
@@ -179,7 +203,8 @@ impl TaskMiner {
                 .or_else(|| session.first_timestamp.clone()),
             skills: session.skills.iter().cloned().collect(),
             passed,
-            answer: session.last_answer().map(str::to_owned),
+            answer: accepted_answer(session).map(str::to_owned),
+            correction,
         });
     }
 
@@ -222,13 +247,21 @@ impl TaskMiner {
                 n = n.saturating_add(1);
                 question_id = format!("{base}-{n}");
             }
+            let correction = seen.iter().rev().find_map(|s| {
+                s.correction.as_ref().map(|c| TaskCorrection {
+                    session: s.id.clone(),
+                    said: c.said.clone(),
+                    answer: truncate_chars(&c.answer, MAX_CORRECTED_ANSWER_CHARS),
+                })
+            });
             tasks.push(MinedTask {
                 question_id,
                 task_type: common_skill(&seen),
                 question: latest.request.clone(),
                 sessions: seen.iter().map(|s| s.id.clone()).collect(),
-                check: suggest_check(&seen, &latest.request),
+                check: suggest_check(&seen, &latest.request, correction.as_ref()),
                 reviewed: false,
+                correction,
             });
         }
         (tasks, report)
@@ -368,26 +401,60 @@ fn common_skill(seen: &[Seen]) -> String {
     )
 }
 
-/// `contains` the latest passed session's answer when it is one short line, else a rubric.
-fn suggest_check(seen: &[Seen], request: &str) -> SuggestedCheck {
+/// The check of a task: what its user's correction asks for when one names it
+/// ([`check_from_correction`]: `contains` or `not_contains`); else `contains` the latest passed
+/// session's accepted answer when it is one short line; else the correction's rubric quoting the
+/// user; else a rubric describing the request.
+fn suggest_check(
+    seen: &[Seen],
+    request: &str,
+    correction: Option<&TaskCorrection>,
+) -> SuggestedCheck {
+    let from_correction = correction.map(|c| check_from_correction(&c.said, request));
+    if let Some(check) = &from_correction
+        && !matches!(check, SuggestedCheck::Rubric { .. })
+    {
+        return check.clone();
+    }
     let answer = seen
         .iter()
         .rev()
         .filter(|s| s.passed)
         .find_map(|s| s.answer.as_deref())
         .map(str::trim);
-    match answer {
-        Some(a)
+    match (answer, from_correction) {
+        (Some(a), _)
             if !a.is_empty() && !a.contains('\n') && a.chars().count() <= MAX_CONTAINS_CHARS =>
         {
             SuggestedCheck::Contains {
                 value: a.to_owned(),
             }
         }
+        (_, Some(rubric)) => rubric,
         _ => SuggestedCheck::Rubric {
             text: format!("The answer does what was asked: {request}"),
         },
     }
+}
+
+/// The answer the user accepted: the agent's last answer to the user's last message that is
+/// not an acknowledgement, so that the reply to a closing "thanks, looks good" ("Glad it
+/// helps.") is never taken for it.
+fn accepted_answer(session: &Session) -> Option<&str> {
+    let mut answer: Option<&str> = None;
+    let mut open = false;
+    for turn in session.turns.iter().filter(|t| t.subagent.is_none()) {
+        match turn.role {
+            Role::User if is_acknowledgement(&turn.text) => open = false,
+            Role::User => {
+                open = true;
+                answer = None;
+            }
+            Role::Assistant if open && !turn.text.trim().is_empty() => answer = Some(&turn.text),
+            Role::Assistant => {}
+        }
+    }
+    answer
 }
 
 /// The grouping key of a request: lower case, whitespace runs made one space, digit runs made
@@ -427,7 +494,8 @@ pub fn normalize_request(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Role, SourceKind, Turn};
+    use crate::session::{SourceKind, Turn};
+    use crate::signals::{HarvestRules, judge};
 
     fn session(id: &str, when: &str, request: &str, answer: &str, skill: Option<&str>) -> Session {
         let mut s = Session::new(SourceKind::ClaudeCode, id);
@@ -484,6 +552,141 @@ mod tests {
         let line = serde_json::to_value(task).unwrap();
         assert_eq!(line["check"]["kind"], "contains");
         assert_eq!(line["reviewed"], false);
+    }
+
+    /// A session of `turns` (user first), asked at `when`.
+    fn conversation(id: &str, when: &str, turns: &[&str]) -> Session {
+        let mut s = Session::new(SourceKind::ClaudeCode, id);
+        s.last_timestamp = Some(when.to_owned());
+        for (i, text) in turns.iter().enumerate() {
+            s.turns.push(Turn {
+                role: if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                text: (*text).to_owned(),
+                timestamp: None,
+                subagent: None,
+            });
+        }
+        s
+    }
+
+    fn mine(sessions: &[Session]) -> MinedTask {
+        let mut miner = TaskMiner::new(1);
+        for session in sessions {
+            miner.add_judged(session, &judge(session, &HarvestRules::default()));
+        }
+        let mut tasks = miner.finish();
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        tasks.remove(0)
+    }
+
+    #[test]
+    fn a_corrected_session_gives_the_users_words_and_a_check_from_them() {
+        let corrected = conversation(
+            "b",
+            "2",
+            &[
+                "Add a migration for archived_at",
+                "Ran alembic revision --autogenerate -m archived_at.",
+                "no, that's wrong, use `make migration name=…`: it keeps our dated rev-id",
+                "Sorry! Ran make migration name=add_archived_at.",
+                "thanks, looks good",
+                "Glad it helps.",
+            ],
+        );
+        let passed = conversation(
+            "a",
+            "1",
+            &[
+                "add a migration for archived_at",
+                "Done: 0042_archived_at.py",
+            ],
+        );
+        let task = mine(&[passed, corrected]);
+        assert_eq!(
+            task.check,
+            SuggestedCheck::Contains {
+                value: "make migration name=".into()
+            }
+        );
+        let correction = task.correction.unwrap();
+        assert_eq!(correction.session, "b");
+        assert_eq!(
+            correction.said,
+            "no, that's wrong, use `make migration name=…`: it keeps our dated rev-id"
+        );
+        assert_eq!(
+            correction.answer,
+            "Ran alembic revision --autogenerate -m archived_at."
+        );
+    }
+
+    #[test]
+    fn a_correction_without_a_span_gives_a_rubric_quoting_the_user() {
+        let corrected = conversation(
+            "a",
+            "1",
+            &[
+                "fix the payment webhook",
+                "Fixed the signature check.",
+                "That did not fix it, payments still fail.",
+                "Sorry.",
+            ],
+        );
+        let task = mine(&[corrected]);
+        let SuggestedCheck::Rubric { text } = &task.check else {
+            panic!("{:?}", task.check)
+        };
+        assert!(
+            text.contains("\"That did not fix it, payments still fail.\""),
+            "{text}"
+        );
+        let line = serde_json::to_value(&task).unwrap();
+        assert_eq!(line["correction"]["answer"], "Fixed the signature check.");
+    }
+
+    #[test]
+    fn the_reply_to_an_acknowledgement_is_never_a_check() {
+        let thanked = conversation(
+            "a",
+            "1",
+            &[
+                "Write release notes for v2.3",
+                "Faster search, dark mode.",
+                "thanks, looks good",
+                "Glad it helps.",
+            ],
+        );
+        let task = mine(&[thanked]);
+        assert_eq!(
+            task.check,
+            SuggestedCheck::Contains {
+                value: "Faster search, dark mode.".into()
+            }
+        );
+        assert!(task.correction.is_none());
+        let line = serde_json::to_value(&task).unwrap();
+        assert!(line.get("correction").is_none(), "{line}");
+        // A session that ends on an acknowledgement alone has no answer to check.
+        let only_thanks = conversation(
+            "b",
+            "1",
+            &[
+                "Write release notes for v2.3",
+                "",
+                "thanks",
+                "Glad it helps.",
+            ],
+        );
+        let task = mine(&[only_thanks]);
+        assert!(
+            matches!(task.check, SuggestedCheck::Rubric { .. }),
+            "{:?}",
+            task.check
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! A harvested session as one trajectory object, in the format `skill-evolve evolve
 //! --trajectories` reads: `id`, `task_description`, `question`, `fail_reason`,
-//! `predicted_answer`, `reference_text` (strings), `hard` (1 for a session that passed, 0
-//! for a failure), `feedback` (the user's later messages), `steps` (one per tool call) and a
-//! `harvest` object with the source, the verdict's reasons, the skills and the counts.
+//! `predicted_answer` (the agent's last answer; for a session the user corrected, the answer
+//! before the first correction), `reference_text` (strings), `hard` (1 for a session that
+//! passed, 0 for a failure), `feedback` (the user's later messages), `correction` (for a
+//! corrected session, the user's words that corrected it, whole), `steps` (one per tool call)
+//! and a `harvest` object with the source, the verdict's reasons, the skills and the counts.
 //!
 //! Every text in it already went through the reader's [`crate::session::TextPolicy`].
 
@@ -117,10 +119,17 @@ pub fn to_trajectory(session: &Session, verdict: &Verdict) -> Map<String, Value>
             verdict.describe()
         }),
     );
-    out.insert(
-        "predicted_answer".to_owned(),
-        Value::String(session.last_answer().unwrap_or_default().to_owned()),
-    );
+    // A session the user corrected is judged by the answer they corrected, not by the apology
+    // after it.
+    let corrected = verdict.corrected_answer(session);
+    let predicted = match &corrected {
+        Some(c) => c.answer.clone(),
+        None => session.last_answer().unwrap_or_default().to_owned(),
+    };
+    out.insert("predicted_answer".to_owned(), Value::String(predicted));
+    if let Some(c) = &corrected {
+        out.insert("correction".to_owned(), Value::String(c.said.clone()));
+    }
     out.insert("reference_text".to_owned(), Value::String(String::new()));
     out.insert(
         "hard".to_owned(),
@@ -199,5 +208,28 @@ mod tests {
         assert_eq!(t["predicted_answer"], "answer");
         assert_eq!(t["feedback"], "thanks");
         assert_eq!(t["harvest"]["reasons"][0]["signal"], "no_failure_signal");
+        assert!(t.get("correction").is_none());
+    }
+
+    #[test]
+    fn a_corrected_session_keeps_the_answer_the_user_corrected_and_their_words() {
+        let mut s = Session::new(SourceKind::ClaudeCode, "c");
+        for (role, text) in [
+            (Role::User, "fix the payment webhook"),
+            (Role::Assistant, "Fixed the signature check."),
+            (Role::User, "That did not fix it, payments still fail."),
+            (Role::Assistant, "Sorry, you are right. I will look again."),
+        ] {
+            s.turns.push(Turn {
+                role,
+                text: text.to_owned(),
+                timestamp: None,
+                subagent: None,
+            });
+        }
+        let t = to_trajectory(&s, &judge(&s, &HarvestRules::default()));
+        assert_eq!(t["hard"], 0.0);
+        assert_eq!(t["predicted_answer"], "Fixed the signature check.");
+        assert_eq!(t["correction"], "That did not fix it, payments still fail.");
     }
 }

@@ -450,7 +450,16 @@ pub(crate) fn harvest(
         },
         "redactions": summary.redactions,
         "out": summary.out,
-        "tasks": summary.tasks.as_ref().map(|(path, n)| json!({ "file": path, "count": n })),
+        "tasks": summary.tasks.as_ref().map(|(path, n)| {
+            let merged = summary.task_file.as_ref();
+            json!({
+                "file": path, "count": n,
+                "kept": merged.map(|m| m.kept),
+                "kept_reviewed": merged.map(|m| m.kept_reviewed),
+                "added": merged.map(|m| m.added),
+                "dropped_before": merged.map(|m| m.dropped_before),
+            })
+        }),
         "lines": summary.lines(),
     });
     Ok(to_python(py, &value)?.unbind())

@@ -58,9 +58,14 @@ pub(crate) struct HarvestArgs {
     /// Read from here instead of the source's default location (a folder, or one file).
     #[arg(long, value_name = "PATH")]
     pub(crate) from: Option<PathBuf>,
-    /// Only sessions that ran in this project folder (or a folder under it).
+    /// Only sessions that ran in this project folder (or a folder under it). Default: the
+    /// current project (the folder above with `.skill-evolve/` or `evolve.toml`, else the
+    /// current folder).
     #[arg(long, value_name = "PATH")]
     pub(crate) project: Option<PathBuf>,
+    /// Read the sessions of every project, not only the current one's.
+    #[arg(long, conflicts_with = "project")]
+    pub(crate) all_projects: bool,
     /// Only sessions active on or after this day (`YYYY-MM-DD`, UTC).
     #[arg(long, value_name = "DATE")]
     pub(crate) since: Option<String>,
@@ -74,7 +79,9 @@ pub(crate) struct HarvestArgs {
     pub(crate) out: Option<PathBuf>,
     /// Also write the recurring requests of the sessions as a question set to review
     /// (JSON lines: `question_id`, `task_type`, `question`, `sessions`, a suggested `check`,
-    /// `"reviewed": false`). Claude Code and Codex sources only.
+    /// `"reviewed": false`). Into an existing file, the lines there are kept as they are,
+    /// tasks deleted from it stay out (remembered in `FILE.dropped.json`) and new tasks are
+    /// appended.
     #[arg(long, value_name = "FILE")]
     pub(crate) tasks: Option<PathBuf>,
     /// With `--tasks`: fewest sessions whose first requests match for a task to be written.
@@ -102,11 +109,11 @@ pub(crate) struct HarvestArgs {
 
 impl HarvestArgs {
     /// The library's options of these flags.
-    fn options(&self) -> HarvestOptions {
-        HarvestOptions {
+    fn options(&self) -> anyhow::Result<HarvestOptions> {
+        Ok(HarvestOptions {
             source: self.source.into(),
             from: self.from.clone(),
-            project: self.project.clone(),
+            project: self.project_scope()?,
             since: self.since.clone(),
             skill: self.skill.clone(),
             out: self.out.clone(),
@@ -116,13 +123,34 @@ impl HarvestArgs {
             config: self.config.clone(),
             recorded: self.recorded,
             judge_followups: self.judge_followups,
+        })
+    }
+
+    /// The project whose sessions are read: `--project`; nothing with `--all-projects`, a
+    /// source without projects or `--recorded` (whose sessions are the current project's
+    /// already); else the current project.
+    fn project_scope(&self) -> anyhow::Result<Option<PathBuf>> {
+        if self.project.is_some() || self.all_projects {
+            return Ok(self.project.clone());
         }
+        if matches!(self.source, SourceArg::SessionState | SourceArg::Dir) {
+            return Ok(None);
+        }
+        let here = std::env::current_dir()
+            .map_err(|e| anyhow::anyhow!("cannot read the current folder: {e}"))?;
+        // The recorded sessions are the project's already (the library finds the project).
+        if self.recorded {
+            return Ok(None);
+        }
+        Ok(Some(
+            evolution_project::session_log::project_of(&here).unwrap_or(here),
+        ))
     }
 }
 
 /// Runs `harvest`: a line per session on stdout, skipped files on stderr, then the counts.
 pub(crate) fn run(args: &HarvestArgs) -> anyhow::Result<ExitCode> {
-    let summary = harvest(&args.options(), &mut |note| match note {
+    let summary = harvest(&args.options()?, &mut |note| match note {
         HarvestNote::Warning(line) | HarvestNote::Skipped(line) => eprintln!("{line}"),
         HarvestNote::Session {
             id,

@@ -1,8 +1,10 @@
 //! `skill-evolve schedule`: the crontab line that harvests the night's sessions and runs the
 //! loop, unattended, leaving every result staged.
 //!
-//! The line changes to the current folder, runs `harvest --tasks FILE` (newly mined tasks,
-//! every one unreviewed, wait there for a person: the run does not read them) and then, even
+//! The line changes to the current folder, runs `harvest --project FOLDER --tasks FILE` (the
+//! folder's own sessions only; newly mined tasks are appended unreviewed and wait there for a
+//! person, the run does not read them, while the lines a person reviewed or deleted stay as
+//! they left them) and then, even
 //! when the harvest found nothing to read, `run --config FILE --fresh`, which replays the reviewed question set the configuration
 //! names and stages what the gate accepted. `--fresh` starts each scheduled run over, so a
 //! proposal not adopted by the next run is replaced by that run's. Nothing is adopted:
@@ -243,8 +245,9 @@ fn entry(
         ScheduledSource::Codex => "codex",
     };
     let mut harvest = format!(
-        "{} harvest --source {source} --tasks {}",
+        "{} harvest --source {source} --project {} --tasks {}",
         quote("the program's path", program)?,
+        quote("the current folder", here)?,
         quote("--tasks", &args.tasks)?
     );
     if let Some(from) = from {

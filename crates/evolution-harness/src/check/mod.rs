@@ -5,6 +5,8 @@
 //! The kinds, as written in a question set:
 //!
 //! - `{"kind":"contains","value":"42"}`: the prediction contains the value, ignoring case;
+//! - `{"kind":"not_contains","value":"--force"}`: the prediction does not contain the value,
+//!   ignoring case (what a user said an answer must not do);
 //! - `{"kind":"regex","pattern":"^ok\\b"}`: the pattern matches somewhere in the prediction
 //!   (Rust `regex` syntax; a pattern that does not compile is refused when the set is read);
 //! - `{"kind":"json_field","path":"result.count","equals":3}`: the prediction is JSON and the
@@ -71,7 +73,7 @@ pub const REFUSAL_OPENINGS: [&str; 17] = [
 ];
 
 /// The kinds of check, as a question set names them.
-const KINDS: &str = "contains, regex, json_field, exact, section_present, section_contains, \
+const KINDS: &str = "contains, not_contains, regex, json_field, exact, section_present, section_contains, \
                      min_chars, max_chars, no_refusal, tool_called, all_of or rubric";
 
 /// A check as written in a question set.
@@ -79,6 +81,9 @@ const KINDS: &str = "contains, regex, json_field, exact, section_present, sectio
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum CheckSpec {
     Contains {
+        value: String,
+    },
+    NotContains {
         value: String,
     },
     Regex {
@@ -123,6 +128,8 @@ enum CheckSpec {
 pub enum AnswerCheck {
     /// The prediction contains this text (compared in lower case).
     Contains(String),
+    /// The prediction does not contain this text (compared in lower case).
+    NotContains(String),
     /// The pattern matches the prediction.
     Regex(regex::Regex),
     /// The prediction is JSON whose value at `path` equals `equals`.
@@ -200,6 +207,7 @@ impl AnswerCheck {
     pub fn passes(&self, prediction: &str, steps: &[TraceStep]) -> Option<bool> {
         match self {
             AnswerCheck::Contains(value) => Some(prediction.to_lowercase().contains(value)),
+            AnswerCheck::NotContains(value) => Some(!prediction.to_lowercase().contains(value)),
             AnswerCheck::Regex(regex) => Some(regex.is_match(prediction)),
             AnswerCheck::JsonField { path, equals } => {
                 let Ok(value) = serde_json::from_str::<Value>(prediction.trim()) else {
@@ -247,6 +255,7 @@ impl AnswerCheck {
     pub fn describe(&self) -> String {
         match self {
             AnswerCheck::Contains(value) => format!("an answer containing {value:?}"),
+            AnswerCheck::NotContains(value) => format!("an answer not containing {value:?}"),
             AnswerCheck::Regex(regex) => {
                 format!("an answer matching the pattern {:?}", regex.as_str())
             }
@@ -304,6 +313,7 @@ impl AnswerCheck {
             | AnswerCheck::ToolCalled(_) => true,
             AnswerCheck::AllOf(checks) => checks.iter().all(AnswerCheck::is_form_only),
             AnswerCheck::Contains(_)
+            | AnswerCheck::NotContains(_)
             | AnswerCheck::Regex(_)
             | AnswerCheck::JsonField { .. }
             | AnswerCheck::Rubric(_)
@@ -342,6 +352,10 @@ fn compile(spec: CheckSpec, nested: bool) -> Result<AnswerCheck, String> {
         CheckSpec::Contains { value } => {
             non_empty(&value, "a contains check's value")?;
             AnswerCheck::Contains(value.to_lowercase())
+        }
+        CheckSpec::NotContains { value } => {
+            non_empty(&value, "a not_contains check's value")?;
+            AnswerCheck::NotContains(value.to_lowercase())
         }
         CheckSpec::Regex { pattern } => regex::RegexBuilder::new(&pattern)
             .size_limit(REGEX_SIZE_LIMIT)

@@ -43,6 +43,19 @@ fn contains_ignores_case() {
 }
 
 #[test]
+fn not_contains_ignores_case_and_needs_a_value() {
+    let c = check(json!({"kind": "not_contains", "value": "Git Push --force"}));
+    assert_eq!(passes(&c, "Run git push --force-with-lease."), Some(false));
+    assert_eq!(passes(&c, "Run git push."), Some(true));
+    assert_eq!(
+        c.describe(),
+        "an answer not containing \"git push --force\""
+    );
+    assert!(!c.is_form_only());
+    assert!(problem(json!({"kind": "not_contains", "value": " "})).contains("must not be empty"));
+}
+
+#[test]
 fn regex_matches_anywhere() {
     let c = check(json!({"kind": "regex", "pattern": "^total: \\d+$"}));
     assert_eq!(passes(&c, "total: 17"), Some(true));

@@ -185,6 +185,49 @@ async fn a_check_replaces_the_exact_match_and_a_rubric_passes_nothing() {
 }
 
 #[tokio::test]
+async fn a_users_correction_reaches_the_reference_answer_verbatim() {
+    let runner = InProcessRunner::new(|_: &Workspace, _: &evolution_types::GeneratedQuestion| {
+        Ok(reply("Ran alembic revision --autogenerate."))
+    });
+    let said = "no, that's wrong, use `make migration …`: it keeps our dated rev-id";
+    let mut checked = question("checked", "t", "v");
+    checked.answer = String::new();
+    checked.extra.insert(
+        "check".into(),
+        json!({"kind": "contains", "value": "make migration"}),
+    );
+    checked
+        .extra
+        .insert("correction".into(), json!({"said": said, "answer": "old"}));
+    let mut bare = question("bare", "t", "v");
+    bare.answer = String::new();
+    bare.extra
+        .insert("correction".into(), json!({"said": said}));
+    let mut empty = question("empty", "t", "v");
+    empty.answer = "42".into();
+    empty
+        .extra
+        .insert("correction".into(), json!({"said": "  "}));
+    let out = runner
+        .run("r", &Workspace::new("v"), &[checked, bare, empty])
+        .await
+        .unwrap();
+    assert!(!out[0].prediction.correct);
+    assert_eq!(
+        out[0].prediction.answer,
+        format!(
+            "an answer containing \"make migration\" (a user corrected an earlier answer to \
+             this question: \"{said}\")"
+        )
+    );
+    assert_eq!(
+        out[1].prediction.answer,
+        format!("an answer that heeds a user's correction of an earlier one: \"{said}\"")
+    );
+    assert_eq!(out[2].prediction.answer, "42");
+}
+
+#[tokio::test]
 async fn a_tool_called_check_reads_the_steps_the_agent_reported() {
     // The agent answers the same text every time; only its steps differ.
     let runner = InProcessRunner::new(|_: &Workspace, q: &evolution_types::GeneratedQuestion| {

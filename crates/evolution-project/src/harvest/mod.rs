@@ -13,7 +13,10 @@
 //! anything is written.
 //!
 //! With `--tasks FILE`, the sessions' recurring first requests become a question set for
-//! `run` (`evolution_harvest::tasks` explains the grouping rule), every line unreviewed.
+//! `run` (`evolution_harvest::tasks` explains the grouping rule). Harvesting again into the
+//! same file keeps every line a person left there as it is, never brings back a task they
+//! deleted (remembered in `FILE.dropped.json` beside it) and appends the new tasks unreviewed
+//! (`evolution_harvest::task_file`).
 
 mod config;
 mod copilot_files;
@@ -37,6 +40,7 @@ use evolution_harvest::codex::CodexReader;
 use evolution_harvest::gemini::read_gemini_session;
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::session::{Session, SourceKind, TextPolicy};
+use evolution_harvest::task_file::MergedTasks;
 use evolution_harvest::tasks::{MiningReport, TaskMiner};
 use serde_json::{Map, Value};
 
@@ -44,7 +48,7 @@ pub use self::dir::read_bounded;
 use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
 use self::followup_judge::{FollowupCounts, FollowupJudge};
 use self::locations::{recorded_session_files, source_locations};
-use self::output::{Harvested, Writer, check_out_dir, write_tasks};
+use self::output::{Harvested, Writer, check_out_dir, read_task_file, write_tasks};
 use self::sink::Sink;
 use crate::error::{bad_at, bad_option};
 use crate::render::terminal_safe;
@@ -191,8 +195,14 @@ pub struct HarvestSummary {
     pub redactions: Option<BTreeMap<String, usize>>,
     /// The folder the trajectories were written to.
     pub out: Option<PathBuf>,
-    /// The question set of recurring tasks written, and how many tasks it holds.
+    /// The question set of recurring tasks written, and how many tasks were mined.
     pub tasks: Option<(PathBuf, usize)>,
+    /// With `tasks`: what changed in that file (lines kept, tasks added, deleted tasks left
+    /// out).
+    pub task_file: Option<MergedTasks>,
+    /// The project folder whose sessions were read; `None` for every project (or a source
+    /// without projects).
+    pub project: Option<PathBuf>,
     /// With `tasks`: which sessions gave a task, and why the others did not.
     pub mining: Option<MiningReport>,
     /// Fewest sessions a mined task was seen in.
@@ -209,10 +219,24 @@ impl HarvestSummary {
             .chain(&self.also_from)
             .map(|p| terminal_safe(&p.display().to_string()).into_owned())
             .collect();
-        let mut lines = vec![
-            format!("source: {} ({})", self.source.name(), places.join(", ")),
-            format!("sessions: {}", c.sessions),
-        ];
+        let mut lines = vec![format!(
+            "source: {} ({})",
+            self.source.name(),
+            places.join(", ")
+        )];
+        if !matches!(
+            self.source,
+            HarvestSource::SessionState | HarvestSource::Dir
+        ) {
+            lines.push(match &self.project {
+                Some(project) => format!(
+                    "project: {} (and folders under it; --all-projects reads every project)",
+                    terminal_safe(&project.display().to_string())
+                ),
+                None => "project: every project".to_owned(),
+            });
+        }
+        lines.push(format!("sessions: {}", c.sessions));
         if matches!(
             self.source,
             HarvestSource::ClaudeCode
@@ -252,11 +276,17 @@ impl HarvestSummary {
             ));
         }
         if let Some((path, n)) = &self.tasks {
+            let path = terminal_safe(&path.display().to_string()).into_owned();
             lines.push(format!(
-                "tasks: {n} recurring (seen in at least {}) written to {}, to review",
+                "tasks: {n} recurring (seen in at least {}) mined into {path}",
                 sessions(self.min_sessions.max(1)),
-                terminal_safe(&path.display().to_string())
             ));
+            if let Some(merged) = &self.task_file {
+                lines.push(format!(
+                    "tasks file: {}; review the new lines",
+                    merged.describe()
+                ));
+            }
         }
         for why in self.mining.iter().flat_map(MiningReport::unmined) {
             lines.push(format!("sessions without a task: {why}"));
@@ -393,9 +423,13 @@ pub fn harvest(
             "--tasks must name a file; this is a folder",
         ));
     }
-    if let Some(tasks) = &args.tasks {
-        crate::working_copy::refuse_link(tasks)?;
-    }
+    let task_file_before = match &args.tasks {
+        Some(tasks) => {
+            crate::working_copy::refuse_link(tasks)?;
+            Some(read_task_file(tasks)?)
+        }
+        None => None,
+    };
     let project = args
         .project
         .as_deref()
@@ -536,13 +570,17 @@ pub fn harvest(
             }
         }
     }
-    let (tasks, mining) = match &args.tasks {
-        Some(path) => {
+    let (tasks, mining, task_file) = match (&args.tasks, &task_file_before) {
+        (Some(path), Some(before)) => {
             let (tasks, report) = miner.finish_with_report();
-            write_tasks(path, &tasks)?;
-            (Some((path.clone(), tasks.len())), Some(report))
+            let merged = write_tasks(path, before, &tasks)?;
+            (
+                Some((path.clone(), tasks.len())),
+                Some(report),
+                Some(merged),
+            )
         }
-        None => (None, None),
+        _ => (None, None, None),
     };
     Ok(HarvestSummary {
         source: args.source,
@@ -558,6 +596,14 @@ pub fn harvest(
         }),
         out: args.out.clone(),
         tasks,
+        task_file,
+        project: filters.project.as_ref().map(PathBuf::from).or_else(|| {
+            // The recorded sessions are those of the current folder's project.
+            args.recorded
+                .then(|| std::env::current_dir().ok())
+                .flatten()
+                .and_then(|here| crate::session_log::project_of(&here))
+        }),
         mining,
         min_sessions: args.min_sessions,
         followup: followup.map(|judge| judge.counts),

@@ -77,7 +77,7 @@ impl Sink<'_> {
             .as_mut()
             .and_then(|judge| judge.judge(&session, notes));
         let verdict = judge_with_followup(&session, self.rules, read.as_ref());
-        self.miner.add(&session, verdict.passed);
+        self.miner.add_judged(&session, &verdict);
         counts.add_session(&session);
         let mut object = to_trajectory(&session, &verdict);
         if let Some(read) = &read

@@ -505,7 +505,7 @@ fn a_claude_code_session_harvests_runs_and_adopts_through_the_plugin() {
     assert_eq!(calls[0].0, "harvest");
     let harvested: Value = serde_json::from_str(&calls[0].2).unwrap();
     let tasks_line = format!(
-        "tasks: 14 recurring (seen in at least 2 sessions) written to {}, to review",
+        "tasks: 14 recurring (seen in at least 2 sessions) mined into {}",
         p.project.join("mined-tasks.jsonl").display()
     );
     assert!(

@@ -247,7 +247,7 @@ fn a_codex_session_harvests_runs_and_adopts_through_the_mcp_server_and_prompts()
     let harvested: Value = serde_json::from_str(&calls[0].2).unwrap();
     let lines = harvested["lines"].as_array().unwrap();
     let tasks_line = format!(
-        "tasks: 14 recurring (seen in at least 2 sessions) written to {}, to review",
+        "tasks: 14 recurring (seen in at least 2 sessions) mined into {}",
         user.project.join("mined-tasks.jsonl").display()
     );
     assert!(

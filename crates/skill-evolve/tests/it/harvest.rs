@@ -65,8 +65,23 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Runs `harvest` in `d`. The fixtures' sessions ran in folders of their own, not in the
+/// test's folder, so a source with projects reads them all (`--all-projects`) unless the test
+/// names `--project`, `--all-projects` or `--recorded`; the default scope is tested with the
+/// binary called directly.
 fn harvest(d: &Path, args: &[&str]) -> std::process::Output {
-    skill_evolve(d).arg("harvest").args(args).output().unwrap()
+    let projectless = args
+        .windows(2)
+        .any(|w| w[0] == "--source" && (w[1] == "dir" || w[1] == "session-state"));
+    let scoped = args
+        .iter()
+        .any(|a| matches!(*a, "--project" | "--all-projects" | "--recorded"));
+    let mut command = skill_evolve(d);
+    command.arg("harvest").args(args);
+    if !projectless && !scoped {
+        command.arg("--all-projects");
+    }
+    command.output().unwrap()
 }
 
 fn stdout(out: &std::process::Output) -> String {
@@ -125,8 +140,11 @@ fn claude_code_sessions_are_counted_judged_and_written_one_file_each() {
     assert_eq!(failed["hard"], 0.0);
     assert_eq!(
         failed["fail_reason"],
-        "2 tool calls failed and were not retried successfully (Bash); the user interrupted 1 turn"
+        "2 tool calls failed and were not retried successfully (Bash); the user interrupted 1 \
+         turn; the user corrected the agent in words (1 time, \"stop\"): \"Stop, use the CI \
+         pipeline instead.\""
     );
+    assert_eq!(failed["correction"], "Stop, use the CI pipeline instead.");
     assert_eq!(failed["harvest"]["verdict"], "failed");
     assert_eq!(failed["harvest"]["reasons"][0]["signal"], "tool_errors");
     assert_eq!(failed["harvest"]["side_files"], 1);
@@ -947,7 +965,7 @@ fn copilot_cli_sessions_of_earlier_versions_are_read_and_redacted() {
         .env("HOME", &home)
         .env_remove("XDG_CONFIG_HOME")
         .env("COPILOT_HOME", d.join("copilot-history"))
-        .args(["harvest", "--source", "copilot"])
+        .args(["harvest", "--source", "copilot", "--all-projects"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -1060,7 +1078,7 @@ fn cursor_and_copilot_are_read_from_their_default_places() {
             .env("HOME", &home)
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("COPILOT_HOME")
-            .args(["harvest", "--source", source])
+            .args(["harvest", "--source", source, "--all-projects"])
             .output()
             .unwrap()
     };
@@ -1124,15 +1142,17 @@ fn a_user_correction_without_any_tool_error_fails_the_session_with_its_reason() 
     assert_eq!(count(&text, "failed"), "2", "{text}");
     assert_eq!(
         verdict_line(&text, '5'),
-        "failed  claude-code-55555555-5555-4555-8555-555555555555  the user's next message \
-         opened with a correction (1 time, \"no,\"): \"No, that's the wrong file: they go in \
+        "failed  claude-code-55555555-5555-4555-8555-555555555555  the user corrected the \
+         agent in words (1 time, \"no,\"): \"No, that's the wrong file: they go in \
          CHANGELOG.md, and sign the upload with [REDACTED:anthropic_key]\""
     );
     assert_eq!(
         verdict_line(&text, '6'),
         "failed  claude-code-66666666-6666-4666-8666-666666666666  the user repeated a request \
          after the agent's answer (1 time): \"I asked for a dark mode toggle on the settings \
-         page\" (earlier: \"Add a dark mode toggle to the settings page\")"
+         page\" (earlier: \"Add a dark mode toggle to the settings page\"); the user corrected \
+         the agent in words (1 time, \"i asked for\"): \"I asked for a dark mode toggle on \
+         the settings page\""
     );
     assert!(verdict_line(&text, '7').starts_with("passed"), "{text}");
     assert!(verdict_line(&text, '8').starts_with("passed"), "{text}");
@@ -1177,7 +1197,8 @@ fn a_user_correction_without_any_tool_error_fails_the_session_with_its_reason() 
     ));
     assert_eq!(count(&text, "failed"), "0", "{text}");
     assert_eq!(count(&text, "passed"), "4", "{text}");
-    // A stricter similarity lets the rephrased request pass; the correction phrase still fails.
+    // A stricter similarity does not count the rephrased request as a repeat; its words ("I
+    // asked for") and the other session's correction still fail them.
     std::fs::write(
         d.join("skill-evolve.toml"),
         "[harvest]\nretry_similarity = 0.9\n",
@@ -1187,7 +1208,9 @@ fn a_user_correction_without_any_tool_error_fails_the_session_with_its_reason() 
         d,
         &["--source", "claude-code", "--from", "corrections"],
     ));
-    assert!(verdict_line(&text, '6').starts_with("passed"), "{text}");
+    let six = verdict_line(&text, '6');
+    assert!(six.starts_with("failed"), "{text}");
+    assert!(!six.contains("repeated a request"), "{text}");
     assert!(verdict_line(&text, '5').starts_with("failed"), "{text}");
     std::fs::write(
         d.join("skill-evolve.toml"),

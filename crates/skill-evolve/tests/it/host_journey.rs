@@ -194,7 +194,7 @@ fn journey(host: Host) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
-        stdout.contains("tasks: 14 recurring (seen in at least 2 sessions) written to mined.jsonl"),
+        stdout.contains("tasks: 14 recurring (seen in at least 2 sessions) mined into mined.jsonl"),
         "{stdout}"
     );
     let mined = std::fs::read_to_string(d.join("mined.jsonl")).unwrap();

@@ -40,6 +40,7 @@ fn harvest_refuses_links_where_its_outputs_go_and_writes_them_0600() {
     let harvest = |extra: &[&str]| {
         skill_evolve(d)
             .args(["harvest", "--source", "claude-code", "--from", "claude"])
+            .arg("--all-projects")
             .args(extra)
             .output()
             .unwrap()
@@ -91,7 +92,11 @@ fn harvest_refuses_links_where_its_outputs_go_and_writes_them_0600() {
         "1",
     ]);
     assert!(out.status.success(), "{out:?}");
-    for path in [d.join("h").join(id), d.join("mined.jsonl")] {
+    for path in [
+        d.join("h").join(id),
+        d.join("mined.jsonl"),
+        d.join("mined.jsonl.dropped.json"),
+    ] {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "{}", path.display());
     }

@@ -34,9 +34,11 @@ fn the_entry_harvests_then_runs_and_stages_only() {
             || line.contains(&format!("'{}'", d.display())),
         "{line}"
     );
-    let harvest = line
-        .find(" harvest --source codex --tasks 'mined-tasks.jsonl'")
-        .unwrap();
+    let harvest = line.find(" harvest --source codex --project '").unwrap();
+    assert!(
+        line.contains("' --tasks 'mined-tasks.jsonl' >>"),
+        "the harvest reads this folder's sessions only: {line}"
+    );
     let run = line.find(" run --config 'evolve.toml' --fresh").unwrap();
     assert!(harvest < run, "{line}");
     assert!(!line.contains("adopt"), "{line}");

@@ -17,14 +17,19 @@ const CATEGORIES: [&str; 14] = [
     "kilo", "lima", "mike", "november",
 ];
 
-/// A Claude Code transcript line.
+/// A Claude Code transcript line of a session in `/work/support`.
 fn record(session: &str, at: &str, kind: &str, content: Value) -> String {
+    record_in("/work/support", session, at, kind, content)
+}
+
+/// A Claude Code transcript line of a session that ran in `cwd`.
+fn record_in(cwd: &str, session: &str, at: &str, kind: &str, content: Value) -> String {
     let role = if kind == "user" { "user" } else { "assistant" };
     let mut message = json!({"role": role, "content": content});
     if kind == "assistant" {
         message["id"] = json!(format!("msg-{session}-{at}"));
     }
-    json!({"type": kind, "sessionId": session, "cwd": "/work/support", "timestamp": at,
+    json!({"type": kind, "sessionId": session, "cwd": cwd, "timestamp": at,
            "message": message})
     .to_string()
 }
@@ -43,6 +48,30 @@ fn write_session_with(
     answer: &str,
     skill: &str,
 ) {
+    write_session_in(
+        folder,
+        "/work/support",
+        session,
+        day,
+        request,
+        answer,
+        skill,
+    );
+}
+
+/// Writes one session that ran in `cwd`: a request, `skill` loaded, and a final answer.
+fn write_session_in(
+    folder: &Path,
+    cwd: &str,
+    session: &str,
+    day: u32,
+    request: &str,
+    answer: &str,
+    skill: &str,
+) {
+    let record = |session: &str, at: &str, kind: &str, content: Value| {
+        record_in(cwd, session, at, kind, content)
+    };
     let at = |s: u32| format!("2026-03-{day:02}T09:00:{s:02}.000Z");
     let lines = [
         record(session, &at(0), "user", json!(request)),
@@ -113,6 +142,7 @@ fn harvest_tasks(d: &Path) -> std::process::Output {
             "sessions",
             "--tasks",
             "tasks.jsonl",
+            "--all-projects",
         ])
         .output()
         .unwrap()
@@ -327,7 +357,14 @@ fn tasks_need_transcripts_and_a_file() {
     std::fs::create_dir_all(d.join("here")).unwrap();
     assert_one_line_error(
         &skill_evolve(d)
-            .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+            .args([
+                "harvest",
+                "--source",
+                "claude-code",
+                "--from",
+                "sessions",
+                "--all-projects",
+            ])
             .args(["--tasks", "here"])
             .output()
             .unwrap(),
@@ -335,7 +372,14 @@ fn tasks_need_transcripts_and_a_file() {
     );
     // Three sessions per task at least: only the categories' pairs fall short.
     let out = skill_evolve(d)
-        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args([
+            "harvest",
+            "--source",
+            "claude-code",
+            "--from",
+            "sessions",
+            "--all-projects",
+        ])
         .args(["--tasks", "t.jsonl", "--min-sessions", "3"])
         .output()
         .unwrap();
@@ -430,7 +474,14 @@ fn requests_naming_generated_ids_are_mined_as_one_task_and_unmined_sessions_are_
 
     // Asked once is enough with --min-sessions 1, said in the singular.
     let out = skill_evolve(d)
-        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args([
+            "harvest",
+            "--source",
+            "claude-code",
+            "--from",
+            "sessions",
+            "--all-projects",
+        ])
         .args(["--tasks", "tasks.jsonl", "--min-sessions", "1"])
         .output()
         .unwrap();
@@ -444,4 +495,246 @@ fn requests_naming_generated_ids_are_mined_as_one_task_and_unmined_sessions_are_
         let name = task["task_type"].as_str().unwrap_or_default();
         assert_eq!(evolution_types::skill_name_problem(name), None, "{task}");
     }
+}
+
+/// Harvests `sessions` into `tasks.jsonl` from `d`, with `extra` flags.
+fn harvest_into(d: &Path, extra: &[&str]) -> std::process::Output {
+    skill_evolve(d)
+        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args(["--tasks", "tasks.jsonl"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn harvesting_again_keeps_the_review_and_reads_only_this_project_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let here = d.canonicalize().unwrap();
+    let here = here.to_str().unwrap();
+    let folder = d.join("sessions/-project");
+    std::fs::create_dir_all(&folder).unwrap();
+    let ask = |category: &str, copies: u32, cwd: &str| {
+        for k in 0..copies {
+            let request = format!("Is a {category} ticket #{k} refundable?");
+            let id = format!("s-{category}-{k}");
+            write_session_in(&folder, cwd, &id, k + 1, &request, "yes", "qa");
+        }
+    };
+    for category in ["alpha", "bravo", "charlie"] {
+        ask(category, 2, here);
+    }
+    // Sessions in a folder under the project count; another repository's do not.
+    ask("delta", 2, &format!("{here}/sub"));
+    ask("elsewhere", 2, "/work/other-repository");
+
+    let out = harvest_into(d, &[]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.contains(&format!(
+            "project: {here} (and folders under it; --all-projects reads every project)\n"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("sessions: 8\n"), "{said}");
+    assert!(said.contains("filtered out: 2\n"), "{said}");
+    assert!(
+        said.contains("tasks file: 0 kept as they were (reviewed: 0), 4 added unreviewed, 0 deleted before left out"),
+        "{said}"
+    );
+    let first = std::fs::read_to_string(d.join("tasks.jsonl")).unwrap();
+    assert!(!first.contains("elsewhere"), "{first}");
+    let everywhere = skill_evolve(d)
+        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args(["--tasks", "all.jsonl", "--all-projects"])
+        .output()
+        .unwrap();
+    assert!(everywhere.status.success(), "{everywhere:?}");
+    assert!(String::from_utf8_lossy(&everywhere.stdout).contains("project: every project\n"));
+    assert_eq!(read_lines(&d.join("all.jsonl")).len(), 5);
+    let both = skill_evolve(d)
+        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args(["--project", ".", "--all-projects"])
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+
+    // The review: alpha sharpened and reviewed (its spacing the person's own), bravo deleted,
+    // charlie and delta left as harvest wrote them.
+    let lines: Vec<&str> = first.lines().collect();
+    let line_of = |category: &str| {
+        *lines
+            .iter()
+            .find(|l| l.contains(&format!("{category} ticket")))
+            .unwrap()
+    };
+    let alpha: Value = serde_json::from_str(line_of("alpha")).unwrap();
+    let reviewed = format!(
+        "{{\"question_id\":  {},  \"task_type\": \"qa\", \"question\": \"Is an alpha ticket refundable?\", \"check\": {{\"kind\": \"exact\", \"value\": \"yes\"}}, \"reviewed\": true}}\n{}\n{}\n",
+        alpha["question_id"],
+        line_of("charlie"),
+        line_of("delta"),
+    );
+    std::fs::write(d.join("tasks.jsonl"), &reviewed).unwrap();
+    // New sessions: alpha and bravo asked again, echo for the first time.
+    ask("alpha", 3, here);
+    ask("bravo", 3, here);
+    ask("echo", 2, here);
+
+    let out = harvest_into(d, &[]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.contains("tasks file: 3 kept as they were (reviewed: 1), 1 added unreviewed, 1 deleted before left out"),
+        "{said}"
+    );
+    let second = std::fs::read_to_string(d.join("tasks.jsonl")).unwrap();
+    assert!(second.starts_with(&reviewed), "{second}");
+    assert!(!second.contains("bravo"), "{second}");
+    let added = read_lines(&d.join("tasks.jsonl")).pop().unwrap();
+    assert_eq!(added["question"], "Is a echo ticket #1 refundable?");
+    assert_eq!(added["reviewed"], false);
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("tasks.jsonl.dropped.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["dropped"].as_array().unwrap().len(), 1, "{state}");
+
+    // Nothing new: nothing changes.
+    let out = harvest_into(d, &[]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("tasks.jsonl")).unwrap(),
+        second
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("tasks file: 4 kept as they were (reviewed: 1), 0 added unreviewed, 1 deleted before left out"),
+        "{out:?}"
+    );
+
+    // A line that is not a task stops the harvest before anything is written.
+    let broken = format!("{second}not a task\n");
+    std::fs::write(d.join("tasks.jsonl"), &broken).unwrap();
+    let before = snapshot(d);
+    let out = harvest_into(d, &[]);
+    assert_one_line_error(&out, "tasks.jsonl:5: not a JSON object");
+    assert_eq!(snapshot(d), before);
+}
+
+/// Writes a Claude Code session of `turns` (user first, then agent, in turn) that ran in
+/// `/work/support`.
+fn write_conversation(folder: &Path, session: &str, day: u32, turns: &[&str]) {
+    let lines: Vec<String> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let at = format!("2026-03-{day:02}T09:00:{i:02}.000Z");
+            if i % 2 == 0 {
+                record(session, &at, "user", json!(text))
+            } else {
+                record(
+                    session,
+                    &at,
+                    "assistant",
+                    json!([{"type": "text", "text": text}]),
+                )
+            }
+        })
+        .collect();
+    std::fs::write(
+        folder.join(format!("{session}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_corrected_session_gives_its_task_the_users_words_and_a_check_from_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let folder = d.join("sessions/-work-support");
+    std::fs::create_dir_all(&folder).unwrap();
+    let said = "no, that's wrong, use `make migration name=…`: it keeps our dated rev-id";
+    write_conversation(
+        &folder,
+        "s-1",
+        1,
+        &[
+            "Add a migration for archived_at",
+            "Ran alembic revision --autogenerate -m archived_at.",
+            said,
+            "Sorry! Ran make migration name=add_archived_at.",
+            "thanks, looks good",
+            "Glad it helps.",
+        ],
+    );
+    write_conversation(
+        &folder,
+        "s-2",
+        2,
+        &[
+            "add a migration for archived_at",
+            "Done: 0042_archived_at.py",
+        ],
+    );
+    // Another task, closed with thanks: its check is the answer, never the reply to the thanks.
+    for (n, day) in [("s-3", 3), ("s-4", 4)] {
+        write_conversation(
+            &folder,
+            n,
+            day,
+            &[
+                "Write release notes for v2.3",
+                "Faster search, dark mode.",
+                "thanks, looks good",
+                "Glad it helps.",
+            ],
+        );
+    }
+    let out = skill_evolve(d)
+        .args(["harvest", "--source", "claude-code", "--from", "sessions"])
+        .args(["--tasks", "tasks.jsonl", "--out", "h", "--all-projects"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tasks = read_lines(&d.join("tasks.jsonl"));
+    let migration = tasks
+        .iter()
+        .find(|t| t["question"].as_str().unwrap().contains("migration"))
+        .unwrap();
+    assert_eq!(
+        migration["check"],
+        json!({"kind": "contains", "value": "make migration name="})
+    );
+    assert_eq!(migration["reviewed"], false);
+    assert_eq!(
+        migration["correction"],
+        json!({"session": "s-1", "said": said,
+               "answer": "Ran alembic revision --autogenerate -m archived_at."})
+    );
+    let notes = tasks
+        .iter()
+        .find(|t| t["question"].as_str().unwrap().contains("release notes"))
+        .unwrap();
+    assert_eq!(
+        notes["check"],
+        json!({"kind": "contains", "value": "Faster search, dark mode."})
+    );
+    assert!(notes.get("correction").is_none(), "{notes}");
+    // The trajectory keeps the answer the user corrected, and their words.
+    let trajectory: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("h/claude-code-s-1.json")).unwrap())
+            .unwrap();
+    assert_eq!(trajectory["hard"], 0.0);
+    assert_eq!(
+        trajectory["predicted_answer"],
+        "Ran alembic revision --autogenerate -m archived_at."
+    );
+    assert_eq!(trajectory["correction"], said);
+    // `run` reads the line as a question whose check the set accepts.
+    let text = std::fs::read_to_string(d.join("tasks.jsonl")).unwrap();
+    let questions = evolution_harness::parse_question_set(&text).unwrap();
+    assert_eq!(questions.len(), 2);
 }
