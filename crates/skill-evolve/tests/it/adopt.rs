@@ -332,7 +332,7 @@ fn a_task_type_without_a_skill_fails_before_any_rollout() {
     let out = run_config(d, &["--dry-run"]);
     assert_one_line_error(
         &out,
-        "evolve.toml:25: [skills] \"default\" = \"shiping\": no such skill",
+        "evolve.toml:26: [skills] \"default\" = \"shiping\": no such skill",
     );
     // With the fallback named, every task type resolves.
     std::fs::write(d.join("evolve.toml"), mapped.replace("shiping", "shipping")).unwrap();

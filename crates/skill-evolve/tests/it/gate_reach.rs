@@ -428,8 +428,14 @@ fn probation_line(config: &str, n: usize) -> String {
 
 #[test]
 fn probation_is_on_by_default_only_where_an_accept_can_be_provisional_and_questions_suffice() {
-    // e-LOND at 0.05 raises every threshold to at least 20 = e_confirm: nothing to watch.
+    // Calibrated for the pool (the default), no accept is provisional: nothing to watch.
     let line = probation_line(&default_gate(), 80);
+    assert!(
+        line.starts_with("probation: off — every accept crosses the boundary calibrated"),
+        "{line}"
+    );
+    // With the e-process, e-LOND at 0.05 raises every threshold to at least 20 = e_confirm.
+    let line = probation_line(&e_process_gate(), 80);
     assert!(
         line.starts_with("probation: off — no accept can be provisional here (e-LOND at 0.05"),
         "{line}"
@@ -437,7 +443,7 @@ fn probation_is_on_by_default_only_where_an_accept_can_be_provisional_and_questi
 
     // Without e-LOND the seed preset accepts provisionally at E ≥ 3: 40 gate questions hold
     // back 10, enough for a rollback (five losses reach e_rollback = 10).
-    let off = default_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\n");
+    let off = e_process_gate().replace("[gate]\n", "[gate]\nfdr_alpha = \"off\"\n");
     let line = probation_line(&off, 80);
     assert!(
         line.starts_with("probation: on by default — 10 of the 40 gate questions"),

@@ -394,6 +394,6 @@ fn llm_values_no_call_could_use_are_refused_with_file_line_and_key() {
     let out = crate::support::run_config(dir.path(), &["--dry-run"]);
     assert_one_line_error(
         &out,
-        "evolve.toml:30: [llm.openai] temperature must be a number",
+        "evolve.toml:31: [llm.openai] temperature must be a number",
     );
 }
