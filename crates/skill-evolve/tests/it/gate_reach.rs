@@ -55,10 +55,10 @@ fn by_default_the_pre_flight_states_the_level_the_power_and_the_questions_power_
         .unwrap()
         .unwrap();
     assert!(
-        stdout.contains(&format!(
+        stdout.contains(
             "gate reach: 20 gate question(s); the first candidate is tested at level 0.0167 \
              (e-LOND spreads fdr_alpha 0.05 over the 3 candidate(s) this run can gate at most"
-        )),
+        ),
         "{stdout}"
     );
     assert!(

@@ -250,18 +250,18 @@ fn every_bad_run_configuration_is_one_line_exit_2() {
         (
             "max_llm_calls = 10",
             "max_llm_cals = 10",
-            "evolve.toml:22: unknown field `max_llm_cals`",
+            "evolve.toml:23: unknown field `max_llm_cals`",
         ),
         (
             "max_llm_calls = 10",
             "max_llm_calls = 10\nmax_cost = 1.0\n\n[budget.prices]\n\
              m = { prompt_per_million = -1.0, completion_per_million = 2.0 }",
-            "evolve.toml:26: prompt_per_million = -1 must be a finite, non-negative number",
+            "evolve.toml:27: prompt_per_million = -1 must be a finite, non-negative number",
         ),
         (
             "max_llm_calls = 10",
             "max_llm_calls = 10\nmax_cost = nan",
-            "evolve.toml:23: max_cost = NaN must be a finite, non-negative number",
+            "evolve.toml:24: max_cost = NaN must be a finite, non-negative number",
         ),
     ];
     for (from, to, needle) in cases {

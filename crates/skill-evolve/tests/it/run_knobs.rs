@@ -101,22 +101,22 @@ fn bad_knobs_are_one_line_exit_2_at_their_line() {
         (
             "",
             "skill_update = \"rewrites\"",
-            "evolve.toml:34: unknown variant `rewrites`, expected `patch` or `rewrite`",
+            "evolve.toml:35: unknown variant `rewrites`, expected `patch` or `rewrite`",
         ),
         (
             "",
             "consolidate_notes = 1",
-            "evolve.toml:34: [evolve] consolidate_notes must be at least 2",
+            "evolve.toml:35: [evolve] consolidate_notes must be at least 2",
         ),
         (
             "",
             "consolidate_chars = 5000",
-            "evolve.toml:34: [evolve] consolidate_chars must be 1 to 2000",
+            "evolve.toml:35: [evolve] consolidate_chars must be 1 to 2000",
         ),
         (
             "",
             "consolidate_chars = 0",
-            "evolve.toml:34: [evolve] consolidate_chars must be 1 to 2000",
+            "evolve.toml:35: [evolve] consolidate_chars must be 1 to 2000",
         ),
     ];
     for (gate_keys, evolve_keys, needle) in cases {
