@@ -225,15 +225,10 @@ impl GateReach {
             out.push_str(&pool.power_lines());
         }
         if !self.power.is_empty() {
-            let parts: Vec<String> = self
-                .power
-                .iter()
-                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
-                .collect();
             out.push_str(&format!(
                 "  power: {} (exact, at the ladder's block ends, every gate question won or \
                  lost; ties lower it)\n",
-                parts.join(", ")
+                power_words(&self.power)
             ));
         }
         out
@@ -294,6 +289,15 @@ impl LedgerReach {
             fmt_e(self.level.threshold)
         )
     }
+}
+
+/// `0.123 at a 60% win rate, 0.456 at a 70% win rate`.
+fn power_words(power: &[(f64, f64)]) -> String {
+    power
+        .iter()
+        .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A decision's name as the report spells it.
@@ -358,15 +362,10 @@ impl PoolReach {
     pub(super) fn power_lines(&self) -> String {
         let mut out = String::new();
         if !self.power.is_empty() {
-            let parts: Vec<String> = self
-                .power
-                .iter()
-                .map(|(p, power)| format!("{power:.3} at a {:.0}% win rate", p * 100.0))
-                .collect();
             out.push_str(&format!(
                 "  power: {} (exact, at the ladder's block ends, with {:.0}% of the gate \
                  questions discordant — assumed ([gate] discordance) until the run measures it)\n",
-                parts.join(", "),
+                power_words(&self.power),
                 self.discordance * 100.0
             ));
         }
