@@ -245,7 +245,7 @@ impl Gate {
     /// Exits, first match wins: `accept_confirmed` (`W` on or above the boundary at `W + L`
     /// discordant pairs, and `δ̂ ≥ delta_min`) → `reject_directional` (`λ ≤ lambda_dir`) →
     /// `reject_futility` (questions remain, yet no further wins among them could reach the
-    /// boundary; with [`GateParams::futility_risk`], none among the remaining questions that
+    /// boundary; with [`GateParams::futility_risk`](crate::GateParams::futility_risk), none among the remaining questions that
     /// can plausibly still be discordant) → at exhaustion `reject_inertia` (there is no
     /// provisional accept: every accept crosses the boundary) → `continue`. The verdict
     /// reports the e-process's statistics as [`Gate::decide`] does.

@@ -324,7 +324,7 @@ pub struct PoolReach {
     /// The share of the gate questions assumed discordant.
     pub discordance: f64,
     /// Exact power at each of [`POOL_POWER_WIN_RATES`], at that share; empty past
-    /// [`MAX_POOL_POWER_QUESTIONS`] questions.
+    /// [`evolution_gate::MAX_POOL_POWER_QUESTIONS`] questions.
     pub power: Vec<(f64, f64)>,
     /// For each of 50 % and 80 % power at a 70 % win rate: the gate questions that reach it,
     /// `None` past 200.
