@@ -8,6 +8,9 @@
 //! discordant pairs are expected among the questions places the boundary's spending; it never
 //! touches its validity, so the share measured on the run's earlier tests may choose it.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use evolution_gate::{Gate, GateError, MAX_POOL_QUESTIONS, PoolBoundary, PoolDesign};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +24,14 @@ pub const MEASURED_DISCORDANCE_MIN_QUESTIONS: u64 = 20;
 /// The least share of discordant pairs a design assumes (a pool shaped for fewer spends its
 /// level on pairs that almost never come).
 pub const MIN_DESIGN_DISCORDANCE: f64 = 0.05;
+
+/// The step a measured share of discordant pairs is rounded to before a boundary is shaped
+/// for it: a shape is valid for any share, and nearby shares give nearly the same power, so
+/// rounding lets tests of one run (and runs of one process) reuse a design.
+pub const DESIGN_DISCORDANCE_STEP: f64 = 0.05;
+
+/// Designs kept for reuse before the memo starts again (each is a few kilobytes).
+const MAX_MEMO_DESIGNS: usize = 512;
 
 /// How a gatekeeper calibrates its accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -68,9 +79,12 @@ impl DiscordanceTally {
     }
 }
 
-/// The boundary of a pool of `questions` gate questions at `level`, shaped for `discordance`,
-/// asked at the block ends of `ladder`; `None` for a pool larger than
-/// [`MAX_POOL_QUESTIONS`] (the e-process decides there) or no question.
+/// The boundary of a pool of `questions` gate questions at `level`, shaped for `discordance`
+/// (rounded to [`DESIGN_DISCORDANCE_STEP`]), asked at the block ends of `ladder`; `None` for
+/// a pool larger than [`MAX_POOL_QUESTIONS`] (the e-process decides there) or no question.
+///
+/// Designing a boundary computes its power for several shapes; the same design asked again
+/// (the same gate settings, pool, level, share and ladder) is returned from a memo.
 ///
 /// # Errors
 /// The gate's, for a level outside `(0, 1)` or a bad ladder.
@@ -88,10 +102,43 @@ pub fn pool_boundary(
     let design = PoolDesign {
         questions,
         level,
-        discordance: discordance.clamp(MIN_DESIGN_DISCORDANCE, 1.0),
+        discordance: design_discordance(discordance),
         win_rate: POOL_WIN_RATE,
     };
-    PoolBoundary::design(gate, &design, ladder).map(Some)
+    let key = format!(
+        "{:?}|{questions}|{:x}|{:x}|{ladder:?}",
+        gate.params(),
+        level.to_bits(),
+        design.discordance.to_bits()
+    );
+    static MEMO: Mutex<Option<HashMap<String, PoolBoundary>>> = Mutex::new(None);
+    if let Some(found) = MEMO
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|memo| memo.get(&key))
+    {
+        return Ok(Some(found.clone()));
+    }
+    let boundary = PoolBoundary::design(gate, &design, ladder)?;
+    let mut memo = MEMO.lock().unwrap_or_else(PoisonError::into_inner);
+    let memo = memo.get_or_insert_with(HashMap::new);
+    if memo.len() >= MAX_MEMO_DESIGNS {
+        memo.clear();
+    }
+    memo.insert(key, boundary.clone());
+    Ok(Some(boundary))
+}
+
+/// The share a boundary is shaped for when `discordance` is measured or assumed: rounded to
+/// [`DESIGN_DISCORDANCE_STEP`] within `[MIN_DESIGN_DISCORDANCE, 1]`; a share that is not a
+/// number counts as every pair discordant.
+pub fn design_discordance(discordance: f64) -> f64 {
+    if discordance.is_nan() {
+        return 1.0;
+    }
+    let rounded = (discordance / DESIGN_DISCORDANCE_STEP).round() * DESIGN_DISCORDANCE_STEP;
+    rounded.clamp(MIN_DESIGN_DISCORDANCE, 1.0)
 }
 
 /// What a test calibrated for its pool was held to.
@@ -107,4 +154,56 @@ pub struct PoolCheck {
     pub discordance: f64,
     /// Wins an accept needed at the final count of discordant pairs (`None`: none could).
     pub wins_needed: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use evolution_gate::GateParams;
+
+    use super::*;
+
+    #[test]
+    fn a_share_is_rounded_to_the_design_step_within_its_range() {
+        assert!((design_discordance(0.43) - 0.45).abs() < 1e-12);
+        assert!((design_discordance(0.41) - 0.40).abs() < 1e-12);
+        assert!((design_discordance(0.0) - MIN_DESIGN_DISCORDANCE).abs() < 1e-12);
+        assert!((design_discordance(3.0) - 1.0).abs() < 1e-12);
+        assert!((design_discordance(f64::NAN) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_design_asked_again_is_the_same_boundary_and_nearby_shares_share_it() {
+        let gate = Gate::new(GateParams::calibrated()).unwrap();
+        let first = pool_boundary(&gate, 30, 0.01, 0.41, &[5]).unwrap().unwrap();
+        let again = pool_boundary(&gate, 30, 0.01, 0.39, &[5]).unwrap().unwrap();
+        assert_eq!(first, again);
+        let fresh = PoolBoundary::design(
+            &gate,
+            &PoolDesign {
+                questions: 30,
+                level: 0.01,
+                discordance: 0.4,
+                win_rate: POOL_WIN_RATE,
+            },
+            &[5],
+        )
+        .unwrap();
+        assert_eq!(first, fresh);
+        assert!(first.false_accept() <= 0.01);
+        // Another level is another design.
+        let other = pool_boundary(&gate, 30, 0.02, 0.4, &[5]).unwrap().unwrap();
+        assert!((other.level() - 0.02).abs() < 1e-15);
+    }
+
+    #[test]
+    fn no_question_or_a_pool_past_the_exact_limit_has_no_boundary() {
+        let gate = Gate::new(GateParams::calibrated()).unwrap();
+        assert!(pool_boundary(&gate, 0, 0.01, 0.5, &[5]).unwrap().is_none());
+        let too_many = usize::try_from(MAX_POOL_QUESTIONS + 1).unwrap();
+        assert!(
+            pool_boundary(&gate, too_many, 0.01, 0.5, &[5])
+                .unwrap()
+                .is_none()
+        );
+    }
 }

@@ -9,7 +9,7 @@ use evolution_types::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::calibration::{Calibration, DiscordanceTally, pool_boundary};
+use crate::calibration::{Calibration, DiscordanceTally, design_discordance, pool_boundary};
 use crate::events::HarnessEvent;
 use crate::fdr::{ELond, FdrDecision, TestLevel};
 use crate::ledger::{LedgerOutcome, TestLedger};
@@ -474,7 +474,7 @@ impl Gatekeeper {
                 let level = strictest
                     .as_ref()
                     .map_or(1.0 / self.config.params.e_confirm, |l| l.alpha_t);
-                let share = self.discordance.share_or(discordance);
+                let share = design_discordance(self.discordance.share_or(discordance));
                 pool_boundary(&gate, questions.len(), level, share, &config.ladder)?
                     .map(|b| (b, share))
             }

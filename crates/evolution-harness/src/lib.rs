@@ -186,8 +186,8 @@ pub use crate::budget::{
     Budget, BudgetError, BudgetExceeded, BudgetLimits, Estimate, MeteredLlm, Price, RunPlan, Usage,
 };
 pub use crate::calibration::{
-    Calibration, DiscordanceTally, MEASURED_DISCORDANCE_MIN_QUESTIONS, MIN_DESIGN_DISCORDANCE,
-    POOL_WIN_RATE, PoolCheck, pool_boundary,
+    Calibration, DESIGN_DISCORDANCE_STEP, DiscordanceTally, MEASURED_DISCORDANCE_MIN_QUESTIONS,
+    MIN_DESIGN_DISCORDANCE, POOL_WIN_RATE, PoolCheck, design_discordance, pool_boundary,
 };
 pub use crate::check::{AnswerCheck, CHECK_KEY, CheckError, REFUSAL_OPENINGS};
 pub use crate::events::{Arm, EventLog, EventSink, HarnessEvent, NoEvents, Phases};

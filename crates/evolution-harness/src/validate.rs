@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::baseline_cache::BaselineCache;
 use crate::budget::{Budget, BudgetExceeded};
-use crate::calibration::{Calibration, PoolCheck, pool_boundary};
+use crate::calibration::{Calibration, PoolCheck, design_discordance, pool_boundary};
 use crate::events::{Arm, EventSink, HarnessEvent};
 use crate::failures::{FailureCount, PhaseFailures};
 use crate::fdr::TestLevel;
@@ -508,8 +508,8 @@ pub async fn validate_candidate(
         Calibration::Pool { discordance } => {
             let gate = check_config(config)?;
             let level = 1.0 / config.params.e_confirm;
-            pool_boundary(&gate, questions.len(), level, discordance, &config.ladder)?
-                .map(|b| (b, discordance))
+            let share = design_discordance(discordance);
+            pool_boundary(&gate, questions.len(), level, share, &config.ladder)?.map(|b| (b, share))
         }
     };
     let (outcome, _) = validate_keeping_answers(

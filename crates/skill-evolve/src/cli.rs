@@ -171,6 +171,7 @@ impl RunArgs {
             min_edits: self.min_edits,
             allow_unreviewed: self.allow_unreviewed,
             preferences: self.preferences.clone(),
+            ledger: self.ledger,
         }
     }
 }
@@ -354,6 +355,11 @@ pub(crate) struct RunArgs {
     /// `harvest --tasks` mines) instead of refusing it; the pre-flight and report.md say so.
     #[arg(long)]
     pub(crate) allow_unreviewed: bool,
+    /// Count this run's tests in each skill's ledger, as `[gate] ledger = true` does: every
+    /// run started so shares one `fdr_alpha` over the skill's tests instead of spending its
+    /// own (`schedule`'s entry passes it).
+    #[arg(long)]
+    pub(crate) ledger: bool,
     /// The project's house rules: markdown whose text every proposal prompt carries, with
     /// an optional ```checks block (TOML) a proposal must pass before it is gated. Overrides
     /// `[preferences] file` and the `preferences.md` beside the configuration; relative to

@@ -5,9 +5,11 @@
 //! folder's own sessions only; newly mined tasks are appended unreviewed and wait there for a
 //! person, the run does not read them, while the lines a person reviewed or deleted stay as
 //! they left them) and then, even
-//! when the harvest found nothing to read, `run --config FILE --fresh`, which replays the reviewed question set the configuration
-//! names and stages what the gate accepted. `--fresh` starts each scheduled run over, so a
-//! proposal not adopted by the next run is replaced by that run's. Nothing is adopted:
+//! when the harvest found nothing to read, `run --config FILE --fresh --ledger`, which replays the
+//! reviewed question set the configuration names and stages what the gate accepted. `--fresh`
+//! starts each scheduled run over, so a proposal not adopted by the next run is replaced by that
+//! run's; `--ledger` makes every run's tests of a skill share one level (`--no-ledger` lets each
+//! run spend its own, and the note says what a month of runs then risks). Nothing is adopted:
 //! `skill-evolve adopt` stays a person's step. Both commands append to
 //! `.skill-evolve/schedule.log`.
 //!
@@ -28,6 +30,7 @@ use crate::out::outln;
 use crate::render::terminal_safe;
 use evolution_project::error::{bad_at, bad_option};
 use evolution_project::llm::run_key_variable;
+use evolution_project::run::config::{DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON};
 
 /// Largest crontab file `--install` reads and rewrites.
 const MAX_CRONTAB_BYTES: u64 = 1024 * 1024;
@@ -88,6 +91,10 @@ pub(crate) struct ScheduleArgs {
         conflicts_with_all = ["every", "install", "source", "from", "tasks", "config"]
     )]
     pub(crate) uninstall: Option<PathBuf>,
+    /// Let each run spend its own `fdr_alpha` instead of sharing one level over every run's
+    /// tests of a skill (the ledger, which the entry's `run --ledger` keeps by default).
+    #[arg(long, conflicts_with = "uninstall")]
+    pub(crate) no_ledger: bool,
 }
 
 /// Runs `schedule`.
@@ -152,18 +159,27 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
             ))
         );
     }
-    if let Some(note) = ledger_note(&args.config) {
+    if let Some(note) = ledger_note(&args.config, every, args.no_ledger) {
         eprintln!("{}", terminal_safe(&note));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// What bounds the false-discovery rate over the nights, said when `config` keeps no ledger:
-/// each scheduled `run --fresh` spends its own `fdr_alpha`, so without `[gate] ledger` the
-/// bound holds per night, not over the nights. `None` when the configuration keeps a ledger,
-/// turns e-LOND off (its pre-flight says so), or cannot be read (`run` will say why).
-fn ledger_note(config: &Path) -> Option<String> {
-    /// The two `[gate]` keys the note depends on, the rest left to `run`.
+/// Runs in 30 days at each frequency, for the note on what a month of runs risks.
+fn runs_a_month(every: Every) -> i32 {
+    match every {
+        Every::Night => 30,
+        Every::Hour => 30 * 24,
+    }
+}
+
+/// What bounds false accepts over the scheduled runs, said for `config`: with the ledger (the
+/// entry's `--ledger`, or `[gate] ledger = true`) every run's tests of a skill share one
+/// `fdr_alpha`; with `--no-ledger` each run spends its own, and the chance of some false
+/// accept over a month of runs grows toward one. `None` when e-LOND is off (the pre-flight
+/// says so) or the configuration cannot be read (`run` will say why).
+fn ledger_note(config: &Path, every: Every, no_ledger: bool) -> Option<String> {
+    /// The `[gate]` keys the note depends on, the rest left to `run`.
     #[derive(serde::Deserialize)]
     struct GateOnly {
         #[serde(default)]
@@ -174,22 +190,42 @@ fn ledger_note(config: &Path) -> Option<String> {
         #[serde(default)]
         ledger: bool,
         #[serde(default)]
+        ledger_horizon: Option<u64>,
+        #[serde(default)]
         fdr_alpha: Option<toml::Value>,
     }
     let text = std::fs::read_to_string(config).ok()?;
     let GateOnly { gate } = toml::from_str(&text).ok()?;
-    let off = gate
-        .fdr_alpha
-        .as_ref()
-        .is_some_and(|v| v.as_str() == Some("off"));
-    (!gate.ledger && !off).then(|| {
-        format!(
-            "note: each night's run bounds the false-discovery rate over its own candidates only; \
-             to bound it over every night's candidates of a skill, set `ledger = true` in [gate] \
-             of {} (docs/gate.md, \"Across runs: the project's ledger\")",
+    let alpha = match &gate.fdr_alpha {
+        None => DEFAULT_FDR_ALPHA,
+        Some(toml::Value::Float(a)) => *a,
+        Some(_) => return None,
+    };
+    let runs = runs_a_month(every);
+    let how_often = match every {
+        Every::Night => "nightly",
+        Every::Hour => "hourly",
+    };
+    if gate.ledger || !no_ledger {
+        let horizon = gate.ledger_horizon.unwrap_or(DEFAULT_LEDGER_HORIZON);
+        return Some(format!(
+            "note: every run's candidates are tests of their skill's ledger \
+             (.skill-evolve/ledger/): fdr_alpha {alpha} is shared by {horizon} tests of a skill, \
+             whichever runs make them, so however long the schedule runs the false-discovery rate \
+             over them stays at most {alpha} (and, when no candidate is better, so does the \
+             chance of any accept at all); each test is held to about {:.1e} until a discovery, \
+             and a skill's tests past the {horizon}th accept nothing (`ledger_horizon` in [gate] \
+             of {} sets it)",
+            alpha / horizon as f64,
             config.display()
-        )
-    })
+        ));
+    }
+    let month = 1.0 - (1.0 - alpha).powi(runs);
+    Some(format!(
+        "note: with --no-ledger each run spends its own fdr_alpha {alpha}, so over a month of \
+         {how_often} runs ({runs}) the chance of at least one false accept when no candidate is \
+         better can reach {month:.3}; without --no-ledger the runs share one level"
+    ))
 }
 
 /// Where the scheduled `run` finds its API key, said for the run configuration `config`:
@@ -254,9 +290,10 @@ fn entry(
         harvest.push_str(&format!(" --from {}", quote("--from", from)?));
     }
     let run = format!(
-        "{} run --config {} --fresh",
+        "{} run --config {} --fresh{}",
         quote("the program's path", program)?,
-        quote("--config", &args.config)?
+        quote("--config", &args.config)?,
+        if args.no_ledger { "" } else { " --ledger" }
     );
     let log = ">> .skill-evolve/schedule.log 2>&1";
     let mut path = String::new();

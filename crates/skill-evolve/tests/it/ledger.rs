@@ -252,3 +252,31 @@ fn gated_evolve_sessions_are_tests_of_the_skills_ledger() {
     assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), calls);
     assert_eq!(snapshot(d), before, "a refused session writes nothing");
 }
+
+#[test]
+fn the_ledger_flag_keeps_the_ledger_a_configuration_does_not_name() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config = ledger_config(&agent, &fake.base_url, "")
+        .replace("ledger = true\nledger_horizon = 10\n", "");
+    let dir = run_workspace_with(&config, 40);
+    let d = dir.path();
+    let without = run_config(d, &["--dry-run"]);
+    assert!(without.status.success(), "{without:?}");
+    let stdout = String::from_utf8_lossy(&without.stdout);
+    assert!(!stdout.contains("tests of its ledger"), "{stdout}");
+
+    let with = run_config(d, &["--dry-run", "--ledger"]);
+    assert!(with.status.success(), "{with:?}");
+    let stdout = String::from_utf8_lossy(&with.stdout);
+    assert!(
+        stdout.contains("ledger: each skill's candidates are tests of its ledger")
+            && stdout.contains("over 365 tests"),
+        "{stdout}"
+    );
+    // A whole run started so writes the skill's ledger.
+    let out = run_config(d, &["--ledger"]);
+    assert!(out.status.success(), "{out:?}");
+    let ledger = ledger_json(d);
+    assert_eq!(ledger["tests"][0]["horizon"], 365, "{ledger}");
+}

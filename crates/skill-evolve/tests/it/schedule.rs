@@ -39,7 +39,9 @@ fn the_entry_harvests_then_runs_and_stages_only() {
         line.contains("' --tasks 'mined-tasks.jsonl' >>"),
         "the harvest reads this folder's sessions only: {line}"
     );
-    let run = line.find(" run --config 'evolve.toml' --fresh").unwrap();
+    let run = line
+        .find(" run --config 'evolve.toml' --fresh --ledger >>")
+        .unwrap();
     assert!(harvest < run, "{line}");
     assert!(!line.contains("adopt"), "{line}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("API key"));
@@ -66,22 +68,52 @@ fn the_entry_harvests_then_runs_and_stages_only() {
         assert!(stderr.contains(note), "{stderr}");
         assert!(
             stderr.contains(
-                "each night's run bounds the false-discovery rate over its own candidates only"
+                "every run's candidates are tests of their skill's ledger (.skill-evolve/ledger/): \
+                 fdr_alpha 0.05 is shared by 365 tests of a skill"
             ),
             "{stderr}"
         );
     }
-    // With the project's ledger (or e-LOND off) there is nothing to add.
-    for gate in ["[gate]\nledger = true\n", "[gate]\nfdr_alpha = \"off\"\n"] {
-        std::fs::write(d.join("evolve.toml"), gate).unwrap();
+    // The ledger's own horizon and level are the ones named.
+    std::fs::write(
+        d.join("evolve.toml"),
+        "[gate]\nfdr_alpha = 0.1\nledger = true\nledger_horizon = 100\n",
+    )
+    .unwrap();
+    let out = skill_evolve(d)
+        .args(["schedule", "--every", "night"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fdr_alpha 0.1 is shared by 100 tests") && stderr.contains("1.0e-3"),
+        "{stderr}"
+    );
+    // Without the ledger each run spends its own level: what a month of runs risks.
+    std::fs::write(d.join("evolve.toml"), "# a run configuration\n").unwrap();
+    for (every, figure) in [("night", "(30) the chance"), ("hour", "(720) the chance")] {
         let out = skill_evolve(d)
-            .args(["schedule", "--every", "night"])
+            .args(["schedule", "--every", every, "--no-ledger"])
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(" --fresh >>"), "{stdout}");
+        assert!(!stdout.contains("--ledger"), "{stdout}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("its own candidates only"), "{stderr}");
+        assert!(stderr.contains(figure), "{stderr}");
+        let month = if every == "night" { "0.785" } else { "1.000" };
+        assert!(stderr.contains(&format!("can reach {month}")), "{stderr}");
     }
+    // With e-LOND off there is nothing to add.
+    std::fs::write(d.join("evolve.toml"), "[gate]\nfdr_alpha = \"off\"\n").unwrap();
+    let out = skill_evolve(d)
+        .args(["schedule", "--every", "night"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("ledger"), "{stderr}");
 
     let hourly = skill_evolve(d)
         .args(["schedule", "--every", "hour"])

@@ -180,6 +180,10 @@ pub struct RunOptions {
     /// The project's house rules (relative to the current folder); wins over
     /// `[preferences] file` and the `preferences.md` beside the configuration.
     pub preferences: Option<PathBuf>,
+    /// Count the run's tests in each skill's ledger, as `[gate] ledger = true` does (over
+    /// `[gate] ledger_horizon` tests, or the default); a scheduled run is started so, to share
+    /// one level over every night. Nothing changes with `fdr_alpha = "off"`.
+    pub ledger: bool,
 }
 
 /// How the number of edits per candidate changes across epochs.
@@ -515,7 +519,10 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
         &run.skill_docs,
         [&train, &gate, &holdout],
     )?;
-    let gate_settings = check_gate(&src, &file.gate)?;
+    let mut gate_settings = check_gate(&src, &file.gate)?;
+    if args.ledger && gate_settings.ledger_horizon.is_none() {
+        gate_settings.ledger_horizon = Some(DEFAULT_LEDGER_HORIZON);
+    }
     let horizon = horizon_of(
         &train,
         prompt_files.len(),
