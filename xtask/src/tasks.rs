@@ -204,7 +204,7 @@ fn succeeds(command: &mut Command) -> bool {
 }
 
 /// The benchmark programs: name, package, example.
-const BENCHES: [(&str, &str, &str); 15] = [
+const BENCHES: [(&str, &str, &str); 16] = [
     ("gate", "evolution-gate", "gate_calibration"),
     ("frontier", "evolution-gate", "gate_frontier"),
     ("ties", "evolution-gate", "gate_ties"),
@@ -214,6 +214,7 @@ const BENCHES: [(&str, &str, &str); 15] = [
     ("json", "evolution-diagnose", "json_repair_bench"),
     ("runlog", "evolution-runlog-sqlite", "runlog_bench"),
     ("inputs", "evolution-harness", "inputs_bench"),
+    ("nights", "evolution-harness", "nights"),
     ("local", "evolution-llm-local", "local_bench"),
     ("gate-real", "evolution-project", "gate_real"),
     ("harvest", "evolution-harvest", "harvest_bench"),

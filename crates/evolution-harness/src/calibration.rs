@@ -54,9 +54,9 @@ pub enum Calibration {
 /// discordant pairs that shapes the next pool boundary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DiscordanceTally {
-    /// Discordant pairs (wins and losses) over every test.
+    /// Discordant pairs (wins and losses) over every screen and test.
     pub discordant: u64,
-    /// Paired questions (ties included) over every test.
+    /// Paired questions (ties included) over every screen and test.
     pub paired: u64,
 }
 
@@ -79,8 +79,8 @@ impl DiscordanceTally {
     }
 }
 
-/// The boundary of a pool of `questions` gate questions at `level`, shaped for `discordance`
-/// (rounded to [`DESIGN_DISCORDANCE_STEP`]), asked at the block ends of `ladder`; `None` for
+/// The boundary of a pool of `questions` gate questions at `level` (rounded down to four
+/// significant digits), shaped for `discordance` (rounded to [`DESIGN_DISCORDANCE_STEP`]), asked at the block ends of `ladder`; `None` for
 /// a pool larger than [`MAX_POOL_QUESTIONS`] (the e-process decides there) or no question.
 ///
 /// Designing a boundary computes its power for several shapes; the same design asked again
@@ -101,14 +101,14 @@ pub fn pool_boundary(
     }
     let design = PoolDesign {
         questions,
-        level,
+        level: design_level(level),
         discordance: design_discordance(discordance),
         win_rate: POOL_WIN_RATE,
     };
     let key = format!(
         "{:?}|{questions}|{:x}|{:x}|{ladder:?}",
         gate.params(),
-        level.to_bits(),
+        design.level.to_bits(),
         design.discordance.to_bits()
     );
     static MEMO: Mutex<Option<HashMap<String, PoolBoundary>>> = Mutex::new(None);
@@ -128,6 +128,23 @@ pub fn pool_boundary(
     }
     memo.insert(key, boundary.clone());
     Ok(Some(boundary))
+}
+
+/// The level a boundary is built for when a test is granted `level`: rounded down to four
+/// significant digits, so a boundary never spends more than granted, and levels that differ
+/// only by the rounding of a sum (a ledger's `(α − spent)/(tests left)`) share one design.
+/// A level that is not in `(0, 1)` is returned as it is, for the design to refuse.
+fn design_level(level: f64) -> f64 {
+    if !(level > 0.0 && level < 1.0) {
+        return level;
+    }
+    let scale = 10f64.powf(3.0 - level.log10().floor());
+    let rounded = (level * scale).floor() / scale;
+    if rounded > 0.0 && rounded <= level {
+        rounded
+    } else {
+        level
+    }
 }
 
 /// The share a boundary is shaped for when `discordance` is measured or assumed: rounded to
@@ -193,6 +210,23 @@ mod tests {
         // Another level is another design.
         let other = pool_boundary(&gate, 30, 0.02, 0.4, &[5]).unwrap().unwrap();
         assert!((other.level() - 0.02).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_level_is_rounded_down_to_four_digits_never_up() {
+        for level in [0.05 / 365.0, 0.01, 0.0033333, 0.123_456_7, 1e-9, 0.999_99] {
+            let rounded = design_level(level);
+            assert!(
+                rounded <= level && rounded > level * 0.999,
+                "{level} -> {rounded}"
+            );
+        }
+        let sum = (0..365).fold(0.0, |s, _| s + 0.05 / 365.0);
+        assert_eq!(
+            design_level((0.05 - sum + 0.05 / 365.0) / 1.0),
+            design_level(0.05 / 365.0)
+        );
+        assert!(design_level(0.0) == 0.0 && design_level(1.5) == 1.5);
     }
 
     #[test]

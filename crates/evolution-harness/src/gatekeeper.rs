@@ -211,6 +211,9 @@ impl Gatekeeper {
             &mut self.screen_cache,
         )
         .await?;
+        // The agent's discordance on training questions shapes later pool boundaries too.
+        self.discordance
+            .add(outcome.w.saturating_add(outcome.l), outcome.questions);
         if self.carry_over && outcome.passed {
             self.pending = Some(PendingAnswers {
                 candidate: candidate.label.clone(),
@@ -267,7 +270,7 @@ impl Gatekeeper {
         &self.config.params
     }
 
-    /// The discordant pairs and paired questions of the tests so far.
+    /// The discordant pairs and paired questions of the screens and tests so far.
     pub fn discordance(&self) -> DiscordanceTally {
         self.discordance
     }

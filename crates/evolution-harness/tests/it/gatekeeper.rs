@@ -471,6 +471,12 @@ async fn a_screen_drops_a_worse_candidate_before_it_takes_an_e_lond_test() {
     assert!(!worse.passed);
     assert!(worse.l >= 1 && worse.w == 0, "{worse:?}");
     assert!(worse.questions <= 40);
+    // The screen's pairs are measured for the shape of later pool boundaries.
+    let measured = keeper.discordance();
+    assert_eq!(
+        (measured.discordant, measured.paired),
+        (worse.w + worse.l, worse.questions)
+    );
     // Dropped: no e-LOND test was spent on it.
     assert!(keeper.fdr().unwrap().history().is_empty());
     let better = world
