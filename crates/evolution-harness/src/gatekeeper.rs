@@ -91,6 +91,10 @@ pub struct Gatekeeper {
     /// The screen a candidate passes before its gate, when one is used.
     #[serde(default)]
     screen: Option<ScreenRule>,
+    /// The most candidates of one epoch the loop gates, when capped: the best of the
+    /// epoch's proposals on the screen ([`crate::run_evolution`]).
+    #[serde(default)]
+    best_per_epoch: Option<usize>,
     /// The baseline answers of the screens, by version (training questions).
     #[serde(default)]
     screen_cache: BaselineCache,
@@ -121,6 +125,7 @@ impl Gatekeeper {
             pool: None,
             carry_over: false,
             screen: None,
+            best_per_epoch: None,
             screen_cache: BaselineCache::new(),
             pending: None,
             discordance: DiscordanceTally::default(),
@@ -160,6 +165,25 @@ impl Gatekeeper {
     pub fn with_screen(mut self, rule: ScreenRule) -> Self {
         self.screen = Some(rule);
         self
+    }
+
+    /// Gates at most `candidates` candidates of each epoch of the loop ([`crate::run_evolution`]):
+    /// before any is gated, every proposal of the epoch is screened ([`Gatekeeper::with_screen`],
+    /// on training questions), and only the `candidates` that passed with the most net wins
+    /// `W − L` go on to the gate, the rest dropped without spending any level; without a
+    /// screen, the first `candidates` in the proposer's order. Candidates proposed later in
+    /// the epoch (the slow update's) are gated only while the epoch has tests left. The run's
+    /// e-LOND horizon can then count `candidates` per epoch instead of every proposal. A
+    /// value of 0 counts as 1.
+    #[must_use]
+    pub fn with_best_per_epoch(mut self, candidates: usize) -> Self {
+        self.best_per_epoch = Some(candidates.max(1));
+        self
+    }
+
+    /// The most candidates of one epoch the loop gates, when capped.
+    pub fn best_per_epoch(&self) -> Option<usize> {
+        self.best_per_epoch
     }
 
     /// The screen rule, when candidates are screened.

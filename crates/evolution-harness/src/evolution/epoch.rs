@@ -135,6 +135,10 @@ pub(super) fn finish(
     state.train_version = None;
     state.judged = 0;
     state.slow_update_proposed = false;
+    state.ranked = false;
+    state.screened.clear();
+    state.ranked_out.clear();
+    state.gated_in_epoch = 0;
     if state.epoch >= config.max_epochs {
         state.stopped = Some(StopReason::MaxEpochs);
     } else if state.stale_epochs >= 2 {

@@ -28,6 +28,11 @@ pub(super) async fn gate_pending(
 ) -> Result<(), LoopError> {
     let proposals = state.proposals.clone().unwrap_or_default();
     settle_probations(ctx, config, provenance, state).await?;
+    if let Some(best) = state.gatekeeper.best_per_epoch()
+        && !state.ranked
+    {
+        rank_epoch(ctx, config, provenance, state, &proposals, train, best).await?;
+    }
     while let Some(proposal) = proposals.get(state.judged) {
         gate_proposal(ctx, config, provenance, state, proposal, train).await?;
         state.judged = state.judged.saturating_add(1);
@@ -36,6 +41,114 @@ pub(super) async fn gate_pending(
         settle_probations(ctx, config, provenance, state).await?;
     }
     Ok(())
+}
+
+/// The label of `proposal`'s candidate in the current epoch.
+fn candidate_label(config: &LoopConfig, state: &LoopState, proposal: &Proposal) -> String {
+    format!("{}_e{}_{}", config.run_name, state.epoch, proposal.label)
+}
+
+/// Under a cap of `best` gated candidates per epoch: screens every proposal of the epoch
+/// not judged yet (each against the current version, before any is gated) and keeps the
+/// `best` that passed with the most net wins per screened question, `(W − L)/n` (a screen
+/// stops once a candidate passes, so the fastest to pass ranks first; the proposer's order
+/// breaks ties);
+/// the others are dropped, with their reasons, before anything of the run's level is spent
+/// on them. Without a screen rule (or training questions) the first `best` are kept. The
+/// outcome is saved, so a resumed run does not rank again.
+async fn rank_epoch(
+    ctx: LoopContext<'_>,
+    config: &LoopConfig,
+    provenance: &BTreeSet<String>,
+    state: &mut LoopState,
+    proposals: &[Proposal],
+    train: &TrainingRun,
+    best: usize,
+) -> Result<(), LoopError> {
+    let base = workspace(ctx.store, config)?;
+    let mut passed: Vec<(f64, String, String)> = Vec::new();
+    for proposal in proposals.iter().skip(state.judged) {
+        let label = candidate_label(config, state, proposal);
+        let Some(GateInput { against, writes }) =
+            gate_input(ctx, config, proposal, train, &base, &label)?
+        else {
+            continue;
+        };
+        let reasons = breaches(config, &against, &writes);
+        if !reasons.is_empty() {
+            drop_proposal(ctx, state, proposal, &label, reasons);
+            state.ranked_out.insert(label);
+            continue;
+        }
+        if config.train.is_empty() || state.gatekeeper.screen_rule().is_none() {
+            passed.push((0.0, String::new(), label));
+            continue;
+        }
+        super::phases(ctx, state.epoch).start(crate::phase::Phase::Gate, &label);
+        let candidate = Candidate {
+            label: label.clone(),
+            workspace: with_writes(&base, &label, &writes, config),
+            provenance: provenance.clone(),
+        };
+        let screen = state
+            .gatekeeper
+            .screen(ctx.validation, &against, &candidate, &config.train)
+            .await?;
+        match screen {
+            Some(screen) if !screen.passed => {
+                let reason = screened_out(state, &screen);
+                drop_proposal(ctx, state, proposal, &label, vec![reason]);
+                state.ranked_out.insert(label);
+            }
+            Some(screen) => {
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "counts of training questions, far below 2^53"
+                )]
+                let rate = (screen.w as f64 - screen.l as f64) / screen.questions.max(1) as f64;
+                let shown = format!(
+                    "W - L = {} on {} question(s)",
+                    i128::from(screen.w) - i128::from(screen.l),
+                    screen.questions
+                );
+                passed.push((rate, shown, label));
+            }
+            None => passed.push((0.0, String::new(), label)),
+        }
+    }
+    // A stable sort: among equal rates the proposer's order stands.
+    passed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (rank, (_, shown, label)) in passed.into_iter().enumerate() {
+        if rank < best {
+            state.screened.insert(label);
+        } else {
+            let reason = if shown.is_empty() {
+                format!("past this epoch's {best} candidate(s) to gate")
+            } else {
+                format!(
+                    "not among this epoch's {best} best on training questions ({shown}); only \
+                     the best are gated"
+                )
+            };
+            set_aside(ctx, state, &label, vec![reason]);
+            state.ranked_out.insert(label);
+        }
+    }
+    state.ranked = true;
+    state.save(ctx.checkpoint)?;
+    Ok(())
+}
+
+/// Why a candidate that failed the screen was dropped, in words.
+fn screened_out(state: &LoopState, screen: &crate::screen::ScreenOutcome) -> String {
+    format!(
+        "screened out on training questions: W={}, L={} on {} question(s), \
+         W - L short of {}",
+        screen.w,
+        screen.l,
+        screen.questions,
+        state.gatekeeper.screen_rule().map_or(0, |r| r.pass)
+    )
 }
 
 /// Gates one proposal of the epoch against the current version (rebasing
@@ -55,7 +168,7 @@ async fn gate_proposal(
     proposal: &Proposal,
     train: &TrainingRun,
 ) -> Result<(), LoopError> {
-    let label = format!("{}_e{}_{}", config.run_name, state.epoch, proposal.label);
+    let label = candidate_label(config, state, proposal);
     let pending = match state.pending.take() {
         Some(pending) if pending.record.candidate == label => pending,
         Some(other) => {
@@ -105,12 +218,25 @@ async fn decide(
     train: &TrainingRun,
     label: &str,
 ) -> Result<Option<PendingGate>, LoopError> {
+    // Dropped by the epoch's ranking already.
+    if state.ranked_out.contains(label) {
+        return Ok(None);
+    }
     let base = workspace(ctx.store, config)?;
     let Some(GateInput { against, writes }) =
         gate_input(ctx, config, proposal, train, &base, label)?
     else {
         return Ok(None);
     };
+    // The epoch's tests used up (a candidate accepted before a kill was counted already).
+    if let Some(best) = state.gatekeeper.best_per_epoch()
+        && state.gated_in_epoch >= best
+        && !state.screened.contains(label)
+    {
+        let reason = format!("this epoch's {best} gate test(s) are used");
+        set_aside(ctx, state, label, vec![reason]);
+        return Ok(None);
+    }
     // The house rules, before anything is spent on the candidate.
     let reasons = breaches(config, &against, &writes);
     if !reasons.is_empty() {
@@ -125,20 +251,14 @@ async fn decide(
     };
     // The screen, on training questions, before any of the run's e-LOND level is spent.
     if !config.train.is_empty()
+        && !state.screened.contains(label)
         && let Some(screen) = state
             .gatekeeper
             .screen(ctx.validation, &against, &candidate, &config.train)
             .await?
             .filter(|s| !s.passed)
     {
-        let reason = format!(
-            "screened out on training questions: W={}, L={} on {} question(s), \
-             W - L short of {}",
-            screen.w,
-            screen.l,
-            screen.questions,
-            state.gatekeeper.screen_rule().map_or(0, |r| r.pass)
-        );
+        let reason = screened_out(state, &screen);
         drop_proposal(ctx, state, proposal, label, vec![reason]);
         return Ok(None);
     }
@@ -156,6 +276,7 @@ async fn decide(
             &questions,
         )
         .await?;
+    state.gated_in_epoch = state.gated_in_epoch.saturating_add(1);
     let pending = PendingGate {
         record,
         writes,
@@ -187,9 +308,10 @@ fn breaches(
         .collect()
 }
 
-/// Drops `proposal` (labelled `label`) before its gate for breaking the project's
-/// preferences: it is kept in the state's dropped proposals, announced, and its edits join
-/// the blacklist with the reasons, so the next epoch's prompts say why.
+/// Drops `proposal` (labelled `label`) before its gate (it broke the project's
+/// preferences, or failed the screen): it is kept in the state's dropped proposals,
+/// announced, and its edits join the blacklist with the reasons, so the next epoch's prompts
+/// say why.
 fn drop_proposal(
     ctx: LoopContext<'_>,
     state: &mut LoopState,
@@ -197,10 +319,7 @@ fn drop_proposal(
     label: &str,
     reasons: Vec<String>,
 ) {
-    ctx.validation.events.emit(&HarnessEvent::CandidateDropped {
-        candidate: label.to_owned(),
-        reasons: reasons.clone(),
-    });
+    set_aside(ctx, state, label, reasons.clone());
     let reason = format!("dropped before the gate: {}", reasons.join("; "));
     let record = &proposal.record;
     state
@@ -211,6 +330,16 @@ fn drop_proposal(
             reason: reason.clone(),
             source_version: record.source_version.clone(),
         }));
+}
+
+/// Keeps the candidate `label` from its gate for `reasons` without blacklisting its edits
+/// (they passed the screen, another candidate only did better): it is kept in the state's
+/// dropped proposals and announced.
+fn set_aside(ctx: LoopContext<'_>, state: &mut LoopState, label: &str, reasons: Vec<String>) {
+    ctx.validation.events.emit(&HarnessEvent::CandidateDropped {
+        candidate: label.to_owned(),
+        reasons: reasons.clone(),
+    });
     state.dropped.push(DroppedProposal {
         candidate: label.to_owned(),
         epoch: state.epoch,

@@ -286,6 +286,10 @@ pub async fn run_evolution(
                 stopped: None,
                 pending: None,
                 dropped: Vec::new(),
+                ranked: false,
+                screened: BTreeSet::new(),
+                ranked_out: BTreeSet::new(),
+                gated_in_epoch: 0,
             }
         }
     };

@@ -1,6 +1,6 @@
 //! The loop's saved state and what a finished run reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_types::{Checkpoint, CheckpointError, RejectedEdit};
 use serde::{Deserialize, Serialize};
@@ -64,10 +64,26 @@ pub struct LoopState {
     /// proposal again.
     #[serde(default)]
     pub pending: Option<PendingGate>,
-    /// Every proposal dropped before its gate because it broke a check of the project's
-    /// preferences ([`super::LoopConfig::preferences`]).
+    /// Every proposal dropped before its gate: it broke a check of the project's
+    /// preferences ([`super::LoopConfig::preferences`]), failed the screen, or was not among
+    /// the epoch's best ([`crate::Gatekeeper::with_best_per_epoch`]).
     #[serde(default)]
     pub dropped: Vec<DroppedProposal>,
+    /// Whether this epoch's proposals were screened and only the best kept
+    /// ([`crate::Gatekeeper::with_best_per_epoch`]).
+    #[serde(default)]
+    pub ranked: bool,
+    /// The labels of this epoch's candidates the ranking kept, already screened: the gate
+    /// does not screen them again.
+    #[serde(default)]
+    pub screened: BTreeSet<String>,
+    /// The labels of this epoch's candidates the ranking dropped (already recorded in
+    /// [`LoopState::dropped`]): the gate skips them.
+    #[serde(default)]
+    pub ranked_out: BTreeSet<String>,
+    /// Candidates of this epoch gated so far (counted against the epoch's cap).
+    #[serde(default)]
+    pub gated_in_epoch: usize,
 }
 
 /// A proposal dropped before its gate: it broke a check of the project's preferences, so

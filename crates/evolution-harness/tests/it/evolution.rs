@@ -1002,3 +1002,150 @@ async fn a_skills_candidate_is_gated_only_on_the_task_types_it_serves() {
         "{validation:?}"
     );
 }
+
+/// Proposes appends to `s.md` from a plan of (label, rule) per epoch.
+struct Planned(Vec<Vec<(&'static str, &'static str)>>);
+
+#[async_trait]
+impl Proposer for Planned {
+    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
+        let skill = skill_of(request.workspace).to_owned();
+        let plan = self
+            .0
+            .get(request.epoch as usize)
+            .cloned()
+            .unwrap_or_default();
+        Ok(plan
+            .iter()
+            .map(|(label, rule)| {
+                let text = format!("{skill}\n{rule}\n");
+                let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill.clone(), "");
+                record.edits = vec![Edit::append(*rule)];
+                record.evolved_content = text.clone();
+                Proposal {
+                    label: (*label).into(),
+                    writes: BTreeMap::from([("s.md".to_owned(), text)]),
+                    record,
+                }
+            })
+            .collect::<Vec<_>>()
+            .into())
+    }
+}
+
+/// The plan of the capped runs. Epoch 0: fix:c wins the odd c training questions, break:b
+/// loses the b ones, fix:a wins the a ones; in the screen's fixed order fix:c passes first.
+/// Epoch 1 proposes fix:a again.
+fn capped_plan() -> Planned {
+    Planned(vec![
+        vec![
+            ("help-c", "fix:c"),
+            ("harm", "break:b"),
+            ("help-a", "fix:a"),
+        ],
+        vec![("help-a", "fix:a")],
+    ])
+}
+
+/// Two epochs of `proposer` in `world`, each candidate screened on 30 training questions
+/// and one gated per epoch.
+async fn capped_run(
+    world: &World,
+    proposer: &Planned,
+    resume: bool,
+) -> Result<EvolutionReport, LoopError> {
+    let runner = world.runner();
+    let budget = Budget::unlimited();
+    let ctx = world.context(&runner, &budget, proposer, &world.llm, resume);
+    let config = LoopConfig {
+        slow_update_template: Some(PromptTemplates::default().slow_update),
+        ..loop_config("e2e", 2, set("t", 10))
+    };
+    let rule = evolution_harness::ScreenRule {
+        questions: 30,
+        block: 5,
+        ..evolution_harness::ScreenRule::default()
+    };
+    let keeper = gate("e2e", 11).with_screen(rule).with_best_per_epoch(1);
+    assert_eq!(keeper.best_per_epoch(), Some(1));
+    run_evolution(ctx, &config, keeper).await
+}
+
+#[tokio::test]
+async fn under_a_cap_per_epoch_only_the_best_screened_candidates_are_gated() {
+    let world = World::new();
+    let report = capped_run(&world, &capped_plan(), false).await.unwrap();
+
+    // One gate test per epoch: the best screened candidate's.
+    let rows = summary(&report);
+    let gated: Vec<_> = rows.iter().map(|r| (r.0.as_str(), r.1)).collect();
+    assert_eq!(gated.len(), 2, "{gated:?} {:?}", report.dropped);
+    assert_eq!(gated, [("e2e_e0_help-c", true), ("e2e_e1_help-a", true)]);
+    let dropped: Vec<_> = report
+        .dropped
+        .iter()
+        .map(|d| (d.candidate.as_str(), d.reasons.join("; ")))
+        .collect();
+    assert_eq!(dropped.len(), 3, "{dropped:?}");
+    assert_eq!(dropped[0].0, "e2e_e0_harm");
+    assert!(
+        dropped[0]
+            .1
+            .starts_with("screened out on training questions: W=0")
+    );
+    assert_eq!(dropped[1].0, "e2e_e0_help-a");
+    assert_eq!(
+        dropped[1].1,
+        "not among this epoch's 1 best on training questions (W - L = 2 on 10 question(s)); \
+         only the best are gated",
+    );
+    // The slow update of epoch 1 comes after the epoch's one test.
+    assert_eq!(dropped[2].0, "e2e_e1_slow-update-s.md");
+    assert_eq!(dropped[2].1, "this epoch's 1 gate test(s) are used");
+    // A candidate only outranked keeps its edits off the blacklist; a screened-out one not.
+    let state = LoopState::load(&world.checkpoint).unwrap().unwrap();
+    let blacklisted: Vec<String> = state
+        .rejected
+        .iter()
+        .map(|r| format!("{:?}", r.edit))
+        .collect();
+    assert!(
+        blacklisted.iter().any(|e| e.contains("break:b")),
+        "{blacklisted:?}"
+    );
+    assert!(
+        !blacklisted.iter().any(|e| e.contains("fix:a")),
+        "{blacklisted:?}"
+    );
+    let final_skill = world.store.documents(&report.final_version).unwrap()["s.md"].clone();
+    assert!(final_skill.contains("fix:a") && final_skill.contains("fix:c"));
+}
+
+#[tokio::test]
+async fn a_capped_run_killed_at_any_checkpoint_ranks_once_and_ends_the_same() {
+    let whole = World::new();
+    let expected = capped_run(&whole, &capped_plan(), false).await.unwrap();
+    let total_rollouts = whole.rollouts.load(Ordering::Relaxed);
+    let saves = whole.checkpoint.saves.load(Ordering::Relaxed);
+    assert!(saves >= 6, "{saves}");
+    for kill in 1..=saves {
+        let world = World::new();
+        world.checkpoint.fail_at.store(kill, Ordering::Relaxed);
+        let err = capped_run(&world, &capped_plan(), true).await.unwrap_err();
+        assert!(
+            matches!(err, LoopError::Checkpoint(_)),
+            "kill {kill}: {err}"
+        );
+        world.checkpoint.fail_at.store(0, Ordering::Relaxed);
+        let resumed = capped_run(&world, &capped_plan(), true).await.unwrap();
+        assert_eq!(summary(&resumed), summary(&expected), "kill {kill}");
+        assert_eq!(resumed.dropped, expected.dropped, "kill {kill}");
+        assert_eq!(resumed.final_version, expected.final_version, "kill {kill}");
+        // Screens and gates replay their recorded rollouts: none is run twice.
+        assert_eq!(
+            world.rollouts.load(Ordering::Relaxed),
+            total_rollouts,
+            "kill {kill}"
+        );
+    }
+}
