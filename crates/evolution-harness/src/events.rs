@@ -110,7 +110,8 @@ pub enum HarnessEvent {
         e_value: f64,
     },
     /// A candidate was dropped before its gate: it broke a check of the project's
-    /// preferences. Nothing was spent on it.
+    /// preferences, failed the screen, or an epoch's gated candidates were used. None of
+    /// the run's level was spent on it.
     CandidateDropped {
         /// The candidate's label.
         candidate: String,

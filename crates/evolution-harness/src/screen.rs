@@ -5,7 +5,7 @@
 //! The screen never accepts anything: a candidate that passes is still gated
 //! on the gate questions at its full e-LOND threshold. Its questions are
 //! training questions, never gate questions, so what the screen saw does not
-//! enter the gate's e-value (see docs/gate.md, "Screening before the gate").
+//! enter the gate's e-value (see docs/gate.md, "A large pool, carry-over and screening").
 
 use std::collections::BTreeMap;
 

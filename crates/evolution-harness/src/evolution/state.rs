@@ -86,8 +86,9 @@ pub struct LoopState {
     pub gated_in_epoch: usize,
 }
 
-/// A proposal dropped before its gate: it broke a check of the project's preferences, so
-/// nothing was spent on it (no rollout, no e-LOND level).
+/// A proposal dropped before its gate: it broke a check of the project's preferences (no
+/// rollout spent), failed the screen, or was not among the epoch's best; no e-LOND level
+/// was spent on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DroppedProposal {
     /// Its label, as a gated candidate's (`<run>_e<epoch>_<proposal>`).

@@ -76,7 +76,8 @@ pub(super) struct SavedReport {
     pub dropped: Vec<DroppedView>,
 }
 
-/// A proposal dropped before its gate: it broke a check of the project's house rules.
+/// A proposal dropped before its gate: a house rule broken, the screen failed, or the
+/// epoch's gated candidates used.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(super) struct DroppedView {
     /// Its label, as a gated candidate's.

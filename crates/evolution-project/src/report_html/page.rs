@@ -130,9 +130,9 @@ fn dropped(dropped: &[DroppedView]) -> String {
     }
     let mut out = String::from(
         "<h2 id=\"dropped\">Dropped before the gate</h2>\n\
-         <p class=\"muted\">These proposals broke a check of the project's preferences, so no \
-         question was spent on them.</p>\n\
-         <table>\n<tr><th>proposal</th><th>epoch</th><th>checks it broke</th></tr>\n",
+         <p class=\"muted\">These proposals were not gated, so none of the run's level was \
+         spent on them.</p>\n\
+         <table>\n<tr><th>proposal</th><th>epoch</th><th>why</th></tr>\n",
     );
     for d in dropped {
         let reasons = d

@@ -94,7 +94,8 @@ the run went on with the next candidate.
 pub async fn why_no_candidate(log: &SqliteRunLog, report: &EvolutionReport) -> String {
     if !report.dropped.is_empty() {
         return format!(
-            "every proposal broke the project's house rules and was dropped before its gate              ({} dropped, see \"Dropped before the gate\" below)",
+            "every proposal was dropped before its gate ({} dropped, see \"Dropped before the \
+             gate\" below for each reason)",
             report.dropped.len()
         );
     }
@@ -327,15 +328,15 @@ pub fn write_report(
     Ok(path)
 }
 
-/// The proposals dropped before their gate for breaking the project's house rules, as a
-/// markdown section (nothing when none was).
+/// The proposals dropped before their gate (a house rule broken, the screen failed, or the
+/// epoch's gated candidates used), as a markdown section (nothing when none was).
 fn dropped_section(report: &EvolutionReport) -> String {
     if report.dropped.is_empty() {
         return String::new();
     }
     let mut md = String::from(
-        "\n## Dropped before the gate\n\nThese proposals broke a check of the project's \
-         preferences, so no question was spent on them:\n\n",
+        "\n## Dropped before the gate\n\nThese proposals were not gated, so none of the run's \
+         level was spent on them; each with its reason:\n\n",
     );
     for d in &report.dropped {
         md.push_str(&format!(

@@ -113,8 +113,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             );
             if !report.dropped.is_empty() {
                 outln!(
-                    "{} proposal(s) dropped before the gate for breaking the house rules (see \
-                     the report)",
+                    "{} proposal(s) dropped before the gate (see the report for each reason)",
                     report.dropped.len()
                 );
             }

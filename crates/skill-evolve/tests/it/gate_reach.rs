@@ -491,3 +491,65 @@ fn probation_is_on_by_default_only_where_an_accept_can_be_provisional_and_questi
         "probation: off ([gate] probation = 0)"
     );
 }
+
+#[test]
+fn best_per_epoch_makes_the_horizon_count_gated_candidates() {
+    // Two epochs of at most one gated candidate: a horizon of 2, not 3.
+    let config = default_gate().replace("[gate]\n", "[gate]\nscreen = 10\nbest_per_epoch = 1\n");
+    let dir = run_workspace_with(&config, 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "the first candidate is tested at level 0.0250 (e-LOND spreads fdr_alpha 0.05 over \
+             the 2 candidate(s) this run can gate at most — the 1 best on the screen each \
+             epoch ([gate] best_per_epoch)"
+        ),
+        "{stdout}"
+    );
+
+    let zero = default_gate().replace("[gate]\n", "[gate]\nbest_per_epoch = 0\n");
+    let dir = run_workspace_with(&zero, 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[gate] best_per_epoch must be at least 1 candidate"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_with_best_per_epoch_screens_and_gates_one_candidate_an_epoch() {
+    let agent = crate::run::rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config = crate::run::with_agent(&crate::run::live_config(&fake.base_url), &agent).replace(
+        "ladder = [6, 12]",
+        "ladder = [6, 12]\nscreen = 10\nbest_per_epoch = 1",
+    );
+    let dir = run_workspace_with(&config, 60);
+    let d = dir.path();
+    let finished = crate::run::run_to_end(d);
+    let stdout = &finished.stdout;
+    assert!(
+        stdout.contains("(e-LOND: fdr_alpha 0.05 over 2 candidate(s))"),
+        "{stdout}"
+    );
+    // No epoch gated more than one candidate.
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.json")).unwrap(),
+    )
+    .unwrap();
+    let gated: Vec<String> = report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["candidate"].as_str().map(str::to_owned))
+        .collect();
+    for epoch in ["_e0_", "_e1_"] {
+        let n = gated.iter().filter(|c| c.contains(epoch)).count();
+        assert!(n <= 1, "{epoch}: {gated:?}\n{stdout}");
+    }
+    assert!(!gated.is_empty(), "{report}");
+}

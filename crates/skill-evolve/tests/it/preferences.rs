@@ -260,13 +260,14 @@ fn a_run_drops_a_proposal_that_breaks_the_house_rules_before_its_gate() {
 
     let finished = run_to_end(d);
     finished.assert_summary("0 candidate(s), 0 accepted");
-    finished.assert_summary("1 proposal(s) dropped before the gate for breaking the house rules");
+    finished
+        .assert_summary("1 proposal(s) dropped before the gate (see the report for each reason)");
     let reason = "breaks preference 'forbidden \"qa\"' in default-strategy.md: adds 1 occurrence";
     let report = &finished.report;
     assert!(report.contains("## Dropped before the gate"), "{report}");
     assert!(report.contains(reason), "{report}");
     assert!(
-        report.contains("No candidate was gated: every proposal broke the project's house rules"),
+        report.contains("No candidate was gated: every proposal was dropped before its gate"),
         "{report}"
     );
     assert!(

@@ -14,16 +14,21 @@ impl RunConfig {
     ///
     /// The kernel's proposer makes at most one candidate per task type of the training
     /// questions (one case pack each) and one per prompt document, every epoch; from the
-    /// second epoch on, the slow update adds at most one per skill document. A horizon that
+    /// second epoch on, the slow update adds at most one per skill document. With
+    /// `[gate] best_per_epoch = K` at most `K` of them are gated an epoch. A horizon that
     /// is too large only costs power; a candidate past it is not gated at all.
     pub fn horizon(&self) -> u64 {
-        horizon_of(
-            &self.train,
-            self.prompt_files.len(),
+        capped_horizon(
+            horizon_of(
+                &self.train,
+                self.prompt_files.len(),
+                self.max_epochs,
+                self.skill_files.len(),
+                &companions_of(&self.skill_docs, &self.reference_docs),
+                &self.task_skills,
+            ),
             self.max_epochs,
-            self.skill_files.len(),
-            &companions_of(&self.skill_docs, &self.reference_docs),
-            &self.task_skills,
+            self.gate_settings.best_per_epoch,
         )
     }
 
@@ -64,6 +69,21 @@ pub(super) fn companions_of(
         }
     }
     companions
+}
+
+/// A run's horizon `proposals` under a cap of `best_per_epoch` gated candidates in each of
+/// `max_epochs` epochs: the smaller of the two (at least one).
+pub(super) fn capped_horizon(
+    proposals: u64,
+    max_epochs: u32,
+    best_per_epoch: Option<usize>,
+) -> u64 {
+    match best_per_epoch {
+        Some(best) => proposals
+            .min(u64::from(max_epochs).saturating_mul(u64::try_from(best).unwrap_or(u64::MAX)))
+            .max(1),
+        None => proposals,
+    }
 }
 
 /// The most candidates a run proposes: per epoch one per training task type, one more per

@@ -77,6 +77,8 @@ pub(super) struct GateSection {
     carry_over: bool,
     /// Screen each candidate on up to this many training questions before its gate.
     screen: Option<Spanned<usize>>,
+    /// Gate at most this many candidates an epoch, the best on the screen.
+    best_per_epoch: Option<Spanned<usize>>,
     /// The risk of the gate's tie-aware futility exit, or "off".
     #[serde(default = "default_futility")]
     futility_risk: Spanned<LevelOrOff>,
@@ -108,6 +110,7 @@ impl Default for GateSection {
             pool: None,
             carry_over: default_carry_over(),
             screen: None,
+            best_per_epoch: None,
             futility_risk: default_futility(),
             calibration: None,
             discordance: None,
@@ -203,6 +206,9 @@ pub struct GateSettings {
     /// `[gate] screen`: each candidate screened on training questions by this rule before
     /// its gate; one that does not pass is dropped without an e-LOND test.
     pub screen: Option<ScreenRule>,
+    /// `[gate] best_per_epoch`: at most this many candidates of an epoch are gated, those
+    /// that did best on the screen; the run's e-LOND horizon counts them, not the proposals.
+    pub best_per_epoch: Option<usize>,
     /// `[gate] calibration` (and `discordance`): each test's boundary exactly for its pool
     /// (the default), or the e-process's thresholds.
     pub calibration: Calibration,
@@ -310,6 +316,7 @@ impl GateSettings {
         let fewest =
             fewest_questions(&gate, &self.ladder, MAX_NEEDED_QUESTIONS).map_err(gate_error)?;
         Ok(GateReach {
+            best_per_epoch: self.best_per_epoch,
             questions,
             e_confirm: params.e_confirm,
             e_provisional: params.e_provisional,
@@ -369,6 +376,9 @@ impl GateSettings {
         if let Some(screen) = self.screen {
             settings.push(("[gate] screen", format!("{screen:?}")));
         }
+        if let Some(best) = self.best_per_epoch {
+            settings.push(("[gate] best_per_epoch", best.to_string()));
+        }
         if let Calibration::Pool { discordance } = self.calibration {
             settings.push(("[gate] calibration", format!("pool {discordance:?}")));
         }
@@ -422,6 +432,9 @@ impl GateSettings {
         }
         if let Some(rule) = self.screen {
             keeper = keeper.with_screen(rule);
+        }
+        if let Some(best) = self.best_per_epoch {
+            keeper = keeper.with_best_per_epoch(best);
         }
         Ok(match self.fdr_alpha {
             Some(alpha) => keeper.with_fdr(
@@ -503,6 +516,18 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         }),
         None => None,
     };
+    let best_per_epoch = match &g.best_per_epoch {
+        Some(k) if *k.get_ref() == 0 => {
+            return Err(src.at(
+                k.span(),
+                "[gate] best_per_epoch must be at least 1 candidate (leave it out to gate every \
+                 candidate)"
+                    .to_owned(),
+            ));
+        }
+        Some(k) => Some(*k.get_ref()),
+        None => None,
+    };
     Ok(GateSettings {
         params,
         preset,
@@ -515,6 +540,7 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         pool,
         carry_over: g.carry_over,
         screen,
+        best_per_epoch,
         calibration,
     })
 }

@@ -135,7 +135,7 @@ mod references;
 
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV};
-use self::candidates::{companions_of, horizon_of};
+use self::candidates::{capped_horizon, companions_of, horizon_of};
 use self::evolve::{EvolveSection, check_evolve};
 pub use self::gate::{
     DEFAULT_DISCORDANCE, DEFAULT_FDR_ALPHA, DEFAULT_FUTILITY_RISK, DEFAULT_LEDGER_HORIZON,
@@ -523,13 +523,17 @@ pub fn load(path: &Path, args: &RunOptions) -> anyhow::Result<RunConfig> {
     if args.ledger && gate_settings.ledger_horizon.is_none() {
         gate_settings.ledger_horizon = Some(DEFAULT_LEDGER_HORIZON);
     }
-    let horizon = horizon_of(
-        &train,
-        prompt_files.len(),
+    let horizon = capped_horizon(
+        horizon_of(
+            &train,
+            prompt_files.len(),
+            run.max_epochs,
+            skill_files.len(),
+            &companions_of(&run.skill_docs, &run.reference_docs),
+            &task_skills,
+        ),
         run.max_epochs,
-        skill_files.len(),
-        &companions_of(&run.skill_docs, &run.reference_docs),
-        &task_skills,
+        gate_settings.best_per_epoch,
     );
     let split = hold_back_probation(
         &src,

@@ -84,6 +84,7 @@ impl GateSettings {
         let fewest =
             fewest_pool_questions(&gate, level, discordance, &self.ladder).map_err(gate_error)?;
         Ok(GateReach {
+            best_per_epoch: self.best_per_epoch,
             questions,
             e_confirm: 1.0 / level,
             e_provisional: 1.0 / level,

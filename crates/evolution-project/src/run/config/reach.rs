@@ -73,6 +73,8 @@ pub struct GateReach {
     /// What a gate calibrated for its pool can do (`[gate] calibration = "pool"`); the
     /// e-value thresholds above are then `1/level`.
     pub pool: Option<PoolReach>,
+    /// `[gate] best_per_epoch`: the most candidates an epoch gates, when capped.
+    pub best_per_epoch: Option<usize>,
 }
 
 /// Whose gate questions a [`GateReach`] counts: one skill's, out of the whole gate set.
@@ -334,13 +336,17 @@ pub struct PoolReach {
 impl PoolReach {
     /// How the first candidate's level comes about, in words.
     pub(super) fn level_words(&self, reach: &GateReach) -> String {
-        let how = match reach.fdr {
-            Some((alpha, horizon)) => format!(
+        let how = match (reach.fdr, reach.best_per_epoch) {
+            (Some((alpha, horizon)), Some(best)) => format!(
+                "e-LOND spreads fdr_alpha {alpha} over the {horizon} candidate(s) this run can \
+                 gate at most — the {best} best on the screen each epoch ([gate] best_per_epoch)"
+            ),
+            (Some((alpha, horizon)), None) => format!(
                 "e-LOND spreads fdr_alpha {alpha} over the {horizon} candidate(s) this run can \
                  gate at most — one per training task type and prompt each epoch, and a slow \
                  update per skill between epochs"
             ),
-            None => "fdr_alpha = \"off\": the level of e_confirm alone".to_owned(),
+            (None, _) => "fdr_alpha = \"off\": the level of e_confirm alone".to_owned(),
         };
         let exact = match self.false_accept {
             Some(f) if f > 0.0 => format!("; worst-case false accept {f:.4}"),
@@ -389,7 +395,8 @@ impl PoolReach {
         {
             out.push_str(&format!(
                 "  warning: power {power:.3} at a 70% win rate — most good edits will be \
-                 rejected; add gate questions, or test fewer candidates (fewer epochs or skills \
+                 rejected; add gate questions, or test fewer candidates (fewer epochs or skills, or \
+                 [gate] best_per_epoch = 1 with a screen, \
                  raise the level)\n"
             ));
         }
