@@ -17,10 +17,11 @@ use std::time::Instant;
 use async_trait::async_trait;
 use evolution_gate::{Gate, GateParams, ProbationVerdict};
 use evolution_harness::{
-    AgentReply, AgentRunner, Budget, Candidate, ELond, GammaSequence, GateRecord, Gatekeeper,
-    NoEvents, QuestionOutcome, RunnerError, Scoring, SubprocessRunner, ValidationConfig,
-    ValidationContext, VersionedStore, Workspace, fixed_question_order,
+    AgentReply, AgentRunner, Budget, Calibration, Candidate, ELond, GammaSequence, GateRecord,
+    Gatekeeper, NoEvents, QuestionOutcome, RunnerError, Scoring, SubprocessRunner,
+    ValidationConfig, ValidationContext, VersionedStore, Workspace, fixed_question_order,
 };
+use evolution_project::run::config::{DEFAULT_DISCORDANCE, POOL_LAMBDA_DIR};
 use evolution_testkit::{MemoryRunLog, MemoryVersionedStore};
 use evolution_types::{ChatMessage, ChatOptions, GeneratedQuestion, LlmProvider};
 use serde::{Deserialize, Serialize};
@@ -320,13 +321,23 @@ pub(crate) async fn replicate(
             every,
             carry_over,
             futility,
+            pool,
         } => {
             let how = Gating {
                 params: GateParams {
                     futility_risk: futility.then_some(FUTILITY_RISK),
+                    lambda_dir: if pool {
+                        POOL_LAMBDA_DIR
+                    } else {
+                        GateParams::default().lambda_dir
+                    },
                     ..GateParams::default()
                 },
-                run_config: Some(RunConfig { every, carry_over }),
+                run_config: Some(RunConfig {
+                    every,
+                    carry_over,
+                    pool,
+                }),
             };
             gated(&agent, bench, rep, &order, &gate, how).await?
         }
@@ -358,6 +369,7 @@ struct Gating {
 struct RunConfig {
     every: Option<usize>,
     carry_over: bool,
+    pool: bool,
 }
 
 async fn gated(
@@ -369,7 +381,8 @@ async fn gated(
     how: Gating,
 ) -> Result<Tally, String> {
     let questions: Vec<GeneratedQuestion> = gate.iter().map(generated).collect();
-    let held_back = if how.run_config.is_some() {
+    // A run calibrated for the pool holds no questions back: no accept of it is provisional.
+    let held_back = if how.run_config.is_some_and(|c| !c.pool) {
         ((questions.len() as f64) * PROBATION_SHARE).round() as usize
     } else {
         0
@@ -393,6 +406,11 @@ async fn gated(
     };
     if let Some(every) = how.run_config.and_then(|c| c.every) {
         config.ladder = vec![every];
+    }
+    if how.run_config.is_some_and(|c| c.pool) {
+        config.calibration = Calibration::Pool {
+            discordance: DEFAULT_DISCORDANCE,
+        };
     }
     let mut keeper = Gatekeeper::new(config);
     if how.run_config.is_some_and(|c| c.carry_over) {

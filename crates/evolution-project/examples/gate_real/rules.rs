@@ -16,7 +16,11 @@ pub(crate) enum Rule {
     /// [every]`) instead of after blocks of 10, 20 and 40, with `carry_over` an accepted
     /// candidate's answers become the next baseline's (`[gate] carry_over = true`), and with
     /// `futility` a candidate that mostly ties stops early (`[gate] futility_risk = 0.05`). All
-    /// three on are `run`'s defaults ([`Rule::ELOND_SHIPPED`]).
+    /// three on were `run`'s defaults before each test was calibrated for its pool; with
+    /// `pool` each test's accept boundary is computed exactly for its gate questions at the
+    /// level e-LOND grants it (`[gate] calibration = "pool"`, `lambda_dir = -3`, no questions
+    /// held back), which with a look every 5 questions, the futility exit and no carry-over
+    /// are `run`'s defaults now ([`Rule::ELOND_SHIPPED`]).
     ELond {
         /// Block size of a ladder of equal blocks (`None`: the default ladder).
         every: Option<usize>,
@@ -24,6 +28,8 @@ pub(crate) enum Rule {
         carry_over: bool,
         /// Whether the gate's tie-aware futility exit is on (`futility_risk = 0.05`).
         futility: bool,
+        /// Whether each test is calibrated exactly for its pool of gate questions.
+        pool: bool,
     },
     /// Keep the candidate when it answers more of a fresh random batch of `batch` gate
     /// questions rightly than the current skill (or as many, with `ties`).
@@ -37,11 +43,12 @@ pub(crate) enum Rule {
 
 impl Rule {
     /// E-LOND with the `[gate]` options `skill-evolve run` turns on by default: a look every 5
-    /// questions, carry-over, the tie-aware futility exit.
+    /// questions, the tie-aware futility exit, each test calibrated for its pool.
     pub(crate) const ELOND_SHIPPED: Rule = Rule::ELond {
         every: Some(5),
-        carry_over: true,
+        carry_over: false,
         futility: true,
+        pool: true,
     };
 
     /// Every rule the benchmark compares.
@@ -54,12 +61,14 @@ impl Rule {
             every: None,
             carry_over: false,
             futility: false,
+            pool: false,
         });
-        for (carry_over, futility) in [(false, false), (true, false), (false, true)] {
+        for (carry_over, futility) in [(false, false), (true, false), (false, true), (true, true)] {
             rules.push(Rule::ELond {
                 every: Some(5),
                 carry_over,
                 futility,
+                pool: false,
             });
         }
         rules.push(Rule::ELOND_SHIPPED);
@@ -87,8 +96,11 @@ impl Rule {
     pub(crate) fn label(self) -> String {
         match self {
             Rule::Preset(name) => format!("`{name}`, each candidate alone"),
-            Rule::ELond { .. } => {
+            Rule::ELond { pool: false, .. } => {
                 self.with_options("`seed` + e-LOND (α = 0.05) + probation", Spelling::Table)
+            }
+            Rule::ELond { pool: true, .. } => {
+                self.with_options("`seed` + e-LOND (α = 0.05)", Spelling::Table)
             }
             Rule::Greedy { batch, ties: false } => format!("keep if higher, {batch} questions"),
             Rule::Greedy { batch, ties: true } => {
@@ -123,6 +135,7 @@ impl Rule {
             every,
             carry_over,
             futility,
+            pool,
         } = self
         else {
             return base.to_owned();
@@ -147,6 +160,13 @@ impl Rule {
                 Spelling::Table => format!(", `futility_risk = {FUTILITY_RISK}`"),
                 Spelling::Plot => " +futility".to_owned(),
                 Spelling::CommandLine => "-futility".to_owned(),
+            });
+        }
+        if pool {
+            out.push_str(match spelling {
+                Spelling::Table => ", calibrated for the pool",
+                Spelling::Plot => " +pool",
+                Spelling::CommandLine => "-pool",
             });
         }
         out
