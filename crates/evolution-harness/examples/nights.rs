@@ -85,24 +85,6 @@ fn parse() -> Result<Args, String> {
     Ok(args)
 }
 
-/// SplitMix64: a small, seedable generator (the simulation needs no more).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// How one test ended: accepted or not, discordant pairs, questions paired.
 struct Comparison {
     accepted: bool,
@@ -117,14 +99,14 @@ fn compare(
     questions: u64,
     discordance: f64,
     win_rate: f64,
-    rng: &mut Rng,
+    rng: &mut fastrand::Rng,
 ) -> Result<Comparison, String> {
     let (mut w, mut l, mut n) = (0u64, 0u64, 0u64);
     while n < questions {
         let block = BLOCK.min(questions - n);
         for _ in 0..block {
-            if rng.unit() < discordance {
-                if rng.unit() < win_rate {
+            if rng.f64() < discordance {
+                if rng.f64() < win_rate {
                     w += 1;
                 } else {
                     l += 1;
@@ -174,7 +156,7 @@ fn month(
     questions: u64,
     ledger: Option<LedgerBudget>,
     better: &dyn Fn(u64, u64) -> bool,
-    rng: &mut Rng,
+    rng: &mut fastrand::Rng,
 ) -> Result<Month, String> {
     let mut out = Month::default();
     let mut spent = LedgerSpent::default();
@@ -269,7 +251,7 @@ fn run(args: &Args) -> Result<(), String> {
     for &questions in &args.questions {
         for with_ledger in [true, false] {
             let budget = with_ledger.then_some(ledger);
-            let mut rng = Rng(0x5EED ^ questions);
+            let mut rng = fastrand::Rng::with_seed(0x5EED ^ questions);
             let mut any = 0u64;
             for _ in 0..args.reps {
                 let m = month(args, &gate, questions, budget, &|_, _| false, &mut rng)?;

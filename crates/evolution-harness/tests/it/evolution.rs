@@ -47,11 +47,13 @@ fn agent(ws: &Workspace, q: &GeneratedQuestion) -> Result<evolution_harness::Age
     answer(ws, q)
 }
 
-/// Proposes appends to `s.md`, epoch by epoch: harmful first, then helpful, then neutral.
+/// Proposes appends to `s.md`, epoch by epoch, from a plan of (label, rule) per epoch.
 struct Scripted {
     calls: AtomicUsize,
+    plan: Vec<Vec<(&'static str, &'static str)>>,
 }
 
+/// The plan of [`World::new`]: harmful first, then helpful, then neutral.
 const PLAN: [&[(&str, &str)]; 3] = [
     &[
         ("harm", "break:b"),
@@ -62,14 +64,24 @@ const PLAN: [&[(&str, &str)]; 3] = [
     &[],
 ];
 
+impl Scripted {
+    fn new(plan: &[&[(&'static str, &'static str)]]) -> Self {
+        Scripted {
+            calls: AtomicUsize::new(0),
+            plan: plan.iter().map(|epoch| epoch.to_vec()).collect(),
+        }
+    }
+}
+
 #[async_trait]
 impl Proposer for Scripted {
     async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let skill = skill_of(request.workspace).to_owned();
-        let plan = PLAN
+        let plan = self
+            .plan
             .get(request.epoch as usize)
-            .copied()
+            .cloned()
             .unwrap_or_default();
         Ok(plan
             .iter()
@@ -117,9 +129,7 @@ impl World {
             log: MemoryRunLog::new(),
             checkpoint: Flaky::default(),
             events: EventLog::new(),
-            proposer: Scripted {
-                calls: AtomicUsize::new(0),
-            },
+            proposer: Scripted::new(&PLAN),
             llm: ScriptedLlm::from_fn(move |_| Ok(guidance.to_owned())),
             rollouts: AtomicUsize::new(0),
         }
@@ -1003,47 +1013,17 @@ async fn a_skills_candidate_is_gated_only_on_the_task_types_it_serves() {
     );
 }
 
-/// Proposes appends to `s.md` from a plan of (label, rule) per epoch.
-struct Planned(Vec<Vec<(&'static str, &'static str)>>);
-
-#[async_trait]
-impl Proposer for Planned {
-    async fn propose(&self, request: ProposeRequest<'_>) -> Result<Proposals, ProposeError> {
-        let skill = skill_of(request.workspace).to_owned();
-        let plan = self
-            .0
-            .get(request.epoch as usize)
-            .cloned()
-            .unwrap_or_default();
-        Ok(plan
-            .iter()
-            .map(|(label, rule)| {
-                let text = format!("{skill}\n{rule}\n");
-                let mut record = EvolutionRecord::new("s.md", TargetType::Skill, skill.clone(), "");
-                record.edits = vec![Edit::append(*rule)];
-                record.evolved_content = text.clone();
-                Proposal {
-                    label: (*label).into(),
-                    writes: BTreeMap::from([("s.md".to_owned(), text)]),
-                    record,
-                }
-            })
-            .collect::<Vec<_>>()
-            .into())
-    }
-}
-
 /// The plan of the capped runs. Epoch 0: fix:c wins the odd c training questions, break:b
 /// loses the b ones, fix:a wins the a ones; in the screen's fixed order fix:c passes first.
 /// Epoch 1 proposes fix:a again.
-fn capped_plan() -> Planned {
-    Planned(vec![
-        vec![
+fn capped_plan() -> Scripted {
+    Scripted::new(&[
+        &[
             ("help-c", "fix:c"),
             ("harm", "break:b"),
             ("help-a", "fix:a"),
         ],
-        vec![("help-a", "fix:a")],
+        &[("help-a", "fix:a")],
     ])
 }
 
@@ -1051,7 +1031,7 @@ fn capped_plan() -> Planned {
 /// and one gated per epoch.
 async fn capped_run(
     world: &World,
-    proposer: &Planned,
+    proposer: &Scripted,
     resume: bool,
 ) -> Result<EvolutionReport, LoopError> {
     let runner = world.runner();
