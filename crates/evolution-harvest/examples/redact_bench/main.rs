@@ -22,6 +22,8 @@
 
 mod detect_secrets;
 mod fourth;
+mod fourth_place;
+mod fourth_shapes;
 mod legacy;
 mod lookalike;
 mod ordinary;
