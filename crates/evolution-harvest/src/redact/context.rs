@@ -292,7 +292,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Cookie,
             Syntax::Connection,
-            r"(?i:set-)?(?i:cookie):[ \t]*(?:[^=;\n]+=[^;\n]*;[ \t]*)*?[A-Za-z0-9_.-]*(?i:sess|sid|auth|token|jwt|remember|login)[A-Za-z0-9_.-]*=",
+            r"(?i:set-)?(?i:cookie):[ \t]*(?:[!-:<>-~]+=[!-:<-~]*;[ \t]*)*?[A-Za-z0-9_.-]*(?i:sess|sid|auth|token|jwt|remember|login)[A-Za-z0-9_.-]*=",
         ),
         rule(
             Judge::Piped,
@@ -358,7 +358,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             Judge::ProsePassword,
             Syntax::Config,
             concat!(
-                r"(?-u:\b)(?i-u:creds|credentials|login|log-in)(?-u:\b)[^\n]{0,40}?[ \t][A-Za-z0-9_.@-]+[ \t]*/[ \t]*",
+                r"(?-u:\b)(?i-u:creds|credentials|login|log-in)(?-u:\b)[\t -~]{0,40}?[ \t][A-Za-z0-9_.@-]+[ \t]*/[ \t]*",
                 r"|(?-u:\b)(?i-u:use)[ \t]+",
             ),
         ),
