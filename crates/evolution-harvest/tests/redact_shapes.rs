@@ -237,3 +237,71 @@ fn adversarial_input_is_handled_without_panic() {
     let out = redact(&text);
     assert_eq!(redact(&out), out);
 }
+
+#[test]
+fn passwords_given_by_position_cookie_or_other_tools_files_are_redacted() {
+    let cases = [
+        ("sqlplus system/Qx7pLm2Zr9@//db:1521/ORCL", "Qx7pLm2Zr9"),
+        (
+            "url = \"jdbc:oracle:thin:scott/Qx7pLm2Zr9@db01:1521/ORCL\"",
+            "Qx7pLm2Zr9",
+        ),
+        (
+            "resp = requests.get(url, auth=(\"ci\", \"Qx7pL!m2Zr9\"))",
+            "Qx7pL!m2Zr9",
+        ),
+        (
+            "server.login(\"a@example.com\", \"Qx7pL!m2Zr9\")",
+            "Qx7pL!m2Zr9",
+        ),
+        ("net user backup Qx7pLm2Zr9 /add", "Qx7pLm2Zr9"),
+        ("\"vpnuser\" * \"Qx7pLm2Zr9\" *", "Qx7pLm2Zr9"),
+        ("smtp.example.com ops@example.com:Qx7pLm2Zr9", "Qx7pLm2Zr9"),
+        ("    stats auth admin:Qx7pLm2Zr9", "Qx7pLm2Zr9"),
+        (
+            "ipmitool -I lanplus -H 10.0.0.9 -U ADMIN -P Qx7pLm2Zr9 power status",
+            "Qx7pLm2Zr9",
+        ),
+        (
+            "$pw = ConvertTo-SecureString 'Qx7pLm2Zr9' -AsPlainText -Force",
+            "Qx7pLm2Zr9",
+        ),
+        ("network={\n\tpsk=\"Qx7pLm2Zr9\"\n}", "Qx7pLm2Zr9"),
+        ("DB_PASS ?= Qx7pLm2Zr9", "Qx7pLm2Zr9"),
+        (
+            "< Set-Cookie: session=LRpofi0kswvfgOXQB0gq8jNX6X9i5PKG; Path=/",
+            "LRpofi0kswvfgOXQB0gq8jNX6X9i5PKG",
+        ),
+        ("das Passwort lautet Qx7pLm2Zr9", "Qx7pLm2Zr9"),
+        ("use Qx7pLm2Zr9 to log in as root", "Qx7pLm2Zr9"),
+        ("creds for the box are admin / Qx7pLm2Zr9", "Qx7pLm2Zr9"),
+        (
+            "vault write auth/approle/login role_id=x secret_id=84163e02-2b2c-4b61-ab20-3bd31112b7d8",
+            "84163e02-2b2c-4b61-ab20-3bd31112b7d8",
+        ),
+        (
+            "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIFq3Zr9Qx7pLm2Zr9Qx7pLm2\nPrivate-MAC: 0a1b",
+            "AAAAIFq3Zr9Qx7pLm2Zr9Qx7pLm2",
+        ),
+        (
+            "-----BEGIN OpenVPN Static key V1-----\n0f9e8d7c6b5a49382716a5b4c3d2e1f0\n-----END OpenVPN Static key V1-----",
+            "0f9e8d7c6b5a49382716a5b4c3d2e1f0",
+        ),
+        (
+            "SONAR_TOKEN squ_0123456789abcdef0123456789abcdef01234567",
+            "squ_0123456789abcdef0123456789abcdef01234567",
+        ),
+    ];
+    for (text, secret) in cases {
+        assert_gone(text, secret);
+    }
+    for text in [
+        "net user bob /delete",
+        "use the staging box to log in",
+        "Cookie: theme=dark; lang=en",
+        "sqlplus -s /nolog @setup.sql",
+        "requests.get(url, auth=(user, password))",
+    ] {
+        assert_unchanged(text);
+    }
+}

@@ -1,8 +1,9 @@
-//! Session readers on hostile stores: for each agent's format, `harvest` on a normal store and
+//! Session readers on hostile stores: for each agent's format (and a folder of this project's
+//! trajectory files, the `dir` source), `harvest` on a normal store and
 //! on stores of the same size built to hurt it — sessions nesting deeper than any session
 //! (`deep`), tool inputs with tens of thousands of keys (`wide`), arrays of millions of items
 //! (`huge-array`), rows that are corrupt (`corrupt`: truncated lines, values that are not
-//! JSON, OpenCode rows with a NULL folder) and, for Cursor, a composer whose every header names
+//! JSON, OpenCode rows with a NULL folder, trajectory files cut short) and, for Cursor, a composer whose every header names
 //! one large bubble (`amplified`) — with the time and peak memory of each, and their ratio to
 //! the normal store's.
 //!
@@ -31,13 +32,14 @@ use evolution_project::harvest::{HarvestNote, HarvestOptions, HarvestSource, har
 /// Sessions per store.
 const SESSIONS: usize = 4;
 /// The formats measured: name on the command line, harvest source.
-const FORMATS: [(&str, HarvestSource); 6] = [
+const FORMATS: [(&str, HarvestSource); 7] = [
     ("claude-code", HarvestSource::ClaudeCode),
     ("codex", HarvestSource::Codex),
     ("gemini", HarvestSource::Gemini),
     ("copilot", HarvestSource::Copilot),
     ("opencode", HarvestSource::OpenCode),
     ("cursor", HarvestSource::Cursor),
+    ("dir", HarvestSource::Dir),
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -453,6 +455,39 @@ fn build(format: &str, variant: Variant, dir: &Path, size: usize) -> Result<Path
                     writeln!(w, r#"{{"kind":2,"k":["requests"],"v":[{{"mess"#).map_err(io)?;
                 }
                 w.flush().map_err(io)?;
+            }
+            Ok(root)
+        }
+        "dir" => {
+            // A folder of trajectory files, each an array of trajectories; the hostile value
+            // is one more element's field, and a corrupt file is cut short.
+            let root = dir.join("trajectories");
+            std::fs::create_dir_all(&root).map_err(io)?;
+            for s in 0..SESSIONS {
+                let mut doc = String::from("[");
+                let mut n = 0usize;
+                while doc.len() < normal_part {
+                    let _ = write!(
+                        doc,
+                        r#"{{"id":"t{s}-{n}","task_description":{},"question":{},"fail_reason":"","predicted_answer":{},"reference_text":"ok","hard":1}},"#,
+                        json(&prose(n)),
+                        json(&prose(n + 1)),
+                        json(&output(n))
+                    );
+                    n += 1;
+                }
+                if let Some(bad) = &bad {
+                    let _ = write!(
+                        doc,
+                        r#"{{"id":"bad{s}","task_description":"x","question":"x","fail_reason":"","predicted_answer":"x","reference_text":"x","extra":{bad}}},"#
+                    );
+                }
+                doc.pop();
+                doc.push(']');
+                if variant == Variant::Corrupt && s % 2 == 1 {
+                    doc.truncate(doc.len() / 2);
+                }
+                std::fs::write(root.join(format!("t{s}.json")), doc).map_err(io)?;
             }
             Ok(root)
         }

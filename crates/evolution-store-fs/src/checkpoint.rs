@@ -52,6 +52,7 @@ impl Checkpoint for FileCheckpoint {
         };
         let json = serde_json::to_vec_pretty(state).map_err(|e| fail(&e))?;
         let mut file = AtomicWriteFile::open(&self.path).map_err(|e| fail(&e))?;
+        crate::private::make_private(file.as_file()).map_err(|e| fail(&e))?;
         file.write_all(&json).map_err(|e| fail(&e))?;
         file.commit().map_err(|e| fail(&e))
     }

@@ -32,6 +32,7 @@ mod diff;
 mod error;
 mod manifest;
 mod name;
+mod private;
 mod store;
 mod versioned;
 

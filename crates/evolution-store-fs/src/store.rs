@@ -27,6 +27,7 @@ use evolution_types::{PromptStore, SkillStore, StoreError};
 use crate::diff::diff_file;
 use crate::manifest::{MANIFEST_FORMAT, Manifest};
 use crate::name::validate_name;
+use crate::private::{create_private_dir, make_private};
 use crate::{FsStoreError, HistoryEntry, HistoryKind, VersionDiff, VersionId};
 
 const MANIFEST: &str = "manifest.json";
@@ -121,7 +122,7 @@ impl FsStore {
         store.clean_up(None)?;
         for dir in [VERSIONS, STAGING] {
             let path = store.root.join(dir);
-            match fs::create_dir(&path) {
+            match create_private_dir(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(FsStoreError::io("create directory", path)(e)),
@@ -378,6 +379,7 @@ impl FsStore {
         let path = self.manifest_path();
         let bytes = manifest.to_bytes()?;
         let mut file = AtomicWriteFile::open(&path).map_err(FsStoreError::io("open", &path))?;
+        make_private(file.as_file()).map_err(FsStoreError::io("set permissions of", &path))?;
         file.write_all(&bytes)
             .map_err(FsStoreError::io("write", &path))?;
         file.commit().map_err(FsStoreError::io("commit", &path))
@@ -482,15 +484,17 @@ impl FsStore {
             }
         }
         let staging = self.root.join(STAGING).join(version.dir_name());
-        fs::create_dir(&staging).map_err(FsStoreError::io("create directory", &staging))?;
+        create_private_dir(&staging).map_err(FsStoreError::io("create directory", &staging))?;
         let touched: BTreeSet<&str> = changes.iter().map(Change::name).collect();
         if let Some(base) = base {
             let base_dir = self.version_dir(base);
             for name in base_names.iter().filter(|n| !touched.contains(n.as_str())) {
                 let to = staging.join(name);
                 fs::copy(base_dir.join(name), &to).map_err(FsStoreError::io("copy", &to))?;
+                // A copy keeps its source's mode; a store written before files were private
+                // becomes private as its versions are copied forward.
                 File::open(&to)
-                    .and_then(|f| f.sync_all())
+                    .and_then(|f| make_private(&f).and_then(|()| f.sync_all()))
                     .map_err(FsStoreError::io("sync", &to))?;
             }
         }
@@ -498,6 +502,7 @@ impl FsStore {
             if let Change::Write { name, content } = change {
                 let to = staging.join(name);
                 let mut file = File::create_new(&to).map_err(FsStoreError::io("create", &to))?;
+                make_private(&file).map_err(FsStoreError::io("set permissions of", &to))?;
                 file.write_all(content.as_bytes())
                     .and_then(|()| file.sync_all())
                     .map_err(FsStoreError::io("write", &to))?;

@@ -126,6 +126,21 @@ pub(crate) fn generated_lookalikes(rng: &mut Rng, n: usize) -> Vec<(&'static str
 /// Lines of the new shapes that hold no secret.
 pub(crate) fn shape_lookalikes() -> Vec<String> {
     [
+        // Lines that only look like the positional, cookie, key-file and prose shapes.
+        "net user bob /delete",
+        "net user backup /add",
+        "use the staging box to log in, then run the migration",
+        "creds are in the vault under ops / staging",
+        "Cookie: theme=dark; lang=en",
+        "Set-Cookie: session=; Path=/; Max-Age=0",
+        "\"app\" \"md5\"",
+        "PublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=",
+        "psk=\"$WIFI_PSK\"",
+        "smtp.example.com:587 is the relay; the user is ops@example.com",
+        "requests.get(url, auth=(user, password))",
+        "server.login(user, os.environ[\"SMTP_PASSWORD\"])",
+        "sqlplus -s /nolog @setup.sql",
+        "API-Version: 2023-10-01",
         "hostname:port:database:username:password",
         "# hostname:port:database:username:password",
         "redis-cli -h cache -p 6379 ping",

@@ -183,6 +183,17 @@ enum Judge {
     /// token, a password or a random generator (`az … keys list` then the key,
     /// `openssl rand -base64 32` then its output).
     NextLine,
+    /// A password given by its position: `user/password@db`, a credential call's second
+    /// argument (`auth=("u", "pw")`, `.login("u", "pw")`, `NetworkCredential("u", "pw")`),
+    /// `net user name password`, the `send` after an `expect "password:"`.
+    Positional,
+    /// A quoted secret after a quoted user name at the start of a line (`chap-secrets`,
+    /// PgBouncer's `userlist.txt`): `"user" * "secret" *`, `"user" "secret"`.
+    QuotedField,
+    /// A session cookie's value (`Cookie: sessionid=…`, `Set-Cookie: auth=…`).
+    Cookie,
+    /// A password in prose: "creds are admin / pw", "use pw to log in".
+    ProsePassword,
 }
 
 pub(super) struct ContextRule {
@@ -213,13 +224,17 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             Judge::Command,
             Syntax::Config,
             concat!(
-                r"(?-u:\b)(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)(?-u:\b)[^\n;|&]*?[ \t]-p",
+                r"(?-u:\b)(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)(?-u:\b)[^\n;|&]*?[ \t]\\?[\x22']?-p",
                 r"|sshpass(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]*",
                 r"|curl(?-u:\b)[^\n;|&]*?[ \t](?:-u|--user)(?:[ \t]+|=)?\\?[\x22']?[^ \t\r\n:\x22'\\]*:",
                 r"|docker(?:-compose)?[ \t]+login(?-u:\b)[^\n;|&]*?[ \t]-p(?:[ \t]+|=)?",
                 r"|redis-cli(?-u:\b)[^\n;|&]*?[ \t](?:-a|--pass)(?:[ \t]+|=)",
                 r"|mongo(?:sh|dump|restore|import|export)?(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
-                r"|(?:sqlcmd|bcp|mosquitto_pub|mosquitto_sub|zip|unzip)(?-u:\b)[^\n;|&]*?[ \t]-P[ \t]+",
+                r"|(?:sqlcmd|bcp|mosquitto_pub|mosquitto_sub|zip|unzip|ipmitool)(?-u:\b)[^\n;|&]*?[ \t]-P[ \t]+",
+                r"|(?:psexec|psexec64|paexec|nuget)(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
+                r"|snmp[a-z]*(?-u:\b)[^\n;|&]*?[ \t]-[AX][ \t]+",
+                r"|stats[ \t]+auth[ \t]+[^ \t\n:]+:|insecure-password[ \t]+",
+                r"|ConvertTo-SecureString(?:[ \t]+-String)?[ \t]+",
                 r"|ldap[a-z]*(?-u:\b)[^\n;|&]*?[ \t]-w[ \t]+",
                 r"|(?:7z|7za|7zz|rar|unrar)(?-u:\b)[^\n;|&]*?[ \t]-p",
                 r"|ssh-keygen(?-u:\b)[^\n;|&]*?[ \t]-[NP][ \t]+",
@@ -250,6 +265,36 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             r"(?-u:\b)htpasswd(?-u:\b)[^\n;|&]*?((?:[ \t]+-[A-Za-z]+)+)[ \t]+",
         ),
         rule(
+            Judge::Positional,
+            Syntax::UserPass,
+            r"(?:(?-u:\b)sqlplus[ \t]+(?:-[A-Za-z]+[ \t]+)*|jdbc:oracle:(?:thin|oci):)[A-Za-z0-9_$#]+/",
+        ),
+        rule(
+            Judge::Positional,
+            Syntax::Config,
+            concat!(
+                r#"(?:(?-u:\b)auth[ \t]*=[ \t]*\(|\.login\(|Credentials?\(|BasicAuth\(|DigestAuth\("#,
+                r#"|PasswordAuthentication\()[ \t]*\\?["'][^"'\n\\]*\\?["'][ \t]*,[ \t]*"#,
+                r"|(?-u:\b)net[ \t]+user[ \t]+[^ \t\n/]+[ \t]+",
+                r#"|(?i-u:expect)[ \t]+(?:-[a-z]+[ \t]+)*\\?["'][^"'\n]*(?i-u:password|passphrase)[^"'\n]*\\?["'][ \t]*(?:;|\r?\n)[ \t]*send[ \t]+(?:--[ \t]+)?"#,
+            ),
+        ),
+        rule(
+            Judge::QuotedField,
+            Syntax::Config,
+            r#"(?m)(?:^|\x{2192})[ \t]*"[^"\n]+"[ \t]+(?:(?:\*|[A-Za-z0-9_.-]+)[ \t]+)?"#,
+        ),
+        rule(
+            Judge::Pgpass,
+            Syntax::Config,
+            r"(?m)(?:^|\x{2192})[ \t]*\[?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\]?(?::[0-9]{1,5}|:submission)?[ \t]+[^ \t:\n]+:",
+        ),
+        rule(
+            Judge::Cookie,
+            Syntax::Connection,
+            r"(?i:set-)?(?i:cookie):[ \t]*(?:[!-:<>-~]+=[!-:<-~]*;[ \t]*)*?[A-Za-z0-9_.-]*(?i:sess|sid|auth|token|jwt|remember|login)[A-Za-z0-9_.-]*=",
+        ),
+        rule(
             Judge::Piped,
             Syntax::Config,
             r#"(?-u:\b)(?:echo|printf)(?:[ \t]+-[a-z]+)*(?:[ \t]+["']?%s(?:\\n)?["'])?[ \t]+"#,
@@ -272,12 +317,17 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Pair,
             Syntax::Config,
-            r#"(?:(?-u:\b)(?:define|setenv|putenv|set|setdefault|setItem|setProperty|put)\([ \t]*["']([A-Za-z_][A-Za-z0-9_.-]*)["'][ \t]*,|\[["']([A-Za-z_][A-Za-z0-9_.-]*)["']\][ \t]*=)[ \t]*"#,
+            r#"(?:(?-u:\b)(?:define|setenv|putenv|Setenv|Putenv|SetEnvironmentVariable|set|setdefault|setItem|setProperty|put)\([ \t]*["']([A-Za-z_][A-Za-z0-9_.-]*)["'][ \t]*,|\[["']([A-Za-z_][A-Za-z0-9_.-]*)["']\][ \t]*=)[ \t]*"#,
         ),
         rule(
             Judge::Pair,
             Syntax::XmlText,
             r"<([A-Za-z0-9_.:-]*(?i-u:pass|secret|token|key|credential|auth|pwd)[A-Za-z0-9_.:-]*)>",
+        ),
+        rule(
+            Judge::Pair,
+            Syntax::XmlText,
+            r#"<[A-Za-z:_-]+[ \t]+name[ \t]*=[ \t]*["']([A-Za-z0-9_.:-]+)["'][ \t]*>"#,
         ),
         rule(
             Judge::Directive,
@@ -287,7 +337,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Assignment,
             Syntax::Config,
-            r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i-u:token|secret|pw|pass|credential|key|authorization|auth)[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|=>|==|=|:)[ \t]*"#,
+            r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i-u:token|secret|pw|pass|credential|key|authorization|auth|psk)[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|\?=|=>|==|=|:)[ \t]*"#,
         ),
         rule(
             Judge::NextLine,
@@ -297,7 +347,20 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Prose,
             Syntax::Config,
-            r"(?-u:\b)((?i-u:password|passwd|passphrase|secret|token|api[ _-]?key|key))(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to)|(?i-u:for)[ \t]+[^ \t\r\n]+[ \t]+(?i-u:is))|[ \t]*(?:->|=>))?[ \t]+",
+            concat!(
+                r"(?-u:\b)((?i-u:password|passwd|passphrase|secret|token|api[ _-]?key|key|pass|pwd|pw)",
+                r"|(?i:contraseña|contrasena|passwort|kennwort|mot[ \t]+de[ \t]+passe|senha|wachtwoord|lösenord|salasana))",
+                r"(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to|es|ist|est|lautet|är|on)|é",
+                r"|(?i-u:for|del|de|of|für|du|da|do)[ \t]+[^ \t\r\n]+[ \t]+(?i-u:is|es|ist|est|é))|[ \t]*(?:->|=>|:))?[ \t]+",
+            ),
+        ),
+        rule(
+            Judge::ProsePassword,
+            Syntax::Config,
+            concat!(
+                r"(?-u:\b)(?i-u:creds|credentials|login|log-in)(?-u:\b)[\t -~]{0,40}?[ \t][A-Za-z0-9_.@-]+[ \t]*/[ \t]*",
+                r"|(?-u:\b)(?i-u:use)[ \t]+",
+            ),
         ),
     ]
     .into_iter()
@@ -325,15 +388,21 @@ impl ContextRule {
     /// The marker's kind for what this rule replaces.
     fn kind(&self) -> SecretKind {
         match self.judge {
-            Judge::Assignment | Judge::Flag | Judge::Pair | Judge::Prose | Judge::NextLine => {
-                SecretKind::EnvSecret
-            }
+            Judge::Assignment
+            | Judge::Flag
+            | Judge::Pair
+            | Judge::Prose
+            | Judge::ProsePassword
+            | Judge::Cookie
+            | Judge::NextLine => SecretKind::EnvSecret,
             Judge::Header => SecretKind::BearerToken,
             Judge::Command
             | Judge::DashPass
             | Judge::Pgpass
             | Judge::Htpasswd
             | Judge::Piped
+            | Judge::Positional
+            | Judge::QuotedField
             | Judge::Directive => SecretKind::CommandPassword,
             Judge::Signature => SecretKind::UrlSignature,
         }
@@ -443,8 +512,16 @@ impl ContextRule {
             Judge::Piped => literal_password(value) && piped_to_password(after),
             Judge::Directive => directive_ends(after) && prose_password(value, span.quoted),
             Judge::Prose => {
-                let word = group(1).to_ascii_lowercase();
-                if word.starts_with("pass") {
+                let word = group(1).to_lowercase();
+                let password = word.starts_with("pass")
+                    || word.starts_with("pw")
+                    || !(word.contains("key") || word == "secret" || word == "token");
+                // `password: socket.assigns.password` names where the password is.
+                let path = value.trim_end_matches(['.', ',', ';', ')']);
+                let dotted = path.contains('.') && path.split('.').all(is_identifier);
+                if dotted {
+                    false
+                } else if password {
                     prose_password(value, span.quoted)
                 } else {
                     prose_key(&word, value)
@@ -452,6 +529,33 @@ impl ContextRule {
             }
             Judge::Signature => signature(value),
             Judge::NextLine => after.trim().is_empty() && standalone_key(value),
+            Judge::Positional => {
+                let v = value.trim_end_matches("\\r").trim_end_matches("\\n");
+                literal_password(v) && !v.starts_with(['/', '-']) && v != "*"
+            }
+            Judge::QuotedField => {
+                let rest = after.trim_start();
+                span.quoted
+                    && prose_password(value, false)
+                    && (rest.is_empty()
+                        || rest.starts_with(['*', '#'])
+                        || rest.starts_with(|c: char| c.is_ascii_digit()))
+            }
+            Judge::Cookie => value.len() >= 16 && looks_random(value),
+            Judge::ProsePassword => {
+                let whole = group(0).to_ascii_lowercase();
+                let login_follows = [
+                    "to log in",
+                    "to login",
+                    "to sign in",
+                    "to connect",
+                    "as the password",
+                    "as password",
+                ]
+                .iter()
+                .any(|w| after.trim_start().to_ascii_lowercase().starts_with(w));
+                prose_password(value, span.quoted) && (!whole.starts_with("use") || login_follows)
+            }
         };
         accepted.then(|| self.kind())
     }

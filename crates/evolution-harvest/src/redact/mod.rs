@@ -13,9 +13,11 @@
 //! 3. Values placed where a secret goes: after a secret-named key (`API_KEY=…`,
 //!    `"password": "…"`, `?token=…`, `--password …`, `<password>…</password>`), after
 //!    `Bearer`, `Basic` or `SSWS`, after a command's password option (`mysql -p…`,
-//!    `curl -u user:…`, `docker login -p …`, `redis-cli -a …`, `htpasswd -b f u …`), in a
-//!    `.netrc`, `.pgpass` or `redis.conf` line, a URL's `sig=`, prose ("the password is …",
-//!    "token -> …"), or alone on the line after one that names a key. Such a value is read
+//!    `curl -u user:…`, `docker login -p …`, `redis-cli -a …`, `htpasswd -b f u …`), at a
+//!    password's position (`user/…@db`, `auth=("u", "…")`, `net user u …`), in a `.netrc`,
+//!    `.pgpass`, `sasl_passwd`, `chap-secrets` or `redis.conf` line, a session cookie, a URL's
+//!    `sig=`, prose ("the password is …", "token -> …", "das Passwort lautet …"), or alone on
+//!    the line after one that names a key. Such a value is read
 //!    whole and replaced only when it looks like a credential: not a number, a path, a URL, a
 //!    flag word, a heading word, a reference or a resource's name.
 //!
@@ -47,8 +49,8 @@ pub const REDACTION_PREFIX: &str = "[REDACTED:";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum SecretKind {
-    /// A `-----BEGIN … PRIVATE KEY-----` or `-----BEGIN PGP PRIVATE KEY BLOCK-----` block (an
-    /// unterminated one up to the end of the text).
+    /// A `-----BEGIN … PRIVATE KEY-----`, `-----BEGIN PGP PRIVATE KEY BLOCK-----` or OpenVPN
+    /// static key block, or a PuTTY key file (an unterminated one up to the end of the text).
     PrivateKey,
     /// An Anthropic API key (`sk-ant-…`).
     AnthropicKey,
@@ -150,7 +152,11 @@ static RULES: LazyLock<Rules> = LazyLock::new(|| {
         .ok();
     Rules {
     private_key: Regex::new(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
+        concat!(
+            r"-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V[0-9])-----",
+            r"(?:[\s\S]*?-----END (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V[0-9])-----|[\s\S]*)",
+            r"|PuTTY-User-Key-File-[0-9]+:(?:[\s\S]*?Private-MAC:[ \t]*[0-9A-Fa-f]*|[\s\S]*)",
+        ),
     )
     .ok(),
     tokens: tokens::combined(),
@@ -395,7 +401,7 @@ mod tests {
         let rules = &*RULES;
         assert!(rules.private_key.is_some() && rules.tokens.is_some());
         assert!(rules.url_password.is_some());
-        assert_eq!(rules.context.len(), 15);
+        assert_eq!(rules.context.len(), 22);
         for family in tokens::FAMILIES {
             assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);
         }

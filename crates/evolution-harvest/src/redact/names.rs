@@ -2,8 +2,9 @@
 //! key's name that does not say whose (`cache_key`), or anything else (`token_count`).
 
 /// Words that make a name a secret's on their own (`DB_PASSWORD`, `authToken`).
-const SECRET_WORDS: [&str; 12] = [
+const SECRET_WORDS: [&str; 13] = [
     "TOKEN",
+    "PSK",
     "SECRET",
     "PASSWORD",
     "PASSWD",
@@ -189,9 +190,17 @@ pub(super) fn classify_name(name: &str) -> NameClass {
         return NameClass::Auth;
     }
     // Names some tools read a password from, that no word of theirs gives away.
-    if ["SSHPASS", "REDISCLI_AUTH", "REQUIREPASS", "MASTERAUTH"]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n))
+    // Vault's AppRole `secret_id` is the secret, not its id.
+    if [
+        "SSHPASS",
+        "REDISCLI_AUTH",
+        "REQUIREPASS",
+        "MASTERAUTH",
+        "SECRET_ID",
+        "SECRETID",
+    ]
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n))
     {
         return NameClass::Secret;
     }

@@ -66,7 +66,7 @@ pub(super) const FAMILIES: &[Family] = &[
     family(
         "google",
         K::GoogleKey,
-        r"AIza[0-9A-Za-z_-]{35}|GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}",
+        r"AIza[0-9A-Za-z_-]{35}|GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{40,}",
         4,
         true,
     ),
@@ -152,7 +152,7 @@ pub(super) const FAMILIES: &[Family] = &[
     family(
         "doppler",
         K::ProviderToken,
-        r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+        r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,}",
         6,
         true,
     ),
@@ -507,6 +507,147 @@ pub(super) const FAMILIES: &[Family] = &[
         true,
     ),
     family(
+        "sonarqube",
+        K::ProviderToken,
+        r"sq[pua]_[a-f0-9]{40}(?-u:\b)",
+        4,
+        true,
+    ),
+    family("buildkite", K::ProviderToken, r"bkua_[a-f0-9]{40}", 5, true),
+    family(
+        "posthog",
+        K::ProviderToken,
+        r"phx_[A-Za-z0-9]{40,}",
+        4,
+        true,
+    ),
+    family(
+        "honeycomb",
+        K::ProviderToken,
+        r"hc(?:aik|xik|amk|xmk|xlk)_[A-Za-z0-9]{30,}",
+        6,
+        true,
+    ),
+    family(
+        "firebase-fcm",
+        K::ProviderToken,
+        r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}",
+        0,
+        true,
+    ),
+    family(
+        "asana",
+        K::ProviderToken,
+        r"[0-9]/[0-9]{12,16}/[0-9]{12,16}:[a-f0-9]{32}",
+        0,
+        false,
+    ),
+    family(
+        "bitbucket",
+        K::ProviderToken,
+        r"ATBB[A-Za-z0-9_=.-]{32,}",
+        4,
+        true,
+    ),
+    family(
+        "wakatime",
+        K::ProviderToken,
+        r"waka_[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}",
+        0,
+        false,
+    ),
+    family(
+        "launchdarkly",
+        K::ProviderToken,
+        r"(?:sdk|mob)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}",
+        0,
+        false,
+    ),
+    family(
+        "octopus",
+        K::ProviderToken,
+        r"API-[A-Z0-9]{25,32}(?-u:\b)",
+        4,
+        true,
+    ),
+    family(
+        "cloudflare-origin-ca",
+        K::ProviderToken,
+        r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}",
+        0,
+        false,
+    ),
+    family(
+        "pinecone",
+        K::ProviderToken,
+        r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}",
+        5,
+        true,
+    ),
+    family(
+        "salesforce",
+        K::ProviderToken,
+        r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}",
+        0,
+        true,
+    ),
+    family(
+        "twitter-bearer",
+        K::ProviderToken,
+        r"A{20,22}[A-Za-z0-9%]{40,}",
+        20,
+        true,
+    ),
+    family(
+        "meta-square",
+        K::ProviderToken,
+        r"EAA[A-Za-z0-9_-]{56,}",
+        3,
+        true,
+    ),
+    family(
+        "clickup",
+        K::ProviderToken,
+        r"pk_[0-9]{6,10}_[A-Z0-9]{32}(?-u:\b)",
+        3,
+        true,
+    ),
+    family(
+        "ngrok",
+        K::ProviderToken,
+        r"[12][A-Za-z0-9]{24,27}_[A-Za-z0-9]{20,22}(?-u:\b)",
+        1,
+        true,
+    ),
+    family(
+        "figma",
+        K::ProviderToken,
+        r"figd_[A-Za-z0-9_-]{40,}",
+        5,
+        true,
+    ),
+    family(
+        "crates-io",
+        K::ProviderToken,
+        r"cio[A-Za-z0-9]{32}(?-u:\b)",
+        3,
+        true,
+    ),
+    family(
+        "tailscale",
+        K::ProviderToken,
+        r"tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}",
+        6,
+        true,
+    ),
+    family(
+        "aws-session-token",
+        K::ProviderToken,
+        r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,}={0,2}",
+        0,
+        false,
+    ),
+    family(
         "discord-bot",
         K::ProviderToken,
         r"[MNO][DTjz][A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}",
@@ -587,6 +728,10 @@ pub(super) fn accept(family: &Family, token: &str) -> bool {
         return true;
     }
     let body = token.get(family.prefix..).unwrap_or(token);
+    // An ngrok token is two random runs; a timestamped name (`2024…_CreateUsers`) is not.
+    if family.label == "ngrok" {
+        return body.split('_').all(looks_random);
+    }
     // A bare `00…` run is a key only with both letter cases (a hex digest has one).
     let cases = family.label != "okta"
         || (body.chars().any(|c| c.is_ascii_uppercase())

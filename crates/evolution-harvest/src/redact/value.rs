@@ -16,6 +16,8 @@ pub(super) enum Syntax {
     HeaderToken,
     /// The text of an XML element: up to the next `<`.
     XmlText,
+    /// The password of `user/password@database` (Oracle): up to `@`, a quote or whitespace.
+    UserPass,
 }
 
 /// A value's place in the text: the bytes to replace.
@@ -55,6 +57,14 @@ pub(super) fn read_value(text: &str, at: usize, syntax: Syntax, limit: usize) ->
                 end: at.checked_add(trimmed.len().max(lead))?,
                 quoted: true,
             });
+        }
+        Syntax::UserPass => {
+            let len = rest
+                .bytes()
+                .take(limit)
+                .take_while(|b| !b.is_ascii_whitespace() && !b"@\"'`".contains(b))
+                .count();
+            return bare(len);
         }
         Syntax::Config | Syntax::Query | Syntax::Connection => {}
     }

@@ -6,6 +6,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use evolution_harness::{MAX_TRAJECTORY_FILE_BYTES, parse_trajectories};
+use evolution_harvest::limits::{Budget, Limits, ParseError, SkipReason};
 use evolution_harvest::redact::Redactor;
 use evolution_harvest::signals::{Reason, Verdict};
 use evolution_harvest::trajectory::safe_id;
@@ -96,20 +97,60 @@ pub(super) fn session_state(
     Ok(out)
 }
 
-/// A file (or an element of one) left out, and why.
-pub(super) type Skipped = (PathBuf, String);
+/// A file (or an element of one) left out, and why: not a trajectory file or element
+/// ([`SkipReason::Malformed`]), or over one of the document bounds ([`SkipReason::Limit`]).
+pub(super) type Skipped = (PathBuf, SkipReason);
+
+/// One result of a folder: a trajectory, or what was left out.
+pub(super) type DirItem = Result<Harvested, Skipped>;
+
+/// The bounds of one trajectory file: the session readers' defaults (at most
+/// [`DEFAULT_MAX_DOCUMENT_VALUES`](evolution_harvest::limits::DEFAULT_MAX_DOCUMENT_VALUES)
+/// values, [`DEFAULT_MAX_DEPTH`](evolution_harvest::limits::DEFAULT_MAX_DEPTH) levels), and the
+/// trajectory file size limit for its bytes.
+pub(super) fn file_limits() -> Limits {
+    Limits {
+        max_session_bytes: usize::try_from(MAX_TRAJECTORY_FILE_BYTES).unwrap_or(usize::MAX),
+        ..Limits::default()
+    }
+}
 
 /// Every trajectory of a folder's `.json` files (sorted by name; an array file gives one per
-/// element), checked as `evolve --trajectories` checks them. A file or element that does not
-/// pass is returned as skipped with its reason. With `skill`, only the trajectories that name
-/// it ([`super::stated_skills`]) are kept; the others are counted in `filtered_out`.
+/// element), checked as `evolve --trajectories` checks them, each handed to `on_item` as soon
+/// as its file is read (so memory follows the largest file, not the folder). A file is parsed
+/// within [`file_limits`]: one nesting deeper or holding more values is not built further and
+/// is skipped with the bound it crossed. A file or element that does not pass is handed on as
+/// skipped with its reason. With `skill`, only the trajectories that name it
+/// ([`super::stated_skills`]) are kept; the others are counted in `filtered_out`.
 pub(super) fn trajectory_dir(
     dir: &Path,
     redact: bool,
     redactions: &mut Redactor,
     skill: Option<&str>,
     filtered_out: &mut usize,
-) -> anyhow::Result<(Vec<Harvested>, Vec<Skipped>)> {
+    on_item: &mut dyn FnMut(DirItem) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    trajectory_dir_within(
+        dir,
+        file_limits(),
+        redact,
+        redactions,
+        skill,
+        filtered_out,
+        on_item,
+    )
+}
+
+/// [`trajectory_dir`] with the bounds of each file given.
+pub(super) fn trajectory_dir_within(
+    dir: &Path,
+    limits: Limits,
+    redact: bool,
+    redactions: &mut Redactor,
+    skill: Option<&str>,
+    filtered_out: &mut usize,
+    on_item: &mut dyn FnMut(DirItem) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let io = |e: std::io::Error| bad_at(dir, None, format!("cannot read the folder: {e}"));
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io)?
@@ -124,32 +165,37 @@ pub(super) fn trajectory_dir(
     if paths.is_empty() {
         return Err(bad_at(dir, None, "no .json trajectory files here"));
     }
-    let mut out = Vec::new();
-    let mut skipped = Vec::new();
     for path in paths {
         let name = path.display().to_string();
         let text = match read_bounded(&path) {
             Ok(text) => text,
             Err(reason) => {
-                skipped.push((path, reason));
+                on_item(Err((path, SkipReason::Malformed(reason))))?;
                 continue;
             }
         };
-        let elements = match serde_json::from_str::<Value>(&text) {
+        let parsed = Budget::new(limits).parse(&text);
+        drop(text);
+        let elements = match parsed {
             Ok(Value::Array(items)) => items,
             Ok(other) => vec![other],
-            Err(e) => {
-                skipped.push((path, format!("invalid JSON: {e}")));
+            Err(ParseError::Invalid(e)) => {
+                on_item(Err((
+                    path,
+                    SkipReason::Malformed(format!("invalid JSON: {e}")),
+                )))?;
+                continue;
+            }
+            Err(ParseError::Limit(why)) => {
+                on_item(Err((path, SkipReason::Limit(why))))?;
                 continue;
             }
         };
         for (index, element) in elements.into_iter().enumerate() {
             let check = parse_trajectories("harvest", [(name.as_str(), element.to_string())]);
             if let Some(d) = check.diagnostics.first() {
-                skipped.push((
-                    path.clone(),
-                    format!("item {}: {}", index.saturating_add(1), d.reason),
-                ));
+                let reason = format!("item {}: {}", index.saturating_add(1), d.reason);
+                on_item(Err((path.clone(), SkipReason::Malformed(reason))))?;
                 continue;
             }
             let (Value::Object(mut object), Some(prediction)) =
@@ -190,16 +236,16 @@ pub(super) fn trajectory_dir(
             object
                 .entry("harvest")
                 .or_insert_with(|| harvest_note("dir", &name, &verdict));
-            out.push(finish(
+            on_item(Ok(finish(
                 safe_id("", &prediction.question_id),
                 object,
                 &verdict,
                 redact,
                 redactions,
-            ));
+            )))?;
         }
     }
-    Ok((out, skipped))
+    Ok(())
 }
 
 fn stated(field: &str, value: &str) -> Reason {

@@ -234,3 +234,74 @@ fn cursor_reads_a_bubble_named_by_every_header_once_and_skips_a_deep_composer() 
     assert!(skipped[0].contains("nested deeper"), "{skipped:?}");
     assert!(skipped[1].contains("not a Cursor composer"), "{skipped:?}");
 }
+
+const TRAJECTORY: &str = r#"{"id": "t1", "task_description": "d", "question": "q",
+    "fail_reason": "wrong total", "predicted_answer": "p", "reference_text": "r"}"#;
+
+#[test]
+fn a_trajectory_folder_skips_a_file_over_a_bound_with_the_bound_and_reads_the_rest() {
+    use evolution_harvest::limits::{Exceeded, Limits, SkipReason};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a-ok.json"), TRAJECTORY).unwrap();
+    std::fs::write(dir.path().join("b-huge.json"), wide(5_000)).unwrap();
+    std::fs::write(dir.path().join("c-deep.json"), deep(10_000)).unwrap();
+    let limits = Limits {
+        max_document_values: 1_000,
+        ..super::dir::file_limits()
+    };
+    let mut read = Vec::new();
+    let mut skipped = Vec::new();
+    let mut filtered_out = 0usize;
+    super::dir::trajectory_dir_within(
+        dir.path(),
+        limits,
+        true,
+        &mut evolution_harvest::redact::Redactor::default(),
+        None,
+        &mut filtered_out,
+        &mut |item| {
+            match item {
+                Ok(h) => read.push(h.id),
+                Err((path, reason)) => skipped.push((path, reason)),
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(read, ["t1"]);
+    let reasons: Vec<_> = skipped
+        .iter()
+        .map(|(path, reason)| (path.file_name().unwrap().to_owned(), reason.clone()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (
+                "b-huge.json".into(),
+                SkipReason::Limit(Exceeded::DocumentValues { limit: 1_000 })
+            ),
+            (
+                "c-deep.json".into(),
+                SkipReason::Limit(Exceeded::Depth {
+                    limit: limits.max_depth
+                })
+            ),
+        ]
+    );
+}
+
+#[test]
+fn harvest_of_a_trajectory_folder_names_the_bound_a_file_crossed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.json"), TRAJECTORY).unwrap();
+    std::fs::write(dir.path().join("b.json"), TRAJECTORY.replace("t1", "t2")).unwrap();
+    std::fs::write(dir.path().join("c.json"), wide(300_000)).unwrap();
+    let (summary, skipped) = run(HarvestSource::Dir, dir.path());
+    assert_eq!(summary.counts.sessions, 2, "{skipped:?}");
+    assert_eq!(summary.counts.skipped_sessions, 1);
+    assert!(
+        skipped[0].contains("c.json: one document holds more than 250000 JSON values"),
+        "{skipped:?}"
+    );
+}

@@ -550,24 +550,29 @@ pub fn harvest(
             }
         }
         HarvestSource::Dir => {
-            let (harvested, skipped) = dir::trajectory_dir(
+            let mut filtered_out = 0usize;
+            dir::trajectory_dir(
                 &from,
                 !args.no_redact,
                 &mut redactions,
                 args.skill.as_deref(),
-                &mut counts.filtered_out,
+                &mut filtered_out,
+                &mut |item| match item {
+                    Ok(h) => {
+                        counts.sessions = counts.sessions.saturating_add(1);
+                        writer.write(&mut counts, notes, h)
+                    }
+                    Err((path, reason)) => {
+                        counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
+                        notes(HarvestNote::Skipped(format!(
+                            "skipped {}",
+                            terminal_safe(&format!("{}: {reason}", path.display()))
+                        )));
+                        Ok(())
+                    }
+                },
             )?;
-            for (path, reason) in skipped {
-                counts.skipped_sessions = counts.skipped_sessions.saturating_add(1);
-                notes(HarvestNote::Skipped(format!(
-                    "skipped {}",
-                    terminal_safe(&format!("{}: {reason}", path.display()))
-                )));
-            }
-            for h in harvested {
-                counts.sessions = counts.sessions.saturating_add(1);
-                writer.write(&mut counts, notes, h)?;
-            }
+            counts.filtered_out = counts.filtered_out.saturating_add(filtered_out);
         }
     }
     let (tasks, mining, task_file) = match (&args.tasks, &task_file_before) {

@@ -313,3 +313,54 @@ fn import_dir_takes_plain_files_and_refuses_subdirectories() {
         Err(FsStoreError::InvalidName { name, .. }) if name == "references"
     ));
 }
+
+/// Every file under `dir` with its mode, and every folder the store made (all but `dir`).
+#[cfg(unix)]
+fn modes(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, u32)>) {
+    use std::os::unix::fs::PermissionsExt as _;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        out.push((path.clone(), meta.permissions().mode() & 0o777));
+        if meta.is_dir() {
+            modes(&path, out);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn every_file_the_store_writes_is_private_whatever_the_folder_and_umask() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use evolution_store_fs::FileCheckpoint;
+    use evolution_types::Checkpoint as _;
+
+    let (dir, store) = two_skill_store();
+    // An open folder above the store: the store does not rely on it.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A file left readable by a store written before files were private is copied forward
+    // private.
+    let v1 = store.root().join("versions/v000001/default-strategy.md");
+    std::fs::set_permissions(&v1, std::fs::Permissions::from_mode(0o644)).unwrap();
+    store
+        .advance_version(
+            &[Change::write("action-reasoning.md", "Look three times.\n")],
+            "edit",
+        )
+        .unwrap();
+    let checkpoint = FileCheckpoint::new(dir.path().join("skills/checkpoint.json"));
+    checkpoint.save(&serde_json::json!({"step": 1})).unwrap();
+    let mut found = Vec::new();
+    modes(store.root(), &mut found);
+    let v2 = store.root().join("versions/v000002");
+    assert!(found.iter().any(|(p, _)| p.starts_with(&v2)), "{found:?}");
+    for (path, mode) in found {
+        // The old version is never rewritten; the lock file is empty.
+        if path == v1 || path.ends_with(".lock") {
+            continue;
+        }
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode, want, "{} is {mode:o}", path.display());
+    }
+}

@@ -1,0 +1,31 @@
+//! Owner-only permissions for what the store writes: every file 0600 and every folder it
+//! creates 0700 on Unix, set by the store itself rather than left to the folder above it or
+//! the process's umask (a skill's versions may hold what only their owner should read).
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+/// Makes an open file readable and writable by its owner only (0600 on Unix; nothing
+/// elsewhere). Called before the file's content is written, so it is never readable by others.
+pub(crate) fn make_private(file: &File) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
+}
+
+/// Creates one folder (its parent must exist) readable only by its owner (0700 on Unix).
+pub(crate) fn create_private_dir(path: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        builder.mode(0o700);
+    }
+    builder.create(path)
+}
