@@ -349,8 +349,8 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             Syntax::Config,
             concat!(
                 r"(?-u:\b)((?i-u:password|passwd|passphrase|secret|token|api[ _-]?key|key|pass|pwd|pw)",
-                r"|(?i:contraseña|contrasena|passwort|kennwort|mot[ \t]+de[ \t]+passe|senha|wachtwoord|lösenord|salasana))",
-                r"(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to|es|ist|est|lautet|är|on)|é",
+                r"|(?i:contraseña|contrasena|passwort|kennwort|mot[ \t]+de[ \t]+passe|senha|wachtwoord|lösenord|salasana(?:[ \t]+on)?))",
+                r"(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to|es|ist|est|lautet|är)|é",
                 r"|(?i-u:for|del|de|of|für|du|da|do)[ \t]+[^ \t\r\n]+[ \t]+(?i-u:is|es|ist|est|é))|[ \t]*(?:->|=>|:))?[ \t]+",
             ),
         ),
