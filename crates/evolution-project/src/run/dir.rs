@@ -92,6 +92,10 @@ pub struct StartedOver {
     pub deleted: bool,
     /// The entries of the run folder the run did not write, left where they are.
     pub kept: Vec<PathBuf>,
+    /// The answers `handoff/answers.jsonl` holds from before (kept, since they are yours: a
+    /// request the new start asks again gets its earlier answer); 0 without the handoff
+    /// provider.
+    pub handoff_answers: usize,
 }
 
 /// The runs folder of a project: `<project>/.skill-evolve/runs`.
