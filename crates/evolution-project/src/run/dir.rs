@@ -42,8 +42,9 @@ pub const EVOLVE_MARKER: &str = ".skill-evolve-session";
 
 /// The files and folders a run writes in its folder (besides the temporary `.<name>.<random>`
 /// files of an atomic write of one of them): `--fresh` deletes these and nothing else.
-const RUN_OWN_NAMES: [&str; 15] = [
+const RUN_OWN_NAMES: [&str; 16] = [
     "store",
+    "events.log",
     "runlog.sqlite",
     "runlog.sqlite-wal",
     "runlog.sqlite-shm",
@@ -162,6 +163,11 @@ impl RunDir {
         let run = format!("{}@{ms}", self.name());
         crate::working_copy::write_atomically(&path, &run)?;
         Ok(run)
+    }
+
+    /// The lines the run said, every leg's, for its report.
+    pub fn events(&self) -> PathBuf {
+        self.root.join("events.log")
     }
 
     /// The checkpoint a rerun resumes from.

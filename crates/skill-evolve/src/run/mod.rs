@@ -114,7 +114,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         Ended::Finished(report, path) => {
             outln!(
-                "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
+                "finished ({}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
                 report.stop_reason,
                 report.epochs,
                 report.initial_version,
