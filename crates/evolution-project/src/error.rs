@@ -13,6 +13,9 @@ pub struct BadInput {
     file: Option<PathBuf>,
     line: Option<usize>,
     problem: String,
+    /// Lines under the problem (one per item of a list), printed below it by a terminal and
+    /// joined to it with `; ` as one line everywhere else.
+    more: Vec<String>,
 }
 
 impl BadInput {
@@ -22,6 +25,7 @@ impl BadInput {
             file: Some(file.to_path_buf()),
             line,
             problem: problem.into(),
+            more: Vec::new(),
         }
     }
 
@@ -31,7 +35,32 @@ impl BadInput {
             file: None,
             line: None,
             problem: problem.into(),
+            more: Vec::new(),
         }
+    }
+
+    /// The same problem with `lines` under it (a list, then what to do).
+    #[must_use]
+    pub fn with_lines(mut self, lines: Vec<String>) -> Self {
+        self.more = lines;
+        self
+    }
+
+    /// The lines under the problem's headline ([`BadInput::with_lines`]); the headline itself
+    /// is the [`fmt::Display`] of a value without them.
+    pub fn lines_below(&self) -> &[String] {
+        &self.more
+    }
+
+    /// The headline alone: `file:line: problem`, one line.
+    pub fn headline(&self) -> String {
+        BadInput {
+            file: self.file.clone(),
+            line: self.line,
+            problem: self.problem.clone(),
+            more: Vec::new(),
+        }
+        .to_string()
     }
 }
 
@@ -44,7 +73,11 @@ impl fmt::Display for BadInput {
             }
             f.write_str(" ")?;
         }
-        f.write_str(&one_line(&self.problem))
+        f.write_str(&one_line(&self.problem))?;
+        for line in &self.more {
+            write!(f, "; {}", one_line(line))?;
+        }
+        Ok(())
     }
 }
 

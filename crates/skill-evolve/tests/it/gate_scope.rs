@@ -227,3 +227,39 @@ fn a_skill_whose_own_gate_questions_cannot_accept_is_refused_by_name() {
     assert_eq!(counts.iter().sum::<usize>(), 43, "{printed}");
     assert!(!printed.contains("gate reach: "), "{printed}");
 }
+
+#[test]
+fn several_skills_refused_get_one_short_line_each_and_one_trailer() {
+    // Four questions each for refunds and billing leave both too few gate questions.
+    let dir = project([4, 4, 30], 0.75);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].starts_with("error: ")
+            && lines[0].ends_with("no candidate can be accepted on 2 sets of gate questions:"),
+        "{stderr}"
+    );
+    for skill in ["refunds", "billing"] {
+        let line = lines[1..3]
+            .iter()
+            .find(|l| l.starts_with(&format!("  {skill}: ")))
+            .unwrap_or_else(|| panic!("no line for {skill}: {stderr}"));
+        assert!(line.contains("gate questions are needed"), "{stderr}");
+        assert!(line.chars().count() < 160, "{line}");
+    }
+    assert!(
+        lines[3].starts_with("the first candidate of each "),
+        "{stderr}"
+    );
+    assert!(lines[3].ends_with("(nothing was run)"), "{stderr}");
+    assert_eq!(stderr.matches("nothing was run").count(), 1, "{stderr}");
+    assert_eq!(snapshot(d), before, "a refused command writes nothing");
+}
