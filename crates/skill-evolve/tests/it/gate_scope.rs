@@ -263,3 +263,27 @@ fn several_skills_refused_get_one_short_line_each_and_one_trailer() {
     assert_eq!(stderr.matches("nothing was run").count(), 1, "{stderr}");
     assert_eq!(snapshot(d), before, "a refused command writes nothing");
 }
+
+#[test]
+fn the_agent_starts_in_the_configurations_folder_wherever_the_command_is_run() {
+    // `[agent] command = ["sh", "agent.sh"]` names a script of the project folder; run from
+    // its `skills/` subfolder, the agent still finds it.
+    let fake = start_evolve_refund_rule();
+    let dir = project([20, 10, 10], 0.85);
+    let d = dir.path();
+    let out = skill_evolve(&d.join("skills"))
+        .args(["evolve", "refunds/SKILL.md", "--trajectories", "../temp"])
+        .args(["--provider", "openai", "--base-url", &fake.base_url])
+        .args(["--model", "fake-model"])
+        .args(["--agent-config", "../evolve.toml", "--yes", "--json"])
+        .output()
+        .unwrap();
+    let summary = json_of(&out);
+    let verdict = &summary["gate"]["verdicts"][0];
+    assert_eq!(verdict["passed"], true, "{summary}");
+    assert!(
+        !requests(d).is_empty(),
+        "the agent wrote its log in the project"
+    );
+    assert!(!d.join("skills/requests.log").exists());
+}
