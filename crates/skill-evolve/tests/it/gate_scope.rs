@@ -287,3 +287,28 @@ fn the_agent_starts_in_the_configurations_folder_wherever_the_command_is_run() {
     );
     assert!(!d.join("skills/requests.log").exists());
 }
+
+#[test]
+fn gated_evolve_asks_the_model_of_the_agent_configurations_llm_table() {
+    // No model flag: the `[llm.openai]` of `evolve.toml` names the model server.
+    let fake = start_evolve_refund_rule();
+    let dir = project([20, 10, 10], 0.85);
+    let d = dir.path();
+    let config = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    let pointed = config.replace("http://127.0.0.1:9/v1", &fake.base_url);
+    assert_ne!(pointed, config);
+    std::fs::write(d.join("evolve.toml"), pointed).unwrap();
+    let out = skill_evolve(d)
+        .args([
+            "evolve",
+            "skills/refunds/SKILL.md",
+            "--trajectories",
+            "temp",
+        ])
+        .args(["--agent-config", "evolve.toml", "--yes", "--json"])
+        .output()
+        .unwrap();
+    let summary = json_of(&out);
+    assert_eq!(summary["gate"]["verdicts"][0]["passed"], true, "{summary}");
+    assert!(fake.calls.load(Ordering::SeqCst) > 0);
+}
