@@ -1,13 +1,15 @@
 //! The bad-input contract: one line naming the file, the line and the
-//! problem, exit code 2, nothing written.
+//! problem, exit code 2, nothing written. A problem that lists several items
+//! (each skill a gate set is too small for) keeps its list on lines below the
+//! headline at a terminal, and joins them into the one line everywhere else.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A problem with what the user gave us (a file, an option, a config value).
 ///
-/// Raised before anything is written; `main` prints it as one line and exits
-/// with code 2. Everything else that fails is a runtime failure (exit 1).
+/// Raised before anything is written; `main` prints it as one line (and the
+/// [`BadInput::lines_below`] under it) and exits with code 2. Everything else that fails is a runtime failure (exit 1).
 #[derive(Debug)]
 pub struct BadInput {
     file: Option<PathBuf>,
