@@ -20,8 +20,8 @@
 //! through the ports (`RunLog`, `SkillStore`, `LlmProvider`) and plain
 //! values; the result is a [`evolution_types::DiagnosisResult`] value. Every
 //! domain constant (span-judged tools, tool → prompt files, the level
-//! pattern, INFRA stop reasons, the pattern threshold, the single-failure
-//! note, confidence thresholds) comes from [`evolution_types::Profile`]:
+//! pattern, INFRA stop reasons, the pattern threshold, confidence
+//! thresholds) comes from [`evolution_types::Profile`]:
 //! `Profile::video_qa()` is the reference implementation's, the default
 //! (`Profile::neutral()`) names no tool, and then no span is judged, the
 //! missed-nodes judge is not asked, and the visit and search metrics are

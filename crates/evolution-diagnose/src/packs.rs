@@ -111,9 +111,8 @@ pub fn resolve_target_file(
 /// One pack per task type that has defect failures or lapse notes.
 ///
 /// Failures are the defects (cause `defect`) grouped by error type, each
-/// group's [`TOP_PER_GROUP`] most severe. A task type left with a single
-/// defect gets the profile's single-failure note as a lapse note instead.
-/// Lapse notes are trimmed; blank ones are dropped, duplicates kept once.
+/// group's [`TOP_PER_GROUP`] most severe; a single defect is a failure case
+/// like any other, so the proposer sees it. Lapse notes are trimmed; blank ones are dropped, duplicates kept once.
 /// Successes: `max(2, failures / 2)` correct answers — the cheapest first
 /// when the task's accuracy is ≤ 0.3, else the most adherent (then
 /// cheapest) first.
@@ -148,10 +147,6 @@ pub fn build_skill_case_packs(
                 Some(CauseCategory::Lapse) => push_note(a.lapse_note.as_deref().unwrap_or("")),
                 None => {}
             }
-        }
-        if defects.len() == 1 {
-            push_note(&profile.single_failure_note);
-            defects.clear();
         }
         let mut by_type: BTreeMap<ErrorType, Vec<&DiagnosedQuestion>> = BTreeMap::new();
         for (q, error_type) in defects {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use evolution_types::{Edit, EditOp, JsonMap};
+use evolution_types::{Edit, JsonMap};
 use serde::{Deserialize, Serialize};
 
 /// One revision suggestion of a reflection (the reflect step).
@@ -98,8 +98,9 @@ pub struct Patch {
 ///
 /// Suggestions with the same type and title (compared case- and
 /// whitespace-insensitively; the instruction stands in for an empty title)
-/// are one suggestion; edits with the same operation and target are one edit
-/// (for `append`, whose target is empty, the same content). The first
+/// are one suggestion; edits with the same operation, target and content
+/// (content compared case- and whitespace-insensitively) are one edit, so two
+/// different rules anchored on one line stay two edits. The first
 /// occurrence is kept, its `support_count` becomes the sum of the merged
 /// counts (each counting 1 when absent), and both lists are sorted by
 /// support, highest first, ties in first-seen order. Reasonings are joined
@@ -108,7 +109,7 @@ pub fn aggregate_patches(batches: &[Patch]) -> Patch {
     let mut suggestions: Vec<Suggestion> = Vec::new();
     let mut suggestion_keys: HashMap<(String, String), usize> = HashMap::new();
     let mut edits: Vec<Edit> = Vec::new();
-    let mut edit_keys: HashMap<(String, String), usize> = HashMap::new();
+    let mut edit_keys: HashMap<(String, String, String), usize> = HashMap::new();
     let mut reasoning: Vec<&str> = Vec::new();
     for batch in batches {
         for s in &batch.suggestions {
@@ -123,11 +124,11 @@ pub fn aggregate_patches(batches: &[Patch]) -> Patch {
             });
         }
         for e in &batch.edits {
-            let anchor = match e.op {
-                EditOp::Append => normalize(&e.content),
-                _ => e.target.clone(),
-            };
-            let key = (e.op.as_str().to_owned(), anchor);
+            let key = (
+                e.op.as_str().to_owned(),
+                e.target.clone(),
+                normalize(&e.content),
+            );
             merge(&mut edits, &mut edit_keys, key, e, |e| &mut e.support_count);
         }
         let text = batch.reasoning.trim();
@@ -145,10 +146,10 @@ pub fn aggregate_patches(batches: &[Patch]) -> Patch {
     }
 }
 
-fn merge<T: Clone>(
+fn merge<T: Clone, K: std::hash::Hash + Eq>(
     items: &mut Vec<T>,
-    keys: &mut HashMap<(String, String), usize>,
-    key: (String, String),
+    keys: &mut HashMap<K, usize>,
+    key: K,
     item: &T,
     support: impl Fn(&mut T) -> &mut Option<u32>,
 ) {

@@ -259,6 +259,17 @@ impl Budget {
         self.lock().usage.clone()
     }
 
+    /// Adds what earlier legs of a resumed run used (saved in its checkpoint), so the caps
+    /// count them and [`Budget::usage`] covers the whole run.
+    pub fn add_earlier(&self, usage: &Usage, by_phase: &BTreeMap<Phase, Usage>) {
+        let mut state = self.lock();
+        state.usage = state.usage.plus(usage);
+        for (phase, used) in by_phase {
+            let entry = state.by_phase.entry(*phase).or_default();
+            *entry = entry.plus(used);
+        }
+    }
+
     /// Charges what is metered from now on to `phase` (until the next
     /// phase is entered); [`crate::Phases::start`] calls it.
     pub fn enter_phase(&self, phase: Phase) {

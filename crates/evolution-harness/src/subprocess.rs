@@ -112,6 +112,8 @@ pub struct SubprocessConfig {
     pub limits: OutputLimits,
     /// The skills' folders written into each workspace's skills folder (none by default).
     pub packages: Vec<SkillPackage>,
+    /// The agent's working folder (this program's when `None`).
+    pub working_dir: Option<PathBuf>,
 }
 
 impl SubprocessConfig {
@@ -129,6 +131,7 @@ impl SubprocessConfig {
             workspace_root: None,
             limits: OutputLimits::default(),
             packages: Vec::new(),
+            working_dir: None,
         }
     }
 }
@@ -251,6 +254,9 @@ impl Drop for AgentProcess {
 impl AgentProcess {
     fn spawn(config: &SubprocessConfig) -> Result<Self, String> {
         let mut command = Command::new(&config.program);
+        if let Some(dir) = &config.working_dir {
+            command.current_dir(dir);
+        }
         set_environment(&mut command, config);
         let token = new_tree_token();
         command.env(

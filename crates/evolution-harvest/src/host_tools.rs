@@ -7,24 +7,41 @@
 /// Claude Code's built-in tools.
 pub const CLAUDE_CODE: &[&str] = &[
     "Agent",
+    "AskUserQuestion",
     "Bash",
     "BashOutput",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
     "Edit",
+    "EnterPlanMode",
+    "EnterWorktree",
     "ExitPlanMode",
+    "ExitWorktree",
     "Glob",
     "Grep",
     "KillBash",
     "KillShell",
     "LS",
+    "ListMcpResourcesTool",
     "MultiEdit",
     "NotebookEdit",
     "NotebookRead",
     "Read",
+    "ReadMcpResourceTool",
+    "ScheduleWakeup",
     "SlashCommand",
     "Skill",
     "Task",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
     "TodoRead",
     "TodoWrite",
+    "ToolSearch",
     "WebFetch",
     "WebSearch",
     "Write",
@@ -59,6 +76,9 @@ mod tests {
     fn host_tools_are_known_and_user_tools_are_not() {
         assert!(is_host_builtin("Bash"));
         assert!(is_host_builtin("apply_patch"));
+        // Asking the user and planning are the host's, not a skill's tools.
+        assert!(is_host_builtin("AskUserQuestion"));
+        assert!(is_host_builtin("EnterPlanMode"));
         assert!(!is_host_builtin("read"));
         assert!(!is_host_builtin("lookup_order"));
         assert!(!is_host_builtin("mcp__orders__lookup"));

@@ -1,18 +1,23 @@
 //! The bad-input contract: one line naming the file, the line and the
-//! problem, exit code 2, nothing written.
+//! problem, exit code 2, nothing written. A problem that lists several items
+//! (each skill a gate set is too small for) keeps its list on lines below the
+//! headline at a terminal, and joins them into the one line everywhere else.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A problem with what the user gave us (a file, an option, a config value).
 ///
-/// Raised before anything is written; `main` prints it as one line and exits
-/// with code 2. Everything else that fails is a runtime failure (exit 1).
+/// Raised before anything is written; `main` prints it as one line (and the
+/// [`BadInput::lines_below`] under it) and exits with code 2. Everything else that fails is a runtime failure (exit 1).
 #[derive(Debug)]
 pub struct BadInput {
     file: Option<PathBuf>,
     line: Option<usize>,
     problem: String,
+    /// Lines under the problem (one per item of a list), printed below it by a terminal and
+    /// joined to it with `; ` as one line everywhere else.
+    more: Vec<String>,
 }
 
 impl BadInput {
@@ -22,6 +27,7 @@ impl BadInput {
             file: Some(file.to_path_buf()),
             line,
             problem: problem.into(),
+            more: Vec::new(),
         }
     }
 
@@ -31,7 +37,32 @@ impl BadInput {
             file: None,
             line: None,
             problem: problem.into(),
+            more: Vec::new(),
         }
+    }
+
+    /// The same problem with `lines` under it (a list, then what to do).
+    #[must_use]
+    pub fn with_lines(mut self, lines: Vec<String>) -> Self {
+        self.more = lines;
+        self
+    }
+
+    /// The lines under the problem's headline ([`BadInput::with_lines`]); the headline itself
+    /// is the [`fmt::Display`] of a value without them.
+    pub fn lines_below(&self) -> &[String] {
+        &self.more
+    }
+
+    /// The headline alone: `file:line: problem`, one line.
+    pub fn headline(&self) -> String {
+        BadInput {
+            file: self.file.clone(),
+            line: self.line,
+            problem: self.problem.clone(),
+            more: Vec::new(),
+        }
+        .to_string()
     }
 }
 
@@ -44,7 +75,11 @@ impl fmt::Display for BadInput {
             }
             f.write_str(" ")?;
         }
-        f.write_str(&one_line(&self.problem))
+        f.write_str(&one_line(&self.problem))?;
+        for line in &self.more {
+            write!(f, "; {}", one_line(line))?;
+        }
+        Ok(())
     }
 }
 

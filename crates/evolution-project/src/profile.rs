@@ -18,7 +18,6 @@
 //! min_pattern_count = 3                        # failures a behaviour needs to reach the system prompt
 //! high_confidence = 0.7                        # wrong at or above: overconfident
 //! low_confidence = 0.5                         # right below: underconfident
-//! single_failure_note = "Review this task type's existing rules."
 //! default_skill_file = "default-strategy.md"
 //! ```
 
@@ -49,7 +48,6 @@ pub struct ProfileSection {
     min_pattern_count: Option<Spanned<usize>>,
     high_confidence: Option<Spanned<f64>>,
     low_confidence: Option<Spanned<f64>>,
-    single_failure_note: Option<Spanned<String>>,
     default_skill_file: Option<Spanned<String>>,
 }
 
@@ -130,9 +128,6 @@ impl ProfileSection {
         }
         if let Some(v) = take(s, "low_confidence", &self.low_confidence) {
             profile.low_confidence = v;
-        }
-        if let Some(v) = take(s, "single_failure_note", &self.single_failure_note) {
-            profile.single_failure_note = v;
         }
         if let Some(v) = take(s, "default_skill_file", &self.default_skill_file) {
             profile.default_skill_file = v;

@@ -134,6 +134,12 @@ pub fn open_existing(skill: &Path, explicit: Option<&Path>) -> anyhow::Result<(F
     let name = document_name(skill)?;
     let root = store_root(skill, explicit);
     let store = FsStore::open(&root).map_err(|e| match e {
+        // Neither the file nor a store: most likely a mistyped path.
+        FsStoreError::NotAStore { .. } if !skill.exists() => bad_at(
+            skill,
+            None,
+            "no such file, and no version history for it (check the path)",
+        ),
         FsStoreError::NotAStore { .. } => bad_at(
             &root,
             None,

@@ -107,6 +107,10 @@ pub struct RunStatus {
     /// The user files of an unfinished run that changed (or went missing) since it started,
     /// as the run recorded their paths: such a run cannot resume, only start over.
     pub changed: Vec<PathBuf>,
+    /// For each adopted document whose store has moved on from the version the adoption
+    /// wrote (a rollback, a later adopt or `evolve`): its document name and the store's
+    /// current version.
+    pub moved_on: Vec<(String, String)>,
 }
 
 impl RunStatus {
@@ -152,10 +156,19 @@ impl RunStatus {
         };
         let mut lines = vec![format!("{name}: {state}")];
         for d in self.proposal.iter().flat_map(|p| &p.documents) {
-            let adopted = d
-                .adopted_as
-                .as_ref()
-                .map_or_else(|| "staged".to_owned(), |v| format!("adopted as {v}"));
+            let now = self
+                .moved_on
+                .iter()
+                .find(|(document, _)| *document == d.source.document)
+                .map(|(_, now)| now);
+            let adopted = match (&d.adopted_as, now) {
+                (None, _) => "staged".to_owned(),
+                (Some(v), None) => format!("adopted as {v}"),
+                (Some(v), Some(now)) if now < v => {
+                    format!("adopted as {v}, since rolled back to {now}")
+                }
+                (Some(v), Some(now)) => format!("adopted as {v}, its store now at {now}"),
+            };
             lines.push(
                 terminal_safe(&format!(
                     "  {} → {} ({adopted}; diff {})",
@@ -220,6 +233,10 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
             RunState::NotFinished { resumable: true } => changed_files(project, &dir),
             _ => Vec::new(),
         };
+        let moved_on = proposal
+            .as_ref()
+            .map(|p| moved_on(&dir, p))
+            .unwrap_or_default();
         out.push(RunStatus {
             name,
             dir,
@@ -228,9 +245,46 @@ pub async fn status(project: &Path) -> anyhow::Result<Vec<RunStatus>> {
             run_ids,
             failures,
             changed,
+            moved_on,
         });
     }
     Ok(out)
+}
+
+/// The adopted documents of `proposal` whose store is no longer at the version their
+/// adoption wrote, with the store's current version; a store that cannot be read is left out
+/// (the line then says what the adoption wrote, as before).
+fn moved_on(dir: &RunDir, proposal: &Proposal) -> Vec<(String, String)> {
+    proposal
+        .documents
+        .iter()
+        .filter_map(|d| {
+            let adopted = d.adopted_as.as_ref()?;
+            // The store adopt wrote through (only read here): the one beside the file, else
+            // the project's for its path; a path that does not stay inside the project is
+            // not followed.
+            let recorded = &d.source.path;
+            if !recorded
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+            {
+                return None;
+            }
+            let project = dir.project();
+            let beside = crate::skill_store::beside_store(&project.join(recorded));
+            let store = if beside.is_dir() {
+                beside
+            } else {
+                crate::skill_store::project_store(&project, recorded)
+            };
+            let now = evolution_store_fs::FsStore::open(&store)
+                .ok()?
+                .current_version()
+                .ok()?
+                .to_string();
+            (now != *adopted).then(|| (d.source.document.clone(), now))
+        })
+        .collect()
 }
 
 /// The run ids a run's log holds, oldest first, and the failed rollouts of each part of the

@@ -43,8 +43,6 @@ pub struct Profile {
     pub infra_stop_reasons: BTreeSet<String>,
     /// Occurrences a behaviour pattern needs to trigger the system pack.
     pub min_pattern_count: usize,
-    /// Lapse note used when a task type is left with a single defect.
-    pub single_failure_note: String,
     /// Skill file used when no file matches a task type.
     pub default_skill_file: String,
     /// Task type → skill file, chosen by the caller; wins over the
@@ -71,7 +69,7 @@ impl Profile {
     /// pattern); the `## Output format` section of the system prompt and of
     /// tool prompts is frozen; the reference implementation's infrastructure
     /// stop reasons (`error`, `parse_error`), pattern count (3) and
-    /// confidence thresholds (0.7, 0.5); an English single-failure note.
+    /// confidence thresholds (0.7, 0.5).
     pub fn neutral() -> Self {
         Profile {
             span_eval_tools: BTreeSet::new(),
@@ -83,9 +81,6 @@ impl Profile {
             tool_output_format_section: OUTPUT_FORMAT.to_owned(),
             infra_stop_reasons: strings(["error", "parse_error"]).collect(),
             min_pattern_count: 3,
-            single_failure_note: "Review this task type's existing rules so that this single \
-                                  failure does not happen again."
-                .to_owned(),
             default_skill_file: crate::DEFAULT_SKILL_FILE.to_owned(),
             task_skill_files: BTreeMap::new(),
             high_confidence: 0.7,
@@ -125,7 +120,6 @@ impl Profile {
             level_pattern: Some(r"_L(\d+)_".to_owned()),
             frozen_system_sections: strings(["能力边界", "输出格式", "视频树结构"]).collect(),
             tool_output_format_section: "输出格式".to_owned(),
-            single_failure_note: "复核该类已有规则，避免重复此类单例失败".to_owned(),
             ..Profile::neutral()
         }
     }

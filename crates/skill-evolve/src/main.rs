@@ -64,7 +64,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(bad) = e.downcast_ref::<BadInput>() {
-                eprintln!("error: {}", terminal_safe(&bad.to_string()));
+                eprintln!("error: {}", terminal_safe(&bad.headline()));
+                for line in bad.lines_below() {
+                    eprintln!("{}", terminal_safe(line));
+                }
                 ExitCode::from(2)
             } else if let Some(stopped) = e.downcast_ref::<RunStopped>() {
                 // The agent's (or the judge's) own words, a few escaped lines under the

@@ -12,7 +12,7 @@ fn suggestion(kind: &str, title: &str, support: Option<u32>) -> Suggestion {
 }
 
 #[test]
-fn merges_by_type_and_target_sums_support_and_sorts() {
+fn merges_by_type_target_and_content_sums_support_and_sorts() {
     let batch1 = Patch {
         suggestions: vec![
             suggestion("add_rule", "Check units", None),
@@ -33,7 +33,7 @@ fn merges_by_type_and_target_sums_support_and_sorts() {
             suggestion("modify_step", "Check units", None),
         ],
         edits: vec![
-            Edit::replace("step 1", "another wording"),
+            Edit::replace("step 1", "Step   ONE"),
             supported,
             Edit::delete("old rule"),
         ],
@@ -75,6 +75,38 @@ fn merges_by_type_and_target_sums_support_and_sorts() {
         ]
     );
     assert_eq!(merged.reasoning, "batch one");
+}
+
+#[test]
+fn different_edits_on_one_target_stay_distinct() {
+    // Two rules inserted after the same line, proposed by two batches.
+    let batch1 = Patch {
+        edits: vec![Edit::insert_after("## Rules", "- Cite the source.")],
+        ..Patch::default()
+    };
+    let batch2 = Patch {
+        edits: vec![
+            Edit::insert_after("## Rules", "- Answer in metres."),
+            Edit::replace("step 1", "step one"),
+            Edit::replace("step 1", "another wording"),
+        ],
+        ..Patch::default()
+    };
+    let merged = aggregate_patches(&[batch1, batch2]);
+    let e: Vec<_> = merged
+        .edits
+        .iter()
+        .map(|e| (e.op.as_str(), e.content.as_str(), e.support_count))
+        .collect();
+    assert_eq!(
+        e,
+        vec![
+            ("insert_after", "- Cite the source.", Some(1)),
+            ("insert_after", "- Answer in metres.", Some(1)),
+            ("replace", "step one", Some(1)),
+            ("replace", "another wording", Some(1)),
+        ]
+    );
 }
 
 #[test]

@@ -42,7 +42,7 @@ pub(super) async fn run_training(
         None => {
             let version = ctx.store.current_version().map_err(ValidationError::from)?;
             state.train_version = Some(version.clone());
-            state.save(ctx.checkpoint)?;
+            state.checkpoint(ctx)?;
             version
         }
     };
@@ -105,7 +105,7 @@ pub(super) async fn propose(
     }
     state.proposals = Some(proposals);
     state.judged = 0;
-    state.save(ctx.checkpoint)?;
+    state.checkpoint(ctx)?;
     Ok(())
 }
 
@@ -148,7 +148,7 @@ pub(super) fn finish(
             StopReason::NoImprovement
         });
     }
-    state.save(ctx.checkpoint)?;
+    state.checkpoint(ctx)?;
     Ok(())
 }
 

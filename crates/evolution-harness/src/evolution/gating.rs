@@ -36,7 +36,7 @@ pub(super) async fn gate_pending(
     while let Some(proposal) = proposals.get(state.judged) {
         gate_proposal(ctx, config, provenance, state, proposal, train).await?;
         state.judged = state.judged.saturating_add(1);
-        state.save(ctx.checkpoint)?;
+        state.checkpoint(ctx)?;
         failpoint(failpoint::GATE_CLOSED);
         settle_probations(ctx, config, provenance, state).await?;
     }
@@ -135,7 +135,7 @@ async fn rank_epoch(
         }
     }
     state.ranked = true;
-    state.save(ctx.checkpoint)?;
+    state.checkpoint(ctx)?;
     Ok(())
 }
 
@@ -283,7 +283,7 @@ async fn decide(
         against: against.version,
     };
     state.pending = Some(pending.clone());
-    state.save(ctx.checkpoint)?;
+    state.checkpoint(ctx)?;
     failpoint(failpoint::GATE_DECIDED);
     Ok(Some(pending))
 }

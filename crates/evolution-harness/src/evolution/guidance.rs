@@ -42,7 +42,7 @@ pub(super) async fn propose_slow_update(
         .get_or_insert_with(Vec::new)
         .extend(guidance);
     state.slow_update_proposed = true;
-    state.save(ctx.checkpoint)?;
+    state.checkpoint(ctx)?;
     Ok(())
 }
 

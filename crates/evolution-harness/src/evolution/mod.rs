@@ -262,7 +262,11 @@ pub async fn run_evolution(
     let provenance: BTreeSet<String> = split.train().clone();
     let vctx = ctx.validation;
     let mut state = match LoopState::load(ctx.checkpoint)? {
-        Some(state) => state,
+        Some(state) => {
+            // The caps and the report count what the earlier legs spent.
+            vctx.budget.add_earlier(&state.usage, &state.usage_by_phase);
+            state
+        }
         None => {
             let initial_version = ctx.store.current_version().map_err(ValidationError::from)?;
             vctx.events.emit(&HarnessEvent::RunStarted {
@@ -290,18 +294,31 @@ pub async fn run_evolution(
                 screened: BTreeSet::new(),
                 ranked_out: BTreeSet::new(),
                 gated_in_epoch: 0,
+                usage: crate::budget::Usage::default(),
+                usage_by_phase: BTreeMap::new(),
             }
         }
     };
     let driven = drive(ctx, config, &provenance, &mut state).await;
     let (holdout_before, holdout_after, stop_reason) = match driven {
-        Ok((before, after)) => (
-            before,
-            after,
-            state.stopped.clone().unwrap_or(StopReason::MaxEpochs),
-        ),
+        Ok((before, after)) => {
+            state.checkpoint(ctx)?;
+            (
+                before,
+                after,
+                state.stopped.clone().unwrap_or(StopReason::MaxEpochs),
+            )
+        }
         Err(error) => match budget_cause(&error, vctx) {
-            Some(exceeded) => (None, None, StopReason::Budget(exceeded)),
+            Some(exceeded) => {
+                // The state saved last is where a run with a larger budget continues; it
+                // also keeps what this leg spent after it, so a run again does not pass the
+                // cap.
+                if let Some(mut saved) = LoopState::load(ctx.checkpoint)? {
+                    saved.checkpoint(ctx)?;
+                }
+                (None, None, StopReason::Budget(exceeded))
+            }
             None => return Err(error),
         },
     };

@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use evolution_types::{Checkpoint, CheckpointError, RejectedEdit};
 use serde::{Deserialize, Serialize};
 
-use crate::budget::BudgetExceeded;
+use crate::budget::{BudgetExceeded, Usage};
 use crate::gatekeeper::{GateRecord, Gatekeeper};
+use crate::phase::Phase;
 use crate::probation::Probation;
 
 use super::Proposal;
@@ -24,6 +25,19 @@ pub enum StopReason {
     RepeatedEdits,
     /// Two consecutive epochs did not improve training accuracy.
     NoImprovement,
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Budget(exceeded) => write!(f, "{exceeded}"),
+            StopReason::MaxEpochs => f.write_str("every epoch ran"),
+            StopReason::RepeatedEdits => f.write_str("two epochs in a row proposed the same edits"),
+            StopReason::NoImprovement => {
+                f.write_str("two epochs in a row did not improve training accuracy")
+            }
+        }
+    }
 }
 
 /// Where a run is: saved after every step, so a killed run resumes.
@@ -84,6 +98,13 @@ pub struct LoopState {
     /// Candidates of this epoch gated so far (counted against the epoch's cap).
     #[serde(default)]
     pub gated_in_epoch: usize,
+    /// What the run had used when this state was saved (every leg of a resumed run), so a
+    /// resumed run's caps and report count what earlier legs spent.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The same, per phase.
+    #[serde(default)]
+    pub usage_by_phase: BTreeMap<Phase, Usage>,
 }
 
 /// A proposal dropped before its gate: it broke a check of the project's preferences (no
@@ -132,6 +153,16 @@ impl LoopState {
                 })
             })
             .transpose()
+    }
+
+    /// Saves this state in the loop's checkpoint with what its budget has used so far.
+    pub(super) fn checkpoint(
+        &mut self,
+        ctx: super::LoopContext<'_>,
+    ) -> Result<(), CheckpointError> {
+        self.usage = ctx.validation.budget.usage();
+        self.usage_by_phase = ctx.validation.budget.usage_by_phase();
+        self.save(ctx.checkpoint)
     }
 
     /// Saves this state in `checkpoint`, replacing the previous one.

@@ -45,7 +45,7 @@ pub(super) async fn settle_probations(
                 if let Some(first) = state.probations.first_mut() {
                     first.clone_from(&watch);
                 }
-                state.save(ctx.checkpoint)?;
+                state.checkpoint(ctx)?;
                 verdict
             }
         };
@@ -67,7 +67,7 @@ pub(super) async fn settle_probations(
             record.probation = Some(watch);
         }
         state.probations.remove(0);
-        state.save(ctx.checkpoint)?;
+        state.checkpoint(ctx)?;
     }
     Ok(())
 }

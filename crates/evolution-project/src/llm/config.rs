@@ -138,6 +138,34 @@ pub fn run_key_variable(path: &Path) -> anyhow::Result<Option<String>> {
     })
 }
 
+/// The `[llm]` table of the run configuration at `path`, when it has one (`evolve
+/// --agent-config` asks its model there, as `run` does).
+///
+/// # Errors
+/// A configuration that cannot be read, or whose `[llm]` is not one.
+pub fn run_llm_section(path: &Path) -> anyhow::Result<Option<LlmSection>> {
+    /// A run configuration's `[llm]`, its other sections left to `run`.
+    #[derive(Deserialize)]
+    struct LlmOnly {
+        #[serde(default)]
+        llm: Option<LlmSection>,
+    }
+    let text = read_input_text(path, InputKind::Config)?;
+    let LlmOnly { llm } = toml::from_str(&text)
+        .map_err(|e| bad_at(path, None, format!("not a run configuration: {e}")))?;
+    Ok(llm)
+}
+
+impl LlmSection {
+    /// The provider the options `args` and this section (read from `path`) choose.
+    ///
+    /// # Errors
+    /// An unknown provider in the section.
+    pub fn provider(&self, args: &LlmOptions, path: &Path) -> anyhow::Result<Provider> {
+        Ok(provider_choice(args, self, Some(path))?.0)
+    }
+}
+
 /// The name of the environment variable holding the API key of the LLM
 /// `args` configure (`--api-key-env`, else `[llm.openai] api_key_env` of the
 /// configuration file found from `near`, else the usual variable the key is

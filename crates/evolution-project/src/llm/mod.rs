@@ -43,7 +43,7 @@ use evolution_types::{ChatMessage, ChatOptions, LlmError, LlmErrorKind, LlmProvi
 use serde::Deserialize;
 
 pub use self::config::{
-    api_key_variable, chosen_provider, find_config, read_profile, run_key_variable,
+    api_key_variable, chosen_provider, find_config, read_profile, run_key_variable, run_llm_section,
 };
 use self::config::{provider_choice, read_file_config};
 use crate::error::{bad_at, bad_option, line_of};

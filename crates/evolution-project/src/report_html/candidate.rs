@@ -92,6 +92,19 @@ pub(super) fn needed(record: &RecordView) -> Option<f64> {
     }
 }
 
+/// The e-value a provisional accept of the candidate needed when the questions ran out: the
+/// gate's `e_provisional`, raised to its e-LOND level's and its ledger's thresholds (but not to
+/// `e_confirm`, which binds only a confirmed accept).
+pub(super) fn provisional_needed(record: &RecordView, gate: Option<&GateView>) -> Option<f64> {
+    let gate = gate?;
+    let level = record.level.and_then(|l| l.threshold).unwrap_or(0.0);
+    let ledger = record
+        .ledger
+        .as_ref()
+        .map_or(Some(0.0), |ledger| ledger.threshold)?;
+    Some(gate.e_provisional.max(level).max(ledger))
+}
+
 /// One candidate: decision and why, the evidence chart, the quadrants,
 /// probation and the diff.
 pub(super) fn candidate(inputs: &Inputs, i: usize, record: &RecordView) -> String {
@@ -154,7 +167,13 @@ pub(super) fn candidate(inputs: &Inputs, i: usize, record: &RecordView) -> Strin
             v.infra_errors
         );
         out.push_str(&line_chart(
-            &evidence_chart(&record.candidate, v, needed(record), gate),
+            &evidence_chart(
+                &record.candidate,
+                v,
+                needed(record),
+                provisional_needed(record, gate),
+                gate,
+            ),
             CHART_CLASS,
         ));
         if v.trajectory.is_empty() {
@@ -204,10 +223,7 @@ pub(super) fn why(record: &RecordView, gate: Option<&GateView>) -> String {
     };
     let e = e_from_ln(v.verdict.ln_e_value);
     let need = threshold(needed(record));
-    let provisional = gate.map(|g| {
-        let level = record.level.and_then(|l| l.threshold).unwrap_or(0.0);
-        g.e_provisional.max(level)
-    });
+    let provisional = provisional_needed(record, gate);
     match v.verdict.decision {
         GateDecision::AcceptConfirmed => format!(
             "Accepted: E = {e} reached the accept line {need} with δ̂ = {:.3}{}.",
@@ -253,11 +269,13 @@ pub(super) fn why(record: &RecordView, gate: Option<&GateView>) -> String {
 /// The evidence chart of one validation: ln E per block against the
 /// paired questions, with the accept line, the best case still reachable
 /// (futility: it falls below the accept line) and Wald's λ with the
-/// directional boundary, where the gate's parameters are known.
+/// directional boundary, where the gate's parameters are known; the provisional accept's
+/// line at `provisional` when it differs from the accept line.
 pub(super) fn evidence_chart(
     candidate: &str,
     v: &ValidationView,
     needed: Option<f64>,
+    provisional: Option<f64>,
     gate: Option<&GateView>,
 ) -> LineChart {
     let to_f = |n: u64| {
@@ -342,8 +360,8 @@ pub(super) fn evidence_chart(
                 }))
                 .collect(),
         });
-        let provisional = gate.e_provisional.max(needed.unwrap_or(0.0));
-        if provisional.is_finite()
+        if let Some(provisional) = provisional
+            && provisional.is_finite()
             && provisional > 0.0
             && needed.is_none_or(|n| (n - provisional).abs() > 1e-9)
         {

@@ -150,7 +150,14 @@ fn candidate(report: &EvolveReport, i: usize, v: &EvolveVerdictView) -> String {
                 val.rollouts
             );
             let needed = v.e_confirm.or(val.e_confirm);
-            let chart = evidence_chart(&v.candidate, val, needed, report.gate.params.as_ref());
+            let gate = report.gate.params.as_ref();
+            // An accept line above the gate's own `e_confirm` is an e-LOND level's, which
+            // binds a provisional accept too.
+            let provisional = gate.map(|g| match needed {
+                Some(n) if n > g.e_confirm => g.e_provisional.max(n),
+                _ => g.e_provisional,
+            });
+            let chart = evidence_chart(&v.candidate, val, needed, provisional, gate);
             out.push_str(&line_chart(&chart, CHART_CLASS));
             out.push_str(&quadrants(val));
         }

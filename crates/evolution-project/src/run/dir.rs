@@ -42,8 +42,9 @@ pub const EVOLVE_MARKER: &str = ".skill-evolve-session";
 
 /// The files and folders a run writes in its folder (besides the temporary `.<name>.<random>`
 /// files of an atomic write of one of them): `--fresh` deletes these and nothing else.
-const RUN_OWN_NAMES: [&str; 15] = [
+const RUN_OWN_NAMES: [&str; 16] = [
     "store",
+    "events.log",
     "runlog.sqlite",
     "runlog.sqlite-wal",
     "runlog.sqlite-shm",
@@ -92,6 +93,10 @@ pub struct StartedOver {
     pub deleted: bool,
     /// The entries of the run folder the run did not write, left where they are.
     pub kept: Vec<PathBuf>,
+    /// The answers `handoff/answers.jsonl` holds from before (kept, since they are yours: a
+    /// request the new start asks again gets its earlier answer); 0 without the handoff
+    /// provider.
+    pub handoff_answers: usize,
 }
 
 /// The runs folder of a project: `<project>/.skill-evolve/runs`.
@@ -158,6 +163,11 @@ impl RunDir {
         let run = format!("{}@{ms}", self.name());
         crate::working_copy::write_atomically(&path, &run)?;
         Ok(run)
+    }
+
+    /// The lines the run said, every leg's, for its report.
+    pub fn events(&self) -> PathBuf {
+        self.root.join("events.log")
     }
 
     /// The checkpoint a rerun resumes from.

@@ -91,7 +91,7 @@ pub fn event_line(event: &HarnessEvent) -> Option<String> {
             l,
         } => Some(format!("probation of {version}: {verdict:?} (W={w} L={l})")),
         HarnessEvent::BudgetStop { exceeded, .. } => {
-            Some(format!("budget cap reached: {exceeded:?}"))
+            Some(format!("budget cap reached: {exceeded}"))
         }
         HarnessEvent::InputSkipped { file, reason } => Some(format!("skipped {file}: {reason}")),
         _ => None,
@@ -103,6 +103,8 @@ pub fn event_line(event: &HarnessEvent) -> Option<String> {
 pub(crate) struct EventLines<'a> {
     observer: &'a dyn RunObserver,
     lines: Mutex<Vec<String>>,
+    /// The file every line is also appended to, so a resumed run reports every leg's.
+    file: Option<Mutex<std::fs::File>>,
 }
 
 impl<'a> EventLines<'a> {
@@ -111,13 +113,44 @@ impl<'a> EventLines<'a> {
         EventLines {
             observer,
             lines: Mutex::new(Vec::new()),
+            file: None,
         }
+    }
+
+    /// Lines for `observer` that are also appended to `path` (created owner-only), starting
+    /// with the lines earlier legs of the run left there (not said again).
+    ///
+    /// # Errors
+    /// The file cannot be read or opened.
+    pub(crate) fn kept_in(
+        observer: &'a dyn RunObserver,
+        path: &std::path::Path,
+    ) -> std::io::Result<Self> {
+        use std::io::{Read as _, Seek as _};
+        let mut file = super::private::open_private(path)?;
+        let mut earlier = String::new();
+        file.read_to_string(&mut earlier)?;
+        file.seek(std::io::SeekFrom::End(0))?;
+        // Each line was escaped when it was said; a line cut by a crash is dropped.
+        let complete = earlier.rfind('\n').map_or("", |end| &earlier[..end]);
+        Ok(EventLines {
+            observer,
+            lines: Mutex::new(complete.lines().map(str::to_owned).collect()),
+            file: Some(Mutex::new(file)),
+        })
     }
 
     /// Says `line` (escaped) to the observer and keeps it for the report.
     pub(crate) fn say(&self, line: &str) {
         let line = terminal_safe(line).into_owned();
         self.observer.line(&line);
+        if let Some(file) = &self.file
+            && let Ok(mut file) = file.lock()
+        {
+            use std::io::Write as _;
+            // The report of this leg keeps the line either way; only a later leg's misses it.
+            let _ = file.write_all(format!("{line}\n").as_bytes());
+        }
         if let Ok(mut lines) = self.lines.lock() {
             lines.push(line);
         }

@@ -635,14 +635,17 @@ impl PreparedRun {
     }
 
     /// Deletes what earlier runs of this name wrote in its folder, holding the name's lock;
-    /// files the run did not write stay, and are listed.
+    /// files the run did not write stay, and are listed, with the number of handoff answers
+    /// the new start will reuse for the requests it asks again.
     ///
     /// # Errors
     /// Another process running this name, a linked folder, or an entry that cannot be
     /// deleted.
     pub fn start_over_keeping(&self) -> anyhow::Result<StartedOver> {
         self.lock()?;
-        self.dir.delete_own()
+        let mut done = self.dir.delete_own()?;
+        done.handoff_answers = self.llm.handoff.as_ref().map_or(0, |h| h.answered());
+        Ok(done)
     }
 
     /// Runs (or resumes from its checkpoint) the loop, telling `observer` what happens,

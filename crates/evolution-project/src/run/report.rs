@@ -199,7 +199,7 @@ pub fn write_report(
     } = notes;
     let usage = usage_line(&facts.usage);
     let mut md = format!(
-        "# Run report\n\nStopped: {:?} after {} epoch(s). Version {} → {}.\n\
+        "# Run report\n\nStopped: {} after {} epoch(s). Version {} → {}.\n\
          Holdout accuracy: {} → {}.\nUsage: {usage}\n\n{}\n\n## Gate evidence per candidate\n\n\
          | candidate | accepted | W | L | paired | remaining | E | δ̂ | decision | new version | E needed |\n\
          |---|---|---|---|---|---|---|---|---|---|---|\n",

@@ -121,7 +121,8 @@ pub(super) async fn run_loop(
         // packs too, each its own candidate.
         companions: config.companions(),
     };
-    let progress = EventLines::new(observer);
+    let progress = EventLines::kept_in(observer, &dir.events())
+        .with_context(|| format!("cannot open {}", dir.events().display()))?;
     let resume = dir.checkpoint().is_file();
     if resume {
         progress.say(&format!("resuming from {}", dir.checkpoint().display()));

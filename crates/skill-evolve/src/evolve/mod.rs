@@ -25,6 +25,7 @@
 //! - the library's `evolve::gating`: the gate session in the run folder;
 //! - the library's `evolve::slow`: the slow update's comparison, gated or not.
 
+mod model;
 mod rounds;
 mod session;
 
@@ -41,6 +42,7 @@ use evolution_types::LlmProvider;
 use serde::Serialize;
 use serde_json::Value;
 
+use self::model::SessionModel;
 use self::rounds::{Outcome, evolve_loop};
 use self::session::{Dropped, Session};
 use crate::cli::EvolveArgs;
@@ -57,7 +59,7 @@ use evolution_project::evolve::slow::SlowReport;
 use evolution_project::evolve::trajectories::{Loaded, load_sources};
 use evolution_project::input::read_document;
 use evolution_project::input::read_prompt_templates;
-use evolution_project::llm::{LlmOptions, Provider, api_key_variable, build_llm, chosen_provider};
+use evolution_project::llm::LlmOptions;
 use evolution_project::preferences::ProjectPreferences;
 use evolution_project::run::HANDOFF_DIR;
 use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
@@ -225,6 +227,8 @@ struct Inputs {
     reach: Option<GateReach>,
     /// The LLM's options; with the `handoff` provider, its folder in the session's.
     llm_options: LlmOptions,
+    /// Which model the session asks.
+    model: SessionModel,
     /// The project's house rules (`--preferences`, else the gate configuration's).
     preferences: ProjectPreferences,
 }
@@ -264,9 +268,10 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         writable_target(skill)?;
     }
     let mut llm_options = args.llm.options();
+    let model = SessionModel::of(args, &llm_options)?;
     // A configuration that cannot be read is reported where the LLM is built, after the
     // other inputs are checked; here it only decides the session folder.
-    let handoff = chosen_provider(&llm_options, &[skill]).is_ok_and(|p| p == Provider::Handoff);
+    let handoff = model.is_handoff(&llm_options, skill);
     if handoff && args.agent_config.is_some() && args.slow_update {
         return Err(bad_option(
             "--slow-update with --agent-config asks the model after the gate has run, and a \
@@ -321,7 +326,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     // the candidate was not written from, before anything runs.
     let gating = match &args.agent_config {
         Some(path) => {
-            let key = api_key_variable(&args.llm.options(), &[&args.skill])?;
+            let key = model.key_variable(&args.llm.options(), &args.skill)?;
             let config = load_gating(path, key.as_deref(), args.slow_update)?;
             check_disjoint(&config, &loaded.questions)?;
             check_fresh(&run_dir)?;
@@ -354,6 +359,7 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
         gating,
         reach,
         llm_options,
+        model,
         preferences,
     })
 }
@@ -380,6 +386,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         gating,
         reach,
         llm_options,
+        model,
         preferences,
     } = check_inputs(args)?;
     // Every LLM call and rollout is metered, per phase; only a gated
@@ -398,7 +405,7 @@ pub(crate) fn run(args: &EvolveArgs) -> anyhow::Result<ExitCode> {
         // The handoff's files live in the session folder, marked as this program's first.
         run_dir.create_evolve_session()?;
     }
-    let llm = runtime.block_on(build_llm(&llm_options, &[&args.skill]))?;
+    let llm = runtime.block_on(model.build(&llm_options, &args.skill))?;
     let handoff = llm.handoff.clone();
     if let Some(handoff) = &handoff {
         handoff

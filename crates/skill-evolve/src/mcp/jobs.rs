@@ -256,7 +256,7 @@ fn execute(job: &Arc<Job>, prepared: PreparedRun) -> JobState {
         },
         Ok(Ended::Finished(report, path)) => JobState::Finished {
             summary: format!(
-                "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
+                "finished ({}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
                 report.stop_reason,
                 report.epochs,
                 report.initial_version,

@@ -51,6 +51,14 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 dir.root().display()
             );
         }
+        if let Some(line) = reused_answers_line(
+            &dir,
+            prepared.llm.handoff.as_ref().map_or(0, |h| h.answered()),
+        )
+        .filter(|_| args.fresh)
+        {
+            outln!("{line}");
+        }
         outln!("dry run: the configuration is valid; nothing was run or written");
         return Ok(ExitCode::SUCCESS);
     }
@@ -71,6 +79,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 dir.root().display(),
                 kept.join(", ")
             );
+        }
+        if let Some(line) = reused_answers_line(&dir, done.handoff_answers) {
+            outln!("{line}");
         }
     }
     let progress = Progress::new();
@@ -103,7 +114,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         Ended::Finished(report, path) => {
             outln!(
-                "finished ({:?}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
+                "finished ({}) after {} epoch(s): version {} → {}; {} candidate(s), {} accepted",
                 report.stop_reason,
                 report.epochs,
                 report.initial_version,
@@ -131,4 +142,19 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The line saying that a fresh start keeps `n` earlier handoff answers, which answer the
+/// requests it asks again; `None` when there are none.
+fn reused_answers_line(dir: &evolution_project::run::dir::RunDir, n: usize) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "--fresh: {} keeps {n} earlier answer(s); a request asked again gets its earlier \
+             answer (delete the file to answer every request afresh)",
+            dir.root()
+                .join(evolution_project::run::HANDOFF_DIR)
+                .join("answers.jsonl")
+                .display()
+        )
+    })
 }

@@ -155,8 +155,12 @@ fn an_agent_skills_folder_runs_stages_and_is_adopted_with_yes() {
     // The same run command again resumes a finished run: the adoption stays recorded.
     let again = run_config(d, &[]);
     assert!(again.status.success(), "{again:?}");
+    // Status says the adoption was rolled back since.
     let status = text(&skill_evolve(d).arg("status").output().unwrap().stdout);
-    assert!(status.contains("(adopted as v000002;"), "{status}");
+    assert!(
+        status.contains("(adopted as v000002, since rolled back to v000001;"),
+        "{status}"
+    );
     let twice = skill_evolve(d)
         .args(["adopt", "demo", "--yes"])
         .output()

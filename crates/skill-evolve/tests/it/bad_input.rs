@@ -69,6 +69,9 @@ fn usage_errors_are_one_line() {
         &["evolve", "SKILL.md", "--trajectories", "t", "--rounds", "6"],
         "--rounds",
     );
+    check(d, &["history", "SKILL.md"], "SKILL.md: no such file");
+    check(d, &["history", "skills/a.md"], "skills/a.md: no such file");
+    std::fs::write(d.join("SKILL.md"), "# A skill\n").unwrap();
     check(d, &["history", "SKILL.md"], "no version history here yet");
 }
 

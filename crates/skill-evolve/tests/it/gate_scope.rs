@@ -227,3 +227,88 @@ fn a_skill_whose_own_gate_questions_cannot_accept_is_refused_by_name() {
     assert_eq!(counts.iter().sum::<usize>(), 43, "{printed}");
     assert!(!printed.contains("gate reach: "), "{printed}");
 }
+
+#[test]
+fn several_skills_refused_get_one_short_line_each_and_one_trailer() {
+    // Four questions each for refunds and billing leave both too few gate questions.
+    let dir = project([4, 4, 30], 0.75);
+    let d = dir.path();
+    let before = snapshot(d);
+    let out = skill_evolve(d)
+        .args(["run", "--config", "evolve.toml", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].starts_with("error: ")
+            && lines[0].ends_with("no candidate can be accepted on 2 sets of gate questions:"),
+        "{stderr}"
+    );
+    for skill in ["refunds", "billing"] {
+        let line = lines[1..3]
+            .iter()
+            .find(|l| l.starts_with(&format!("  {skill}: ")))
+            .unwrap_or_else(|| panic!("no line for {skill}: {stderr}"));
+        assert!(line.contains("gate questions are needed"), "{stderr}");
+        assert!(line.chars().count() < 160, "{line}");
+    }
+    assert!(
+        lines[3].starts_with("the first candidate of each "),
+        "{stderr}"
+    );
+    assert!(lines[3].ends_with("(nothing was run)"), "{stderr}");
+    assert_eq!(stderr.matches("nothing was run").count(), 1, "{stderr}");
+    assert_eq!(snapshot(d), before, "a refused command writes nothing");
+}
+
+#[test]
+fn the_agent_starts_in_the_configurations_folder_wherever_the_command_is_run() {
+    // `[agent] command = ["sh", "agent.sh"]` names a script of the project folder; run from
+    // its `skills/` subfolder, the agent still finds it.
+    let fake = start_evolve_refund_rule();
+    let dir = project([20, 10, 10], 0.85);
+    let d = dir.path();
+    let out = skill_evolve(&d.join("skills"))
+        .args(["evolve", "refunds/SKILL.md", "--trajectories", "../temp"])
+        .args(["--provider", "openai", "--base-url", &fake.base_url])
+        .args(["--model", "fake-model"])
+        .args(["--agent-config", "../evolve.toml", "--yes", "--json"])
+        .output()
+        .unwrap();
+    let summary = json_of(&out);
+    let verdict = &summary["gate"]["verdicts"][0];
+    assert_eq!(verdict["passed"], true, "{summary}");
+    assert!(
+        !requests(d).is_empty(),
+        "the agent wrote its log in the project"
+    );
+    assert!(!d.join("skills/requests.log").exists());
+}
+
+#[test]
+fn gated_evolve_asks_the_model_of_the_agent_configurations_llm_table() {
+    // No model flag: the `[llm.openai]` of `evolve.toml` names the model server.
+    let fake = start_evolve_refund_rule();
+    let dir = project([20, 10, 10], 0.85);
+    let d = dir.path();
+    let config = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    let pointed = config.replace("http://127.0.0.1:9/v1", &fake.base_url);
+    assert_ne!(pointed, config);
+    std::fs::write(d.join("evolve.toml"), pointed).unwrap();
+    let out = skill_evolve(d)
+        .args([
+            "evolve",
+            "skills/refunds/SKILL.md",
+            "--trajectories",
+            "temp",
+        ])
+        .args(["--agent-config", "evolve.toml", "--yes", "--json"])
+        .output()
+        .unwrap();
+    let summary = json_of(&out);
+    assert_eq!(summary["gate"]["verdicts"][0]["passed"], true, "{summary}");
+    assert!(fake.calls.load(Ordering::SeqCst) > 0);
+}

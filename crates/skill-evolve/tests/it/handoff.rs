@@ -358,3 +358,45 @@ fn a_run_whose_every_answer_is_unreadable_says_which_and_fails() {
     assert!(report.contains("## Unreadable handoff answers"), "{report}");
     assert!(report.contains("- line 1 ("), "{report}");
 }
+
+#[test]
+fn a_fresh_start_says_it_reuses_the_earlier_answers() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let folder = d.join(".skill-evolve/runs/demo/handoff");
+    let known = replies(d);
+    assert_eq!(run(d).status.code(), Some(3));
+    let waiting: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
+            .unwrap();
+    let answers: String = waiting
+        .iter()
+        .map(|r| {
+            let key = r["key"].as_str().unwrap();
+            format!(
+                "{}\n",
+                serde_json::json!({ "key": key, "reply": known[key] })
+            )
+        })
+        .collect();
+    std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
+    let said = format!("keeps {} earlier answer(s)", waiting.len());
+    for dry_run in [true, false] {
+        let mut command = skill_evolve(d);
+        command.args(["run", "--config", "evolve.toml", "--fresh"]);
+        if dry_run {
+            command.arg("--dry-run");
+        }
+        let out = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(&said), "{stdout}");
+        assert!(stdout.contains("handoff/answers.jsonl"), "{stdout}");
+    }
+    // Without earlier answers a fresh start says nothing of them.
+    std::fs::remove_file(folder.join("answers.jsonl")).unwrap();
+    let out = skill_evolve(d)
+        .args(["run", "--config", "evolve.toml", "--fresh"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("earlier answer"));
+}

@@ -126,7 +126,9 @@ const HOST_TRAJECTORY: &str = r#"{"id": "s1", "task_description": "fix the build
   {"step": 1, "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_output": "error"},
   {"step": 2, "tool_name": "Read", "tool_input": {"file_path": "Makefile"}, "tool_output": "all:"},
   {"step": 3, "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_output": "ok"},
-  {"step": 4, "tool_name": "mcp__orders__lookup", "tool_input": {"id": "7"}, "tool_output": "shipped"}
+  {"step": 4, "tool_name": "mcp__orders__lookup", "tool_input": {"id": "7"}, "tool_output": "shipped"},
+  {"step": 5, "tool_name": "AskUserQuestion", "tool_input": {"question": "Which target?"}, "tool_output": "all"},
+  {"step": 6, "tool_name": "EnterPlanMode", "tool_input": {}, "tool_output": "ok"}
  ]}"#;
 
 #[test]
@@ -145,7 +147,10 @@ fn init_leaves_the_hosts_own_tools_out_of_the_judged_tools() {
         "{text}"
     );
     assert!(text.contains("own tools (add any whose"), "{text}");
-    assert!(text.contains("): Bash, Read\n"), "{text}");
+    assert!(
+        text.contains("): Bash, AskUserQuestion, EnterPlanMode, Read\n"),
+        "{text}"
+    );
 
     // Only the host's tools: nothing is judged unless the user says so.
     let only_host = HOST_TRAJECTORY.replace("mcp__orders__lookup", "Grep");
@@ -158,7 +163,10 @@ fn init_leaves_the_hosts_own_tools_out_of_the_judged_tools() {
     let text = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
     assert!(!text.contains("\nspan_eval_tools ="), "{text}");
     assert!(text.contains("# span_eval_tools = ["), "{text}");
-    assert!(text.contains("): Bash, Grep, Read\n"), "{text}");
+    assert!(
+        text.contains("): Bash, AskUserQuestion, EnterPlanMode, Grep, Read\n"),
+        "{text}"
+    );
 }
 
 #[test]

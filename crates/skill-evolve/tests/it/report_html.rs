@@ -34,9 +34,16 @@ fn config(agent: &Path, base_url: &str) -> String {
 /// A finished demo run in a fresh folder (its skill carrying `skill_extra`);
 /// returns the folder and the run's folder.
 fn finished_run(skill_extra: &str) -> (tempfile::TempDir, PathBuf) {
+    finished_run_with(skill_extra, "calibrated")
+}
+
+/// [`finished_run`] with the gate's parameters `preset`.
+fn finished_run_with(skill_extra: &str, preset: &str) -> (tempfile::TempDir, PathBuf) {
     let agent = rule_agent();
     let fake = crate::fake_llm::start_loop();
-    let dir = run_workspace_with(&config(&agent, &fake.base_url), 14);
+    let config = config(&agent, &fake.base_url)
+        .replace("params = \"calibrated\"", &format!("params = \"{preset}\""));
+    let dir = run_workspace_with(&config, 14);
     let d = dir.path();
     std::fs::write(
         d.join("skills/default-strategy.md"),
@@ -138,6 +145,26 @@ fn a_run_writes_a_self_contained_report_that_report_rebuilds_byte_for_byte() {
     std::fs::remove_file(run.join("report.html")).unwrap();
     rebuild(&std::env::temp_dir(), &run);
     assert_eq!(std::fs::read(run.join("report.html")).unwrap(), before);
+}
+
+#[test]
+fn without_e_lond_the_chart_draws_the_provisional_accepts_line() {
+    // `seed` parameters: a provisional accept needs E ≥ 3, a confirmed one E ≥ 20; the run
+    // has `fdr_alpha = "off"`.
+    let (_dir, run) = finished_run_with("", "seed");
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let gated = report_json(&run)["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["validation"].is_null())
+        .count();
+    assert!(gated >= 1);
+    assert!(
+        html.contains("provisional accept when the questions run out: ln 3.00 = 1.099"),
+        "{html}"
+    );
+    assert!(html.contains("accept: ln E ≥ ln 20.00 = 2.996"), "{html}");
 }
 
 #[test]

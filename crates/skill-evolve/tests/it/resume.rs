@@ -169,6 +169,13 @@ fn an_interrupted_demo_resumes_to_the_uninterrupted_result() {
     };
     let (ran_before, ran_after) = (ran(&mut expected), ran(&mut resumed));
     assert!(ran_after < ran_before, "{ran_after} vs {ran_before}");
+    // The report's usage counts both legs: more rollouts than the resumed leg asked for.
+    let asked_after = calls(d).len() - asked_before.len();
+    let counted = resumed["usage"]["rollouts"].as_u64().unwrap();
+    assert!(
+        counted > asked_after as u64,
+        "{counted} rollouts counted, {asked_after} asked after the resume"
+    );
     for key in [
         "records",
         "final_version",

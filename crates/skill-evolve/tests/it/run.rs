@@ -849,3 +849,94 @@ fn the_loop_evolves_the_system_prompt_with_the_chosen_schedule() {
     }
     assert!(stored.contains(&system_md), "{stored:?}");
 }
+
+#[test]
+fn a_budget_capped_run_says_so_in_words_and_its_rerun_stays_under_the_cap() {
+    use std::sync::atomic::Ordering;
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    let config =
+        loop_config(&agent, &fake.base_url).replace("max_llm_calls = 500", "max_llm_calls = 2");
+    assert!(config.contains("max_llm_calls = 2\n"), "{config}");
+    let dir = run_workspace_with(&config, 14);
+    let d = dir.path();
+    let out = run_config(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.contains("finished (LLM call budget exhausted ("),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Budget("), "{stdout}");
+    let calls = fake.calls.load(Ordering::SeqCst);
+    let first = report_json_of(d);
+    let used = first["usage"]["llm_calls"].as_u64().unwrap();
+    assert!(used >= 2, "{first}");
+    let rollouts = first["usage"]["rollouts"].as_u64().unwrap();
+    assert!(rollouts > 0, "{first}");
+
+    // The same command again: no call past the cap, and the report counts both legs.
+    let again = run_config(d, &[]);
+    let stdout = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(again.status.success(), "{again:?}");
+    assert!(
+        stdout.contains("finished (LLM call budget exhausted ("),
+        "{stdout}"
+    );
+    assert_eq!(fake.calls.load(Ordering::SeqCst), calls);
+    let second = report_json_of(d);
+    assert_eq!(
+        second["usage"]["llm_calls"].as_u64(),
+        Some(used),
+        "{second}"
+    );
+    assert_eq!(
+        second["usage"]["rollouts"].as_u64(),
+        Some(rollouts),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_resumed_run_reports_the_events_of_every_leg() {
+    let agent = rule_agent();
+    let fake = crate::fake_llm::start_loop();
+    // Training takes two rollouts; the gate's first block (six pairs) passes the cap.
+    let config = loop_config(&agent, &fake.base_url).replace(
+        "max_llm_calls = 500",
+        "max_llm_calls = 500\nmax_rollouts = 6",
+    );
+    let dir = run_workspace_with(&config, 14);
+    let d = dir.path();
+    let events = || -> Vec<String> {
+        let report = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+        let at = report.find("## Events").expect("an events section");
+        report[at..]
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let out = run_config(d, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let first = events();
+    assert!(
+        first
+            .iter()
+            .any(|l| l.starts_with("budget cap reached: rollout budget exhausted")),
+        "{first:?}"
+    );
+    let again = run_config(d, &[]);
+    assert!(again.status.success(), "{again:?}");
+    let second = events();
+    assert!(second.len() > first.len(), "{second:?}");
+    assert_eq!(second[..first.len()], first[..], "{second:?}");
+}
+
+/// The `report.json` of the run `demo` in `d`.
+fn report_json_of(d: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.json")).unwrap(),
+    )
+    .unwrap()
+}

@@ -85,6 +85,9 @@ pub struct AgentSettings {
     timeout_secs: u64,
     /// Trust the agent's own `correct` field.
     pub agent_scores: bool,
+    /// The agent's working folder: the configuration's folder (made absolute), so a command
+    /// naming a script relative to it finds it wherever the run was started.
+    working_dir: PathBuf,
     /// Bounds on what the agent writes per question.
     limits: OutputLimits,
     /// The settings a resumed run must share with its start (see [`Self::resume_settings`]).
@@ -185,6 +188,7 @@ impl AgentSettings {
             workspace_root: Some(workspaces),
             limits: self.limits,
             packages: Vec::new(),
+            working_dir: Some(self.working_dir.clone()),
         }
     }
 }
@@ -329,6 +333,12 @@ pub(super) fn check_agent(
         concurrency,
         timeout_secs,
         agent_scores: matches!(agent.scoring, ScoringChoice::AgentReported),
+        working_dir: std::path::absolute(if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        })
+        .unwrap_or_else(|_| base.to_path_buf()),
         limits,
         resume,
     })
@@ -444,8 +454,12 @@ fn minimal_host_environment(
 /// A program named with a path (relative to `base`) or found on `PATH`.
 pub(super) fn find_program(name: &str, base: &Path) -> Option<PathBuf> {
     if name.contains('/') || name.contains(std::path::MAIN_SEPARATOR) {
+        // Absolute: the agent starts in the configuration's folder, which a path relative
+        // to this process's would miss.
         let path = base.join(name);
-        return path.is_file().then_some(path);
+        return path
+            .is_file()
+            .then(|| std::path::absolute(&path).unwrap_or(path));
     }
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

@@ -103,15 +103,56 @@ impl ReachScope {
 /// # Errors
 /// That refusal.
 pub fn refuse_unreachable(path: &Path, reaches: &[GateReach]) -> anyhow::Result<()> {
-    let refused: Vec<String> = reaches
-        .iter()
-        .filter(|r| r.cannot_accept())
-        .map(GateReach::refusal)
-        .collect();
-    if refused.is_empty() {
-        return Ok(());
+    let refused: Vec<&GateReach> = reaches.iter().filter(|r| r.cannot_accept()).collect();
+    match refused.as_slice() {
+        [] => Ok(()),
+        [one] => Err(bad_at(path, None, one.refusal())),
+        [first, ..] => {
+            // One short line per skill, and what they share said once.
+            let same_level = refused
+                .iter()
+                .all(|r| r.level_words() == first.level_words());
+            let mut lines: Vec<String> = refused
+                .iter()
+                .map(|r| {
+                    let level = if same_level {
+                        String::new()
+                    } else {
+                        format!(
+                            "; its first candidate {} {}",
+                            r.level_verb(),
+                            r.level_words()
+                        )
+                    };
+                    let whose = r.scope.as_ref().map_or_else(
+                        || format!("the whole gate set: {} gate question(s)", r.questions),
+                        |scope| scope.words(r.questions),
+                    );
+                    format!("  {whose}; {}{level}", r.needed())
+                })
+                .collect();
+            let shared = if same_level {
+                format!(
+                    "the first candidate of each {} {}; ",
+                    first.level_verb(),
+                    first.level_words()
+                )
+            } else {
+                String::new()
+            };
+            lines.push(format!(
+                "{shared}add questions of their task types, raise [questions] gate, or map \
+                 more task types to them in [skills] (nothing was run)"
+            ));
+            let headline = format!(
+                "no candidate can be accepted on {} sets of gate questions:",
+                refused.len()
+            );
+            Err(crate::error::BadInput::at(path, None, headline)
+                .with_lines(lines)
+                .into())
+        }
     }
-    Err(bad_at(path, None, refused.join("; ")))
 }
 
 impl GateReach {
