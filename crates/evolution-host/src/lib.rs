@@ -2,7 +2,8 @@
 //!
 //! The same host adapter serves the protocol agent (`[agent] host = …`: [`agent`] installs the
 //! version under test where the host reads skills and turns the host's event stream into trace
-//! steps) and the login check ([`check`]). Every run is isolated ([`isolation`]): a fresh
+//! steps), the optimizer's model (`[llm] provider = "claude-code"` or `"codex"`: [`HostLlm`]
+//! answers each chat request with one headless run) and the login check ([`check`]). Every run is isolated ([`isolation`]): a fresh
 //! folder outside every project, the host's own configuration home beside it with only what it
 //! needs to log in, no user plugins, MCP servers or skills, no session kept in the user's
 //! history, and the process marked with [`ROLLOUT_MARK`] so that a session-end hook or a
@@ -18,9 +19,11 @@ mod error;
 mod events;
 mod install;
 mod isolation;
+mod provider;
 
 pub use error::{HostError, Result};
 pub use isolation::{ROLLOUT_MARK, ROLLOUTS_DIR_VAR, rollouts_root};
+pub use provider::HostLlm;
 
 /// The hosts the adapter drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
