@@ -357,6 +357,32 @@ fn optimizer_reply(request: &Value) -> String {
 fn responses_reply(request: &Value, role: Role) -> String {
     let input = request["input"].to_string();
     let context = format!("{}\n{input}", request["instructions"]);
+    // A request of the optimizer's (the `codex` provider installs no skill): the scripted
+    // optimizer's reply of `fake_llm`, as the final message.
+    if role == Role::SkillUser && !context.contains(&format!("- {SKILL}:")) {
+        let user = request["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["role"] == "user")
+            .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c["text"].as_str().map(str::to_owned))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = crate::fake_llm::loop_reply(&user);
+        let item = json!({"type": "message", "id": "m_optimizer", "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        let usage = json!({"input_tokens": 80, "input_tokens_details": {"cached_tokens": 0},
+                           "output_tokens": 9, "output_tokens_details": {"reasoning_tokens": 0},
+                           "total_tokens": 89});
+        return sse(&[
+            json!({"type": "response.created", "response": {"id": "resp_optimizer"}}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            json!({"type": "response.completed",
+                   "response": {"id": "resp_optimizer", "usage": usage}}),
+        ]);
+    }
     let results = input.matches("\"function_call_output\"").count();
     let shell_called = input.contains("echo checked");
     let question = request["input"]
