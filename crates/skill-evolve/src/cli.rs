@@ -140,6 +140,8 @@ impl From<ProviderArg> for Provider {
             ProviderArg::Local => Provider::Local,
             ProviderArg::Replay => Provider::Replay,
             ProviderArg::Handoff => Provider::Handoff,
+            ProviderArg::ClaudeCode => Provider::ClaudeCode,
+            ProviderArg::Codex => Provider::Codex,
         }
     }
 }
@@ -193,6 +195,12 @@ pub(crate) enum ProviderArg {
     /// stops (exit code 3); answer them in `handoff/answers.jsonl` (your own agent session can)
     /// and run the same command again.
     Handoff,
+    /// No API key: your own Claude Code answers every request headless, with its own login
+    /// and no tools (`[llm.host]`: `cli`, `model`, `timeout_secs`, `max_concurrency`).
+    ClaudeCode,
+    /// No API key: your own Codex answers every request headless, with its own login, read-only
+    /// in an empty folder (`[llm.host]`, as for `claude-code`).
+    Codex,
 }
 
 /// LLM options, shared by the commands that call a model. Flags win over

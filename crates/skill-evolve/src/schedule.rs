@@ -124,7 +124,14 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| bad_option(format!("--from: {e}")))?;
     // A host agent's program must be found by cron's bare PATH too.
     let host = crate::schedule_host::scheduled_host(&args.config)?;
-    let entry = entry(args, every, &here, &program, from.as_deref(), host.as_ref())?;
+    let optimizer = crate::schedule_host::scheduled_optimizer(&args.config)?;
+    // The optimizer's host must find its login when the entry is installed, not first at night.
+    let login = match (&optimizer, &args.install) {
+        (Some(optimizer), Some(_)) => Some(optimizer_login(optimizer, &args.config)?),
+        _ => None,
+    };
+    let hosts: Vec<_> = host.iter().chain(optimizer.iter()).collect();
+    let entry = entry(args, every, &here, &program, from.as_deref(), &hosts)?;
     match &args.install {
         None => outln!("{}", terminal_safe(&entry)),
         Some(file) => {
@@ -159,10 +166,50 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
             ))
         );
     }
+    if let Some(optimizer) = &optimizer {
+        let how = login.map_or_else(
+            || "its login is checked when the entry is installed".to_owned(),
+            |how| format!("it found {how} now"),
+        );
+        eprintln!(
+            "{}",
+            terminal_safe(&format!(
+                "note: the optimizer's model is {} at {} (first on the entry's PATH), with your \
+                 own login or key: {how}; a login of your home folder works at night, a key \
+                 from your shell's environment must be set on a line of the crontab too",
+                optimizer.name,
+                optimizer.cli.display()
+            ))
+        );
+    }
     if let Some(note) = ledger_note(&args.config, every, args.no_ledger) {
         eprintln!("{}", terminal_safe(&note));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the optimizer's host logs in, as a rollout of it sees it here (`logged in: claudeai`,
+/// `$ANTHROPIC_API_KEY`, …); a bad input naming `config` when it finds no login.
+fn optimizer_login(
+    optimizer: &crate::schedule_host::ScheduledHost,
+    config: &Path,
+) -> anyhow::Result<String> {
+    let host = match optimizer.name.as_str() {
+        "codex" => evolution_host::Host::Codex,
+        _ => evolution_host::Host::ClaudeCode,
+    };
+    let settings = evolution_host::HostSettings::new(host, &optimizer.cli);
+    match evolution_host::check::check(&settings)? {
+        Ok(ready) => Ok(ready
+            .rsplit_once("; ")
+            .map_or(ready.as_str(), |(_, how)| how.trim_end_matches(')'))
+            .to_owned()),
+        Err(missing) => Err(bad_at(
+            config,
+            None,
+            format!("[llm] provider: the scheduled run could not log in: {missing}"),
+        )),
+    }
 }
 
 /// Runs in 30 days at each frequency, for the note on what a month of runs risks.
@@ -274,7 +321,7 @@ fn entry(
     here: &Path,
     program: &Path,
     from: Option<&Path>,
-    host: Option<&crate::schedule_host::ScheduledHost>,
+    hosts: &[&crate::schedule_host::ScheduledHost],
 ) -> anyhow::Result<String> {
     let source = match args.source {
         ScheduledSource::ClaudeCode => "claude-code",
@@ -297,9 +344,14 @@ fn entry(
     );
     let log = ">> .skill-evolve/schedule.log 2>&1";
     let mut path = String::new();
-    if let Some(host) = host {
-        let dirs = host
-            .path_dirs
+    let mut folders: Vec<&Path> = Vec::new();
+    for dir in hosts.iter().flat_map(|host| &host.path_dirs) {
+        if !folders.contains(&dir.as_path()) {
+            folders.push(dir);
+        }
+    }
+    if !folders.is_empty() {
+        let dirs = folders
             .iter()
             .map(|dir| quote("the host's program folder", dir))
             .collect::<anyhow::Result<Vec<_>>>()?;

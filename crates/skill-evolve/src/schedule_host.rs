@@ -46,6 +46,52 @@ pub(crate) fn scheduled_host(config: &Path) -> anyhow::Result<Option<ScheduledHo
         },
         _ => return Ok(None),
     };
+    found_host(config, "[agent] host", "[agent.host] cli", name, cli)
+}
+
+/// The host `config` names as the optimizer's model (`[llm] provider = "claude-code"` or
+/// `"codex"`), its program (`[llm.host] cli`) found on `PATH` or relative to the
+/// configuration; `None` for another provider or a configuration that cannot be read.
+///
+/// # Errors
+/// The host's program is not found: a bad input naming the configuration.
+pub(crate) fn scheduled_optimizer(config: &Path) -> anyhow::Result<Option<ScheduledHost>> {
+    let Ok(text) = std::fs::read_to_string(config) else {
+        return Ok(None);
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(None);
+    };
+    let llm = table.get("llm");
+    let Some(name) = llm
+        .and_then(|llm| llm.get("provider"))
+        .and_then(toml::Value::as_str)
+    else {
+        return Ok(None);
+    };
+    let cli = llm
+        .and_then(|llm| llm.get("host"))
+        .and_then(|host| host.get("cli"))
+        .and_then(toml::Value::as_str)
+        .map(str::to_owned);
+    found_host(
+        config,
+        "[llm] provider",
+        "[llm.host] cli",
+        name.to_owned(),
+        cli,
+    )
+}
+
+/// The host `name` with its program `cli` (else the host's usual one) found now; `what` and
+/// `setting` name where the configuration says so. `None` when `name` is no host.
+fn found_host(
+    config: &Path,
+    what: &str,
+    setting: &str,
+    name: String,
+    cli: Option<String>,
+) -> anyhow::Result<Option<ScheduledHost>> {
     let default = match name.as_str() {
         "claude-code" => "claude",
         "codex" => "codex",
@@ -58,9 +104,9 @@ pub(crate) fn scheduled_host(config: &Path) -> anyhow::Result<Option<ScheduledHo
             config,
             None,
             format!(
-                "[agent] host {name:?}: its program {wanted:?} is not found here (not a file, \
-                 nor on PATH), so the scheduled run could not find it either: install it, or \
-                 set [agent.host] cli to its absolute path"
+                "{what} {name:?}: its program {wanted:?} is not found here (not a file, nor \
+                 on PATH), so the scheduled run could not find it either: install it, or set \
+                 {setting} to its absolute path"
             ),
         ));
     };

@@ -192,14 +192,16 @@ fn parse_provider(spanned: &toml::Spanned<String>, path: &Path) -> anyhow::Resul
         "local" => Ok(Provider::Local),
         "replay" => Ok(Provider::Replay),
         "handoff" => Ok(Provider::Handoff),
+        "claude-code" => Ok(Provider::ClaudeCode),
+        "codex" => Ok(Provider::Codex),
         other => {
             let text = read_input_text(path, InputKind::Config).unwrap_or_default();
             Err(bad_at(
                 path,
                 Some(line_of(&text, spanned.span().start)),
                 format!(
-                    "unknown provider {other:?}: expected \"openai\", \"local\", \"replay\" \
-                     or \"handoff\""
+                    "unknown provider {other:?}: expected \"openai\", \"local\", \"replay\", \
+                     \"handoff\", \"claude-code\" or \"codex\""
                 ),
             ))
         }

@@ -11,7 +11,7 @@
 //!
 //! ```toml
 //! [llm]
-//! provider = "openai"          # openai | local | replay
+//! provider = "openai"          # openai | local | replay | handoff | claude-code | codex
 //! cassette = "run.cassette"    # for replay, relative to this file
 //!
 //! [llm.openai]                 # any field of evolution-llm-openai's OpenAiConfig
@@ -24,6 +24,7 @@
 //! ```
 
 mod config;
+mod host;
 
 /// The key a cassette (and a handoff) files a request under.
 pub use evolution_llm_cassette::cassette_key;
@@ -64,6 +65,10 @@ pub enum Provider {
     /// Hands every request off to be answered outside (by the user's own agent session, or by
     /// hand) and reads the answers on the next run; no API key.
     Handoff,
+    /// The user's own Claude Code answers every request headless (`[llm.host]`); no API key.
+    ClaudeCode,
+    /// The user's own Codex answers every request headless (`[llm.host]`); no API key.
+    Codex,
 }
 
 /// What a command's caller says about the LLM, winning over the configuration file: the
@@ -116,6 +121,9 @@ pub struct LlmSection {
     /// `[llm.openai]`: any field of the OpenAI-compatible provider's configuration.
     #[serde(default)]
     pub openai: toml::Table,
+    /// `[llm.host]`: the `claude-code` and `codex` providers' settings (read by `host.rs`).
+    #[serde(default)]
+    pub host: toml::Table,
     /// `[llm.local]`: the embedded model's settings (read by `local.rs`, with the `local`
     /// feature).
     #[serde(default)]
@@ -356,6 +364,11 @@ async fn build_provider(
                 provider,
             )
             .await
+        }
+        Provider::ClaudeCode | Provider::Codex => {
+            let (live, description, model) =
+                host::host_provider(provider, &file.llm.host, args.model.as_deref(), &base_dir)?;
+            with_recording(live, description, args.record.as_deref(), model, provider).await
         }
         Provider::Replay => {
             if args.record.is_some() {

@@ -222,7 +222,8 @@ pub(crate) fn start_loop() -> FakeLlm {
     start_with(loop_reply)
 }
 
-fn loop_reply(prompt: &str) -> String {
+/// The reply of the whole loop's scripted optimizer to `prompt` (all its messages' text).
+pub(crate) fn loop_reply(prompt: &str) -> String {
     if prompt.contains("You improve a skill document") {
         serde_json::json!({"suggestions": ["no rule answers qa questions"],
             "edits": [{"op": "append", "content": "RULE qa => yes"}]})

@@ -547,3 +547,115 @@ fn a_run_whose_host_finds_no_login_stops_in_one_line_and_minimal_passes_only_wha
     assert!(!env.contains("GITHUB_TOKEN"), "{env}");
     assert!(!env.contains("SKILL_EVOLVE_TEST_KEY"), "{env}");
 }
+
+/// `run` with Claude Code as both the agent and the optimizer's model (`[llm] provider =
+/// "claude-code"`): no API key of the optimizer's, no handoff round, the host's usage in the
+/// report.
+#[test]
+fn claude_code_is_both_the_agent_and_the_optimizer() {
+    let Some(cli) = host_cli("claude") else {
+        return;
+    };
+    let model = crate::host_model::start();
+    let agent = format!(
+        "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\n\
+         [agent.host]\nname = \"claude-code\"\ncli = {:?}\nmodel = \"claude-scripted\"\n\
+         allowed_tools = [\"Bash(echo:*)\"]\n",
+        cli.display().to_string()
+    );
+    let dir = project("http://127.0.0.1:9/v1", &agent);
+    let d = dir.path();
+    let config = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    let start = config.find("[llm]").unwrap();
+    let config = format!(
+        "{}[llm]\nprovider = \"claude-code\"\n\n[llm.host]\ncli = {:?}\n\
+         model = \"claude-scripted-judge\"\nmax_concurrency = 2\n",
+        &config[..start],
+        cli.display().to_string()
+    );
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+    let origin = model.origin.clone();
+    let finished = run_with(
+        d,
+        &[
+            ("ANTHROPIC_API_KEY", "host-dummy-key"),
+            ("ANTHROPIC_BASE_URL", origin.as_str()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+        ],
+    );
+    assert_evolved_through_the_host(d, &finished, "Skill", "Bash");
+    assert!(!d.join(".skill-evolve/runs/demo/handoff").exists());
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.json")).unwrap(),
+    )
+    .unwrap();
+    for field in ["llm_calls", "prompt_tokens", "completion_tokens"] {
+        assert!(
+            report["usage"][field].as_u64().unwrap() > 0,
+            "{field}: {}",
+            report["usage"]
+        );
+    }
+    let seen = model.seen.lock().unwrap().clone();
+    // The optimizer's requests went through the host with its model, and the host's key.
+    assert!(
+        seen.iter()
+            .any(|r| r.body.contains("\"model\":\"claude-scripted-judge\"")),
+        "no optimizer request reached the host's model"
+    );
+    assert!(seen.iter().all(|r| r.key == "host-dummy-key"));
+    assert_no_trace_and_nothing_of_the_users(d, &seen);
+}
+
+/// `run` with Codex as both the agent and the optimizer's model (`[llm] provider = "codex"`).
+#[test]
+fn codex_is_both_the_agent_and_the_optimizer() {
+    let Some(cli) = host_cli("codex") else {
+        return;
+    };
+    let model = crate::host_model::start();
+    let home = tempfile::tempdir().unwrap();
+    write_codex_config(home.path(), &model.origin);
+    let agent = format!(
+        "[agent]\nconcurrency = 2\ntimeout_secs = 120\n\n\
+         [agent.host]\nname = \"codex\"\ncli = {:?}\nsandbox = \"read-only\"\n",
+        cli.display().to_string()
+    );
+    let dir = project("http://127.0.0.1:9/v1", &agent);
+    let d = dir.path();
+    let config = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    let start = config.find("[llm]").unwrap();
+    let config = format!(
+        "{}[llm]\nprovider = \"codex\"\n\n[llm.host]\ncli = {:?}\n",
+        &config[..start],
+        cli.display().to_string()
+    );
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+    let before = files_under(home.path());
+    let codex_home = home.path().display().to_string();
+    let finished = run_with(
+        d,
+        &[
+            ("CODEX_HOME", &codex_home),
+            ("SCRIPTED_MODEL_KEY", "host-dummy-key"),
+        ],
+    );
+    assert_evolved_through_the_host(d, &finished, "exec_command", "exec_command");
+    assert!(!d.join(".skill-evolve/runs/demo/handoff").exists());
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.json")).unwrap(),
+    )
+    .unwrap();
+    for field in ["llm_calls", "prompt_tokens", "completion_tokens"] {
+        assert!(
+            report["usage"][field].as_u64().unwrap() > 0,
+            "{field}: {}",
+            report["usage"]
+        );
+    }
+    let seen = model.seen.lock().unwrap().clone();
+    assert!(seen.iter().all(|r| r.key == "Bearer host-dummy-key"));
+    assert_no_trace_and_nothing_of_the_users(d, &seen);
+    assert_eq!(files_under(home.path()), before);
+}

@@ -243,6 +243,9 @@ fn sse(events: &[Value]) -> String {
 
 /// The Messages API's reply, streamed.
 fn messages_reply(request: &Value, role: Role) -> String {
+    if role == Role::SkillUser && !offers(request, "Skill") {
+        return optimizer_reply(request);
+    }
     let messages = request["messages"].to_string();
     let context = format!("{}\n{messages}", request["system"]);
     let results = messages.matches("\"tool_result\"").count();
@@ -290,10 +293,96 @@ fn messages_reply(request: &Value, role: Role) -> String {
     ])
 }
 
+/// Whether the request offers the tool `name`.
+fn offers(request: &Value, name: &str) -> bool {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["name"] == name)
+}
+
+/// A request of the optimizer's (the `claude-code` provider offers no tool but the one for
+/// its reply schema): the scripted optimizer's reply of `fake_llm`, through the schema tool
+/// when it is offered and not yet called, else as text.
+fn optimizer_reply(request: &Value) -> String {
+    let system = match &request["system"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let user = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(message_text)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = crate::fake_llm::loop_reply(&format!("{system}\n{user}"));
+    let answered = request["messages"].to_string().contains("\"tool_result\"");
+    let (block, delta, stop) = if offers(request, "StructuredOutput") && !answered {
+        (
+            json!({"type": "tool_use", "id": "toolu_schema", "name": "StructuredOutput",
+                   "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": text}),
+            "tool_use",
+        )
+    } else {
+        let text = if answered { "Done.".to_owned() } else { text };
+        (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": text}),
+            "end_turn",
+        )
+    };
+    sse(&[
+        json!({"type": "message_start", "message": {"id": "msg_optimizer", "type": "message",
+               "role": "assistant", "model": request["model"], "content": [],
+               "stop_reason": null, "stop_sequence": null,
+               "usage": {"input_tokens": 80, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ])
+}
+
 /// The Responses API's reply, streamed.
 fn responses_reply(request: &Value, role: Role) -> String {
     let input = request["input"].to_string();
     let context = format!("{}\n{input}", request["instructions"]);
+    // A request of the optimizer's (the `codex` provider installs no skill): the scripted
+    // optimizer's reply of `fake_llm`, as the final message.
+    if role == Role::SkillUser && !context.contains(&format!("- {SKILL}:")) {
+        let user = request["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["role"] == "user")
+            .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c["text"].as_str().map(str::to_owned))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let text = crate::fake_llm::loop_reply(&user);
+        let item = json!({"type": "message", "id": "m_optimizer", "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        let usage = json!({"input_tokens": 80, "input_tokens_details": {"cached_tokens": 0},
+                           "output_tokens": 9, "output_tokens_details": {"reasoning_tokens": 0},
+                           "total_tokens": 89});
+        return sse(&[
+            json!({"type": "response.created", "response": {"id": "resp_optimizer"}}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            json!({"type": "response.completed",
+                   "response": {"id": "resp_optimizer", "usage": usage}}),
+        ]);
+    }
     let results = input.matches("\"function_call_output\"").count();
     let shell_called = input.contains("echo checked");
     let question = request["input"]

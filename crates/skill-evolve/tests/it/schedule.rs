@@ -407,3 +407,74 @@ fn a_host_agents_program_is_put_first_on_the_entrys_path_or_refused() {
     assert_one_line_error(&out, "its program \"codex\" is not found here");
     assert_eq!(snapshot(d), before);
 }
+
+/// `[llm] provider = "claude-code"`: installing checks the host's program and its login
+/// (refusing without either, nothing written), puts the program's folder first on the
+/// entry's `PATH` and names the login it found.
+#[cfg(unix)]
+#[test]
+fn a_host_as_the_optimizer_is_checked_when_installing() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = folder();
+    let d = dir.path();
+    let home = d.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        d.join("evolve.toml"),
+        "[llm]\nprovider = \"claude-code\"\n\n[llm.host]\ncli = \"bin/claude\"\n",
+    )
+    .unwrap();
+    let schedule = |d: &std::path::Path| {
+        skill_evolve(d)
+            .env("HOME", &home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("SKILL_EVOLVE_ROLLOUTS_DIR")
+            .env_remove("ANTHROPIC_API_KEY")
+            .args(["schedule", "--every", "night", "--install", "cron.txt"])
+            .output()
+            .unwrap()
+    };
+    // No program: refused, nothing written.
+    let before = snapshot(d);
+    assert_one_line_error(&schedule(d), "its program \"bin/claude\" is not found here");
+    assert_eq!(snapshot(d), before);
+    // A program that finds no login: refused, nothing written.
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    let write_cli = |status: &str| {
+        std::fs::write(
+            d.join("bin/claude"),
+            format!(
+                "#!/bin/sh\nif [ \"$1 $2\" = \"auth status\" ]; then \
+                 echo '{{\"loggedIn\": true, \"authMethod\": \"claude.ai\"}}'; exit {status}; fi\n\
+                 exit 1\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(d.join("bin/claude"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    };
+    write_cli("1");
+    let before = snapshot(d);
+    assert_one_line_error(&schedule(d), "could not log in");
+    assert_eq!(snapshot(d), before);
+    // Logged in: installed, the program's folder first on PATH, the login named.
+    write_cli("0");
+    let out = schedule(d);
+    assert!(out.status.success(), "{out:?}");
+    let crontab = std::fs::read_to_string(d.join("cron.txt")).unwrap();
+    let bin = std::path::absolute(d.join("bin")).unwrap();
+    assert!(
+        crontab.contains(&format!("export PATH='{}':\"$PATH\"", bin.display())),
+        "{crontab}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the optimizer's model is claude-code at")
+            && stderr.contains(&bin.join("claude").display().to_string())
+            && stderr.contains("logged in: claude.ai"),
+        "{stderr}"
+    );
+    // No rollout folder is left behind by the check.
+    let rollouts = home.join(".cache/skill-evolve/rollouts");
+    assert_eq!(std::fs::read_dir(rollouts).unwrap().count(), 0);
+}

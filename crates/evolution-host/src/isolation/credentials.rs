@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::{IoContext, Result, invalid};
 
 /// Largest login file copied.
 const MAX_LOGIN_BYTES: u64 = 1024 * 1024;
@@ -20,7 +20,7 @@ pub(crate) struct Copied {
 
 /// Copies the user's login file `user` (a regular file, not a link) to `copy`, readable by
 /// the user only; `None` when there is no such file.
-pub(crate) fn copy(user: &Path, copy: &Path) -> anyhow::Result<Option<Copied>> {
+pub(crate) fn copy(user: &Path, copy: &Path) -> Result<Option<Copied>> {
     let Ok(meta) = std::fs::symlink_metadata(user) else {
         return Ok(None);
     };
@@ -28,13 +28,12 @@ pub(crate) fn copy(user: &Path, copy: &Path) -> anyhow::Result<Option<Copied>> {
         return Ok(None);
     }
     if meta.len() > MAX_LOGIN_BYTES {
-        anyhow::bail!(
+        invalid!(
             "{} is larger than {MAX_LOGIN_BYTES} bytes; not a login file",
             user.display()
         );
     }
-    let original =
-        std::fs::read(user).with_context(|| format!("cannot read {}", user.display()))?;
+    let original = std::fs::read(user).io(|| format!("cannot read {}", user.display()))?;
     write_private(copy, &original)?;
     Ok(Some(Copied {
         user: user.to_owned(),
@@ -46,7 +45,7 @@ pub(crate) fn copy(user: &Path, copy: &Path) -> anyhow::Result<Option<Copied>> {
 impl Copied {
     /// Writes the rollout's copy back to the user's file when the host changed it (a renewed
     /// login) and the user's file still holds what was copied (nothing else renewed it).
-    pub(crate) fn write_back(&self) -> anyhow::Result<()> {
+    pub(crate) fn write_back(&self) -> Result<()> {
         let Ok(now) = std::fs::read(&self.copy) else {
             return Ok(());
         };
@@ -61,21 +60,21 @@ impl Copied {
         }
         let dir = self.user.parent().unwrap_or(Path::new("."));
         let mut file = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("cannot write in {}", dir.display()))?;
+            .io(|| format!("cannot write in {}", dir.display()))?;
         std::io::Write::write_all(&mut file, &now)
-            .with_context(|| format!("cannot write {}", file.path().display()))?;
+            .io(|| format!("cannot write {}", file.path().display()))?;
         file.as_file()
             .sync_all()
-            .with_context(|| format!("cannot write {}", file.path().display()))?;
+            .io(|| format!("cannot write {}", file.path().display()))?;
         file.persist(&self.user)
             .map_err(|e| e.error)
-            .with_context(|| format!("cannot replace {}", self.user.display()))?;
+            .io(|| format!("cannot replace {}", self.user.display()))?;
         Ok(())
     }
 }
 
 /// Writes `bytes` to a new file `path` readable and writable by the user only.
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -85,9 +84,8 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     }
     let mut file = options
         .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    std::io::Write::write_all(&mut file, bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
+        .io(|| format!("cannot create {}", path.display()))?;
+    std::io::Write::write_all(&mut file, bytes).io(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

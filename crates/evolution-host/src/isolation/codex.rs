@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::{HostError, IoContext, Result, invalid};
 
 use super::credentials::{copy, write_private};
 use super::{Isolated, Vars, home};
@@ -51,10 +51,9 @@ fn user_home(vars: Vars<'_>) -> Option<PathBuf> {
 }
 
 /// Makes `dir/codex`, the rollout's Codex home, and says how to start the host.
-pub(crate) fn isolate(dir: &Path, vars: Vars<'_>) -> anyhow::Result<Isolated> {
+pub(crate) fn isolate(dir: &Path, vars: Vars<'_>) -> Result<Isolated> {
     let codex_home = dir.join("codex");
-    std::fs::create_dir(&codex_home)
-        .with_context(|| format!("cannot create {}", codex_home.display()))?;
+    std::fs::create_dir(&codex_home).io(|| format!("cannot create {}", codex_home.display()))?;
     let user = user_home(vars);
     let login = match &user {
         Some(user) => copy(&user.join("auth.json"), &codex_home.join("auth.json"))?,
@@ -65,7 +64,9 @@ pub(crate) fn isolate(dir: &Path, vars: Vars<'_>) -> anyhow::Result<Isolated> {
         None => toml::Table::new(),
     };
     config.insert("skills".to_owned(), skills_off(vars)?.into());
-    let text = toml::to_string(&config).context("cannot write the rollout's Codex settings")?;
+    let text = toml::to_string(&config).map_err(|e| {
+        HostError::Invalid(format!("cannot write the rollout's Codex settings: {e}"))
+    })?;
     write_private(&codex_home.join("config.toml"), text.as_bytes())?;
     Ok(Isolated {
         env: vec![("CODEX_HOME".to_owned(), codex_home.clone().into_os_string())],
@@ -76,21 +77,20 @@ pub(crate) fn isolate(dir: &Path, vars: Vars<'_>) -> anyhow::Result<Isolated> {
 }
 
 /// The [`KEPT`] settings of the user's `config.toml` (none when there is no such file).
-fn model_settings(path: &Path) -> anyhow::Result<toml::Table> {
+fn model_settings(path: &Path) -> Result<toml::Table> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(toml::Table::new());
     };
     if meta.len() > MAX_CONFIG_BYTES {
-        anyhow::bail!(
+        invalid!(
             "{} is larger than {MAX_CONFIG_BYTES} bytes; not read",
             path.display()
         );
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = std::fs::read_to_string(path).io(|| format!("cannot read {}", path.display()))?;
     let table: toml::Table = text
         .parse()
-        .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        .map_err(|e| HostError::Invalid(format!("{} is not valid TOML: {e}", path.display())))?;
     Ok(table
         .into_iter()
         .filter(|(key, _)| KEPT.contains(&key.as_str()))
@@ -99,7 +99,7 @@ fn model_settings(path: &Path) -> anyhow::Result<toml::Table> {
 
 /// `[skills]` turning off the skills Codex ships and each skill of the user's own folder
 /// (`~/.agents/skills/<name>/SKILL.md`), by its path.
-fn skills_off(vars: Vars<'_>) -> anyhow::Result<toml::Table> {
+fn skills_off(vars: Vars<'_>) -> Result<toml::Table> {
     let mut off = Vec::new();
     if let Some(folder) = home(vars).map(|h| h.join(".agents").join("skills"))
         && let Ok(entries) = std::fs::read_dir(&folder)
@@ -108,7 +108,7 @@ fn skills_off(vars: Vars<'_>) -> anyhow::Result<toml::Table> {
             let skill = entry.path().join("SKILL.md");
             if skill.is_file() {
                 if off.len() >= MAX_USER_SKILLS {
-                    anyhow::bail!(
+                    invalid!(
                         "{} holds more than {MAX_USER_SKILLS} skills; a rollout cannot turn \
                          them all off",
                         folder.display()

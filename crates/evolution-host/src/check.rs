@@ -1,17 +1,15 @@
-//! `skill-evolve host-agent <host> --check`: whether a rollout of the host could start here —
-//! its program runs and it is logged in, as a rollout sees it (the same isolated
-//! configuration, the same environment) — said in one line. `run` asks it before the first
-//! rollout, so a run started by cron or by an MCP host with a bare environment stops at once
-//! with what is missing instead of failing every question.
+//! Whether a run of the host could start here — its program runs and it is logged in, as a
+//! rollout sees it (the same isolated configuration, the same environment) — said in one
+//! line. `run` asks it (`skill-evolve host-agent <host> --check`) before the first rollout, so
+//! a run started by cron or by an MCP host with a bare environment stops at once with what is
+//! missing instead of failing every question.
 
 use std::path::Path;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
-use super::isolation::{self, Rollout};
-use super::{Host, HostAgentArgs};
+use crate::isolation::{self, Rollout};
+use crate::{Host, HostSettings, Result};
 
 /// How long the host's status command may take.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(60);
@@ -19,34 +17,26 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest output of the status command read.
 const MAX_STATUS_BYTES: u64 = 64 * 1024;
 
-/// Checks the host of `args`; prints one line (stdout when ready, stderr when not).
-pub(crate) fn run(args: &HostAgentArgs) -> anyhow::Result<ExitCode> {
-    let root = isolation::rollouts_root(&isolation::process_vars).context(
-        "no folder for the rollouts: set HOME (or XDG_CACHE_HOME, or SKILL_EVOLVE_ROLLOUTS_DIR) \
-         to an absolute folder",
-    )?;
-    let rollout = Rollout::new(args.host, &root, &isolation::process_vars)?;
-    let verdict = check(args, &rollout, &isolation::process_vars);
+/// Checks the host of `args` from a rollout folder of the user's cache: `Ok(Ok(how))` with how
+/// it logs in (`claude-code: ready (…)`), `Ok(Err(missing))` with what is missing, each one
+/// line starting with the host's name; `Err` when no rollout folder can be made.
+pub fn check(args: &HostSettings) -> Result<Result<String, String>> {
+    let rollout = Rollout::in_user_cache(args.host)?;
+    let verdict = login(args, &rollout, &isolation::process_vars);
     rollout.finish()?;
-    match verdict {
-        Ok(how) => {
-            println!(
-                "{}: ready ({}; {how})",
-                args.host.name(),
-                args.cli.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(missing) => {
-            eprintln!("{}: {missing}", args.host.name());
-            Ok(ExitCode::FAILURE)
-        }
-    }
+    Ok(match verdict {
+        Ok(how) => Ok(format!(
+            "{}: ready ({}; {how})",
+            args.host.name(),
+            args.cli.display()
+        )),
+        Err(missing) => Err(format!("{}: {missing}", args.host.name())),
+    })
 }
 
 /// How the host logs in, or what is missing.
-fn check(
-    args: &HostAgentArgs,
+fn login(
+    args: &HostSettings,
     rollout: &Rollout,
     vars: isolation::Vars<'_>,
 ) -> Result<String, String> {

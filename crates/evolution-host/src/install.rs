@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::{IoContext, Result, invalid};
 
 /// Longest skill name the hosts accept (the Agent Skills limit).
 const MAX_NAME_CHARS: usize = 64;
@@ -22,7 +22,7 @@ pub(crate) fn install(
     folder: &Path,
     skills_root: &str,
     instructions: &str,
-) -> anyhow::Result<Vec<String>> {
+) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for (file, text) in documents(skills_dir)? {
         let stem = file
@@ -30,17 +30,16 @@ pub(crate) fn install(
             .map_or(file.as_str(), |(stem, _)| stem);
         let (name, document) = skill_document(stem, &text);
         if names.contains(&name) {
-            anyhow::bail!("two skill documents install as the same skill {name:?}");
+            invalid!("two skill documents install as the same skill {name:?}");
         }
         let dir = folder.join(skills_root).join(&name);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).io(|| format!("cannot create {}", dir.display()))?;
         let package = skills_dir.join(stem);
         if package.is_dir() {
             copy_package(&package, &dir)?;
         }
         std::fs::write(dir.join("SKILL.md"), document)
-            .with_context(|| format!("cannot write {}/SKILL.md", dir.display()))?;
+            .io(|| format!("cannot write {}/SKILL.md", dir.display()))?;
         names.push(name);
     }
     let prompts = documents(prompts_dir)?;
@@ -54,46 +53,51 @@ pub(crate) fn install(
                 .join("\n\n"),
         };
         std::fs::write(folder.join(instructions), text)
-            .with_context(|| format!("cannot write {instructions}"))?;
+            .io(|| format!("cannot write {instructions}"))?;
     }
     Ok(names)
 }
 
 /// Copies every file and folder of `from` into `to` (its `SKILL.md` too, overwritten by
 /// the caller), permissions kept; a symbolic link is not followed but left out.
-fn copy_package(from: &Path, to: &Path) -> anyhow::Result<()> {
-    for entry in
-        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
-    {
-        let entry = entry?;
-        let kind = entry.file_type()?;
+fn copy_package(from: &Path, to: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(from).io(|| format!("cannot read {}", from.display()))? {
+        let entry = entry.io(|| format!("cannot read {}", from.display()))?;
+        let kind = entry
+            .file_type()
+            .io(|| format!("cannot read {}", entry.path().display()))?;
         let target = to.join(entry.file_name());
         if kind.is_dir() {
             std::fs::create_dir_all(&target)
-                .with_context(|| format!("cannot create {}", target.display()))?;
+                .io(|| format!("cannot create {}", target.display()))?;
             copy_package(&entry.path(), &target)?;
         } else if kind.is_file() {
             std::fs::copy(entry.path(), &target)
-                .with_context(|| format!("cannot write {}", target.display()))?;
+                .io(|| format!("cannot write {}", target.display()))?;
         }
     }
     Ok(())
 }
 
 /// The documents of `dir` (file name, text), in name order; none when it does not exist.
-fn documents(dir: &Path) -> anyhow::Result<Vec<(String, String)>> {
+fn documents(dir: &Path) -> Result<Vec<(String, String)>> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
-        let entry = entry?;
+    for entry in std::fs::read_dir(dir).io(|| format!("cannot read {}", dir.display()))? {
+        let entry = entry.io(|| format!("cannot read {}", dir.display()))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || !entry.file_type()?.is_file() {
+        if name.starts_with('.')
+            || !entry
+                .file_type()
+                .io(|| format!("cannot read {}", entry.path().display()))?
+                .is_file()
+        {
             continue;
         }
         let text = std::fs::read_to_string(entry.path())
-            .with_context(|| format!("cannot read {} as UTF-8", entry.path().display()))?;
+            .io(|| format!("cannot read {} as UTF-8", entry.path().display()))?;
         found.push((name, text));
     }
     found.sort();

@@ -10,7 +10,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::{IoContext, Result};
 
 use super::{Isolated, Vars};
 
@@ -25,9 +25,9 @@ const LOGIN_DIR: &str = "CLAUDE_SECURESTORAGE_CONFIG_DIR";
 pub(crate) const FLAGS: [&str; 2] = ["--no-session-persistence", "--strict-mcp-config"];
 
 /// Makes `dir/claude`, the rollout's configuration home, and says how to start the host.
-pub(crate) fn isolate(dir: &Path, vars: Vars<'_>) -> anyhow::Result<Isolated> {
+pub(crate) fn isolate(dir: &Path, vars: Vars<'_>) -> Result<Isolated> {
     let config = dir.join("claude");
-    std::fs::create_dir(&config).with_context(|| format!("cannot create {}", config.display()))?;
+    std::fs::create_dir(&config).io(|| format!("cannot create {}", config.display()))?;
     // The user's login stays where it is: the user's own setting of where it is kept, else
     // the configuration home the user runs Claude Code with, else the default one.
     let login: OsString = vars(LOGIN_DIR)

@@ -12,6 +12,14 @@ pub(crate) const MAX_PREDICTION_CHARS: usize = 100_000;
 /// Most steps reported for one question (the protocol's default limit is 1000).
 pub(crate) const MAX_STEPS: usize = 500;
 
+/// A host's event stream, read one event at a time.
+pub(crate) trait HostStream {
+    /// Reads one event.
+    fn event(&mut self, event: &Value);
+    /// What the run came to, once the host exited (`exit` says how).
+    fn finish(self, exit: &str) -> Outcome;
+}
+
 /// One tool call of the host.
 #[derive(Debug, Default)]
 pub(crate) struct Step {

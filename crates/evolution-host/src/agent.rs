@@ -1,147 +1,80 @@
-//! `skill-evolve host-agent <host>`: Claude Code or Codex as a protocol agent.
+//! The protocol agent: answers the agent protocol's requests with Claude Code or Codex.
 //!
-//! `run` starts this hidden subcommand when the run configuration says `[agent] host = …`.
-//! It reads the agent protocol's requests on stdin and, for each question, makes a fresh
-//! rollout folder outside every project with the host's own configuration home beside it
-//! ([`isolation`]: only the skills under test, no user plugins or MCP servers, no session
-//! kept, the process marked as a rollout), installs the version under test there the way the
-//! host reads skills (`.claude/skills/<name>/SKILL.md` and `CLAUDE.md` for Claude Code,
-//! `.agents/skills/<name>/SKILL.md` and `AGENTS.md` for Codex), runs the host's CLI headless
-//! in that folder with the question on its stdin, turns the host's event stream into step
-//! lines and one result line, and removes the folder. The host inherits this process's
-//! environment, which `run` has already stripped of the optimizer's key (unless `[agent]
-//! pass_env` names it), or cut to what the host needs (`[agent.host] env = "minimal"`).
+//! `run` starts `skill-evolve host-agent <host>` when the run configuration says `[agent] host
+//! = …`; that command hands its stdin and stdout to [`serve`]. For each question it makes a
+//! fresh rollout folder outside every project with the host's own configuration home beside
+//! it ([`crate::isolation`]: only the skills under test, no user plugins or MCP servers, no
+//! session kept, the process marked as a rollout), installs the version under test there the
+//! way the host reads skills (`.claude/skills/<name>/SKILL.md` and `CLAUDE.md` for Claude Code,
+//! `.agents/skills/<name>/SKILL.md` and `AGENTS.md` for Codex), runs the host's CLI headless in
+//! that folder with the question on its stdin, turns the host's event stream into step lines
+//! and one result line, and removes the folder. The host inherits this process's environment,
+//! which `run` has already stripped of the optimizer's key (unless `[agent] pass_env` names
+//! it), or cut to what the host needs (`[agent.host] env = "minimal"`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 
-use anyhow::{Context, bail};
-use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-mod check;
-mod claude_code;
-mod codex;
-mod events;
-mod install;
-pub(crate) mod isolation;
+use crate::error::{HostError, IoContext, Result, invalid};
+use crate::events::{self, HostStream};
+use crate::{Host, HostSettings, claude_code, codex, install, isolation};
 
 /// Longest request line read (the protocol's own limit).
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 /// Longest event line of the host kept; a longer one is skipped.
-const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Longest prompt built from a question.
 const MAX_PROMPT_CHARS: usize = 200_000;
 
-/// The hosts the adapter drives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Host {
-    /// Claude Code (`claude`).
-    ClaudeCode,
-    /// Codex (`codex`).
-    Codex,
-}
-
-impl Host {
-    fn name(self) -> &'static str {
-        match self {
-            Self::ClaudeCode => "claude-code",
-            Self::Codex => "codex",
-        }
-    }
-}
-
-/// The adapter's settings, written by `run` from `[agent.host]`.
-#[derive(Debug, Args)]
-pub(crate) struct HostAgentArgs {
-    /// The host to run.
-    #[arg(value_enum)]
-    host: Host,
-    /// The host's program.
-    #[arg(long)]
-    cli: PathBuf,
-    /// The host's model.
-    #[arg(long)]
-    model: Option<String>,
-    /// Claude Code's permission mode.
-    #[arg(long)]
-    permission_mode: Option<String>,
-    /// Codex's sandbox.
-    #[arg(long)]
-    sandbox: Option<String>,
-    /// A tool Claude Code may use without asking (repeatable).
-    #[arg(long = "allowed-tool", allow_hyphen_values = true)]
-    allowed_tools: Vec<String>,
-    /// A tool Claude Code may not use (repeatable).
-    #[arg(long = "disallowed-tool", allow_hyphen_values = true)]
-    disallowed_tools: Vec<String>,
-    /// One more argument for the host's CLI (repeatable, in order).
-    #[arg(long = "extra-arg", allow_hyphen_values = true)]
-    extra_args: Vec<String>,
-    /// Only check that a rollout could start (the program runs, the login is found) and say
-    /// so in one line; exit 1 when not.
-    #[arg(long)]
-    check: bool,
-}
-
-/// A host's event stream, read one event at a time.
-trait HostStream {
-    /// Reads one event.
-    fn event(&mut self, event: &Value);
-    /// What the run came to, once the host exited (`exit` says how).
-    fn finish(self, exit: &str) -> events::Outcome;
-}
-
-/// Answers every request on stdin until it ends.
-pub(crate) fn run(args: &HostAgentArgs) -> anyhow::Result<ExitCode> {
-    if args.check {
-        return check::run(args);
-    }
-    let mut input = BufReader::new(std::io::stdin().lock());
-    let mut output = std::io::stdout().lock();
-    while let Some(line) = read_line(&mut input, MAX_REQUEST_BYTES)? {
+/// Answers every request of `input` on `output` until `input` ends: step lines and one
+/// result line per question, an error result for a question the host could not answer.
+pub fn serve(args: &HostSettings, mut input: impl BufRead, mut output: impl Write) -> Result<()> {
+    while let Some(line) =
+        read_line(&mut input, MAX_REQUEST_BYTES).io(|| "cannot read a request".to_owned())?
+    {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let request: Value = serde_json::from_slice(&line).context("a request line is not JSON")?;
-        let question_id = request
+        let request: Value = serde_json::from_slice(&line)
+            .map_err(|e| HostError::Invalid(format!("a request line is not JSON: {e}")))?;
+        let Some(question_id) = request
             .pointer("/question/question_id")
             .and_then(Value::as_str)
-            .context("the request has no question.question_id")?
-            .to_owned();
+            .map(str::to_owned)
+        else {
+            invalid!("the request has no question.question_id");
+        };
         let lines = match answer(args, &request) {
             Ok(outcome) => outcome.lines(&question_id, args.host.name()),
             Err(e) => vec![json!({
                 "type": "result", "question_id": question_id, "host": args.host.name(),
-                "stop_reason": "error", "error": events::cap(&format!("{e:#}"), 2000),
+                "stop_reason": "error", "error": events::cap(&e.to_string(), 2000),
             })],
         };
         for line in lines {
-            writeln!(output, "{line}")?;
+            writeln!(output, "{line}").io(|| "cannot write an answer".to_owned())?;
         }
-        output.flush()?;
+        output.flush().io(|| "cannot write an answer".to_owned())?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// One question: a fresh folder, the version installed, the host run there.
-fn answer(args: &HostAgentArgs, request: &Value) -> anyhow::Result<events::Outcome> {
+fn answer(args: &HostSettings, request: &Value) -> Result<events::Outcome> {
     let path = |pointer: &str| {
         request
             .pointer(pointer)
             .and_then(Value::as_str)
             .map(PathBuf::from)
-            .with_context(|| format!("the request has no {pointer}"))
+            .ok_or_else(|| HostError::Invalid(format!("the request has no {pointer}")))
     };
     let prompt = prompt(request.get("question").unwrap_or(&Value::Null))?;
-    let root = isolation::rollouts_root(&isolation::process_vars).context(
-        "no folder for the rollouts: set HOME (or XDG_CACHE_HOME, or SKILL_EVOLVE_ROLLOUTS_DIR) \
-         to an absolute folder",
-    )?;
-    let rollout = isolation::Rollout::new(args.host, &root, &isolation::process_vars)?;
+    let rollout = isolation::Rollout::in_user_cache(args.host)?;
     let (skills_root, instructions) = match args.host {
         Host::ClaudeCode => (claude_code::SKILLS_ROOT, claude_code::INSTRUCTIONS),
         Host::Codex => (codex::SKILLS_ROOT, codex::INSTRUCTIONS),
@@ -177,14 +110,14 @@ fn answer(args: &HostAgentArgs, request: &Value) -> anyhow::Result<events::Outco
 
 /// What the host is asked: the question's text, then its other text fields (never the
 /// reference answer, which `run` does not send) as `name: value` lines.
-fn prompt(question: &Value) -> anyhow::Result<String> {
+fn prompt(question: &Value) -> Result<String> {
     let text = question
         .get("question")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .trim();
     if text.is_empty() {
-        bail!("the question has no text to ask the host");
+        invalid!("the question has no text to ask the host");
     }
     let mut prompt = text.to_owned();
     if let Some(fields) = question.as_object() {
@@ -204,12 +137,12 @@ fn prompt(question: &Value) -> anyhow::Result<String> {
 
 /// Runs the host in the rollout's folder with `prompt` on its stdin and reads its events.
 fn run_host(
-    args: &HostAgentArgs,
+    args: &HostSettings,
     host_args: &[String],
     rollout: &isolation::Rollout,
     prompt: &str,
     mut stream: impl HostStream,
-) -> anyhow::Result<events::Outcome> {
+) -> Result<events::Outcome> {
     let mut command = Command::new(&args.cli);
     rollout.apply(&mut command);
     let mut child = command
@@ -218,7 +151,7 @@ fn run_host(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .with_context(|| format!("cannot start {}", args.cli.display()))?;
+        .io(|| format!("cannot start {}", args.cli.display()))?;
     let stdin = child.stdin.take();
     let text = prompt.to_owned();
     // The prompt is written beside the reading, so a host that answers before it has read
@@ -230,14 +163,16 @@ fn run_host(
     });
     if let Some(stdout) = child.stdout.take() {
         let mut reader = BufReader::new(stdout);
-        while let Some(line) = read_line(&mut reader, MAX_EVENT_BYTES)? {
+        while let Some(line) = read_line(&mut reader, MAX_EVENT_BYTES)
+            .io(|| "cannot read the host's events".to_owned())?
+        {
             if let Ok(event) = serde_json::from_slice::<Value>(&line) {
                 stream.event(&event);
             }
         }
     }
     let _ = writer.join();
-    let status = child.wait().context("waiting for the host")?;
+    let status = child.wait().io(|| "waiting for the host".to_owned())?;
     let mut outcome = stream.finish(&status.to_string());
     if let Some(code) = status.code() {
         outcome.extra.insert("host_exit_code".into(), code.into());
@@ -247,7 +182,7 @@ fn run_host(
 
 /// The next line of `reader` without its newline, cut to `max` bytes (the rest of a longer
 /// line is read and dropped); `None` at the end.
-fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
     let mut any = false;
     loop {

@@ -15,15 +15,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use anyhow::Context;
-
-use super::Host;
+use crate::Host;
+use crate::error::{HostError, IoContext, Result};
 
 pub(crate) mod claude;
 pub(crate) mod codex;
 mod credentials;
 
-pub(crate) use evolution_project::rollout::ROLLOUT_MARK;
+/// The variable set (to `1`) in every host process a rollout starts.
+pub const ROLLOUT_MARK: &str = "SKILL_EVOLVE_ROLLOUT";
+
+/// The variable that names the rollouts folder instead of the user's cache.
+pub const ROLLOUTS_DIR_VAR: &str = "SKILL_EVOLVE_ROLLOUTS_DIR";
 
 /// A rollout folder older than this, left by a process that was killed, is removed by the
 /// next rollout.
@@ -55,16 +58,33 @@ pub(crate) struct Rollout {
 }
 
 impl Rollout {
+    /// Prepares a rollout of `host` in the rollouts folder of this process's environment.
+    pub(crate) fn in_user_cache(host: Host) -> Result<Self> {
+        Self::in_root_of(host, &process_vars)
+    }
+
+    /// Prepares a rollout of `host` in the rollouts folder of the environment `vars`.
+    pub(crate) fn in_root_of(host: Host, vars: Vars<'_>) -> Result<Self> {
+        let root = rollouts_root(vars).ok_or_else(|| {
+            HostError::Invalid(
+                "no folder for the rollouts: set HOME (or XDG_CACHE_HOME, or \
+                 SKILL_EVOLVE_ROLLOUTS_DIR) to an absolute folder"
+                    .to_owned(),
+            )
+        })?;
+        Self::new(host, &root, vars)
+    }
+
     /// Prepares a rollout of `host` under `root`, the user's files found through `vars`.
-    pub(crate) fn new(host: Host, root: &Path, vars: Vars<'_>) -> anyhow::Result<Self> {
+    pub(crate) fn new(host: Host, root: &Path, vars: Vars<'_>) -> Result<Self> {
         make_private_dir(root)?;
         remove_stale(root);
         let dir = tempfile::Builder::new()
             .prefix(PREFIX)
             .tempdir_in(root)
-            .with_context(|| format!("cannot make a rollout folder in {}", root.display()))?;
+            .io(|| format!("cannot make a rollout folder in {}", root.display()))?;
         std::fs::create_dir(dir.path().join("work"))
-            .with_context(|| format!("cannot make {}/work", dir.path().display()))?;
+            .io(|| format!("cannot make {}/work", dir.path().display()))?;
         let mut rollout = Self {
             dir,
             env: vec![(ROLLOUT_MARK.to_owned(), "1".into())],
@@ -108,7 +128,7 @@ impl Rollout {
 
     /// Ends the rollout: a login the host renewed goes back to the user's file (when that
     /// file did not change meanwhile), and the folder is removed.
-    pub(crate) fn finish(self) -> anyhow::Result<()> {
+    pub(crate) fn finish(self) -> Result<()> {
         let written_back = match &self.login {
             Some(login) => login.write_back(),
             None => Ok(()),
@@ -116,7 +136,7 @@ impl Rollout {
         let path = self.dir.path().to_owned();
         self.dir
             .close()
-            .with_context(|| format!("cannot remove the rollout folder {}", path.display()))?;
+            .io(|| format!("cannot remove the rollout folder {}", path.display()))?;
         written_back
     }
 }
@@ -133,10 +153,17 @@ pub(crate) struct Isolated {
     pub(crate) home: PathBuf,
 }
 
-/// The folder rollouts are made in: `SKILL_EVOLVE_ROLLOUTS_DIR`, else `skill-evolve/rollouts`
-/// of the user's cache folder; `None` with neither `XDG_CACHE_HOME` nor `HOME`.
-pub(crate) fn rollouts_root(vars: Vars<'_>) -> Option<PathBuf> {
-    evolution_project::rollout::rollouts_root(vars)
+/// The folder rollouts are made in, found through `vars` (a variable's value, `None` when
+/// unset or empty): `SKILL_EVOLVE_ROLLOUTS_DIR`, else `skill-evolve/rollouts` of
+/// `XDG_CACHE_HOME`, else of `HOME/.cache`; only an absolute folder counts.
+pub fn rollouts_root(vars: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let absolute = |name: &str| vars(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(dir) = absolute(ROLLOUTS_DIR_VAR) {
+        return Some(dir);
+    }
+    let cache =
+        absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    Some(cache.join("skill-evolve").join("rollouts"))
 }
 
 /// The user's home folder (absolute), when `HOME` names one.
@@ -147,7 +174,7 @@ pub(crate) fn home(vars: Vars<'_>) -> Option<PathBuf> {
 }
 
 /// Creates `dir` (and its parents) readable by the user only.
-fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
+fn make_private_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -157,7 +184,7 @@ fn make_private_dir(dir: &Path) -> anyhow::Result<()> {
     }
     builder
         .create(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))
+        .io(|| format!("cannot create {}", dir.display()))
 }
 
 /// Removes the rollout folders of `root` older than [`STALE_AFTER`] (a killed run's);
@@ -187,6 +214,31 @@ fn remove_stale(root: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_root_is_the_named_folder_or_the_users_cache() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            rollouts_root(&vars(&[("HOME", "/h")])),
+            Some(PathBuf::from("/h/.cache/skill-evolve/rollouts"))
+        );
+        assert_eq!(
+            rollouts_root(&vars(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/c")])),
+            Some(PathBuf::from("/c/skill-evolve/rollouts"))
+        );
+        assert_eq!(
+            rollouts_root(&vars(&[("HOME", "/h"), (ROLLOUTS_DIR_VAR, "/r")])),
+            Some(PathBuf::from("/r"))
+        );
+        assert_eq!(rollouts_root(&vars(&[("HOME", "relative")])), None);
+    }
 
     #[test]
     fn a_rollout_is_marked_lives_in_its_own_folder_and_is_removed() {

@@ -7,8 +7,9 @@
 
 use serde_json::Value;
 
-use super::events::{MAX_FIELD_CHARS, Outcome, Step, cap, content_text, copy_numbers};
-use super::{HostAgentArgs, HostStream};
+use crate::HostSettings;
+use crate::events::HostStream;
+use crate::events::{MAX_FIELD_CHARS, Outcome, Step, cap, content_text, copy_numbers};
 
 /// Where Claude Code reads project skills, relative to its working folder.
 pub(crate) const SKILLS_ROOT: &str = ".claude/skills";
@@ -18,7 +19,7 @@ pub(crate) const INSTRUCTIONS: &str = "CLAUDE.md";
 
 /// The arguments of one headless run (the prompt goes on stdin), `isolation`'s flags after
 /// the output's.
-pub(crate) fn arguments(args: &HostAgentArgs, isolation: &[String]) -> Vec<String> {
+pub(crate) fn arguments(args: &HostSettings, isolation: &[String]) -> Vec<String> {
     let mut out: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
         .map(str::to_owned)
         .to_vec();

@@ -8,8 +8,9 @@
 
 use serde_json::{Value, json};
 
-use super::events::{MAX_FIELD_CHARS, Outcome, Step, cap, copy_numbers};
-use super::{HostAgentArgs, HostStream};
+use crate::HostSettings;
+use crate::events::HostStream;
+use crate::events::{MAX_FIELD_CHARS, Outcome, Step, cap, copy_numbers};
 
 /// Where Codex reads a project's skills, relative to its working folder.
 pub(crate) const SKILLS_ROOT: &str = ".agents/skills";
@@ -19,7 +20,7 @@ pub(crate) const INSTRUCTIONS: &str = "AGENTS.md";
 
 /// The arguments of one headless run (the prompt, `-`, is read from stdin), `isolation`'s
 /// flags after the output's.
-pub(crate) fn arguments(args: &HostAgentArgs, isolation: &[String]) -> Vec<String> {
+pub(crate) fn arguments(args: &HostSettings, isolation: &[String]) -> Vec<String> {
     let mut out: Vec<String> = ["exec", "--json", "--skip-git-repo-check"]
         .map(str::to_owned)
         .to_vec();
