@@ -3,7 +3,7 @@
 //! `run` starts `skill-evolve host-agent <host>` when the run configuration says `[agent] host
 //! = …`; that command hands its stdin and stdout to [`serve`]. For each question it makes a
 //! fresh rollout folder outside every project with the host's own configuration home beside
-//! it ([`crate::isolation`]: only the skills under test, no user plugins or MCP servers, no
+//! it (the module `isolation`: only the skills under test, no user plugins or MCP servers, no
 //! session kept, the process marked as a rollout), installs the version under test there the
 //! way the host reads skills (`.claude/skills/<name>/SKILL.md` and `CLAUDE.md` for Claude Code,
 //! `.agents/skills/<name>/SKILL.md` and `AGENTS.md` for Codex), runs the host's CLI headless in

@@ -3,8 +3,8 @@
 //! The same host adapter serves the protocol agent (`[agent] host = …`: [`agent`] installs the
 //! version under test where the host reads skills and turns the host's event stream into trace
 //! steps), the optimizer's model (`[llm] provider = "claude-code"` or `"codex"`: [`HostLlm`]
-//! answers each chat request with one headless run) and the login check ([`check`]). Every run is isolated ([`isolation`]): a fresh
-//! folder outside every project, the host's own configuration home beside it with only what it
+//! answers each chat request with one headless run) and the login check ([`check`]). Every run
+//! is isolated (the private module `isolation`): a fresh folder outside every project, the host's own configuration home beside it with only what it
 //! needs to log in, no user plugins, MCP servers or skills, no session kept in the user's
 //! history, and the process marked with [`ROLLOUT_MARK`] so that a session-end hook or a
 //! harvest that meets it skips it.
