@@ -175,6 +175,9 @@ struct MeterState {
     phase: Option<Phase>,
     /// What each phase used.
     by_phase: BTreeMap<Phase, Usage>,
+    /// LLM calls started and not finished: they count against the calls cap, so calls made
+    /// at once cannot together pass it.
+    in_flight: u64,
 }
 
 impl MeterState {
@@ -307,18 +310,31 @@ impl Budget {
     /// The cap already reached.
     pub fn check_llm_call(&self) -> Result<(), BudgetExceeded> {
         let mut state = self.lock();
+        Budget::check_call(&self.limits, &mut state)
+    }
+
+    /// Reserves one LLM call under the caps: the call counts against the calls cap from now
+    /// until the returned slot is dropped (after [`Budget::record_llm_call`] or
+    /// [`Budget::record_failed_call`], or without either when the call was not billed).
+    fn reserve_llm_call(&self) -> Result<CallSlot<'_>, BudgetExceeded> {
+        let mut state = self.lock();
+        Budget::check_call(&self.limits, &mut state)?;
+        state.in_flight = state.in_flight.saturating_add(1);
+        Ok(CallSlot { budget: self })
+    }
+
+    /// [`Budget::check_llm_call`] on a locked state.
+    fn check_call(limits: &BudgetLimits, state: &mut MeterState) -> Result<(), BudgetExceeded> {
         if let Some(reason) = &state.stopped {
             return Err(reason.clone());
         }
         let usage = &state.usage;
         let tokens = usage.prompt_tokens.saturating_add(usage.completion_tokens);
-        let reason = match (
-            &self.limits.max_llm_calls,
-            &self.limits.max_tokens,
-            &self.limits.max_cost,
-        ) {
-            (Some(limit), _, _) if usage.llm_calls >= *limit => Some(BudgetExceeded::LlmCalls {
-                used: usage.llm_calls,
+        let calls = usage.llm_calls.saturating_add(state.in_flight);
+        let reason = match (&limits.max_llm_calls, &limits.max_tokens, &limits.max_cost) {
+            // Calls still running count as used: they will be recorded when they finish.
+            (Some(limit), _, _) if calls >= *limit => Some(BudgetExceeded::LlmCalls {
+                used: calls,
                 limit: *limit,
             }),
             (_, Some(limit), _) if tokens >= *limit => Some(BudgetExceeded::Tokens {
@@ -332,7 +348,7 @@ impl Budget {
             _ => None,
         };
         match reason {
-            Some(reason) => Err(Budget::stop(&mut state, reason)),
+            Some(reason) => Err(Budget::stop(state, reason)),
             None => Ok(()),
         }
     }
@@ -416,6 +432,19 @@ impl<P: LlmProvider> MeteredLlm<P> {
     }
 }
 
+/// An LLM call reserved under the calls cap, released when dropped (the call recorded, or
+/// given up, or its future cancelled).
+struct CallSlot<'a> {
+    budget: &'a Budget,
+}
+
+impl Drop for CallSlot<'_> {
+    fn drop(&mut self) {
+        let mut state = self.budget.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+    }
+}
+
 #[async_trait]
 impl<P: LlmProvider> LlmProvider for MeteredLlm<P> {
     async fn chat(
@@ -423,8 +452,9 @@ impl<P: LlmProvider> LlmProvider for MeteredLlm<P> {
         messages: &[ChatMessage],
         options: &ChatOptions,
     ) -> Result<LlmResponse, LlmError> {
-        self.budget
-            .check_llm_call()
+        let _slot = self
+            .budget
+            .reserve_llm_call()
             .map_err(|e| LlmError::new(LlmErrorKind::Cancelled, e.to_string()))?;
         match self.inner.chat(messages, options).await {
             Ok(response) => {

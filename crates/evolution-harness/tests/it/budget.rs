@@ -299,3 +299,46 @@ fn preflight_estimate_is_the_worst_case_and_names_the_caps_it_passes() {
       over caps (the run will stop early): rollouts 1260 > cap 1000
     ");
 }
+
+/// Answers after a pause, so calls made at once overlap.
+struct Slow;
+
+#[async_trait::async_trait]
+impl LlmProvider for Slow {
+    async fn chat(
+        &self,
+        _messages: &[ChatMessage],
+        _options: &ChatOptions,
+    ) -> Result<LlmResponse, evolution_types::LlmError> {
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        Ok(response("any", 1, 1))
+    }
+}
+
+#[tokio::test]
+async fn calls_made_at_once_never_pass_the_call_cap_together() {
+    let budget = Arc::new(
+        Budget::new(BudgetLimits {
+            max_llm_calls: Some(2),
+            ..BudgetLimits::default()
+        })
+        .unwrap(),
+    );
+    let metered = MeteredLlm::new(Slow, Arc::clone(&budget));
+    let msgs = [ChatMessage::user("hi")];
+    let opts = ChatOptions::default();
+    let (a, b, c, d, e) = tokio::join!(
+        metered.chat(&msgs, &opts),
+        metered.chat(&msgs, &opts),
+        metered.chat(&msgs, &opts),
+        metered.chat(&msgs, &opts),
+        metered.chat(&msgs, &opts),
+    );
+    let answered = [a, b, c, d, e].iter().filter(|r| r.is_ok()).count();
+    assert_eq!(answered, 2);
+    assert_eq!(budget.usage().llm_calls, 2);
+    // Once those finished the cap is reached, and stays so.
+    let err = metered.chat(&msgs, &opts).await.unwrap_err();
+    assert_eq!(err.kind(), LlmErrorKind::Cancelled);
+    assert_eq!(budget.usage().llm_calls, 2);
+}
