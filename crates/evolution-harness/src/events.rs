@@ -129,6 +129,16 @@ pub enum HarnessEvent {
         /// Losses so far.
         l: u64,
     },
+    /// The run measured the agent's self-disagreement on training questions and chose how
+    /// many times each arm answers each gate question.
+    AnswersChosen {
+        /// Training questions answered twice by the same version.
+        questions: usize,
+        /// Of them, answered right once and wrong once.
+        disagreed: usize,
+        /// The answers per gate question chosen.
+        answers_per_question: u32,
+    },
     /// A budget cap stopped the run.
     BudgetStop {
         /// Which cap.

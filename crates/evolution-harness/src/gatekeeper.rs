@@ -2,7 +2,7 @@
 //! (advance the store, start probation if provisional) or reject (its edits
 //! blacklisted, with no gate figure).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use evolution_types::{
     EvolutionRecord, GATE_REJECTED_REASON, GeneratedQuestion, Prediction, RejectedEdit,
@@ -95,6 +95,16 @@ pub struct Gatekeeper {
     /// epoch's proposals on the screen ([`crate::run_evolution`]).
     #[serde(default)]
     best_per_epoch: Option<usize>,
+    /// The answers each arm gives each gate question, when more than one
+    /// ([`Gatekeeper::with_answers_per_question`]).
+    #[serde(default)]
+    answers_per_question: Option<u32>,
+    /// How the answers per question are chosen when the run measures the agent first.
+    #[serde(default)]
+    auto_answers: Option<crate::repeat::AutoAnswers>,
+    /// The agent's self-disagreement, once measured.
+    #[serde(default)]
+    agent_noise: Option<crate::repeat::AgentNoise>,
     /// The baseline answers of the screens, by version (training questions).
     #[serde(default)]
     screen_cache: BaselineCache,
@@ -126,6 +136,9 @@ impl Gatekeeper {
             carry_over: false,
             screen: None,
             best_per_epoch: None,
+            answers_per_question: None,
+            auto_answers: None,
+            agent_noise: None,
             screen_cache: BaselineCache::new(),
             pending: None,
             discordance: DiscordanceTally::default(),
@@ -179,6 +192,54 @@ impl Gatekeeper {
     pub fn with_best_per_epoch(mut self, candidates: usize) -> Self {
         self.best_per_epoch = Some(candidates.max(1));
         self
+    }
+
+    /// Asks each gate question `answers` times of each arm, each try its own pair
+    /// ([`crate::repeat_questions`]): for a stochastic agent, more pairs from the same
+    /// questions, so more power on them at the same level (the pool boundary is calibrated
+    /// for all the pairs). The claim is then about these questions, given them; for an agent
+    /// that answers alike every time a repeat adds only cost. Applied after the pool cap
+    /// (which counts questions, not answers); 1 or less asks once, above
+    /// [`crate::MAX_ANSWERS_PER_QUESTION`] that many.
+    #[must_use]
+    pub fn with_answers_per_question(mut self, answers: u32) -> Self {
+        let answers = answers.clamp(1, crate::repeat::MAX_ANSWERS_PER_QUESTION);
+        self.answers_per_question = (answers > 1).then_some(answers);
+        self
+    }
+
+    /// The answers each arm gives each gate question (1 unless set).
+    pub fn answers_per_question(&self) -> u32 {
+        self.answers_per_question.unwrap_or(1)
+    }
+
+    /// Lets the loop choose the answers per question ([`crate::run_evolution`]): before the
+    /// first gate test it asks `auto.questions` training questions a second time of the
+    /// same version, and [`AutoAnswers::choose`](crate::AutoAnswers::choose) decides from
+    /// the share answered differently. Replaces [`Gatekeeper::with_answers_per_question`].
+    #[must_use]
+    pub fn with_auto_answers(mut self, auto: crate::repeat::AutoAnswers) -> Self {
+        self.auto_answers = Some(auto);
+        self.answers_per_question = None;
+        self
+    }
+
+    /// The rule choosing the answers per question, while it has not chosen yet.
+    pub fn answers_to_choose(&self) -> Option<crate::repeat::AutoAnswers> {
+        self.auto_answers.filter(|_| self.agent_noise.is_none())
+    }
+
+    /// Records the agent's measured self-disagreement and the answers per question chosen
+    /// from it (for the rest of the run: it is saved with the gatekeeper).
+    pub fn settle_answers(&mut self, noise: crate::repeat::AgentNoise, answers: u32) {
+        self.agent_noise = Some(noise);
+        let answers = answers.clamp(1, crate::repeat::MAX_ANSWERS_PER_QUESTION);
+        self.answers_per_question = (answers > 1).then_some(answers);
+    }
+
+    /// The agent's self-disagreement, when the run measured it.
+    pub fn agent_noise(&self) -> Option<crate::repeat::AgentNoise> {
+        self.agent_noise
     }
 
     /// The most candidates of one epoch the loop gates, when capped.
@@ -454,6 +515,10 @@ impl Gatekeeper {
             questions = fixed_question_order(&questions, self.config.seed);
             questions.truncate(pool);
         }
+        // Each question asked several times of each arm, when set; the ledger keeps the
+        // questions, not the tries.
+        let repeated = crate::repeat::repeat_questions(&questions, self.answers_per_question());
+        let questions = repeated.questions.clone();
         // The stricter of the run's level and the ledger's decides the thresholds.
         let strictest = [level, test.as_ref().map(|t| t.level)]
             .into_iter()
@@ -559,7 +624,13 @@ impl Gatekeeper {
                     e_value: Some(e_value),
                     decision: Some(decision),
                     accepted,
-                    questions: outcome.observed.keys().cloned().collect(),
+                    questions: outcome
+                        .observed
+                        .keys()
+                        .map(|id| repeated.original(id).to_owned())
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect(),
                 },
             )?;
         }

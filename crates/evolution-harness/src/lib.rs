@@ -173,6 +173,7 @@ mod package;
 mod phase;
 mod probation;
 mod question_set;
+mod repeat;
 mod reply_schemas;
 mod runner;
 mod screen;
@@ -214,6 +215,10 @@ pub use crate::kernel::KernelProposer;
 pub use crate::ledger::{LedgerError, LedgerOutcome, LedgerTest, TestLedger};
 pub use crate::package::{PackageFile, SkillPackage, package_path_problem};
 pub use crate::phase::Phase;
+pub use crate::repeat::{
+    AgentNoise, AutoAnswers, MAX_ANSWERS_PER_QUESTION, RepeatedQuestions, repeat_id,
+    repeat_questions,
+};
 pub use crate::screen::{SCREEN_RUN_MARKER, ScreenOutcome, ScreenRule};
 
 pub use crate::probation::{Probation, ProbationOutcome};

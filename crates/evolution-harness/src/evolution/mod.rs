@@ -53,6 +53,7 @@ mod documents;
 mod epoch;
 mod gating;
 mod guidance;
+mod noise;
 mod proposal;
 mod state;
 mod watch;
@@ -363,6 +364,7 @@ async fn drive(
     let mut previous_train = None;
     while state.stopped.is_none() {
         let train = epoch::run_training(ctx, config, state).await?;
+        noise::choose_answers(ctx, config, state, &train).await?;
         epoch::propose(ctx, config, state, &train).await?;
         loop {
             gating::gate_pending(ctx, config, provenance, state, &train).await?;

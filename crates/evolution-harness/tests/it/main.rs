@@ -12,6 +12,7 @@ mod kernel;
 mod persist;
 mod preferences;
 mod prompts;
+mod repeats;
 mod reply_schemas;
 mod runner;
 mod schema_replies;

@@ -94,6 +94,22 @@ pub fn event_line(event: &HarnessEvent) -> Option<String> {
             Some(format!("budget cap reached: {exceeded}"))
         }
         HarnessEvent::InputSkipped { file, reason } => Some(format!("skipped {file}: {reason}")),
+        HarnessEvent::AnswersChosen {
+            questions,
+            disagreed,
+            answers_per_question,
+        } => Some(if *answers_per_question > 1 {
+            format!(
+                "the agent answered {disagreed} of {questions} training question(s) differently \
+                 when asked again: each arm answers each gate question {answers_per_question} \
+                 times"
+            )
+        } else {
+            format!(
+                "the agent answered {disagreed} of {questions} training question(s) differently \
+                 when asked again: each arm answers each gate question once"
+            )
+        }),
         _ => None,
     }
 }

@@ -10,3 +10,4 @@ mod follower;
 )]
 mod gate_bench;
 mod gate_real;
+mod new_user;

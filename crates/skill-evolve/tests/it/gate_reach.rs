@@ -23,7 +23,12 @@ fn default_gate() -> String {
 /// `E ≥ 3 / 0.05 = 60`; with no loss `E(W, 0) = (2^(W+1) − 1)/(W + 1)` first passes 60 at
 /// `W = 9` (102.3; `E(8, 0) = 56.8`).
 fn e_process_gate() -> String {
-    default_gate().replace("[gate]\n", "[gate]\ncalibration = \"e-process\"\n")
+    asked_once(&default_gate()).replace("[gate]\n", "[gate]\ncalibration = \"e-process\"\n")
+}
+
+/// `config` with each gate question asked once, as of an agent that answers alike.
+fn asked_once(config: &str) -> String {
+    config.replace("[gate]\n", "[gate]\nanswers_per_question = 1\n")
 }
 
 /// The seed preset with both accept thresholds at e-LOND's first level over `horizon`.
@@ -39,7 +44,8 @@ fn first_level(horizon: u32) -> Gate {
 
 #[test]
 fn by_default_the_pre_flight_states_the_level_the_power_and_the_questions_power_needs() {
-    // 40 questions: 20 for the gate, tested at 0.05 / 3 by a boundary exact for them.
+    // 40 questions: 20 for the gate, each asked twice of a stochastic agent (40 pairs, the
+    // pairs "auto" aims at), tested at 0.05 / 3 by a boundary exact for them.
     let dir = run_workspace_with(&default_gate(), 40);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
@@ -51,19 +57,21 @@ fn by_default_the_pre_flight_states_the_level_the_power_and_the_questions_power_
         ..GateParams::default()
     })
     .unwrap();
-    let boundary = evolution_harness::pool_boundary(&gate, 20, level, 0.5, &[5])
+    let boundary = evolution_harness::pool_boundary(&gate, 40, level, 0.5, &[5])
         .unwrap()
         .unwrap();
     assert!(
         stdout.contains(
-            "gate reach: 20 gate question(s); the first candidate is tested at level 0.0167 \
+            "gate reach: 40 pairs (20 gate questions × 2 answers); the first candidate is tested \
+             at level 0.0167 \
              (e-LOND spreads fdr_alpha 0.05 over the 3 candidate(s) this run can gate at most"
         ),
         "{stdout}"
     );
     assert!(
         stdout.contains(&format!(
-            "calibrated exactly for its 20 gate question(s); worst-case false accept {:.4}",
+            "calibrated exactly for its 40 pairs (20 gate questions × 2 answers); worst-case \
+             false accept {:.4}",
             boundary.false_accept()
         )),
         "{stdout}"
@@ -73,7 +81,8 @@ fn by_default_the_pre_flight_states_the_level_the_power_and_the_questions_power_
     let (record, _) = floor.smallest().unwrap();
     assert!(
         stdout.contains(&format!(
-            "with 20 gate questions an accept needs at least {} wins and no loss \
+            "with 40 pairs (20 gate questions × 2 answers) an accept needs at least {} wins and \
+             no loss \
              (accept_confirmed after {} questions)",
             record.wins, record.questions
         )),
@@ -99,7 +108,24 @@ fn by_default_the_pre_flight_states_the_level_the_power_and_the_questions_power_
         stdout.contains("gate questions needed at a 70% win rate: "),
         "{stdout}"
     );
-    // 20 gate questions, half of them ties, find few improvements: the pre-flight says so.
+    // Asked once, as of an agent that answers alike: the power the same questions give then.
+    let once = evolution_harness::pool_boundary(&gate, 20, level, 0.5, &[5])
+        .unwrap()
+        .unwrap();
+    let power_once = evolution_gate::pool_accept_probability(&gate, &once, &[5], 0.7, 0.5).unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "answers per gate question: 2 when the agent answers differently when asked again \
+             (measured on training questions when the run starts), else 1 — then power \
+             {power_once:.3} at a 70% win rate"
+        )),
+        "{stdout}"
+    );
+    // Asked once, 20 gate questions, half of them ties, find few improvements: the
+    // pre-flight says so.
+    let dir = run_workspace_with(&asked_once(&default_gate()), 40);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("warning: power "), "{stdout}");
 }
 
@@ -204,16 +230,35 @@ fn a_gate_set_no_record_can_pass_is_refused_before_any_rollout() {
     assert!(out.status.success(), "{out:?}");
     // Calibrated for its pool, level 0.05 / 3 needs six wins in a row (2^-6 ≤ 1/60): 8 gate
     // questions are enough, 4 are not.
-    let dir = run_workspace_with(&default_gate(), 16);
+    let dir = run_workspace_with(&asked_once(&default_gate()), 16);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert!(out.status.success(), "{out:?}");
-    let dir = run_workspace_with(&default_gate(), 8);
+    let dir = run_workspace_with(&asked_once(&default_gate()), 8);
     let out = run_config(dir.path(), &["--dry-run"]);
     assert_one_line_error(
         &out,
         "the 4 gate question(s) cannot accept any candidate: the first is tested at level 0.0167",
     );
     assert_one_line_error(&out, "and at least 6 gate questions are needed");
+    // With "auto" the same 4 gate questions are asked 5 times of a stochastic agent: 20
+    // pairs can accept, and the pre-flight says what asking once would give.
+    let dir = run_workspace_with(&default_gate(), 8);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("gate reach: 20 pairs (4 gate questions × 5 answers)")
+            && stdout.contains("else 1 — then no record can be accepted"),
+        "{stdout}"
+    );
+    // One gate question cannot accept even asked 5 times (five wins in a row happen 1/32 of
+    // the time by chance, above 0.05 / 3): refused.
+    let dir = run_workspace_with(&default_gate(), 2);
+    let out = run_config(dir.path(), &["--dry-run"]);
+    assert_one_line_error(
+        &out,
+        "the 5 pairs (1 gate question × 5 answers) cannot accept any candidate",
+    );
 }
 
 #[test]

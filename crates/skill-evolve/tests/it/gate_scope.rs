@@ -77,7 +77,7 @@ fn project(counts: [usize; 3], gate_share: f64) -> tempfile::TempDir {
             "[run]\nname = \"desk\"\nskills = \"skills\"\nmax_epochs = 1\n\n\
              [agent]\ncommand = [\"sh\", \"agent.sh\"]\ntimeout_secs = 30\n\n\
              [questions]\nfile = \"questions.jsonl\"\ntrain = {:?}\ngate = {gate_share:?}\nseed = 3\n\n\
-             [gate]\nparams = \"calibrated\"\nladder = [6, 12]\ncalibration = \"e-process\"\n\n\
+             [gate]\nparams = \"calibrated\"\nladder = [6, 12]\ncalibration = \"e-process\"\nanswers_per_question = 1\n\n\
              [skills]\nrefund = \"refunds\"\n\n\
              [llm.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
             1.0 - gate_share

@@ -19,7 +19,9 @@ fn ledger_config(agent: &Path, base_url: &str, extra: &str) -> String {
         .replace("max_epochs = 2", "max_epochs = 1")
         .replace(
             "ladder = [6, 12]",
-            &format!("ladder = [6, 12]\nledger = true\nledger_horizon = 10\n{extra}"),
+            &format!(
+                "ladder = [6, 12]\nanswers_per_question = 1\nledger = true\nledger_horizon = 10\n{extra}"
+            ),
         )
 }
 

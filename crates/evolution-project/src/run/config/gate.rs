@@ -6,13 +6,13 @@ use evolution_gate::{
     ladder_accept_probability,
 };
 use evolution_harness::{
-    Calibration, ELond, GammaSequence, Gatekeeper, LedgerBudget, ScreenRule, TestLevel,
-    ValidationConfig, params_for_level,
+    AgentNoise, AutoAnswers, Calibration, ELond, GammaSequence, Gatekeeper, LedgerBudget,
+    MAX_ANSWERS_PER_QUESTION, ScreenRule, TestLevel, ValidationConfig, params_for_level,
 };
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::reach::{MAX_NEEDED_QUESTIONS, MAX_POWER_QUESTIONS};
+use super::reach::{MAX_NEEDED_QUESTIONS, MAX_POWER_QUESTIONS, NEEDED_AT_WIN_RATE};
 use super::*;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
@@ -79,6 +79,8 @@ pub(super) struct GateSection {
     screen: Option<Spanned<usize>>,
     /// Gate at most this many candidates an epoch, the best on the screen.
     best_per_epoch: Option<Spanned<usize>>,
+    /// The answers each arm gives each gate question, or "auto".
+    answers_per_question: Option<Spanned<CountOrAuto>>,
     /// The risk of the gate's tie-aware futility exit, or "off".
     #[serde(default = "default_futility")]
     futility_risk: Spanned<LevelOrOff>,
@@ -111,6 +113,7 @@ impl Default for GateSection {
             carry_over: default_carry_over(),
             screen: None,
             best_per_epoch: None,
+            answers_per_question: None,
             futility_risk: default_futility(),
             calibration: None,
             discordance: None,
@@ -124,6 +127,24 @@ impl Default for GateSection {
 pub(super) enum LevelOrOff {
     Level(f64),
     Word(String),
+}
+
+/// `[gate] answers_per_question`: a number, or a word (only `"auto"` is valid).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(super) enum CountOrAuto {
+    Count(i64),
+    Word(String),
+}
+
+/// How many times each arm answers each gate question.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AnswersPerQuestion {
+    /// This many, fixed by the configuration.
+    Fixed(u32),
+    /// Chosen by the run before its first gate test from the agent's measured
+    /// self-disagreement ([`AutoAnswers`]): once for an agent that answers alike.
+    Auto(AutoAnswers),
 }
 
 /// The run-wide false-discovery rate `run` controls unless told otherwise.
@@ -209,6 +230,9 @@ pub struct GateSettings {
     /// `[gate] best_per_epoch`: at most this many candidates of an epoch are gated, those
     /// that did best on the screen; the run's e-LOND horizon counts them, not the proposals.
     pub best_per_epoch: Option<usize>,
+    /// `[gate] answers_per_question`: each arm answers each gate question this many times,
+    /// every try its own pair, or as many as the run chooses (`"auto"`, the default).
+    pub answers_per_question: AnswersPerQuestion,
     /// `[gate] calibration` (and `discordance`): each test's boundary exactly for its pool
     /// (the default), or the e-process's thresholds.
     pub calibration: Calibration,
@@ -285,8 +309,41 @@ impl GateSettings {
         horizon: u64,
         ledger: Option<LedgerReach>,
     ) -> anyhow::Result<GateReach> {
-        // A candidate draws at most `pool` of them.
-        let questions = self.pool.map_or(questions, |pool| questions.min(pool));
+        // A candidate draws at most `pool` of them, each answered `answers` times by each arm;
+        // chosen by the run, as many as a stochastic agent would be asked for.
+        let distinct = self.pool.map_or(questions, |pool| questions.min(pool));
+        let (answers, auto) = match self.answers_per_question {
+            AnswersPerQuestion::Fixed(k) => (k, false),
+            AnswersPerQuestion::Auto(auto) => {
+                let stochastic = AgentNoise {
+                    questions: auto.questions,
+                    disagreed: auto.questions,
+                };
+                (auto.choose(stochastic, distinct), true)
+            }
+        };
+        let pairs = distinct.saturating_mul(answers as usize);
+        let mut reach = self.reach_of_pairs(pairs, horizon, ledger.clone())?;
+        reach.distinct = distinct;
+        reach.answers = answers;
+        if auto && answers > 1 {
+            let alike = self.reach_of_pairs(distinct, horizon, ledger)?;
+            reach.alike = Some(
+                alike
+                    .power_at(NEEDED_AT_WIN_RATE)
+                    .filter(|_| !alike.cannot_accept()),
+            );
+        }
+        Ok(reach)
+    }
+
+    /// [`GateSettings::reach_with`] for `questions` pairs.
+    fn reach_of_pairs(
+        &self,
+        questions: usize,
+        horizon: u64,
+        ledger: Option<LedgerReach>,
+    ) -> anyhow::Result<GateReach> {
         if let Calibration::Pool { discordance } = self.calibration {
             return self.pool_reach(questions, horizon, ledger, discordance);
         }
@@ -318,6 +375,9 @@ impl GateSettings {
         Ok(GateReach {
             best_per_epoch: self.best_per_epoch,
             questions,
+            distinct: questions,
+            answers: 1,
+            alike: None,
             e_confirm: params.e_confirm,
             e_provisional: params.e_provisional,
             fdr: self.fdr_alpha.map(|alpha| (alpha, horizon.max(1))),
@@ -379,6 +439,15 @@ impl GateSettings {
         if let Some(best) = self.best_per_epoch {
             settings.push(("[gate] best_per_epoch", best.to_string()));
         }
+        match self.answers_per_question {
+            AnswersPerQuestion::Fixed(1) => {}
+            AnswersPerQuestion::Fixed(k) => {
+                settings.push(("[gate] answers_per_question", k.to_string()));
+            }
+            AnswersPerQuestion::Auto(auto) => {
+                settings.push(("[gate] answers_per_question", format!("auto {auto:?}")));
+            }
+        }
         if let Calibration::Pool { discordance } = self.calibration {
             settings.push(("[gate] calibration", format!("pool {discordance:?}")));
         }
@@ -436,6 +505,10 @@ impl GateSettings {
         if let Some(best) = self.best_per_epoch {
             keeper = keeper.with_best_per_epoch(best);
         }
+        keeper = match self.answers_per_question {
+            AnswersPerQuestion::Fixed(k) => keeper.with_answers_per_question(k),
+            AnswersPerQuestion::Auto(auto) => keeper.with_auto_answers(auto),
+        };
         Ok(match self.fdr_alpha {
             Some(alpha) => keeper.with_fdr(
                 ELond::new(
@@ -528,6 +601,7 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         Some(k) => Some(*k.get_ref()),
         None => None,
     };
+    let answers_per_question = answers_per_question(src, g.answers_per_question.as_ref())?;
     Ok(GateSettings {
         params,
         preset,
@@ -541,8 +615,41 @@ pub(super) fn check_gate(src: &Source<'_>, g: &GateSection) -> anyhow::Result<Ga
         carry_over: g.carry_over,
         screen,
         best_per_epoch,
+        answers_per_question,
         calibration,
     })
+}
+
+/// `[gate] answers_per_question`: from 1 to [`MAX_ANSWERS_PER_QUESTION`], or `"auto"` (unset).
+fn answers_per_question(
+    src: &Source<'_>,
+    value: Option<&Spanned<CountOrAuto>>,
+) -> anyhow::Result<AnswersPerQuestion> {
+    let Some(value) = value else {
+        return Ok(AnswersPerQuestion::Auto(AutoAnswers::default()));
+    };
+    match value.get_ref() {
+        CountOrAuto::Word(w) if w == "auto" => Ok(AnswersPerQuestion::Auto(AutoAnswers::default())),
+        CountOrAuto::Count(k) => match u32::try_from(*k) {
+            Ok(k) if (1..=MAX_ANSWERS_PER_QUESTION).contains(&k) => {
+                Ok(AnswersPerQuestion::Fixed(k))
+            }
+            _ => Err(src.at(
+                value.span(),
+                format!(
+                    "[gate] answers_per_question must be from 1 to {MAX_ANSWERS_PER_QUESTION} \
+                     or \"auto\", not {k}"
+                ),
+            )),
+        },
+        CountOrAuto::Word(w) => Err(src.at(
+            value.span(),
+            format!(
+                "[gate] answers_per_question must be from 1 to {MAX_ANSWERS_PER_QUESTION} or \
+                 \"auto\", not {w:?}"
+            ),
+        )),
+    }
 }
 
 /// `[gate] calibration` and `[gate] discordance`.

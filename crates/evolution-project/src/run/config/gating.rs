@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::agent::{AgentSection, AgentSettings, check_agent};
-use super::gate::{GateSection, GateSettings, check_gate};
+use super::gate::{AnswersPerQuestion, GateSection, GateSettings, check_gate};
 use super::preferences::{PreferencesSection, check_preferences};
 use super::probation::hold_back_probation;
 use super::questions::{QuestionsSection, check_questions};
@@ -146,7 +146,12 @@ pub fn load_gating(
         &base,
         &skill_files,
     )?;
-    let gate_settings = check_gate(&src, &file.gate)?;
+    let mut gate_settings = check_gate(&src, &file.gate)?;
+    // A gated session has no training run to measure the agent's noise on: each gate question
+    // is asked once unless the file sets a number.
+    if let AnswersPerQuestion::Auto(_) = gate_settings.answers_per_question {
+        gate_settings.answers_per_question = AnswersPerQuestion::Fixed(1);
+    }
     let split = hold_back_probation(
         &src,
         file.gate.probation.as_ref(),

@@ -81,6 +81,9 @@
 //!                                 # current version ("off": use the gate questions up)
 //! # carry_over = false            # an accepted candidate's answers are the new baseline's
 //!                                 # (for an agent that answers alike every time)
+//! # answers_per_question = "auto" # each arm answers each gate question this many times
+//!                                 # (1 to 10); "auto": once for an agent that answers alike,
+//!                                 # up to 5 for one that does not (measured first)
 //!
 //! [budget]                        # evolution-harness BudgetLimits; unknown keys are errors
 //! max_llm_calls = 400
@@ -138,8 +141,8 @@ pub use self::agent::{AgentSettings, BASIC_ENV};
 use self::candidates::{capped_horizon, companions_of, horizon_of};
 use self::evolve::{EvolveSection, check_evolve};
 pub use self::gate::{
-    DEFAULT_DISCORDANCE, DEFAULT_FDR_ALPHA, DEFAULT_FUTILITY_RISK, DEFAULT_LEDGER_HORIZON,
-    GateSettings, POOL_LAMBDA_DIR,
+    AnswersPerQuestion, DEFAULT_DISCORDANCE, DEFAULT_FDR_ALPHA, DEFAULT_FUTILITY_RISK,
+    DEFAULT_LEDGER_HORIZON, GateSettings, POOL_LAMBDA_DIR,
 };
 use self::gate::{GateSection, check_gate};
 pub use self::gating::{GatingConfig, load_gating};

@@ -86,6 +86,9 @@ impl GateSettings {
         Ok(GateReach {
             best_per_epoch: self.best_per_epoch,
             questions,
+            distinct: questions,
+            answers: 1,
+            alike: None,
             e_confirm: 1.0 / level,
             e_provisional: 1.0 / level,
             fdr: self.fdr_alpha.map(|alpha| (alpha, horizon.max(1))),

@@ -48,8 +48,17 @@ pub const POWER_WIN_RATES: [f64; 2] = [0.6, 0.7];
 /// `horizon / fdr_alpha` until the run's first accept).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GateReach {
-    /// Gate questions the candidate is tested on.
+    /// Pairs the candidate is tested on: its gate questions times the answers per question.
     pub questions: usize,
+    /// Its gate questions.
+    pub distinct: usize,
+    /// The answers each arm gives each gate question (`[gate] answers_per_question`; with
+    /// `"auto"`, as many as a stochastic agent would be asked for).
+    pub answers: u32,
+    /// With `answers_per_question = "auto"` and more than one answer above: the power at a
+    /// 70 % win rate if the agent turns out to answer alike and each question is asked once
+    /// (`Some(None)`: then no record can be accepted).
+    pub alike: Option<Option<f64>>,
     /// The e-value a confirmed accept of the first candidate needs.
     pub e_confirm: f64,
     /// The e-value a provisional accept of the first candidate needs.
@@ -125,8 +134,8 @@ pub fn refuse_unreachable(path: &Path, reaches: &[GateReach]) -> anyhow::Result<
                         )
                     };
                     let whose = r.scope.as_ref().map_or_else(
-                        || format!("the whole gate set: {} gate question(s)", r.questions),
-                        |scope| scope.words(r.questions),
+                        || format!("the whole gate set: {}", r.counted_as("gate question(s)")),
+                        |scope| scope.words(r.distinct),
                     );
                     format!("  {whose}; {}{level}", r.needed())
                 })
@@ -156,6 +165,50 @@ pub fn refuse_unreachable(path: &Path, reaches: &[GateReach]) -> anyhow::Result<
 }
 
 impl GateReach {
+    /// The power at win rate `p` (the pool's, or the e-process's), when computed.
+    pub fn power_at(&self, p: f64) -> Option<f64> {
+        let power = self.pool.as_ref().map_or(&self.power, |pool| &pool.power);
+        power.iter().find(|(q, _)| *q == p).map(|(_, power)| *power)
+    }
+
+    /// `8 gate questions`, or `40 pairs (8 gate questions × 5 answers)`.
+    pub fn counted(&self) -> String {
+        self.counted_as("gate questions")
+    }
+
+    /// [`GateReach::counted`] with `noun` for the gate questions when each is asked once.
+    fn counted_as(&self, noun: &str) -> String {
+        if self.answers > 1 {
+            let questions = if self.distinct == 1 {
+                "gate question"
+            } else {
+                "gate questions"
+            };
+            format!(
+                "{} pairs ({} {questions} × {} answers)",
+                self.questions, self.distinct, self.answers
+            )
+        } else {
+            format!("{} {noun}", self.questions)
+        }
+    }
+
+    /// The line on the answers per question the run chooses, empty when they are fixed.
+    fn answers_line(&self) -> String {
+        let Some(alike) = self.alike else {
+            return String::new();
+        };
+        let then = match alike {
+            Some(power) => format!("power {power:.3} at a 70% win rate"),
+            None => "no record can be accepted".to_owned(),
+        };
+        format!(
+            "  answers per gate question: {} when the agent answers differently when asked \
+             again (measured on training questions when the run starts), else 1 — then {then}\n",
+            self.answers
+        )
+    }
+
     /// The same reach, said of the skill `scope` (its own gate questions).
     #[must_use]
     pub fn scoped(mut self, scope: ReachScope) -> Self {
@@ -212,13 +265,13 @@ impl GateReach {
         let mut out = match &self.scope {
             Some(scope) => format!(
                 "gate reach of skill {}; the first candidate {} {}\n",
-                scope.words(self.questions),
+                scope.words(self.distinct),
                 self.level_verb(),
                 self.level_words()
             ),
             None => format!(
-                "gate reach: {} gate question(s); the first candidate {} {}\n",
-                self.questions,
+                "gate reach: {}; the first candidate {} {}\n",
+                self.counted_as("gate question(s)"),
                 self.level_verb(),
                 self.level_words()
             ),
@@ -232,9 +285,9 @@ impl GateReach {
         match floor.smallest() {
             Some((record, decision)) => {
                 out.push_str(&format!(
-                    "  with {} gate questions an accept needs at least {} wins and no loss ({} after {} \
+                    "  with {} an accept needs at least {} wins and no loss ({} after {} \
                      questions)\n",
-                    self.questions,
+                    self.counted(),
                     record.wins,
                     decision_words(decision),
                     record.questions
@@ -260,10 +313,14 @@ impl GateReach {
             None => out.push_str(&format!("  no record can be accepted: {}\n", self.needed())),
         }
         if let Some(n) = self.fewest_questions {
-            out.push_str(&format!(
-                "  the fewest gate questions any accept needs: {n}\n"
-            ));
+            let what = if self.answers > 1 {
+                "pairs"
+            } else {
+                "gate questions"
+            };
+            out.push_str(&format!("  the fewest {what} any accept needs: {n}\n"));
         }
+        out.push_str(&self.answers_line());
         if let Some(pool) = &self.pool {
             out.push_str(&pool.power_lines());
         }
@@ -289,6 +346,11 @@ impl GateReach {
             _ => String::new(),
         };
         match self.fewest_questions {
+            Some(n) if self.answers > 1 => format!(
+                "at least {n} pairs are needed ({} gate questions asked {} times){fresh}",
+                n.div_ceil(u64::from(self.answers)),
+                self.answers
+            ),
             Some(n) => format!("at least {n} gate questions are needed{fresh}"),
             None => format!("not even {MAX_NEEDED_QUESTIONS} gate questions would do{fresh}"),
         }
@@ -298,20 +360,20 @@ impl GateReach {
     pub fn refusal(&self) -> String {
         match &self.scope {
             Some(scope) => format!(
-                "skill {}: the {} gate question(s) of its task types cannot accept any \
+                "skill {}: the {} of its task types cannot accept any \
                  candidate of this skill (of {} gate questions in all): the first is tested at \
                  {}, and {}; add questions of its task types, raise [questions] gate, or map \
                  more task types to it in [skills] (nothing was run)",
                 scope.skill,
-                self.questions,
+                self.counted_as("gate question(s)"),
                 scope.of,
                 self.level_words(),
                 self.needed()
             ),
             None => format!(
-                "the {} gate question(s) cannot accept any candidate: the first is tested at {}, \
+                "the {} cannot accept any candidate: the first is tested at {}, \
                  and {}; add questions or raise [questions] gate (nothing was run)",
-                self.questions,
+                self.counted_as("gate question(s)"),
                 self.level_words(),
                 self.needed()
             ),
@@ -394,14 +456,14 @@ impl PoolReach {
             _ => String::new(),
         };
         format!(
-            "level {} ({how}{}), calibrated exactly for its {} gate question(s){exact}",
+            "level {} ({how}{}), calibrated exactly for its {}{exact}",
             fmt_level(self.level),
             reach
                 .ledger
                 .as_ref()
                 .map(|l| format!("; the ledger of {} binds when stricter", l.skill))
                 .unwrap_or_default(),
-            reach.questions,
+            reach.counted_as("gate question(s)"),
         )
     }
 
