@@ -5,8 +5,7 @@
 
 use serde_json::json;
 
-use crate::fifth::{at, at_json, b64_body, password, url_password};
-use crate::fifth_keys::key_cases;
+use crate::fifth_gen::{at, at_json, b64_body, password, url_password};
 use crate::secrets::{ALNUM, B64, B64URL, Case, HEX, Rng, base64, mixed};
 
 /// Configuration files of many syntaxes with a password in them.
@@ -654,6 +653,5 @@ pub(crate) fn config_cases(r: &mut Rng) -> Vec<Case> {
     let mut out = files(r);
     out.extend(connections(r));
     out.extend(package_managers(r));
-    out.extend(key_cases(r));
     out
 }

@@ -1,7 +1,7 @@
 //! The fifth held-out set's command lines: the flags, positional arguments and inline
 //! assignments through which common tools take a password, key or token.
 
-use crate::fifth::{at, password, url_password};
+use crate::fifth_gen::{at, password, url_password};
 use crate::secrets::{ALNUM, B64, Case, HEX, Rng, base64, mixed};
 
 /// A password safe inside single quotes and as a bare shell word (no quote, space, `$`,

@@ -3,7 +3,7 @@
 //! wrappers), signed storage URLs, chat webhooks, high-entropy values beside secret-like
 //! names, and values that start with or hold punctuation.
 
-use crate::fifth::{at, b64_body, password};
+use crate::fifth_gen::{at, b64_body, password};
 use crate::secrets::{ALNUM, B64, B64URL, Case, DIGITS, HEX, Rng, base64, mixed};
 
 /// A PEM body of `lines` full lines of 64 base64 characters and a shorter last one.

@@ -5,7 +5,7 @@
 //! `{{ var }}`, `%(var)s`, masks, `YOUR_API_KEY`), names of files and variables that hold a
 //! secret, code that passes a secret by name, and sentences about passwords that give none.
 
-use crate::fifth::LOWER_DIGIT;
+use crate::fifth_gen::LOWER_DIGIT;
 use crate::secrets::{ALNUM, B64, B64URL, DIGITS, HEX, Rng, mixed};
 
 /// Lines written by hand: placeholders, names, code and prose.

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::fifth::{at, at_json, password};
+use crate::fifth_gen::{at, at_json, password};
 use crate::secrets::{ALNUM, Case, Rng, mixed};
 
 /// Each sentence's `{}` is the password.

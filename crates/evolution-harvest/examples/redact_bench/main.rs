@@ -24,6 +24,7 @@ mod detect_secrets;
 mod fifth;
 mod fifth_config;
 mod fifth_flags;
+mod fifth_gen;
 mod fifth_keys;
 mod fifth_lookalike;
 mod fifth_prose;
