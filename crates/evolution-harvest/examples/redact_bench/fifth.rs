@@ -36,7 +36,7 @@ fn vendors() -> Vec<(&'static str, &'static str, bool, Maker)> {
         ("github fine-grained", "GH_TOKEN", true, |r| {
             format!(
                 "github_pat_11{}_{}",
-                mixed(r, UPPER_DIGIT, 20),
+                r.from(UPPER_DIGIT, 20),
                 mixed(r, ALNUM, 59)
             )
         }),
@@ -100,11 +100,7 @@ fn vendors() -> Vec<(&'static str, &'static str, bool, Maker)> {
         ("hugging face", "HF_TOKEN", true, |r| {
             format!(
                 "hf_{}",
-                mixed(
-                    r,
-                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-                    34
-                )
+                r.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 34)
             )
         }),
         ("sendgrid", "SENDGRID_API_KEY", true, |r| {

@@ -215,7 +215,7 @@ fn files(r: &mut Rng) -> Vec<Case> {
         "aws credentials",
         format!(
             "[prod]\naws_access_key_id = AKIA{}\naws_secret_access_key = {v}\n",
-            mixed(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+            r.from("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
         ),
         &v,
     ));
@@ -225,7 +225,7 @@ fn files(r: &mut Rng) -> Vec<Case> {
         "s3cmd",
         format!(
             "[default]\naccess_key = AKIA{}\nsecret_key = {v}\nhost_base = s3.amazonaws.com\n",
-            mixed(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+            r.from("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
         ),
         &v,
     ));

@@ -410,7 +410,7 @@ fn token_commands(r: &mut Rng) -> Vec<Case> {
         "inline env",
         format!(
             "AWS_ACCESS_KEY_ID=AKIA{} AWS_SECRET_ACCESS_KEY={t} aws s3 ls",
-            mixed(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+            r.from("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
         ),
         &t,
     ));
