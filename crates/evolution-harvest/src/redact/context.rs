@@ -234,7 +234,8 @@ enum Judge {
     /// A key given positionally to a command that takes one (`nuget setapikey X`,
     /// `ngrok config add-authtoken X`, `nuget push -k X`): random enough to be a key.
     PositionalKey,
-    /// A password before the words that name it: "X is the admin password" (group 1).
+    /// A password before the words that name it: "X is the admin password" (the word before
+    /// the match).
     ProseBefore,
     /// A random path segment after `/hooks/`, `/webhooks/` or `/IncomingWebhook/`: a chat
     /// webhook's secret.
@@ -426,7 +427,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::ProseBefore,
             Syntax::Config,
-            r"(?m)(?:^|[ \t])([^ \t\r\n]{4,})[ \t]+(?i-u:is|was)[ \t]+(?i-u:the|my|our|your)[ \t]+(?:[A-Za-z-]+[ \t]+){0,2}(?i-u:password|passphrase|passcode|pw)(?-u:\b)",
+            r"[ \t]+(?i-u:is|was)[ \t]+(?i-u:the|my|our|your)[ \t]+(?:[A-Za-z-]+[ \t]+){0,2}(?i-u:password|passphrase|passcode|pw)(?-u:\b)",
         ),
         rule(
             Judge::Assignment,
@@ -452,11 +453,11 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             Judge::Prose,
             Syntax::Config,
             concat!(
-                r"((?i:密码|密碼|口令|パスワード|비밀번호|암호|пароль|hasło|heslo|şifre|parola|mật[ \t]+khẩu",
-                r"|كلمة[ \t]+المرور|كلمة[ \t]+السر|पासवर्ड|kata[ \t]+sandi(?:nya)?|κωδικός|jelszó|jelszava",
-                r"|adgangskoden?|passord(?:et)?|lösenordet|wachtwoord|סיסמה|סיסמא|password|contraseña|passwort|kennwort|senha))",
-                r"(?:[ \t]+(?i:от|до|для|od|dla|na|per|til|för|van|voor|za|do)[ \t]+[^ \t\r\n]+)?",
-                r"(?:[ \t]*(?:[:：]|—|–)|[ \t]+(?i:adalah|είναι|lautet|este|est|ist|es|è|é|är|er|on|je|to|là|है|هي)[ \t]|[ \t]*(?:是|为|為|は|는|은))[ \t]*",
+                r"((?:密码|密碼|口令|パスワード|비밀번호|암호|[Пп]ароль|[Hh]asło|[Hh]eslo|[Şş]ifre|[Pp]arola|[Mm]ật[ \t]+khẩu",
+                r"|كلمة[ \t]+المرور|كلمة[ \t]+السر|पासवर्ड|[Kk]ata[ \t]+sandi(?:nya)?|[Κκ]ωδικός|[Jj]elszó|[Jj]elszava",
+                r"|[Aa]dgangskoden?|[Pp]assord(?:et)?|[Ll]ösenordet|[Ww]achtwoord|סיסמה|סיסמא|[Pp]assword|[Cc]ontraseña|[Pp]asswort|[Kk]ennwort|[Ss]enha))",
+                r"(?:[ \t]+(?:от|до|для|od|dla|na|per|til|för|van|voor|za|do)[ \t]+[^ \t\r\n]+)?",
+                r"(?:[ \t]*(?:[:：]|—|–)|[ \t]+(?:adalah|είναι|lautet|este|est|ist|es|è|é|är|er|on|je|to|là|है|هي)[ \t]|[ \t]*(?:是|为|為|は|는|은))[ \t]*",
             ),
         ),
         rule(
@@ -528,7 +529,14 @@ impl ContextRule {
                     .is_some_and(|m| m.as_str().contains([' ', '\t']));
             return Some(if tight { end.saturating_sub(1) } else { end });
         }
-        if matches!(self.judge, Judge::NextLine | Judge::ProseBefore) {
+        if self.judge == Judge::ProseBefore {
+            let before = text.get(..caps.get(0)?.start())?;
+            let word = before
+                .rfind(char::is_whitespace)
+                .map_or(0, |i| i.saturating_add(1));
+            return (before.len().saturating_sub(word) >= 4).then_some(word);
+        }
+        if self.judge == Judge::NextLine {
             return caps.get(1).map(|m| m.start());
         }
         if self.judge != Judge::Htpasswd {
