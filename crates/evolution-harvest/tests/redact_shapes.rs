@@ -440,6 +440,8 @@ fn passwords_before_their_name_on_the_next_line_or_in_scripts_are_removed() {
     ] {
         assert_gone(&text.replace("{}", pw), pw);
     }
+    // A weak default is still the password the field holds.
+    assert_gone("ADMIN_PASSWORD=changeme\n", "changeme");
     let key = "sk_test_Xw3Rt9Lm2Qp8Zk5Vb7Nc4Hd6";
     assert_gone(
         &format!("stripe customers list --api-key {key}-tail9Xw3Rt"),

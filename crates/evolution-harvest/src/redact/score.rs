@@ -2,7 +2,8 @@
 //! and every prefixed token, must pass before it is replaced.
 
 /// Words that are a value's type, a flag or a placeholder, never a credential
-/// (`token: string`, `password: required`, `secret: none`).
+/// (`token: string`, `password: required`, `secret: none`). A weak default such as `changeme`
+/// is not among them: a transcript cannot tell a default from the password in use.
 const COMMON_WORDS: &[&str] = &[
     "any",
     "auto",
@@ -13,7 +14,6 @@ const COMMON_WORDS: &[&str] = &[
     "bool",
     "boolean",
     "bytes",
-    "changeme",
     "cookie",
     "default",
     "disabled",
