@@ -318,3 +318,141 @@ fn prose_that_only_mentions_passing_keeps_its_words() {
     // Finnish puts "on" where English puts "is".
     assert_gone("salasana on Kq8vR2mZt9", "Kq8vR2mZt9");
 }
+
+#[test]
+fn passwords_in_prose_of_many_languages_are_removed() {
+    let pw = "Qv7!rTz2Lm";
+    for sentence in [
+        "la password è {} per il database",
+        "hasło to {} do bazy",
+        "пароль: {}",
+        "Пароль от сервера — {}",
+        "密码是 {}",
+        "数据库密码：{}",
+        "パスワードは {} です",
+        "비밀번호는 {} 입니다",
+        "şifre: {}",
+        "lösenordet är {} till servern",
+        "heslo je {} na server",
+        "mật khẩu là {} nhé",
+        "كلمة المرور هي {}",
+        "पासवर्ड है {}",
+        "kata sandinya adalah {} ya",
+        "ο κωδικός είναι {}",
+        "a jelszó: {}",
+        "adgangskoden er {}",
+        "passordet er {}",
+        "parola este {}",
+        "סיסמה: {}",
+        "pw for the router is {} btw",
+    ] {
+        assert_gone(&sentence.replace("{}", pw), pw);
+    }
+    for plain in [
+        "パスワードは環境変数から読み込みます",
+        "密码保存在密钥管理服务中",
+        "la parola è bella",
+        "das Passwort steht im Passwortmanager",
+        "password: hashedPassword,",
+        "vault kv get -field=password secret/app",
+    ] {
+        assert_unchanged(plain);
+    }
+}
+
+#[test]
+fn passwords_and_keys_given_to_more_commands_are_removed() {
+    let pw = "Qv7rTz2Lm9x";
+    for command in [
+        "cqlsh db-0 -u cassandra -p {}",
+        "twine upload -u ci -p {} dist/*",
+        "helm registry login registry.corp -u ci -p {}",
+        "openssl genrsa -aes256 -passout pass:{} -out k.pem 4096",
+        "openssl rsa -in a.key -passin 'pass:{}' -out b.key",
+        "openssl enc -aes-256-cbc -in a -out a.enc -k {}",
+        "skopeo copy --src-creds mirror:{} docker://a docker://b",
+        "java -jar jenkins-cli.jar -s https://ci -auth admin:{} build x",
+        "poetry config http-basic.corp ci {}",
+        "composer config --global http-basic.repo.corp ci {}",
+        "redis-cli -h cache AUTH default {}",
+        "aws configure set aws_secret_access_key {} --profile prod",
+        "setenv SMTP_PASSWORD {}",
+        "set -gx DB_PASSWORD {}",
+        "helm install pg bitnami/postgresql --set auth.postgresPassword=a.{}",
+        "echo '{}' > .vault_pass",
+        "AZURE_DEVOPS_EXT_PAT={}",
+        "PASSCODE={}",
+        "DRIVER={{SQL}};UID=u;PWD={{{}}};",
+    ] {
+        assert_gone(&command.replace("{}", pw), pw);
+    }
+    let key = "Xw3Rt9Lm2Qp8Zk5Vb7Nc4Hd6";
+    for command in [
+        "nuget setapikey {} -Source https://api.nuget.org/v3/index.json",
+        "dotnet nuget push p.nupkg -k {} -s https://api.nuget.org/v3/index.json",
+        "ngrok config add-authtoken {}",
+    ] {
+        assert_gone(&command.replace("{}", key), key);
+    }
+    // A port after `-u`, MySQL's prompted password, a Secret object's name: nothing to remove.
+    for plain in [
+        "docker run -u 1000 -p 8080:80 nginx",
+        "mysql -h db -P 3306 -u root -p app",
+        "helm install pg bitnami/postgresql --set auth.existingSecret=pg-auth",
+        "export OPENAI_API_KEY=your-api-key-here",
+        "Key: uploads/2024/06/invoice-1042.pdf",
+    ] {
+        assert_unchanged(plain);
+    }
+}
+
+#[test]
+fn signatures_webhooks_and_ssh2_keys_are_removed() {
+    let sig = "Zk3Lm9Qp2Rt8Xw5Vb7Nc4Hd6Jf1Gs0";
+    for url in [
+        "https://storage.googleapis.com/b/o?GoogleAccessId=a&Expires=1&Signature={}",
+        "https://d1.cloudfront.net/v.m3u8?Expires=1&Signature={}&Key-Pair-Id=K2",
+        "https://contoso.webhook.office.com/webhookb2/x@y/IncomingWebhook/{}/z",
+        "https://chat.corp.example/hooks/{}",
+    ] {
+        assert_gone(&url.replace("{}", sig), sig);
+    }
+    let body = "AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vbqajDhA4sd1Zk3Lm9Qp2Rt8Xw5Vb7";
+    let block = format!(
+        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"k\"\n{body}\n---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+    );
+    assert_gone(&block, body);
+    // The body of a public key block is not a key to redact.
+    assert_unchanged(
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEQMkCRa7D+/1eFIQr/UTY3ZlNkHg\n-----END PUBLIC KEY-----",
+    );
+    assert_unchanged("src/hooks/useLocalStorage.ts");
+}
+
+#[test]
+fn passwords_before_their_name_on_the_next_line_or_in_scripts_are_removed() {
+    let pw = "Qv7!rTz2Lm";
+    for text in [
+        "{} is the admin password for the staging box",
+        "here are the creds\nuser: admin\npass:\n{}\n",
+        "ftp -n ftp.corp <<EOF\nuser upload {}\nput f\nEOF",
+        "ssh-keygen -p -P Old1pass -N {} -f key",
+    ] {
+        assert_gone(&text.replace("{}", pw), pw);
+    }
+    // A weak default is still the password the field holds.
+    assert_gone("ADMIN_PASSWORD=changeme\n", "changeme");
+    let key = "sk_test_Xw3Rt9Lm2Qp8Zk5Vb7Nc4Hd6";
+    assert_gone(
+        &format!("stripe customers list --api-key {key}-tail9Xw3Rt"),
+        "tail9Xw3Rt",
+    );
+    for plain in [
+        "This is the password field of the form",
+        "Below is the password policy",
+        "user admin\n",
+        "pass:\nnext step is to deploy\n",
+    ] {
+        assert_unchanged(plain);
+    }
+}

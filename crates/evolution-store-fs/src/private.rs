@@ -1,5 +1,5 @@
-//! Owner-only permissions for what the store writes: every file 0600 and every folder it
-//! creates 0700 on Unix, set by the store itself rather than left to the folder above it or
+//! Owner-only permissions for what the store writes: every file 0600 (the writers' lock file
+//! too) and every folder it creates 0700 on Unix, set by the store itself rather than left to the folder above it or
 //! the process's umask (a skill's versions may hold what only their owner should read).
 
 use std::fs::File;
@@ -17,6 +17,22 @@ pub(crate) fn make_private(file: &File) -> io::Result<()> {
     #[cfg(not(unix))]
     let _ = file;
     Ok(())
+}
+
+/// Opens `path` for reading and writing, creating it 0600 on Unix when it is missing (so it
+/// is never readable by others, whatever the umask) and making an existing one 0600 too (a
+/// file left readable by an older store, or created by another tool, is closed to others).
+pub(crate) fn open_private(path: &Path) -> io::Result<File> {
+    let mut options = File::options();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let file = options.open(path)?;
+    make_private(&file)?;
+    Ok(file)
 }
 
 /// Creates one folder (its parent must exist) readable only by its owner (0700 on Unix).

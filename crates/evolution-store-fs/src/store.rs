@@ -27,7 +27,7 @@ use evolution_types::{PromptStore, SkillStore, StoreError};
 use crate::diff::diff_file;
 use crate::manifest::{MANIFEST_FORMAT, Manifest};
 use crate::name::validate_name;
-use crate::private::{create_private_dir, make_private};
+use crate::private::{create_private_dir, make_private, open_private};
 use crate::{FsStoreError, HistoryEntry, HistoryKind, VersionDiff, VersionId};
 
 const MANIFEST: &str = "manifest.json";
@@ -693,13 +693,8 @@ struct WriterLock {
 impl WriterLock {
     fn acquire(root: &Path) -> Result<WriterLock> {
         let path = root.join(LOCK);
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(FsStoreError::io("open", &path))?;
+        // Owner-only like every file of the store, though it stays empty.
+        let file = open_private(&path).map_err(FsStoreError::io("open", &path))?;
         file.lock().map_err(FsStoreError::io("lock", &path))?;
         Ok(WriterLock { _file: file })
     }

@@ -1,6 +1,6 @@
 //! Redaction quality and speed: recall on planted secrets of every shape and provider family,
 //! in every place a transcript holds them (and on held-out sets of other templates, each
-//! measured as first written and never edited after); how many look-alikes (git hashes, UUIDs, lockfile hashes, base64
+//! measured as first written and never edited after, the fifth with look-alikes of its own); how many look-alikes (git hashes, UUIDs, lockfile hashes, base64
 //! images, lines that only name a secret) are altered; and throughput on a large mixed text.
 //! The first rules, and Yelp's detect-secrets when its command is installed, are measured on
 //! the same cases in the same run.
@@ -21,6 +21,13 @@
 )]
 
 mod detect_secrets;
+mod fifth;
+mod fifth_config;
+mod fifth_flags;
+mod fifth_gen;
+mod fifth_keys;
+mod fifth_lookalike;
+mod fifth_prose;
 mod fourth;
 mod fourth_place;
 mod fourth_shapes;
@@ -40,6 +47,8 @@ use std::time::Instant;
 use evolution_harvest::redact::Redactor;
 use serde_json::Value;
 
+use crate::fifth::fifth;
+use crate::fifth_lookalike::fifth_lookalikes;
 use crate::fourth::fourth;
 use crate::lookalike::{generated_lookalikes, shape_lookalikes};
 use crate::ordinary::{mixed_text, ordinary_lines};
@@ -110,6 +119,18 @@ fn run() -> Result<(), String> {
     let second = unseen(&mut Rng(0x5EC0_17D5_u64));
     let third = configs(&mut Rng(0x7E1D_C0F6_u64));
     let fourth = fourth(&mut Rng(0x4F0A_7E57_u64));
+    let fifth = fifth(&mut Rng(0x5F1F_7E55_u64));
+    let fifth_alike = fifth_lookalikes(&mut Rng(0x5A1E_CA5E_u64));
+    // A case whose secret is not in its text would count as caught whatever the rules do.
+    if let Some(case) = fifth
+        .iter()
+        .find(|case| !case_text(case).contains(&case.secret))
+    {
+        return Err(format!(
+            "fifth held-out case {} in {} does not hold its secret",
+            case.family, case.place
+        ));
+    }
     let mut ordinary = ordinary_lines();
     ordinary.extend(shape_lookalikes());
     let generated = generated_lookalikes(&mut Rng(0x1001_CA5E_u64), 20);
@@ -152,6 +173,7 @@ fn run() -> Result<(), String> {
     let second_caught = caught_of(&second);
     let third_caught = caught_of(&third);
     let fourth_caught = caught_of(&fourth);
+    let fifth_caught = caught_of(&fifth);
 
     // Look-alikes altered.
     let mut changed = Vec::new();
@@ -161,27 +183,38 @@ fn run() -> Result<(), String> {
             changed.push((line.clone(), out));
         }
     }
+    let mut fifth_changed = Vec::new();
+    for line in &fifth_alike {
+        let out = Redactor::default().redact(line).into_owned();
+        if out != *line {
+            fifth_changed.push((line.clone(), out));
+        }
+    }
     let _ = writeln!(
         report,
-        "\n{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20}",
+        "\n{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20} {:>20} {:>22}",
         "",
         "recall: tuned cases",
         "held out, first",
         "held out, second",
         "held out, third",
         "held out, fourth",
-        "look-alikes altered"
+        "held out, fifth",
+        "look-alikes altered",
+        "fifth look-alikes"
     );
     let _ = writeln!(
         report,
-        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20}",
+        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20} {:>20} {:>22}",
         "this redactor",
         ratio(caught, planted),
         ratio(held_caught, held.len()),
         ratio(second_caught, second.len()),
         ratio(third_caught, third.len()),
         ratio(fourth_caught, fourth.len()),
-        ratio(changed.len(), ordinary.len())
+        ratio(fifth_caught, fifth.len()),
+        ratio(changed.len(), ordinary.len()),
+        ratio(fifth_changed.len(), fifth_alike.len())
     );
     // The former rules on the same cases.
     let legacy_caught = |cases: &[Case]| {
@@ -204,21 +237,30 @@ fn run() -> Result<(), String> {
         .iter()
         .filter(|line| legacy::redact(line) != **line)
         .count();
+    let legacy_fifth_changed = fifth_alike
+        .iter()
+        .filter(|line| legacy::redact(line) != **line)
+        .count();
     let _ = writeln!(
         report,
-        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20}",
+        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20} {:>20} {:>22}",
         "first rules (kept for comparison)",
         ratio(legacy_caught(&cases), planted),
         ratio(legacy_caught(&held), held.len()),
         ratio(legacy_caught(&second), second.len()),
         ratio(legacy_caught(&third), third.len()),
         ratio(legacy_caught(&fourth), fourth.len()),
-        ratio(legacy_changed, ordinary.len())
+        ratio(legacy_caught(&fifth), fifth.len()),
+        ratio(legacy_changed, ordinary.len()),
+        ratio(legacy_fifth_changed, fifth_alike.len())
     );
     let _ = writeln!(
         report,
         "{}",
-        detect_secrets_row(&[&cases, &held, &second, &third, &fourth], &ordinary)
+        detect_secrets_row(
+            &[&cases, &held, &second, &third, &fourth, &fifth],
+            &ordinary
+        )
     );
     let _ = writeln!(
         report,
@@ -228,6 +270,12 @@ fn run() -> Result<(), String> {
         ordinary.len(),
         ordinary.len() - generated.len(),
         generated.len()
+    );
+    let _ = writeln!(
+        report,
+        "(fifth held-out set: {} cases, {} look-alikes of its own)",
+        fifth.len(),
+        fifth_alike.len()
     );
     print!("{report}");
     if options.show_misses {
@@ -239,6 +287,7 @@ fn run() -> Result<(), String> {
             ("second held-out", &second),
             ("third held-out", &third),
             ("fourth held-out", &fourth),
+            ("fifth held-out", &fifth),
         ];
         for (set, list) in sets {
             for case in list.iter() {
@@ -256,6 +305,9 @@ fn run() -> Result<(), String> {
     }
     for (line, out) in &changed {
         println!("  changed: {}  ->  {}", shorten(line), shorten(out));
+    }
+    for (line, out) in &fifth_changed {
+        println!("  changed (fifth): {}  ->  {}", shorten(line), shorten(out));
     }
 
     // Throughput on a large mixed text, cut into messages as a transcript is.
@@ -365,13 +417,14 @@ fn detect_secrets_row(sets: &[&[Case]], ordinary: &[String]) -> String {
         .filter(|i| scan.flagged(cases_len + i))
         .count();
     format!(
-        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20}\n  (detect-secrets {}: {} files scanned in {:.1} s)",
+        "{:<34} {:>22} {:>20} {:>20} {:>20} {:>20} {:>20} {:>20}\n  (detect-secrets {}: {} files scanned in {:.1} s)",
         "detect-secrets (lines flagged)",
         cells.first().cloned().unwrap_or_default(),
         cells.get(1).cloned().unwrap_or_default(),
         cells.get(2).cloned().unwrap_or_default(),
         cells.get(3).cloned().unwrap_or_default(),
         cells.get(4).cloned().unwrap_or_default(),
+        cells.get(5).cloned().unwrap_or_default(),
         ratio(flagged, ordinary.len()),
         scan.version,
         texts.len(),

@@ -62,6 +62,7 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         return auth_value(v);
     }
     if is_number(v)
+        || is_placeholder(v)
         || (is_path(v) && !v.starts_with(['/', '~']))
         || v.contains("://")
         || is_masked(v)
@@ -84,7 +85,7 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         // `config.settings.value` is code; `MTE0Nj….Gx1z2a.k9…` is a dotted token.
         let dotted = v.contains('.')
             && v.split('.')
-                .all(|p| is_identifier(p) && !(p.len() >= 12 && looks_random(p)));
+                .all(|p| is_identifier(p) && !(p.len() >= 12 && looks_random(p)) && !scrambled(p));
         let snake = v.contains('_')
             && v.chars()
                 .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit());
@@ -127,6 +128,39 @@ pub(super) fn value_is_secret(class: NameClass, value: &str, setting: Setting) -
         NameClass::Key => looks_like_key(v.strip_prefix("base64:").unwrap_or(v)),
         NameClass::Auth | NameClass::Other => false,
     }
+}
+
+/// True for a part of a dotted value that no one names a field so: a digit between letters of
+/// both cases (`puJ8f`), as a password has and `settings.OAuth2` does only at its end.
+fn scrambled(part: &str) -> bool {
+    let inner = part.trim_end_matches(|c: char| c.is_ascii_digit());
+    inner.len() >= 4
+        && inner.chars().skip(1).any(|c| c.is_ascii_digit())
+        && inner.chars().any(|c| c.is_ascii_uppercase())
+        && inner.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// True for a placeholder written in words: `your-api-key-here`, `your_token`,
+/// `paste-token-here`.
+fn is_placeholder(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(['-', '_', ' ']).collect();
+    words.len() >= 2
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
+        && (words.first() == Some(&"your") || words.last() == Some(&"here"))
+}
+
+/// True for a path of plain words (`secret/app`, `kv/data/prod`): where a secret is kept.
+fn is_word_path(v: &str) -> bool {
+    v.contains('/')
+        && v.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || matches!(c, '-' | '_'))
+        })
 }
 
 /// True for an identifier that is itself a secret's name (`csrfToken`, `user_password`,
@@ -194,6 +228,18 @@ enum Judge {
     Cookie,
     /// A password in prose: "creds are admin / pw", "use pw to log in".
     ProsePassword,
+    /// `-p X` after `-u user` on any command but MySQL's (whose `-p` takes no separate
+    /// value): group 1 the line before it.
+    UserThenPass,
+    /// A key given positionally to a command that takes one (`nuget setapikey X`,
+    /// `ngrok config add-authtoken X`, `nuget push -k X`): random enough to be a key.
+    PositionalKey,
+    /// A password before the words that name it: "X is the admin password" (the word before
+    /// the match).
+    ProseBefore,
+    /// A random path segment after `/hooks/`, `/webhooks/` or `/IncomingWebhook/`: a chat
+    /// webhook's secret.
+    PathToken,
 }
 
 pub(super) struct ContextRule {
@@ -246,8 +292,36 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
                 r"|rabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[^ \t\n]+[ \t]+",
                 r"|az[ \t]+login(?-u:\b)[^\n;|&]*?[ \t]-p[ \t]+",
                 r"|gh[ \t]+secret[ \t]+set(?-u:\b)[^\n;|&]*?[ \t](?:-b|--body)(?:[ \t]+|=)",
+                r"|[ \t]-pass(?:in|out)?[ \t]+\\?[\x22']?pass:",
+                r"|openssl(?-u:\b)[^\n;|&]*?[ \t]-[kK][ \t]+",
+                r"|[ \t]--?(?:[a-z]+-)?(?:creds|auth)(?:[ \t]+|=)\\?[\x22']?[^ \t\n:\x22'/]+:",
+                r"|(?-u:\b)http-basic\.[^ \t\n]+[ \t]+[^ \t\n]+[ \t]+",
+                r"|redis-cli(?-u:\b)[^\n;|&]*?[ \t](?i:auth)[ \t]+(?:[^ \t\n]+[ \t]+)?",
                 r")",
             ),
+        ),
+        rule(
+            Judge::UserThenPass,
+            Syntax::Config,
+            r"(?m)(?:^|\x{2192})([^\n]*?)[ \t]-u[ \t]*[^- \t\n][^ \t\n]*[ \t]+-p[ \t]+",
+        ),
+        rule(
+            Judge::PositionalKey,
+            Syntax::Config,
+            r"(?-u:\b)(?:setapikey|add-authtoken)[ \t]+|(?-u:\b)nuget(?-u:\b)[^\n;|&]*?[ \t]-k[ \t]+",
+        ),
+        rule(
+            Judge::Flag,
+            Syntax::Config,
+            concat!(
+                r"(?-u:\b)(?:configure[ \t]+set|config[ \t]+set|config:set)[ \t]+(?:--?[A-Za-z-]+[ \t]+)*([A-Za-z0-9_.:/@-]+)[ \t]+",
+                r"|(?-u:\b)(?:setenv[ \t]+|set[ \t]+(?:-[A-Za-z]+[ \t]+)+)([A-Za-z_][A-Za-z0-9_]*)[ \t]+",
+            ),
+        ),
+        rule(
+            Judge::PathToken,
+            Syntax::PathSegment,
+            r"(?i-u)/(?:hooks?|webhooks?|incomingwebhook)/",
         ),
         rule(
             Judge::DashPass,
@@ -302,7 +376,7 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
         rule(
             Judge::Signature,
             Syntax::Query,
-            r"(?i-u)[?&;\s](?:sig|x-amz-signature|x-goog-signature|x-amz-security-token)=",
+            r"(?i-u)[?&;\s](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=",
         ),
         rule(
             Judge::Flag,
@@ -334,10 +408,31 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
             Syntax::Config,
             r"(?m)(?:^|\x{2192})[ \t]*[+-]?[ \t]*(?:(?:machine[ \t]+[^ \t\r\n]+|default)[ \t]+)?(?:(?:login|account)[ \t]+[^ \t\r\n]+[ \t]+)*(?:password|passwd|requirepass|masterauth)[ \t]+",
         ),
+        // An FTP script's `user NAME PASSWORD`; a password alone on the line after `pass:`.
+        rule(
+            Judge::Directive,
+            Syntax::Config,
+            concat!(
+                r"(?m)(?:^|\x{2192})[ \t]*user[ \t]+[^ \t\r\n]+[ \t]+",
+                r"|(?m)(?:^|\x{2192})[ \t]*(?i-u:pass|password|passwd|pw|pwd)[ \t]*:[ \t]*\r?\n[ \t]*",
+            ),
+        ),
+        // `ssh-keygen -p -P old -N new`: the new passphrase after the old.
+        rule(
+            Judge::Command,
+            Syntax::Config,
+            r"ssh-keygen(?-u:\b)[^\n;|&]*?[ \t]-P[ \t]+[^ \t\n]+[^\n;|&]*?[ \t]-N[ \t]+",
+        ),
+        // "X is the admin password": the value before the words.
+        rule(
+            Judge::ProseBefore,
+            Syntax::Config,
+            r"[ \t]+(?i-u:is|was)[ \t]+(?i-u:the|my|our|your)[ \t]+(?:[A-Za-z-]+[ \t]+){0,2}(?i-u:password|passphrase|passcode|pw)(?-u:\b)",
+        ),
         rule(
             Judge::Assignment,
             Syntax::Config,
-            r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i-u:token|secret|pw|pass|credential|key|authorization|auth|psk)[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|\?=|=>|==|=|:)[ \t]*"#,
+            r#"(?-u:\b)([A-Za-z0-9_.-]*?(?i-u:token|secret|pw|pass|credential|key|authorization|auth|psk|[_-]pat(?-u:\b))[A-Za-z0-9_.-]*)(\\?["'])?[ \t]*(:=|\?=|=>|==|=|:)[ \t]*"#,
         ),
         rule(
             Judge::NextLine,
@@ -351,7 +446,18 @@ pub(super) fn context_rules() -> Vec<ContextRule> {
                 r"(?-u:\b)((?i-u:password|passwd|passphrase|secret|token|api[ _-]?key|key|pass|pwd|pw)",
                 r"|(?i:contraseña|contrasena|passwort|kennwort|mot[ \t]+de[ \t]+passe|senha|wachtwoord|lösenord|salasana(?:[ \t]+on)?))",
                 r"(?:[ \t]+(?:(?i-u:is|was|is[ \t]+now|to|es|ist|est|lautet|är)|é",
-                r"|(?i-u:for|del|de|of|für|du|da|do)[ \t]+[^ \t\r\n]+[ \t]+(?i-u:is|es|ist|est|é))|[ \t]*(?:->|=>|:))?[ \t]+",
+                r"|(?i-u:for|del|de|of|für|du|da|do)[ \t]+[^ \t\r\n]+(?:[ \t]+[^ \t\r\n]+)?[ \t]+(?i-u:is|es|ist|est|é))|[ \t]*(?:->|=>|:))?[ \t]+",
+            ),
+        ),
+        rule(
+            Judge::Prose,
+            Syntax::Config,
+            concat!(
+                r"((?:密码|密碼|口令|パスワード|비밀번호|암호|[Пп]ароль|[Hh]asło|[Hh]eslo|[Şş]ifre|[Pp]arola|[Mm]ật[ \t]+khẩu",
+                r"|كلمة[ \t]+المرور|كلمة[ \t]+السر|पासवर्ड|[Kk]ata[ \t]+sandi(?:nya)?|[Κκ]ωδικός|[Jj]elszó|[Jj]elszava",
+                r"|[Aa]dgangskoden?|[Pp]assord(?:et)?|[Ll]ösenordet|[Ww]achtwoord|סיסמה|סיסמא|[Pp]assword|[Cc]ontraseña|[Pp]asswort|[Kk]ennwort|[Ss]enha))",
+                r"(?:[ \t]+(?:от|до|для|od|dla|na|per|til|för|van|voor|za|do)[ \t]+[^ \t\r\n]+)?",
+                r"(?:[ \t]*(?:[:：]|—|–)|[ \t]+(?:adalah|είναι|lautet|este|est|ist|es|è|é|är|er|on|je|to|là|है|هي)[ \t]|[ \t]*(?:是|为|為|は|는|은))[ \t]*",
             ),
         ),
         rule(
@@ -395,6 +501,9 @@ impl ContextRule {
             | Judge::ProsePassword
             | Judge::Cookie
             | Judge::NextLine => SecretKind::EnvSecret,
+            Judge::UserThenPass | Judge::PositionalKey => SecretKind::CommandPassword,
+            Judge::ProseBefore => SecretKind::EnvSecret,
+            Judge::PathToken => SecretKind::UrlToken,
             Judge::Header => SecretKind::BearerToken,
             Judge::Command
             | Judge::DashPass
@@ -419,6 +528,13 @@ impl ContextRule {
                     .get(0)
                     .is_some_and(|m| m.as_str().contains([' ', '\t']));
             return Some(if tight { end.saturating_sub(1) } else { end });
+        }
+        if self.judge == Judge::ProseBefore {
+            let before = text.get(..caps.get(0)?.start())?;
+            let word = before
+                .rfind(char::is_whitespace)
+                .map_or(0, |i| i.saturating_add(1));
+            return (before.len().saturating_sub(word) >= 4).then_some(word);
         }
         if self.judge == Judge::NextLine {
             return caps.get(1).map(|m| m.start());
@@ -469,7 +585,11 @@ impl ContextRule {
                 )
             }
             Judge::Flag => value_is_secret(
-                classify_name(group(1)),
+                classify_name(
+                    caps.get(1)
+                        .or_else(|| caps.get(2))
+                        .map_or("", |m| m.as_str()),
+                ),
                 value,
                 Setting {
                     quoted: span.quoted,
@@ -519,7 +639,7 @@ impl ContextRule {
                 // `password: socket.assigns.password` names where the password is.
                 let path = value.trim_end_matches(['.', ',', ';', ')']);
                 let dotted = path.contains('.') && path.split('.').all(is_identifier);
-                if dotted {
+                if dotted || names_a_secret(path) || is_word_path(path) {
                     false
                 } else if password {
                     prose_password(value, span.quoted)
@@ -528,7 +648,24 @@ impl ContextRule {
                 }
             }
             Judge::Signature => signature(value),
-            Judge::NextLine => after.trim().is_empty() && standalone_key(value),
+            Judge::UserThenPass => {
+                let line = group(1);
+                literal_password(value)
+                    && !line.contains("mysql")
+                    && !line.contains("mariadb")
+                    && !value.starts_with('-')
+                    && !value
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.'))
+            }
+            Judge::PositionalKey => prose_key("token", value),
+            Judge::ProseBefore => prose_password(value, span.quoted),
+            Judge::PathToken => value.len() >= 20 && !is_number(value) && looks_random(value),
+            // The body of a `-----BEGIN PUBLIC KEY-----` block is no secret.
+            Judge::NextLine => {
+                let line = group(0).lines().next().unwrap_or_default();
+                after.trim().is_empty() && !line.contains("-----") && standalone_key(value)
+            }
             Judge::Positional => {
                 let v = value.trim_end_matches("\\r").trim_end_matches("\\n");
                 literal_password(v) && !v.starts_with(['/', '-']) && v != "*"

@@ -80,10 +80,23 @@ pub(super) fn directive_ends(after: &str) -> bool {
 /// reads a password (`docker login --password-stdin`, `passwd --stdin`, `chpasswd`).
 pub(super) fn piped_to_password(after: &str) -> bool {
     let line = after.lines().next().unwrap_or_default();
-    line.contains('|')
+    let piped = line.contains('|')
         && ["--password-stdin", "--stdin", "chpasswd", "passwd"]
             .iter()
-            .any(|w| line.contains(w))
+            .any(|w| line.contains(w));
+    // `echo X > .vault_pass`: written to a file that a secret's name names.
+    let saved = line
+        .trim_start()
+        .strip_prefix('>')
+        .map(|rest| rest.trim_start_matches('>').trim_start())
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|file| {
+            let name = file.rsplit('/').next().unwrap_or(file).to_ascii_lowercase();
+            ["pass", "secret", "token", "key", "cred"]
+                .iter()
+                .any(|w| name.contains(w))
+        });
+    piped || saved
 }
 
 /// The byte where `htpasswd`'s password starts, given its options (`-bc`, `-nbB`) and the

@@ -153,8 +153,8 @@ static RULES: LazyLock<Rules> = LazyLock::new(|| {
     Rules {
     private_key: Regex::new(
         concat!(
-            r"-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V[0-9])-----",
-            r"(?:[\s\S]*?-----END (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V[0-9])-----|[\s\S]*)",
+            r"-{4,5} ?BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V[0-9]) ?-{4,5}",
+            r"(?:[\s\S]*?-{4,5} ?END (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V[0-9]) ?-{4,5}|[\s\S]*)",
             r"|PuTTY-User-Key-File-[0-9]+:(?:[\s\S]*?Private-MAC:[ \t]*[0-9A-Fa-f]*|[\s\S]*)",
         ),
     )
@@ -297,9 +297,20 @@ impl Redactor {
             if !tokens::accept(family, m.as_str()) {
                 continue;
             }
+            if m.start() < copied {
+                continue;
+            }
+            // A token that goes on past its pattern (`sk_test_…-…`) is replaced to its end:
+            // no tail of it is left behind.
+            let tail = text
+                .get(m.end()..)
+                .unwrap_or_default()
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+                .count();
             out.push_str(text.get(copied..m.start()).unwrap_or_default());
             out.push_str(&family.kind.marker());
-            copied = m.end();
+            copied = m.end().saturating_add(tail);
             self.count(family.kind, 1);
         }
         if copied > 0 {
@@ -401,7 +412,7 @@ mod tests {
         let rules = &*RULES;
         assert!(rules.private_key.is_some() && rules.tokens.is_some());
         assert!(rules.url_password.is_some());
-        assert_eq!(rules.context.len(), 22);
+        assert_eq!(rules.context.len(), 30);
         for family in tokens::FAMILIES {
             assert!(Regex::new(family.pattern).is_ok(), "{}", family.label);
         }

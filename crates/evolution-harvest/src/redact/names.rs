@@ -2,8 +2,10 @@
 //! key's name that does not say whose (`cache_key`), or anything else (`token_count`).
 
 /// Words that make a name a secret's on their own (`DB_PASSWORD`, `authToken`).
-const SECRET_WORDS: [&str; 13] = [
+const SECRET_WORDS: [&str; 15] = [
     "TOKEN",
+    "PAT",
+    "PASSCODE",
     "PSK",
     "SECRET",
     "PASSWORD",
@@ -30,8 +32,9 @@ const SECRET_SUFFIXES: [&str; 7] = [
 ];
 
 /// Words that make a name ending in `KEY` a secret's (`API_KEY`, `privateKey`).
-const KEY_QUALIFIERS: [&str; 14] = [
+const KEY_QUALIFIERS: [&str; 15] = [
     "API",
+    "ACCOUNT",
     "ACCESS",
     "SECRET",
     "PRIVATE",
@@ -222,6 +225,10 @@ pub(super) fn classify_name(name: &str) -> NameClass {
         return NameClass::Other;
     }
     if is(last, &METADATA_WORDS) {
+        return NameClass::Other;
+    }
+    // `existingSecret`, `existing_password_secret`: the name of a secret object made elsewhere.
+    if words.iter().any(|w| is(w, &["EXISTING"])) {
         return NameClass::Other;
     }
     let ends_with = |word: &str, suffix: &str| {

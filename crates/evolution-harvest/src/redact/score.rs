@@ -2,7 +2,8 @@
 //! and every prefixed token, must pass before it is replaced.
 
 /// Words that are a value's type, a flag or a placeholder, never a credential
-/// (`token: string`, `password: required`, `secret: none`).
+/// (`token: string`, `password: required`, `secret: none`). A weak default such as `changeme`
+/// is not among them: a transcript cannot tell a default from the password in use.
 const COMMON_WORDS: &[&str] = &[
     "any",
     "auto",
@@ -13,7 +14,6 @@ const COMMON_WORDS: &[&str] = &[
     "bool",
     "boolean",
     "bytes",
-    "changeme",
     "cookie",
     "default",
     "disabled",
@@ -127,6 +127,7 @@ pub(super) fn looks_random(body: &str) -> bool {
 pub(super) fn looks_like_key(value: &str) -> bool {
     value.len() >= 16
         && !is_labelled_digest(value)
+        && !is_file_name_path(value)
         && value
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '/' | '=' | '.'))
@@ -135,6 +136,21 @@ pub(super) fn looks_like_key(value: &str) -> bool {
             let c = classes(value);
             c.digit > 0 && (c.distinct >= 10)
         }
+}
+
+/// True for a relative path that ends in a file name with an extension
+/// (`uploads/2024/06/invoice-1042.pdf`): an object's key, not a secret one.
+fn is_file_name_path(value: &str) -> bool {
+    let Some((dir, file)) = value.rsplit_once('/') else {
+        return false;
+    };
+    let extension = file.rsplit_once('.').map_or("", |(_, e)| e);
+    !dir.is_empty()
+        && (1..=5).contains(&extension.len())
+        && extension
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && extension.starts_with(|c: char| c.is_ascii_lowercase())
 }
 
 /// True for a value that stands for another rather than being one: a variable or template
@@ -162,7 +178,11 @@ pub(super) fn is_reference(v: &str) -> bool {
         }
         '%' => rest.ends_with('%') || rest.len() <= 2 || is_plain(rest),
         '<' => v.ends_with('>') || is_plain(rest),
-        '{' => v.ends_with('}') || is_plain(rest),
+        // `{name}` is a placeholder; `{HM7sW6Yk…}` (Maven's encrypted password) is a value.
+        '{' => {
+            let inner = rest.strip_suffix('}');
+            (inner.is_some() && !inner.is_some_and(looks_like_key)) || is_plain(rest)
+        }
         '[' => v.ends_with(']') || is_plain(rest),
         '(' => v.ends_with(')') || is_plain(rest),
         '#' => is_colour(rest) || is_plain(rest),

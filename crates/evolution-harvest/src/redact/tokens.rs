@@ -471,6 +471,14 @@ pub(super) const FAMILIES: &[Family] = &[
         12,
         true,
     ),
+    family("netlify", K::ProviderToken, r"nfp_[A-Za-z0-9]{36}", 4, true),
+    family(
+        "circleci",
+        K::ProviderToken,
+        r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}",
+        7,
+        true,
+    ),
     family(
         "sourcegraph",
         K::ProviderToken,

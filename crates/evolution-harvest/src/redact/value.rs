@@ -18,6 +18,8 @@ pub(super) enum Syntax {
     XmlText,
     /// The password of `user/password@database` (Oracle): up to `@`, a quote or whitespace.
     UserPass,
+    /// One segment of a URL's path: letters, digits, `-`, `_`, `~`, `%` and `.`.
+    PathSegment,
 }
 
 /// A value's place in the text: the bytes to replace.
@@ -66,6 +68,14 @@ pub(super) fn read_value(text: &str, at: usize, syntax: Syntax, limit: usize) ->
                 .count();
             return bare(len);
         }
+        Syntax::PathSegment => {
+            let len = rest
+                .bytes()
+                .take(limit)
+                .take_while(|b| b.is_ascii_alphanumeric() || b"-_~%.".contains(b))
+                .count();
+            return bare(len);
+        }
         Syntax::Config | Syntax::Query | Syntax::Connection => {}
     }
     let bytes = rest.as_bytes();
@@ -74,6 +84,35 @@ pub(super) fn read_value(text: &str, at: usize, syntax: Syntax, limit: usize) ->
         [q @ (b'"' | b'\'' | b'`'), ..] => (false, *q),
         _ => (false, 0),
     };
+    // ODBC's `PWD={a;b}}c}`: braces quote a value, `}}` standing for `}`.
+    if quote == 0 && syntax == Syntax::Connection && bytes.first() == Some(&b'{') {
+        let body = rest.get(1..)?;
+        let window = body.get(..floor_char_boundary(body, limit))?;
+        let wb = window.as_bytes();
+        let mut i = 0usize;
+        let mut end = window.len();
+        while let Some(&b) = wb.get(i) {
+            if b == b'\n' {
+                end = i;
+                break;
+            }
+            if b == b'}' {
+                if wb.get(i + 1) == Some(&b'}') {
+                    i += 2;
+                    continue;
+                }
+                end = i;
+                break;
+            }
+            i += 1;
+        }
+        let start = at.checked_add(1)?;
+        return Some(Span {
+            start,
+            end: start.checked_add(end)?,
+            quoted: true,
+        });
+    }
     if quote == 0 {
         let window = rest.get(..floor_char_boundary(rest, limit))?;
         let ends: &[u8] = match syntax {

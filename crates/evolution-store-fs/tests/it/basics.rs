@@ -356,11 +356,46 @@ fn every_file_the_store_writes_is_private_whatever_the_folder_and_umask() {
     let v2 = store.root().join("versions/v000002");
     assert!(found.iter().any(|(p, _)| p.starts_with(&v2)), "{found:?}");
     for (path, mode) in found {
-        // The old version is never rewritten; the lock file is empty.
-        if path == v1 || path.ends_with(".lock") {
+        // The old version is never rewritten.
+        if path == v1 {
             continue;
         }
         let want = if path.is_dir() { 0o700 } else { 0o600 };
         assert_eq!(mode, want, "{} is {mode:o}", path.display());
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_writers_lock_file_is_private_under_an_open_folder_and_umask() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use nix::sys::stat::{Mode, umask};
+
+    // The usual umask, which leaves new files 0644 and folders 0755 unless the store says
+    // otherwise (set here so that the test does not depend on the shell that runs it).
+    let before = umask(Mode::from_bits_truncate(0o022));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = dir.path().join("skills");
+    let store = FsStore::init(&root, [("a.md", "A.\n")], "initial").unwrap();
+    let lock = root.join(".lock");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&lock), 0o600, "a new store's lock file");
+
+    // A lock file an older store left 0644 is closed to others by the next writer.
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o644)).unwrap();
+    store
+        .advance_version(&[Change::write("a.md", "B.\n")], "edit")
+        .unwrap();
+    assert_eq!(mode(&lock), 0o600, "an old lock file after a write");
+
+    // A store opened afresh that finds no lock file creates it private too.
+    std::fs::remove_file(&lock).unwrap();
+    let again = FsStore::open(&root).unwrap();
+    again
+        .advance_version(&[Change::write("a.md", "C.\n")], "edit")
+        .unwrap();
+    assert_eq!(mode(&lock), 0o600, "a lock file created by a later writer");
+    umask(before);
 }
