@@ -606,6 +606,7 @@ impl PreparedRun {
         for reach in &self.reaches {
             out.push_str(&reach.lines());
         }
+        out.push_str(&measured_line(&self.dir));
         out
     }
 
@@ -714,6 +715,41 @@ impl PreparedRun {
             (ended, _) => ended,
         })
     }
+}
+
+/// What the last run of this name measured of the agent (its checkpoint): how often it
+/// answered a training question differently when asked again, and the share of gate pairs
+/// that were discordant; empty when nothing was measured yet.
+fn measured_line(dir: &RunDir) -> String {
+    let checkpoint = evolution_store_fs::FileCheckpoint::new(dir.checkpoint());
+    let Ok(Some(state)) = evolution_harness::LoopState::load(&checkpoint) else {
+        return String::new();
+    };
+    let keeper = &state.gatekeeper;
+    let mut parts = Vec::new();
+    if let Some(noise) = keeper.agent_noise() {
+        parts.push(format!(
+            "the agent answered {} of {} training question(s) differently when asked again \
+         (each gate question asked {} time(s))",
+            noise.disagreed,
+            noise.questions,
+            keeper.answers_per_question()
+        ));
+    }
+    let tally = keeper.discordance();
+    if tally.paired > 0 {
+        parts.push(format!(
+            "{} of {} paired answers were discordant",
+            tally.discordant, tally.paired
+        ));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "measured by the last run of this name: {}\n",
+        parts.join("; ")
+    )
 }
 
 #[cfg(test)]

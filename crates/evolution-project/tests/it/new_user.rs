@@ -367,7 +367,10 @@ async fn under_the_defaults_a_new_users_good_edits_are_accepted_and_no_bad_or_mi
                     entry.1 += a;
                 }
             }
-            #[expect(clippy::print_stderr, reason = "the sweep's figures, asked for by name")]
+            #[expect(
+                clippy::print_stderr,
+                reason = "the sweep's figures, asked for by name"
+            )]
             {
                 eprintln!("[gate] {extra:?}: {all:?}");
             }

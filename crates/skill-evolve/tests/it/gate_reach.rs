@@ -597,4 +597,23 @@ fn a_run_with_best_per_epoch_screens_and_gates_one_candidate_an_epoch() {
         assert!(n <= 1, "{epoch}: {gated:?}\n{stdout}");
     }
     assert!(!gated.is_empty(), "{report}");
+    // The reference agent answers alike every time: the run measured it so and asked each
+    // gate question once; the next pre-flight says what it measured.
+    assert!(
+        finished.stderr.contains(
+            "the agent answered 0 of 20 training question(s) differently when asked again: \
+             each arm answers each gate question once"
+        ),
+        "{}",
+        finished.stderr
+    );
+    let dry = run_config(d, &["--dry-run"]);
+    let dry_out = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        dry_out.contains(
+            "measured by the last run of this name: the agent answered 0 of 20 training \
+             question(s) differently when asked again (each gate question asked 1 time(s)); "
+        ) && dry_out.contains("paired answers were discordant"),
+        "{dry_out}"
+    );
 }
