@@ -31,6 +31,7 @@
 )]
 
 mod harvest;
+mod hosts;
 mod inputs;
 mod jobs;
 mod paths;
@@ -53,6 +54,7 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
 use serde_json::json;
 
+use self::hosts::Hosts;
 use self::inputs::{
     AdoptInput, AnswerInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput,
     PresetInput, PromptsInput, ReportInput, ScheduleInput, StopInput, UnscheduleInput,
@@ -97,7 +99,12 @@ pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let lines = transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
-        let server = Server::new(project, options.program.clone())
+        // The hosts of the project's run configuration are checked while the session starts.
+        let config = find_run_config(project.root())
+            .ok()
+            .and_then(|found| project.inside("config", &found.display().to_string()).ok());
+        let hosts = Hosts::check_at_start(config);
+        let server = Server::new(project, options.program.clone(), hosts)
             .serve(lines)
             .await
             .context("the MCP client did not start a session")?;
@@ -115,6 +122,8 @@ struct Server {
     project: Project,
     /// The `skill-evolve` program run as a child.
     program: PathBuf,
+    /// The hosts of the project's run configuration, checked at start.
+    hosts: Hosts,
     jobs: Jobs,
     tool_router: ToolRouter<Self>,
 }
@@ -158,10 +167,11 @@ fn capped(text: String) -> String {
 
 #[tool_router(router = tool_router)]
 impl Server {
-    fn new(project: Project, program: PathBuf) -> Self {
+    fn new(project: Project, program: PathBuf, hosts: Hosts) -> Self {
         Server {
             project,
             program,
+            hosts,
             jobs: Jobs::default(),
             tool_router: Self::tool_router(),
         }
@@ -291,6 +301,8 @@ impl Server {
         let prepared = prepare(&config, &options, None, input.fresh)
             .await
             .map_err(|e| one_line(&e))?;
+        // A host that cannot log in would fail every rollout or request: said now, once.
+        self.hosts.ready_for(&config).await?;
         let preflight = prepared.preflight();
         let name = prepared.config.name.clone();
         let fresh = input.fresh && prepared.start_over().map_err(|e| one_line(&e))?;

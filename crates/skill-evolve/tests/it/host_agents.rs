@@ -499,7 +499,7 @@ fn a_claude_code_rollout_uses_the_users_login_and_loads_only_the_skill_under_tes
 
 /// A stand-in for `claude` that records its environment and reports no login.
 #[cfg(unix)]
-const LOGGED_OUT_CLAUDE: &str = "#!/bin/sh\nenv > \"$(dirname \"$0\")/seen-env.txt\"\n\
+pub(crate) const LOGGED_OUT_CLAUDE: &str = "#!/bin/sh\nenv > \"$(dirname \"$0\")/seen-env.txt\"\n\
     printf '{\"loggedIn\": false, \"authMethod\": \"none\"}\\n'\nexit 1\n";
 
 #[cfg(unix)]
