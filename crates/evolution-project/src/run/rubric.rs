@@ -127,12 +127,15 @@ impl<R: AgentRunner> AgentRunner for RubricRunner<'_, R> {
                 // A rubric alone, or one in an `all_of` whose other checks all passed: the
                 // judge decides. An `all_of` failed by its other checks needs no judge.
                 let rubric = check.rubric()?.to_owned();
-                check
+                if check
                     .passes(&outcome.prediction.prediction, &outcome.trace)
-                    .is_none()
-                    .then(|| async move {
-                        Self::judge(*llm, prompts, question, &rubric, outcome).await;
-                    })
+                    .is_some()
+                {
+                    return None;
+                }
+                Some(async move {
+                    Self::judge(*llm, prompts, question, &rubric, outcome).await;
+                })
             });
         futures_util::future::join_all(judged).await;
         Ok(outcomes)
