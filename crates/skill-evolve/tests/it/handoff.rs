@@ -402,7 +402,8 @@ fn a_fresh_start_says_it_reuses_the_earlier_answers() {
 }
 
 /// Every training answer of the demo's first batch has a rubric check: their verdicts are
-/// handed off together, in one round, not one round each.
+/// handed off together, in one round, not one round each; and the diagnosis of those answers
+/// asks all its judges in its first round, not as many as an API would take at once.
 #[test]
 fn the_rubric_verdicts_of_a_batch_are_asked_in_one_round() {
     let dir = handoff_demo();
@@ -456,15 +457,17 @@ fn the_rubric_verdicts_of_a_batch_are_asked_in_one_round() {
             .collect::<String>();
         std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
     }
-    // One round of every training answer's verdict, then the diagnosis.
+    // One round of every training answer's verdict, then the diagnosis, whose first round
+    // asks every judge of every (wrong) training answer at once: three each.
     assert_eq!(rounds.len(), 2, "{rounds:?}");
     assert_eq!(
         rounds[0],
         vec!["judge.rubric".to_owned(); train],
         "{rounds:?}"
     );
+    assert_eq!(rounds[1].len(), 3 * train, "{rounds:?}");
     assert!(
-        rounds[1].iter().any(|t| t.starts_with("judge.")),
+        rounds[1].iter().all(|t| t.starts_with("judge.")),
         "{rounds:?}"
     );
 }
