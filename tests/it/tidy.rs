@@ -244,7 +244,7 @@ fn nothing_cites_documents_the_repository_does_not_have() {
 
 /// Every configuration structure the program deserializes from a TOML file, with the table of
 /// docs/run-config.md that documents it (`""`: a file's top level, whose keys are tables).
-const CONFIG_STRUCTS: [(&str, &str, &str); 20] = [
+const CONFIG_STRUCTS: [(&str, &str, &str); 21] = [
     (
         "crates/evolution-project/src/run/config/mod.rs",
         "RunFile",
@@ -269,6 +269,11 @@ const CONFIG_STRUCTS: [(&str, &str, &str); 20] = [
         "crates/evolution-project/src/run/config/gating.rs",
         "GatingRun",
         "run",
+    ),
+    (
+        "crates/evolution-project/src/run/config/agent.rs",
+        "AgentOnly",
+        "",
     ),
     (
         "crates/evolution-project/src/run/config/agent.rs",

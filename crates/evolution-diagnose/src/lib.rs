@@ -6,8 +6,9 @@
 //! (span, missed nodes, skill adherence, confirmation bias, evidence
 //! sufficiency; [`judges::compute_question_metrics`]); then, for wrong answers, the
 //! attribution waterfall ([`attribution::attribute_error`]: extraction → search →
-//! reasoning → mixed) and the defect-vs-lapse classifier. A separate pass
-//! sub-classifies reasoning failures. **Stage 2** is pure logic: the
+//! reasoning → mixed) and the defect-vs-lapse classifier, with a reasoning
+//! failure's sub-classification made at the same time (it needs only the
+//! attribution). **Stage 2** is pure logic: the
 //! statistics of [`stats`] (per tool, per task type, skill adherence,
 //! behaviour) and the skill, system and tool case packs of [`packs`].
 //! [`Diagnoser::run`] runs it all over one run; the building blocks live in
@@ -104,8 +105,9 @@
 //! - Severity within an error type, success counts of the system and tool
 //!   packs: see [`packs::severity`], [`packs::build_system_case_pack`],
 //!   [`packs::build_tool_case_packs`].
-//! - The reasoning pass runs after Stage 1 like the reference implementation's serial pass but
-//!   under the same concurrency limit; results are identical, only faster.
+//! - A reasoning failure is sub-classified beside its defect-vs-lapse call, not in a serial
+//!   pass after Stage 1 as in the reference implementation: the call's inputs are the same, so
+//!   are the results, and a provider that hands requests off asks for both in one round.
 
 // The kernel performs no I/O: the calls clippy.toml lists are refused here.
 #![cfg_attr(not(test), deny(clippy::disallowed_methods, clippy::disallowed_types))]

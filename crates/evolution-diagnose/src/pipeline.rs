@@ -9,7 +9,6 @@ use evolution_types::{
     TraceStep,
 };
 use futures_util::StreamExt;
-use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
@@ -222,8 +221,8 @@ impl<'a> Diagnoser<'a> {
         self
     }
 
-    /// Diagnoses run `run_id`: Stage 1 per question, the reasoning pass,
-    /// Stage 2. `questions` gives question texts and reference answers,
+    /// Diagnoses run `run_id`: Stage 1 per question (a reasoning failure
+    /// sub-classified there), then Stage 2. `questions` gives question texts and reference answers,
     /// `tree_data` each source's tree (for the missed-nodes judge); both may
     /// be empty.
     ///
@@ -395,12 +394,28 @@ async fn run(
                     None
                 } else {
                     let attribution = attribute_error(&metrics);
-                    if metrics.degraded {
+                    // A reasoning failure's sub-type needs only the attribution, not the
+                    // defect-vs-lapse verdict: both calls are made at once (a handed-off run
+                    // asks for both in one round).
+                    let subtype = async {
+                        if attribution.error_type == ErrorType::ReasoningFailure {
+                            classify_reasoning_failure(llm, prompts, &ctx, &attribution).await
+                        } else {
+                            None
+                        }
+                    };
+                    let (mut attribution, subtype) = if metrics.degraded {
                         // No judge evidence: never classified, so never a defect.
-                        Some(attribution)
+                        (attribution.clone(), subtype.await)
                     } else {
-                        Some(classify_defect_vs_lapse(llm, prompts, &ctx, attribution).await?)
-                    }
+                        let classified =
+                            classify_defect_vs_lapse(llm, prompts, &ctx, attribution.clone());
+                        let (classified, subtype) =
+                            futures_util::future::join(classified, subtype).await;
+                        (classified?, subtype)
+                    };
+                    attribution.reasoning_failure_type = subtype;
+                    Some(attribution)
                 };
                 record.metrics = metrics;
                 record.attribution = attribution;
@@ -416,36 +431,7 @@ async fn run(
     }
     drop(stage1);
     done.sort_by_key(|(index, _)| *index);
-    let mut diagnosed: Vec<DiagnosedQuestion> = done.into_iter().map(|(_, r)| r).collect();
-
-    let skills = &skills;
-    // The reasoning sub-classification pass, after Stage 1 (bounded by the same limit).
-    let is_reasoning = |record: &DiagnosedQuestion| {
-        record
-            .attribution
-            .as_ref()
-            .is_some_and(|a| a.error_type == ErrorType::ReasoningFailure)
-    };
-    let n_reasoning = diagnosed.iter().filter(|&r| is_reasoning(r)).count();
-    progress.pass_started(DiagnosePass::Reasoning, n_reasoning);
-    let subtypes = join_all(diagnosed.iter().map(|record| async move {
-        let attribution = record.attribution.as_ref()?;
-        if attribution.error_type != ErrorType::ReasoningFailure {
-            return None;
-        }
-        let question_id = record.prediction.question_id.as_str();
-        progress.item_started(DiagnosePass::Reasoning, question_id);
-        let ctx = judge_context(record, skills, tree_data, profile);
-        let subtype = classify_reasoning_failure(llm, prompts, &ctx, attribution).await;
-        progress.item_finished(DiagnosePass::Reasoning, question_id);
-        subtype
-    }))
-    .await;
-    for (record, subtype) in diagnosed.iter_mut().zip(subtypes) {
-        if let Some(attribution) = record.attribution.as_mut() {
-            attribution.reasoning_failure_type = subtype;
-        }
-    }
+    let diagnosed: Vec<DiagnosedQuestion> = done.into_iter().map(|(_, r)| r).collect();
 
     // Stage 2.
     let metrics: Vec<_> = diagnosed.iter().map(|r| r.metrics.clone()).collect();

@@ -8,27 +8,25 @@
 #[non_exhaustive]
 pub enum DiagnosePass {
     /// Stage 1: one item per diagnosed question (its judges and, for a
-    /// wrong answer, the defect-vs-lapse call).
+    /// wrong answer, the defect-vs-lapse call with, for a reasoning failure,
+    /// its sub-type call beside it).
     Questions,
-    /// The reasoning pass: one item per reasoning failure (its sub-type call).
-    Reasoning,
 }
 
 impl DiagnosePass {
-    /// The pass in a word: `questions` or `reasoning`.
+    /// The pass in a word: `questions`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             DiagnosePass::Questions => "questions",
-            DiagnosePass::Reasoning => "reasoning",
         }
     }
 }
 
 /// Told what a [`crate::Diagnoser`] is doing, for a front end to show.
 ///
-/// Each pass is announced once with its number of items, Stage 1 before the
-/// reasoning pass, both even when they have no item; then every item is
+/// Each pass is announced once with its number of items, even when it has no
+/// item; then every item is
 /// started once and finished once, in any order across items (they run
 /// concurrently). An item whose provider error aborts the diagnosis is never
 /// finished. Calls come from the diagnosis's own tasks, so they must be

@@ -104,6 +104,19 @@ pub struct Usage {
     pub cost: f64,
     /// Agent rollouts run.
     pub rollouts: u64,
+    /// What the providers themselves said their calls cost, in US dollars (a host such as
+    /// Claude Code reports it; 0 when none did). Apart from `cost`, which is the price table's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_cost_usd: f64,
+}
+
+/// Whether `value` is 0 (a usage without a reported cost serializes as before).
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// Which cap stopped the run.
@@ -202,6 +215,7 @@ impl Usage {
                 .saturating_add(other.completion_tokens),
             cost: self.cost + other.cost,
             rollouts: self.rollouts.saturating_add(other.rollouts),
+            host_cost_usd: self.host_cost_usd + other.host_cost_usd,
         }
     }
 }
@@ -364,6 +378,10 @@ impl Budget {
         let cost = price.map_or(0.0, |p| {
             p.cost(response.prompt_tokens, response.completion_tokens)
         });
+        let reported = response
+            .cost_usd
+            .filter(|c| c.is_finite() && *c >= 0.0)
+            .unwrap_or(0.0);
         state.charge(|usage| {
             usage.llm_calls = usage.llm_calls.saturating_add(1);
             usage.prompt_tokens = usage.prompt_tokens.saturating_add(response.prompt_tokens);
@@ -371,6 +389,7 @@ impl Budget {
                 .completion_tokens
                 .saturating_add(response.completion_tokens);
             usage.cost += cost;
+            usage.host_cost_usd += reported;
         });
         match price {
             Some(_) => Ok(()),

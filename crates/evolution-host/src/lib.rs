@@ -43,6 +43,22 @@ impl Host {
             Self::Codex => "codex",
         }
     }
+
+    /// The credentials a rollout of the host logs in with, in words, the first found winning
+    /// as [`check::check`] finds them.
+    pub fn credentials(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => {
+                "the login of `claude` in ~/.claude (or in CLAUDE_CONFIG_DIR when set), or \
+                 ANTHROPIC_API_KEY"
+            }
+            Self::Codex => {
+                "the key variable (env_key) of the model provider your Codex config.toml \
+                 names, else CODEX_API_KEY or OPENAI_API_KEY, else the login of `codex login` \
+                 in ~/.codex (or in CODEX_HOME when set)"
+            }
+        }
+    }
 }
 
 /// How a host is started: its program and the flags the run configuration chose.

@@ -121,6 +121,7 @@ impl LlmProvider for HostLlm {
             .await?;
         let mut attempts = 1;
         let mut used = (reply.prompt_tokens, reply.completion_tokens);
+        let mut cost_usd = reply.cost_usd;
         if wants_json && json_reply(&reply, options.json_schema.as_ref()).is_none() {
             let again = format!("{prompt}\n\n{RETRY_NOTE}");
             reply = self
@@ -132,6 +133,10 @@ impl LlmProvider for HostLlm {
                 used.0 + reply.prompt_tokens,
                 used.1 + reply.completion_tokens,
             );
+            cost_usd = match (cost_usd, reply.cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
         }
         let content = if wants_json {
             match json_reply(&reply, options.json_schema.as_ref()) {
@@ -160,13 +165,6 @@ impl LlmProvider for HostLlm {
             )
             .with_possibly_billed(true));
         }
-        if let Some(cost) = reply.cost_usd {
-            tracing::debug!(
-                host = self.settings.host.name(),
-                cost_usd = cost,
-                "host call cost"
-            );
-        }
         Ok(LlmResponse {
             content,
             model: reply
@@ -177,6 +175,7 @@ impl LlmProvider for HostLlm {
             prompt_tokens: used.0,
             completion_tokens: used.1,
             latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            cost_usd,
             ..LlmResponse::default()
         })
     }
@@ -396,7 +395,11 @@ fn claude_reply(output: &str) -> Result<Reply, LlmError> {
             + number("cache_creation_input_tokens")
             + number("cache_read_input_tokens"),
         completion_tokens: number("output_tokens"),
-        cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
+        // A cost only when it is one: finite and not negative.
+        cost_usd: result
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite() && *c >= 0.0),
         model,
     })
 }
@@ -528,6 +531,9 @@ mod tests {
         assert_eq!(reply.structured, Some(json!({"a": 1})));
         assert_eq!((reply.prompt_tokens, reply.completion_tokens), (15, 3));
         assert_eq!(reply.model.as_deref(), Some("m"));
+        assert_eq!(reply.cost_usd, Some(0.5));
+        let unpriced = json!({"type": "result", "result": "x", "total_cost_usd": -1.0});
+        assert_eq!(claude_reply(&unpriced.to_string()).unwrap().cost_usd, None);
         let failed =
             json!({"type": "result", "is_error": true, "result": "Invalid API key\u{1b}[0m"})
                 .to_string();
@@ -558,6 +564,8 @@ mod tests {
             ),
             ("{}", 7, 2)
         );
+        // Codex reports no cost.
+        assert_eq!(reply.cost_usd, None);
         let failed = json!({"type": "turn.failed", "error": {"message": "quota"}}).to_string();
         assert!(
             codex_reply(&failed)

@@ -355,6 +355,7 @@ impl LocalLlm {
             max_inter_token_ms: generated.max_gap.map(millis),
             cache_hit: false,
             call_id: call_id(),
+            cost_usd: None,
         })
     }
 }

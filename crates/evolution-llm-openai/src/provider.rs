@@ -420,6 +420,7 @@ impl LlmProvider for OpenAiProvider {
                     max_inter_token_ms: reply.max_gap.map(millis),
                     cache_hit: false,
                     call_id,
+                    cost_usd: None,
                 })
                 .and_then(|r| self.check_reply(r, reply.finish_reason.as_deref(), attempts))
             }

@@ -32,6 +32,7 @@ pub mod agent_workspace;
 pub mod error;
 pub mod evolve;
 pub mod harvest;
+pub mod host_check;
 pub mod input;
 pub mod layout;
 pub mod ledger;

@@ -193,8 +193,7 @@ fn with_llm(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The diagnosis's progress on stderr: a bar of the judged questions, then
-/// of the reasoning failures classified.
+/// The diagnosis's progress on stderr: a bar of the judged questions.
 struct JudgedBar(ProgressBar);
 
 impl JudgedBar {
@@ -221,7 +220,6 @@ impl DiagnoseProgress for JudgedBar {
         self.0.set_position(0);
         self.0.set_message(match pass {
             DiagnosePass::Questions => "judging questions",
-            DiagnosePass::Reasoning => "classifying reasoning failures",
             _ => pass.as_str(),
         });
     }

@@ -28,7 +28,9 @@ use clap::{Args, ValueEnum};
 
 use crate::out::outln;
 use crate::render::terminal_safe;
+use crate::schedule_host::ScheduledHost;
 use evolution_project::error::{bad_at, bad_option};
+use evolution_project::host_check::{HostCheck, HostRole, check_hosts};
 use evolution_project::llm::run_key_variable;
 use evolution_project::run::config::{DEFAULT_FDR_ALPHA, DEFAULT_LEDGER_HORIZON};
 
@@ -125,10 +127,10 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
     // A host agent's program must be found by cron's bare PATH too.
     let host = crate::schedule_host::scheduled_host(&args.config)?;
     let optimizer = crate::schedule_host::scheduled_optimizer(&args.config)?;
-    // The optimizer's host must find its login when the entry is installed, not first at night.
-    let login = match (&optimizer, &args.install) {
-        (Some(optimizer), Some(_)) => Some(optimizer_login(optimizer, &args.config)?),
-        _ => None,
+    // Each host must find its login when the entry is installed, not first at night.
+    let logins = match &args.install {
+        Some(_) if host.is_some() || optimizer.is_some() => host_logins(&args.config)?,
+        _ => Vec::new(),
     };
     let hosts: Vec<_> = host.iter().chain(optimizer.iter()).collect();
     let entry = entry(args, every, &here, &program, from.as_deref(), &hosts)?;
@@ -153,34 +155,10 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         }
     }
     eprintln!("{}", terminal_safe(&key_note(&args.config)));
-    if let Some(host) = &host {
-        eprintln!(
-            "{}",
-            terminal_safe(&format!(
-                "note: the agent is {} at {} (first on the entry's PATH); the run checks at its \
-                 start that it finds your login and says what is missing in \
-                 .skill-evolve/schedule.log: a login of your home folder works, a key in your \
-                 shell's environment must be set on a line of the crontab too",
-                host.name,
-                host.cli.display()
-            ))
-        );
-    }
-    if let Some(optimizer) = &optimizer {
-        let how = login.map_or_else(
-            || "its login is checked when the entry is installed".to_owned(),
-            |how| format!("it found {how} now"),
-        );
-        eprintln!(
-            "{}",
-            terminal_safe(&format!(
-                "note: the optimizer's model is {} at {} (first on the entry's PATH), with your \
-                 own login or key: {how}; a login of your home folder works at night, a key \
-                 from your shell's environment must be set on a line of the crontab too",
-                optimizer.name,
-                optimizer.cli.display()
-            ))
-        );
+    for (role, scheduled) in [(HostRole::Agent, &host), (HostRole::Optimizer, &optimizer)] {
+        if let Some(scheduled) = scheduled {
+            eprintln!("{}", terminal_safe(&login_note(role, scheduled, &logins)));
+        }
     }
     if let Some(note) = ledger_note(&args.config, every, args.no_ledger) {
         eprintln!("{}", terminal_safe(&note));
@@ -188,28 +166,65 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// How the optimizer's host logs in, as a rollout of it sees it here (`logged in: claudeai`,
-/// `$ANTHROPIC_API_KEY`, …); a bad input naming `config` when it finds no login.
-fn optimizer_login(
-    optimizer: &crate::schedule_host::ScheduledHost,
-    config: &Path,
-) -> anyhow::Result<String> {
-    let host = match optimizer.name.as_str() {
+/// Every host of `config` checked as its scheduled run will check it (the agent's in the
+/// environment the agent gets, the optimizer's in this one).
+///
+/// # Errors
+/// A host that finds no login: a bad input naming `config` and what is missing.
+fn host_logins(config: &Path) -> anyhow::Result<Vec<HostCheck>> {
+    let checks = check_hosts(config)?;
+    let missing: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.ready())
+        .map(HostCheck::line)
+        .collect();
+    if missing.is_empty() {
+        return Ok(checks);
+    }
+    Err(bad_at(
+        config,
+        None,
+        format!("the scheduled run could not log in: {}", missing.join("; ")),
+    ))
+}
+
+/// The note on the host `scheduled` of `role`: its program, the credentials it logs in with
+/// and, when `logins` checked it, the login found now.
+fn login_note(role: HostRole, scheduled: &ScheduledHost, logins: &[HostCheck]) -> String {
+    let host = match scheduled.name.as_str() {
         "codex" => evolution_host::Host::Codex,
         _ => evolution_host::Host::ClaudeCode,
     };
-    let settings = evolution_host::HostSettings::new(host, &optimizer.cli);
-    match evolution_host::check::check(&settings)? {
-        Ok(ready) => Ok(ready
-            .rsplit_once("; ")
-            .map_or(ready.as_str(), |(_, how)| how.trim_end_matches(')'))
-            .to_owned()),
-        Err(missing) => Err(bad_at(
-            config,
-            None,
-            format!("[llm] provider: the scheduled run could not log in: {missing}"),
-        )),
-    }
+    let found = logins.iter().find(|c| c.role == role).map(|c| {
+        // `… ready (/path/to/cli; how it logs in)`: the part after the program.
+        let line = c.line();
+        line.rsplit_once("; ")
+            .map_or(line, |(_, how)| how.trim_end_matches(')'))
+            .to_owned()
+    });
+    let how = found.map_or_else(
+        || "its login is checked when the entry is installed".to_owned(),
+        |how| format!("it found {how} now"),
+    );
+    let what = match role {
+        HostRole::Agent => "the agent",
+        _ => "the optimizer's model",
+    };
+    let start = match role {
+        HostRole::Agent => {
+            "; the run checks at its start that it finds your login and says what is missing \
+             in .skill-evolve/schedule.log"
+        }
+        _ => "",
+    };
+    format!(
+        "note: {what} is {} at {} (first on the entry's PATH); it logs in with {}: {how}; a \
+         login of your home folder works at night, a key from your shell's environment must be \
+         set on a line of the crontab too{start}",
+        scheduled.name,
+        scheduled.cli.display(),
+        host.credentials()
+    )
 }
 
 /// Runs in 30 days at each frequency, for the note on what a month of runs risks.

@@ -342,3 +342,38 @@ async fn calls_made_at_once_never_pass_the_call_cap_together() {
     assert_eq!(err.kind(), LlmErrorKind::Cancelled);
     assert_eq!(budget.usage().llm_calls, 2);
 }
+
+#[test]
+fn the_cost_a_provider_reports_is_summed_apart_from_the_price_table() {
+    use evolution_harness::Phase;
+    let budget = Budget::new(BudgetLimits {
+        prices: prices(),
+        ..BudgetLimits::default()
+    })
+    .unwrap();
+    budget.enter_phase(Phase::Diagnose);
+    let reported = |cost: Option<f64>| LlmResponse {
+        cost_usd: cost,
+        ..response("m", 1_000, 0)
+    };
+    budget.record_llm_call(&reported(Some(0.25))).unwrap();
+    budget.record_llm_call(&reported(None)).unwrap();
+    // Not a cost: ignored, never summed into a NaN.
+    budget.record_llm_call(&reported(Some(f64::NAN))).unwrap();
+    budget.record_llm_call(&reported(Some(-3.0))).unwrap();
+    budget.enter_phase(Phase::Propose);
+    budget.record_llm_call(&reported(Some(0.5))).unwrap();
+    let total = budget.usage();
+    assert_eq!(total.llm_calls, 5);
+    assert!((total.host_cost_usd - 0.75).abs() < 1e-12);
+    // The price table's money is its own: 1 000 prompt tokens at 1 per million, five times.
+    assert!((total.cost - 0.005).abs() < 1e-12);
+    let by_phase = budget.usage_by_phase();
+    assert!((by_phase[&Phase::Diagnose].host_cost_usd - 0.25).abs() < 1e-12);
+    assert!((by_phase[&Phase::Propose].host_cost_usd - 0.5).abs() < 1e-12);
+    // Serialized only when something was reported.
+    let json = serde_json::to_value(&total).unwrap();
+    assert_eq!(json["host_cost_usd"], 0.75);
+    let none = serde_json::to_value(evolution_harness::Usage::default()).unwrap();
+    assert!(none.get("host_cost_usd").is_none(), "{none}");
+}

@@ -41,6 +41,48 @@ pub(super) fn host_provider(
     model: Option<&str>,
     base: &Path,
 ) -> anyhow::Result<(Arc<dyn LlmProvider>, String, String)> {
+    let (settings, timeout, concurrency) = host_settings(kind, table, model, base)?;
+    let model_name = settings
+        .model
+        .clone()
+        .unwrap_or_else(|| "default".to_owned());
+    let description = format!(
+        "{} {model_name} through {} (the host's own login)",
+        settings.host.name(),
+        settings.cli.display()
+    );
+    let provider = HostLlm::new(settings, timeout, concurrency);
+    Ok((Arc::new(provider), description, model_name))
+}
+
+/// The host of the optimizer's model of the run configuration at `path` (`[llm] provider =
+/// "claude-code"` or `"codex"`), its program found as the provider finds it; `None` for
+/// another provider. What a front end checks the host's login with before a run.
+///
+/// # Errors
+/// A configuration that cannot be read, an `[llm]` or `[llm.host]` that is not valid, or a
+/// host program that is not found.
+pub fn run_optimizer_host(path: &Path) -> anyhow::Result<Option<HostSettings>> {
+    let Some(section) = super::run_llm_section(path)? else {
+        return Ok(None);
+    };
+    let kind = section.provider(&super::LlmOptions::default(), path)?;
+    if !matches!(kind, Provider::ClaudeCode | Provider::Codex) {
+        return Ok(None);
+    }
+    let base = path.parent().unwrap_or(Path::new(""));
+    Ok(Some(host_settings(kind, &section.host, None, base)?.0))
+}
+
+/// The host settings of `[llm.host]` (`table`, its paths relative to `base`) for the provider
+/// `kind`, `model` winning over the table's, with one request's time limit and the requests
+/// at a time.
+fn host_settings(
+    kind: Provider,
+    table: &toml::Table,
+    model: Option<&str>,
+    base: &Path,
+) -> anyhow::Result<(HostSettings, Duration, usize)> {
     let (host, program) = match kind {
         Provider::Codex => (Host::Codex, "codex"),
         _ => (Host::ClaudeCode, "claude"),
@@ -77,19 +119,12 @@ pub(super) fn host_provider(
             host.name()
         ))
     })?;
+    // The host runs in its rollout folder: a program named relative to the configuration
+    // (or to a configuration named relatively) is made absolute here.
+    let cli = std::path::absolute(&cli).unwrap_or(cli);
     let mut settings = HostSettings::new(host, &cli);
     settings.model = model.map(str::to_owned).or(text("model")?);
-    let model_name = settings
-        .model
-        .clone()
-        .unwrap_or_else(|| "default".to_owned());
-    let description = format!(
-        "{} {model_name} through {} (the host's own login)",
-        host.name(),
-        cli.display()
-    );
-    let provider = HostLlm::new(settings, timeout, concurrency);
-    Ok((Arc::new(provider), description, model_name))
+    Ok((settings, timeout, concurrency))
 }
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ pub use self::config::{
     api_key_variable, chosen_provider, find_config, read_profile, run_key_variable, run_llm_section,
 };
 use self::config::{provider_choice, read_file_config};
+pub use self::host::run_optimizer_host;
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, check_input, read_input_text};
 use crate::llm_log::LoggedLlm;

@@ -510,6 +510,7 @@ mod tests {
             completion_tokens: 5,
             cost: 0.5,
             rollouts: 7,
+            host_cost_usd: 1.25,
         };
         let facts = RunFacts {
             usage: usage.clone(),

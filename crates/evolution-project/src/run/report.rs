@@ -349,12 +349,23 @@ fn dropped_section(report: &EvolutionReport) -> String {
     md
 }
 
-/// The budget's usage as one line.
+/// The budget's usage as one line (with what the hosts said their calls cost, when one
+/// said).
 pub fn usage_line(u: &evolution_harness::Usage) -> String {
+    let reported = if u.host_cost_usd > 0.0 {
+        format!(", {} reported by the host", usd(u.host_cost_usd))
+    } else {
+        String::new()
+    };
     format!(
-        "{} LLM calls, {} prompt + {} completion tokens, {} agent rollouts",
+        "{} LLM calls, {} prompt + {} completion tokens{reported}, {} agent rollouts",
         u.llm_calls, u.prompt_tokens, u.completion_tokens, u.rollouts
     )
+}
+
+/// An amount of US dollars, to the cent's hundredth.
+fn usd(amount: f64) -> String {
+    format!("${amount:.4}")
 }
 
 /// What each phase used, as a markdown section: one row per phase that used
@@ -363,18 +374,29 @@ pub fn phase_table(
     total: &evolution_harness::Usage,
     by_phase: &std::collections::BTreeMap<evolution_harness::Phase, evolution_harness::Usage>,
 ) -> String {
+    // The column of the cost a host reported, only when one did.
+    let reported = total.host_cost_usd > 0.0;
     let mut md = String::from(
         "## Usage by phase\n\n\
-         | phase | LLM calls | prompt tokens | completion tokens | cost | agent rollouts |\n\
-         |---|---|---|---|---|---|\n",
+         | phase | LLM calls | prompt tokens | completion tokens | cost |",
     );
+    md.push_str(if reported {
+        " host-reported cost (USD) | agent rollouts |\n|---|---|---|---|---|---|---|\n"
+    } else {
+        " agent rollouts |\n|---|---|---|---|---|---|\n"
+    });
     let rows = by_phase
         .iter()
         .map(|(phase, usage)| (phase.label(), usage))
         .chain([("whole run", total)]);
     for (name, u) in rows {
+        let host = if reported {
+            format!(" {} |", usd(u.host_cost_usd))
+        } else {
+            String::new()
+        };
         md.push_str(&format!(
-            "| {name} | {} | {} | {} | {:.4} | {} |\n",
+            "| {name} | {} | {} | {} | {:.4} |{host} {} |\n",
             u.llm_calls, u.prompt_tokens, u.completion_tokens, u.cost, u.rollouts
         ));
     }

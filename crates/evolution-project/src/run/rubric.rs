@@ -9,7 +9,8 @@
 //!
 //! A judge that cannot give a verdict (its replies stay unreadable, or the provider fails)
 //! makes the question INFRA, never a wrong answer: a candidate must not lose, or win, a gate
-//! pair because the judge failed. Answers the agent could not give (already INFRA) are not
+//! pair because the judge failed. The answers of a batch are judged concurrently (the LLM's own
+//! concurrency limit applies), so a `handoff` provider asks for all their verdicts in one round. Answers the agent could not give (already INFRA) are not
 //! judged. The judge's reason is kept in the prediction as `rubric_reason`; when it gave
 //! none, why is kept as `judge_error` ([`JUDGE_ERROR_KEY`]), so that the run's counts and
 //! messages put the failure on the judge, not on the agent. An agent that
@@ -110,23 +111,33 @@ impl<R: AgentRunner> AgentRunner for RubricRunner<'_, R> {
         let Some((llm, prompts)) = &self.judge else {
             return Ok(outcomes);
         };
-        for (question, outcome) in questions.iter().zip(outcomes.iter_mut()) {
-            if outcome.is_infra_error() {
-                continue;
-            }
-            let Ok(Some(check)) = AnswerCheck::of(question) else {
-                continue;
-            };
-            // A rubric alone, or one in an `all_of` whose other checks all passed: the
-            // judge decides. An `all_of` failed by its other checks needs no judge.
-            if let Some(rubric) = check.rubric()
-                && check
+        // Every answer of the batch is judged at once: the verdicts do not depend on each
+        // other, and a provider that hands its requests off (`handoff`) then gathers them all
+        // in one round instead of one round each.
+        let judged = questions
+            .iter()
+            .zip(outcomes.iter_mut())
+            .filter_map(|(question, outcome)| {
+                if outcome.is_infra_error() {
+                    return None;
+                }
+                let Ok(Some(check)) = AnswerCheck::of(question) else {
+                    return None;
+                };
+                // A rubric alone, or one in an `all_of` whose other checks all passed: the
+                // judge decides. An `all_of` failed by its other checks needs no judge.
+                let rubric = check.rubric()?.to_owned();
+                if check
                     .passes(&outcome.prediction.prediction, &outcome.trace)
-                    .is_none()
-            {
-                Self::judge(*llm, prompts, question, rubric, outcome).await;
-            }
-        }
+                    .is_some()
+                {
+                    return None;
+                }
+                Some(async move {
+                    Self::judge(*llm, prompts, question, &rubric, outcome).await;
+                })
+            });
+        futures_util::future::join_all(judged).await;
         Ok(outcomes)
     }
 }

@@ -49,6 +49,21 @@ pub enum Ended {
     },
 }
 
+/// Most judge calls of a diagnosis in flight at once when the provider is `handoff`: its calls
+/// are written to a file and wait for a person, never for a server, so every call of a pass is
+/// asked at once and one round gathers them all (under the usual limit, a round would hold
+/// only as many as may be in flight).
+const HANDOFF_DIAGNOSE_CONCURRENCY: usize = 4096;
+
+/// How many judge calls of a diagnosis may be in flight at once for `config`'s provider.
+fn diagnose_concurrency(config: &RunConfig) -> usize {
+    let options = crate::llm::LlmOptions::default();
+    match config.llm.provider(&options, std::path::Path::new("")) {
+        Ok(crate::llm::Provider::Handoff) => HANDOFF_DIAGNOSE_CONCURRENCY,
+        _ => DiagnoseOptions::default().concurrency,
+    }
+}
+
 /// Runs (or resumes) the loop of `config` in `dir` (recording its `inputs` there first),
 /// telling `observer` what happens, until it
 /// finishes or `stop` completes (the store is then at a consistent version and the
@@ -107,6 +122,7 @@ pub(super) async fn run_loop(
         // judge on right answers when the workspace has no system prompt).
         diagnose: DiagnoseOptions {
             judges: JudgeScope::ForProposal { system_pack: true },
+            concurrency: diagnose_concurrency(config),
             ..DiagnoseOptions::default()
         },
         evolve: EvolveOptions {

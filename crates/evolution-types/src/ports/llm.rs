@@ -143,6 +143,10 @@ pub struct LlmResponse {
     /// Unique id of the call.
     #[serde(default)]
     pub call_id: String,
+    /// What the provider itself says the call cost, in US dollars (Claude Code's
+    /// `total_cost_usd`); `None` when it says nothing, as most do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// The three ways a call can fail, which decide what a caller does next.

@@ -104,7 +104,9 @@ fn a_run_without_an_api_key_goes_round_by_round_and_ends_as_the_replay_does() {
         },
     );
     assert!(out.status.success(), "{out:?}");
-    assert!(rounds >= 2, "{rounds} round(s)");
+    // The judges of the training answers; each wrong answer's defect-or-lapse call with its
+    // reasoning sub-type beside it; the proposal: each round needs the one before.
+    assert_eq!(rounds, 3, "{rounds} round(s)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("1 candidate(s), 1 accepted"), "{stdout}");
     assert!(stdout.contains("staged 1 document(s)"), "{stdout}");
@@ -399,4 +401,75 @@ fn a_fresh_start_says_it_reuses_the_earlier_answers() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains("earlier answer"));
+}
+
+/// Every training answer of the demo's first batch has a rubric check: their verdicts are
+/// handed off together, in one round, not one round each; and the diagnosis of those answers
+/// asks all its judges in its first round, not as many as an API would take at once.
+#[test]
+fn the_rubric_verdicts_of_a_batch_are_asked_in_one_round() {
+    let dir = handoff_demo();
+    let d = dir.path();
+    let config = std::fs::read_to_string(d.join("evolve.toml")).unwrap();
+    let config = config
+        .replace("train = 0.1", "train = 0.4")
+        .replace("gate = 0.7", "gate = 0.4");
+    std::fs::write(d.join("evolve.toml"), config).unwrap();
+    let questions: String = std::fs::read_to_string(d.join("questions.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut q: serde_json::Map<String, Value> = serde_json::from_str(line).unwrap();
+            let answer = q.remove("answer").unwrap();
+            q.insert(
+                "check".to_owned(),
+                serde_json::json!({"kind": "rubric", "text": format!("The answer is {answer}.")}),
+            );
+            Value::Object(q).to_string() + "\n"
+        })
+        .collect();
+    let train = questions.lines().count() * 4 / 10;
+    std::fs::write(d.join("questions.jsonl"), questions).unwrap();
+    let folder = d.join(".skill-evolve/runs/demo/handoff");
+    // Each round's tags, until the first that asks for more than rubric verdicts.
+    let mut rounds: Vec<Vec<String>> = Vec::new();
+    loop {
+        let out = run(d);
+        assert_eq!(out.status.code(), Some(3), "{out:?}");
+        let waiting: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("prompts.json")).unwrap())
+                .unwrap();
+        let tags: Vec<String> = waiting
+            .iter()
+            .map(|w| w["tag"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        let only_rubrics = tags.iter().all(|t| t == "judge.rubric");
+        rounds.push(tags);
+        if !only_rubrics {
+            break;
+        }
+        assert!(rounds.len() < 20, "the rubric rounds never end: {rounds:?}");
+        let mut answers = std::fs::read_to_string(folder.join("answers.jsonl")).unwrap_or_default();
+        answers += &waiting
+            .iter()
+            .map(|w| {
+                let reply = serde_json::json!({"passed": false, "reason": "not what it asks"});
+                serde_json::json!({"key": w["key"], "reply": reply.to_string()}).to_string() + "\n"
+            })
+            .collect::<String>();
+        std::fs::write(folder.join("answers.jsonl"), answers).unwrap();
+    }
+    // One round of every training answer's verdict, then the diagnosis, whose first round
+    // asks every judge of every (wrong) training answer at once: three each.
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    assert_eq!(
+        rounds[0],
+        vec!["judge.rubric".to_owned(); train],
+        "{rounds:?}"
+    );
+    assert_eq!(rounds[1].len(), 3 * train, "{rounds:?}");
+    assert!(
+        rounds[1].iter().all(|t| t.starts_with("judge.")),
+        "{rounds:?}"
+    );
 }

@@ -499,7 +499,7 @@ fn a_claude_code_rollout_uses_the_users_login_and_loads_only_the_skill_under_tes
 
 /// A stand-in for `claude` that records its environment and reports no login.
 #[cfg(unix)]
-const LOGGED_OUT_CLAUDE: &str = "#!/bin/sh\nenv > \"$(dirname \"$0\")/seen-env.txt\"\n\
+pub(crate) const LOGGED_OUT_CLAUDE: &str = "#!/bin/sh\nenv > \"$(dirname \"$0\")/seen-env.txt\"\n\
     printf '{\"loggedIn\": false, \"authMethod\": \"none\"}\\n'\nexit 1\n";
 
 #[cfg(unix)]
@@ -597,6 +597,20 @@ fn claude_code_is_both_the_agent_and_the_optimizer() {
             report["usage"]
         );
     }
+    // Claude Code's own cost of each optimizer request (`total_cost_usd`), summed apart from
+    // the price table's, in report.json, the usage line and the table.
+    let reported = report["usage"]["host_cost_usd"].as_f64().unwrap();
+    assert!(reported > 0.0, "{}", report["usage"]);
+    assert_eq!(report["usage"]["cost"], 0.0, "{}", report["usage"]);
+    let markdown = std::fs::read_to_string(d.join(".skill-evolve/runs/demo/report.md")).unwrap();
+    assert!(
+        markdown.contains(&format!("${reported:.4} reported by the host")),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| cost | host-reported cost (USD) | agent rollouts |"),
+        "{markdown}"
+    );
     let seen = model.seen.lock().unwrap().clone();
     // The optimizer's requests went through the host with its model, and the host's key.
     assert!(
@@ -654,6 +668,12 @@ fn codex_is_both_the_agent_and_the_optimizer() {
             report["usage"]
         );
     }
+    // Codex reports no cost: none is shown.
+    assert!(
+        report["usage"].get("host_cost_usd").is_none(),
+        "{}",
+        report["usage"]
+    );
     let seen = model.seen.lock().unwrap().clone();
     assert!(seen.iter().all(|r| r.key == "Bearer host-dummy-key"));
     assert_no_trace_and_nothing_of_the_users(d, &seen);

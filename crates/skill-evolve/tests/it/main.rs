@@ -37,6 +37,7 @@ mod ledger;
 mod llm_setup;
 #[cfg(feature = "local")]
 mod local;
+mod mcp_hosts;
 mod mcp_lines;
 mod pipes;
 mod preferences;

@@ -32,16 +32,23 @@ pub(crate) struct Server {
 impl Server {
     /// Starts the server for `project` and opens the session.
     pub(crate) fn start(project: &Path) -> Self {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"))
+        Self::start_with(project, |_| {})
+    }
+
+    /// Starts the server for `project`, its command changed by `configure` first (its
+    /// environment, its stderr), and opens the session.
+    pub(crate) fn start_with(project: &Path, configure: impl FnOnce(&mut Command)) -> Self {
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin!("skill-evolve"));
+        command
             .args(["mcp", "--project"])
             .arg(project)
             .env("NO_COLOR", "1")
             .env("SKILL_EVOLVE_TEST_KEY", "k")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::null());
+        configure(&mut command);
+        let mut child = command.spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let (send, lines) = std::sync::mpsc::channel();
@@ -70,6 +77,11 @@ impl Server {
         assert!(init["result"]["serverInfo"].is_object(), "{init}");
         server.send(br#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
         server
+    }
+
+    /// The server's stderr, when `start_with` piped it.
+    pub(crate) fn take_stderr(&mut self) -> Option<std::process::ChildStderr> {
+        self.child.stderr.take()
     }
 
     /// Writes `bytes` and a newline.

@@ -478,3 +478,94 @@ fn a_host_as_the_optimizer_is_checked_when_installing() {
     let rollouts = home.join(".cache/skill-evolve/rollouts");
     assert_eq!(std::fs::read_dir(rollouts).unwrap().count(), 0);
 }
+
+/// `[agent] host` (Claude Code) with Codex as the optimizer: installing checks both logins,
+/// the agent's too (refusing, nothing written, while either finds none), and the notes name
+/// the credentials each host logs in with and the login found.
+#[cfg(unix)]
+#[test]
+fn a_host_agents_login_is_checked_when_installing_and_each_hosts_credentials_are_named() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = folder();
+    let d = dir.path();
+    let home = d.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    std::fs::write(
+        d.join("evolve.toml"),
+        "[agent.host]\nname = \"claude-code\"\ncli = \"bin/claude\"\n\n\
+         [llm]\nprovider = \"codex\"\n\n[llm.host]\ncli = \"bin/codex\"\n",
+    )
+    .unwrap();
+    let write = |name: &str, text: &str| {
+        std::fs::write(d.join("bin").join(name), text).unwrap();
+        std::fs::set_permissions(
+            d.join("bin").join(name),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    };
+    let claude = |status: &str| {
+        format!(
+            "#!/bin/sh\nif [ \"$1 $2\" = \"auth status\" ]; then \
+             echo '{{\"loggedIn\": true, \"authMethod\": \"claude.ai\"}}'; exit {status}; fi\n\
+             exit 1\n"
+        )
+    };
+    let schedule = |d: &std::path::Path| {
+        skill_evolve(d)
+            .env("HOME", &home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("SKILL_EVOLVE_ROLLOUTS_DIR")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CODEX_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .args(["schedule", "--every", "night", "--install", "cron.txt"])
+            .output()
+            .unwrap()
+    };
+    // The optimizer logs in, the agent does not: refused, naming the agent, nothing written.
+    write("claude", &claude("1"));
+    write("codex", "#!/bin/sh\nexit 0\n");
+    let before = snapshot(d);
+    let out = schedule(d);
+    assert_one_line_error(&out, "could not log in: [agent] host: claude-code: ");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[llm] provider"), "{stderr}");
+    assert_eq!(snapshot(d), before);
+    // The agent logs in, the optimizer does not: refused, naming the optimizer.
+    write("claude", &claude("0"));
+    write("codex", "#!/bin/sh\nexit 1\n");
+    let before = snapshot(d);
+    assert_one_line_error(&schedule(d), "could not log in: [llm] provider: codex: ");
+    assert_eq!(snapshot(d), before);
+    // Both log in: installed; each note names the host's credentials and the login found.
+    write("codex", "#!/bin/sh\nexit 0\n");
+    let out = schedule(d);
+    assert!(out.status.success(), "{out:?}");
+    assert!(d.join("cron.txt").is_file());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let note = |start: &str| {
+        stderr
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} in {stderr}"))
+            .to_owned()
+    };
+    let agent = note("note: the agent is claude-code at");
+    assert!(agent.contains("ANTHROPIC_API_KEY"), "{agent}");
+    assert!(agent.contains("~/.claude"), "{agent}");
+    assert!(
+        agent.contains("it found logged in: claude.ai now"),
+        "{agent}"
+    );
+    let optimizer = note("note: the optimizer's model is codex at");
+    assert!(
+        optimizer.contains("CODEX_API_KEY or OPENAI_API_KEY"),
+        "{optimizer}"
+    );
+    assert!(optimizer.contains("~/.codex"), "{optimizer}");
+    assert!(optimizer.contains("it found logged in now"), "{optimizer}");
+}

@@ -115,8 +115,24 @@ impl AgentSettings {
     /// # Errors
     /// The adapter's one line saying what is missing (a bad input: nothing was run).
     pub fn check_host(&self) -> anyhow::Result<()> {
+        match self.host_verdict()? {
+            None | Some(Ok(_)) => Ok(()),
+            Some(Err(missing)) => Err(crate::error::bad_option(format!(
+                "{missing}; no question was run"
+            ))),
+        }
+    }
+
+    /// For an agent host (`[agent] host`), the adapter's verdict on whether a rollout could
+    /// start here, in the environment the agent gets: `Ok(line)` how it logs in, `Err(line)`
+    /// what is missing, each one line starting with `[agent] host: ` and escaped for a
+    /// terminal; `None` for an agent program of the user's, which has nothing to check.
+    ///
+    /// # Errors
+    /// The adapter cannot be started.
+    pub fn host_verdict(&self) -> anyhow::Result<Option<Result<String, String>>> {
         if self.args.first().map(String::as_str) != Some(host::ADAPTER_SUBCOMMAND) {
-            return Ok(());
+            return Ok(None);
         }
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.args).arg("--check");
@@ -151,19 +167,21 @@ impl AgentSettings {
             .map_err(|e| {
                 crate::error::bad_option(format!("[agent] host: cannot start the adapter: {e}"))
             })?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let said = String::from_utf8_lossy(&out.stderr);
-        let line = said
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("the host's check failed");
-        Err(crate::error::bad_option(format!(
-            "[agent] host: {}; no question was run",
-            crate::render::terminal_safe(line)
-        )))
+        let last_line = |bytes: &[u8], otherwise: &str| {
+            let said = String::from_utf8_lossy(bytes);
+            let line = said
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or(otherwise)
+                .to_owned();
+            format!("[agent] host: {}", crate::render::terminal_safe(&line))
+        };
+        Ok(Some(if out.status.success() {
+            Ok(last_line(&out.stdout, "ready"))
+        } else {
+            Err(last_line(&out.stderr, "the host's check failed"))
+        }))
     }
 
     /// The subprocess runner's configuration, each question's folder made under `workspaces`.
@@ -191,6 +209,32 @@ impl AgentSettings {
             working_dir: Some(self.working_dir.clone()),
         }
     }
+}
+
+/// The `[agent]` section of the run configuration at `path`, checked as `run` checks it, the
+/// rest of the file left to `run` (`None` when it has no `[agent]`): what a caller needs to ask
+/// the agent's host whether it can start ([`AgentSettings::host_verdict`]) before a run is
+/// prepared.
+///
+/// # Errors
+/// A configuration that cannot be read, or whose `[agent]` (or `[llm]`) is not valid.
+pub fn load_agent(path: &Path) -> anyhow::Result<Option<AgentSettings>> {
+    /// A run configuration's `[agent]` and `[llm]`, its other sections left to `run`.
+    #[derive(Deserialize)]
+    struct AgentOnly {
+        #[serde(default)]
+        agent: Option<AgentSection>,
+        #[serde(default)]
+        llm: LlmSection,
+    }
+    let text = read_input_text(path, InputKind::RunConfig)?;
+    let file: AgentOnly = parse(path, &text)?;
+    let Some(agent) = &file.agent else {
+        return Ok(None);
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let src = Source { path, text: &text };
+    check_agent(&src, agent, &file.llm, &base, None).map(Some)
 }
 
 /// `[agent]`: the program (found), its concurrency, its timeout, its output bounds and its

@@ -137,7 +137,7 @@ mod reach;
 mod references;
 
 use self::agent::{AgentSection, check_agent};
-pub use self::agent::{AgentSettings, BASIC_ENV};
+pub use self::agent::{AgentSettings, BASIC_ENV, load_agent};
 use self::candidates::{capped_horizon, companions_of, horizon_of};
 use self::evolve::{EvolveSection, check_evolve};
 pub use self::gate::{

@@ -1,7 +1,7 @@
-//! `skill-evolve mcp`: the command's operations as a Model Context Protocol server on stdio,
-//! for an agent host (Claude Code, Codex, any MCP client) to drive.
+//! The `skill-evolve` command's operations as a Model Context Protocol server on stdio
+//! (`skill-evolve mcp`), for an agent host (Claude Code, Codex, any MCP client) to drive.
 //!
-//! The server serves one project (the current folder, or `--project DIR`). Its tools are the
+//! [`serve`] serves one project folder. Its tools are the
 //! command's operations: `status`, `dry_run`, `run` (started in the background; `run_progress`
 //! reads it and `stop_run` stops it), `adopt` (returns the diff; writes only with
 //! `confirm: true`), `harvest`, `schedule` (and `unschedule`, which takes the entry out of the
@@ -10,7 +10,7 @@
 //! reply, so the host's own model answers them. Inputs are checked as the
 //! command checks its flags; every path a tool reads a configuration from or writes to must lie
 //! inside the project. Stdout belongs to the protocol: operations that print are run as a
-//! child `skill-evolve` whose output is returned, and so is `harvest`, which reads stores
+//! child `skill-evolve` (the program [`ServeOptions::program`] names) whose output is returned, and so is `harvest`, which reads stores
 //! other programs wrote: whatever they do to a reader ends the child, not the server.
 //!
 //! - `inputs.rs`: each tool's inputs, with the schema the client sees;
@@ -22,18 +22,25 @@
 //! A tool that fails answers with its error; one that panics answers with an internal error,
 //! and the server, its other calls and its background runs go on.
 
+// No panic on any input: bad input is a tool error (tests keep these, see clippy.toml).
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod harvest;
+mod hosts;
 mod inputs;
 mod jobs;
 mod paths;
 mod transport;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Args;
 use evolution_project::adopt::undo::{UndoCheck, check_undo};
 use evolution_project::adopt::{AdoptCheck, check_adopt, find_run};
 use evolution_project::llm::handoff::{ANSWERS_FILE, add_answer, waiting_prompts};
@@ -47,6 +54,7 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
 use serde_json::json;
 
+use self::hosts::Hosts;
 use self::inputs::{
     AdoptInput, AnswerInput, ConfigInput, EveryInput, GateInput, HarvestInput, JobInput,
     PresetInput, PromptsInput, ReportInput, ScheduleInput, StopInput, UnscheduleInput,
@@ -63,23 +71,25 @@ const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a child `skill-evolve harvest` may take (a large store takes minutes).
 const HARVEST_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
-/// Options of `mcp`.
-#[derive(Debug, Args)]
-pub(crate) struct McpArgs {
+/// How the server is started.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
     /// The project folder the tools work in (the folder of its run configuration).
-    /// Default: the current folder.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) project: Option<PathBuf>,
+    pub project: PathBuf,
+    /// The `skill-evolve` program the tools that print (`schedule`, `unschedule`, `gate`) and
+    /// `harvest` run as a child.
+    pub program: PathBuf,
 }
 
-/// Runs the server on stdin and stdout until the client closes them.
-pub(crate) fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
-    let root = match &args.project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    let project = Project::at(&root)?;
-    // Paths the library reports relative to the current folder are then the project's.
+/// Runs the server on stdin and stdout until the client closes them. The process's current
+/// folder becomes the project's, so that paths the library reports relative to it are the
+/// project's.
+///
+/// # Errors
+/// The project folder cannot be read or worked in, the runtime cannot start, or the session
+/// could not start or ended with an error.
+pub fn serve(options: &ServeOptions) -> anyhow::Result<()> {
+    let project = Project::at(&options.project)?;
     std::env::set_current_dir(project.root())
         .with_context(|| format!("cannot work in {}", project.root().display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -89,7 +99,12 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let lines = transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
-        let server = Server::new(project)
+        // The hosts of the project's run configuration are checked while the session starts.
+        let config = find_run_config(project.root())
+            .ok()
+            .and_then(|found| project.inside("config", &found.display().to_string()).ok());
+        let hosts = Hosts::check_at_start(config);
+        let server = Server::new(project, options.program.clone(), hosts)
             .serve(lines)
             .await
             .context("the MCP client did not start a session")?;
@@ -98,14 +113,17 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
             .await
             .context("the MCP session ended with an error")?;
         Ok::<_, anyhow::Error>(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// The server: the project, its background runs and the tool table.
 #[derive(Clone)]
 struct Server {
     project: Project,
+    /// The `skill-evolve` program run as a child.
+    program: PathBuf,
+    /// The hosts of the project's run configuration, checked at start.
+    hosts: Hosts,
     jobs: Jobs,
     tool_router: ToolRouter<Self>,
 }
@@ -149,9 +167,11 @@ fn capped(text: String) -> String {
 
 #[tool_router(router = tool_router)]
 impl Server {
-    fn new(project: Project) -> Self {
+    fn new(project: Project, program: PathBuf, hosts: Hosts) -> Self {
         Server {
             project,
+            program,
+            hosts,
             jobs: Jobs::default(),
             tool_router: Self::tool_router(),
         }
@@ -198,9 +218,7 @@ impl Server {
         args: &[String],
         timeout: Duration,
     ) -> Result<std::process::Output, String> {
-        let program = std::env::current_exe()
-            .map_err(|e| format!("cannot find this program to run it: {e}"))?;
-        let mut command = tokio::process::Command::new(program);
+        let mut command = tokio::process::Command::new(&self.program);
         command
             .args(args)
             .current_dir(self.project.root())
@@ -283,6 +301,8 @@ impl Server {
         let prepared = prepare(&config, &options, None, input.fresh)
             .await
             .map_err(|e| one_line(&e))?;
+        // A host that cannot log in would fail every rollout or request: said now, once.
+        self.hosts.ready_for(&config).await?;
         let preflight = prepared.preflight();
         let name = prepared.config.name.clone();
         let fresh = input.fresh && prepared.start_over().map_err(|e| one_line(&e))?;
