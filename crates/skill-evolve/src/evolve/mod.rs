@@ -282,8 +282,8 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     let root = match &args.run_dir {
         Some(dir) => dir.clone(),
         // A handoff session is run again with the same command: its folder is the same too.
-        None if handoff => RunDir::handoff_evolve_root(&skill_dir(skill), skill),
-        None => RunDir::default_evolve_root(&skill_dir(skill)),
+        None if handoff => RunDir::handoff_evolve_root(skill),
+        None => RunDir::default_evolve_root(skill),
     };
     let run_dir = RunDir::evolve_session(
         root,
