@@ -34,7 +34,7 @@ use evolution_store_fs::{Change, FsStore, FsStoreError, Opened, VersionId};
 
 use crate::STATE_DIR;
 use crate::error::{bad_at, bad_option};
-use crate::run::dir::resolve;
+use crate::run::dir::{resolve, runs_of};
 use crate::working_copy::{writable_target, write_through};
 
 /// The skill's file name, which is its document name in the store.
@@ -186,6 +186,58 @@ fn project_store_of(skill: &Path) -> Option<PathBuf> {
         let store = project_store(project, &relative);
         store.is_dir().then_some(store)
     })
+}
+
+/// The default folder of a new `evolve` session of `skill`: `run-<milliseconds>-<process
+/// id>` in the runs folder of the skill's home (its project's `.skill-evolve/runs`, see
+/// [`SkillHome`]), never inside the skill's folder; `.skill-evolve/runs` beside the skill only
+/// when the skill has no home (no file name, no home folder).
+pub fn evolve_session_root(skill: &Path) -> PathBuf {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    let runs = SkillHome::of(skill).map_or_else(|| runs_of(&skill_dir(skill)), |home| home.runs());
+    runs.join(format!("run-{ms}-{}", std::process::id()))
+}
+
+/// The folder of an `evolve` session of `skill` answered by hand (the `handoff` provider),
+/// the same each time, since the same command is run again once the requests are answered:
+/// `handoff-<the skill's path in its home>` in its home's runs folder; or, when an earlier
+/// version of this tool started one there, `.skill-evolve/runs/handoff-<the skill file's
+/// stem>` beside the skill, so the answers given there are kept.
+pub fn handoff_session_root(skill: &Path) -> PathBuf {
+    let safe = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let stem = skill
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let beside = runs_of(&skill_dir(skill)).join(format!("handoff-{}", safe(&stem)));
+    if beside.is_dir() {
+        return beside;
+    }
+    match SkillHome::of(skill) {
+        Some(home) => {
+            let key: Vec<String> = home
+                .relative
+                .with_extension("")
+                .components()
+                .map(|c| safe(&c.as_os_str().to_string_lossy()))
+                .collect();
+            home.runs().join(format!("handoff-{}", key.join("-")))
+        }
+        None => beside,
+    }
 }
 
 /// The lock on one version store, held until it is dropped.
@@ -482,6 +534,33 @@ mod tests {
         assert_eq!(
             store_root(&skill, None),
             root.join("work/skills/.skill-evolve/stores/a/SKILL.md")
+        );
+    }
+
+    #[test]
+    fn evolve_sessions_go_to_the_projects_runs_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let skill = root.join("skill");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(root.join("evolve.toml"), "").unwrap();
+        let file = skill.join("SKILL.md");
+        let fresh = evolve_session_root(&file);
+        assert_eq!(fresh.parent(), Some(&*root.join(".skill-evolve/runs")));
+        let name = fresh.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("run-"), "{name}");
+        // It is a folder a session may use: neither the skill's folder nor in its store.
+        let store = store_root(&file, None);
+        assert!(crate::run::dir::RunDir::evolve_session(fresh, &skill, &store).is_ok());
+        assert_eq!(
+            handoff_session_root(&file),
+            root.join(".skill-evolve/runs/handoff-skill-SKILL")
+        );
+        // A handoff session an earlier version began beside the skill is carried on there.
+        std::fs::create_dir_all(skill.join(".skill-evolve/runs/handoff-SKILL")).unwrap();
+        assert_eq!(
+            handoff_session_root(&file),
+            skill.join(".skill-evolve/runs/handoff-SKILL")
         );
     }
 

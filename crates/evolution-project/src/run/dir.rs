@@ -104,15 +104,6 @@ pub fn runs_of(project: &Path) -> PathBuf {
     project.join(crate::STATE_DIR).join("runs")
 }
 
-/// The folder `evolve` sessions of `skill` go in: its home's runs folder, else (no home)
-/// `.skill-evolve/runs` beside it.
-fn evolve_runs_of(skill: &Path) -> PathBuf {
-    crate::skill_store::SkillHome::of(skill).map_or_else(
-        || runs_of(&crate::skill_store::skill_dir(skill)),
-        |home| home.runs(),
-    )
-}
-
 impl RunDir {
     /// The run folder `root` itself (for commands that find runs by listing).
     pub fn at(root: PathBuf) -> Self {
@@ -232,58 +223,6 @@ impl RunDir {
     /// The staged proposal's manifest.
     pub fn proposal(&self) -> PathBuf {
         self.staged().join("proposal.json")
-    }
-
-    /// The default folder of a new `evolve` session of `skill`:
-    /// `run-<milliseconds>-<process id>` in the runs folder of the skill's home (its
-    /// project's `.skill-evolve/runs`, see [`crate::skill_store::SkillHome`]), never inside
-    /// the skill's folder; `.skill-evolve/runs` beside the skill only when the skill has no
-    /// home (no file name, no home folder).
-    pub fn default_evolve_root(skill: &Path) -> PathBuf {
-        let ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or(Duration::ZERO)
-            .as_millis();
-        evolve_runs_of(skill).join(format!("run-{ms}-{}", std::process::id()))
-    }
-
-    /// The folder of an `evolve` session of `skill` answered by hand (the `handoff`
-    /// provider), the same each time, since the same command is run again once the requests
-    /// are answered: `handoff-<the skill's path in its home>` in its home's runs folder; or,
-    /// when an earlier version of this tool started one there, `.skill-evolve/runs/handoff-<the
-    /// skill file's stem>` beside the skill, so the answers given there are kept.
-    pub fn handoff_evolve_root(skill: &Path) -> PathBuf {
-        let safe = |text: &str| -> String {
-            text.chars()
-                .map(|c| {
-                    if c.is_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect()
-        };
-        let stem = skill
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let beside =
-            runs_of(&crate::skill_store::skill_dir(skill)).join(format!("handoff-{}", safe(&stem)));
-        if beside.is_dir() {
-            return beside;
-        }
-        match crate::skill_store::SkillHome::of(skill) {
-            Some(home) => {
-                let path = home.relative.with_extension("");
-                let key: Vec<String> = path
-                    .components()
-                    .map(|c| safe(&c.as_os_str().to_string_lossy()))
-                    .collect();
-                home.runs().join(format!("handoff-{}", key.join("-")))
-            }
-            None => beside,
-        }
     }
 
     /// The `evolve` session folder `root` (`--run-dir`, or the default), refused when it
@@ -613,26 +552,6 @@ mod tests {
         );
         let ok = RunDir::evolve_session(root.join("runs/a"), &skill, &store).unwrap();
         assert_eq!(ok.name(), "a");
-        // A new session goes to the project's runs folder, outside the skill's folder.
-        std::fs::write(root.join("evolve.toml"), "").unwrap();
-        let file = skill.join("SKILL.md");
-        let fresh =
-            RunDir::evolve_session(RunDir::default_evolve_root(&file), &skill, &store).unwrap();
-        assert_eq!(
-            fresh.root().parent(),
-            Some(&*root.join(".skill-evolve/runs"))
-        );
-        assert!(fresh.name().starts_with("run-"), "{}", fresh.name());
-        assert_eq!(
-            RunDir::handoff_evolve_root(&file),
-            root.join(".skill-evolve/runs/handoff-skill-SKILL")
-        );
-        // A handoff session an earlier version began beside the skill is carried on there.
-        std::fs::create_dir_all(skill.join(".skill-evolve/runs/handoff-SKILL")).unwrap();
-        assert_eq!(
-            RunDir::handoff_evolve_root(&file),
-            skill.join(".skill-evolve/runs/handoff-SKILL")
-        );
     }
 
     #[test]
