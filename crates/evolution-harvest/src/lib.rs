@@ -7,7 +7,8 @@
 //! (requests repeated after an answer, replies that open with a correction: [`corrections`]),
 //! the follow-up judge's prompt and reply ([`followup`]); failure signals with their
 //! reasons ([`signals`]); the trajectory object `skill-evolve evolve` reads ([`trajectory`]);
-//! recurring tasks mined from sessions into a question set to review ([`tasks`]);
+//! recurring tasks mined from sessions into a question set to review ([`tasks`]), and an
+//! LLM's variants of the reviewed ones ([`variants`]);
 //! and one rollout's result in that same format ([`capture`]).
 //!
 //! Key design choice: a session is judged by what happened in it (tool errors, interrupted
@@ -69,3 +70,4 @@ pub mod signals;
 pub mod task_file;
 pub mod tasks;
 pub mod trajectory;
+pub mod variants;

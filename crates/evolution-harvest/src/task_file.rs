@@ -116,6 +116,32 @@ pub fn merge_tasks(
     state: Option<&TaskFileState>,
     mined: &[MinedTask],
 ) -> Result<MergedTasks, TaskLineError> {
+    let lines: Vec<(String, String)> = mined
+        .iter()
+        .filter_map(|task| {
+            let line = MinedTask {
+                reviewed: false,
+                ..task.clone()
+            };
+            // A mined task is plain data: it always serializes.
+            serde_json::to_string(&line)
+                .ok()
+                .map(|json| (task.question_id.clone(), json))
+        })
+        .collect();
+    merge_lines(existing, state, &lines)
+}
+
+/// [`merge_tasks`] of tasks already written as JSON lines: each `(question_id, line)` of
+/// `new` is appended as it is unless the file holds that id or a person deleted it.
+///
+/// # Errors
+/// As [`merge_tasks`].
+pub fn merge_lines(
+    existing: Option<&str>,
+    state: Option<&TaskFileState>,
+    new: &[(String, String)],
+) -> Result<MergedTasks, TaskLineError> {
     let mut present: BTreeSet<String> = BTreeSet::new();
     let mut kept = 0usize;
     let mut kept_reviewed = 0usize;
@@ -160,27 +186,20 @@ pub fn merge_tasks(
     let mut in_file = present.clone();
     let mut added = 0usize;
     let mut dropped_before = 0usize;
-    for task in mined {
-        if present.contains(&task.question_id) {
+    for (id, json) in new {
+        if present.contains(id) {
             continue;
         }
-        if dropped.contains(&task.question_id) {
+        if dropped.contains(id) {
             dropped_before = dropped_before.saturating_add(1);
             continue;
         }
-        if !in_file.insert(task.question_id.clone()) {
+        if !in_file.insert(id.clone()) {
             continue;
         }
-        let line = MinedTask {
-            reviewed: false,
-            ..task.clone()
-        };
-        // A mined task is plain data: it always serializes.
-        if let Ok(json) = serde_json::to_string(&line) {
-            text.push_str(&json);
-            text.push('\n');
-            added = added.saturating_add(1);
-        }
+        text.push_str(json);
+        text.push('\n');
+        added = added.saturating_add(1);
     }
     dropped.retain(|id| !in_file.contains(id));
     Ok(MergedTasks {

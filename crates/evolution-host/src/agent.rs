@@ -86,7 +86,13 @@ fn answer(args: &HostSettings, request: &Value) -> Result<events::Outcome> {
         skills_root,
         instructions,
     );
-    let outcome = installed.and_then(|_| match args.host {
+    // Claude Code's bundled skills that outlive its switch are turned off by name, sparing a
+    // skill under test of the same name.
+    let installed = installed.and_then(|names| match args.host {
+        Host::ClaudeCode => isolation::claude::hide_bundled_skills(rollout.host_home(), &names),
+        Host::Codex => Ok(()),
+    });
+    let outcome = installed.and_then(|()| match args.host {
         Host::ClaudeCode => run_host(
             args,
             &claude_code::arguments(args, rollout.args()),

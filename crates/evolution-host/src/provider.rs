@@ -194,6 +194,11 @@ impl HostLlm {
         let vars = |name: &str| self.var(name);
         let rollout = Rollout::in_root_of(host, &vars)
             .map_err(|e| LlmError::new(LlmErrorKind::Other, e.to_string()))?;
+        // The optimizer's calls see no skill at all, the bundled ones included.
+        if host == crate::Host::ClaudeCode {
+            crate::isolation::claude::hide_bundled_skills(rollout.host_home(), &[])
+                .map_err(|e| LlmError::new(LlmErrorKind::Other, e.to_string()))?;
+        }
         let outcome = self.run_in(&rollout, system, prompt, schema, timeout).await;
         let finished = rollout.finish();
         let reply = outcome?;

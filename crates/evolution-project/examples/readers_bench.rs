@@ -223,6 +223,7 @@ fn measure_child(format: &str, from: &Path) -> ExitCode {
         config: None,
         recorded: false,
         judge_followups: false,
+        variants: None,
     };
     let start = Instant::now();
     let mut skipped = 0usize;

@@ -1,10 +1,16 @@
 //! The version store of a skill file, and the one place a new version of a user's skill file
 //! is written: the store first, then the working copy.
 //!
-//! A file's store is `.skill-evolve/store` beside it (where `evolve` keeps it), or, for a file
-//! `adopt` wrote into a project, the project's own: `<project>/.skill-evolve/stores/` holds one
-//! history per file, under the file's path relative to the project, so no skill folder gets a
-//! `.skill-evolve` folder of its own. [`store_root`] finds either.
+//! A file's store is its project's: `<project>/.skill-evolve/stores/` holds one history per
+//! file, under the file's path relative to the project, so no skill folder gets a
+//! `.skill-evolve` folder of its own and a skill copied with its folder carries no history
+//! along. The project is the nearest folder above the file that holds `evolve.toml`,
+//! `skill-evolve.toml` or a `.skill-evolve/stores` folder, else the current folder when the
+//! file lies under it ([`SkillHome`]). A file in no project keeps its history in the user's
+//! data folder (`$XDG_DATA_HOME/skill-evolve/stores/`, else
+//! `~/.local/share/skill-evolve/stores/`), under its absolute path. A store that an earlier
+//! version of this tool kept beside the file (`.skill-evolve/store` in its folder) is still
+//! read and written, so no history is lost. [`store_root`] finds each.
 //!
 //! Every write of a new version holds the store's lock ([`lock_store`], a file beside the
 //! store) from reading the working copy to writing it, so two writers of one file never
@@ -28,7 +34,7 @@ use evolution_store_fs::{Change, FsStore, FsStoreError, Opened, VersionId};
 
 use crate::STATE_DIR;
 use crate::error::{bad_at, bad_option};
-use crate::run::dir::resolve;
+use crate::run::dir::{resolve, runs_of};
 use crate::working_copy::{writable_target, write_through};
 
 /// The skill's file name, which is its document name in the store.
@@ -63,9 +69,11 @@ pub fn beside_store(skill: &Path) -> PathBuf {
     skill_dir(skill).join(STATE_DIR).join("store")
 }
 
-/// The store root: `--store`; else the store beside the skill when there is one; else the
-/// store of the nearest project above the skill that keeps one for it (see
-/// [`project_store`]); else beside the skill, where a first `evolve` creates it.
+/// The store root: `--store`; else the store beside the skill when there is one (an
+/// earlier version of this tool kept it there); else the store of the nearest project above
+/// the skill that keeps one for it (see [`project_store`]); else the one in the user's data
+/// folder when there is one; else where a first `evolve` creates it, the store of the
+/// skill's home ([`SkillHome::of`]).
 pub fn store_root(skill: &Path, explicit: Option<&Path>) -> PathBuf {
     if let Some(explicit) = explicit {
         return explicit.to_path_buf();
@@ -74,7 +82,99 @@ pub fn store_root(skill: &Path, explicit: Option<&Path>) -> PathBuf {
     if beside.is_dir() {
         return beside;
     }
-    project_store_of(skill).unwrap_or(beside)
+    if let Some(store) = project_store_of(skill) {
+        return store;
+    }
+    if let Some(store) = SkillHome::user(skill).map(|home| home.store())
+        && store.is_dir()
+    {
+        return store;
+    }
+    SkillHome::of(skill).map_or(beside, |home| home.store())
+}
+
+/// Where `evolve` keeps what it writes for a skill file outside the skill's folder: a
+/// `.skill-evolve`-like folder (`state`) and the file's path within it (`relative`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillHome {
+    /// The project's `.skill-evolve/`, or the user's data folder for a file in no project.
+    pub state: PathBuf,
+    /// The skill file's path relative to the project (its absolute path, without its root,
+    /// in the user's data folder).
+    pub relative: PathBuf,
+}
+
+impl SkillHome {
+    /// The home of `skill`: its project's (the nearest folder above it with `evolve.toml`,
+    /// `skill-evolve.toml` or `.skill-evolve/stores`, else the current folder when the skill
+    /// lies under it), else the user's data folder; `None` when neither can be found (no
+    /// file name, or no home folder).
+    pub fn of(skill: &Path) -> Option<Self> {
+        let name = skill.file_name()?;
+        let folder = resolve(&skill_dir(skill));
+        let marked = folder.ancestors().find(|dir| {
+            dir.join("evolve.toml").is_file()
+                || dir.join("skill-evolve.toml").is_file()
+                || dir.join(STATE_DIR).join(PROJECT_STORES).is_dir()
+        });
+        let cwd = std::env::current_dir().ok().map(|cwd| resolve(&cwd));
+        let project = marked
+            .map(Path::to_path_buf)
+            .or_else(|| cwd.clone().filter(|cwd| folder.starts_with(cwd)));
+        match project {
+            Some(project) => Some(SkillHome {
+                relative: folder.strip_prefix(&project).ok()?.join(name),
+                // Shown relative to the current folder when it lies there, as a path the
+                // user typed would be.
+                state: match cwd
+                    .as_deref()
+                    .and_then(|cwd| project.strip_prefix(cwd).ok())
+                {
+                    Some(inside) if inside.as_os_str().is_empty() => Path::new(".").join(STATE_DIR),
+                    Some(inside) => inside.join(STATE_DIR),
+                    None => project.join(STATE_DIR),
+                },
+            }),
+            None => Self::user(skill),
+        }
+    }
+
+    /// The home of `skill` in the user's data folder (`$XDG_DATA_HOME/skill-evolve`, else
+    /// `~/.local/share/skill-evolve`), keyed by the skill's absolute path.
+    pub fn user(skill: &Path) -> Option<Self> {
+        Self::user_in(skill, &|key| std::env::var_os(key))
+    }
+
+    /// [`SkillHome::user`] with the environment `vars`.
+    fn user_in(skill: &Path, vars: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<Self> {
+        let var = |key: &str| {
+            vars(key)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        let data = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")))?;
+        let name = skill.file_name()?;
+        let folder = resolve(&skill_dir(skill));
+        let relative: PathBuf = folder
+            .components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_)))
+            .collect();
+        Some(SkillHome {
+            state: data.join("skill-evolve"),
+            relative: relative.join(name),
+        })
+    }
+
+    /// The skill's version store in this home.
+    pub fn store(&self) -> PathBuf {
+        self.state.join(PROJECT_STORES).join(&self.relative)
+    }
+
+    /// The folder `evolve` sessions of the skill go in (`runs/`, beside a project's runs).
+    pub fn runs(&self) -> PathBuf {
+        self.state.join("runs")
+    }
 }
 
 /// The existing store of `skill` in the `.skill-evolve/stores/` of a folder above it.
@@ -86,6 +186,58 @@ fn project_store_of(skill: &Path) -> Option<PathBuf> {
         let store = project_store(project, &relative);
         store.is_dir().then_some(store)
     })
+}
+
+/// The default folder of a new `evolve` session of `skill`: `run-<milliseconds>-<process
+/// id>` in the runs folder of the skill's home (its project's `.skill-evolve/runs`, see
+/// [`SkillHome`]), never inside the skill's folder; `.skill-evolve/runs` beside the skill only
+/// when the skill has no home (no file name, no home folder).
+pub fn evolve_session_root(skill: &Path) -> PathBuf {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    let runs = SkillHome::of(skill).map_or_else(|| runs_of(&skill_dir(skill)), |home| home.runs());
+    runs.join(format!("run-{ms}-{}", std::process::id()))
+}
+
+/// The folder of an `evolve` session of `skill` answered by hand (the `handoff` provider),
+/// the same each time, since the same command is run again once the requests are answered:
+/// `handoff-<the skill's path in its home>` in its home's runs folder; or, when an earlier
+/// version of this tool started one there, `.skill-evolve/runs/handoff-<the skill file's
+/// stem>` beside the skill, so the answers given there are kept.
+pub fn handoff_session_root(skill: &Path) -> PathBuf {
+    let safe = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let stem = skill
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let beside = runs_of(&skill_dir(skill)).join(format!("handoff-{}", safe(&stem)));
+    if beside.is_dir() {
+        return beside;
+    }
+    match SkillHome::of(skill) {
+        Some(home) => {
+            let key: Vec<String> = home
+                .relative
+                .with_extension("")
+                .components()
+                .map(|c| safe(&c.as_os_str().to_string_lossy()))
+                .collect();
+            home.runs().join(format!("handoff-{}", key.join("-")))
+        }
+        None => beside,
+    }
 }
 
 /// The lock on one version store, held until it is dropped.
@@ -332,14 +484,20 @@ mod tests {
         let project = dir.path().canonicalize().unwrap();
         let skill = project.join("skills/a/SKILL.md");
         std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
-        assert_eq!(store_root(&skill, None), beside_store(&skill));
+        std::fs::write(project.join("evolve.toml"), "").unwrap();
         let kept = project_store(&project, Path::new("skills/a/SKILL.md"));
+        // A new store is the project's.
+        assert_eq!(store_root(&skill, None), kept);
         assert!(kept.ends_with(".skill-evolve/stores/skills/a/SKILL.md"));
         std::fs::create_dir_all(&kept).unwrap();
         assert_eq!(store_root(&skill, None), kept);
-        // Another file of that folder has no history there.
+        // Another file of that folder has its own history there.
         let other = project.join("skills/a/notes.md");
-        assert_eq!(store_root(&other, None), beside_store(&other));
+        assert_eq!(
+            store_root(&other, None),
+            project_store(&project, Path::new("skills/a/notes.md"))
+        );
+        // A store an earlier version kept beside the skill is still the skill's.
         std::fs::create_dir_all(beside_store(&skill)).unwrap();
         assert_eq!(store_root(&skill, None), beside_store(&skill));
         assert_eq!(
@@ -356,14 +514,80 @@ mod tests {
     }
 
     #[test]
-    fn default_store_is_beside_the_skill() {
+    fn a_new_store_is_in_the_nearest_project_never_in_the_skills_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let skill = root.join("work/skills/a/SKILL.md");
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        // The tool's configuration marks the project, wherever the command runs.
+        std::fs::write(root.join("work/skill-evolve.toml"), "").unwrap();
+        let home = SkillHome::of(&skill).unwrap();
+        assert_eq!(home.state, root.join("work/.skill-evolve"));
+        assert_eq!(home.relative, Path::new("skills/a/SKILL.md"));
         assert_eq!(
-            store_root(Path::new("skills/a/SKILL.md"), None),
-            Path::new("skills/a/.skill-evolve/store")
+            store_root(&skill, None),
+            root.join("work/.skill-evolve/stores/skills/a/SKILL.md")
         );
+        assert_eq!(home.runs(), root.join("work/.skill-evolve/runs"));
+        // A nearer project's stores folder wins.
+        std::fs::create_dir_all(root.join("work/skills/.skill-evolve/stores")).unwrap();
         assert_eq!(
-            store_root(Path::new("SKILL.md"), None),
-            Path::new("./.skill-evolve/store")
+            store_root(&skill, None),
+            root.join("work/skills/.skill-evolve/stores/a/SKILL.md")
         );
+    }
+
+    #[test]
+    fn evolve_sessions_go_to_the_projects_runs_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let skill = root.join("skill");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(root.join("evolve.toml"), "").unwrap();
+        let file = skill.join("SKILL.md");
+        let fresh = evolve_session_root(&file);
+        assert_eq!(fresh.parent(), Some(&*root.join(".skill-evolve/runs")));
+        let name = fresh.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("run-"), "{name}");
+        // It is a folder a session may use: neither the skill's folder nor in its store.
+        let store = store_root(&file, None);
+        assert!(crate::run::dir::RunDir::evolve_session(fresh, &skill, &store).is_ok());
+        assert_eq!(
+            handoff_session_root(&file),
+            root.join(".skill-evolve/runs/handoff-skill-SKILL")
+        );
+        // A handoff session an earlier version began beside the skill is carried on there.
+        std::fs::create_dir_all(skill.join(".skill-evolve/runs/handoff-SKILL")).unwrap();
+        assert_eq!(
+            handoff_session_root(&file),
+            skill.join(".skill-evolve/runs/handoff-SKILL")
+        );
+    }
+
+    #[test]
+    fn a_skill_in_no_project_keeps_its_history_in_the_users_data_folder() {
+        let skill = Path::new("/srv/skills/a/SKILL.md");
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |key: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let home = SkillHome::user_in(skill, &env(&[("HOME", "/home/u")])).unwrap();
+        assert_eq!(home.state, Path::new("/home/u/.local/share/skill-evolve"));
+        assert_eq!(
+            home.store(),
+            Path::new("/home/u/.local/share/skill-evolve/stores/srv/skills/a/SKILL.md")
+        );
+        let home = SkillHome::user_in(
+            skill,
+            &env(&[("HOME", "/home/u"), ("XDG_DATA_HOME", "/data")]),
+        )
+        .unwrap();
+        assert_eq!(home.runs(), Path::new("/data/skill-evolve/runs"));
+        // No absolute home folder: nowhere to keep it.
+        assert_eq!(SkillHome::user_in(skill, &env(&[("HOME", "rel")])), None);
     }
 }

@@ -413,6 +413,7 @@ pub(crate) fn harvest(
         config,
         recorded,
         judge_followups: false,
+        variants: None,
     };
     let observer = PyObserver {
         callback: on_note,

@@ -302,11 +302,14 @@ pub(crate) struct EvolveArgs {
     /// Write the new version without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
-    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill, or for a
-    /// file `adopt` wrote, the project's (`.skill-evolve/stores/<its path in the project>`).
+    /// Version store of the skill. Default: the project's (`.skill-evolve/stores/<its path in
+    /// the project>`, the project being the nearest folder above with `evolve.toml`,
+    /// `skill-evolve.toml` or such stores, else the current folder), never inside the skill's
+    /// folder; a `.skill-evolve/store` an earlier version kept beside the skill is still used.
     #[arg(long, value_name = "DIR")]
     pub(crate) store: Option<PathBuf>,
-    /// Where this run's candidate and report go. Default: `.skill-evolve/runs/<time>` beside the skill.
+    /// Where this run's candidate and report go. Default: `.skill-evolve/runs/run-<time>-<pid>`
+    /// of the skill's project (see `--store`).
     #[arg(long, value_name = "DIR")]
     pub(crate) run_dir: Option<PathBuf>,
     /// Print the run summary as JSON on stdout (the diff and prompts go to stderr).
@@ -479,8 +482,10 @@ pub(crate) struct StoreArgs {
     /// The skill document.
     #[arg(value_name = "SKILL.md")]
     pub(crate) skill: PathBuf,
-    /// Version store of the skill. Default: `.skill-evolve/store` beside the skill, or for a
-    /// file `adopt` wrote, the project's (`.skill-evolve/stores/<its path in the project>`).
+    /// Version store of the skill. Default: the project's (`.skill-evolve/stores/<its path in
+    /// the project>`, the project being the nearest folder above with `evolve.toml`,
+    /// `skill-evolve.toml` or such stores, else the current folder), never inside the skill's
+    /// folder; a `.skill-evolve/store` an earlier version kept beside the skill is still used.
     #[arg(long, value_name = "DIR")]
     pub(crate) store: Option<PathBuf>,
 }

@@ -84,7 +84,9 @@ pub(crate) struct HarvestArgs {
     /// appended.
     #[arg(long, value_name = "FILE")]
     pub(crate) tasks: Option<PathBuf>,
-    /// With `--tasks`: fewest sessions whose first requests match for a task to be written.
+    /// With `--tasks`: fewest sessions whose first requests match for a task to be written
+    /// (1: also requests asked once). The summary says, for each skill the tasks touch, how
+    /// many gate questions `run`'s default split makes of them and how many a decision needs.
     #[arg(long, value_name = "N", default_value_t = 2, requires = "tasks")]
     pub(crate) min_sessions: usize,
     /// Keep secrets as written instead of replacing them with `[REDACTED:<kind>]`.
@@ -105,6 +107,11 @@ pub(crate) struct HarvestArgs {
     /// `.skill-evolve/followup-judge.jsonl`. Agent transcripts only.
     #[arg(long)]
     pub(crate) judge_followups: bool,
+    /// With `--tasks`: ask the configuration's `[llm]` provider for up to N variants (1 to 20)
+    /// of each reviewed task of the file not varied before, appended unreviewed and marked
+    /// `variant_of` their task. One call per task varied.
+    #[arg(long, value_name = "N", requires = "tasks")]
+    pub(crate) variants: Option<usize>,
 }
 
 impl HarvestArgs {
@@ -123,6 +130,7 @@ impl HarvestArgs {
             config: self.config.clone(),
             recorded: self.recorded,
             judge_followups: self.judge_followups,
+            variants: self.variants,
         })
     }
 

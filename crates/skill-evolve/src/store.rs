@@ -1,5 +1,5 @@
-//! `history`, `diff` and `rollback` of a skill file's version store (beside it, or the
-//! project's for a file `adopt` wrote; the library's `skill_store` finds it and writes new
+//! `history`, `diff` and `rollback` of a skill file's version store (its project's, or one
+//! an earlier version kept beside it; the library's `skill_store` finds it and writes new
 //! versions).
 
 use std::process::ExitCode;

@@ -19,6 +19,7 @@ fn options(source: HarvestSource, from: &Path) -> HarvestOptions {
         config: None,
         recorded: false,
         judge_followups: false,
+        variants: None,
     }
 }
 

@@ -23,6 +23,7 @@ mod copilot_files;
 mod cursor_store;
 pub(crate) mod dir;
 mod files;
+mod filters;
 pub mod followup_judge;
 #[cfg(test)]
 mod hostile_tests;
@@ -31,6 +32,8 @@ mod opencode_store;
 mod output;
 pub(crate) mod session_state;
 mod sink;
+mod supply;
+pub mod variants;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +49,7 @@ use serde_json::{Map, Value};
 
 pub use self::dir::read_bounded;
 use self::files::{FileProblem, SessionFiles, find_gemini_sessions, find_sessions, for_each_line};
+use self::filters::{Filters, check_date};
 use self::followup_judge::{FollowupCounts, FollowupJudge};
 use self::locations::{recorded_session_files, source_locations};
 use self::output::{Harvested, Writer, check_out_dir, read_task_file, write_tasks};
@@ -132,6 +136,9 @@ pub struct HarvestOptions {
     /// Ask the configuration's `[llm]` provider whether the user's follow-up messages correct
     /// the agent (as `[harvest] followup_judge = true` does); agent transcripts only.
     pub judge_followups: bool,
+    /// With `tasks`: ask the configuration's `[llm]` provider for up to this many variants
+    /// of each reviewed task of the file not varied before ([`variants`]).
+    pub variants: Option<usize>,
 }
 
 /// What a harvest counted.
@@ -209,6 +216,11 @@ pub struct HarvestSummary {
     pub min_sessions: usize,
     /// What the follow-up judge did, when it ran.
     pub followup: Option<FollowupCounts>,
+    /// With `tasks`: for each skill the mined tasks touch, its tasks in the file, the gate
+    /// questions `run`'s default split makes of them and those a decision needs.
+    pub gate_supply: Vec<crate::run::config::GateSupply>,
+    /// What the variants step did, when it ran.
+    pub variants: Option<variants::VariantCounts>,
 }
 
 impl HarvestSummary {
@@ -291,6 +303,10 @@ impl HarvestSummary {
         for why in self.mining.iter().flat_map(MiningReport::unmined) {
             lines.push(format!("sessions without a task: {why}"));
         }
+        if let Some(variants) = &self.variants {
+            lines.push(variants.line());
+        }
+        lines.extend(supply::supply_lines(&self.gate_supply, self.min_sessions));
         if let Some(followup) = &self.followup {
             lines.push(followup.line());
         }
@@ -423,6 +439,15 @@ pub fn harvest(
             "--tasks must name a file; this is a folder",
         ));
     }
+    if args.variants.is_some() && args.tasks.is_none() {
+        return Err(bad_option(
+            "--variants writes variants of the reviewed tasks of the --tasks file: name it",
+        ));
+    }
+    let variant_writer = args
+        .variants
+        .map(|count| variants::VariantWriter::start(&config, count))
+        .transpose()?;
     let task_file_before = match &args.tasks {
         Some(tasks) => {
             crate::working_copy::refuse_link(tasks)?;
@@ -575,10 +600,23 @@ pub fn harvest(
             counts.filtered_out = counts.filtered_out.saturating_add(filtered_out);
         }
     }
+    let mut gate_supply = Vec::new();
+    let mut variant_counts = None;
     let (tasks, mining, task_file) = match (&args.tasks, &task_file_before) {
         (Some(path), Some(before)) => {
             let (tasks, report) = miner.finish_with_report();
             let merged = write_tasks(path, before, &tasks)?;
+            if let Some(writer) = variant_writer {
+                variant_counts = Some(writer.vary(path, notes)?);
+            }
+            // The file is written: a supply that cannot be computed is said, not an error.
+            match supply::supply_of(path, &tasks) {
+                Ok(supply) => gate_supply = supply,
+                Err(e) => notes(HarvestNote::Warning(format!(
+                    "gate questions per skill not computed: {}",
+                    terminal_safe(&e.to_string())
+                ))),
+            }
             (
                 Some((path.clone(), tasks.len())),
                 Some(report),
@@ -612,6 +650,8 @@ pub fn harvest(
         mining,
         min_sessions: args.min_sessions,
         followup: followup.map(|judge| judge.counts),
+        gate_supply,
+        variants: variant_counts,
     })
 }
 
@@ -699,70 +739,4 @@ fn skip_note(path: &Path, problem: &FileProblem) -> HarvestNote {
         "skipped session {} (the session is left out)",
         terminal_safe(&text)
     ))
-}
-
-/// The session filters of the command line.
-struct Filters {
-    project: Option<String>,
-    since: Option<String>,
-    skill: Option<String>,
-    /// The host-agent adapter's rollouts folder: a session that ran only there (or in a run's
-    /// question folder) is a replay, never the user's.
-    rollouts: Option<PathBuf>,
-}
-
-impl Filters {
-    fn keep(&self, session: &Session) -> bool {
-        if !session.projects.is_empty()
-            && session
-                .projects
-                .iter()
-                .all(|p| crate::rollout::is_rollout_folder(Path::new(p), self.rollouts.as_deref()))
-        {
-            return false;
-        }
-        if let Some(project) = &self.project
-            && !session.ran_in(project)
-        {
-            return false;
-        }
-        if let Some(since) = &self.since
-            && session
-                .last_timestamp
-                .as_deref()
-                .is_none_or(|last| last < since.as_str())
-        {
-            return false;
-        }
-        if let Some(skill) = &self.skill
-            && !session.used_skill(skill)
-        {
-            return false;
-        }
-        true
-    }
-}
-
-/// `YYYY-MM-DD` with a plausible month and day.
-fn check_date(raw: &str) -> anyhow::Result<String> {
-    let bad = || {
-        bad_option(format!(
-            "--since {raw:?}: expected a day as YYYY-MM-DD, such as 2026-01-31"
-        ))
-    };
-    let parts: Vec<&str> = raw.split('-').collect();
-    let [year, month, day] = parts.as_slice() else {
-        return Err(bad());
-    };
-    let number = |s: &str, len: usize| {
-        (s.len() == len && s.chars().all(|c| c.is_ascii_digit()))
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
-    };
-    match (number(year, 4), number(month, 2), number(day, 2)) {
-        (Some(_), Some(m), Some(d)) if (1..=12).contains(&m) && (1..=31).contains(&d) => {
-            Ok(raw.to_owned())
-        }
-        _ => Err(bad()),
-    }
 }

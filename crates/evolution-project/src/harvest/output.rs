@@ -36,6 +36,26 @@ pub(super) struct TaskFileBefore {
     state: Option<TaskFileState>,
 }
 
+impl TaskFileBefore {
+    /// The file's text (empty: no file).
+    pub(super) fn text(&self) -> &str {
+        self.existing.as_deref().unwrap_or_default()
+    }
+
+    /// The state kept beside the file, if any.
+    pub(super) fn state(&self) -> Option<&TaskFileState> {
+        self.state.as_ref()
+    }
+
+    /// The ids the state remembers: those the file held and those a person deleted.
+    pub(super) fn remembered_ids(&self) -> impl Iterator<Item = &str> {
+        self.state
+            .iter()
+            .flat_map(|s| s.in_file.iter().chain(&s.dropped))
+            .map(String::as_str)
+    }
+}
+
 /// Reads the tasks file at `path` and its state, and checks that the mined tasks can be merged
 /// into it, so that a bad line stops the harvest before it writes anything.
 ///
@@ -87,6 +107,20 @@ pub(super) fn write_tasks(
 ) -> anyhow::Result<MergedTasks> {
     let merged = merge_tasks(before.existing.as_deref(), before.state.as_ref(), tasks)
         .map_err(|e| bad_at(path, Some(e.line), e.problem))?;
+    write_merged(path, before, &merged)?;
+    Ok(merged)
+}
+
+/// Writes `merged`, the tasks file at `path` found as `before` with lines added: the file
+/// replaced atomically first (when it changed), then its state.
+///
+/// # Errors
+/// A file that cannot be written.
+pub(super) fn write_merged(
+    path: &Path,
+    before: &TaskFileBefore,
+    merged: &MergedTasks,
+) -> anyhow::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
@@ -98,7 +132,7 @@ pub(super) fn write_tasks(
         let text = serde_json::to_string_pretty(&merged.state)?;
         crate::working_copy::write_private_output(&tasks_state_path(path), &format!("{text}\n"))?;
     }
-    Ok(merged)
+    Ok(())
 }
 
 /// The output folder is a folder, or does not exist yet.

@@ -225,36 +225,6 @@ impl RunDir {
         self.staged().join("proposal.json")
     }
 
-    /// The default folder of a new `evolve` session beside `skill_dir`:
-    /// `<skill dir>/.skill-evolve/runs/run-<milliseconds>-<process id>`.
-    pub fn default_evolve_root(skill_dir: &Path) -> PathBuf {
-        let ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or(Duration::ZERO)
-            .as_millis();
-        runs_of(skill_dir).join(format!("run-{ms}-{}", std::process::id()))
-    }
-
-    /// The folder of an `evolve` session of `skill` answered by hand (the `handoff`
-    /// provider): `.skill-evolve/runs/handoff-<skill file's stem>` beside it, the same each
-    /// time, since the same command is run again once the requests are answered.
-    pub fn handoff_evolve_root(skill_dir: &Path, skill: &Path) -> PathBuf {
-        let stem: String = skill
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        runs_of(skill_dir).join(format!("handoff-{stem}"))
-    }
-
     /// The `evolve` session folder `root` (`--run-dir`, or the default), refused when it
     /// resolves (symbolic links and `..` followed) to the skill's folder
     /// `skill_dir` (the candidate would sit beside, or replace, the skill
@@ -582,13 +552,6 @@ mod tests {
         );
         let ok = RunDir::evolve_session(root.join("runs/a"), &skill, &store).unwrap();
         assert_eq!(ok.name(), "a");
-        let fresh = RunDir::evolve_session(RunDir::default_evolve_root(&skill), &skill, &store);
-        assert!(
-            fresh
-                .unwrap()
-                .root()
-                .starts_with(skill.join(".skill-evolve/runs"))
-        );
     }
 
     #[test]

@@ -64,6 +64,7 @@ use evolution_project::preferences::ProjectPreferences;
 use evolution_project::run::HANDOFF_DIR;
 use evolution_project::run::config::{GateReach, GatingConfig, load_gating};
 use evolution_project::run::dir::RunDir;
+use evolution_project::skill_store::{evolve_session_root, handoff_session_root};
 use evolution_project::working_copy::writable_target;
 
 /// Where human-readable output goes: stdout, or stderr when stdout carries JSON.
@@ -282,8 +283,8 @@ fn check_inputs(args: &EvolveArgs) -> anyhow::Result<Inputs> {
     let root = match &args.run_dir {
         Some(dir) => dir.clone(),
         // A handoff session is run again with the same command: its folder is the same too.
-        None if handoff => RunDir::handoff_evolve_root(&skill_dir(skill), skill),
-        None => RunDir::default_evolve_root(&skill_dir(skill)),
+        None if handoff => handoff_session_root(skill),
+        None => evolve_session_root(skill),
     };
     let run_dir = RunDir::evolve_session(
         root,

@@ -63,7 +63,7 @@ fn escape_sequences_in_replies_are_shown_escaped_in_the_diff_table_and_summary()
     assert!(written.contains(&format!("- Check twice.{ERASE}")));
 
     // A history message written into the store by someone else is escaped too.
-    let manifest = d.join("skill/.skill-evolve/store/manifest.json");
+    let manifest = d.join(".skill-evolve/stores/skill/SKILL.md/manifest.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
     let edited = text.replace("imported working copy", r"imported\u001b[2J working copy");
     assert_ne!(edited, text);

@@ -580,3 +580,62 @@ fn evolve_warns_when_no_harvested_session_used_the_skill() {
     let stderr = run();
     assert!(!stderr.contains("warning:"), "{stderr}");
 }
+
+#[test]
+fn evolve_keeps_history_in_the_project_not_in_the_skill_folder_and_reads_an_old_store() {
+    let dir = workspace(SKILL);
+    let d = dir.path();
+    assert!(record(d).status.success());
+    let out = replay_with(d, &[]);
+    assert!(out.status.success(), "{out:?}");
+    // The skill's folder holds the skill only: `cp -r skill` copies no history.
+    let in_skill: Vec<String> = snapshot(&d.join("skill"))
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(in_skill, ["SKILL.md"]);
+    assert!(
+        d.join(".skill-evolve/stores/skill/SKILL.md/manifest.json")
+            .is_file()
+    );
+    assert!(
+        std::fs::read_dir(d.join(".skill-evolve/runs"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("run-"))
+    );
+    assert_eq!(skill_history(d)["current"], "v000002");
+    // The same history from another folder of the project (`evolve.toml` marks it).
+    std::fs::write(d.join("evolve.toml"), "").unwrap();
+    let out = skill_evolve(&d.join("temp"))
+        .args(["history", "../skill/SKILL.md", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(history["current"], "v000002");
+
+    // A store an earlier version kept beside the skill (made here with the explicit option,
+    // which still works) is still the skill's: found without the option, no history lost.
+    let old = workspace(SKILL);
+    let o = old.path();
+    assert!(record(o).status.success());
+    let out = replay_with(o, &["--store", "skill/.skill-evolve/store"]);
+    assert!(out.status.success(), "{out:?}");
+    std::fs::write(o.join("skill/SKILL.md"), SKILL).unwrap();
+    let out = replay_with(o, &[]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!o.join(".skill-evolve/stores").exists());
+    // v1 imported, v2 evolved, v3 the working copy as found, v4 evolved again.
+    assert_eq!(skill_history(o)["current"], "v000004");
+}
+
+/// A replay of the recorded session in `d` with `--yes` and `extra`.
+fn replay_with(d: &Path, extra: &[&str]) -> std::process::Output {
+    evolve_cmd(d)
+        .arg("--yes")
+        .args(["--provider", "replay", "--cassette", "run.cassette"])
+        .args(extra)
+        .output()
+        .unwrap()
+}

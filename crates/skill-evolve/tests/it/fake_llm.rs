@@ -356,6 +356,28 @@ fn followup_reply(prompt: &str) -> String {
     serde_json::json!({"verdict": "correction", "evidence": quote}).to_string()
 }
 
+/// Starts a server answering `harvest --variants`: three variants of the task it is shown (one
+/// past the two asked for), a repeat of the task and an item with a terminal escape.
+pub(crate) fn start_variants() -> FakeLlm {
+    start_with(variants_reply)
+}
+
+fn variants_reply(prompt: &str) -> String {
+    let question = prompt
+        .split("<question>\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n</question>").next())
+        .unwrap_or_default();
+    serde_json::json!({"variants": [
+        question,
+        format!("{question} (asked again)"),
+        "\u{1b}[2J clear the screen",
+        format!("Please answer: {question}"),
+        format!("One more: {question}"),
+    ]})
+    .to_string()
+}
+
 /// Starts a server whose reply content is `reply(all message contents)`.
 fn start_with(reply: fn(&str) -> String) -> FakeLlm {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

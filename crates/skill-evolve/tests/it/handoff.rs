@@ -244,7 +244,7 @@ fn a_gated_slow_update_is_not_handed_off() {
 }
 
 #[test]
-fn status_lists_the_evolve_sessions_beside_the_skills() {
+fn status_lists_the_evolve_sessions_kept_in_the_project() {
     let example = release_notes_example();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -280,13 +280,15 @@ fn status_lists_the_evolve_sessions_beside_the_skills() {
     let shown = String::from_utf8_lossy(&out.stdout);
     let sessions: Vec<&str> = shown
         .lines()
-        .filter(|l| l.starts_with("evolve session skills/notes/.skill-evolve/runs/"))
+        .filter(|l| l.starts_with("evolve session .skill-evolve/runs/"))
         .collect();
     assert_eq!(sessions.len(), 2, "{shown}");
+    // Nothing of them is inside the skill's folder.
+    assert!(!d.join("skills/notes/.skill-evolve").exists());
     assert!(
         sessions
             .iter()
-            .any(|l| l.contains("/handoff-SKILL: not finished")),
+            .any(|l| l.contains("/handoff-skills-notes-SKILL: not finished")),
         "{shown}"
     );
     assert!(

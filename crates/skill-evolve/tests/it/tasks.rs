@@ -738,3 +738,164 @@ fn a_corrected_session_gives_its_task_the_users_words_and_a_check_from_them() {
     let questions = evolution_harness::parse_question_set(&text).unwrap();
     assert_eq!(questions.len(), 2);
 }
+
+/// The summary's line on `skill`'s gate questions, and the hint after it when there is one.
+fn supply_lines<'a>(stdout: &'a str, skill: &str) -> (&'a str, Option<&'a str>) {
+    let mut lines = stdout.lines();
+    let line = lines
+        .find(|l| l.starts_with(&format!("  {skill}: ")))
+        .unwrap_or_else(|| panic!("no gate questions line for {skill} in {stdout}"));
+    let hint = lines.next().filter(|l| l.starts_with("  hint: "));
+    (line, hint)
+}
+
+#[test]
+fn harvest_says_how_many_gate_questions_each_skill_has_and_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_sessions(d);
+    let out = harvest_tasks(d);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains(
+            "gate questions per skill, under the run `init` writes (train 0.5 / gate 0.5, seed 0, \
+             3 epochs"
+        ),
+        "{stdout}"
+    );
+    // 15 tasks of `qa`, none reviewed; half of them gate questions (rounded as `run` splits).
+    let (line, hint) = supply_lines(&stdout, "qa");
+    assert!(
+        line.starts_with("  qa: 15 tasks (0 reviewed), 7 gate questions; a decision needs "),
+        "{line}"
+    );
+    assert!(
+        line.contains(" for 50 %, ") && line.ends_with(" for 80 % power at a 70 % win rate"),
+        "{line}"
+    );
+    let hint = hint.unwrap_or_else(|| panic!("no hint after {line}"));
+    assert!(hint.contains("--min-sessions 1 also mines"), "{hint}");
+
+    // Mining single sessions: the requests asked once are tasks too, and no flag is suggested.
+    write_session(
+        &d.join("sessions/-work-support"),
+        "s-single",
+        5,
+        "Summarise the weekly report",
+        "done",
+    );
+    let out = skill_evolve(d)
+        .args([
+            "harvest",
+            "--source",
+            "claude-code",
+            "--from",
+            "sessions",
+            "--tasks",
+            "single.jsonl",
+            "--all-projects",
+            "--min-sessions",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (line, hint) = supply_lines(&stdout, "qa");
+    assert!(line.starts_with("  qa: 16 tasks (0 reviewed), "), "{line}");
+    assert!(
+        !hint.unwrap_or_default().contains("--min-sessions"),
+        "{hint:?}"
+    );
+}
+
+#[test]
+fn variants_of_reviewed_tasks_are_written_unreviewed_and_marked() {
+    let fake = crate::fake_llm::start_variants();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_sessions(d);
+    assert!(harvest_tasks(d).status.success());
+    // Review two tasks.
+    let mut tasks = read_lines(&d.join("tasks.jsonl"));
+    for task in tasks.iter_mut().take(2) {
+        task["reviewed"] = json!(true);
+    }
+    let text: String = tasks.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(d.join("tasks.jsonl"), text).unwrap();
+    std::fs::write(
+        d.join("skill-evolve.toml"),
+        format!(
+            "[llm]\nprovider = \"openai\"\n\n[llm.openai]\nbase_url = \"{}\"\nmodel = \
+             \"fake-model\"\n",
+            fake.base_url
+        ),
+    )
+    .unwrap();
+    let variants = |n: &str| {
+        skill_evolve(d)
+            .args([
+                "harvest",
+                "--source",
+                "claude-code",
+                "--from",
+                "sessions",
+                "--tasks",
+                "tasks.jsonl",
+                "--all-projects",
+                "--config",
+                "skill-evolve.toml",
+                "--variants",
+                n,
+            ])
+            .output()
+            .unwrap()
+    };
+    // Out of range: refused before anything is written or asked.
+    let before = snapshot(d);
+    assert_one_line_error(
+        &variants("0"),
+        "--variants 0: from 1 to 20 variants per task",
+    );
+    assert_eq!(snapshot(d), before);
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    let out = variants("2");
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(
+        stdout.contains(
+            "variants (fake-model): 2 reviewed tasks asked, 4 written unreviewed (marked \
+             variant_of their task; review them), 6 left out of the replies, 0 calls failed, 0 \
+             tasks varied before"
+        ),
+        "{stdout}"
+    );
+    let after = read_lines(&d.join("tasks.jsonl"));
+    assert_eq!(after.len(), 15 + 4);
+    let source = &after[0];
+    let variant = &after[15];
+    let source_id = source["question_id"].as_str().unwrap();
+    assert_eq!(variant["question_id"], format!("{source_id}-variant-1"));
+    assert_eq!(variant["variant_of"], source["question_id"]);
+    assert_eq!(variant["check"], source["check"]);
+    assert_eq!(variant["task_type"], "qa");
+    assert_eq!(variant["reviewed"], false);
+    assert!(variant.get("sessions").is_none(), "{variant}");
+    // The reply's hostile item was left out, not cut or escaped into the file.
+    let text = std::fs::read_to_string(d.join("tasks.jsonl")).unwrap();
+    assert!(!text.contains("\\u001b"), "{text}");
+    // The variants count as the skill's questions.
+    let (line, _) = supply_lines(&stdout, "qa");
+    assert!(line.starts_with("  qa: 19 tasks (2 reviewed), "), "{line}");
+    // Varied once: no call the next time.
+    let out = variants("2");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fake.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("0 reviewed tasks asked"),
+        "{out:?}"
+    );
+}

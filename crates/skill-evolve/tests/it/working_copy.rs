@@ -30,7 +30,7 @@ fn a_run_folder_that_is_the_skills_folder_or_the_store_is_refused() {
             "--run-dir alias is the skill's own folder",
         ),
         (
-            &["--run-dir", "skill/.skill-evolve/store"],
+            &["--run-dir", ".skill-evolve/stores/skill/SKILL.md/v1"],
             "inside the skill's version store",
         ),
         (

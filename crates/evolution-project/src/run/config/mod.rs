@@ -135,6 +135,7 @@ mod probation;
 mod questions;
 mod reach;
 mod references;
+mod supply;
 
 use self::agent::{AgentSection, check_agent};
 pub use self::agent::{AgentSettings, BASIC_ENV, load_agent};
@@ -155,6 +156,9 @@ use self::questions::{QuestionsSection, check_questions};
 pub use self::reach::{
     GateReach, LOW_POWER, LedgerReach, MAX_REACH_QUESTIONS, POWER_WIN_RATES, PoolReach, ReachScope,
     refuse_unreachable,
+};
+pub use self::supply::{
+    DEFAULT_GATE_SHARE, DEFAULT_MAX_EPOCHS, DEFAULT_TRAIN_SHARE, GateSupply, default_gate_supply,
 };
 use crate::error::{bad_at, bad_option, line_of};
 use crate::input::{InputKind, read_input_text};
