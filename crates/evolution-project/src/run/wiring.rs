@@ -12,9 +12,9 @@ use anyhow::Context as _;
 use evolution_diagnose::{DiagnoseOptions, JudgeScope};
 use evolution_evolve::EvolveOptions;
 use evolution_harness::{
-    Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopConfig, LoopContext,
-    LoopError, LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext,
-    ValidationError, run_evolution,
+    Budget, ELond, EvolutionReport, GammaSequence, KernelProposer, LoopContext, LoopError,
+    LoopState, MeteredLlm, PromptTemplates, SubprocessRunner, ValidationContext, ValidationError,
+    run_evolution,
 };
 use evolution_llm_cassette::LlmJournal;
 use evolution_runlog_sqlite::SqliteRunLog;
@@ -161,21 +161,11 @@ pub(super) async fn run_loop(
             .as_ref()
             .map(|l| l as &dyn evolution_harness::TestLedger),
     };
-    let loop_config = LoopConfig {
-        run_name: config.name.clone(),
-        max_epochs: config.max_epochs,
-        train: config.train.clone(),
-        gate: config.gate.clone(),
-        // A skill's candidate (or its reference's) is gated on the questions of the task
-        // types the skill serves.
-        gate_scope: config.candidate_scope(),
-        holdout: config.holdout.clone(),
-        probation: config.probation.clone(),
-        prompt_files: config.prompt_files.iter().cloned().collect(),
-        slow_update_template: Some(templates.slow_update.clone()),
-        preferences: preferences.clone(),
-        estimate: Some(estimate),
-    };
+    let loop_config = config.loop_config(
+        Some(templates.slow_update.clone()),
+        preferences.clone(),
+        Some(estimate),
+    );
     let guarantee = guarantee(config);
     let gatekeeper = config
         .gate_settings

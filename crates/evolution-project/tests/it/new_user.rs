@@ -12,9 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use evolution_harness::{
-    AgentReply, Budget, EventLog, EvolutionReport, InProcessRunner, LoopConfig, LoopContext,
-    Proposal, Proposals, ProposeError, ProposeRequest, Proposer, ValidationContext, Workspace,
-    run_evolution,
+    AgentReply, Budget, EventLog, EvolutionReport, InProcessRunner, LoopContext, Proposal,
+    Proposals, ProposeError, ProposeRequest, Proposer, ValidationContext, Workspace, run_evolution,
 };
 use evolution_project::run::config::{RunConfig, RunOptions, load};
 use evolution_store_fs::{FileCheckpoint, FsStore, FsVersionedStore};
@@ -219,19 +218,7 @@ async fn run(dir: &Path, config: &RunConfig, seed: u64) -> Outcome {
         checkpoint: &checkpoint,
         ledger: None,
     };
-    let loop_config = LoopConfig {
-        run_name: config.name.clone(),
-        max_epochs: config.max_epochs,
-        train: config.train.clone(),
-        gate: config.gate.clone(),
-        gate_scope: config.candidate_scope(),
-        holdout: config.holdout.clone(),
-        probation: config.probation.clone(),
-        prompt_files: Default::default(),
-        slow_update_template: None,
-        preferences: Default::default(),
-        estimate: None,
-    };
+    let loop_config = config.loop_config(None, Default::default(), None);
     let keeper = config
         .gate_settings
         .gatekeeper(format!("{}_gate_", config.name), config.horizon())

@@ -9,6 +9,32 @@ use super::RunConfig;
 use crate::layout::{SkillDoc, TaskSkills};
 
 impl RunConfig {
+    /// The harness loop's settings for this configuration: its question sets, each
+    /// candidate's gate scope and prompt documents, with `slow_update_template` (`None`: no
+    /// slow update), the house rules `preferences` and the pre-flight `estimate`.
+    pub fn loop_config(
+        &self,
+        slow_update_template: Option<String>,
+        preferences: evolution_evolve::preferences::Preferences,
+        estimate: Option<evolution_harness::Estimate>,
+    ) -> evolution_harness::LoopConfig {
+        evolution_harness::LoopConfig {
+            run_name: self.name.clone(),
+            max_epochs: self.max_epochs,
+            train: self.train.clone(),
+            gate: self.gate.clone(),
+            // A skill's candidate (or its reference's) is gated on the questions of the task
+            // types the skill serves.
+            gate_scope: self.candidate_scope(),
+            holdout: self.holdout.clone(),
+            probation: self.probation.clone(),
+            prompt_files: self.prompt_files.iter().cloned().collect(),
+            slow_update_template,
+            preferences,
+            estimate,
+        }
+    }
+
     /// The most candidates the loop of this configuration can gate, the horizon over which
     /// e-LOND spreads its level evenly (fixed before the run).
     ///
