@@ -203,9 +203,14 @@ impl Gatekeeper {
     /// [`crate::MAX_ANSWERS_PER_QUESTION`] that many.
     #[must_use]
     pub fn with_answers_per_question(mut self, answers: u32) -> Self {
+        self.set_answers(answers);
+        self
+    }
+
+    /// Sets the answers per question, within `1..=MAX_ANSWERS_PER_QUESTION` (1 stored as none).
+    fn set_answers(&mut self, answers: u32) {
         let answers = answers.clamp(1, crate::repeat::MAX_ANSWERS_PER_QUESTION);
         self.answers_per_question = (answers > 1).then_some(answers);
-        self
     }
 
     /// The answers each arm gives each gate question (1 unless set).
@@ -233,8 +238,7 @@ impl Gatekeeper {
     /// from it (for the rest of the run: it is saved with the gatekeeper).
     pub fn settle_answers(&mut self, noise: crate::repeat::AgentNoise, answers: u32) {
         self.agent_noise = Some(noise);
-        let answers = answers.clamp(1, crate::repeat::MAX_ANSWERS_PER_QUESTION);
-        self.answers_per_question = (answers > 1).then_some(answers);
+        self.set_answers(answers);
     }
 
     /// The agent's self-disagreement, when the run measured it.
@@ -518,7 +522,7 @@ impl Gatekeeper {
         // Each question asked several times of each arm, when set; the ledger keeps the
         // questions, not the tries.
         let repeated = crate::repeat::repeat_questions(&questions, self.answers_per_question());
-        let questions = repeated.questions.clone();
+        let questions = &repeated.questions;
         // The stricter of the run's level and the ledger's decides the thresholds.
         let strictest = [level, test.as_ref().map(|t| t.level)]
             .into_iter()
@@ -576,7 +580,7 @@ impl Gatekeeper {
             &config,
             baseline,
             candidate,
-            &questions,
+            questions,
             &mut self.cache,
             boundary.as_ref().map(|(b, share)| (b, *share)),
         )
